@@ -1,0 +1,56 @@
+"""The C core's Python facade: the only module the rest of feltlab imports from native/.
+
+Everything here is a thin, validating wrapper over ``feltlab.native._core`` (cffi, API mode).
+Arrays are passed to C with ``ffi.from_buffer`` (no copies); every argument is checked first,
+so a bad call raises :class:`ValueError` or :class:`TypeError` naming the argument, never a
+crash of the core.
+
+Card model (DESIGN.md): a card *code* is ``rank * 4 + suit`` (uint8, 0..51; rank 0..12 =
+A, 2..10, J, Q, K; suit 0..3 = clubs, diamonds, hearts, spades); a physical card in a
+multi-deck shoe has the *id* ``deck * 52 + code`` (uint16).
+"""
+
+from __future__ import annotations
+
+from feltlab.native.core import (
+    CARDS_PER_DECK,
+    MAX_DECKS,
+    NO_CARD,
+    BitGenerator,
+    ChaCha20,
+    CoreError,
+    HandValues,
+    Xoshiro256StarStar,
+    batch_draw_word,
+    chacha20_block,
+    core_info,
+    evaluate_hands,
+    make_rng,
+    new_deck_order,
+    new_shoe,
+    shuffle,
+    shuffle_batch,
+)
+
+RNG_NAMES = ("xoshiro256**", "chacha20")
+
+__all__ = [
+    "CARDS_PER_DECK",
+    "MAX_DECKS",
+    "NO_CARD",
+    "RNG_NAMES",
+    "BitGenerator",
+    "ChaCha20",
+    "CoreError",
+    "HandValues",
+    "Xoshiro256StarStar",
+    "batch_draw_word",
+    "chacha20_block",
+    "core_info",
+    "evaluate_hands",
+    "make_rng",
+    "new_deck_order",
+    "new_shoe",
+    "shuffle",
+    "shuffle_batch",
+]

@@ -1,0 +1,514 @@
+"""Validating wrappers over the compiled core (see ``feltlab.native`` for the card model)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from feltlab.native._core import ffi, lib
+
+CARDS_PER_DECK: int = int(lib.FL_CARDS_PER_DECK)
+MAX_DECKS: int = int(lib.FL_MAX_DECKS)
+NO_CARD: int = int(lib.FL_NO_CARD)
+_U64_MAX = (1 << 64) - 1
+
+_STATUS_TEXT = {
+    lib.FL_ERR_NULL: "a required buffer was missing",
+    lib.FL_ERR_DECKS: f"decks must be an integer in 1..{MAX_DECKS}",
+    lib.FL_ERR_RANGE: "a size or bound was outside its domain",
+    lib.FL_ERR_CARD: "a card code was outside 0..51",
+    lib.FL_ERR_KIND: "the generator is not initialised",
+    lib.FL_ERR_EXHAUSTED: "the ChaCha20 stream is exhausted (2^64 blocks); spawn a new stream",
+}
+
+
+class CoreError(RuntimeError):
+    """The C core refused a call that passed the Python-side checks (a feltlab bug or an
+    exhausted ChaCha20 stream); the message names the C status."""
+
+
+def _check(status: int, what: str) -> None:
+    if status != lib.FL_OK:
+        raise CoreError(f"{what}: {_STATUS_TEXT.get(status, f'status {status}')}")
+
+
+def _as_int(value: object, name: str, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise TypeError(f"{name} must be an integer in {lo}..{hi}, got {type(value).__name__}")
+    v = int(value)
+    if not lo <= v <= hi:
+        raise ValueError(f"{name} must be in {lo}..{hi}, got {v}")
+    return v
+
+
+def _check_decks(decks: object) -> int:
+    return _as_int(decks, "decks", 1, MAX_DECKS)
+
+
+def _writable_c_array(arr: object, name: str, dtypes: tuple[type, ...], ndim: int) -> np.ndarray:
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array, got {type(arr).__name__}")
+    if arr.dtype.type not in dtypes:
+        want = " or ".join(np.dtype(d).name for d in dtypes)
+        raise TypeError(f"{name} must have dtype {want}, got {arr.dtype}")
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
+    if not arr.flags.c_contiguous:
+        raise ValueError(f"{name} must be C-contiguous; pass np.ascontiguousarray({name})")
+    if not arr.flags.writeable:
+        raise ValueError(f"{name} is read-only; pass a writable copy ({name}.copy())")
+    return arr
+
+
+# ---------------------------------------------------------------- generators
+
+
+class BitGenerator:
+    """A seedable, reproducible source of 64-bit words owned by the caller.
+
+    Not shared state: each object holds its own C state; a lock serialises calls on one object
+    (the core releases the GIL), so use :meth:`spawn` to give each thread or worker its own.
+    """
+
+    name: ClassVar[str] = ""
+    _kind: ClassVar[int] = 0
+
+    def __init__(self) -> None:
+        self._state: Any = ffi.new("fl_rng *")
+        self._lock = threading.Lock()
+
+    # -- raw output -------------------------------------------------------
+    def random_raw(self, size: int = 1) -> npt.NDArray[np.uint64]:
+        """``size`` raw 64-bit outputs, shape ``(size,)``, dtype uint64."""
+        n = _as_int(size, "size", 0, 1 << 40)
+        out = np.empty(n, dtype=np.uint64)
+        with self._lock:
+            _check(
+                lib.fl_rng_fill_u64(self._state, ffi.from_buffer("uint64_t[]", out), n),
+                "random_raw",
+            )
+        return out
+
+    def integers(self, bound: int, size: int = 1) -> npt.NDArray[np.uint64]:
+        """Unbiased integers in ``[0, bound)``, shape ``(size,)``, dtype uint64.
+
+        Lemire's nearly-divisionless method (D. Lemire, "Fast Random Integer Generation in an
+        Interval", ACM TOMACS 29(1), 2019).  ``bound`` is in 1..2^64-1.
+        """
+        b = _as_int(bound, "bound", 1, _U64_MAX)
+        n = _as_int(size, "size", 0, 1 << 40)
+        out = np.empty(n, dtype=np.uint64)
+        with self._lock:
+            _check(
+                lib.fl_rng_bounded(self._state, b, ffi.from_buffer("uint64_t[]", out), n),
+                "integers",
+            )
+        return out
+
+    # -- streams and state -----------------------------------------------
+    def spawn(self, n: int) -> list[BitGenerator]:
+        """``n`` independent child generators for parallel chunks (see the subclass)."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def getstate(self) -> dict[str, Any]:
+        """The full state as a JSON-serialisable dict; :meth:`setstate` restores it."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def setstate(self, state: dict[str, Any]) -> None:
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def copy(self) -> BitGenerator:
+        """An independent generator in the same state (it will repeat this one's output)."""
+        clone = object.__new__(type(self))
+        BitGenerator.__init__(clone)
+        clone.setstate(self.getstate())
+        return clone
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+class Xoshiro256StarStar(BitGenerator):
+    """xoshiro256** 1.0 (D. Blackman and S. Vigna, "Scrambled Linear Pseudorandom Number
+    Generators", ACM TOMS 47(4), 2021): the fast generator for simulation.
+
+    ``seed`` (0..2^64-1, or None for fresh entropy) is expanded to the 256-bit state by
+    SplitMix64, as the authors recommend.  :meth:`jump` advances 2^128 outputs, so
+    :meth:`spawn` gives up to 2^128 non-overlapping streams.  Not for games or certified
+    devices: use :class:`ChaCha20` there.
+    """
+
+    name = "xoshiro256**"
+    _kind = 1
+
+    def __init__(self, seed: int | None = None) -> None:
+        super().__init__()
+        s = secrets.randbits(64) if seed is None else _as_int(seed, "seed", 0, _U64_MAX)
+        lib.fl_rng_seed_xoshiro(self._state, s)
+
+    @classmethod
+    def from_words(cls, s0: int, s1: int, s2: int, s3: int) -> Xoshiro256StarStar:
+        """A generator with the given four 64-bit state words (not all zero)."""
+        g = cls(0)
+        g.setstate({"bit_generator": cls.name, "s": [s0, s1, s2, s3]})
+        return g
+
+    def jump(self) -> None:
+        """Advance by 2^128 outputs (the reference ``jump()``)."""
+        with self._lock:
+            _check(lib.fl_xoshiro_jump(self._state), "jump")
+
+    def long_jump(self) -> None:
+        """Advance by 2^192 outputs (the reference ``long_jump()``)."""
+        with self._lock:
+            _check(lib.fl_xoshiro_long_jump(self._state), "long_jump")
+
+    def spawn(self, n: int) -> list[BitGenerator]:
+        """``n`` children 1..n jumps (2^128 outputs) ahead of this generator; this generator
+        then moves n + 1 jumps ahead, so neither it nor later spawns overlap the children."""
+        count = _as_int(n, "n", 0, 1 << 20)
+        children: list[BitGenerator] = []
+        walker = self.copy()
+        assert isinstance(walker, Xoshiro256StarStar)
+        for _ in range(count):
+            walker.jump()
+            children.append(walker.copy())
+        walker.jump()
+        self.setstate(walker.getstate())
+        return children
+
+    def getstate(self) -> dict[str, Any]:
+        words = ffi.new("uint64_t[4]")
+        with self._lock:
+            _check(lib.fl_xoshiro_get(self._state, words), "getstate")
+        return {"bit_generator": self.name, "s": [int(w) for w in words]}
+
+    def setstate(self, state: dict[str, Any]) -> None:
+        if not isinstance(state, dict) or state.get("bit_generator") != self.name:
+            raise ValueError(f"state must be a dict from {self.name} getstate(), got {state!r}")
+        s = state.get("s")
+        if not isinstance(s, list | tuple) or len(s) != 4:
+            raise ValueError("state['s'] must be a list of four 64-bit words")
+        words = [_as_int(w, "state['s'][i]", 0, _U64_MAX) for w in s]
+        if not any(words):
+            raise ValueError("state['s'] must not be all zero (xoshiro's one fixed point)")
+        with self._lock:
+            _check(lib.fl_rng_set_xoshiro(self._state, words), "setstate")
+
+
+class ChaCha20(BitGenerator):
+    """ChaCha20 keystream as a generator (RFC 8439 block function, 20 rounds, 96-bit nonce):
+    the cryptographically strong generator for games and certified devices.
+
+    ``seed``: a 32-byte key, an integer 0..2^256-1 (its 32 little-endian bytes are the key),
+    or None for a key from ``os.urandom``.  ``nonce`` is 12 bytes, ``counter`` the first
+    32-bit block counter.  For the first 2^32 blocks the output is exactly the RFC 8439
+    keystream; the counter then carries into nonce word 0 (a 64-bit block counter, the
+    original Bernstein layout).  Each 64-bit output is 8 keystream bytes, little-endian.
+    """
+
+    name = "chacha20"
+    _kind = 2
+
+    def __init__(
+        self,
+        seed: int | bytes | None = None,
+        *,
+        nonce: bytes = bytes(12),
+        counter: int = 0,
+    ) -> None:
+        super().__init__()
+        if seed is None:
+            key = os.urandom(32)
+        elif isinstance(seed, bytes | bytearray):
+            if len(seed) != 32:
+                raise ValueError(f"a ChaCha20 key must be 32 bytes, got {len(seed)}")
+            key = bytes(seed)
+        else:
+            key = _as_int(seed, "seed", 0, (1 << 256) - 1).to_bytes(32, "little")
+        if not isinstance(nonce, bytes | bytearray) or len(nonce) != 12:
+            raise ValueError("nonce must be 12 bytes (RFC 8439 96-bit nonce)")
+        c = _as_int(counter, "counter", 0, (1 << 32) - 1)
+        _check(
+            lib.fl_rng_seed_chacha(
+                self._state,
+                ffi.from_buffer("uint8_t[]", key),
+                ffi.from_buffer("uint8_t[]", bytes(nonce)),
+                c,
+            ),
+            "seed",
+        )
+
+    def keystream(self, n: int) -> bytes:
+        """The next ``n`` keystream bytes (RFC 8439 section 2.4)."""
+        count = _as_int(n, "n", 0, 1 << 40)
+        buf = bytearray(count)
+        with self._lock:
+            _check(
+                lib.fl_chacha_keystream(self._state, ffi.from_buffer("uint8_t[]", buf), count),
+                "keystream",
+            )
+        return bytes(buf)
+
+    def spawn(self, n: int) -> list[BitGenerator]:
+        """``n`` children, each keyed by the next 32 keystream bytes of this generator (a
+        pseudorandom function of the parent's key: independent for any computational
+        purpose)."""
+        count = _as_int(n, "n", 0, 1 << 20)
+        return [ChaCha20(self.keystream(32)) for _ in range(count)]
+
+    def getstate(self) -> dict[str, Any]:
+        key = ffi.new("uint8_t[32]")
+        nonce = ffi.new("uint8_t[12]")
+        block = ffi.new("uint64_t *")
+        offset = ffi.new("uint32_t *")
+        with self._lock:
+            _check(lib.fl_chacha_get_key(self._state, key, nonce), "getstate")
+            _check(lib.fl_chacha_tell(self._state, block, offset), "getstate")
+        return {
+            "bit_generator": self.name,
+            "key": bytes(ffi.buffer(key)).hex(),
+            "stream": bytes(ffi.buffer(nonce))[4:].hex(),
+            "block": int(block[0]),
+            "offset": int(offset[0]),
+        }
+
+    def setstate(self, state: dict[str, Any]) -> None:
+        if not isinstance(state, dict) or state.get("bit_generator") != self.name:
+            raise ValueError(f"state must be a dict from {self.name} getstate(), got {state!r}")
+        try:
+            key = bytes.fromhex(state["key"])
+            stream = bytes.fromhex(state["stream"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError("state needs hex 'key' (32 bytes) and 'stream' (8 bytes)") from exc
+        if len(key) != 32 or len(stream) != 8:
+            raise ValueError("state needs hex 'key' (32 bytes) and 'stream' (8 bytes)")
+        block = _as_int(state.get("block"), "state['block']", 0, _U64_MAX)
+        offset = _as_int(state.get("offset"), "state['offset']", 0, 63)
+        nonce = (block >> 32).to_bytes(4, "little") + stream
+        with self._lock:
+            _check(
+                lib.fl_rng_seed_chacha(
+                    self._state,
+                    ffi.from_buffer("uint8_t[]", key),
+                    ffi.from_buffer("uint8_t[]", nonce),
+                    block & 0xFFFFFFFF,
+                ),
+                "setstate",
+            )
+            _check(lib.fl_chacha_seek(self._state, block, offset), "setstate")
+
+
+RngName = Literal["xoshiro256**", "chacha20"]
+
+
+def make_rng(name: str, seed: int | None = None) -> BitGenerator:
+    """A generator by name: ``"xoshiro256**"`` (alias ``"xoshiro"``) or ``"chacha20"``."""
+    key = name.lower()
+    if key in ("xoshiro256**", "xoshiro256starstar", "xoshiro"):
+        return Xoshiro256StarStar(seed)
+    if key in ("chacha20", "chacha"):
+        return ChaCha20(seed)
+    raise ValueError(f"unknown generator {name!r}; choose 'xoshiro256**' or 'chacha20'")
+
+
+def _rng_ptr(rng: object) -> Any:
+    if not isinstance(rng, BitGenerator):
+        raise TypeError(
+            f"rng must be a feltlab.native generator (Xoshiro256StarStar or ChaCha20), "
+            f"got {type(rng).__name__}"
+        )
+    return rng._state
+
+
+def chacha20_block(state: list[int] | tuple[int, ...]) -> list[int]:
+    """The RFC 8439 section 2.3 block function on 16 uint32 words; returns 16 words."""
+    if len(state) != 16:
+        raise ValueError(f"state must be 16 32-bit words, got {len(state)}")
+    words = [_as_int(w, "state[i]", 0, 0xFFFFFFFF) for w in state]
+    out = ffi.new("uint32_t[16]")
+    lib.fl_chacha20_block(words, out)
+    return [int(w) for w in out]
+
+
+def batch_draw_word(x: int, width: int, n: int, k: int, bound: int) -> tuple[int, ...] | None:
+    """One attempt of the batched bounded draw at word width ``width`` (1..64 bits).
+
+    From the word ``x`` (< 2^width) derives ``k`` indexes, index i in ``[0, n - i)``, exactly as
+    the shuffles do at width 64 (Brackett-Rozinsky and Lemire, "Batched Ranged Random Integer
+    Generation", Softw. Pract. Exper. 55(1), 2025).  Returns the indexes, or None when the word
+    is rejected.  Raises ValueError for arguments outside the method's domain.
+    """
+    idx = ffi.new("uint64_t[64]")
+    r = lib.fl_batch_draw_word(x, width, n, k, bound, idx)
+    if r < 0:
+        raise ValueError(
+            "need 1 <= width <= 64, x < 2^width, 1 <= k <= n, "
+            "n(n-1)...(n-k+1) <= 2^width and bound >= that product"
+        )
+    return tuple(int(idx[i]) for i in range(k)) if r else None
+
+
+# ---------------------------------------------------------------- cards and shoes
+
+
+def new_deck_order() -> npt.NDArray[np.uint8]:
+    """One deck in new-deck order as codes, shape (52,), uint8: A-K spades, A-K diamonds,
+    K-A clubs, K-A hearts (the order a new US-made deck comes in)."""
+    out = np.empty(52, dtype=np.uint8)
+    lib.fl_new_deck_order(ffi.from_buffer("uint8_t[]", out))
+    return out
+
+
+def new_shoe(decks: int, *, ids: bool = False) -> npt.NDArray[np.uint8] | npt.NDArray[np.uint16]:
+    """A shoe of ``decks`` (1..8) decks, each in new-deck order, shape (decks * 52,).
+
+    ``ids=False``: card codes, uint8; ``ids=True``: physical ids ``deck * 52 + code``, uint16.
+    """
+    d = _check_decks(decks)
+    if ids:
+        out16 = np.empty(d * 52, dtype=np.uint16)
+        _check(lib.fl_new_shoe_ids(d, ffi.from_buffer("uint16_t[]", out16), out16.size), "new_shoe")
+        return out16
+    out8 = np.empty(d * 52, dtype=np.uint8)
+    _check(lib.fl_new_shoe_codes(d, ffi.from_buffer("uint8_t[]", out8), out8.size), "new_shoe")
+    return out8
+
+
+def shuffle(cards: np.ndarray, rng: BitGenerator) -> None:
+    """Fisher-Yates (Durstenfeld) shuffle of a 1-D uint8 or uint16 array, in place.
+
+    Indexes are drawn several to a 64-bit word, unbiased (batched Lemire method).  Raises
+    TypeError for another dtype, ValueError for a non-contiguous or read-only array.
+    """
+    arr = _writable_c_array(cards, "cards", (np.uint8, np.uint16), 1)
+    ptr = _rng_ptr(rng)
+    with rng._lock:
+        if arr.dtype == np.uint8:
+            status = lib.fl_shuffle_u8(ptr, ffi.from_buffer("uint8_t[]", arr), arr.size)
+        else:
+            status = lib.fl_shuffle_u16(ptr, ffi.from_buffer("uint16_t[]", arr), arr.size)
+    _check(status, "shuffle")
+
+
+def shuffle_batch(
+    rng: BitGenerator,
+    n_shoes: int | None = None,
+    decks: int = 6,
+    *,
+    ids: bool = False,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """``n_shoes`` independently shuffled shoes of ``decks`` decks, in one C call.
+
+    Each row is a Fisher-Yates shuffle of a new shoe (see :func:`new_shoe`); rows are drawn in
+    order from ``rng``, so a seed gives the same batch every time.  Returns an
+    ``(n_shoes, decks * 52)`` C-contiguous array: uint8 codes, or uint16 ids when ``ids``.
+    ``out`` (optional) is a caller-owned array of that shape and dtype to fill instead, in
+    which case ``n_shoes`` may be omitted.
+    """
+    d = _check_decks(decks)
+    dtype = np.uint16 if ids else np.uint8
+    if out is None:
+        if n_shoes is None:
+            raise TypeError("give n_shoes (the number of shoes) or out (an array to fill)")
+        n = _as_int(n_shoes, "n_shoes", 0, 1 << 40)
+        arr = np.empty((n, d * 52), dtype=dtype)
+    else:
+        arr = _writable_c_array(out, "out", (dtype,), 2)
+        if arr.shape[1] != d * 52:
+            raise ValueError(f"out must have {d * 52} columns for {d} decks, got {arr.shape[1]}")
+        if n_shoes is not None and _as_int(n_shoes, "n_shoes", 0, 1 << 40) != arr.shape[0]:
+            raise ValueError(f"n_shoes={n_shoes} disagrees with out.shape[0]={arr.shape[0]}")
+        n = arr.shape[0]
+    ptr = _rng_ptr(rng)
+    with rng._lock:
+        if ids:
+            status = lib.fl_shuffle_batch_ids(ptr, d, ffi.from_buffer("uint16_t[]", arr), n)
+        else:
+            status = lib.fl_shuffle_batch_codes(ptr, d, ffi.from_buffer("uint8_t[]", arr), n)
+    _check(status, "shuffle_batch")
+    return arr
+
+
+# ---------------------------------------------------------------- hands
+
+
+@dataclass(frozen=True)
+class HandValues:
+    """Blackjack values of a batch of hands; every field has shape ``(n_hands,)``.
+
+    ``hard_total`` (uint8): aces as 1.  ``total`` (uint8): the best total, one ace as 11 when
+    that stays <= 21.  ``soft`` (bool): an ace counts 11 in ``total``.  ``blackjack`` (bool):
+    exactly two cards, an ace and a ten-value card (whether a two-card 21 on a split hand
+    counts as blackjack is a rules question, answered by the round engine).  ``bust`` (bool):
+    hard total over 21.
+    """
+
+    hard_total: npt.NDArray[np.uint8]
+    total: npt.NDArray[np.uint8]
+    soft: npt.NDArray[np.bool_]
+    blackjack: npt.NDArray[np.bool_]
+    bust: npt.NDArray[np.bool_]
+
+
+def evaluate_hands(cards: np.ndarray) -> HandValues:
+    """Evaluate a batch of hands: ``cards`` is ``(n_hands, max_cards)`` uint8 codes, each row
+    one hand, padded at its end with ``NO_CARD`` (255).
+
+    Raises TypeError for another dtype, ValueError for a wrong shape, a non-contiguous array, a
+    code above 51, or a card after the padding (naming the row and column).
+    """
+    if not isinstance(cards, np.ndarray):
+        raise TypeError(f"cards must be a numpy array, got {type(cards).__name__}")
+    if cards.dtype != np.uint8:
+        raise TypeError(f"cards must have dtype uint8 (card codes), got {cards.dtype}")
+    if cards.ndim != 2 or not 1 <= cards.shape[1] <= 255:
+        raise ValueError(
+            f"cards must be (n_hands, max_cards) with 1..255 columns, got {cards.shape}"
+        )
+    if not cards.flags.c_contiguous:
+        raise ValueError("cards must be C-contiguous; pass np.ascontiguousarray(cards)")
+    n, m = cards.shape
+    hard = np.empty(n, dtype=np.uint8)
+    total = np.empty(n, dtype=np.uint8)
+    flags = np.empty(n, dtype=np.uint8)
+    bad = ffi.new("size_t *")
+    status = lib.fl_evaluate_hands(
+        ffi.from_buffer("uint8_t[]", cards),
+        n,
+        m,
+        ffi.from_buffer("uint8_t[]", hard),
+        ffi.from_buffer("uint8_t[]", total),
+        ffi.from_buffer("uint8_t[]", flags),
+        bad,
+    )
+    if status == lib.FL_ERR_CARD:
+        row, col = divmod(int(bad[0]), m)
+        raise ValueError(
+            f"cards[{row}, {col}] = {int(cards[row, col])} is not a card: codes are 0..51, "
+            f"and {NO_CARD} (NO_CARD) may only pad the end of a hand"
+        )
+    _check(status, "evaluate_hands")
+    return HandValues(
+        hard_total=hard,
+        total=total,
+        soft=(flags & lib.FL_HAND_SOFT).astype(bool),
+        blackjack=(flags & lib.FL_HAND_BLACKJACK).astype(bool),
+        bust=(flags & lib.FL_HAND_BUST).astype(bool),
+    )
+
+
+def core_info() -> dict[str, str]:
+    """The compiled core's version, compiler and compile flags."""
+    return {
+        "version": ffi.string(lib.fl_core_version()).decode(),
+        "compiler": ffi.string(lib.fl_core_compiler()).decode(),
+        "flags": ffi.string(lib.fl_core_flags()).decode(),
+    }

@@ -1,0 +1,161 @@
+/*
+ * feltlab C core: random number generators, bounded integers, Fisher-Yates
+ * shuffles and blackjack hand evaluation.
+ *
+ * C11, no global mutable state: every function works only on the memory it is
+ * handed, so cffi may release the GIL around every call.  Every function that
+ * can fail validates its arguments and returns an fl_status instead of
+ * crashing.
+ *
+ * Card model (shared with Python, see DESIGN.md):
+ *   code = rank * 4 + suit, rank 0..12 = A,2..10,J,Q,K, suit 0..3 = C,D,H,S
+ *   id   = deck * 52 + code  (a physical card in a multi-deck shoe)
+ */
+#ifndef FELTLAB_CORE_H
+#define FELTLAB_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FL_CORE_VERSION "0.1.0"
+
+#define FL_CARDS_PER_DECK 52
+#define FL_MAX_DECKS 8
+#define FL_NO_CARD 0xFF
+
+typedef enum {
+    FL_OK = 0,
+    FL_ERR_NULL = 1,       /* a required pointer was NULL */
+    FL_ERR_DECKS = 2,      /* decks outside 1..FL_MAX_DECKS */
+    FL_ERR_RANGE = 3,      /* a bound or size outside its domain */
+    FL_ERR_CARD = 4,       /* a card code outside 0..51 (and not FL_NO_CARD) */
+    FL_ERR_KIND = 5,       /* the generator has an unknown kind */
+    FL_ERR_EXHAUSTED = 6   /* ChaCha20 stream exhausted (2^64 blocks) */
+} fl_status;
+
+/* ---------------------------------------------------------------- RNGs */
+
+typedef enum { FL_RNG_XOSHIRO256SS = 1, FL_RNG_CHACHA20 = 2 } fl_rng_kind;
+
+/* xoshiro256** 1.0 (Blackman and Vigna, 2018). */
+typedef struct {
+    uint64_t s[4];
+} fl_xoshiro256ss;
+
+/*
+ * ChaCha20 keystream generator.  The state words are those of RFC 8439
+ * section 2.3: constants, 256-bit key, 32-bit block counter (word 12) and
+ * 96-bit nonce (words 13..15).  When the 32-bit block counter wraps it carries
+ * into word 13, so a generator is a 64-bit block counter over a 64-bit stream
+ * id (words 14..15): the original Bernstein layout.  For counters below 2^32
+ * the output is exactly the RFC 8439 keystream.
+ */
+typedef struct {
+    uint32_t input[16];   /* the next block's input state */
+    uint32_t block[16];   /* the current keystream block */
+    uint32_t pos;         /* bytes of `block` already used, 0..64 */
+    uint32_t exhausted;   /* 1 once the 64-bit block counter has wrapped */
+} fl_chacha20;
+
+typedef struct {
+    uint32_t kind; /* fl_rng_kind */
+    uint32_t _pad;
+    union {
+        fl_xoshiro256ss xoshiro;
+        fl_chacha20 chacha;
+    } u;
+} fl_rng;
+
+/* Seeds xoshiro256** from a 64-bit seed through SplitMix64 (Vigna's advice). */
+void fl_rng_seed_xoshiro(fl_rng *rng, uint64_t seed);
+/* Sets the four state words directly; all-zero is rejected (FL_ERR_RANGE). */
+fl_status fl_rng_set_xoshiro(fl_rng *rng, const uint64_t s[4]);
+/* Advances by 2^128 (jump) or 2^192 (long_jump) outputs. */
+fl_status fl_xoshiro_jump(fl_rng *rng);
+fl_status fl_xoshiro_long_jump(fl_rng *rng);
+
+/* Copies out the four state words. */
+fl_status fl_xoshiro_get(const fl_rng *rng, uint64_t s[4]);
+
+/* RFC 8439 key (32 bytes), 96-bit nonce (12 bytes), initial block counter. */
+fl_status fl_rng_seed_chacha(fl_rng *rng, const uint8_t key[32], const uint8_t nonce[12],
+                             uint32_t counter);
+/* Positions the generator at byte `offset` (0..63) of 64-bit block `block`. */
+fl_status fl_chacha_seek(fl_rng *rng, uint64_t block, uint32_t offset);
+/* Reports the position of the next keystream byte. */
+fl_status fl_chacha_tell(const fl_rng *rng, uint64_t *block, uint32_t *offset);
+/* Copies out the key and the nonce words (words 13..15) of the next block. */
+fl_status fl_chacha_get_key(const fl_rng *rng, uint8_t key[32], uint8_t nonce[12]);
+/* The RFC 8439 section 2.3 block function: 16 words in, 16 words out. */
+void fl_chacha20_block(const uint32_t in[16], uint32_t out[16]);
+/* Raw keystream bytes (the RFC 8439 section 2.4 keystream). */
+fl_status fl_chacha_keystream(fl_rng *rng, uint8_t *out, size_t n);
+
+/* n raw 64-bit outputs (ChaCha20: 8 keystream bytes, little-endian). */
+fl_status fl_rng_fill_u64(fl_rng *rng, uint64_t *out, size_t n);
+
+/*
+ * Unbiased integers in [0, bound) by Lemire's nearly-divisionless method
+ * (D. Lemire, "Fast Random Integer Generation in an Interval", ACM TOMACS
+ * 29(1), 2019).  bound must be >= 1.
+ */
+fl_status fl_rng_bounded(fl_rng *rng, uint64_t bound, uint64_t *out, size_t n);
+
+/*
+ * One attempt of the batched bounded draw of Brackett-Rozinsky and Lemire
+ * ("Batched Ranged Random Integer Generation", Software: Practice and
+ * Experience 55(1), 2025) in a w-bit word (1 <= w <= 64): from the word x
+ * (x < 2^w) it derives k indexes, index i uniform in [0, n - i), by k
+ * successive w x w multiplications.  `bound` is any value >= the product
+ * n (n-1) ... (n-k+1), which must itself be <= 2^w.  Returns 1 when the word
+ * is accepted, 0 when it must be rejected and a fresh word drawn.  The 64-bit
+ * shuffles use this very code with w = 64; exposing the width lets tests count
+ * every word of a reduced width exactly.
+ */
+int fl_batch_draw_word(uint64_t x, unsigned w, uint64_t n, unsigned k, uint64_t bound,
+                       uint64_t *indexes);
+
+/* ---------------------------------------------------------------- cards */
+
+/* The new-deck order of one deck as codes: A-K spades, A-K diamonds,
+ * K-A clubs, K-A hearts (the order of a new US-made deck). */
+void fl_new_deck_order(uint8_t out[52]);
+/* A shoe of `decks` decks in new-deck order, as codes or ids. */
+fl_status fl_new_shoe_codes(unsigned decks, uint8_t *out, size_t n_out);
+fl_status fl_new_shoe_ids(unsigned decks, uint16_t *out, size_t n_out);
+
+/* Fisher-Yates (Durstenfeld) shuffle in place, indexes batched per word. */
+fl_status fl_shuffle_u8(fl_rng *rng, uint8_t *cards, size_t n);
+fl_status fl_shuffle_u16(fl_rng *rng, uint16_t *cards, size_t n);
+
+/*
+ * Fills an (n_shoes, decks * 52) C-contiguous array with independent shuffled
+ * shoes, each a Fisher-Yates shuffle of a new shoe, shoes drawn in row order
+ * from the one generator.
+ */
+fl_status fl_shuffle_batch_codes(fl_rng *rng, unsigned decks, uint8_t *out, size_t n_shoes);
+fl_status fl_shuffle_batch_ids(fl_rng *rng, unsigned decks, uint16_t *out, size_t n_shoes);
+
+/* ---------------------------------------------------------------- hands */
+
+#define FL_HAND_SOFT 1u      /* an ace counts 11 in `total` */
+#define FL_HAND_BLACKJACK 2u /* exactly two cards: an ace and a ten-value card */
+#define FL_HAND_BUST 4u      /* hard total above 21 */
+
+/*
+ * Evaluates n_hands hands stored row-wise in `cards` (n_hands x max_cards
+ * codes; FL_NO_CARD pads a short hand and ends it).  For each hand writes the
+ * hard total (aces as 1), the best total (one ace as 11 when that stays <= 21)
+ * and FL_HAND_* flags.  On a bad code returns FL_ERR_CARD and stores the
+ * offending flat index in *bad_index.
+ */
+fl_status fl_evaluate_hands(const uint8_t *cards, size_t n_hands, size_t max_cards,
+                            uint8_t *hard_total, uint8_t *total, uint8_t *flags,
+                            size_t *bad_index);
+
+/* ---------------------------------------------------------------- build info */
+const char *fl_core_version(void);
+const char *fl_core_compiler(void);
+const char *fl_core_flags(void);
+
+#endif

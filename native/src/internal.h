@@ -1,0 +1,81 @@
+/* Inline hot-path helpers shared by the core's translation units. */
+#ifndef FELTLAB_INTERNAL_H
+#define FELTLAB_INTERNAL_H
+
+#include "feltlab_core.h"
+
+/* gcc and clang both provide a 128-bit unsigned integer (used for 64x64->128 products). */
+__extension__ typedef unsigned __int128 fl_u128;
+
+static inline uint64_t fl_rotl64(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+/* xoshiro256** 1.0, https://prng.di.unimi.it/xoshiro256starstar.c */
+static inline uint64_t fl_xoshiro_next(fl_xoshiro256ss *x) {
+    uint64_t *s = x->s;
+    const uint64_t result = fl_rotl64(s[1] * 5, 7) * 9;
+    const uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = fl_rotl64(s[3], 45);
+    return result;
+}
+
+int fl_chacha_next_slow(fl_chacha20 *c, uint64_t *out);
+
+/* The next 8 keystream bytes as a little-endian word; 0 once exhausted. */
+static inline int fl_chacha_next(fl_chacha20 *c, uint64_t *out) {
+    if (c->pos <= 56 && !(c->pos & 7)) {
+        *out = (uint64_t)c->block[c->pos / 4] | ((uint64_t)c->block[c->pos / 4 + 1] << 32);
+        c->pos += 8;
+        return 1;
+    }
+    return fl_chacha_next_slow(c, out);
+}
+
+/*
+ * One attempt of the batched bounded draw (see fl_batch_draw_word in the
+ * public header), written once as a macro over a widening multiply
+ * MUL(a, b, hi, lo): (hi, lo) = a * b split at w bits, and W_MOD_PROD(p):
+ * 2^w mod p.  The shuffles instantiate it at w = 64 (fl_mul64 below);
+ * fl_batch_draw_word instantiates the very same text at a reduced width
+ * w <= 32, so that tests can count every word exactly.
+ * Preconditions: 1 <= k <= n, product n(n-1)...(n-k+1) <= 2^w, x < 2^w,
+ * bound >= product.  Sets ACCEPTED to 1, or 0 when a fresh word must be drawn.
+ */
+#define FL_BATCH_DRAW(MUL, W_MOD_PROD, X, N, K, BOUND, IDX, ACCEPTED)                              \
+    do {                                                                                           \
+        uint64_t r_ = (X), hi_, lo_;                                                               \
+        for (unsigned i_ = 0; i_ < (K); i_++) {                                                    \
+            MUL(r_, (uint64_t)(N) - i_, hi_, lo_);                                                 \
+            (IDX)[i_] = hi_;                                                                       \
+            r_ = lo_;                                                                              \
+        }                                                                                          \
+        (ACCEPTED) = 1;                                                                            \
+        if (r_ < (uint64_t)(BOUND)) { /* rare: compare with 2^w mod product */                   \
+            uint64_t prod_ = (uint64_t)(N);                                                        \
+            for (unsigned i_ = 1; i_ < (K); i_++) prod_ *= (uint64_t)(N) - i_;                     \
+            if (r_ < W_MOD_PROD(prod_)) (ACCEPTED) = 0;                                            \
+        }                                                                                          \
+    } while (0)
+
+/* 64 x 64 -> 128-bit product. */
+#define FL_MUL64(A, B, HI, LO)                                                                     \
+    do {                                                                                           \
+        fl_u128 m_ = (fl_u128)(A) * (fl_u128)(B);                                                  \
+        (HI) = (uint64_t)(m_ >> 64);                                                               \
+        (LO) = (uint64_t)m_;                                                                       \
+    } while (0)
+#define FL_POW64_MOD(P) ((0 - (uint64_t)(P)) % (uint64_t)(P))
+
+/* The 64-bit instance used by the shuffles and fl_rng_bounded. */
+static inline int fl_batch_draw64(uint64_t x, uint64_t n, unsigned k, uint64_t bound,
+                                  uint64_t *idx) {
+    int accepted;
+    FL_BATCH_DRAW(FL_MUL64, FL_POW64_MOD, x, n, k, bound, idx, accepted);
+    return accepted;
+}
+
+#endif

@@ -1,0 +1,164 @@
+/*
+ * Standalone tests of the C core, built with -fsanitize=address,undefined by
+ * `make test` (native/tests/Makefile rule in the top Makefile).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "feltlab_core.h"
+
+static int failures = 0;
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+static void hex_to_bytes(const char *hex, uint8_t *out, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        unsigned v;
+        sscanf(hex + 2 * i, "%2x", &v);
+        out[i] = (uint8_t)v;
+    }
+}
+
+/* RFC 8439 section 2.3.2: the ChaCha20 block function test vector. */
+static void test_chacha_block(void) {
+    uint8_t key[32], nonce[12];
+    for (int i = 0; i < 32; i++) key[i] = (uint8_t)i;
+    hex_to_bytes("000000090000004a00000000", nonce, 12);
+    fl_rng g;
+    CHECK(fl_rng_seed_chacha(&g, key, nonce, 1) == FL_OK);
+    uint8_t ks[64], want[64];
+    hex_to_bytes("10f1e7e4d13b5915500fdd1fa32071c4c7d1f4c733c068030422aa9ac3d46c4e"
+                 "d2826446079faa0914c2d705d98b02a2b5129cd1de164eb9cbd083e8a2503c4e",
+                 want, 64);
+    CHECK(fl_chacha_keystream(&g, ks, 64) == FL_OK);
+    CHECK(memcmp(ks, want, 64) == 0);
+}
+
+/* RFC 8439 section 2.4.2: encryption of "Ladies and Gentlemen ..." */
+static void test_chacha_encrypt(void) {
+    static const char *plain = "Ladies and Gentlemen of the class of '99: If I could offer you "
+                               "only one tip for the future, sunscreen would be it.";
+    uint8_t key[32], nonce[12], want[114];
+    for (int i = 0; i < 32; i++) key[i] = (uint8_t)i;
+    hex_to_bytes("000000000000004a00000000", nonce, 12);
+    hex_to_bytes("6e2e359a2568f98041ba0728dd0d6981e97e7aec1d4360c20a27afccfd9fae0b"
+                 "f91b65c5524733ab8f593dabcd62b3571639d624e65152ab8f530c359f0861d8"
+                 "07ca0dbf500d6a6156a38e088a22b65e52bc514d16ccf806818ce91ab7793736"
+                 "5af90bbf74a35be6b40b8eedf2785e42874d",
+                 want, 114);
+    size_t n = strlen(plain);
+    CHECK(n == 114);
+    fl_rng g;
+    CHECK(fl_rng_seed_chacha(&g, key, nonce, 1) == FL_OK);
+    uint8_t ks[114];
+    /* draw in uneven pieces to exercise block boundaries */
+    CHECK(fl_chacha_keystream(&g, ks, 7) == FL_OK);
+    CHECK(fl_chacha_keystream(&g, ks + 7, 60) == FL_OK);
+    CHECK(fl_chacha_keystream(&g, ks + 67, 47) == FL_OK);
+    for (size_t i = 0; i < n; i++) ks[i] ^= (uint8_t)plain[i];
+    CHECK(memcmp(ks, want, 114) == 0);
+}
+
+/* The first outputs of xoshiro256** from state {1, 2, 3, 4}, worked by hand
+ * from the reference code: s1*5 = 10, rotl 7 = 1280, *9 = 11520. */
+static void test_xoshiro_first_output(void) {
+    fl_rng g;
+    uint64_t s[4] = {1, 2, 3, 4}, x;
+    CHECK(fl_rng_set_xoshiro(&g, s) == FL_OK);
+    CHECK(fl_rng_fill_u64(&g, &x, 1) == FL_OK);
+    CHECK(x == 11520);
+    uint64_t zero[4] = {0, 0, 0, 0};
+    CHECK(fl_rng_set_xoshiro(&g, zero) == FL_ERR_RANGE);
+}
+
+static void test_shuffle_is_permutation(void) {
+    fl_rng g;
+    fl_rng_seed_xoshiro(&g, 42);
+    for (unsigned decks = 1; decks <= FL_MAX_DECKS; decks++) {
+        size_t m = decks * 52;
+        uint16_t *out = malloc(3 * m * sizeof *out);
+        CHECK(fl_shuffle_batch_ids(&g, decks, out, 3) == FL_OK);
+        for (int s = 0; s < 3; s++) {
+            int seen[FL_MAX_DECKS * 52] = {0};
+            for (size_t p = 0; p < m; p++) {
+                CHECK(out[s * m + p] < m);
+                if (out[s * m + p] < m) seen[out[s * m + p]]++;
+            }
+            for (size_t p = 0; p < m; p++) CHECK(seen[p] == 1);
+        }
+        free(out);
+    }
+    /* long arrays cross every batch-size regime (k = 6, 5, 4, 3) */
+    size_t n = 70000;
+    uint16_t *a = malloc(n * sizeof *a);
+    for (size_t i = 0; i < n; i++) a[i] = (uint16_t)i;
+    fl_rng_seed_xoshiro(&g, 7);
+    CHECK(fl_shuffle_u16(&g, a, n) == FL_OK);
+    uint8_t *seen = calloc(65536, 1);
+    size_t dups = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (seen[a[i]]) dups++;
+        seen[a[i]] = 1;
+    }
+    CHECK(dups == n - 65536); /* 70000 values mod 2^16: 4464 repeats */
+    free(seen);
+    free(a);
+}
+
+static void test_bad_arguments(void) {
+    fl_rng g;
+    fl_rng_seed_xoshiro(&g, 1);
+    uint8_t buf[416];
+    CHECK(fl_shuffle_batch_codes(&g, 0, buf, 1) == FL_ERR_DECKS);
+    CHECK(fl_shuffle_batch_codes(&g, 9, buf, 1) == FL_ERR_DECKS);
+    CHECK(fl_shuffle_batch_codes(NULL, 1, buf, 1) == FL_ERR_NULL);
+    CHECK(fl_new_shoe_codes(2, buf, 52) == FL_ERR_RANGE);
+    uint64_t x;
+    CHECK(fl_rng_bounded(&g, 0, &x, 1) == FL_ERR_RANGE);
+    fl_rng bad;
+    memset(&bad, 0, sizeof bad);
+    CHECK(fl_shuffle_u8(&bad, buf, 10) == FL_ERR_KIND);
+    CHECK(fl_xoshiro_jump(&bad) == FL_ERR_KIND);
+    uint64_t idx[8];
+    CHECK(fl_batch_draw_word(300, 8, 17, 2, 272, idx) == -1); /* x >= 2^w */
+    CHECK(fl_batch_draw_word(3, 8, 17, 2, 100, idx) == -1);   /* bound < 17*16 */
+    CHECK(fl_batch_draw_word(3, 8, 17, 3, 1000, idx) == -1);  /* product > 2^8 */
+}
+
+static void test_hands(void) {
+    /* A-K, 10-6-5, A-A-9, K-Q-5 (bust), A-6 (soft 17) */
+    const uint8_t F = FL_NO_CARD;
+    uint8_t cards[5 * 3] = {0, 48, F, 36, 20, 16, 1, 2, 32, 51, 46, 17, 3, 21, F};
+    uint8_t hard[5], total[5], flags[5];
+    size_t bad = 0;
+    CHECK(fl_evaluate_hands(cards, 5, 3, hard, total, flags, &bad) == FL_OK);
+    CHECK(total[0] == 21 && flags[0] == (FL_HAND_BLACKJACK | FL_HAND_SOFT));
+    CHECK(total[1] == 21 && hard[1] == 21 && flags[1] == 0);
+    CHECK(total[2] == 21 && hard[2] == 11 && flags[2] == FL_HAND_SOFT);
+    CHECK(hard[3] == 25 && flags[3] == FL_HAND_BUST);
+    CHECK(total[4] == 17 && hard[4] == 7 && flags[4] == FL_HAND_SOFT);
+    cards[4] = 52;
+    CHECK(fl_evaluate_hands(cards, 5, 3, hard, total, flags, &bad) == FL_ERR_CARD);
+    CHECK(bad == 4);
+}
+
+int main(void) {
+    test_chacha_block();
+    test_chacha_encrypt();
+    test_xoshiro_first_output();
+    test_shuffle_is_permutation();
+    test_bad_arguments();
+    test_hands();
+    if (failures) {
+        fprintf(stderr, "%d failed\n", failures);
+        return 1;
+    }
+    printf("native core: all checks passed\n");
+    return 0;
+}

@@ -1,0 +1,4 @@
+"""Built-in feltlab plugins: one module per wager or game mode, registered before any
+third-party plugin (see ``feltlab.plugin_manager``)."""
+
+BUILTIN_PLUGINS: tuple[str, ...] = ()

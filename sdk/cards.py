@@ -1,0 +1,56 @@
+"""The card model of DESIGN.md, on the Python side.
+
+A card *code* is ``rank * 4 + suit`` (uint8, 0..51): rank index 0..12 = A, 2..10, J, Q, K (the
+rules' "face value": J, Q and K are different face values); suit index 0..3 = clubs, diamonds,
+hearts, spades (diamonds and hearts are red).  A physical card in a multi-deck shoe has the id
+``deck * 52 + code`` (uint16).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+SUITS = ("C", "D", "H", "S")
+SUIT_SYMBOLS = ("♣", "♦", "♥", "♠")
+RED_SUITS = frozenset({1, 2})
+
+
+def rank(code: int) -> int:
+    """Rank index 0..12 (A, 2..10, J, Q, K) of a card code or id."""
+    return (int(code) % 52) >> 2
+
+
+def suit(code: int) -> int:
+    """Suit index 0..3 (clubs, diamonds, hearts, spades) of a card code or id."""
+    return int(code) & 3
+
+
+def card_code(text: str) -> int:
+    """The code of a card written like ``"AS"``, ``"10H"``, ``"TD"`` or ``"Q♣"``.
+
+    Raises ValueError naming the text and the accepted forms.
+    """
+    t = text.strip().upper()
+    symbols = {s: i for i, s in enumerate(SUIT_SYMBOLS)}
+    if len(t) < 2:
+        raise ValueError(f"{text!r} is not a card: write rank then suit, e.g. 'AS', '10H', 'Q♣'")
+    r, s = t[:-1], t[-1]
+    r = "10" if r == "T" else r
+    if r not in RANKS or (s not in SUITS and s not in symbols):
+        raise ValueError(f"{text!r} is not a card: write rank then suit, e.g. 'AS', '10H', 'Q♣'")
+    return RANKS.index(r) * 4 + (SUITS.index(s) if s in SUITS else symbols[s])
+
+
+def card_str(code: int, *, symbols: bool = True) -> str:
+    """``"A♠"`` (or ``"AS"`` with ``symbols=False``) for a card code or id."""
+    c = int(code) % 52
+    return RANKS[c >> 2] + (SUIT_SYMBOLS if symbols else SUITS)[c & 3]
+
+
+def bj_value(codes: npt.ArrayLike) -> npt.NDArray[np.uint8]:
+    """Blackjack value of card codes (ace = 1, J/Q/K = 10), same shape, uint8."""
+    ranks = (np.asarray(codes, dtype=np.int64) % 52) >> 2
+    values: npt.NDArray[np.uint8] = np.minimum(ranks + 1, 10).astype(np.uint8)
+    return values

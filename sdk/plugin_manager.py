@@ -1,0 +1,67 @@
+"""The pluggy plugin manager: built-ins first, then third-party entry points, then a check.
+
+Project name and entry-point group are both ``feltlab`` (pluggy's convention, as in pytest,
+tox and llm).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import Any
+
+import pluggy
+
+from feltlab import hookspecs
+from feltlab.errors import PluginError
+
+PROJECT = "feltlab"
+hookimpl = pluggy.HookimplMarker(PROJECT)
+log = logging.getLogger(__name__)
+
+
+def get_plugin_manager(*, entry_points: bool = True) -> pluggy.PluginManager:
+    """A new manager with feltlab's hookspecs, the built-in plugins and (unless
+    ``entry_points=False``) every installed plugin of the ``feltlab`` entry-point group.
+
+    Raises :class:`PluginError` naming the plugin when one fails to import or implements a hook
+    that does not exist (``check_pending``).
+    """
+    from feltlab.plugins import BUILTIN_PLUGINS
+
+    pm = pluggy.PluginManager(PROJECT)
+    pm.add_hookspecs(hookspecs)
+    for modname in BUILTIN_PLUGINS:
+        pm.register(importlib.import_module(modname), name=modname)
+    if entry_points:
+        try:
+            pm.load_setuptools_entrypoints(PROJECT)
+        except Exception as exc:  # an installed plugin failed to import
+            raise PluginError(
+                f"a plugin of the '{PROJECT}' entry-point group failed to load: {exc!r}; "
+                "fix or uninstall that package"
+            ) from exc
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as exc:
+        raise PluginError(f"plugin {exc.plugin!r} implements an unknown hook: {exc}") from exc
+    return pm
+
+
+def plugin_summary(pm: pluggy.PluginManager) -> list[dict[str, Any]]:
+    """One dict per registered plugin: name, hooks implemented, and distribution version."""
+    dists = {id(p): d for p, d in pm.list_plugin_distinfo()}
+    rows: list[dict[str, Any]] = []
+    for name, plugin in pm.list_name_plugin():
+        if plugin is None:
+            continue
+        dist = dists.get(id(plugin))
+        rows.append(
+            {
+                "name": name,
+                "hooks": sorted(h.name for h in pm.get_hookcallers(plugin) or []),
+                "distribution": dist.project_name if dist is not None else "feltlab (built-in)",
+                "version": dist.version if dist is not None else None,
+            }
+        )
+    return rows
