@@ -15,6 +15,8 @@ from __future__ import annotations
 from feltlab.native.core import (
     CARDS_PER_DECK,
     MAX_DECKS,
+    MAX_MODEL_CARDS,
+    MAX_SHELVES,
     NO_CARD,
     BitGenerator,
     ChaCha20,
@@ -28,6 +30,8 @@ from feltlab.native.core import (
     make_rng,
     new_deck_order,
     new_shoe,
+    riffle_shuffle,
+    shelf_shuffle,
     shuffle,
     shuffle_batch,
 )
@@ -37,6 +41,8 @@ RNG_NAMES = ("xoshiro256**", "chacha20")
 __all__ = [
     "CARDS_PER_DECK",
     "MAX_DECKS",
+    "MAX_MODEL_CARDS",
+    "MAX_SHELVES",
     "NO_CARD",
     "RNG_NAMES",
     "BitGenerator",
@@ -51,6 +57,8 @@ __all__ = [
     "make_rng",
     "new_deck_order",
     "new_shoe",
+    "riffle_shuffle",
+    "shelf_shuffle",
     "shuffle",
     "shuffle_batch",
 ]

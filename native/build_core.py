@@ -57,6 +57,14 @@ fl_status fl_shuffle_u16(fl_rng *rng, uint16_t *cards, size_t n);
 fl_status fl_shuffle_batch_codes(fl_rng *rng, unsigned decks, uint8_t *out, size_t n_shoes);
 fl_status fl_shuffle_batch_ids(fl_rng *rng, unsigned decks, uint16_t *out, size_t n_shoes);
 
+#define FL_MAX_MODEL_CARDS ...
+#define FL_MAX_SHELVES ...
+fl_status fl_riffle_u8(fl_rng *rng, uint8_t *cards, size_t n, unsigned passes);
+fl_status fl_riffle_u16(fl_rng *rng, uint16_t *cards, size_t n, unsigned passes);
+fl_status fl_shelf_u8(fl_rng *rng, uint8_t *cards, size_t n, unsigned shelves, unsigned passes);
+fl_status fl_shelf_u16(fl_rng *rng, uint16_t *cards, size_t n, unsigned shelves,
+                       unsigned passes);
+
 fl_status fl_evaluate_hands(const uint8_t *cards, size_t n_hands, size_t max_cards,
                             uint8_t *hard_total, uint8_t *total, uint8_t *flags,
                             size_t *bad_index);

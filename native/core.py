@@ -437,6 +437,57 @@ def shuffle_batch(
     return arr
 
 
+MAX_MODEL_CARDS: int = int(lib.FL_MAX_MODEL_CARDS)
+MAX_SHELVES: int = int(lib.FL_MAX_SHELVES)
+
+
+def _model_array(cards: object) -> np.ndarray:
+    arr = _writable_c_array(cards, "cards", (np.uint8, np.uint16), 1)
+    if arr.size > MAX_MODEL_CARDS:
+        raise ValueError(f"cards must hold at most {MAX_MODEL_CARDS} cards, got {arr.size}")
+    return arr
+
+
+def riffle_shuffle(cards: np.ndarray, rng: BitGenerator, passes: int = 1) -> None:
+    """``passes`` Gilbert-Shannon-Reeds riffles of a 1-D uint8/uint16 array, in place.
+
+    Index 0 is the top card.  Each riffle cuts at a Binomial(n, 1/2) position and interleaves
+    with every interleaving equally likely (D. Bayer and P. Diaconis, "Trailing the dovetail
+    shuffle to its lair", Ann. Appl. Probab. 2(2), 1992).  At most 4096 cards; ``passes`` >= 0.
+    Raises TypeError/ValueError for a bad array or count.
+    """
+    arr = _model_array(cards)
+    k = _as_int(passes, "passes", 0, 1 << 16)
+    ptr = _rng_ptr(rng)
+    with rng._lock:
+        if arr.dtype == np.uint8:
+            st = lib.fl_riffle_u8(ptr, ffi.from_buffer("uint8_t[]", arr), arr.size, k)
+        else:
+            st = lib.fl_riffle_u16(ptr, ffi.from_buffer("uint16_t[]", arr), arr.size, k)
+    _check(st, "riffle_shuffle")
+
+
+def shelf_shuffle(cards: np.ndarray, rng: BitGenerator, shelves: int, passes: int = 1) -> None:
+    """``passes`` passes of a 1-D uint8/uint16 array through a ``shelves``-shelf machine, in
+    place.
+
+    Each card in turn from the top goes to a uniformly chosen shelf, on top of or under the
+    cards already there with probability 1/2; shelves unload in order, shelf 0 on top (P.
+    Diaconis, J. Fulman and S. Holmes, "Analysis of casino shelf shuffling machines", Ann. Appl.
+    Probab. 23(4), 2013).  ``shelves`` in 1..256, at most 4096 cards.
+    """
+    arr = _model_array(cards)
+    m = _as_int(shelves, "shelves", 1, MAX_SHELVES)
+    k = _as_int(passes, "passes", 0, 1 << 16)
+    ptr = _rng_ptr(rng)
+    with rng._lock:
+        if arr.dtype == np.uint8:
+            st = lib.fl_shelf_u8(ptr, ffi.from_buffer("uint8_t[]", arr), arr.size, m, k)
+        else:
+            st = lib.fl_shelf_u16(ptr, ffi.from_buffer("uint16_t[]", arr), arr.size, m, k)
+    _check(st, "shelf_shuffle")
+
+
 # ---------------------------------------------------------------- hands
 
 

@@ -136,6 +136,25 @@ fl_status fl_shuffle_u16(fl_rng *rng, uint16_t *cards, size_t n);
 fl_status fl_shuffle_batch_codes(fl_rng *rng, unsigned decks, uint8_t *out, size_t n_shoes);
 fl_status fl_shuffle_batch_ids(fl_rng *rng, unsigned decks, uint16_t *out, size_t n_shoes);
 
+/* ---------------------------------------------------------------- shuffle models */
+
+#define FL_MAX_MODEL_CARDS 4096
+#define FL_MAX_SHELVES 256
+
+/*
+ * Physical shuffler models, in place, index 0 the top card, n <= 4096 cards
+ * (see models.c for the sources).  `passes` repetitions (0 leaves the cards
+ * as they are).
+ *   GSR riffle: Bayer and Diaconis (1992).
+ *   Shelf shuffler with `shelves` shelves (1..256): Diaconis, Fulman and
+ *   Holmes (2013).
+ */
+fl_status fl_riffle_u8(fl_rng *rng, uint8_t *cards, size_t n, unsigned passes);
+fl_status fl_riffle_u16(fl_rng *rng, uint16_t *cards, size_t n, unsigned passes);
+fl_status fl_shelf_u8(fl_rng *rng, uint8_t *cards, size_t n, unsigned shelves, unsigned passes);
+fl_status fl_shelf_u16(fl_rng *rng, uint16_t *cards, size_t n, unsigned shelves,
+                       unsigned passes);
+
 /* ---------------------------------------------------------------- hands */
 
 #define FL_HAND_SOFT 1u      /* an ace counts 11 in `total` */

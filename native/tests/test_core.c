@@ -148,7 +148,42 @@ static void test_hands(void) {
     CHECK(bad == 4);
 }
 
+/* number of rising sequences of a permutation of 0..n-1 (Bayer-Diaconis) */
+static unsigned rising_sequences(const uint16_t *a, size_t n) {
+    size_t pos[FL_MAX_MODEL_CARDS];
+    for (size_t i = 0; i < n; i++) pos[a[i]] = i;
+    unsigned r = 1;
+    for (size_t v = 1; v < n; v++)
+        if (pos[v] < pos[v - 1]) r++;
+    return r;
+}
+
+static void test_models(void) {
+    fl_rng g;
+    fl_rng_seed_xoshiro(&g, 99);
+    uint16_t a[312];
+    for (int trial = 0; trial < 50; trial++) {
+        for (int i = 0; i < 312; i++) a[i] = (uint16_t)i;
+        CHECK(fl_riffle_u16(&g, a, 312, 1) == FL_OK);
+        CHECK(rising_sequences(a, 312) <= 2); /* one riffle: at most 2 rising sequences */
+        for (int i = 0; i < 312; i++) a[i] = (uint16_t)i;
+        CHECK(fl_riffle_u16(&g, a, 312, 3) == FL_OK);
+        CHECK(rising_sequences(a, 312) <= 8); /* k riffles: at most 2^k */
+        for (int i = 0; i < 312; i++) a[i] = (uint16_t)i;
+        CHECK(fl_shelf_u16(&g, a, 312, 10, 1) == FL_OK);
+        int seen[312] = {0};
+        for (int i = 0; i < 312; i++) seen[a[i]]++;
+        for (int i = 0; i < 312; i++) CHECK(seen[i] == 1);
+    }
+    uint8_t small[4] = {0, 1, 2, 3};
+    CHECK(fl_shelf_u8(&g, small, 4, 0, 1) == FL_ERR_RANGE);
+    CHECK(fl_shelf_u8(&g, small, 4, 257, 1) == FL_ERR_RANGE);
+    CHECK(fl_riffle_u8(&g, small, FL_MAX_MODEL_CARDS + 1, 1) == FL_ERR_RANGE);
+    CHECK(fl_riffle_u8(NULL, small, 4, 1) == FL_ERR_NULL);
+}
+
 int main(void) {
+    test_models();
     test_chacha_block();
     test_chacha_encrypt();
     test_xoshiro_first_output();
