@@ -22,9 +22,13 @@ from feltlab.native.core import (
     ChaCha20,
     CoreError,
     HandValues,
+    ShoeStatistics,
     Xoshiro256StarStar,
+    adjacent_rank_pairs,
     batch_draw_word,
+    battery_pass,
     chacha20_block,
+    check_permutations,
     core_info,
     evaluate_hands,
     make_rng,
@@ -34,6 +38,7 @@ from feltlab.native.core import (
     shelf_shuffle,
     shuffle,
     shuffle_batch,
+    successive_shoe_rho,
 )
 
 RNG_NAMES = ("xoshiro256**", "chacha20")
@@ -49,9 +54,13 @@ __all__ = [
     "ChaCha20",
     "CoreError",
     "HandValues",
+    "ShoeStatistics",
     "Xoshiro256StarStar",
+    "adjacent_rank_pairs",
     "batch_draw_word",
+    "battery_pass",
     "chacha20_block",
+    "check_permutations",
     "core_info",
     "evaluate_hands",
     "make_rng",
@@ -61,4 +70,5 @@ __all__ = [
     "shelf_shuffle",
     "shuffle",
     "shuffle_batch",
+    "successive_shoe_rho",
 ]

@@ -65,6 +65,14 @@ fl_status fl_shelf_u8(fl_rng *rng, uint8_t *cards, size_t n, unsigned shelves, u
 fl_status fl_shelf_u16(fl_rng *rng, uint16_t *cards, size_t n, unsigned shelves,
                        unsigned passes);
 
+fl_status fl_check_permutations(const uint16_t *perm, size_t n_shoes, size_t n, size_t *bad_shoe,
+                                size_t *bad_column, uint32_t *bad_value);
+fl_status fl_battery_pass(const uint16_t *perm, size_t n_shoes, size_t n, uint16_t *rising,
+                          uint16_t *turning, uint16_t *successions, uint16_t *guesses,
+                          int64_t *position_counts, size_t *bad_shoe);
+fl_status fl_adjacent_rank_pairs(const uint8_t *codes, size_t n_shoes, size_t n, int64_t *counts);
+fl_status fl_successive_shoe_rho(const uint16_t *perm, size_t n_shoes, size_t n, double *rho);
+
 fl_status fl_evaluate_hands(const uint8_t *cards, size_t n_hands, size_t max_cards,
                             uint8_t *hard_total, uint8_t *total, uint8_t *flags,
                             size_t *bad_index);

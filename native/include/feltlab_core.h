@@ -155,6 +155,17 @@ fl_status fl_shelf_u8(fl_rng *rng, uint8_t *cards, size_t n, unsigned shelves, u
 fl_status fl_shelf_u16(fl_rng *rng, uint16_t *cards, size_t n, unsigned shelves,
                        unsigned passes);
 
+/* ---------------------------------------------------------------- battery kernels */
+
+/* See stats.c.  perm: (n_shoes, n) uint16, rows are input positions. */
+fl_status fl_check_permutations(const uint16_t *perm, size_t n_shoes, size_t n, size_t *bad_shoe,
+                                size_t *bad_column, uint32_t *bad_value);
+fl_status fl_battery_pass(const uint16_t *perm, size_t n_shoes, size_t n, uint16_t *rising,
+                          uint16_t *turning, uint16_t *successions, uint16_t *guesses,
+                          int64_t *position_counts, size_t *bad_shoe);
+fl_status fl_adjacent_rank_pairs(const uint8_t *codes, size_t n_shoes, size_t n, int64_t *counts);
+fl_status fl_successive_shoe_rho(const uint16_t *perm, size_t n_shoes, size_t n, double *rho);
+
 /* ---------------------------------------------------------------- hands */
 
 #define FL_HAND_SOFT 1u      /* an ace counts 11 in `total` */
