@@ -23,6 +23,8 @@ from feltlab.native.core import (
     CoreError,
     HandValues,
     ShoeStatistics,
+    SimResult,
+    SimRules,
     Xoshiro256StarStar,
     adjacent_rank_pairs,
     batch_draw_word,
@@ -38,6 +40,7 @@ from feltlab.native.core import (
     shelf_shuffle,
     shuffle,
     shuffle_batch,
+    simulate_rounds,
     successive_shoe_rho,
 )
 
@@ -55,6 +58,8 @@ __all__ = [
     "CoreError",
     "HandValues",
     "ShoeStatistics",
+    "SimResult",
+    "SimRules",
     "Xoshiro256StarStar",
     "adjacent_rank_pairs",
     "batch_draw_word",
@@ -70,5 +75,6 @@ __all__ = [
     "shelf_shuffle",
     "shuffle",
     "shuffle_batch",
+    "simulate_rounds",
     "successive_shoe_rho",
 ]

@@ -73,6 +73,27 @@ fl_status fl_battery_pass(const uint16_t *perm, size_t n_shoes, size_t n, uint16
 fl_status fl_adjacent_rank_pairs(const uint8_t *codes, size_t n_shoes, size_t n, int64_t *counts);
 fl_status fl_successive_shoe_rho(const uint16_t *perm, size_t n_shoes, size_t n, double *rho);
 
+typedef struct {
+    uint32_t decks;
+    uint32_t h17;
+    uint32_t peek;
+    uint32_t enhc_takes;
+    uint32_t bj_num, bj_den;
+    uint32_t double_on;
+    uint32_t double_after_split;
+    uint32_t max_hands;
+    uint32_t resplit_aces;
+    uint32_t split_aces_one_card;
+    uint32_t cut_position;
+    int32_t stake;
+    uint8_t hard[32][11];
+    uint8_t soft[32][11];
+    uint8_t pair[13][11];
+} fl_sim_rules;
+fl_status fl_simulate_rounds(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
+                             int32_t *net, uint8_t *initial, uint8_t *trace, size_t trace_cap,
+                             uint8_t *trace_len);
+
 fl_status fl_evaluate_hands(const uint8_t *cards, size_t n_hands, size_t max_cards,
                             uint8_t *hard_total, uint8_t *total, uint8_t *flags,
                             size_t *bad_index);

@@ -166,6 +166,43 @@ fl_status fl_battery_pass(const uint16_t *perm, size_t n_shoes, size_t n, uint16
 fl_status fl_adjacent_rank_pairs(const uint8_t *codes, size_t n_shoes, size_t n, int64_t *counts);
 fl_status fl_successive_shoe_rho(const uint16_t *perm, size_t n_shoes, size_t n, double *rho);
 
+/* ---------------------------------------------------------------- round simulator */
+
+/*
+ * Rules and strategy of the round simulator (sim.c), filled from
+ * feltlab.Rules by the Python facade.  Strategy tables are indexed
+ * [player total][dealer up-card value 1..10] with actions 0 hit, 1 stand,
+ * 2 double else hit, 3 double else stand; pair[rank index][up] is 1 to split.
+ */
+typedef struct {
+    uint32_t decks;
+    uint32_t h17;                 /* dealer hits soft 17 */
+    uint32_t peek;                /* 1 peek, 0 European no-hole-card */
+    uint32_t enhc_takes;          /* dealer blackjack takes: 0 original, 1 + busted, 2 all */
+    uint32_t bj_num, bj_den;      /* blackjack pays num to den (rule 5.4: 3 to 2) */
+    uint32_t double_on;           /* 0 any two, 1 hard, 2 hard 9-11, 3 hard 10-11 */
+    uint32_t double_after_split;
+    uint32_t max_hands;           /* 1..4 */
+    uint32_t resplit_aces;
+    uint32_t split_aces_one_card;
+    uint32_t cut_position;        /* shuffle after the round that dealt this many; 0: every round */
+    int32_t stake;                /* cents */
+    uint8_t hard[32][11];
+    uint8_t soft[32][11];
+    uint8_t pair[13][11];
+} fl_sim_rules;
+
+/*
+ * Simulates n_rounds rounds.  net[i]: the main wager's net result in cents.
+ * initial (optional, n_rounds x 5): player card 1, card 2, dealer up card,
+ * the player's third card (the next card of the shoe, always dealt), the
+ * dealer's second card (FL_NO_CARD if none).  trace (optional, n_rounds x
+ * trace_cap) and trace_len: every card dealt in the round, in order.
+ */
+fl_status fl_simulate_rounds(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
+                             int32_t *net, uint8_t *initial, uint8_t *trace, size_t trace_cap,
+                             uint8_t *trace_len);
+
 /* ---------------------------------------------------------------- hands */
 
 #define FL_HAND_SOFT 1u      /* an ace counts 11 in `total` */

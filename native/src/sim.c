@@ -1,0 +1,351 @@
+/*
+ * The round simulator: whole rounds of blackjack, one box, one player, the
+ * main wager played by a table-driven strategy, dealt from a real shoe.
+ *
+ * Semantics follow feltlab's Python round engine (sdk/engine.py) card for
+ * card, so that a differential test can deal the same cards through both:
+ *  - initial deal: player, dealer up card, player; under peek the dealer's
+ *    hole card follows, and a dealer blackjack (checked under an ace or a
+ *    ten-value card) ends the round before any decision;
+ *  - a hand is finished automatically at 21 or on a bust; split aces get one
+ *    card each when split_aces_one_card (unless a pair of aces may be resplit);
+ *  - a split leaves the first card in place, which takes a new card at once;
+ *    the second hand takes its second card when play reaches it;
+ *  - under no-hole-card play the dealer's second card is dealt after the
+ *    players, only if some hand is not busted; the dealer draws only while some
+ *    hand is neither busted nor a blackjack; a dealer blackjack takes the
+ *    original wager only, the original and busted hands, or all wagers;
+ *  - settlement: rule 5.1 (a)-(g), blackjack paid floor(stake * num / den)
+ *    cents (rule 5.4), 21 on a split hand is not a blackjack.
+ * Insurance is never taken (basic strategy).
+ *
+ * Shoe: a shuffle is done lazily, one Fisher-Yates step per card dealt (each
+ * card drawn uniformly from those not yet dealt), which is the same
+ * distribution as a full shuffle at the cost of only the cards used.  After a
+ * round in which the cutting card came out (cards dealt >= cut_position) the
+ * shoe is reshuffled (rule 5.7(b)); cut_position == 0 reshuffles before every
+ * round (an ideal continuous shuffler, or a fresh shoe each round).
+ */
+#include <string.h>
+
+#include "feltlab_core.h"
+#include "internal.h"
+
+enum { ACT_HIT = 0, ACT_STAND = 1, ACT_DOUBLE_HIT = 2, ACT_DOUBLE_STAND = 3 };
+
+typedef struct {
+    uint8_t cards[24];
+    uint8_t n;
+    uint8_t doubled;
+    uint8_t from_split;
+    uint8_t split_aces;
+    uint8_t done;
+} sim_hand;
+
+typedef struct {
+    uint8_t cards[FL_MAX_DECKS * 52];
+    uint32_t size;  /* cards in the stack */
+    uint32_t dealt; /* cards dealt since the last shuffle */
+    uint32_t fixed; /* positions already drawn (>= dealt: a peeked next card) */
+    uint32_t cut;   /* cut position (0: reshuffle every round) */
+    fl_xoshiro256ss x;
+    fl_rng *rng;    /* for ChaCha20 */
+    int use_x;
+    int ok;
+} sim_shoe;
+
+static inline uint64_t shoe_word(sim_shoe *s) {
+    if (s->use_x) return fl_xoshiro_next(&s->x);
+    uint64_t w = 0;
+    if (!fl_chacha_next(&s->rng->u.chacha, &w)) s->ok = 0;
+    return w;
+}
+
+/* fix the card at position `dealt` by a lazy Fisher-Yates step (if not yet fixed) */
+static inline void fix_next(sim_shoe *s) {
+    if (s->fixed > s->dealt) return;
+    uint64_t remaining = s->size - s->dealt, idx[1];
+    int accepted;
+    do {
+        uint64_t w = shoe_word(s);
+        FL_BATCH_DRAW(FL_MUL64, FL_POW64_MOD, w, remaining, 1, remaining, idx, accepted);
+    } while (!accepted && s->ok);
+    uint32_t j = s->dealt + (uint32_t)idx[0];
+    uint8_t c = s->cards[j];
+    s->cards[j] = s->cards[s->dealt];
+    s->cards[s->dealt] = c;
+    s->fixed = s->dealt + 1;
+}
+
+/* deal one card */
+static inline uint8_t deal(sim_shoe *s) {
+    if (s->dealt >= s->size) { /* out of cards: excluded by the cut-position check */
+        s->ok = 0;
+        return 0;
+    }
+    fix_next(s);
+    return s->cards[s->dealt++];
+}
+
+static inline unsigned value_of(uint8_t c) {
+    unsigned r = c >> 2;
+    return r >= 9 ? 10 : r + 1;
+}
+
+static void hand_totals(const uint8_t *cards, unsigned n, unsigned *total, int *soft) {
+    unsigned hard = 0, aces = 0;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned v = value_of(cards[i]);
+        hard += v;
+        aces += v == 1;
+    }
+    if (aces && hard + 10 <= 21) {
+        *total = hard + 10;
+        *soft = 1;
+    } else {
+        *total = hard;
+        *soft = 0;
+    }
+}
+
+static inline int natural(const uint8_t *cards, unsigned n) {
+    if (n != 2) return 0;
+    unsigned a = value_of(cards[0]), b = value_of(cards[1]);
+    return (a == 1 && b == 10) || (a == 10 && b == 1);
+}
+
+static int may_double(const fl_sim_rules *r, const sim_hand *h) {
+    if (h->n != 2) return 0;
+    if (h->split_aces && r->split_aces_one_card) return 0;
+    if (h->from_split && !r->double_after_split) return 0;
+    unsigned t;
+    int soft;
+    hand_totals(h->cards, 2, &t, &soft);
+    switch (r->double_on) {
+    case 0: return 1;
+    case 1: return !soft;
+    case 2: return !soft && t >= 9 && t <= 11;
+    case 3: return !soft && t >= 10 && t <= 11;
+    default: return 0;
+    }
+}
+
+static int may_split(const fl_sim_rules *r, const sim_hand *h, unsigned n_hands) {
+    if (h->n != 2 || (h->cards[0] >> 2) != (h->cards[1] >> 2)) return 0;
+    if (n_hands >= r->max_hands) return 0;
+    int aces = (h->cards[0] >> 2) == 0;
+    if (h->split_aces && !(aces && r->resplit_aces)) return 0;
+    return 1;
+}
+
+/* finished without a decision: bust, 21, or a one-card split ace */
+static int auto_done(const fl_sim_rules *r, sim_hand *h, unsigned n_hands) {
+    unsigned t;
+    int soft;
+    hand_totals(h->cards, h->n, &t, &soft);
+    if (t > 21 || t == 21) return h->done = 1;
+    if (h->split_aces && r->split_aces_one_card) {
+        int pair = h->n == 2 && (h->cards[0] >> 2) == (h->cards[1] >> 2);
+        int can_resplit = pair && r->resplit_aces && n_hands < r->max_hands;
+        if (!can_resplit) return h->done = 1;
+    }
+    return 0;
+}
+
+static int32_t hand_net(const fl_sim_rules *r, int outcome, int32_t stake) {
+    /* outcome: 2 blackjack, 1 win, 0 stand-off, -1 lose */
+    if (outcome == 2) return (int32_t)(((int64_t)stake * r->bj_num) / r->bj_den);
+    return outcome * stake;
+}
+
+/* rule 5.1: the outcome of one hand against the dealer's completed hand */
+static int outcome_of(const sim_hand *h, const uint8_t *dealer, unsigned dn) {
+    unsigned pt, dt;
+    int ps, ds;
+    hand_totals(h->cards, h->n, &pt, &ps);
+    hand_totals(dealer, dn, &dt, &ds);
+    int pbj = natural(h->cards, h->n) && !h->from_split;
+    int dbj = natural(dealer, dn);
+    if (pt > 21) return -1;               /* 5.1(f) */
+    if (pbj && dbj) return 0;             /* 5.1(e) */
+    if (pbj) return 2;                    /* 5.1(a)-(c) */
+    if (dbj) return -1;                   /* 5.1(d), (g) */
+    if (dt > 21) return 1;                /* 5.1(a) */
+    return pt > dt ? 1 : (pt == dt ? 0 : -1);
+}
+
+static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t *initial,
+                      uint8_t *trace, unsigned trace_cap, unsigned *trace_n) {
+    sim_hand hands[4];
+    unsigned n_hands = 1;
+    uint8_t dealer[24];
+    unsigned dn = 0;
+    uint32_t first = s->dealt;
+    memset(hands, 0, sizeof hands);
+    sim_hand *h0 = &hands[0];
+    h0->cards[h0->n++] = deal(s);
+    dealer[dn++] = deal(s);
+    h0->cards[h0->n++] = deal(s);
+    if (r->peek) dealer[dn++] = deal(s);
+    if (initial) { /* the player's first three cards (the third always dealt: the next card
+                    * of the shoe, fixed now whether or not anyone takes it), the up card */
+        initial[0] = h0->cards[0];
+        initial[1] = h0->cards[1];
+        initial[2] = dealer[0];
+        if (s->dealt < s->size) {
+            fix_next(s);
+            initial[3] = s->cards[s->dealt];
+        } else {
+            initial[3] = FL_NO_CARD;
+        }
+        initial[4] = FL_NO_CARD;
+    }
+    int dealer_bj_peeked = r->peek && natural(dealer, 2);
+    if (!dealer_bj_peeked) {
+        auto_done(r, h0, 1);
+        for (unsigned i = 0; i < n_hands; i++) {
+            sim_hand *h = &hands[i];
+            if (h->done) continue;
+            if (h->n == 1) { /* a split hand takes its second card */
+                h->cards[h->n++] = deal(s);
+                if (auto_done(r, h, n_hands)) continue;
+            }
+            unsigned up = value_of(dealer[0]);
+            while (!h->done) {
+                unsigned t;
+                int soft;
+                hand_totals(h->cards, h->n, &t, &soft);
+                if (h->n == 2 && may_split(r, h, n_hands) &&
+                    r->pair[h->cards[0] >> 2][up]) {
+                    /* split: the second card starts a new hand after this one */
+                    for (unsigned k = n_hands; k > i + 1; k--) hands[k] = hands[k - 1];
+                    sim_hand *nh = &hands[i + 1];
+                    memset(nh, 0, sizeof *nh);
+                    int aces = (h->cards[0] >> 2) == 0;
+                    nh->cards[nh->n++] = h->cards[1];
+                    nh->from_split = 1;
+                    nh->split_aces = (uint8_t)aces;
+                    h->n = 1;
+                    h->from_split = 1;
+                    h->split_aces = (uint8_t)aces;
+                    n_hands++;
+                    h->cards[h->n++] = deal(s);
+                    auto_done(r, h, n_hands);
+                    continue;
+                }
+                uint8_t a = soft ? r->soft[t][up] : r->hard[t][up];
+                if (a == ACT_DOUBLE_HIT || a == ACT_DOUBLE_STAND) {
+                    if (may_double(r, h)) {
+                        h->doubled = 1;
+                        h->cards[h->n++] = deal(s);
+                        h->done = 1;
+                        continue;
+                    }
+                    a = a == ACT_DOUBLE_HIT ? ACT_HIT : ACT_STAND;
+                }
+                if (a == ACT_HIT && !(h->split_aces && r->split_aces_one_card) && h->n < 23) {
+                    h->cards[h->n++] = deal(s);
+                    auto_done(r, h, n_hands);
+                } else {
+                    h->done = 1;
+                }
+            }
+        }
+        /* the dealer */
+        int any_live = 0, any_open = 0;
+        for (unsigned i = 0; i < n_hands; i++) {
+            unsigned t;
+            int soft;
+            hand_totals(hands[i].cards, hands[i].n, &t, &soft);
+            if (t <= 21) any_live = 1;
+            if (t <= 21 && !(natural(hands[i].cards, hands[i].n) && !hands[i].from_split))
+                any_open = 1;
+        }
+        if (dn < 2 && any_live) dealer[dn++] = deal(s);
+        if (!natural(dealer, dn) && any_open) {
+            for (;;) {
+                unsigned t;
+                int soft;
+                hand_totals(dealer, dn, &t, &soft);
+                if (t < 17 || (t == 17 && soft && r->h17))
+                    dealer[dn++] = deal(s);
+                else
+                    break;
+            }
+        }
+    }
+    /* settlement */
+    int32_t total = 0;
+    int limited = !r->peek && natural(dealer, dn) && r->enhc_takes != 2;
+    for (unsigned i = 0; i < (dealer_bj_peeked ? 1u : n_hands); i++) {
+        const sim_hand *h = &hands[i];
+        int32_t stake = r->stake * (h->doubled ? 2 : 1);
+        int oc = outcome_of(h, dealer, dn);
+        int32_t v = hand_net(r, oc, stake);
+        if (limited && oc == -1) {
+            unsigned t;
+            int soft;
+            hand_totals(h->cards, h->n, &t, &soft);
+            if (r->enhc_takes == 1 && t > 21) {
+                /* a busted hand stays lost */
+            } else if (i == 0) {
+                v = -r->stake;
+            } else {
+                v = 0;
+            }
+        }
+        total += v;
+    }
+    *net = total;
+    if (initial) {
+        initial[4] = dn >= 2 ? dealer[1] : FL_NO_CARD;
+    }
+    if (trace) {
+        unsigned m = s->dealt - first;
+        if (m > trace_cap) m = trace_cap;
+        memcpy(trace, s->cards + first, m);
+        *trace_n = m;
+    }
+    return s->ok;
+}
+
+fl_status fl_simulate_rounds(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
+                             int32_t *net, uint8_t *initial, uint8_t *trace, size_t trace_cap,
+                             uint8_t *trace_len) {
+    if (!rng || !rules || (n_rounds && !net)) return FL_ERR_NULL;
+    if (rng->kind != FL_RNG_XOSHIRO256SS && rng->kind != FL_RNG_CHACHA20) return FL_ERR_KIND;
+    const fl_sim_rules *r = rules;
+    if (r->decks < 1 || r->decks > FL_MAX_DECKS) return FL_ERR_DECKS;
+    if (r->bj_den < 1 || r->max_hands < 1 || r->max_hands > 4 || r->double_on > 3 ||
+        r->enhc_takes > 2 || r->stake < 1 || r->stake > 1000000000 / 8)
+        return FL_ERR_RANGE;
+    uint32_t size = r->decks * 52;
+    /* a round of one box needs at most 4 hands x 11 cards + 12 dealer cards, far fewer in
+     * practice; keep at least 64 cards behind the cut so no round can run out */
+    if (r->cut_position > size || (r->cut_position && size - r->cut_position < 64 && size > 64))
+        return FL_ERR_RANGE;
+    for (int t = 0; t < 32; t++)
+        for (int u = 0; u < 11; u++)
+            if (r->hard[t][u] > 3 || r->soft[t][u] > 3) return FL_ERR_RANGE;
+    sim_shoe s;
+    memset(&s, 0, sizeof s);
+    s.size = size;
+    s.cut = r->cut_position;
+    s.ok = 1;
+    s.use_x = rng->kind == FL_RNG_XOSHIRO256SS;
+    if (s.use_x) s.x = rng->u.xoshiro;
+    s.rng = rng;
+    (void)fl_new_shoe_codes(r->decks, s.cards, size);
+    for (size_t i = 0; i < n_rounds; i++) {
+        if (s.cut == 0 || s.dealt >= s.cut) s.dealt = s.fixed = 0; /* shuffle (lazily) */
+        unsigned tn = 0;
+        if (!play_round(r, &s, &net[i], initial ? initial + 5 * i : NULL,
+                        trace ? trace + i * trace_cap : NULL, (unsigned)trace_cap, &tn)) {
+            if (s.use_x) rng->u.xoshiro = s.x;
+            return s.dealt >= s.size ? FL_ERR_RANGE : FL_ERR_EXHAUSTED;
+        }
+        if (trace_len) trace_len[i] = (uint8_t)tn;
+    }
+    if (s.use_x) rng->u.xoshiro = s.x;
+    return FL_OK;
+}
