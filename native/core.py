@@ -407,8 +407,11 @@ def shuffle_batch(
 ) -> np.ndarray:
     """``n_shoes`` independently shuffled shoes of ``decks`` decks, in one C call.
 
-    Each row is a Fisher-Yates shuffle of a new shoe (see :func:`new_shoe`); rows are drawn in
-    order from ``rng``, so a seed gives the same batch every time.  Returns an
+    Each row is a Fisher-Yates shuffle of a new shoe (see :func:`new_shoe`).  Rows are
+    shuffled four at a time from ``rng``, their index draws taking turns (four independent
+    dependency chains in flight), then the last ``n_shoes % 4`` rows one at a time; so a seed
+    gives the same batch every time, and a batch of 4k shoes followed by another batch equals
+    one batch of both sizes together.  Returns an
     ``(n_shoes, decks * 52)`` C-contiguous array: uint8 codes, or uint16 ids when ``ids``.
     ``out`` (optional) is a caller-owned array of that shape and dtype to fill instead, in
     which case ``n_shoes`` may be omitted.

@@ -77,7 +77,7 @@ def test_chi_square_detects_the_naive_shuffle_at_the_same_size():
 
 @pytest.mark.parametrize("rng_name", ["xoshiro256**", "chacha20"])
 def test_batch_orderings_of_four_cards_uniform(rng_name):
-    # the relative order of cards 0..3 in a shuffled one-deck batch (two-lane C path)
+    # the relative order of cards 0..3 in a shuffled one-deck batch (four-lane C path)
     batch = native.shuffle_batch(native.make_rng(rng_name, 99), 24_000, decks=1)
     counts = _ordering_counts(batch)
     assert _chi2_pvalue(counts) > ALPHA
@@ -120,12 +120,17 @@ def test_same_seed_same_shoes_and_streams_differ(ids, rng_name):
     assert len({row.tobytes() for row in np.concatenate([a, x, y])}) == 150
 
 
-def test_batch_is_a_prefix_in_pairs():
-    # rows are shuffled two at a time from one stream: 4 then 6 shoes == 10 shoes
+def test_batch_is_a_prefix_in_fours():
+    # rows are shuffled four at a time from one stream: 4 + 6 shoes == 10 shoes, and the
+    # rows are distinct from the single-row path's order of draws
     r1 = native.Xoshiro256StarStar(8)
     parts = np.concatenate([native.shuffle_batch(r1, 4), native.shuffle_batch(r1, 6)])
     whole = native.shuffle_batch(native.Xoshiro256StarStar(8), 10)
     assert (parts == whole).all()
+    r2 = native.Xoshiro256StarStar(8)
+    singles = np.concatenate([native.shuffle_batch(r2, 1) for _ in range(10)])
+    assert (np.sort(singles, axis=1) == np.sort(whole, axis=1)).all()
+    assert not (singles == whole).all()
 
 
 def test_out_array_is_filled_in_place():
