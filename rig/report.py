@@ -1,0 +1,196 @@
+"""Campaign reports: a versioned JSON record, an HTML report with plots, JUnit XML, and a
+manifest with the SHA-256 of every artifact (the raw capture included).
+
+The record is the source of truth; the HTML (jinja2 + matplotlib) and the JUnit XML are views
+of it, so a lab's CI can ingest verdicts and an auditor can re-check every figure.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import math
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+RECORD_VERSION = "1.0"
+
+TEMPLATE = Path(__file__).with_name("templates") / "report.html.j2"
+
+
+def fmt(x: Any) -> str:
+    """A number for a report cell: 4 significant figures, blank for missing."""
+    if x is None:
+        return ""
+    if isinstance(x, float):
+        if not math.isfinite(x):
+            return ""
+        return f"{x:.4g}"
+    return str(x)
+
+
+def _png(fig: Any) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def make_plots(
+    *,
+    position_counts: np.ndarray | None = None,
+    rising: np.ndarray | None = None,
+    eulerian: np.ndarray | None = None,
+    latencies: Mapping[str, Sequence[float]] | None = None,
+) -> list[tuple[str, str]]:
+    """Base64 PNG plots for the HTML report: the position heat map, the rising-sequence
+    histogram over the Eulerian curve, and one latency histogram per named sample (seconds)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plots: list[tuple[str, str]] = []
+    if position_counts is not None:
+        fig, ax = plt.subplots(figsize=(6, 5))
+        n_shoes = position_counts.sum(axis=1).max()
+        expected = n_shoes / position_counts.shape[0]
+        im = ax.imshow(
+            position_counts / expected,
+            cmap="coolwarm",
+            vmin=0,
+            vmax=2,
+            aspect="auto",
+            interpolation="nearest",
+        )
+        ax.set_xlabel("output position")
+        ax.set_ylabel("input position")
+        fig.colorbar(im, ax=ax, label="observed / expected")
+        plots.append(("Card by position (observed / expected)", _png(fig)))
+    if rising is not None and eulerian is not None:
+        fig, ax = plt.subplots(figsize=(6, 3.5))
+        n = eulerian.size
+        r = np.arange(1, n + 1)
+        counts = np.bincount(rising.astype(np.int64), minlength=n + 1)[1:]
+        lo = max(1, int(rising.min()) - 5)
+        hi = min(n, int(rising.max()) + 5)
+        sl = slice(lo - 1, hi)
+        ax.bar(r[sl], counts[sl], color="#7aa6d6", label="observed shoes")
+        ax.plot(r[sl], eulerian[sl] * rising.size, "k-", label="Eulerian (uniform shuffle)")
+        ax.set_xlabel("rising sequences")
+        ax.set_ylabel("shoes")
+        ax.legend()
+        plots.append(("Rising sequences", _png(fig)))
+    for name, samples in (latencies or {}).items():
+        a = np.asarray(samples, dtype=np.float64)
+        if a.size == 0:
+            continue
+        fig, ax = plt.subplots(figsize=(6, 3))
+        ax.hist(a * 1e3, bins=min(50, max(5, a.size // 5)), color="#8fbf8f")
+        ax.set_xlabel(f"{name} (ms)")
+        ax.set_ylabel("count")
+        plots.append((f"Latency: {name}", _png(fig)))
+    return plots
+
+
+def junit_xml(record: Mapping[str, Any]) -> str:
+    """JUnit XML of a record: one testcase per battery check and per measurement."""
+    suite = ET.Element("testsuite", name=f"feltlab certify {record['device']['name']}")
+    cases = 0
+    failures = 0
+    errors = 0
+
+    def case(name: str, verdict: str, message: str) -> None:
+        nonlocal cases, failures, errors
+        tc = ET.SubElement(suite, "testcase", classname="feltlab.certify", name=name)
+        cases += 1
+        if verdict == "FAIL":
+            failures += 1
+            ET.SubElement(tc, "failure", message=message)
+        elif verdict == "ERROR":
+            errors += 1
+            ET.SubElement(tc, "error", message=message)
+
+    battery = record.get("battery")
+    if battery:
+        for c in battery["checks"]:
+            case(
+                f"battery.{c['name']}",
+                c["verdict"],
+                f"{c['statistic_name']}={fmt(c['statistic'])} p={fmt(c['p_value'])} "
+                f"adjusted={fmt(c['adjusted_p'])}",
+            )
+    for m in record.get("measurements", []):
+        case(
+            m["name"],
+            m["verdict"],
+            f"{fmt(m['value'])} {m['unit']} outside [{fmt(m['low'])}, {fmt(m['high'])}]",
+        )
+    for e in record.get("errors", []):
+        case("campaign", "ERROR", str(e))
+    suite.set("tests", str(cases))
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    return ET.tostring(suite, encoding="unicode", xml_declaration=True)
+
+
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a file, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_report(
+    out_dir: Path, record: dict[str, Any], plots: Sequence[tuple[str, str]] = ()
+) -> dict[str, str]:
+    """Write ``record.json``, ``report.html``, ``junit.xml`` and ``manifest.json`` into
+    ``out_dir``; the manifest lists the SHA-256 of those and of every other file already in
+    ``out_dir`` (the capture).  Returns the manifest's {file name: sha256}."""
+    import jinja2
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    record.setdefault("record_version", RECORD_VERSION)
+    (out_dir / "record.json").write_text(json.dumps(record, indent=2, default=_json_default))
+    power_columns: list[str] = []
+    for c in (record.get("battery") or {}).get("checks", []):
+        for k in c.get("power", {}):
+            if k not in power_columns:
+                power_columns.append(k)
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.ChainableUndefined)
+    html = env.from_string(TEMPLATE.read_text()).render(
+        record=record, plots=plots, fmt=fmt, power_columns=power_columns
+    )
+    (out_dir / "report.html").write_text(html)
+    (out_dir / "junit.xml").write_text(junit_xml(record))
+    manifest = {
+        p.name: sha256_file(p)
+        for p in sorted(out_dir.iterdir())
+        if p.is_file() and p.name != "manifest.json"
+    }
+    (out_dir / "manifest.json").write_text(
+        json.dumps({"algorithm": "sha256", "files": manifest}, indent=2)
+    )
+    return manifest
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o) if math.isfinite(float(o)) else None
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"not JSON-serialisable: {type(o).__name__}")

@@ -1,0 +1,102 @@
+"""Reports: the record, HTML, JUnit XML and manifest are consistent with each other."""
+
+import hashlib
+import json
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from feltlab.rig import battery, measures, report
+from feltlab.rig.battery import Verdict
+
+
+def _record(result, extra_measurements=()):
+    return {
+        "campaign_id": "t1",
+        "device": {"name": "simulated shuffler"},
+        "profile": {"path": None},
+        "software": {"feltlab": "0.1.0"},
+        "seed": 1,
+        "started": "2026-11-29T00:00:00Z",
+        "finished": "2026-11-29T00:01:00Z",
+        "verdict": str(result.verdict),
+        "battery": result.to_dict(),
+        "measurements": [m.to_dict() for m in extra_measurements],
+        "errors": [],
+        "capture": "capture.blf",
+    }
+
+
+def test_report_files_and_manifest(tmp_path):
+    perm = battery.simulate_shoes("riffle:k=4", 100, 52, 1)
+    result = battery.run_battery(perm)
+    (tmp_path / "capture.blf").write_bytes(b"raw capture bytes")
+    timing = measures.timing_measurements("shuffle_cycle", [0.9, 1.0, 1.1, 5.0], limit_max=2.0)
+    stats = battery.native.battery_pass(perm)
+    plots = report.make_plots(
+        position_counts=stats.position_counts,
+        rising=stats.rising,
+        eulerian=battery.eulerian_pmf(52),
+        latencies={"shuffle_cycle": [0.9, 1.0, 1.1, 5.0]},
+    )
+    assert [t for t, _ in plots] == [
+        "Card by position (observed / expected)",
+        "Rising sequences",
+        "Latency: shuffle_cycle",
+    ]
+    manifest = report.write_report(tmp_path, _record(result, timing), plots)
+    assert set(manifest) == {"capture.blf", "record.json", "report.html", "junit.xml"}
+    assert manifest["capture.blf"] == hashlib.sha256(b"raw capture bytes").hexdigest()
+    on_disk = json.loads((tmp_path / "manifest.json").read_text())
+    assert on_disk == {"algorithm": "sha256", "files": manifest}
+    record = json.loads((tmp_path / "record.json").read_text())
+    assert record["record_version"] == report.RECORD_VERSION
+    assert record["battery"]["verdict"] == "FAIL"
+    html = (tmp_path / "report.html").read_text()
+    assert "rising_sequences" in html and "data:image/png;base64," in html
+    suite = ET.fromstring((tmp_path / "junit.xml").read_text())
+    n_checks = len(result.checks)
+    assert int(suite.get("tests")) == n_checks + 4
+    failed = {tc.get("name") for tc in suite if tc.find("failure") is not None}
+    assert "battery.rising_sequences" in failed and "shuffle_cycle.max" in failed
+    assert "shuffle_cycle.p50" not in failed
+
+
+def test_timing_summary_exact_percentiles():
+    s = measures.summarize(np.arange(1, 101) / 1000.0, resolution=1e-9)
+    assert (s.n, s.max) == (100, 0.1)
+    assert s.p50 == pytest.approx(0.0505)
+    assert s.p99 == pytest.approx(0.09901)
+    with pytest.raises(ValueError, match="no timing samples"):
+        measures.summarize([])
+    with pytest.raises(ValueError, match="non-negative"):
+        measures.summarize([0.1, -0.2])
+
+
+def test_heartbeat_jitter():
+    t = [0.0, 0.1, 0.2, 0.32, 0.4]
+    period, jitter = measures.heartbeat_measurements(t, 0.1, jitter_limit=0.015)
+    assert period.value == pytest.approx(0.1)
+    assert jitter.value == pytest.approx(0.02)
+    assert jitter.verdict is Verdict.FAIL
+    assert (
+        measures.heartbeat_measurements([1.0], 0.1, jitter_limit=0.01)[0].verdict is Verdict.ERROR
+    )
+
+
+def test_prize_distribution():
+    weights = {2500: 90, 50000: 9, 1000000: 1}
+    gen = np.random.default_rng(3)
+    fair = gen.choice([2500, 50000, 1000000], size=2000, p=[0.9, 0.09, 0.01]).tolist()
+    res = measures.prize_distribution_test(fair, weights)
+    assert res.verdict is Verdict.PASS and res.dof == 2
+    assert res.expected[1000000] == pytest.approx(20.0)
+    biased = gen.choice([2500, 50000, 1000000], size=2000, p=[0.95, 0.045, 0.005]).tolist()
+    assert measures.prize_distribution_test(biased, weights).verdict is Verdict.FAIL
+    # a prize never declared fails at once
+    bad = measures.prize_distribution_test([*fair, 777], weights)
+    assert bad.verdict is Verdict.FAIL and bad.observed[777] == 1
+    # rare prizes are pooled so every group expects at least 5
+    small = measures.prize_distribution_test(fair[:100], weights)
+    assert small.pooled == [[50000, 1000000], [2500]]
