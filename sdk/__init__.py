@@ -14,4 +14,31 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
     __version__ = "0+unknown"
 
-__all__ = ["__version__"]
+from feltlab.engine import Decision, Phase, RoundResult, ScriptedPolicy, Table, play_round
+from feltlab.plugin_manager import collect_wagers, get_plugin_manager, hookimpl
+from feltlab.rules import DealerBlackjackTakes, DoubleOn, HoleCard, Rules, ShufflerKind
+from feltlab.wagers import Decided, Limits, Paytable, Placed, Settlement, WagerType
+
+__all__ = [
+    "DealerBlackjackTakes",
+    "Decided",
+    "Decision",
+    "DoubleOn",
+    "HoleCard",
+    "Limits",
+    "Paytable",
+    "Phase",
+    "Placed",
+    "RoundResult",
+    "Rules",
+    "ScriptedPolicy",
+    "Settlement",
+    "ShufflerKind",
+    "Table",
+    "WagerType",
+    "__version__",
+    "collect_wagers",
+    "get_plugin_manager",
+    "hookimpl",
+    "play_round",
+]

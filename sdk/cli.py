@@ -15,7 +15,9 @@ from rich.table import Table
 
 from feltlab import __version__, native
 from feltlab.cards import card_str
-from feltlab.plugin_manager import get_plugin_manager, plugin_summary
+from feltlab.engine import Table as FeltTable
+from feltlab.plugin_manager import collect_wagers, get_plugin_manager, plugin_summary
+from feltlab.rules import PRESETS, Rules
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -94,6 +96,121 @@ def shuffle(decks: int, shoes: int, rng_name: str, seed: int, show: int) -> None
     )
     if not sorted_ok:
         sys.exit(1)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the plugins as JSON.")
+def plugins(as_json: bool) -> None:
+    """The loaded plugins, the hooks each implements, their versions and the wager types."""
+    pm = get_plugin_manager()
+    rows = plugin_summary(pm)
+    registry = collect_wagers(pm)
+    wagers = [registry.create(n).describe() for n in registry.names()]
+    if as_json:
+        click.echo(json.dumps({"plugins": rows, "wagers": wagers}, indent=2))
+        return
+    console = Console()
+    table = Table(title="feltlab plugins")
+    for col in ("plugin", "distribution", "version", "hooks"):
+        table.add_column(col)
+    for row in rows:
+        table.add_row(
+            row["name"], row["distribution"], row["version"] or "-", ", ".join(row["hooks"])
+        )
+    console.print(table)
+    wt = Table(title="wager types")
+    for col in ("name", "rule", "placed", "decided", "decks", "limits (cents)", "paytable"):
+        wt.add_column(col)
+    for w in wagers:
+        lim = w["limits"]
+        wt.add_row(
+            w["name"],
+            w["rule"],
+            w["placed"],
+            w["decided"],
+            "{}-{}".format(*w["decks"]),
+            f"{lim['minimum']}-{lim['maximum']}",
+            w["paytable"] or "-",
+        )
+    console.print(wt)
+
+
+@main.command()
+@click.option(
+    "--rules", "preset", type=click.Choice(sorted(PRESETS)), default="nz", show_default=True
+)
+@click.option("--rounds", type=click.IntRange(1, 100_000), default=20, show_default=True)
+@click.option("--seed", type=click.IntRange(0, 2**256 - 1), default=1, show_default=True)
+@click.option("--boxes", type=click.IntRange(1, 7), default=3, show_default=True)
+@click.option(
+    "--events",
+    "events_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write the JSON-lines event log to this file.",
+)
+def play(preset: str, rounds: int, seed: int, boxes: int, events_path: str | None) -> None:
+    """Play rounds by basic strategy with side bets on every box and print the round log.
+
+    The shoe is shuffled by ChaCha20 keyed by --seed, the Madness 21 panel is a seeded fake:
+    the same seed prints the same log.  Every box bets $10 main, $5 Perfect Pairs, $5 Super
+    Sevens (6-8 decks only) and $5 Madness 21.
+    """
+    from feltlab.engine import play_round
+    from feltlab.jackpot import FakeJackpotPanel
+    from feltlab.playlog import describe_event
+    from feltlab.shoe import make_source
+    from feltlab.strategy import BasicStrategy
+
+    rules = Rules.preset(preset)
+    pm = get_plugin_manager()
+    registry = collect_wagers(pm)
+    offered = [n for n in registry.names()]
+    wagers = []
+    for name in offered:
+        w = registry.create(name)
+        if w.min_decks <= rules.decks <= w.max_decks:
+            wagers.append(w)
+    names = {w.name for w in wagers}
+    table = FeltTable(
+        rules,
+        make_source(rules, native.ChaCha20(seed)),
+        wagers,
+        boxes=boxes,
+        panel=FakeJackpotPanel(seed=seed),
+        hook=pm.hook,
+    )
+    lines: list[str] = []
+    table.log.subscribe(lambda e: lines.extend(describe_event(e)))
+    policy = BasicStrategy(rules)
+    click.echo(f"feltlab play: rules {preset}, {rounds} rounds, seed {seed}, {boxes} boxes")
+    for _ in range(rounds):
+        bets = []
+        for b in range(boxes):
+            player = f"P{b + 1}"
+            bets.append((b, player, "main", 1000))
+            for side in ("perfect_pairs", "super_sevens", "madness21"):
+                if side in names and side not in table.withdrawn:
+                    bets.append((b, player, side, 500))
+        play_round(table, bets, policy)
+        for line in lines:
+            click.echo(line)
+        lines.clear()
+    totals: dict[str, int] = {}
+    for e in table.log:
+        if e.kind == "wager_settled":
+            p = str(e.data["player"])
+            totals[p] = totals.get(p, 0) + int(e.data["net"])
+    summary = ", ".join(f"{p} {_money(v)}" for p, v in sorted(totals.items()))
+    click.echo(f"net after {rounds} rounds: {summary}")
+    if events_path:
+        with open(events_path, "w", encoding="utf-8") as fh:
+            fh.write(table.log.to_jsonl())
+
+
+def _money(cents: int) -> str:
+    sign = "-" if cents < 0 else "+"
+    return f"{sign}${abs(cents) // 100}.{abs(cents) % 100:02d}"
 
 
 def _register_plugin_commands() -> None:

@@ -9,3 +9,38 @@ class FeltlabError(Exception):
 
 class PluginError(FeltlabError):
     """A plugin failed to load or broke the plugin contract; the message names the plugin."""
+
+
+class RulesError(FeltlabError, ValueError):
+    """A :class:`feltlab.Rules` value the NZ rules (or the table's own settings) forbid; the
+    message names the field, the rule number and the permitted values."""
+
+
+class WagerError(FeltlabError, ValueError):
+    """A wager refused at placement: wrong phase, outside the table's limits, no main wager
+    on the box, an unknown wager type, or a wager type the Rules do not permit."""
+
+
+class IllegalDecisionError(FeltlabError, ValueError):
+    """A player decision the Rules or the round's state do not allow; the message names the
+    decisions that are legal now."""
+
+
+class RoundStateError(FeltlabError, RuntimeError):
+    """An engine operation called in the wrong phase of the round (e.g. a decision before the
+    deal); the message names the phase and the operation expected."""
+
+
+class ShoeError(FeltlabError, RuntimeError):
+    """The card source cannot give a card (exhausted) or was asked for an impossible
+    operation; the message says how to fix the shoe set-up."""
+
+
+class DeviceError(FeltlabError, RuntimeError):
+    """A table device (jackpot prize panel, shuffler) failed; the engine turns this into a
+    ``device_fault`` event and applies the rule for it (e.g. rule 16.12)."""
+
+
+class ReplayError(FeltlabError, ValueError):
+    """An event log that cannot be replayed, or a replay that diverged from the log; the
+    message names the first differing event."""

@@ -2,10 +2,23 @@
 
 A plugin is any module or object with functions named like these hooks and marked with
 ``feltlab.hookimpl``; a third-party package exposes it through the ``feltlab`` entry-point group.
+
+Two kinds of hook:
+
+- *register* hooks hand the plugin a callback (``register``, ``cli``) to add what it
+  provides: wagers, commands;
+- *observer* hooks are called by a :class:`feltlab.engine.Table` built with
+  ``hook=pm.hook`` as the table's events happen.  Observers must not change the table; their
+  return values are ignored, and an exception propagates to the caller of the table
+  operation (a broken observer stops the game rather than being ignored).
+
+Every implementation of every hook is called (none is ``firstresult``).  An implementation
+may accept any subset of a hook's parameters.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pluggy
@@ -22,4 +35,89 @@ def feltlab_register_commands(cli: Any) -> None:
     Every implementation is called, once, when the command line starts; return values are
     ignored.  A command name already taken raises ``feltlab.errors.PluginError`` naming both
     plugins.
+    """
+
+
+@hookspec
+def feltlab_register_wagers(register: Callable[[type[Any]], None]) -> None:
+    """Add wager types.
+
+    :param register: call ``register(WagerTypeSubclass)`` once per wager type (a subclass of
+        :class:`feltlab.wagers.WagerType`).  A name already registered by another plugin
+        raises ``feltlab.errors.PluginError`` naming both modules.
+
+    Called by :func:`feltlab.plugin_manager.collect_wagers`; built-in plugins register first
+    (main, insurance, perfect_pairs, super_sevens, madness21), then entry-point plugins.
+    """
+
+
+@hookspec
+def feltlab_table_event(table: Any, event: Any) -> None:
+    """Observe every event of a table (a :class:`feltlab.events.Event`), in order.
+
+    :param table: the :class:`feltlab.engine.Table`.
+    :param event: the event just appended to ``table.log``.
+
+    Use it for audit logs and live displays; the specific hooks below are called after it for
+    their events.
+    """
+
+
+@hookspec
+def feltlab_round_started(table: Any, round_no: int) -> None:
+    """A round opened for betting.
+
+    :param table: the :class:`feltlab.engine.Table`.
+    :param round_no: the round's number (1-based).
+    """
+
+
+@hookspec
+def feltlab_card_dealt(table: Any, card: int, to: str, box: int | None) -> None:
+    """A card was dealt face up to a hand.
+
+    :param table: the :class:`feltlab.engine.Table`.
+    :param card: the card code (0..51, ``rank * 4 + suit``).
+    :param to: ``"box"`` or ``"dealer"``.
+    :param box: the box index (0-based), or None for the dealer.
+    """
+
+
+@hookspec
+def feltlab_cut_card_reached(table: Any, round_no: int) -> None:
+    """The cutting card came out: the cards will be shuffled when this round completes
+    (rule 5.7(b)).
+
+    :param table: the :class:`feltlab.engine.Table`.
+    :param round_no: the round in which it came out.
+    """
+
+
+@hookspec
+def feltlab_shoe_shuffled(table: Any, reason: str) -> None:
+    """The cards were shuffled.
+
+    :param table: the :class:`feltlab.engine.Table`.
+    :param reason: ``"new_shoe"``, ``"cutting_card"`` (rule 5.7(b)) or
+        ``"missing_cutting_card"`` (rule 16.10).
+    """
+
+
+@hookspec
+def feltlab_round_settled(table: Any, result: Any) -> None:
+    """A round ended: every wager is decided (or void, rule 16.5).
+
+    :param table: the :class:`feltlab.engine.Table`.
+    :param result: the :class:`feltlab.engine.RoundResult`.
+    """
+
+
+@hookspec
+def feltlab_device_fault(table: Any, device: str, message: str) -> None:
+    """A table device failed.
+
+    :param table: the :class:`feltlab.engine.Table`.
+    :param device: the device name, e.g. ``"jackpot_panel"`` (rule 16.12: Madness 21 is
+        withdrawn and won wagers are settled at $25).
+    :param message: what failed.
     """

@@ -14,6 +14,7 @@ import pluggy
 
 from feltlab import hookspecs
 from feltlab.errors import PluginError
+from feltlab.wagers import WagerRegistry
 
 PROJECT = "feltlab"
 hookimpl = pluggy.HookimplMarker(PROJECT)
@@ -65,3 +66,14 @@ def plugin_summary(pm: pluggy.PluginManager) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def collect_wagers(pm: pluggy.PluginManager) -> WagerRegistry:
+    """Call ``feltlab_register_wagers`` on every plugin (built-ins first) and return the
+    registry.  Raises :class:`PluginError` when two plugins register the same name."""
+    registry = WagerRegistry()
+    # pluggy calls the newest registration first; registering in registration order keeps
+    # the built-ins first in the registry, as they were loaded first.
+    for impl in pm.hook.feltlab_register_wagers.get_hookimpls():
+        impl.function(register=registry.register)
+    return registry

@@ -1,0 +1,999 @@
+"""The round engine: a deterministic state machine over a card source.
+
+Given the same cards and the same operations, a :class:`Table` emits the same events, so a
+round's JSON-lines log is its audit trail and :func:`replay_round` reproduces its outcome.
+
+A round runs through these phases (:class:`Phase`)::
+
+    IDLE -> begin_round() -> BETTING -- place() ... -- deal() / deal_step() -> DEALING
+         -> INSURANCE (dealer's first card an ace: place insurance, close_insurance())
+         -> PLAYING (decide() for each hand of each box, in box order)
+         -> DEALER (play_dealer()) -> SETTLING (settle()) -> IDLE
+
+Irregularities are operations too: :meth:`Table.misdeal` then :meth:`Table.reconstruct` or
+:meth:`Table.void_box` / :meth:`Table.void_round` (rule 16.5);
+:meth:`Table.remove_exposed_card` (rule 16.3); :meth:`Table.report_missing_cutting_card`
+(rule 16.10); :meth:`Table.report_device_fault` (rule 16.12).
+
+Boxes are numbered from 0.  The first player to place a main wager on a box controls it
+(rule 14, which would say otherwise, is not in the rule files); other players' main wagers on
+the box follow the controller's decisions (a double or split adds the same proportion of each
+player's wager: an assumption, stated here).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+from feltlab.errors import (
+    DeviceError,
+    IllegalDecisionError,
+    ReplayError,
+    RoundStateError,
+    WagerError,
+)
+from feltlab.events import Event, EventLog
+from feltlab.hands import ACE, hand_total, is_natural
+from feltlab.jackpot import EMPLOYEE, FAILURE_PAYOUT, JackpotPanel, ReplayPanel
+from feltlab.rules import DoubleOn, Rules
+from feltlab.shoe import CardSource, FixedCards
+from feltlab.wagers import Bet, HandView, Placed, RoundView, Settlement, WagerType
+
+log = logging.getLogger(__name__)
+
+MAIN = "main"
+"""Name of the main wager (rule 5.1)."""
+
+JACKPOT_PANEL = "jackpot_panel"
+"""Device name of the Madness 21 jackpot panel in ``device_fault`` events."""
+
+
+class Phase(StrEnum):
+    """Where the round is (see the module docstring)."""
+
+    IDLE = "idle"
+    BETTING = "betting"
+    DEALING = "dealing"
+    MISDEALT = "misdealt"
+    INSURANCE = "insurance"
+    PLAYING = "playing"
+    DEALER = "dealer"
+    SETTLING = "settling"
+
+
+class Decision(StrEnum):
+    """A player decision on the current hand."""
+
+    HIT = "hit"
+    STAND = "stand"
+    DOUBLE = "double"
+    SPLIT = "split"
+
+
+@dataclass
+class _Hand:
+    cards: list[int] = field(default_factory=list)
+    doubled: bool = False
+    from_split: bool = False
+    split_aces: bool = False
+    done: bool = False
+
+    @property
+    def total(self) -> int:
+        return hand_total(self.cards)[0]
+
+    @property
+    def busted(self) -> bool:
+        return self.total > 21
+
+    @property
+    def blackjack(self) -> bool:
+        return not self.from_split and is_natural(self.cards)
+
+    def view(self) -> HandView:
+        return HandView(tuple(self.cards), self.doubled, self.from_split, self.done, self.busted)
+
+
+@dataclass
+class _Box:
+    index: int
+    controller: str | None = None
+    bets: dict[tuple[str, str], Bet] = field(default_factory=dict)
+    hands: list[_Hand] = field(default_factory=list)
+    cards: list[int] = field(default_factory=list)
+    voided: bool = False
+
+    @property
+    def live(self) -> bool:
+        return not self.voided and any(w == MAIN for _, w in self.bets)
+
+
+@dataclass(frozen=True)
+class DecisionView:
+    """What a policy sees when the controller of ``box`` decides on hand ``hand``: its
+    ``cards`` (codes), the dealer's ``dealer_up`` card, the number of hands on the box and the
+    ``legal`` decisions."""
+
+    rules: Rules
+    box: int
+    hand: int
+    cards: tuple[int, ...]
+    dealer_up: int
+    hands_on_box: int
+    from_split: bool
+    legal: frozenset[Decision]
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    """A finished round: its number, every decided wager, the dealer's cards, and whether the
+    round was void (rule 16.5).  ``settlements`` are ``(bet, settlement)`` pairs in the order
+    they were decided."""
+
+    round: int
+    settlements: tuple[tuple[Bet, Settlement], ...]
+    dealer_cards: tuple[int, ...]
+    void: bool = False
+
+    def net(self, player: str | None = None, wager: str | None = None) -> int:
+        """Sum of net cents, optionally for one player and/or one wager type."""
+        return sum(
+            s.net
+            for b, s in self.settlements
+            if (player is None or b.player == player) and (wager is None or b.wager == wager)
+        )
+
+    def find(self, box: int, player: str, wager: str) -> Settlement:
+        """The settlement of one bet; raises KeyError naming it if absent."""
+        for b, s in self.settlements:
+            if (b.box, b.player, b.wager) == (box, player, wager):
+                return s
+        raise KeyError(f"no settlement for box {box}, player {player!r}, wager {wager!r}")
+
+
+class Table:
+    """A blackjack table: rules, a card source, the wager types offered, and the event log.
+
+    :param rules: the table's :class:`feltlab.Rules`.
+    :param source: a :class:`feltlab.shoe.CardSource` (shoe, continuous shuffler, fixed cards).
+    :param wagers: the wager types offered; one must be named ``"main"``.  Each is checked
+        against the rules (e.g. Super Sevens needs 6-8 decks, rule 3.3(a)); raises
+        :class:`feltlab.errors.RulesError`.
+    :param boxes: number of boxes on the layout.
+    :param panel: the Madness 21 jackpot panel, if Madness 21 is offered.
+    :param hook: a pluggy hook relay (``pm.hook``); the observer hooks are called on events.
+    :param log: an :class:`EventLog` to append to (a new one by default).
+    :param first_round: the number the next round gets.
+    """
+
+    def __init__(
+        self,
+        rules: Rules,
+        source: CardSource,
+        wagers: Iterable[WagerType],
+        *,
+        boxes: int = 7,
+        panel: JackpotPanel | None = None,
+        hook: Any = None,
+        log: EventLog | None = None,
+        first_round: int = 1,
+    ) -> None:
+        self.rules = rules
+        self.source = source
+        self.wagers: dict[str, WagerType] = {}
+        for w in wagers:
+            w.check_rules(rules)
+            self.wagers[w.name] = w
+        if MAIN not in self.wagers:
+            raise WagerError("a table needs the main wager: include feltlab.plugins.main.Main()")
+        if not 1 <= boxes <= 9:
+            raise WagerError(f"boxes={boxes}: a layout has 1 to 9 boxes")
+        self.n_boxes = boxes
+        self.panel = panel
+        self.hook = hook
+        self.log = log if log is not None else EventLog()
+        self.log.subscribe(self._notify)
+        self.round_no = first_round - 1
+        self.phase = Phase.IDLE
+        self.withdrawn: set[str] = set()
+        self._reset_round()
+
+    # ================================================================= plumbing
+    def _reset_round(self) -> None:
+        self.boxes = [_Box(i) for i in range(self.n_boxes)]
+        self.dealer: list[int] = []
+        self.dealer_done = False
+        self.settled: dict[tuple[int, str, str], Settlement] = {}
+        self.order: list[tuple[Bet, Settlement]] = []
+        self._deal_queue: list[int | None] = []
+        self._misplaced: tuple[int, int | None] | None = None
+        self._current: tuple[int, int] | None = None
+        self._round_cards: list[int] = []
+        self._cut_announced = False
+        self._device_failed = False
+        self._result: RoundResult | None = None
+
+    def _emit(self, kind: str, **data: Any) -> Event:
+        return self.log.emit(self.round_no, kind, **data)
+
+    def _notify(self, event: Event) -> None:
+        if self.hook is None:
+            return
+        h = self.hook
+        h.feltlab_table_event(table=self, event=event)
+        d = event.data
+        if event.kind == "round_started":
+            h.feltlab_round_started(table=self, round_no=event.round)
+        elif event.kind == "card_dealt":
+            h.feltlab_card_dealt(table=self, card=d["card"], to=d["to"], box=d.get("box"))
+        elif event.kind == "cut_card_reached":
+            h.feltlab_cut_card_reached(table=self, round_no=event.round)
+        elif event.kind == "shoe_shuffled":
+            h.feltlab_shoe_shuffled(table=self, reason=d["reason"])
+        elif event.kind == "round_settled" and self._result is not None:
+            h.feltlab_round_settled(table=self, result=self._result)
+        elif event.kind == "device_fault":
+            h.feltlab_device_fault(table=self, device=d["device"], message=d["message"])
+
+    def _need(self, *phases: Phase, op: str) -> None:
+        if self.phase not in phases:
+            want = " or ".join(p.value for p in phases)
+            raise RoundStateError(
+                f"{op}() needs the round in phase {want}; it is in {self.phase.value}"
+            )
+
+    def _box(self, box: int) -> _Box:
+        if not 0 <= box < self.n_boxes:
+            raise WagerError(f"box {box} does not exist: boxes are 0..{self.n_boxes - 1}")
+        return self.boxes[box]
+
+    def _draw(self) -> int:
+        card = self.source.draw()
+        self._round_cards.append(card)
+        return card
+
+    def _check_cut(self) -> None:
+        if not self._cut_announced and self.source.cut_card_reached:
+            self._cut_announced = True
+            self._emit("cut_card_reached", rule="5.7(b)")
+
+    def _give(self, card: int, box: int | None, hand: int = 0) -> None:
+        if box is None:
+            self.dealer.append(card)
+            self._emit("card_dealt", card=card, to="dealer")
+        else:
+            b = self.boxes[box]
+            if not b.hands:
+                b.hands.append(_Hand())
+            b.hands[hand].cards.append(card)
+            b.cards.append(card)
+            self._emit("card_dealt", card=card, to="box", box=box, hand=hand)
+        self._check_cut()
+
+    def view(self, box: int, *, final: bool = False) -> RoundView:
+        """The :class:`feltlab.wagers.RoundView` of ``box`` now."""
+        b = self.boxes[box]
+        stakes = {p: bet.amount for (p, w), bet in b.bets.items() if w == MAIN}
+        return RoundView(
+            rules=self.rules,
+            box=box,
+            box_cards=tuple(b.cards),
+            hands=tuple(h.view() for h in b.hands),
+            dealer_cards=tuple(self.dealer),
+            dealer_done=self.dealer_done,
+            final=final,
+            main_stakes=stakes,
+        )
+
+    @property
+    def live_boxes(self) -> list[_Box]:
+        """Boxes with a main wager that are not void, in box order."""
+        return [b for b in self.boxes if b.live]
+
+    # ================================================================= betting
+    def begin_round(self) -> int:
+        """Open a round for betting; returns its number.  Shuffles first if the source
+        needs it (a new shoe)."""
+        self._need(Phase.IDLE, op="begin_round")
+        self._reset_round()
+        self.round_no += 1
+        if self.source.needs_shuffle:
+            info = self.source.shuffle()
+            self._emit("shoe_shuffled", reason="new_shoe", **info)
+        self.phase = Phase.BETTING
+        self._emit("round_started", boxes=self.n_boxes, withdrawn=sorted(self.withdrawn))
+        return self.round_no
+
+    def place(self, box: int, player: str, wager: str, amount: int) -> Bet:
+        """Place ``amount`` cents of ``wager`` for ``player`` on ``box``.
+
+        Main and side wagers are placed in the betting phase, before the first card (rules
+        5.1, 15B.3); insurance in the insurance phase.  Raises :class:`WagerError` for an
+        unknown or withdrawn wager type (16.12), a side wager without the player's main wager
+        on the box (15B.2), a second wager of the same type, or an amount outside the limits
+        (the table's ``min_wager``/``max_wager`` for the main wager, rule 15B.4 for others);
+        :class:`RoundStateError` in the wrong phase.
+        """
+        if wager not in self.wagers:
+            raise WagerError(
+                f"wager {wager!r} is not offered at this table; offered: {sorted(self.wagers)}"
+            )
+        wt = self.wagers[wager]
+        if wager in self.withdrawn:
+            raise WagerError(
+                f"{wt.title} is withdrawn after an equipment failure (rule 16.12) until "
+                "repair_device() is called"
+            )
+        phase = Phase.INSURANCE if wt.placed is Placed.INSURANCE else Phase.BETTING
+        self._need(phase, op=f"place({wager!r})")
+        b = self._box(box)
+        if b.voided:
+            raise WagerError(f"box {box} is void this round (rule 16.5)")
+        if (player, wager) in b.bets:
+            raise WagerError(f"{player!r} already has a {wt.title} wager on box {box}")
+        main_bet = b.bets.get((player, MAIN))
+        if wager == MAIN:
+            if isinstance(amount, bool) or not isinstance(amount, int):
+                raise WagerError(f"main wager: amount must be integer cents, got {amount!r}")
+            r = self.rules
+            if not r.min_wager <= amount <= r.max_wager or amount % r.wager_unit:
+                raise WagerError(
+                    f"main wager: {amount} cents is outside the table limits "
+                    f"{r.min_wager}..{r.max_wager} cents in multiples of {r.wager_unit}"
+                )
+        else:
+            if wt.requires_main and main_bet is None:
+                raise WagerError(
+                    f"{wt.title} on box {box} needs {player!r}'s main wager on that box "
+                    "first (rule 15B.2)"
+                )
+            if wt.placed is Placed.INSURANCE and b.hands and b.hands[0].blackjack:
+                pass  # insuring a blackjack ("even money") is allowed
+            wt.check_amount(amount, main_stake=main_bet.amount if main_bet else 0)
+        if b.controller is None and wager == MAIN:
+            b.controller = player
+        bet = Bet(box, player, wager, amount)
+        b.bets[(player, wager)] = bet
+        self._emit(
+            "wager_placed",
+            box=box,
+            player=player,
+            wager=wager,
+            amount=amount,
+            controller=b.controller,
+        )
+        return bet
+
+    # ================================================================= the deal
+    def deal(self) -> None:
+        """Deal the whole initial deal (see :meth:`deal_step`)."""
+        if self.phase is Phase.BETTING:
+            self.deal_step()
+        while self.phase is Phase.DEALING:
+            self.deal_step()
+
+    def deal_step(self) -> None:
+        """Deal the next card of the initial deal: one card to each box in order, one to the
+        dealer face up, a second card to each box, then (peek only) the dealer's hole card;
+        under no-hole-card play the dealer has one card until the players have acted."""
+        self._need(Phase.BETTING, Phase.DEALING, op="deal_step")
+        if self.phase is Phase.BETTING:
+            live = [b.index for b in self.live_boxes]
+            if not live:
+                raise RoundStateError("no main wager was placed: place() one before deal()")
+            q: list[int | None] = [*live, None, *live]
+            if not self.rules.no_hole_card:
+                q.append(None)
+            self._deal_queue = q
+            self.phase = Phase.DEALING
+        target = self._deal_queue.pop(0)
+        self._give(self._draw(), target)
+        if not self._deal_queue:
+            self._initial_deal_done()
+
+    def _initial_deal_done(self) -> None:
+        for b in self.live_boxes:
+            if b.hands[0].blackjack:
+                b.hands[0].done = True
+                self._emit("hand_done", box=b.index, hand=0, reason="blackjack")
+        self._settle_ready()
+        if self.rules.insurance and self.dealer and self.dealer[0] >> 2 == ACE:
+            self.phase = Phase.INSURANCE
+            self._emit("insurance_offered", dealer_up=self.dealer[0])
+        else:
+            self._after_insurance()
+
+    def close_insurance(self) -> None:
+        """End the insurance phase; under peek the dealer then checks the hole card."""
+        self._need(Phase.INSURANCE, op="close_insurance")
+        self._emit("insurance_closed")
+        self._after_insurance()
+
+    def _after_insurance(self) -> None:
+        if not self.rules.no_hole_card and is_natural(self.dealer):
+            self.dealer_done = True
+            self._emit("dealer_done", cards=list(self.dealer), total=21, blackjack=True)
+            for b in self.live_boxes:
+                for i, h in enumerate(b.hands):
+                    if not h.done:
+                        h.done = True
+                        self._emit("hand_done", box=b.index, hand=i, reason="dealer_blackjack")
+            self._settle_ready()
+            self.phase = Phase.SETTLING
+            return
+        self._settle_ready()
+        self.phase = Phase.PLAYING
+        self._advance()
+
+    # ================================================================= decisions
+    @property
+    def current(self) -> tuple[int, int] | None:
+        """``(box, hand)`` awaiting a decision, or None."""
+        return self._current if self.phase is Phase.PLAYING else None
+
+    def _advance(self) -> None:
+        for b in self.live_boxes:
+            for i, h in enumerate(b.hands):
+                if h.done:
+                    continue
+                if len(h.cards) == 1:  # a split hand receives its second card
+                    self._give(self._draw(), b.index, i)
+                    if self._auto_done(b, i):
+                        continue
+                self._current = (b.index, i)
+                return
+        self._current = None
+        self.phase = Phase.DEALER
+
+    def _auto_done(self, b: _Box, i: int) -> bool:
+        h = b.hands[i]
+        reason = None
+        if h.busted:
+            reason = "bust"
+        elif h.total == 21:
+            reason = "21"
+        elif h.split_aces and self.rules.split_aces_one_card:
+            pair = h.cards[0] >> 2 == h.cards[1] >> 2
+            can_resplit = pair and self.rules.resplit_aces and len(b.hands) < self._max_hands
+            if not can_resplit:
+                reason = "split_aces"
+        if reason is None:
+            return False
+        h.done = True
+        self._emit("hand_done", box=b.index, hand=i, reason=reason)
+        self._settle_ready()
+        return True
+
+    @property
+    def _max_hands(self) -> int:
+        return self.rules.max_split_hands
+
+    def legal_decisions(self) -> frozenset[Decision]:
+        """The decisions the rules allow on the current hand (empty when none is due)."""
+        if self.current is None:
+            return frozenset()
+        bi, hi = self.current
+        b = self.boxes[bi]
+        h = b.hands[hi]
+        r = self.rules
+        legal = {Decision.STAND}
+        one_card_aces = h.split_aces and r.split_aces_one_card
+        if not one_card_aces:
+            legal.add(Decision.HIT)
+        if len(h.cards) == 2:
+            total, soft = hand_total(h.cards)
+            allowed = {
+                DoubleOn.ANY: True,
+                DoubleOn.HARD: not soft,
+                DoubleOn.NINE_TO_ELEVEN: not soft and 9 <= total <= 11,
+                DoubleOn.TEN_OR_ELEVEN: not soft and 10 <= total <= 11,
+            }[r.double_on]
+            if allowed and not one_card_aces and (not h.from_split or r.double_after_split):
+                legal.add(Decision.DOUBLE)
+            pair = h.cards[0] >> 2 == h.cards[1] >> 2
+            aces = h.cards[0] >> 2 == ACE
+            if (
+                pair
+                and len(b.hands) < r.max_split_hands
+                and not (h.split_aces and not (aces and r.resplit_aces))
+            ):
+                legal.add(Decision.SPLIT)
+        return frozenset(legal)
+
+    def decision_view(self) -> DecisionView:
+        """The :class:`DecisionView` of the current hand; raises :class:`RoundStateError`
+        when no decision is due."""
+        if self.current is None:
+            raise RoundStateError(f"no decision is due in phase {self.phase.value}")
+        bi, hi = self.current
+        b = self.boxes[bi]
+        h = b.hands[hi]
+        return DecisionView(
+            self.rules,
+            bi,
+            hi,
+            tuple(h.cards),
+            self.dealer[0],
+            len(b.hands),
+            h.from_split,
+            self.legal_decisions(),
+        )
+
+    def decide(self, decision: Decision | str) -> None:
+        """Apply the controller's ``decision`` to the current hand.
+
+        Raises :class:`IllegalDecisionError` naming the legal decisions when the Rules forbid
+        it (e.g. a double on a soft total under ``double_on='hard'``, a split beyond
+        ``max_split_hands``, a hit on a one-card split ace); :class:`RoundStateError` when no
+        decision is due.
+        """
+        self._need(Phase.PLAYING, op="decide")
+        try:
+            d = Decision(decision)
+        except ValueError:
+            raise IllegalDecisionError(
+                f"{decision!r} is not a decision: use hit, stand, double or split"
+            ) from None
+        legal = self.legal_decisions()
+        assert self._current is not None
+        bi, hi = self._current
+        if d not in legal:
+            names = ", ".join(sorted(x.value for x in legal))
+            raise IllegalDecisionError(
+                f"{d.value} is not allowed on box {bi} hand {hi} "
+                f"({self.boxes[bi].hands[hi].cards} under these rules); legal now: {names}"
+            )
+        b = self.boxes[bi]
+        h = b.hands[hi]
+        self._emit("decision", box=bi, hand=hi, decision=d.value, by=b.controller)
+        if d is Decision.STAND:
+            h.done = True
+            self._emit("hand_done", box=bi, hand=hi, reason="stand")
+            self._settle_ready()
+        elif d is Decision.HIT:
+            self._give(self._draw(), bi, hi)
+            self._auto_done(b, hi)
+        elif d is Decision.DOUBLE:
+            h.doubled = True
+            self._give(self._draw(), bi, hi)
+            if not self._auto_done(b, hi):
+                h.done = True
+                self._emit("hand_done", box=bi, hand=hi, reason="double")
+                self._settle_ready()
+        else:  # split
+            aces = h.cards[0] >> 2 == ACE
+            moved = h.cards.pop()
+            h.from_split = True
+            h.split_aces = aces
+            b.hands.insert(hi + 1, _Hand([moved], from_split=True, split_aces=aces))
+            self._give(self._draw(), bi, hi)
+            self._auto_done(b, hi)
+        if h.done:
+            self._advance()
+
+    # ================================================================= dealer
+    def play_dealer(self) -> None:
+        """Complete the dealer's hand: under no-hole-card play the second card first (if any
+        hand or insurance is still undecided), then draw to 17 (standing on soft 17 unless
+        ``dealer_hits_soft_17``), only while some hand is neither busted nor a blackjack."""
+        self._need(Phase.DEALER, op="play_dealer")
+        hands = [h for b in self.live_boxes for h in b.hands]
+        insured = any(
+            self.wagers[w].placed is Placed.INSURANCE and (b.index, p, w) not in self.settled
+            for b in self.live_boxes
+            for (p, w) in b.bets
+        )
+        if len(self.dealer) < 2 and (insured or any(not h.busted for h in hands)):
+            self._give(self._draw(), None)
+        if not is_natural(self.dealer) and any(not h.busted and not h.blackjack for h in hands):
+            while True:
+                total, soft = hand_total(self.dealer)
+                if total < 17 or (total == 17 and soft and self.rules.dealer_hits_soft_17):
+                    self._give(self._draw(), None)
+                else:
+                    break
+        total, _ = hand_total(self.dealer)
+        self.dealer_done = True
+        self._emit(
+            "dealer_done", cards=list(self.dealer), total=total, blackjack=is_natural(self.dealer)
+        )
+        self._settle_ready()
+        self.phase = Phase.SETTLING
+
+    # ================================================================= settlement
+    def _record(self, bet: Bet, s: Settlement) -> None:
+        self.settled[(bet.box, bet.player, bet.wager)] = s
+        self.order.append((bet, s))
+        self._emit(
+            "wager_settled",
+            box=bet.box,
+            player=bet.player,
+            wager=bet.wager,
+            amount=bet.amount,
+            outcome=s.outcome,
+            net=s.net,
+            rule=s.rule,
+            detail=list(s.detail),
+        )
+
+    def _settle_ready(self, *, final: bool = False) -> list[tuple[Bet, Settlement]]:
+        jackpots: list[tuple[Bet, Settlement]] = []
+        for b in self.live_boxes:
+            view = self.view(b.index, final=final)
+            for bet in list(b.bets.values()):
+                key = (b.index, bet.player, bet.wager)
+                if key in self.settled:
+                    continue
+                s = self.wagers[bet.wager].settle(view, bet)
+                if s is None:
+                    if final:
+                        raise WagerError(f"{bet.wager} left undecided at the end of the round")
+                    continue
+                if s.jackpot:
+                    if final:
+                        jackpots.append((bet, s))
+                    continue
+                self._record(bet, s)
+        return jackpots
+
+    def settle(self, jackpot_pressers: Mapping[int, str] | None = None) -> RoundResult:
+        """Decide every remaining wager, press the jackpot button for Madness 21 wins, end
+        the round, and shuffle if the cutting card came out (rule 5.7(b)) or was missing
+        (rule 16.10).
+
+        ``jackpot_pressers`` maps a box to who presses the jackpot button for it: the box's
+        controller (the default), a nominee holding a wager on the box and a Madness 21 wager,
+        or :data:`feltlab.jackpot.EMPLOYEE` (rule 15A.9); anyone else raises
+        :class:`WagerError`.  One press per box with winning Madness 21 wagers; every winning
+        wager on it receives the displayed prize individually (15A.7).  A panel failure
+        withdraws Madness 21 (16.12) and settles won wagers at $25 (2500 cents).
+        """
+        self._need(Phase.SETTLING, op="settle")
+        jackpots = self._settle_ready(final=True)
+        pressers = dict(jackpot_pressers or {})
+        by_box: dict[int, list[tuple[Bet, Settlement]]] = {}
+        for bet, s in jackpots:
+            by_box.setdefault(bet.box, []).append((bet, s))
+        for box, won in by_box.items():
+            b = self.boxes[box]
+            presser = pressers.get(box, b.controller or EMPLOYEE)
+            eligible = {b.controller, EMPLOYEE} | {
+                p for (p, w) in b.bets if self.wagers[w].name == won[0][0].wager
+            }
+            if presser not in eligible:
+                raise WagerError(
+                    f"{presser!r} may not press the jackpot button for box {box}: the "
+                    "controller, a nominee with a wager on the box and a valid Madness 21 "
+                    f"wager, or {EMPLOYEE!r} may (rule 15A.9)"
+                )
+            prize: int | None = None
+            if not self._device_failed and self.panel is not None:
+                try:
+                    prize = self.panel.press(self.round_no, box, presser)
+                except DeviceError as exc:
+                    self._fault(JACKPOT_PANEL, str(exc), during="press")
+            elif self.panel is None and not self._device_failed:
+                self._fault(JACKPOT_PANEL, "no jackpot panel is connected", during="press")
+            if prize is not None:
+                self._emit("jackpot_pressed", box=box, by=presser, prize=prize, rule="15A.7")
+            for bet, s in won:
+                if prize is None:
+                    s2 = Settlement(s.outcome, FAILURE_PAYOUT, "16.12", s.detail)
+                else:
+                    s2 = Settlement(s.outcome, prize, "15A.7", s.detail)
+                self._record(bet, s2)
+        return self._finish(void=False)
+
+    def _finish(self, *, void: bool) -> RoundResult:
+        self._result = RoundResult(self.round_no, tuple(self.order), tuple(self.dealer), void)
+        totals: dict[str, int] = {}
+        for bet, s in self.order:
+            totals[bet.player] = totals.get(bet.player, 0) + s.net
+        self._emit("round_settled", void=void, net=totals, dealer=list(self.dealer))
+        self.source.end_round(self._round_cards)
+        if self.source.needs_shuffle:
+            reason = "cutting_card" if self._cut_announced else "missing_cutting_card"
+            rule = "5.7(b)" if self._cut_announced else "16.10"
+            info = self.source.shuffle()
+            self._emit("shoe_shuffled", reason=reason, rule=rule, **info)
+        self.phase = Phase.IDLE
+        return self._result
+
+    # ================================================================= irregularities
+    def report_missing_cutting_card(self) -> None:
+        """The cutting card was found not inserted after the shuffle: the cards are reshuffled
+        at the end of this round (rule 16.10; raises :class:`ShoeError` with a continuous
+        shuffler, where the rule does not apply)."""
+        if self.phase is Phase.IDLE:
+            raise RoundStateError("report_missing_cutting_card() during a round")
+        self.source.report_missing_cutting_card()
+        self._emit("cutting_card_missing", rule="16.10")
+
+    def misdeal(self, to: int | None) -> int:
+        """The dealer placed the next card of the initial deal in error on box ``to`` (None:
+        the dealer).  The card is drawn and recorded as misplaced; resolve it with
+        :meth:`reconstruct`, :meth:`void_box` or :meth:`void_round` (rule 16.5).  Returns the
+        card."""
+        self._need(Phase.BETTING, Phase.DEALING, op="misdeal")
+        if self.phase is Phase.BETTING:
+            self.deal_step()  # starts the deal; the misplaced card is the next one
+            self._need(Phase.DEALING, op="misdeal")
+        card = self._draw()
+        expected = self._deal_queue[0]
+        self._misplaced = (card, to)
+        self.phase = Phase.MISDEALT
+        self._emit("card_misplaced", card=card, to=to, expected=expected, rule="16.5")
+        self._check_cut()
+        return card
+
+    def reconstruct(self) -> None:
+        """Move the misplaced card to where it should have gone, so the sequence of cards is
+        as it would have been without the error (rule 16.5), and continue the deal."""
+        self._need(Phase.MISDEALT, op="reconstruct")
+        assert self._misplaced is not None
+        card, wrong = self._misplaced
+        target = self._deal_queue.pop(0)
+        self._misplaced = None
+        self._emit("round_reconstructed", card=card, moved_from=wrong, to=target, rule="16.5")
+        if target is None:
+            self.dealer.append(card)
+        else:
+            b = self.boxes[target]
+            if not b.hands:
+                b.hands.append(_Hand())
+            b.hands[0].cards.append(card)
+            b.cards.append(card)
+        self.phase = Phase.DEALING
+        if not self._deal_queue:
+            self._initial_deal_done()
+
+    def void_box(self, box: int) -> None:
+        """Void the hand(s) of ``box`` (rule 16.5): its cards go to the discard rack and every
+        wager on it not yet decided is returned (net 0); a pending misplaced card is
+        discarded too.  The other hands stand as dealt."""
+        if self.phase in (Phase.IDLE, Phase.SETTLING):
+            raise RoundStateError(f"void_box() needs a round in play; phase {self.phase.value}")
+        b = self._box(box)
+        if b.voided:
+            raise RoundStateError(f"box {box} is already void")
+        b.voided = True
+        self._emit("hand_voided", box=box, rule="16.5")
+        for bet in b.bets.values():
+            if (box, bet.player, bet.wager) not in self.settled:
+                self._record(bet, Settlement("void", 0, "16.5"))
+        self._deal_queue = [t for t in self._deal_queue if t != box]
+        if self.phase is Phase.MISDEALT:
+            self._misplaced = None
+            self.phase = Phase.DEALING
+        if self.phase is Phase.DEALING and not self._deal_queue:
+            self._initial_deal_done()
+        elif self.phase is Phase.DEALING and not self.live_boxes:
+            self._deal_queue = []
+            self.phase = Phase.SETTLING
+        elif self.phase is Phase.PLAYING and self._current and self._current[0] == box:
+            self._advance()
+
+    def void_round(self) -> RoundResult:
+        """Void the whole round (rule 16.5): every undecided wager is returned, the cards go
+        to the discard rack, and the round ends."""
+        if self.phase is Phase.IDLE:
+            raise RoundStateError("void_round() needs a round in play")
+        self._emit("round_voided", rule="16.5")
+        for b in self.boxes:
+            for bet in b.bets.values():
+                if (b.index, bet.player, bet.wager) not in self.settled:
+                    self._record(bet, Settlement("void", 0, "16.5"))
+        return self._finish(void=True)
+
+    def remove_exposed_card(self) -> int:
+        """A card was dealt in error to the dealer's completed hand (or left exposed after a
+        reconstruction): it is removed from play to the discard rack (rule 16.3) and changes
+        no hand.  Returns the card."""
+        self._need(Phase.SETTLING, Phase.DEALING, Phase.PLAYING, op="remove_exposed_card")
+        if self.phase is Phase.SETTLING and not self.dealer_done:
+            raise RoundStateError("the dealer's hand is not complete")
+        card = self._draw()
+        self._emit("card_removed", card=card, rule="16.3")
+        self._check_cut()
+        return card
+
+    def report_device_fault(self, device: str, message: str) -> None:
+        """A table device failed.  For the jackpot panel (rule 16.12) Madness 21 is withdrawn
+        until :meth:`repair_device`, and wagers already won this round are settled at $25."""
+        self._fault(device, message, during="reported")
+
+    def _fault(self, device: str, message: str, *, during: str) -> None:
+        if device == JACKPOT_PANEL:
+            self._device_failed = self.phase is not Phase.IDLE
+            self.withdrawn |= {n for n, w in self.wagers.items() if w.decided_by_panel}
+        self._emit("device_fault", device=device, message=message, during=during, rule="16.12")
+
+    def repair_device(self, device: str) -> None:
+        """The device is repaired: wagers withdrawn because of it are offered again."""
+        if device == JACKPOT_PANEL:
+            self.withdrawn.clear()
+
+
+# ===================================================================== policies and driver
+class Policy(Protocol):
+    """Decides for a box's controller."""
+
+    def decide(self, view: DecisionView) -> Decision:
+        """The decision on the hand in ``view`` (one of ``view.legal``)."""
+        ...
+
+    def insurance(self, box: int, player: str, cards: Sequence[int], main_stake: int) -> int:
+        """Cents of insurance to place (0 declines; at most half the main wager)."""
+        ...
+
+
+class ScriptedPolicy:
+    """Decisions from a script: ``decisions`` maps ``(box, hand)`` to a list of decisions
+    taken in order (a flat list applies to every hand in turn); ``insure`` maps
+    ``(box, player)`` to insurance cents.  Raises :class:`IllegalDecisionError` when the
+    script runs out."""
+
+    def __init__(
+        self,
+        decisions: Mapping[tuple[int, int], Sequence[str]] | Sequence[str] = (),
+        *,
+        insure: Mapping[tuple[int, str], int] | None = None,
+    ) -> None:
+        if isinstance(decisions, Mapping):
+            self._per_hand = {k: list(v) for k, v in decisions.items()}
+            self._flat: list[str] | None = None
+        else:
+            self._per_hand = {}
+            self._flat = list(decisions)
+        self._insure = dict(insure or {})
+
+    def decide(self, view: DecisionView) -> Decision:
+        queue = self._flat if self._flat is not None else self._per_hand.get((view.box, view.hand))
+        if not queue:
+            raise IllegalDecisionError(
+                f"the script has no decision left for box {view.box} hand {view.hand} "
+                f"(cards {list(view.cards)}); add one"
+            )
+        return Decision(queue.pop(0))
+
+    def insurance(self, box: int, player: str, cards: Sequence[int], main_stake: int) -> int:
+        return self._insure.get((box, player), 0)
+
+
+def play_round(
+    table: Table,
+    bets: Iterable[tuple[int, str, str, int]],
+    policy: Policy,
+    *,
+    jackpot_pressers: Mapping[int, str] | None = None,
+) -> RoundResult:
+    """Run one whole round: place ``bets`` (``(box, player, wager, amount)``; insurance
+    bets are asked of ``policy``), deal, play every hand by ``policy``, play the dealer and
+    settle."""
+    table.begin_round()
+    for box, player, wager, amount in bets:
+        table.place(box, player, wager, amount)
+    table.deal()
+    if table.phase is Phase.INSURANCE:
+        insurance = [n for n, w in table.wagers.items() if w.placed is Placed.INSURANCE]
+        for b in table.live_boxes:
+            for (player, w), bet in list(b.bets.items()):
+                if w != MAIN or not insurance:
+                    continue
+                cents = policy.insurance(b.index, player, tuple(b.cards), bet.amount)
+                if cents:
+                    table.place(b.index, player, insurance[0], cents)
+        table.close_insurance()
+    while table.phase is Phase.PLAYING:
+        table.decide(policy.decide(table.decision_view()))
+    if table.phase is Phase.DEALER:
+        table.play_dealer()
+    return table.settle(jackpot_pressers)
+
+
+# ===================================================================== replay
+_PRODUCED_BY_SETTLE = {"wager_settled", "jackpot_pressed", "round_settled", "device_fault"}
+
+
+def replay_round(
+    lines: str | Sequence[Event],
+    rules: Rules,
+    wagers: Iterable[WagerType],
+    *,
+    boxes: int = 7,
+) -> tuple[RoundResult, list[Event]]:
+    """Replay the round recorded in ``lines`` (JSON lines or events of one round) on a new
+    table with the same ``rules``, ``wagers`` and ``boxes``: the cards come from the log, the
+    operations are re-issued, the jackpot prizes repeated.  Returns the result and the new
+    events; raises :class:`ReplayError` at the first event that differs from the log."""
+    from feltlab.events import read_jsonl
+
+    events = read_jsonl(lines) if isinstance(lines, str) else list(lines)
+    if not events:
+        raise ReplayError("the log is empty")
+    rounds = {e.round for e in events}
+    if len(rounds) != 1:
+        raise ReplayError(f"replay_round takes one round's events, got rounds {sorted(rounds)}")
+    cards: list[int] = []
+    cut_after = None
+    prizes: list[int | None] = []
+    for e in events:
+        if e.kind == "card_dealt" or e.kind == "card_misplaced" or e.kind == "card_removed":
+            cards.append(int(e.data["card"]))
+        elif e.kind == "cut_card_reached" and cut_after is None:
+            cut_after = len(cards)
+        elif e.kind == "jackpot_pressed":
+            prizes.append(int(e.data["prize"]))
+        elif e.kind == "device_fault" and e.data.get("during") == "press":
+            prizes.append(None)
+    source = FixedCards(cards, cut_after=cut_after)
+    if events[0].kind == "shoe_shuffled":
+        source._needs_shuffle = True
+    table = Table(
+        rules,
+        source,
+        wagers,
+        boxes=boxes,
+        panel=ReplayPanel(prizes),
+        first_round=events[0].round,
+    )
+    pressers: dict[int, str] = {}
+    for e in events:
+        if e.kind == "jackpot_pressed":
+            pressers[int(e.data["box"])] = str(e.data["by"])
+    produced = table.log.events
+    for i, e in enumerate(events):
+        if i < len(produced):
+            continue
+        d = e.data
+        k = e.kind
+        if k in ("shoe_shuffled", "round_started") and table.phase is Phase.IDLE:
+            table.begin_round()
+        elif k == "wager_placed":
+            table.place(int(d["box"]), str(d["player"]), str(d["wager"]), int(d["amount"]))
+        elif k == "card_dealt" and table.phase in (Phase.BETTING, Phase.DEALING):
+            table.deal_step()
+        elif k == "card_misplaced":
+            table.misdeal(d["to"])
+        elif k == "round_reconstructed":
+            table.reconstruct()
+        elif k == "hand_voided":
+            table.void_box(int(d["box"]))
+        elif k == "round_voided":
+            table.void_round()
+        elif k == "cutting_card_missing":
+            table.report_missing_cutting_card()
+        elif k == "insurance_closed":
+            table.close_insurance()
+        elif k == "decision":
+            table.decide(str(d["decision"]))
+        elif k == "device_fault" and d.get("during") == "reported":
+            table.report_device_fault(str(d["device"]), str(d["message"]))
+        elif k == "card_removed":
+            table.remove_exposed_card()
+        elif table.phase is Phase.DEALER:
+            table.play_dealer()
+        elif table.phase is Phase.SETTLING and k in _PRODUCED_BY_SETTLE:
+            table.settle(pressers)
+        else:
+            raise ReplayError(f"event {e.seq} ({k}) cannot be replayed in phase {table.phase}")
+    new = table.log.events
+    for old, rep in zip(events, new, strict=False):
+        if (old.kind, old.data) != (rep.kind, _jsonable(rep.data)):
+            raise ReplayError(
+                f"replay diverged at event {old.seq}: logged {old.kind} {old.data}, "
+                f"replayed {rep.kind} {rep.data}"
+            )
+    if len(new) != len(events) or table._result is None:
+        raise ReplayError(f"replay produced {len(new)} events, the log has {len(events)}")
+    return table._result, new
+
+
+def _jsonable(data: dict[str, Any]) -> Any:
+    import json
+
+    return json.loads(json.dumps(data))

@@ -1,0 +1,47 @@
+"""A readable, one-line-per-step rendering of table events (``feltlab play``)."""
+
+from __future__ import annotations
+
+from feltlab.cards import card_str
+from feltlab.events import Event
+
+
+def money(cents: int, *, signed: bool = False) -> str:
+    """``$12.50`` (``+$12.50``/``-$12.50`` when ``signed``) for integer cents."""
+    sign = ("-" if cents < 0 else "+") if signed else ("-" if cents < 0 else "")
+    return f"{sign}${abs(cents) // 100}.{abs(cents) % 100:02d}"
+
+
+def describe_event(event: Event) -> list[str]:
+    """Zero or more readable lines for ``event``; cards as ``A♠``, money as dollars."""
+    d = event.data
+    k = event.kind
+    if k == "round_started":
+        return [f"--- round {event.round} ---"]
+    if k == "shoe_shuffled":
+        rule = f" (rule {d['rule']})" if "rule" in d else ""
+        return [f"  shoe shuffled: {str(d['reason']).replace('_', ' ')}{rule}"]
+    if k == "wager_placed":
+        return [f"  box {d['box']} {d['player']}: {d['wager']} {money(int(d['amount']))}"]
+    if k == "card_dealt":
+        who = "dealer" if d["to"] == "dealer" else f"box {d['box']} hand {d['hand']}"
+        return [f"  {who} <- {card_str(int(d['card']))}"]
+    if k == "decision":
+        return [f"  box {d['box']} hand {d['hand']}: {d['decision']}"]
+    if k == "dealer_done":
+        cards = " ".join(card_str(int(c)) for c in d["cards"])
+        bj = " blackjack" if d["blackjack"] else ""
+        return [f"  dealer: {cards} = {d['total']}{bj}"]
+    if k == "wager_settled":
+        return [
+            f"  settle box {d['box']} {d['player']} {d['wager']}: {d['outcome']} "
+            f"{money(int(d['net']), signed=True)} (rule {d['rule']})"
+        ]
+    if k == "jackpot_pressed":
+        return [f"  jackpot button for box {d['box']} pressed by {d['by']}: {money(d['prize'])}"]
+    if k in ("cut_card_reached", "insurance_offered", "device_fault", "hand_voided"):
+        return [f"  {k.replace('_', ' ')} {d}"]
+    if k == "round_settled":
+        nets = ", ".join(f"{p} {money(int(v), signed=True)}" for p, v in sorted(d["net"].items()))
+        return [f"  round {event.round} net: {nets}"]
+    return []

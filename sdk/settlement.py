@@ -1,0 +1,98 @@
+"""Settlement of the main wager: rule 5.1 (a)-(g) and rule 5.4, and what a dealer blackjack
+takes under no-hole-card play.  Pure functions over card codes; money in integer cents."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+
+from feltlab.hands import hand_total, is_natural
+from feltlab.rules import DealerBlackjackTakes, Rules
+
+WIN = "win"
+BLACKJACK = "blackjack"
+STAND_OFF = "stand_off"
+LOSE = "lose"
+
+
+def main_outcome(
+    player: Sequence[int], dealer: Sequence[int], *, from_split: bool = False
+) -> tuple[str, str]:
+    """``(outcome, rule)`` of one player hand against the dealer's completed hand.
+
+    ``outcome`` is ``"blackjack"`` (a winning blackjack, paid at the blackjack odds of rule
+    5.4), ``"win"``, ``"stand_off"`` or ``"lose"``; ``rule`` the subparagraph of rule 5.1
+    applied.  A two-card 21 on a split hand (``from_split``) is not a blackjack.
+    """
+    p_total, _ = hand_total(player)
+    d_total, _ = hand_total(dealer)
+    p_bj = is_natural(player) and not from_split
+    d_bj = is_natural(dealer)
+    if p_total > 21:
+        return LOSE, "5.1(f)"
+    if p_bj and d_bj:
+        return STAND_OFF, "5.1(e)"
+    if p_bj:
+        if d_total == 21:
+            return BLACKJACK, "5.1(c)"
+        return BLACKJACK, "5.1(a)" if d_total > 21 else "5.1(b)"
+    if d_bj:
+        return LOSE, "5.1(d)" if p_total == 21 else "5.1(g)"
+    if d_total > 21:
+        return WIN, "5.1(a)"
+    if p_total > d_total:
+        return WIN, "5.1(b)"
+    if p_total == d_total:
+        return STAND_OFF, "5.1(e)"
+    return LOSE, "5.1(g)"
+
+
+def hand_net(outcome: str, stake: int, blackjack_pays: Fraction) -> int:
+    """Net cents of ``stake`` cents on ``outcome`` (rule 5.4: 1 to 1, blackjack at
+    ``blackjack_pays``, rounded down to the cent)."""
+    if outcome == BLACKJACK:
+        return int((stake * blackjack_pays).__floor__())
+    if outcome == WIN:
+        return stake
+    if outcome == LOSE:
+        return -stake
+    return 0
+
+
+def settle_box_hands(
+    rules: Rules,
+    base_stake: int,
+    hands: Sequence[tuple[Sequence[int], bool, bool]],
+    dealer: Sequence[int],
+) -> list[dict[str, object]]:
+    """Per-hand results of one player's main wager of ``base_stake`` cents on a box whose
+    ``hands`` are ``(cards, doubled, from_split)``: each a dict with ``hand``, ``outcome``,
+    ``rule``, ``stake`` and ``net`` (cents).
+
+    Under no-hole-card play a dealer blackjack takes what ``rules.dealer_blackjack_takes``
+    says: the original wager only (double and split wagers returned), the original and any
+    busted hand, or every wager (rule 5.1(d)/(g) alone).
+    """
+    out: list[dict[str, object]] = []
+    limited = (
+        rules.no_hole_card
+        and is_natural(dealer)
+        and rules.dealer_blackjack_takes is not DealerBlackjackTakes.ALL
+    )
+    for i, (cards, doubled, from_split) in enumerate(hands):
+        stake = base_stake * (2 if doubled else 1)
+        outcome, rule = main_outcome(cards, dealer, from_split=from_split)
+        net = hand_net(outcome, stake, rules.blackjack_pays)
+        if limited and outcome == LOSE:
+            busted = hand_total(cards)[0] > 21
+            keep_busted = rules.dealer_blackjack_takes is DealerBlackjackTakes.ORIGINAL_AND_BUSTED
+            if (keep_busted and busted) or (i == 0 and net == -base_stake):
+                pass
+            elif i == 0 and net != -base_stake:
+                net = -base_stake
+                rule += ", dealer blackjack takes the original wager only"
+            else:
+                net = 0
+                rule += ", wager returned: dealer blackjack takes the original wager only"
+        out.append({"hand": i, "outcome": outcome, "rule": rule, "stake": stake, "net": net})
+    return out

@@ -1,0 +1,62 @@
+"""``feltlab plugins`` and ``feltlab play`` through click's CliRunner."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+import feltlab.cli as cli
+from feltlab.plugin_manager import get_plugin_manager
+
+
+@pytest.fixture(autouse=True)
+def _builtins_only(monkeypatch):
+    # installed third-party plugins (e.g. an unfinished rig entry point) stay out of these tests
+    monkeypatch.setattr(cli, "get_plugin_manager", lambda: get_plugin_manager(entry_points=False))
+
+
+def _run(args):
+    return CliRunner().invoke(cli.main, args, env={"COLUMNS": "200", "NO_COLOR": "1"})
+
+
+def test_plugins_json_lists_builtins_hooks_and_wagers():
+    r = _run(["plugins", "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    names = [p["name"] for p in data["plugins"]]
+    assert names[:5] == [
+        "feltlab.plugins.main",
+        "feltlab.plugins.insurance",
+        "feltlab.plugins.perfect_pairs",
+        "feltlab.plugins.super_sevens",
+        "feltlab.plugins.madness21",
+    ]
+    assert data["plugins"][0]["hooks"] == ["feltlab_register_wagers"]
+    assert [w["name"] for w in data["wagers"]] == [
+        "main",
+        "insurance",
+        "perfect_pairs",
+        "super_sevens",
+        "madness21",
+    ]
+
+
+def test_plugins_table():
+    r = _run(["plugins"])
+    assert r.exit_code == 0 and "perfect_pairs" in r.output and "15B" in r.output
+
+
+def test_play_same_seed_same_log(tmp_path):
+    a = _run(["play", "--rules", "nz", "--rounds", "20", "--seed", "1"])
+    b = _run(["play", "--rules", "nz", "--rounds", "20", "--seed", "1"])
+    c = _run(["play", "--rules", "nz", "--rounds", "20", "--seed", "2"])
+    assert a.exit_code == 0, a.output
+    assert a.output == b.output != c.output
+    assert a.output.count("--- round") == 20
+    assert "perfect_pairs" in a.output and "super_sevens" in a.output and "madness21" in a.output
+    log = tmp_path / "events.jsonl"
+    assert _run(["play", "--rounds", "2", "--events", str(log)]).exit_code == 0
+    kinds = [json.loads(line)["kind"] for line in log.read_text().splitlines()]
+    assert kinds.count("round_settled") == 2
