@@ -219,3 +219,7 @@ def _register_plugin_commands() -> None:
 
 
 _register_plugin_commands()
+
+
+if __name__ == "__main__":  # python -m feltlab.cli
+    main()

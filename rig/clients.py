@@ -1,0 +1,770 @@
+"""Host-side clients of the rig protocol: one per device kind, behind one base class.
+
+Every wait has a timeout; every command is retried with the same request id (the device
+replays its reply instead of executing twice); every ISO-TP read is retried after an ISO
+15765-2 timeout or a CRC-32 mismatch, so a payload is either received intact or reported with
+the reason it was not.  A watchdog declares the device lost after 3 missed heartbeat periods
+and raises a ``lost`` event; counter gaps, reboots, faults and protocol mismatches are events
+too.  :meth:`DeviceClient.close` joins every thread the client started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import can
+import numpy as np
+import numpy.typing as npt
+
+from feltlab.rig.errors import (
+    DeviceLost,
+    DeviceRefused,
+    DeviceTimeout,
+    ProtocolError,
+    RigError,
+)
+from feltlab.rig.protocol import (
+    DEFAULT_BASE,
+    PROTOCOL_MAJOR,
+    UNKNOWN_DECK,
+    AuditPayload,
+    Channel,
+    Codec,
+    FaultCode,
+    Frame,
+    Kind,
+    LoadPayload,
+    Opcode,
+    PrizeTablePayload,
+    Result,
+    ShoePayload,
+    State,
+)
+from feltlab.rig.transport import BusSpec, IsoTpChannel, Node, TransferError
+
+log = logging.getLogger(__name__)
+
+LOST_AFTER_PERIODS = 3
+
+
+@dataclass(frozen=True)
+class DeviceEvent:
+    """Something the supervision noticed: ``kind`` is ``online``, ``lost``, ``recovered``,
+    ``counter_gap`` (detail ``missed``), ``reboot`` (``boot_count``), ``fault`` (``code``,
+    ``severity``, ``active``, ``detail``), ``protocol_version`` (``major``) or
+    ``sequence_gap`` (``missed``).  ``timestamp`` in seconds since the epoch."""
+
+    kind: str
+    base: int
+    timestamp: float
+    detail: dict[str, int] = field(default_factory=dict)
+
+
+class DeviceClient:
+    """Base client: heartbeat supervision, commands with retries, ISO-TP reads.
+
+    ``bus``: spec string, :class:`BusSpec`, an open python-can bus, or a :class:`Node`
+    shared with other clients (then not closed by this client).  ``timeout`` (seconds) bounds
+    each wait for a reply; ``retries`` is how many times a request is repeated after a timeout
+    or a failed transfer.  ``on_event`` is called (on the Notifier or watchdog thread) with
+    each :class:`DeviceEvent`.  ``capture``: a .blf/.asc/.log path recording every frame.
+    """
+
+    kind: ClassVar[Kind]
+    kind_name: ClassVar[str]
+    payload_channels: ClassVar[tuple[Channel, ...]] = (Channel.AUDIT,)
+    load_channel: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        bus: str | BusSpec | can.BusABC | Node,
+        *,
+        base: int | None = None,
+        timeout: float = 0.5,
+        retries: int = 3,
+        capture: str | Path | None = None,
+        on_event: Callable[[DeviceEvent], None] | None = None,
+        heartbeat_period: float = 0.1,
+        cf_timeout: float = 0.25,
+    ) -> None:
+        if timeout <= 0 or retries < 0:
+            raise ValueError("timeout must be > 0 seconds and retries >= 0")
+        self.codec = Codec(base if base is not None else DEFAULT_BASE[self.kind_name])
+        self.base = self.codec.base
+        self.timeout = timeout
+        self.retries = retries
+        self.on_event = on_event
+        self._own_node = not isinstance(bus, Node)
+        self.node = bus if isinstance(bus, Node) else Node(bus, pace=False, capture=capture)
+        self.events: list[DeviceEvent] = []
+        self.counts: dict[str, int] = {}
+        self.frames_decoded = 0
+        self.decode_errors = 0
+        self.heartbeats_missed = 0
+        self.retransmissions = 0
+        self.transfer_retries = 0
+        self.heartbeat: Frame | None = None
+        self.period = heartbeat_period
+        self.lost = False
+        self._last_hb = 0.0
+        self._cond = threading.Condition()
+        self._acks: dict[int, Frame] = {}
+        self._status: Frame | None = None
+        self._status_seq = 0
+        self._rid = itertools.count(1)
+        self._closed = threading.Event()
+        self._channels: dict[Channel, IsoTpChannel] = {}
+        for ch in self.payload_channels:
+            data_id, fc_id = self.codec.channel_ids(ch)
+            self._channels[ch] = self.node.open_channel(
+                f"{ch.name}@0x{self.base:03X}", fc_id, data_id, cf_timeout=cf_timeout
+            )
+        if self.load_channel:
+            data_id, fc_id = self.codec.channel_ids(Channel.LOAD)
+            self._channels[Channel.LOAD] = self.node.open_channel(
+                f"LOAD@0x{self.base:03X}", data_id, fc_id, fc_timeout=timeout
+            )
+        self._handlers: dict[str, Callable[[Frame], None]] = {
+            "Heartbeat": self._on_heartbeat,
+            "Ack": self._on_ack,
+            "Status": self._on_status,
+            "Fault": self._on_fault,
+        }
+        self._setup()
+        self.node.add_listener(self.on_message)
+        self._watchdog = threading.Thread(
+            target=self._watch, name=f"watchdog-0x{self.base:03X}", daemon=True
+        )
+        self._watchdog.start()
+
+    def _setup(self) -> None:
+        """Per-kind state and frame handlers (called before the first frame arrives)."""
+
+    # ------------------------------------------------------------ lifecycle
+    def close(self) -> None:
+        """Stop the watchdog and (if this client opened it) the bus node; joins threads."""
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        with self._cond:
+            self._cond.notify_all()
+        self._watchdog.join(timeout=2.0)
+        with contextlib.suppress(ValueError):
+            self.node.notifier.remove_listener(self.on_message)
+        if self._own_node:
+            self.node.close()
+        else:
+            for ch in self._channels.values():
+                ch.close()
+
+    def __enter__(self) -> DeviceClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ decoding
+    def on_message(self, msg: can.Message) -> None:
+        """Decode one frame (the Notifier calls this; replay may too)."""
+        off = msg.arbitration_id - self.base
+        if not 0 <= off < 8 or off == 1:
+            return
+        try:
+            frame = self.codec.decode(msg)
+        except ProtocolError as exc:
+            self.decode_errors += 1
+            log.debug("0x%03X: %s", self.base, exc)
+            return
+        if frame is None:
+            return
+        self.frames_decoded += 1
+        name = frame.name
+        self.counts[name] = self.counts.get(name, 0) + 1
+        handler = self._handlers.get(name)
+        with self._cond:
+            if handler is not None:
+                handler(frame)
+            self._cond.notify_all()
+
+    def _emit(self, kind: str, **detail: int) -> None:
+        ev = DeviceEvent(kind, self.base, time.time(), detail)
+        self.events.append(ev)
+        log.log(
+            logging.WARNING if kind in ("lost", "fault", "reboot") else logging.DEBUG,
+            "device 0x%03X: %s %s",
+            self.base,
+            kind,
+            detail,
+        )
+        if self.on_event is not None:
+            try:
+                self.on_event(ev)
+            except Exception:  # a callback bug must not stop supervision
+                log.exception("on_event callback failed")
+
+    def _on_heartbeat(self, f: Frame) -> None:
+        s = f.signals
+        prev = self.heartbeat
+        if s["ProtocolMajor"] != PROTOCOL_MAJOR and (
+            prev is None or prev.signals["ProtocolMajor"] != s["ProtocolMajor"]
+        ):
+            self._emit("protocol_version", major=s["ProtocolMajor"])
+        if prev is None:
+            self._emit("online", boot_count=s["BootCount"])
+        else:
+            p = prev.signals
+            if s["BootCount"] != p["BootCount"]:
+                self._emit("reboot", boot_count=s["BootCount"])
+            elif s["Counter"] != (p["Counter"] + 1) & 0xFF:
+                missed = (s["Counter"] - p["Counter"] - 1) & 0xFF
+                self.heartbeats_missed += missed
+                self._emit("counter_gap", missed=missed, counter=s["Counter"])
+        if self.lost:
+            self.lost = False
+            self._emit("recovered")
+        if s["PeriodMs"]:
+            self.period = s["PeriodMs"] / 1000.0
+        self.heartbeat = f
+        self._last_hb = time.monotonic()
+
+    def _on_ack(self, f: Frame) -> None:
+        self._acks[f.signals["RequestId"]] = f
+
+    def _on_status(self, f: Frame) -> None:
+        self._status = f
+        self._status_seq += 1
+
+    def _on_fault(self, f: Frame) -> None:
+        s = f.signals
+        self._emit(
+            "fault",
+            code=s["FaultCode"],
+            severity=s["Severity"],
+            active=s["Active"],
+            detail=s["Detail"],
+        )
+
+    def _watch(self) -> None:
+        while not self._closed.wait(min(max(self.period / 4, 0.005), 0.05)):
+            silent = time.monotonic() - self._last_hb
+            if self._last_hb and not self.lost and silent > LOST_AFTER_PERIODS * self.period:
+                with self._cond:
+                    self.lost = True
+                    self._emit("lost", periods=LOST_AFTER_PERIODS)
+                    self._cond.notify_all()
+
+    # ------------------------------------------------------------ waiting
+    def _wait(self, predicate: Callable[[], Any], timeout: float) -> Any:
+        """The first truthy ``predicate()`` (evaluated under the lock), or None after
+        ``timeout`` seconds.  Raises :class:`DeviceLost` if the device is lost meanwhile."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                value = predicate()
+                if value:
+                    return value
+                if self.lost:
+                    raise DeviceLost(
+                        f"device 0x{self.base:03X} missed {LOST_AFTER_PERIODS} heartbeat "
+                        "periods; check its power and bus, then reconnect"
+                    )
+                if self._closed.is_set():
+                    raise RigError("client closed")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self._cond.wait(left)
+
+    def wait_online(self, timeout: float = 2.0) -> Frame:
+        """Wait for the first heartbeat.  Raises :class:`DeviceTimeout` if none comes within
+        ``timeout`` seconds and :class:`ProtocolError` if the device speaks another protocol
+        major version."""
+        hb: Frame | None = self._wait(lambda: self.heartbeat, timeout)
+        if hb is None:
+            raise DeviceTimeout(
+                f"no heartbeat from device 0x{self.base:03X} within {timeout:.2f} s; check "
+                "the bus spec, the base id and that the device runs"
+            )
+        major = hb.signals["ProtocolMajor"]
+        if major != PROTOCOL_MAJOR:
+            raise ProtocolError(
+                f"device 0x{self.base:03X} speaks protocol {major}.x; this host speaks "
+                f"{PROTOCOL_MAJOR}.x"
+            )
+        return hb
+
+    def _next_rid(self) -> int:
+        return next(self._rid) & 0xFF
+
+    def request(
+        self,
+        opcode: int,
+        arg8: int = 0,
+        arg32: int = 0,
+        *,
+        reply: Callable[[int], Frame | None] | None = None,
+        timeout: float | None = None,
+        check: bool = True,
+    ) -> Frame:
+        """Send a Command and wait for its reply (the Ack with the same request id, or
+        ``reply(rid)`` when given), repeating the same request id up to ``retries`` times.
+
+        Raises :class:`DeviceTimeout` after the last retry, :class:`DeviceLost` if the device
+        is lost, :class:`DeviceRefused` for an Ack whose Result is not OK (with ``check``).
+        """
+        rid = self._next_rid()
+        msg = self.codec.encode(
+            "Command",
+            {
+                "RequestId": rid,
+                "Opcode": int(opcode),
+                "ProtocolMajor": PROTOCOL_MAJOR,
+                "Arg8": arg8,
+                "Arg32": arg32,
+            },
+        )
+        wait = timeout if timeout is not None else self.timeout
+
+        def got() -> Frame | None:
+            ack = self._acks.get(rid)
+            if (
+                ack is not None
+                and ack.signals["Opcode"] == int(opcode)
+                and (reply is None or ack.signals["Result"] != Result.OK)
+            ):
+                return ack
+            return reply(rid) if reply is not None else None
+
+        with self._cond:
+            self._acks.pop(rid, None)
+        answer: Frame | None = None
+        for attempt in range(self.retries + 1):
+            if attempt:
+                self.retransmissions += 1
+            self.node.send(
+                can.Message(arbitration_id=msg.arbitration_id, data=msg.data, is_extended_id=False)
+            )
+            answer = self._wait(got, wait)
+            if answer is not None:
+                break
+        if answer is None:
+            raise DeviceTimeout(
+                f"device 0x{self.base:03X} did not answer {Opcode(opcode).name} within "
+                f"{wait:.3f} s, {self.retries + 1} attempts"
+            )
+        if check and answer.name == "Ack" and answer.signals["Result"] != Result.OK:
+            res = answer.signals["Result"]
+            raise DeviceRefused(
+                f"device 0x{self.base:03X} refused {Opcode(opcode).name}: "
+                f"{Result(res).name if res in Result._value2member_map_ else res} "
+                f"(value {answer.signals['Value']})",
+                res,
+            )
+        return answer
+
+    def ping(self) -> float:
+        """Round-trip time of a PING in seconds."""
+        t0 = time.perf_counter()
+        self.request(Opcode.PING)
+        return time.perf_counter() - t0
+
+    def status(self) -> dict[str, int]:
+        """The device's Status signals (STATUS command)."""
+        with self._cond:
+            seq = self._status_seq
+        self.request(Opcode.STATUS)
+        st = self._wait(lambda: self._status if self._status_seq > seq else None, self.timeout)
+        if st is None:
+            raise DeviceTimeout(f"device 0x{self.base:03X}: no Status after STATUS")
+        return dict(st.signals)
+
+    def reboot(self) -> None:
+        """Ask the device to reboot (REBOOT); a ``reboot`` event follows its next heartbeat."""
+        self.request(Opcode.REBOOT)
+
+    def clear_fault(self) -> None:
+        self.request(Opcode.CLEAR_FAULT)
+
+    def inject_fault(self, fault: str, value: int = 0) -> None:
+        """Ask a simulated device in test mode to inject ``fault`` (see
+        :data:`feltlab.rig.devices.FAULTS`)."""
+        from feltlab.rig.devices import FAULTS
+
+        self.request(Opcode.INJECT_FAULT, FAULTS[fault], value)
+
+    def _read_payload(self, channel: Channel, opcode: int, arg32: int = 0) -> bytes:
+        link = self._channels[channel]
+        reasons: list[str] = []
+        for attempt in range(self.retries + 1):
+            if attempt:
+                self.transfer_retries += 1
+            link.clear()
+            try:
+                self.request(opcode, arg32=arg32)
+                return link.recv(self.timeout)
+            except (TransferError, DeviceTimeout) as exc:
+                reasons.append(str(exc))
+        raise TransferError(
+            f"{channel.name} from device 0x{self.base:03X} failed {self.retries + 1} times: "
+            + "; ".join(reasons)
+        )
+
+    def read_audit(self) -> AuditPayload:
+        """The device's audit log (READ_AUDIT over ISO-TP)."""
+        for attempt in range(self.retries + 1):
+            data = self._read_payload(Channel.AUDIT, Opcode.READ_AUDIT)
+            try:
+                return AuditPayload.decode(data)
+            except ProtocolError:
+                if attempt == self.retries:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _send_load(self, payload: LoadPayload, expect_cards: int) -> None:
+        link = self._channels[Channel.LOAD]
+        data = payload.encode()
+        last = ""
+        for attempt in range(self.retries + 1):
+            if attempt:
+                self.transfer_retries += 1
+            try:
+                link.send_and_wait(data, self.timeout)
+                st = self.status()
+            except (TransferError, DeviceTimeout) as exc:
+                last = str(exc)
+                continue
+            if st["Cards"] == expect_cards:
+                return
+            last = f"device holds {st['Cards']} cards, expected {expect_cards}"
+        raise TransferError(f"LOAD to device 0x{self.base:03X} failed: {last}")
+
+
+@dataclass(frozen=True)
+class Collection:
+    """Shoes collected from a batch shuffler: the intact ones, and (index, reason) for each
+    requested shoe that was not received."""
+
+    shoes: tuple[ShoePayload, ...]
+    missing: tuple[tuple[int, str], ...]
+
+    def codes(self) -> npt.NDArray[np.uint8]:
+        """``(n_shoes, n_cards)`` uint8 codes; raises ProtocolError if lengths differ."""
+        lengths = {len(s.codes) for s in self.shoes}
+        if len(lengths) > 1:
+            raise ProtocolError(f"shoes of different lengths {sorted(lengths)}: a faulty device")
+        if not self.shoes:
+            return np.empty((0, 0), dtype=np.uint8)
+        return np.stack([s.codes for s in self.shoes])
+
+    def ids(self) -> npt.NDArray[np.uint16]:
+        """``(n_shoes, n_cards)`` uint16 ids ``deck * 52 + code``."""
+        if not self.shoes:
+            return np.empty((0, 0), dtype=np.uint16)
+        return np.stack([s.ids() for s in self.shoes])
+
+
+class BatchShufflerClient(DeviceClient):
+    """Client of a batch shuffler: load an input order, shuffle, read the shoe (ISO-TP)."""
+
+    kind = Kind.BATCH_SHUFFLER
+    kind_name = "batch"
+    payload_channels = (Channel.SHOE, Channel.AUDIT)
+    load_channel = True
+
+    def load(self, codes: npt.ArrayLike, decks: npt.ArrayLike | None = None) -> None:
+        """Load the input order (card codes top first; deck indexes, default 0xFF) over the
+        ISO-TP LOAD channel; verified by the Status card count.  Raises TransferError."""
+        c = np.asarray(codes, dtype=np.uint8)
+        d = (
+            np.full(c.size, UNKNOWN_DECK, np.uint8)
+            if decks is None
+            else np.asarray(decks, np.uint8)
+        )
+        n_decks = int(d[d != UNKNOWN_DECK].max() + 1) if (d != UNKNOWN_DECK).any() else 0
+        self._send_load(LoadPayload(0, n_decks, c, d), c.size)
+
+    def shuffle(self, cut_position: int = 0, *, timeout: float | None = None) -> int:
+        """Shuffle the loaded cards; returns the shoe number when the device is READY.
+
+        ``cut_position``: cards before the cutting card (0 = the device's penetration).
+        Waits the announced shuffle duration plus ``timeout`` (default: the client's),
+        polling STATUS.  Raises DeviceTimeout, DeviceRefused (e.g. a jam), DeviceLost.
+        """
+        with self._cond:
+            seq = self._status_seq
+        ack = self.request(Opcode.SHUFFLE, arg32=cut_position)
+        duration = ack.signals["Value"] / 1000.0
+        budget = duration + (timeout if timeout is not None else self.timeout)
+        deadline = time.monotonic() + budget
+
+        def ready() -> Frame | None:
+            st = self._status
+            if self._status_seq > seq and st is not None and st.signals["State"] == State.READY:
+                return st
+            return None
+
+        while True:
+            st: Frame | None = self._wait(ready, max(0.0, min(budget, deadline - time.monotonic())))
+            if st is not None:
+                return int(st.signals["ShoeCount"])
+            if time.monotonic() >= deadline:
+                break
+            s = self.status()  # the done-Status may have been lost: ask
+            if s["State"] == State.READY:
+                return int(s["ShoeCount"])
+        raise DeviceTimeout(f"device 0x{self.base:03X} not READY {budget:.3f} s after SHUFFLE")
+
+    def read_shoe(self, shoe_number: int = 0) -> ShoePayload:
+        """The shuffled shoe over ISO-TP (READ_SHOE), retried after a transfer timeout or a
+        CRC mismatch.  ``shoe_number`` (0 = latest) must match.  Raises TransferError with
+        every attempt's reason."""
+        reasons: list[str] = []
+        for _ in range(self.retries + 1):
+            try:
+                data = self._read_payload(Channel.SHOE, Opcode.READ_SHOE, shoe_number & 0xFFFF)
+                shoe = ShoePayload.decode(data)
+            except (TransferError, ProtocolError) as exc:
+                reasons.append(str(exc))
+                self.transfer_retries += 1
+                continue
+            if shoe_number and shoe.shoe_number != shoe_number & 0xFFFF:
+                reasons.append(f"got shoe {shoe.shoe_number}, asked {shoe_number}")
+                continue
+            return shoe
+        raise TransferError(f"shoe {shoe_number} not received: " + " | ".join(reasons))
+
+    def collect(self, n_shoes: int, *, cut_position: int = 0) -> Collection:
+        """Shuffle and read ``n_shoes`` shoes; each is received intact or listed in
+        ``missing`` with its reason (never silently dropped)."""
+        shoes: list[ShoePayload] = []
+        missing: list[tuple[int, str]] = []
+        for i in range(n_shoes):
+            try:
+                number = self.shuffle(cut_position)
+                shoes.append(self.read_shoe(number))
+            except RigError as exc:
+                missing.append((i, str(exc)))
+        return Collection(tuple(shoes), tuple(missing))
+
+
+@dataclass(frozen=True)
+class DealtCard:
+    """One card from a continuous shuffler: code, deck (0xFF unknown), the device's deal
+    sequence number, cards remaining, and the slot it came from."""
+
+    code: int
+    deck: int
+    sequence: int
+    remaining: int
+    slot: int
+
+
+class ContinuousShufflerClient(DeviceClient):
+    """Client of a continuous shuffler: load, deal one card, return cards."""
+
+    kind = Kind.CONTINUOUS_SHUFFLER
+    kind_name = "continuous"
+    load_channel = True
+
+    def _setup(self) -> None:
+        self._cards: dict[int, Frame] = {}
+        self._last_seq: int | None = None
+        self._handlers["Card"] = self._on_card
+
+    def _on_card(self, f: Frame) -> None:
+        self._cards[f.signals["RequestId"]] = f
+
+    def load(
+        self, codes: npt.ArrayLike, decks: npt.ArrayLike | None = None, *, insert: bool = False
+    ) -> None:
+        """Replace the device's cards (or, with ``insert``, return these cards) over ISO-TP
+        LOAD.  Raises TransferError."""
+        c = np.asarray(codes, dtype=np.uint8)
+        d = (
+            np.full(c.size, UNKNOWN_DECK, np.uint8)
+            if decks is None
+            else np.asarray(decks, np.uint8)
+        )
+        before = 0
+        if insert:
+            before = self.status()["Cards"]
+        self._send_load(LoadPayload(1 if insert else 0, 0, c, d), before + c.size)
+
+    def insert(self, code: int, deck: int = UNKNOWN_DECK) -> int:
+        """Return one card (INSERT); returns the cards now in the device."""
+        return int(self.request(Opcode.INSERT, code, deck).signals["Value"])
+
+    def deal(self, *, timeout: float | None = None) -> DealtCard:
+        """Deal one card.  Raises DeviceRefused (Result EMPTY) when the device is empty,
+        DeviceTimeout after the retries."""
+        with self._cond:
+            self._cards.clear()
+        f = self.request(Opcode.DEAL, reply=lambda rid: self._cards.get(rid), timeout=timeout)
+        s = f.signals
+        if self._last_seq is not None and s["Sequence"] != (self._last_seq + 1) & 0xFFFF:
+            self._emit("sequence_gap", missed=(s["Sequence"] - self._last_seq - 1) & 0xFFFF)
+        self._last_seq = s["Sequence"]
+        return DealtCard(s["Code"], s["Deck"], s["Sequence"], s["Remaining"], s["Slot"])
+
+
+class JackpotPanelClient(DeviceClient):
+    """Client of a jackpot prize panel (Madness 21): arm a round for boxes, the button (a
+    physical press is reported by the panel; :meth:`press` is the test-mode command), the
+    result in cents, the display acknowledgement, and the declared prize table."""
+
+    kind = Kind.JACKPOT_PANEL
+    kind_name = "jackpot"
+    payload_channels = (Channel.PRIZE_TABLE, Channel.AUDIT)
+
+    def _setup(self) -> None:
+        self.round_id = -1
+        self._results: list[Frame] = []
+        self._seen_draws: set[int] = set()
+        self._presses: list[Frame] = []
+        self.last_result: dict[str, int] | None = None
+        self._handlers["JackpotResult"] = self._on_result
+        self._handlers["JackpotButton"] = self._on_button
+
+    def _on_result(self, f: Frame) -> None:
+        draw = f.signals["DrawCounter"]
+        if draw not in self._seen_draws:  # repeats (after STATUS) are not new draws
+            self._seen_draws.add(draw)
+            self._results.append(f)
+
+    def _on_button(self, f: Frame) -> None:
+        self._presses.append(f)
+
+    def arm(self, round_id: int, boxes: Iterable[int]) -> None:
+        """Arm the panel for ``round_id`` (0..2^32-1) and the winning ``boxes`` (1-255; one
+        ARM per box).  Arming the same round again adds boxes.  Raises ValueError for a box
+        outside 1-255 or no box."""
+        wanted = [int(b) for b in boxes]
+        if not wanted or not all(1 <= b <= 255 for b in wanted):
+            raise ValueError(f"boxes {wanted} must be one or more numbers in 1-255")
+        rid = round_id & 0xFFFFFFFF
+        if rid != self.round_id:
+            with self._cond:
+                self._results.clear()
+                self._presses.clear()
+        self.round_id = rid
+        for b in wanted:
+            self.request(Opcode.ARM, b, rid)
+
+    def press(self, box: int) -> None:
+        """Press ``box``'s button through the test-mode PRESS command (rigs only; a real
+        panel reports its own presses).  Raises DeviceRefused for a box not armed."""
+        self.request(Opcode.PRESS, box)
+
+    def wait_press(self, timeout: float | None = None) -> int:
+        """The box of the next button press this round.  Raises DeviceTimeout."""
+        f = self._wait(
+            lambda: self._presses.pop(0) if self._presses else None,
+            timeout if timeout is not None else self.timeout,
+        )
+        if f is None:
+            raise DeviceTimeout(f"no button press on panel 0x{self.base:03X}")
+        return int(f.signals["Box"])
+
+    def result(self, box: int | None = None, *, timeout: float | None = None) -> int:
+        """The prize in cents of the next draw of this round (of ``box`` if given).
+
+        Waits ``timeout`` seconds (default: the client's) per attempt, asking the panel to
+        repeat its result (STATUS) between attempts.  Raises DeviceTimeout, DeviceLost.
+        """
+        tag = self.round_id & 0xFF
+
+        def pick() -> Frame | None:
+            for i, f in enumerate(self._results):
+                s = f.signals
+                if s["RoundTag"] == tag and (box is None or s["Box"] == box):
+                    return self._results.pop(i)
+            return None
+
+        wait = timeout if timeout is not None else self.timeout
+        for attempt in range(self.retries + 1):
+            f: Frame | None = self._wait(pick, wait)
+            if f is not None:
+                self.last_result = dict(f.signals)
+                return int(f.signals["PrizeCents"])
+            if attempt < self.retries:
+                self.retransmissions += 1
+                with contextlib.suppress(DeviceTimeout):
+                    self.request(Opcode.STATUS)
+        raise DeviceTimeout(
+            f"panel 0x{self.base:03X} gave no result for round {self.round_id} "
+            f"within {self.retries + 1} x {wait:.3f} s"
+        )
+
+    def display(self, cents: int) -> None:
+        """Show ``cents`` on the panel's display; returns when the panel acknowledges.
+        Raises DeviceRefused (Result FAULT) on a display failure (rule 16.12 applies)."""
+        self.request(Opcode.DISPLAY, 0, cents)
+
+    def prize_table(self) -> tuple[tuple[int, int], ...]:
+        """The panel's declared prize table: (cents, weight) rows, over ISO-TP."""
+        for attempt in range(self.retries + 1):
+            data = self._read_payload(Channel.PRIZE_TABLE, Opcode.READ_PRIZE_TABLE)
+            try:
+                return PrizeTablePayload.decode(data).rows
+            except ProtocolError:
+                if attempt == self.retries:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+CLIENT_KINDS: dict[str, type[DeviceClient]] = {
+    "batch": BatchShufflerClient,
+    "continuous": ContinuousShufflerClient,
+    "jackpot": JackpotPanelClient,
+}
+
+__all__ = [
+    "CLIENT_KINDS",
+    "BatchShufflerClient",
+    "CanJackpotPanel",
+    "Collection",
+    "ContinuousShufflerClient",
+    "DealtCard",
+    "DeviceClient",
+    "DeviceEvent",
+    "FaultCode",
+    "JackpotPanelClient",
+]
+
+
+class CanJackpotPanel:
+    """The SDK's jackpot panel interface (``feltlab.jackpot.JackpotPanel``) over CAN: each
+    :meth:`press` arms the panel for the round and box (SDK box b is protocol box b + 1),
+    presses the button (test-mode PRESS
+    command: on a rig the presser is simulated), waits for the result in cents and has the
+    panel display it.  Every rig failure surfaces as ``feltlab.errors.DeviceError`` (the
+    engine applies rule 16.12)."""
+
+    def __init__(self, client: JackpotPanelClient) -> None:
+        self.client = client
+        self.presses = 0
+
+    def press(self, round_no: int, box: int, presser: str) -> int:
+        from feltlab.errors import DeviceError
+
+        self.presses += 1
+        wire_box = box + 1  # the SDK numbers boxes from 0, the protocol from 1
+        try:
+            self.client.arm(round_no, [wire_box])
+            self.client.press(wire_box)
+            cents = self.client.result(wire_box)
+            self.client.display(cents)
+        except DeviceError:
+            raise
+        except RigError as exc:
+            raise DeviceError(f"jackpot panel 0x{self.client.base:03X}: {exc}") from exc
+        log.info("round %d box %d (%s): %d cents", round_no, box, presser, cents)
+        return cents

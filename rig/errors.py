@@ -1,0 +1,39 @@
+"""The rig's exception classes: each message names the problem and the fix."""
+
+from __future__ import annotations
+
+from feltlab.errors import DeviceError, FeltlabError
+
+
+class RigError(FeltlabError):
+    """Base of every error the rig raises on purpose."""
+
+
+class BusSpecError(RigError, ValueError):
+    """A bus specification (``interface=...,channel=...``) could not be parsed or opened."""
+
+
+class ProtocolError(RigError):
+    """A frame or an ISO-TP payload broke the protocol (docs/protocol.md): bad length, CRC,
+    version or field value."""
+
+
+class DeviceTimeout(RigError, DeviceError, TimeoutError):
+    """A device did not answer within the timeout, after every retry (an SDK
+    ``DeviceError``: the round engine applies rule 16.12)."""
+
+
+class DeviceLost(RigError, DeviceError):
+    """A device missed 3 heartbeat periods (or rebooted) and is considered lost."""
+
+
+class DeviceRefused(RigError, DeviceError):
+    """A device answered a command with an Ack whose Result is not OK; ``result`` holds it."""
+
+    def __init__(self, message: str, result: int) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+class ModelError(RigError, ValueError):
+    """A device model name (``riffle:k=7``, ``shelf:m=10``, ...) is unknown or malformed."""

@@ -1,0 +1,22 @@
+"""The rig as a feltlab plugin: registers the ``device`` and ``capture`` commands.
+
+Found through feltlab's own entry point (``[project.entry-points.feltlab] rig =
+"feltlab.rig.plugin"``), so the SDK never imports the rig.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pluggy
+
+hookimpl = pluggy.HookimplMarker("feltlab")
+
+
+@hookimpl
+def feltlab_register_commands(cli: Any) -> None:
+    """Add ``feltlab device`` and ``feltlab capture`` to the command line."""
+    from feltlab.rig.cli import COMMANDS
+
+    for command in COMMANDS:
+        cli.add_command(command)

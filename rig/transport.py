@@ -1,0 +1,399 @@
+"""Buses, one Notifier per bus, wire timing and ISO-TP channels.
+
+A bus is named by a spec string ``interface=NAME,channel=CHANNEL[,bitrate=N][,key=value...]``
+and opened with python-can's ``can.Bus(..., ignore_config=True)`` so that a ``~/.canrc`` or
+``CAN_*`` variables never leak in.  Supported and tested: ``virtual`` (one process),
+``udp_multicast`` (several processes on one host; interface-local IPv6 groups ``ff11::...``
+only) and ``slcan`` (Lawicel serial adapters; ``sleep_after_open=0`` by default).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import can
+import isotp
+
+from feltlab.rig.errors import BusSpecError, ProtocolError
+from feltlab.rig.protocol import frame_bits
+
+log = logging.getLogger(__name__)
+
+#: the default udp_multicast group: interface-local scope (ff11::/16), never leaves the host.
+DEFAULT_UDP_GROUP = "ff11::4645:4c54"
+DEFAULT_UDP_PORT = 43113
+INTERFACES = ("virtual", "udp_multicast", "slcan", "socketcan", "pcan", "kvaser", "vector")
+
+
+def _value(text: str) -> Any:
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+
+@dataclass(frozen=True)
+class BusSpec:
+    """Where a bus is: python-can ``interface`` and ``channel``, the nominal ``bitrate``
+    (bit/s; None = unpaced) and extra interface options (e.g. ``port`` for udp_multicast)."""
+
+    interface: str
+    channel: str
+    bitrate: int | None = None
+    options: tuple[tuple[str, Any], ...] = field(default=())
+
+    @classmethod
+    def parse(cls, text: str) -> BusSpec:
+        """Parse ``interface=udp_multicast,channel=ff11::1,bitrate=500000,port=43113``.
+
+        Raises :class:`BusSpecError` for a missing interface, an unknown key format or an
+        IPv4 / non interface-local multicast group.
+        """
+        fields: dict[str, Any] = {}
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            key, eq, value = part.partition("=")
+            if not eq:
+                raise BusSpecError(f"bus spec part {part!r} is not key=value (in {text!r})")
+            fields[key.strip()] = _value(value.strip()) if key != "channel" else value.strip()
+        interface = fields.pop("interface", None)
+        if not interface:
+            raise BusSpecError(
+                f"bus spec {text!r} names no interface; write e.g. "
+                f"interface=udp_multicast,channel={DEFAULT_UDP_GROUP}"
+            )
+        channel = str(
+            fields.pop("channel", DEFAULT_UDP_GROUP if interface == "udp_multicast" else "")
+        )
+        bitrate = fields.pop("bitrate", None)
+        spec = cls(str(interface), channel, bitrate, tuple(sorted(fields.items())))
+        spec.validate()
+        return spec
+
+    def validate(self) -> None:
+        """Raise :class:`BusSpecError` for a channel this rig refuses (udp_multicast: only
+        interface-local IPv6 groups ff11::/16, because other scopes leave the host)."""
+        if self.interface == "udp_multicast":
+            try:
+                addr = ipaddress.ip_address(self.channel)
+            except ValueError as exc:
+                raise BusSpecError(f"udp_multicast channel {self.channel!r} is no IP") from exc
+            if addr.version != 6 or not str(addr.exploded).startswith("ff11"):
+                raise BusSpecError(
+                    f"udp_multicast channel {self.channel} would leave this host; use an "
+                    f"interface-local IPv6 group such as {DEFAULT_UDP_GROUP}"
+                )
+        if not self.channel:
+            raise BusSpecError(f"interface {self.interface} needs a channel")
+        if self.bitrate is not None and (not isinstance(self.bitrate, int) or self.bitrate <= 0):
+            raise BusSpecError(f"bitrate must be a positive integer (bit/s), got {self.bitrate!r}")
+
+    def __str__(self) -> str:
+        parts = [f"interface={self.interface}", f"channel={self.channel}"]
+        if self.bitrate:
+            parts.append(f"bitrate={self.bitrate}")
+        parts += [f"{k}={v}" for k, v in self.options]
+        return ",".join(parts)
+
+    def with_bitrate(self, bitrate: int | None) -> BusSpec:
+        return BusSpec(self.interface, self.channel, bitrate, self.options)
+
+
+def open_bus(spec: BusSpec | str) -> can.BusABC:
+    """Open the python-can bus of ``spec`` (no config files, no environment).
+
+    Raises :class:`BusSpecError` if python-can cannot open it (the message keeps its cause).
+    """
+    s = BusSpec.parse(spec) if isinstance(spec, str) else spec
+    kwargs: dict[str, Any] = dict(s.options)
+    if s.interface == "slcan":
+        kwargs.setdefault("sleep_after_open", 0)
+        if s.bitrate:
+            kwargs["bitrate"] = s.bitrate
+    elif s.interface == "udp_multicast":
+        kwargs.setdefault("port", DEFAULT_UDP_PORT)
+        kwargs.setdefault("fd", False)
+    elif s.interface == "virtual":
+        kwargs.setdefault("receive_own_messages", False)
+    elif s.bitrate:
+        kwargs["bitrate"] = s.bitrate
+    try:
+        return can.Bus(interface=s.interface, channel=s.channel, ignore_config=True, **kwargs)
+    except (can.CanError, OSError, ValueError, ImportError) as exc:
+        raise BusSpecError(f"cannot open bus {s}: {exc}") from exc
+
+
+class WireClock:
+    """Paces transmission to what a classic CAN bus at ``bitrate`` bit/s can carry: each
+    frame reserves its exact bit time (:func:`feltlab.rig.protocol.frame_bits`, 111-135 bits
+    for 8 data bytes and an 11-bit id), and the sender sleeps whenever it runs more than
+    ``slack`` seconds ahead of the wire."""
+
+    def __init__(self, bitrate: int, slack: float = 0.002) -> None:
+        if bitrate <= 0:
+            raise ValueError("bitrate must be positive (bit/s)")
+        self.bitrate = bitrate
+        self.slack = slack
+        self._free_at = 0.0
+        self.bits_sent = 0
+
+    def reserve(self, msg: can.Message) -> None:
+        bits = frame_bits(msg.arbitration_id, msg.data, extended=msg.is_extended_id)
+        self.bits_sent += bits
+        now = time.monotonic()
+        self._free_at = max(self._free_at, now) + bits / self.bitrate
+        ahead = self._free_at - now
+        if ahead > self.slack:
+            time.sleep(ahead - self.slack / 2)
+
+
+TxHook = Callable[[can.Message], can.Message | None]
+
+
+class RigBus(can.BusABC):
+    """A python-can bus wrapping another: paces sends to the bitrate (:class:`WireClock`),
+    stamps every frame with epoch time, drops its own frames echoed back (udp_multicast
+    returns them), lets a fault injector rewrite or drop outgoing frames (``tx_hook``) and
+    tells ``tx_listeners`` (the capture) about every frame sent."""
+
+    def __init__(self, inner: can.BusABC, *, bitrate: int | None = None) -> None:
+        self.inner = inner
+        self.wire = WireClock(bitrate) if bitrate else None
+        self.token = f"feltlab-{os.getpid()}-{id(self):x}"
+        self.tx_hook: TxHook | None = None
+        self.tx_listeners: list[Callable[[can.Message], None]] = []
+        self.frames_sent = 0
+        self.frames_received = 0
+        self._send_lock = threading.Lock()
+        super().__init__(channel=getattr(inner, "channel_info", "rig"))
+        self.channel_info = f"rig over {getattr(inner, 'channel_info', '?')}"
+
+    def _recv_internal(self, timeout: float | None) -> tuple[can.Message | None, bool]:
+        msg = self.inner.recv(timeout)
+        if msg is None:
+            return None, False
+        if msg.channel == self.token:  # our own frame, echoed by udp_multicast
+            return None, False
+        if msg.timestamp < 631152000.0:  # before 1990: not an epoch stamp
+            msg.timestamp = time.time()
+        self.frames_received += 1
+        return msg, False
+
+    def send(self, msg: can.Message, timeout: float | None = None) -> None:
+        with self._send_lock:
+            if self.tx_hook is not None:
+                out = self.tx_hook(msg)
+                if out is None:
+                    return
+                msg = out
+            if self.wire is not None:
+                self.wire.reserve(msg)
+            msg.channel = self.token
+            msg.timestamp = time.time()
+            msg.is_rx = False
+            self.inner.send(msg, timeout)
+            self.frames_sent += 1
+        for listener in self.tx_listeners:
+            listener(msg)
+
+    def shutdown(self) -> None:
+        super().shutdown()
+        self.inner.shutdown()
+
+
+class TransferError(ProtocolError):
+    """An ISO-TP transfer failed (ISO 15765-2 timeout, sequence error, overflow) or timed
+    out; the message names the channel and the cause."""
+
+
+class _FilteredStack(isotp.NotifierBasedCanStack):
+    """NotifierBasedCanStack that buffers only its own receive id (the stock one buffers
+    every frame on the bus)."""
+
+    def __init__(self, rxid: int, *args: Any, **kwargs: Any) -> None:
+        self._rxid = rxid
+        super().__init__(*args, **kwargs)
+
+    def _on_message_received(self, msg: can.Message) -> None:
+        if msg.arbitration_id == self._rxid and not msg.is_extended_id:
+            super()._on_message_received(msg)
+
+
+class IsoTpChannel:
+    """One ISO-TP (ISO 15765-2) link, normal 11-bit addressing: sends on ``txid``, receives
+    on ``rxid``, over a node's shared Notifier.
+
+    ``cf_timeout`` (seconds) is the receiver's consecutive-frame timeout (N_Cr) and
+    ``fc_timeout`` the sender's flow-control timeout (N_Bs).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        bus: can.BusABC,
+        notifier: can.Notifier,
+        txid: int,
+        rxid: int,
+        *,
+        cf_timeout: float = 0.25,
+        fc_timeout: float = 1.0,
+        blocksize: int = 0,
+        stmin: int = 0,
+    ) -> None:
+        self.name = name
+        self.errors: list[str] = []
+        self._error_flag = threading.Event()
+        address = isotp.Address(isotp.AddressingMode.Normal_11bits, txid=txid, rxid=rxid)
+        params = {
+            "stmin": stmin,
+            "blocksize": blocksize,
+            "rx_consecutive_frame_timeout": max(1, int(cf_timeout * 1000)),
+            "rx_flowcontrol_timeout": max(1, int(fc_timeout * 1000)),
+            "max_frame_size": 4095,
+            "blocking_send": False,
+        }
+        self.stack = _FilteredStack(
+            rxid,
+            bus,
+            notifier,
+            address=address,
+            error_handler=self._on_error,
+            params=params,
+            read_timeout=0.02,
+        )
+        self.stack.start()
+
+    def _on_error(self, error: Exception) -> None:
+        self.errors.append(f"{type(error).__name__}: {error}")
+        log.debug("ISO-TP %s: %s", self.name, error)
+        self._error_flag.set()
+
+    def send(self, payload: bytes) -> None:
+        """Queue ``payload`` (at most 4095 bytes) for transmission; returns at once."""
+        self.stack.send(payload)
+
+    def send_and_wait(self, payload: bytes, timeout: float) -> None:
+        """Send ``payload`` and wait until the last frame went out.
+
+        Raises :class:`TransferError` if the transfer failed (e.g. no flow control) or did
+        not finish within ``timeout`` seconds.
+        """
+        self._error_flag.clear()
+        self.stack.send(payload)
+        deadline = time.monotonic() + timeout
+        while self.stack.transmitting():
+            if self._error_flag.is_set():
+                raise TransferError(f"ISO-TP {self.name}: {self.errors[-1]}")
+            if time.monotonic() > deadline:
+                self.stack.stop_sending()
+                raise TransferError(f"ISO-TP {self.name}: send not finished in {timeout:.3f} s")
+            time.sleep(0.001)
+        if self._error_flag.is_set():
+            raise TransferError(f"ISO-TP {self.name}: {self.errors[-1]}")
+
+    def clear(self) -> None:
+        """Forget errors and drop any payload already received."""
+        self._error_flag.clear()
+        while self.stack.available():
+            self.stack.recv()
+
+    def recv(self, timeout: float) -> bytes:
+        """The next complete payload.
+
+        Raises :class:`TransferError` when the stack reports an error (a lost or corrupted
+        frame breaks the sequence or times out N_Cr) or nothing completes within ``timeout``
+        seconds.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            data = self.stack.recv(block=True, timeout=0.01)
+            if data is not None:
+                return bytes(data)
+            if self._error_flag.is_set():
+                self._error_flag.clear()
+                raise TransferError(f"ISO-TP {self.name}: {self.errors[-1]}")
+            if time.monotonic() > deadline:
+                raise TransferError(f"ISO-TP {self.name}: no payload within {timeout:.3f} s")
+
+    def close(self) -> None:
+        self.stack.stop()
+
+
+class Node:
+    """One endpoint on a bus: the :class:`RigBus`, its single ``can.Notifier`` (python-can
+    4.6 refuses a second one) shared by every listener and ISO-TP channel, and an optional
+    capture of every frame sent and received.
+
+    ``bus``: a spec string, a :class:`BusSpec` or an open python-can bus (then owned and shut
+    down by this node).  ``bitrate`` (bit/s) overrides the spec's for pacing.
+    """
+
+    def __init__(
+        self,
+        bus: str | BusSpec | can.BusABC,
+        *,
+        bitrate: int | None = None,
+        pace: bool = True,
+        capture: str | Path | None = None,
+    ) -> None:
+        if isinstance(bus, can.BusABC):
+            inner = bus
+            rate = bitrate
+        else:
+            spec = BusSpec.parse(bus) if isinstance(bus, str) else bus
+            inner = open_bus(spec)
+            rate = bitrate if bitrate is not None else spec.bitrate
+        self.bitrate = rate
+        self.bus = RigBus(inner, bitrate=rate if pace else None)
+        self.notifier = can.Notifier(self.bus, [], timeout=0.05)
+        self.channels: list[IsoTpChannel] = []
+        self.capture: Any = None
+        if capture is not None:
+            from feltlab.rig.capture import CaptureWriter
+
+            self.capture = CaptureWriter(capture)
+            self.notifier.add_listener(self.capture.on_message_received)
+            self.bus.tx_listeners.append(self.capture.on_message_received)
+        self._closed = False
+
+    def add_listener(self, fn: Callable[[can.Message], None]) -> None:
+        self.notifier.add_listener(fn)
+
+    def send(self, msg: can.Message) -> None:
+        self.bus.send(msg)
+
+    def open_channel(self, name: str, txid: int, rxid: int, **kw: Any) -> IsoTpChannel:
+        ch = IsoTpChannel(name, self.bus, self.notifier, txid, rxid, **kw)
+        self.channels.append(ch)
+        return ch
+
+    def close(self) -> None:
+        """Stop the ISO-TP channels, the Notifier (its thread joined), the capture and the
+        bus.  Idempotent; never raises for an already broken bus."""
+        if self._closed:
+            return
+        self._closed = True
+        for ch in self.channels:
+            ch.close()
+        try:
+            self.notifier.stop(timeout=2.0)
+        except Exception as exc:  # pragma: no cover - defensive
+            log.warning("notifier stop: %s", exc)
+        if self.capture is not None:
+            self.capture.stop()
+        try:
+            self.bus.shutdown()
+        except Exception as exc:  # pragma: no cover - defensive
+            log.warning("bus shutdown: %s", exc)

@@ -1,0 +1,210 @@
+"""The protocol: the DBC (cantools), ISO-TP payloads, bus timing, bus specs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from feltlab.rig import protocol as p
+from feltlab.rig.errors import BusSpecError, ProtocolError
+from feltlab.rig.transport import BusSpec, WireClock
+
+
+def test_dbc_loads_and_is_versioned():
+    db = p.load_database()
+    assert db.version == "feltlab-rig-protocol 1.0"
+    names = {m.name for m in db.messages}
+    assert {
+        "Heartbeat",
+        "Command",
+        "Ack",
+        "Status",
+        "Fault",
+        "Card",
+        "JackpotButton",
+        "JackpotResult",
+    } <= names
+    assert all(m.length <= 8 and not m.is_extended_frame for m in db.messages)
+
+
+def test_dbc_loads_in_cantools_command_line():
+    out = subprocess.run(
+        [sys.executable, "-m", "cantools", "dump", p.dbc_path()],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert "Heartbeat" in out.stdout and "JackpotResult" in out.stdout
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["Heartbeat", "Command", "Ack", "Status", "Fault", "Card", "JackpotButton", "JackpotResult"],
+)
+@pytest.mark.parametrize("base", [0x100, 0x230, 0x7F0])
+def test_every_message_round_trips(name, base):
+    codec = p.Codec(base)
+    m = codec.db.get_message_by_name(name)
+    rng = np.random.default_rng(7)
+    for fill in ("min", "max", "random"):
+        sig = {}
+        for s in m.signals:
+            hi = (1 << s.length) - 1
+            sig[s.name] = {"min": 0, "max": hi, "random": int(rng.integers(0, hi + 1))}[fill]
+        msg = codec.encode(name, sig)
+        assert msg.arbitration_id == base + (m.frame_id - p.DBC_BASE)
+        frame = codec.decode(msg)
+        assert frame is not None and frame.name == name and frame.signals == sig
+
+
+def test_codec_ignores_other_devices_and_isotp_ids():
+    codec = p.Codec(0x100)
+    other = p.Codec(0x200).encode(
+        "Heartbeat",
+        dict.fromkeys(
+            [
+                "Counter",
+                "State",
+                "Kind",
+                "ProtocolMajor",
+                "ProtocolMinor",
+                "PeriodMs",
+                "ActiveFault",
+                "BootCount",
+            ],
+            1,
+        ),
+    )
+    assert codec.decode(other) is None
+    import can
+
+    assert (
+        codec.decode(can.Message(arbitration_id=0x10A, data=b"\x10\x20", is_extended_id=False))
+        is None
+    )
+    with pytest.raises(ProtocolError):
+        codec.decode(can.Message(arbitration_id=0x100, data=b"\x01", is_extended_id=False))
+
+
+def test_encode_refuses_out_of_range_signal():
+    codec = p.Codec(0x100)
+    with pytest.raises(Exception, match="RequestId"):
+        codec.encode(
+            "Command", {"RequestId": 256, "Opcode": 1, "ProtocolMajor": 1, "Arg8": 0, "Arg32": 0}
+        )
+
+
+@pytest.mark.parametrize("base", [0, 0x105, 0x800, -16, True])
+def test_bad_base_refused(base):
+    with pytest.raises(ProtocolError):
+        p.check_base(base)
+
+
+def test_payloads_round_trip_and_detect_corruption():
+    codes = np.arange(312, dtype=np.uint16) % 52
+    decks = np.arange(312) // 52
+    shoe = p.ShoePayload(7, 6, 234, codes.astype(np.uint8), decks.astype(np.uint8))
+    raw = shoe.encode()
+    assert len(raw) == 10 + 2 * 312 + 4
+    back = p.ShoePayload.decode(raw)
+    assert back.shoe_number == 7 and back.cut_position == 234
+    assert (back.ids() == np.arange(312)).all()
+    bad = bytearray(raw)
+    bad[50] ^= 1
+    with pytest.raises(ProtocolError, match="CRC"):
+        p.ShoePayload.decode(bytes(bad))
+    with pytest.raises(ProtocolError, match="expected a LOAD"):
+        p.LoadPayload.decode(raw)
+    load = p.LoadPayload(1, 0, codes[:5].astype(np.uint8), np.full(5, 0xFF, np.uint8))
+    assert (p.LoadPayload.decode(load.encode()).card_decks == 0xFF).all()
+    table = p.PrizeTablePayload(((2500, 600), (1_000_000, 1)))
+    assert p.PrizeTablePayload.decode(table.encode()) == table
+    audit = p.AuditPayload(2, (p.AuditEntry(1, 10, 0x10, 5), p.AuditEntry(2, 20, 0x89, 1)))
+    assert p.AuditPayload.decode(audit.encode()) == audit
+    unknown = p.ShoePayload(1, 6, 0, np.zeros(3, np.uint8), np.full(3, 0xFF, np.uint8))
+    with pytest.raises(ProtocolError, match="decks apart"):
+        unknown.ids()
+
+
+def test_payload_with_other_protocol_major_refused():
+    raw = bytearray(p.PrizeTablePayload(((1, 1),)).encode()[:-4])
+    raw[0] = 2
+    import struct
+    import zlib
+
+    sealed = bytes(raw) + struct.pack("<I", zlib.crc32(bytes(raw)))
+    with pytest.raises(ProtocolError, match="protocol major 2"):
+        p.PrizeTablePayload.decode(sealed)
+
+
+def test_isotp_reassembler():
+    payload = bytes(range(20))
+    frames = [bytes([0x10, 20]) + payload[:6]]
+    rest = payload[6:]
+    seq = 1
+    while rest:
+        frames.append(bytes([0x20 | seq]) + rest[:7])
+        rest = rest[7:]
+        seq = (seq + 1) & 0xF
+    r = p.IsoTpReassembler()
+    out = [r.feed(f) for f in frames]
+    assert out[-1] == payload and all(o is None for o in out[:-1])
+    assert r.feed(b"\x03abc") == b"abc"
+    r2 = p.IsoTpReassembler()
+    r2.feed(frames[0])
+    assert r2.feed(frames[2]) is None and r2.errors == 1  # a lost frame is a sequence gap
+
+
+def test_frame_bits_bounds():
+    assert p.frame_bits(0x100, bytes(8), stuffing="none") == 111
+    assert p.frame_bits(0x100, bytes(8), stuffing="worst") == 135
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        data = bytes(rng.integers(0, 256, 8, dtype=np.uint8))
+        assert 111 <= p.frame_bits(int(rng.integers(0, 0x800)), data) <= 135
+    assert p.frame_bits(0x000, bytes(8)) > 111  # long runs of zeros are stuffed
+    assert p.frame_bits(0x100, b"", stuffing="none") == 47
+    assert round(p.max_frames_per_second(500_000)) == 4505
+    with pytest.raises(ValueError):
+        p.frame_bits(1, bytes(9))
+
+
+def test_wire_clock_never_exceeds_the_bitrate():
+    import time
+
+    import can
+
+    clock = WireClock(125_000)
+    msg = can.Message(arbitration_id=0x10A, data=bytes(8), is_extended_id=False)
+    t0 = time.monotonic()
+    for _ in range(100):
+        clock.reserve(msg)
+    elapsed = time.monotonic() - t0
+    assert elapsed >= clock.bits_sent / 125_000 - clock.slack
+    assert clock.bits_sent >= 100 * 111
+
+
+def test_bus_spec_parsing():
+    s = BusSpec.parse("interface=udp_multicast,channel=ff11::1,port=43113,bitrate=500000")
+    assert s.interface == "udp_multicast" and s.channel == "ff11::1" and s.bitrate == 500000
+    assert dict(s.options) == {"port": 43113}
+    assert BusSpec.parse(str(s)) == s
+    for bad in (
+        "channel=x",
+        "interface=udp_multicast,channel=239.74.163.2",
+        "interface=udp_multicast,channel=ff15::1",
+        "interface=virtual,channel=x,bitrate=-1",
+        "interface=virtual,channelx",
+    ):
+        with pytest.raises(BusSpecError):
+            BusSpec.parse(bad)
+
+
+def test_dbc_is_package_data():
+    from importlib import resources
+
+    assert resources.files("feltlab.rig").joinpath(p.DBC_FILE).is_file()
