@@ -14,10 +14,14 @@ from __future__ import annotations
 
 from feltlab.native.core import (
     CARDS_PER_DECK,
+    DOUBLE_ELSE_HIT,
+    DOUBLE_ELSE_STAND,
+    HIT,
     MAX_DECKS,
     MAX_MODEL_CARDS,
     MAX_SHELVES,
     NO_CARD,
+    STAND,
     BitGenerator,
     ChaCha20,
     CoreError,
@@ -48,11 +52,15 @@ RNG_NAMES = ("xoshiro256**", "chacha20")
 
 __all__ = [
     "CARDS_PER_DECK",
+    "DOUBLE_ELSE_HIT",
+    "DOUBLE_ELSE_STAND",
+    "HIT",
     "MAX_DECKS",
     "MAX_MODEL_CARDS",
     "MAX_SHELVES",
     "NO_CARD",
     "RNG_NAMES",
+    "STAND",
     "BitGenerator",
     "ChaCha20",
     "CoreError",

@@ -641,8 +641,8 @@ class SimRules:
 class SimResult:
     """``net``: ``(n_rounds,)`` int32 cents of the main wager per round.  ``initial``:
     ``(n_rounds, 5)`` uint8 codes (player card 1, card 2, dealer up card, the player's third
-    card as always dealt, the dealer's second card or NO_CARD).  ``trace`` and ``trace_len``:
-    the cards dealt in each round, in order (only when asked for)."""
+    card as always dealt, the dealer's second card or the card it would have been).
+    ``trace`` and ``trace_len``: the cards dealt in each round, in order (when asked for)."""
 
     net: npt.NDArray[np.int32]
     initial: npt.NDArray[np.uint8]
@@ -664,9 +664,9 @@ def _sim_struct(r: SimRules) -> Any:
     c.split_aces_one_card = int(bool(r.split_aces_one_card))
     size = r.decks * 52
     cut = _as_int(r.cut_position, "cut_position", 0, size)
-    if cut and size - cut < 64:
+    if cut and size - cut < 26:
         raise ValueError(
-            f"cut_position={cut} leaves fewer than 64 cards behind the cut of a {size}-card "
+            f"cut_position={cut} leaves fewer than 26 cards behind the cut of a {size}-card "
             "shoe: a round could run out of cards; place the cutting card further forward"
         )
     c.cut_position = cut

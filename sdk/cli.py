@@ -208,6 +208,207 @@ def play(preset: str, rounds: int, seed: int, boxes: int, events_path: str | Non
             fh.write(table.log.to_jsonl())
 
 
+@main.command("math")
+@click.argument("wager")
+@click.option(
+    "--rules", "preset", type=click.Choice(sorted(PRESETS)), default="nz", show_default=True
+)
+@click.option(
+    "--decks",
+    type=click.IntRange(1, 8),
+    multiple=True,
+    help="Deck count (repeatable); default: the wager's allowed range.",
+)
+@click.option("--paytable", default=None, help="Paytable name; default: the wager's first.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "csv", "md"]),
+    default="table",
+    show_default=True,
+)
+def math_cmd(
+    wager: str, preset: str, decks: tuple[int, ...], paytable: str | None, fmt: str
+) -> None:
+    """Print the exact PAR sheet of WAGER: every outcome's combinations, probability, pays
+    and return; the return, house edge, hit frequency and standard deviation.
+
+    Exact enumeration of the initial deals the wager's outcome depends on, over the shoe's
+    exact composition.  Wagers decided by play (the main wager) need `feltlab simulate`.
+    """
+    from feltlab import parsheet
+    from feltlab.errors import FeltlabError
+
+    types = collect_wagers(get_plugin_manager())
+    if wager not in types:
+        raise click.BadParameter(
+            f"no wager {wager!r}; installed: {', '.join(types.names())}", param_hint="WAGER"
+        )
+    cls = types[wager]
+    try:
+        instance = cls(paytable=paytable)
+    except FeltlabError as exc:
+        raise click.BadParameter(str(exc), param_hint="--paytable") from None
+    if not instance.card_roles:
+        raise click.UsageError(
+            f"{cls.title} is decided by play, not by the initial deal: use "
+            f"`feltlab simulate --rules {preset}` for its return"
+        )
+    counts = list(decks) or list(range(cls.min_decks, cls.max_decks + 1))
+    sheets = [parsheet.par_sheet(instance, d) for d in counts]
+    if fmt != "table":
+        click.echo(parsheet.render(sheets, fmt), nl=False)
+        return
+    console = Console()
+    for sh in sheets:
+        outside = not cls.min_decks <= sh.decks <= cls.max_decks
+        t = Table(
+            title=f"{sh.title}: paytable {sh.paytable}, {sh.decks} decks"
+            + (" (outside the wager's deck range)" if outside else "")
+        )
+        for col in ("outcome", "combinations", "probability", "pays", "return"):
+            t.add_column(col, justify="left" if col == "outcome" else "right")
+        for ln in sh.lines:
+            t.add_row(
+                ln.outcome,
+                f"{ln.combinations:,}",
+                f"{float(ln.probability):.8f}",
+                parsheet._pays(ln.pays),
+                "" if ln.return_ is None else f"{float(ln.return_):+.8f}",
+            )
+        t.add_row("total", f"{sh.total_combinations:,}", "1", "", f"{float(sh.return_):+.8f}")
+        console.print(t)
+        console.print(
+            f"house edge {100 * float(sh.house_edge):.4f}% (exactly {sh.house_edge}), "
+            f"hit frequency {100 * float(sh.hit_frequency):.4f}%, "
+            f"standard deviation {sh.std_dev:.4f}" + (f"; {sh.note}" if sh.note else "")
+        )
+
+
+@main.command()
+@click.option(
+    "--rules", "preset", type=click.Choice(sorted(PRESETS)), default="nz", show_default=True
+)
+@click.option("--rounds", type=click.IntRange(1, 10**12), default=10_000_000, show_default=True)
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True)
+@click.option("--workers", type=click.IntRange(1, 1024), default=1, show_default=True)
+@click.option(
+    "--scheduler",
+    default=None,
+    help="Dask scheduler address (tcp://host:8786), or 'local' for a LocalCluster.",
+)
+@click.option(
+    "--fresh-shoe",
+    is_flag=True,
+    help="Deal every round from a freshly shuffled shoe (no cut-card effect).",
+)
+@click.option(
+    "--chunk",
+    "chunk_rounds",
+    type=click.IntRange(1, 10**9),
+    default=2_000_000,
+    show_default=True,
+    help="Rounds per chunk (part of what the seed determines).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def simulate(
+    preset: str,
+    rounds: int,
+    seed: int,
+    workers: int,
+    scheduler: str | None,
+    fresh_shoe: bool,
+    chunk_rounds: int,
+    as_json: bool,
+) -> None:
+    """Simulate rounds in the C core with basic strategy: the main wager's house edge with a
+    95% confidence interval, each side wager's return, and rounds/s."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    from feltlab import simulate as sim
+
+    rules = Rules.preset(preset)
+    types = collect_wagers(get_plugin_manager())
+    specs: list[tuple[str, str | None]] = []
+    for name in types.names():
+        w = types[name]
+        if w.card_roles and w.min_decks <= rules.decks <= w.max_decks:
+            specs.append((name, None))
+    console = Console(stderr=True)
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        disable=as_json,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(f"simulating {preset}", total=rounds)
+        try:
+            res = sim.simulate(
+                rules,
+                rounds,
+                seed=seed,
+                workers=workers,
+                scheduler=scheduler,
+                chunk_rounds=chunk_rounds,
+                wagers=specs,
+                fresh_shoe=fresh_shoe,
+                progress=lambda n: bar.update(task, completed=n),
+            )
+        except RuntimeError as exc:
+            raise click.ClickException(str(exc)) from None
+    data = {
+        "rules": preset,
+        "rounds": res.rounds,
+        "seed": seed,
+        "fresh_shoe": fresh_shoe,
+        "house_edge": res.house_edge,
+        "ci95": [res.house_edge - res.half_width, res.house_edge + res.half_width],
+        "std_dev": res.std_dev,
+        "rounds_per_second": res.rounds_per_second,
+        "workers": workers,
+        "wagers": [
+            {
+                "wager": w.name,
+                "paytable": w.paytable,
+                "rounds": w.rounds,
+                "return": None if w.return_ != w.return_ else w.return_,
+                "ci95_half_width": None if w.half_width != w.half_width else w.half_width,
+                "hit_frequency": w.hit_frequency,
+            }
+            for w in res.wagers
+        ],
+    }
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    out = Console()
+    out.print(
+        f"{preset}: {res.rounds:,} rounds, seed {seed}"
+        + (", fresh shoe every round" if fresh_shoe else ", cutting card")
+        + f": house edge {100 * res.house_edge:.3f}% "
+        f"(95% CI {100 * data['ci95'][0]:.3f}% .. {100 * data['ci95'][1]:.3f}%), "
+        f"sd {res.std_dev:.3f} per round, {res.rounds_per_second:,.0f} rounds/s "
+        f"on {workers} worker(s)"
+    )
+    t = Table(title="side wagers (return per unit wagered)")
+    for col in ("wager", "paytable", "rounds offered", "return", "95% CI", "hit frequency"):
+        t.add_column(col)
+    for w in res.wagers:
+        panel = w.return_ != w.return_  # NaN: paid by the jackpot panel
+        t.add_row(
+            w.name,
+            w.paytable,
+            f"{w.rounds:,}",
+            "panel prize" if panel else f"{100 * w.return_:+.3f}%",
+            "" if panel else f"±{100 * w.half_width:.3f}%",
+            f"{100 * w.hit_frequency:.3f}%",
+        )
+    out.print(t)
+
+
 def _money(cents: int) -> str:
     sign = "-" if cents < 0 else "+"
     return f"{sign}${abs(cents) // 100}.{abs(cents) % 100:02d}"

@@ -196,7 +196,7 @@ typedef struct {
  * Simulates n_rounds rounds.  net[i]: the main wager's net result in cents.
  * initial (optional, n_rounds x 5): player card 1, card 2, dealer up card,
  * the player's third card (the next card of the shoe, always dealt), the
- * dealer's second card (FL_NO_CARD if none).  trace (optional, n_rounds x
+ * dealer's second card (when the dealer took none, the card it would have been).  trace (optional, n_rounds x
  * trace_cap) and trace_len: every card dealt in the round, in order.
  */
 fl_status fl_simulate_rounds(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,

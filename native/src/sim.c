@@ -36,11 +36,35 @@ enum { ACT_HIT = 0, ACT_STAND = 1, ACT_DOUBLE_HIT = 2, ACT_DOUBLE_STAND = 3 };
 typedef struct {
     uint8_t cards[24];
     uint8_t n;
+    uint8_t hard; /* total with aces as 1, kept as cards arrive */
+    uint8_t aces;
     uint8_t doubled;
     uint8_t from_split;
     uint8_t split_aces;
     uint8_t done;
 } sim_hand;
+
+/* blackjack value of each card code: A = 1, J/Q/K = 10 */
+static const uint8_t VALUE[52] = {
+    1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7,
+    7, 7, 8, 8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10,
+};
+
+static inline void add_card(sim_hand *h, uint8_t c) {
+    h->cards[h->n++] = c;
+    h->hard = (uint8_t)(h->hard + VALUE[c]);
+    h->aces = (uint8_t)(h->aces + (VALUE[c] == 1));
+}
+
+static inline unsigned best_total(const sim_hand *h, int *soft) {
+    int s = h->aces && h->hard <= 11;
+    *soft = s;
+    return h->hard + (s ? 10u : 0u);
+}
+
+static inline int is_natural(const sim_hand *h) {
+    return h->n == 2 && h->aces == 1 && h->hard == 11;
+}
 
 typedef struct {
     uint8_t cards[FL_MAX_DECKS * 52];
@@ -87,40 +111,14 @@ static inline uint8_t deal(sim_shoe *s) {
     return s->cards[s->dealt++];
 }
 
-static inline unsigned value_of(uint8_t c) {
-    unsigned r = c >> 2;
-    return r >= 9 ? 10 : r + 1;
-}
-
-static void hand_totals(const uint8_t *cards, unsigned n, unsigned *total, int *soft) {
-    unsigned hard = 0, aces = 0;
-    for (unsigned i = 0; i < n; i++) {
-        unsigned v = value_of(cards[i]);
-        hard += v;
-        aces += v == 1;
-    }
-    if (aces && hard + 10 <= 21) {
-        *total = hard + 10;
-        *soft = 1;
-    } else {
-        *total = hard;
-        *soft = 0;
-    }
-}
-
-static inline int natural(const uint8_t *cards, unsigned n) {
-    if (n != 2) return 0;
-    unsigned a = value_of(cards[0]), b = value_of(cards[1]);
-    return (a == 1 && b == 10) || (a == 10 && b == 1);
-}
+static inline unsigned value_of(uint8_t c) { return VALUE[c]; }
 
 static int may_double(const fl_sim_rules *r, const sim_hand *h) {
     if (h->n != 2) return 0;
     if (h->split_aces && r->split_aces_one_card) return 0;
     if (h->from_split && !r->double_after_split) return 0;
-    unsigned t;
     int soft;
-    hand_totals(h->cards, 2, &t, &soft);
+    unsigned t = best_total(h, &soft);
     switch (r->double_on) {
     case 0: return 1;
     case 1: return !soft;
@@ -139,11 +137,10 @@ static int may_split(const fl_sim_rules *r, const sim_hand *h, unsigned n_hands)
 }
 
 /* finished without a decision: bust, 21, or a one-card split ace */
-static int auto_done(const fl_sim_rules *r, sim_hand *h, unsigned n_hands) {
-    unsigned t;
+static inline int auto_done(const fl_sim_rules *r, sim_hand *h, unsigned n_hands) {
     int soft;
-    hand_totals(h->cards, h->n, &t, &soft);
-    if (t > 21 || t == 21) return h->done = 1;
+    unsigned t = best_total(h, &soft);
+    if (t >= 21) return h->done = 1;
     if (h->split_aces && r->split_aces_one_card) {
         int pair = h->n == 2 && (h->cards[0] >> 2) == (h->cards[1] >> 2);
         int can_resplit = pair && r->resplit_aces && n_hands < r->max_hands;
@@ -159,13 +156,11 @@ static int32_t hand_net(const fl_sim_rules *r, int outcome, int32_t stake) {
 }
 
 /* rule 5.1: the outcome of one hand against the dealer's completed hand */
-static int outcome_of(const sim_hand *h, const uint8_t *dealer, unsigned dn) {
-    unsigned pt, dt;
+static int outcome_of(const sim_hand *h, const sim_hand *dealer) {
     int ps, ds;
-    hand_totals(h->cards, h->n, &pt, &ps);
-    hand_totals(dealer, dn, &dt, &ds);
-    int pbj = natural(h->cards, h->n) && !h->from_split;
-    int dbj = natural(dealer, dn);
+    unsigned pt = best_total(h, &ps), dt = best_total(dealer, &ds);
+    int pbj = is_natural(h) && !h->from_split;
+    int dbj = is_natural(dealer);
     if (pt > 21) return -1;               /* 5.1(f) */
     if (pbj && dbj) return 0;             /* 5.1(e) */
     if (pbj) return 2;                    /* 5.1(a)-(c) */
@@ -177,21 +172,21 @@ static int outcome_of(const sim_hand *h, const uint8_t *dealer, unsigned dn) {
 static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t *initial,
                       uint8_t *trace, unsigned trace_cap, unsigned *trace_n) {
     sim_hand hands[4];
+    sim_hand dealer;
     unsigned n_hands = 1;
-    uint8_t dealer[24];
-    unsigned dn = 0;
     uint32_t first = s->dealt;
-    memset(hands, 0, sizeof hands);
     sim_hand *h0 = &hands[0];
-    h0->cards[h0->n++] = deal(s);
-    dealer[dn++] = deal(s);
-    h0->cards[h0->n++] = deal(s);
-    if (r->peek) dealer[dn++] = deal(s);
+    h0->n = h0->hard = h0->aces = h0->doubled = h0->from_split = h0->split_aces = h0->done = 0;
+    dealer.n = dealer.hard = dealer.aces = 0;
+    add_card(h0, deal(s));
+    add_card(&dealer, deal(s));
+    add_card(h0, deal(s));
+    if (r->peek) add_card(&dealer, deal(s));
     if (initial) { /* the player's first three cards (the third always dealt: the next card
                     * of the shoe, fixed now whether or not anyone takes it), the up card */
         initial[0] = h0->cards[0];
         initial[1] = h0->cards[1];
-        initial[2] = dealer[0];
+        initial[2] = dealer.cards[0];
         if (s->dealt < s->size) {
             fix_next(s);
             initial[3] = s->cards[s->dealt];
@@ -200,51 +195,53 @@ static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t 
         }
         initial[4] = FL_NO_CARD;
     }
-    int dealer_bj_peeked = r->peek && natural(dealer, 2);
+    const unsigned up = VALUE[dealer.cards[0]];
+    const uint8_t(*hard_t)[11] = r->hard;
+    const uint8_t(*soft_t)[11] = r->soft;
+    int dealer_bj_peeked = r->peek && is_natural(&dealer);
     if (!dealer_bj_peeked) {
         auto_done(r, h0, 1);
         for (unsigned i = 0; i < n_hands; i++) {
             sim_hand *h = &hands[i];
             if (h->done) continue;
             if (h->n == 1) { /* a split hand takes its second card */
-                h->cards[h->n++] = deal(s);
+                add_card(h, deal(s));
                 if (auto_done(r, h, n_hands)) continue;
             }
-            unsigned up = value_of(dealer[0]);
             while (!h->done) {
-                unsigned t;
-                int soft;
-                hand_totals(h->cards, h->n, &t, &soft);
-                if (h->n == 2 && may_split(r, h, n_hands) &&
-                    r->pair[h->cards[0] >> 2][up]) {
+                if (h->n == 2 && r->pair[h->cards[0] >> 2][up] && may_split(r, h, n_hands)) {
                     /* split: the second card starts a new hand after this one */
                     for (unsigned k = n_hands; k > i + 1; k--) hands[k] = hands[k - 1];
                     sim_hand *nh = &hands[i + 1];
-                    memset(nh, 0, sizeof *nh);
-                    int aces = (h->cards[0] >> 2) == 0;
-                    nh->cards[nh->n++] = h->cards[1];
+                    uint8_t second = h->cards[1], first_card = h->cards[0];
+                    uint8_t aces = (uint8_t)((first_card >> 2) == 0);
+                    nh->n = nh->hard = nh->aces = nh->doubled = nh->done = 0;
                     nh->from_split = 1;
-                    nh->split_aces = (uint8_t)aces;
-                    h->n = 1;
+                    nh->split_aces = aces;
+                    add_card(nh, second);
+                    h->n = h->hard = h->aces = 0;
+                    add_card(h, first_card);
                     h->from_split = 1;
-                    h->split_aces = (uint8_t)aces;
+                    h->split_aces = aces;
                     n_hands++;
-                    h->cards[h->n++] = deal(s);
+                    add_card(h, deal(s));
                     auto_done(r, h, n_hands);
                     continue;
                 }
-                uint8_t a = soft ? r->soft[t][up] : r->hard[t][up];
-                if (a == ACT_DOUBLE_HIT || a == ACT_DOUBLE_STAND) {
+                int soft;
+                unsigned t = best_total(h, &soft);
+                uint8_t a = soft ? soft_t[t][up] : hard_t[t][up];
+                if (a >= ACT_DOUBLE_HIT) {
                     if (may_double(r, h)) {
                         h->doubled = 1;
-                        h->cards[h->n++] = deal(s);
+                        add_card(h, deal(s));
                         h->done = 1;
                         continue;
                     }
                     a = a == ACT_DOUBLE_HIT ? ACT_HIT : ACT_STAND;
                 }
                 if (a == ACT_HIT && !(h->split_aces && r->split_aces_one_card) && h->n < 23) {
-                    h->cards[h->n++] = deal(s);
+                    add_card(h, deal(s));
                     auto_done(r, h, n_hands);
                 } else {
                     h->done = 1;
@@ -254,21 +251,23 @@ static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t 
         /* the dealer */
         int any_live = 0, any_open = 0;
         for (unsigned i = 0; i < n_hands; i++) {
-            unsigned t;
-            int soft;
-            hand_totals(hands[i].cards, hands[i].n, &t, &soft);
-            if (t <= 21) any_live = 1;
-            if (t <= 21 && !(natural(hands[i].cards, hands[i].n) && !hands[i].from_split))
-                any_open = 1;
+            int live = hands[i].hard <= 21;
+            any_live |= live;
+            any_open |= live && !(is_natural(&hands[i]) && !hands[i].from_split);
         }
-        if (dn < 2 && any_live) dealer[dn++] = deal(s);
-        if (!natural(dealer, dn) && any_open) {
+        if (dealer.n < 2 && any_live) add_card(&dealer, deal(s));
+        if (dealer.n < 2 && initial && s->dealt < s->size) {
+            /* nobody needs the dealer's second card; for side bets (insurance) it is the
+             * card the dealer would have taken: fix it without dealing it */
+            fix_next(s);
+            initial[4] = s->cards[s->dealt];
+        }
+        if (!is_natural(&dealer) && any_open) {
             for (;;) {
-                unsigned t;
                 int soft;
-                hand_totals(dealer, dn, &t, &soft);
+                unsigned t = best_total(&dealer, &soft);
                 if (t < 17 || (t == 17 && soft && r->h17))
-                    dealer[dn++] = deal(s);
+                    add_card(&dealer, deal(s));
                 else
                     break;
             }
@@ -276,17 +275,14 @@ static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t 
     }
     /* settlement */
     int32_t total = 0;
-    int limited = !r->peek && natural(dealer, dn) && r->enhc_takes != 2;
+    int limited = !r->peek && is_natural(&dealer) && r->enhc_takes != 2;
     for (unsigned i = 0; i < (dealer_bj_peeked ? 1u : n_hands); i++) {
         const sim_hand *h = &hands[i];
         int32_t stake = r->stake * (h->doubled ? 2 : 1);
-        int oc = outcome_of(h, dealer, dn);
+        int oc = outcome_of(h, &dealer);
         int32_t v = hand_net(r, oc, stake);
         if (limited && oc == -1) {
-            unsigned t;
-            int soft;
-            hand_totals(h->cards, h->n, &t, &soft);
-            if (r->enhc_takes == 1 && t > 21) {
+            if (r->enhc_takes == 1 && h->hard > 21) {
                 /* a busted hand stays lost */
             } else if (i == 0) {
                 v = -r->stake;
@@ -297,9 +293,7 @@ static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t 
         total += v;
     }
     *net = total;
-    if (initial) {
-        initial[4] = dn >= 2 ? dealer[1] : FL_NO_CARD;
-    }
+    if (initial && dealer.n >= 2) initial[4] = dealer.cards[1];
     if (trace) {
         unsigned m = s->dealt - first;
         if (m > trace_cap) m = trace_cap;
@@ -320,9 +314,10 @@ fl_status fl_simulate_rounds(fl_rng *rng, const fl_sim_rules *rules, size_t n_ro
         r->enhc_takes > 2 || r->stake < 1 || r->stake > 1000000000 / 8)
         return FL_ERR_RANGE;
     uint32_t size = r->decks * 52;
-    /* a round of one box needs at most 4 hands x 11 cards + 12 dealer cards, far fewer in
-     * practice; keep at least 64 cards behind the cut so no round can run out */
-    if (r->cut_position > size || (r->cut_position && size - r->cut_position < 64 && size > 64))
+    /* keep at least 26 cards behind the cut: no round of one box needs more (4 hands of
+     * 5 small cards and a dealer's 6); a round that still ran out would fail with
+     * FL_ERR_RANGE rather than deal a card twice */
+    if (r->cut_position > size || (r->cut_position && size - r->cut_position < 26))
         return FL_ERR_RANGE;
     for (int t = 0; t < 32; t++)
         for (int u = 0; u < 11; u++)

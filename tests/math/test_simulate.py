@@ -1,0 +1,134 @@
+"""The C round simulator against the Python round engine, published figures and exact
+PAR sheets; and the same result for a seed however the work is partitioned."""
+
+import math
+
+import numpy as np
+import pytest
+
+from feltlab import native, parsheet
+from feltlab import simulate as sim
+from feltlab.engine import Table, play_round
+from feltlab.plugins.insurance import Insurance
+from feltlab.plugins.main import Main
+from feltlab.plugins.perfect_pairs import PerfectPairs
+from feltlab.plugins.super_sevens import SuperSevens
+from feltlab.rules import DealerBlackjackTakes, DoubleOn, Rules
+from feltlab.shoe import FixedCards
+
+VARIANTS = {
+    "nz": Rules.preset("nz"),
+    "vegas_s17": Rules.preset("vegas_s17"),
+    "vegas_h17": Rules.preset("vegas_h17"),
+    "nz_takes_all": Rules.preset("nz").replace(dealer_blackjack_takes=DealerBlackjackTakes.ALL),
+    "nz_takes_busted": Rules.preset("nz").replace(
+        dealer_blackjack_takes=DealerBlackjackTakes.ORIGINAL_AND_BUSTED
+    ),
+    "any_double_rsa_4_hands": Rules.preset("vegas_s17").replace(
+        double_on=DoubleOn.ANY, resplit_aces=True, max_split_hands=4, decks=8
+    ),
+    "six_to_five_no_das": Rules.preset("vegas_h17").replace(
+        blackjack_pays="6:5", double_after_split=False, double_on=DoubleOn.TEN_OR_ELEVEN
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_c_simulator_and_python_engine_agree_round_by_round(name):
+    rules = VARIANTS[name]
+    tables = sim.strategy_tables(rules)
+    policy = sim.TablePolicy(tables)
+    res = native.simulate_rounds(
+        native.Xoshiro256StarStar(7), sim.sim_rules(rules, tables=tables), 1500, trace_cap=64
+    )
+    seen = {"split": 0, "double": 0, "dealer_bj": 0, "player_bj": 0}
+    for i in range(1500):
+        cards = res.trace[i, : res.trace_len[i]].tolist()
+        table = Table(rules, FixedCards(cards), [Main()], boxes=1)
+        result = play_round(table, [(0, "p", "main", sim.DEFAULT_STAKE)], policy)
+        assert result.net() == int(res.net[i]), (name, i, cards)
+        kinds = [e.data.get("decision") for e in table.log.events if e.kind == "decision"]
+        seen["split"] += "split" in kinds
+        seen["double"] += "double" in kinds
+        d = [e for e in table.log.events if e.kind == "dealer_done"][-1].data
+        seen["dealer_bj"] += bool(d["blackjack"])
+        seen["player_bj"] += int(res.net[i]) == sim.DEFAULT_STAKE * rules.blackjack_pays
+        # every card the engine dealt is the simulator's, in order
+        dealt = [e.data["card"] for e in table.log.events if e.kind == "card_dealt"]
+        assert dealt == cards
+    assert min(seen.values()) > 10, seen  # splits, doubles and blackjacks were all exercised
+
+
+# Wizard of Odds, "Blackjack House Edge Calculator" (combinatorial analysis, basic strategy),
+# https://wizardofodds.com/games/blackjack/calculator/ : 6 decks, dealer stands on soft 17,
+# double any two cards, double after split, split to 4 hands, no resplit of aces, no
+# surrender, dealer peeks, blackjack pays 3 to 2: 0.40%.  Hitting soft 17 adds 0.22%.
+PUBLISHED = {"vegas_s17": 0.0040, "vegas_h17": 0.0062}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED))
+def test_house_edge_matches_published_combinatorial_figure(name):
+    res = sim.simulate(VARIANTS[name], 8_000_000, seed=2024, fresh_shoe=True)
+    assert abs(res.house_edge - PUBLISHED[name]) <= res.half_width, (res.house_edge, res.half_width)
+    assert 1.1 < res.std_dev < 1.2  # per-round standard deviation of blackjack, ~1.15 units
+
+
+def test_side_bet_returns_within_confidence_of_exact():
+    rules = Rules.preset("nz")
+    specs = [("perfect_pairs", "one"), ("super_sevens", None), ("insurance", None)]
+    res = sim.simulate(rules, 3_000_000, seed=5, wagers=specs, chunk_rounds=1_000_000)
+    exact = {
+        "perfect_pairs": parsheet.par_sheet(PerfectPairs(paytable="one"), 6).return_,
+        "super_sevens": parsheet.par_sheet(SuperSevens(), 6).return_,
+        "insurance": parsheet.par_sheet(Insurance(), 6).return_,
+    }
+    assert {w.name for w in res.wagers} == set(exact)
+    for w in res.wagers:
+        assert abs(w.return_ - float(exact[w.name])) <= 1.5 * w.half_width, (w, exact[w.name])
+
+
+def test_same_seed_same_result_on_any_partitioning():
+    rules = Rules.preset("nz")
+    kw = {"seed": 11, "chunk_rounds": 100_000, "wagers": [("perfect_pairs", None)]}
+    one = sim.simulate(rules, 450_000, workers=1, **kw)
+    two = sim.simulate(rules, 450_000, workers=2, **kw)
+    assert one.tally == two.tally
+    assert one.house_edge == two.house_edge
+    other = sim.simulate(rules, 450_000, workers=1, **{**kw, "seed": 12})
+    assert other.tally.net != one.tally.net
+
+
+def test_same_seed_same_result_on_a_dask_cluster():
+    pytest.importorskip("dask.distributed", reason="the dist extra (make setup installs it)")
+    rules = Rules.preset("vegas_s17")
+    kw = {"seed": 3, "chunk_rounds": 50_000}
+    local = sim.simulate(rules, 200_000, workers=1, **kw)
+    dask = sim.simulate(rules, 200_000, workers=2, scheduler="local", **kw)
+    assert local.tally == dask.tally
+
+
+def test_cut_card_effect_is_reported_not_hidden():
+    rules = Rules.preset("vegas_s17")
+    fresh = sim.simulate(rules, 4_000_000, seed=9, fresh_shoe=True)
+    cut = sim.simulate(rules, 4_000_000, seed=9)
+    effect = cut.house_edge - fresh.house_edge
+    # the cut-card effect is small and positive for the house; the two estimates are
+    # independent, so their difference has a half-width of about sqrt(2) times each
+    assert abs(effect) < 3 * math.hypot(fresh.half_width, cut.half_width)
+
+
+def test_bad_simulation_inputs():
+    with pytest.raises(ValueError, match="positive"):
+        sim.simulate(Rules.preset("nz"), 0)
+    from feltlab.errors import RulesError
+
+    near_back = Rules.preset("nz").replace(cut_card_from_back=10)
+    with pytest.raises(RulesError, match="at least 26 cards behind"):
+        sim.sim_rules(near_back)
+    bad = sim.sim_rules(Rules.preset("nz"))
+    with pytest.raises(ValueError, match="hard must have shape"):
+        native.simulate_rounds(
+            native.Xoshiro256StarStar(1),
+            native.SimRules(**{**bad.__dict__, "hard": np.zeros((3, 3), np.uint8)}),
+            1,
+        )
