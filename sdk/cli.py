@@ -331,8 +331,8 @@ def simulate(
     types = collect_wagers(get_plugin_manager())
     specs: list[tuple[str, str | None]] = []
     for name in types.names():
-        w = types[name]
-        if w.card_roles and w.min_decks <= rules.decks <= w.max_decks:
+        wtype = types[name]
+        if wtype.card_roles and wtype.min_decks <= rules.decks <= wtype.max_decks:
             specs.append((name, None))
     console = Console(stderr=True)
     with Progress(
@@ -415,8 +415,18 @@ def _money(cents: int) -> str:
 
 
 def _register_plugin_commands() -> None:
-    pm = get_plugin_manager()
-    pm.hook.feltlab_register_commands(cli=main)
+    """Let every plugin add its commands; a plugin that fails to load or raises is reported
+    on stderr with its name, and the other commands still work."""
+    from feltlab.errors import PluginError
+    from feltlab.plugin_manager import call_isolated
+
+    try:
+        pm = get_plugin_manager()
+    except PluginError as exc:
+        click.echo(f"feltlab: warning: {exc}", err=True)
+        pm = get_plugin_manager(entry_points=False)
+    for failure in call_isolated(pm.hook.feltlab_register_commands, cli=main):
+        click.echo(f"feltlab: warning: {failure}; its commands are unavailable", err=True)
 
 
 _register_plugin_commands()

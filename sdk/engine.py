@@ -39,6 +39,7 @@ from feltlab.errors import (
 from feltlab.events import Event, EventLog
 from feltlab.hands import ACE, hand_total, is_natural
 from feltlab.jackpot import EMPLOYEE, FAILURE_PAYOUT, JackpotPanel, ReplayPanel
+from feltlab.plugin_manager import PluginFailure, call_isolated
 from feltlab.rules import DoubleOn, Rules
 from feltlab.shoe import CardSource, FixedCards
 from feltlab.wagers import Bet, HandView, Placed, RoundView, Settlement, WagerType
@@ -200,6 +201,8 @@ class Table:
         self.round_no = first_round - 1
         self.phase = Phase.IDLE
         self.withdrawn: set[str] = set()
+        self.plugin_failures: list[PluginFailure] = []
+        """Observer-hook exceptions caught during play (see :meth:`_notify`)."""
         self._reset_round()
 
     # ================================================================= plumbing
@@ -221,23 +224,40 @@ class Table:
         return self.log.emit(self.round_no, kind, **data)
 
     def _notify(self, event: Event) -> None:
+        """Call the observer hooks for ``event``.  Each plugin is called in isolation: an
+        exception in one is logged with the plugin's name, kept in :attr:`plugin_failures`,
+        and neither stops the other observers nor the round."""
         if self.hook is None:
             return
         h = self.hook
-        h.feltlab_table_event(table=self, event=event)
+        calls: list[tuple[Any, dict[str, Any]]] = [
+            (h.feltlab_table_event, {"table": self, "event": event})
+        ]
         d = event.data
         if event.kind == "round_started":
-            h.feltlab_round_started(table=self, round_no=event.round)
+            calls.append((h.feltlab_round_started, {"table": self, "round_no": event.round}))
         elif event.kind == "card_dealt":
-            h.feltlab_card_dealt(table=self, card=d["card"], to=d["to"], box=d.get("box"))
+            calls.append(
+                (
+                    h.feltlab_card_dealt,
+                    {"table": self, "card": d["card"], "to": d["to"], "box": d.get("box")},
+                )
+            )
         elif event.kind == "cut_card_reached":
-            h.feltlab_cut_card_reached(table=self, round_no=event.round)
+            calls.append((h.feltlab_cut_card_reached, {"table": self, "round_no": event.round}))
         elif event.kind == "shoe_shuffled":
-            h.feltlab_shoe_shuffled(table=self, reason=d["reason"])
+            calls.append((h.feltlab_shoe_shuffled, {"table": self, "reason": d["reason"]}))
         elif event.kind == "round_settled" and self._result is not None:
-            h.feltlab_round_settled(table=self, result=self._result)
+            calls.append((h.feltlab_round_settled, {"table": self, "result": self._result}))
         elif event.kind == "device_fault":
-            h.feltlab_device_fault(table=self, device=d["device"], message=d["message"])
+            calls.append(
+                (
+                    h.feltlab_device_fault,
+                    {"table": self, "device": d["device"], "message": d["message"]},
+                )
+            )
+        for caller, kwargs in calls:
+            self.plugin_failures.extend(call_isolated(caller, **kwargs))
 
     def _need(self, *phases: Phase, op: str) -> None:
         if self.phase not in phases:

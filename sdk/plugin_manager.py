@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 import pluggy
@@ -70,10 +71,48 @@ def plugin_summary(pm: pluggy.PluginManager) -> list[dict[str, Any]]:
 
 def collect_wagers(pm: pluggy.PluginManager) -> WagerRegistry:
     """Call ``feltlab_register_wagers`` on every plugin (built-ins first) and return the
-    registry.  Raises :class:`PluginError` when two plugins register the same name."""
+    registry.  Raises :class:`PluginError` naming the plugin when one fails while registering
+    or two plugins register the same name."""
     registry = WagerRegistry()
     # pluggy calls the newest registration first; registering in registration order keeps
     # the built-ins first in the registry, as they were loaded first.
     for impl in pm.hook.feltlab_register_wagers.get_hookimpls():
-        impl.function(register=registry.register)
+        try:
+            impl.function(register=registry.register)
+        except PluginError:
+            raise
+        except Exception as exc:
+            raise PluginError(
+                f"plugin {impl.plugin_name!r} failed in feltlab_register_wagers: {exc!r}; "
+                "fix or uninstall that plugin"
+            ) from exc
     return registry
+
+
+@dataclass(frozen=True)
+class PluginFailure:
+    """An exception raised by one plugin's hook implementation, caught and reported:
+    ``plugin`` (its registered name), ``hook`` and ``error`` (the exception's repr)."""
+
+    plugin: str
+    hook: str
+    error: str
+
+    def __str__(self) -> str:
+        return f"plugin {self.plugin!r} raised in {self.hook}: {self.error}"
+
+
+def call_isolated(caller: Any, **kwargs: Any) -> list[PluginFailure]:
+    """Call every implementation of an observer hook one by one, so that an exception in one
+    plugin neither stops the others nor reaches the caller (a round or a campaign must not be
+    corrupted by an observer).  Each failure is logged with the plugin's name and returned.
+    Return values are discarded: use this only for hooks whose results are ignored."""
+    failures: list[PluginFailure] = []
+    for impl in reversed(caller.get_hookimpls()):  # registration order, built-ins first
+        try:
+            impl.function(**{k: kwargs[k] for k in impl.argnames if k in kwargs})
+        except Exception as exc:
+            failure = PluginFailure(impl.plugin_name, caller.name, repr(exc))
+            log.error("%s", failure)
+            failures.append(failure)
+    return failures
