@@ -7,4 +7,5 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "feltlab.plugins.perfect_pairs",
     "feltlab.plugins.super_sevens",
     "feltlab.plugins.madness21",
+    "feltlab.plugins.tournament",
 )

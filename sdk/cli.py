@@ -389,7 +389,8 @@ def simulate(
         f"{preset}: {res.rounds:,} rounds, seed {seed}"
         + (", fresh shoe every round" if fresh_shoe else ", cutting card")
         + f": house edge {100 * res.house_edge:.3f}% "
-        f"(95% CI {100 * data['ci95'][0]:.3f}% .. {100 * data['ci95'][1]:.3f}%), "
+        f"(95% CI {100 * (res.house_edge - res.half_width):.3f}% .. "
+        f"{100 * (res.house_edge + res.half_width):.3f}%), "
         f"sd {res.std_dev:.3f} per round, {res.rounds_per_second:,.0f} rounds/s "
         f"on {workers} worker(s)"
     )

@@ -121,3 +121,19 @@ def feltlab_device_fault(table: Any, device: str, message: str) -> None:
         withdrawn and won wagers are settled at $25).
     :param message: what failed.
     """
+
+
+@hookspec
+def feltlab_register_tournament_strategies(register: Callable[[type[Any]], None]) -> None:
+    """Add betting strategies for Tournament Blackjack bots (Division XI).
+
+    :param register: call ``register(BettingStrategySubclass)`` once per strategy (a subclass
+        of :class:`feltlab.tournament_session.BettingStrategy` with a unique ``name``, built
+        with the bot's own seeded generator and answering ``wager(view)`` with the chips to
+        wager, rules 4.1-4.11).  A name already registered by another plugin raises
+        ``feltlab.errors.PluginError`` naming both modules.
+
+    Called by :func:`feltlab.tournament_run.collect_strategies`; built-in plugins register
+    first (``feltlab.plugins.tournament``: flat, proportional, martingale, chaser, random),
+    then entry-point plugins.  Return value ignored.
+    """

@@ -162,6 +162,46 @@ def test_hook_feltlab_register_wagers(cards):
         collect_wagers(pm)
 
 
+def test_hook_feltlab_register_tournament_strategies():
+    from feltlab.tournament_run import collect_strategies
+    from feltlab.tournament_session import BettingStrategy
+
+    pm = get_plugin_manager(entry_points=False)
+    assert collect_strategies(pm).names() == [
+        "flat",
+        "proportional",
+        "martingale",
+        "chaser",
+        "random",
+    ]
+
+    class Timid(BettingStrategy):
+        name = "timid"
+
+        def wager(self, view):
+            return view.limits.minimum
+
+    class Vendor:
+        @hookimpl
+        def feltlab_register_tournament_strategies(self, register):
+            register(Timid)
+
+    pm.register(Vendor(), name="acme_bots")
+    assert "timid" in collect_strategies(pm)
+
+    class Clash(Timid):
+        name = "flat"
+
+    class Bad:
+        @hookimpl
+        def feltlab_register_tournament_strategies(self, register):
+            register(Clash)
+
+    pm.register(Bad(), name="acme_clash")
+    with pytest.raises(PluginError):
+        collect_strategies(pm)
+
+
 def test_hook_feltlab_register_commands():
     pm = get_plugin_manager(entry_points=False)
 
@@ -199,4 +239,4 @@ def test_every_hook_is_documented_in_docs_plugins_md():
     doc = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
     headings = set(re.findall(r"^### `(feltlab_\w+)", doc, flags=re.M))
     assert headings == set(HOOKS), f"docs/plugins.md: document {set(HOOKS) - headings}"
-    assert len(HOOKS) == 9
+    assert len(HOOKS) == 10

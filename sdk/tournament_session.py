@@ -1,0 +1,948 @@
+"""Tournament Blackjack (Division XI): a session of play at one table, and its play-offs.
+
+:class:`SessionTable` plays one session (or play-off, which Division XI defines as a session)
+at one table, round by round, on the round engine :class:`feltlab.engine.Table` dealing from
+the C core's shoe.  It adds what Division XI changes or adds to Division II blackjack:
+
+- wagers in tournament chips only, placed in the order of the betting marker (rules 4.1, 5.8,
+  5.9), checked against the table's minimum, maximum and increment (4.5, 4.6), an undersize
+  wager valid once per player per session (4.8(a)), an excess void (4.8(b)), a late wager
+  restricted to the minimum (4.11), failing to wager disqualifying (4.7);
+- a player losing all chips eliminated and the box void (4.9); all remaining players below the
+  minimum: equal further chips and a play-off (4.10);
+- shuffles at the start of a session, at the completion of the round *following* the round in
+  which the cutting card appears, and after the table was vacant (5.7; the engine's own rule
+  shuffles at the end of the cutting-card round, so :class:`TournamentShoe` adapts the shoe);
+- the end of the session exactly as the definition of "Session" says ((a) one player left,
+  (b) time, (c) shoes, or a number of rounds);
+- the standings at the end of a session, with play-offs where a result is required (6.2, 6.6).
+
+Adapter note: the engine has no notion of tournament chips; chips are mapped one to one onto
+the engine's integer "cents", with the table's ``min_wager`` set to 1 so that a valid undersize
+wager (4.8(a)) can be placed, and the Division XI wager checks done here before ``place()``.
+
+Assumptions where Division XI is silent (each repeated where it applies):
+
+- Play decisions are basic strategy for the table's rules (:class:`feltlab.strategy.
+  BasicStrategy`), never doubling or splitting for more chips than the player holds (rule 4.4:
+  no borrowing); a betting strategy may override decisions.
+- A wager above the chips the player holds is reduced to the chips held (4.4); a wager not a
+  multiple of the increment is rounded down to one (by analogy with 4.8(b)); both are logged.
+- A void wager (4.8(a)) means the box takes no part in that round; it is not a failure to wager
+  (4.7), which is only a player able to wager at least the minimum making no wager at all.
+- A player holding less than the minimum who makes no wager sits the round out (they cannot
+  wager in accordance with rule 4.7, so they are not disqualified for it).
+- The betting marker moves to the next player still in play (holding chips, not eliminated or
+  disqualified).
+- Rule 5.4 (4 to 7 players) applies to ordinary sessions; a play-off is held by the tied players
+  only, at their table and boxes (the definition of "Play-Off").
+- Under rule 4.10(b) each player keeps the chips held and receives the same further amount
+  (the definition's play-off chips, at most the chips of the session's commencement).
+- Players eliminated under rule 4.9 hold 0 chips at the end of the session and are ranked by
+  chips like everyone else (6.2); ties among them are broken by a play-off only where a result
+  is required.
+- Play-off chips are issued on the same terms as session chips (gratuitously or sold, 3.2(c)).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from feltlab import native
+from feltlab.engine import Decision, DecisionView, Phase, Table
+from feltlab.events import Event
+from feltlab.rules import Rules, ShufflerKind
+from feltlab.shoe import CardSource, Shoe
+from feltlab.strategy import BasicStrategy
+from feltlab.tournament import (
+    LengthKind,
+    OneLeft,
+    SessionLength,
+    TournamentDefinition,
+    TournamentError,
+    TournamentWagerError,
+    WagerLimits,
+)
+from feltlab.wagers import Limits, WagerType
+
+log = logging.getLogger(__name__)
+
+MAX_PLAYOFF_DEPTH = 25
+"""Play-offs nested deeper than this (ties after ties) raise :class:`TournamentError`."""
+
+
+# ===================================================================== the event log
+@dataclass(frozen=True)
+class TournamentEvent:
+    """One tournament decision: ``seq``, ``kind``, where (``stage``, ``table``, ``session``
+    label, ``round`` within the session, 0 outside a round), the ``rule`` applied, and
+    JSON-serialisable ``data`` (chips in chip units, money in cents)."""
+
+    seq: int
+    kind: str
+    stage: str
+    table: int
+    session: str
+    round: int
+    rule: str
+    data: dict[str, Any]
+
+    def to_json(self) -> str:
+        """One line of JSON, keys sorted."""
+        return json.dumps(dataclasses.asdict(self), sort_keys=True, separators=(",", ":"))
+
+
+class TournamentLog:
+    """Every decision of a tournament, in order; with ``cards=True`` also every event of the
+    round engine (kind ``"table_event"``), so each card and each hand decision is auditable."""
+
+    def __init__(self, *, cards: bool = True) -> None:
+        self.events: list[TournamentEvent] = []
+        self.cards = cards
+
+    def emit(
+        self,
+        kind: str,
+        *,
+        stage: str = "",
+        table: int = 0,
+        session: str = "",
+        round: int = 0,
+        rule: str = "",
+        **data: Any,
+    ) -> TournamentEvent:
+        """Append an event and return it."""
+        e = TournamentEvent(len(self.events), kind, stage, table, session, round, rule, data)
+        self.events.append(e)
+        return e
+
+    def of(self, kind: str) -> list[TournamentEvent]:
+        """The events of one kind."""
+        return [e for e in self.events if e.kind == kind]
+
+    def to_jsonl(self) -> str:
+        """All events as JSON lines."""
+        return "".join(e.to_json() + "\n" for e in self.events)
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+
+# ===================================================================== betting strategies
+@dataclass(frozen=True)
+class WagerIntent:
+    """What a betting strategy wants to wager: ``chips`` (tournament chips, rule 4.1) and the
+    ``seconds`` it took to place them (rule 4.11; None: the definition's default)."""
+
+    chips: int
+    seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class BettingView:
+    """What a player sees when the betting marker's turn reaches them (rules 5.8-5.10): own
+    ``player``, ``box`` and ``chips``; every player's chips at the table (kept in clear view,
+    rule 5.10); the wagers placed before theirs this round, in order; the table ``limits``;
+    whether their one undersize wager (4.8(a)) is spent; the session's round number (1-based),
+    rounds played, the ``length`` of the session, whether it is a ``playoff``; ``first`` when
+    they hold the betting marker; ``last_net`` their result of the previous round."""
+
+    player: str
+    box: int
+    chips: int
+    table_chips: Mapping[str, int]
+    placed: tuple[tuple[str, int], ...]
+    limits: WagerLimits
+    undersize_used: bool
+    round: int
+    length: SessionLength
+    playoff: bool
+    first: bool
+    last_net: int | None
+    start_chips: int
+
+
+class BettingStrategy(ABC):
+    """A bot's betting strategy, registered through the
+    ``feltlab_register_tournament_strategies`` hook.  Subclasses set ``name`` and implement
+    :meth:`wager`; they may override :meth:`decide`.  ``rng`` is the bot's own seeded generator
+    (a :class:`feltlab.native.BitGenerator`): a strategy draws randomness only from it, so the
+    same seed gives the same tournament."""
+
+    name: ClassVar[str]
+    """Unique name, e.g. ``"flat"``."""
+    title: ClassVar[str] = ""
+    """One line saying what it does."""
+
+    def __init__(self, rng: native.BitGenerator) -> None:
+        self.rng = rng
+
+    @abstractmethod
+    def wager(self, view: BettingView) -> WagerIntent | int | None:
+        """The wager for this round in chips (an int or a :class:`WagerIntent`), or None to
+        make no wager (rule 4.7: disqualification, when the player could wager)."""
+
+    def decide(self, view: DecisionView, available: int) -> Decision | None:
+        """A play decision on the current hand, or None for basic strategy.  ``available`` is
+        the chips the player holds beyond those already on the box (rule 4.4)."""
+        return None
+
+    def draw(self, bound: int) -> int:
+        """A uniform integer in ``0..bound-1`` from :attr:`rng`."""
+        return int(self.rng.integers(bound)[0])
+
+
+class StrategyRegistry:
+    """Betting strategies by name, filled through ``feltlab_register_tournament_strategies``."""
+
+    def __init__(self) -> None:
+        self._types: dict[str, type[BettingStrategy]] = {}
+
+    def register(self, strategy: type[BettingStrategy]) -> None:
+        """The callback handed to plugins: add one :class:`BettingStrategy` subclass.  Raises
+        :class:`feltlab.errors.PluginError` for a non-subclass or a name already taken."""
+        from feltlab.errors import PluginError
+
+        if not (isinstance(strategy, type) and issubclass(strategy, BettingStrategy)):
+            raise PluginError(f"register() takes a BettingStrategy subclass, got {strategy!r}")
+        name = getattr(strategy, "name", "")
+        if not name:
+            raise PluginError(f"{strategy.__qualname__} has no name: set the class attribute")
+        if name in self._types and self._types[name] is not strategy:
+            raise PluginError(
+                f"betting strategy {name!r} is registered by both "
+                f"{self._types[name].__module__} and {strategy.__module__}; rename one"
+            )
+        self._types[name] = strategy
+
+    def names(self) -> list[str]:
+        """Registered names, in registration order."""
+        return list(self._types)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._types
+
+    def create(self, name: str, rng: native.BitGenerator) -> BettingStrategy:
+        """An instance of strategy ``name``; :class:`TournamentError` listing the names for an
+        unknown one."""
+        try:
+            return self._types[name](rng)
+        except KeyError:
+            raise TournamentError(
+                f"no betting strategy {name!r} is registered; loaded: {self.names()}"
+            ) from None
+
+
+def derive_seed(seed: int, *labels: object) -> int:
+    """A 256-bit key for a ChaCha20 stream named by ``labels`` under ``seed`` (SHA-256), so
+    every table, session and bot has its own reproducible stream."""
+    text = ":".join(str(x) for x in (seed, *labels))
+    return int.from_bytes(hashlib.sha256(text.encode()).digest(), "little")
+
+
+# ===================================================================== the shoe (5.7)
+class ShuffleReason(StrEnum):
+    """Why the cards are shuffled (rule 5.7): ``SESSION_START`` (a), ``CUTTING_CARD`` (b),
+    ``VACANT`` (c)."""
+
+    SESSION_START = "5.7(a)"
+    CUTTING_CARD = "5.7(b)"
+    VACANT = "5.7(c)"
+
+
+class TournamentShoe:
+    """A :class:`feltlab.shoe.CardSource` adapter that shuffles when Division XI says (5.7):
+    the engine's own sources ask for a shuffle at the end of the round in which the cutting card
+    came out (Division II); here the shoe stays in play for one more round and
+    :attr:`shoe_complete` is set at the completion of the round following it (5.7(b), which is
+    also where a session determined by shoes counts a shoe, definition of "Session" (c)).  The
+    session asks for each shuffle with :meth:`request_shuffle`; :attr:`shoe_number` is the shoe
+    number indicator (rule 2.4(b))."""
+
+    def __init__(self, inner: CardSource) -> None:
+        self.inner = inner
+        self.shoe_number = 0
+        self.shoe_complete = False
+        self.cut_round_done = False
+        self._pending = True
+        self.reason = ShuffleReason.SESSION_START
+
+    @property
+    def needs_shuffle(self) -> bool:
+        return self._pending
+
+    @property
+    def cut_card_reached(self) -> bool:
+        # announced in the round in which it appears only (the engine re-announces otherwise)
+        return self.inner.cut_card_reached and not self.cut_round_done
+
+    def request_shuffle(self, reason: ShuffleReason) -> None:
+        """Shuffle before the next round, for ``reason``."""
+        self._pending = True
+        self.reason = reason
+
+    def shuffle(self) -> dict[str, Any]:
+        info = self.inner.shuffle()
+        self._pending = False
+        self.shoe_number += 1
+        self.shoe_complete = False
+        self.cut_round_done = False
+        info.update(shoe_number=self.shoe_number, rule=self.reason.value)
+        return info
+
+    def draw(self) -> int:
+        return self.inner.draw()
+
+    def end_round(self, cards: Sequence[int]) -> None:
+        if self.cut_round_done:
+            self.shoe_complete = True
+        elif self.inner.cut_card_reached:
+            self.cut_round_done = True
+        self.inner.end_round(cards)
+
+    def report_missing_cutting_card(self) -> None:
+        self.inner.report_missing_cutting_card()
+
+
+def tournament_rules(definition: TournamentDefinition) -> Rules:
+    """The engine's rules for a tournament table: the definition's Division II rules (2.1)
+    with the main wager limits in chip units (minimum 1, so that an undersize wager valid under
+    4.8(a) can be placed; the Division XI checks are done by :class:`SessionTable`).  A
+    continuous shuffler is refused: rule 5.7 needs a cutting card."""
+    r = definition.rules
+    if r.shuffler is ShufflerKind.CONTINUOUS:
+        raise TournamentError(
+            "rule 5.7(b) shuffles at the cutting card: use a manual or automatic shuffler"
+        )
+    return r.replace(min_wager=1, max_wager=definition.limits.maximum, wager_unit=1)
+
+
+def main_wager(limits: Limits) -> WagerType:
+    """The main wager (rule 5.1) from the built-in plugins, with ``limits`` in chip units (the
+    SDK reaches plugins only through the plugin manager)."""
+    from feltlab.plugin_manager import collect_wagers, get_plugin_manager
+
+    global _MAIN_TYPE
+    if _MAIN_TYPE is None:
+        _MAIN_TYPE = collect_wagers(get_plugin_manager(entry_points=False))["main"]
+    return _MAIN_TYPE(limits=limits)
+
+
+_MAIN_TYPE: type[WagerType] | None = None
+
+
+# ===================================================================== a seat
+@dataclass
+class Seat:
+    """A player at a table: ``player`` name, ``box`` (0 = the box farthest to the dealer's
+    left, dealt first; the boxes run clockwise), ``strategy``, ``chips`` held, and the session
+    status."""
+
+    player: str
+    box: int
+    strategy: BettingStrategy
+    chips: int = 0
+    undersize_used: bool = False
+    eliminated: int | None = None
+    disqualified: str = ""
+    last_net: int | None = None
+
+    @property
+    def active(self) -> bool:
+        """Still in the session: not eliminated (4.9) nor disqualified (4.7, 3.3(b))."""
+        return self.eliminated is None and not self.disqualified
+
+
+class _ChipPolicy:
+    """Basic strategy that never doubles or splits for chips the player does not hold."""
+
+    def __init__(self, session: SessionTable) -> None:
+        self.session = session
+        self.basic = BasicStrategy(session.rules)
+
+    def decide(self, view: DecisionView) -> Decision:
+        s = self.session
+        seat = s.by_box[view.box]
+        box = s.table.boxes[view.box]
+        stake = box.bets[(seat.player, "main")].amount
+        committed = stake * sum(2 if h.doubled else 1 for h in box.hands)
+        available = seat.chips - committed
+        legal = set(view.legal)
+        if available < stake:
+            legal -= {Decision.DOUBLE, Decision.SPLIT}
+        own = seat.strategy.decide(dataclasses.replace(view, legal=frozenset(legal)), available)
+        if own is not None and own in legal:
+            return own
+        return self.basic.decide(dataclasses.replace(view, legal=frozenset(legal)))
+
+    def insurance(self, box: int, player: str, cards: Sequence[int], main_stake: int) -> int:
+        return 0
+
+
+# ===================================================================== results
+@dataclass
+class RoundRecord:
+    """One round of a session: its number, ``first_card_at``/``ended_at`` on the session clock
+    (seconds), the chips wagered and won by each player, and the players eliminated."""
+
+    number: int
+    first_card_at: float
+    ended_at: float
+    wagers: dict[str, int]
+    net: dict[str, int]
+    cut_card: bool
+    shoe_number: int
+
+
+class EndReason(StrEnum):
+    """Why a session ended (definition of "Session"; rule 4.10)."""
+
+    ONE_LEFT = "(a) one player left"
+    TIME = "(b) time"
+    SHOES = "(c) shoes"
+    ROUNDS = "rounds"
+    RULE_4_10 = "4.10 play-off"
+    NO_PLAYERS = "no player left"
+
+
+@dataclass
+class SessionResult:
+    """The end of a session at a table: the chips each player holds (0 for those eliminated),
+    the players ``eliminated`` (round) and ``disqualified`` (reason), why and when it ended,
+    the rounds played, and ``playoff_410`` (the players who go to a rule 4.10 play-off)."""
+
+    label: str
+    chips: dict[str, int]
+    eliminated: dict[str, int]
+    disqualified: dict[str, str]
+    reason: EndReason
+    rounds: list[RoundRecord]
+    shoes_completed: int
+    clock: float
+    length: SessionLength
+    playoff_410: list[str] = field(default_factory=list)
+
+
+# ===================================================================== the session
+class SessionTable:
+    """One session (or play-off) at one table.
+
+    :param definition: the tournament's conditions of entry.
+    :param seats: ``(player, box, strategy)`` for each player, boxes 0..6 (rule 5.2).
+    :param source: the card source to shuffle and deal from (a :class:`feltlab.shoe.Shoe`
+        over ChaCha20 in play; fixed cards in tests); wrapped in a :class:`TournamentShoe`.
+    :param chips: chips each player holds at the commencement (rule 4.3).
+    :param length: the session's length (rule 3.2(f)).
+    :param playoff: True for a play-off (rule 5.4 then does not apply).
+    :param log: the :class:`TournamentLog`; ``stage``, ``table_no``, ``label`` name the place.
+    :param hook: a pluggy hook relay for the engine's observer hooks.
+
+    Step with :meth:`play_round` until :attr:`result` is set, or call :meth:`run`.  Raises
+    :class:`TournamentError` for fewer than 4 or more than 7 players at the commencement of an
+    ordinary session (5.4) or fewer than 2 in a play-off.
+    """
+
+    def __init__(
+        self,
+        definition: TournamentDefinition,
+        seats: Sequence[tuple[str, int, BettingStrategy]],
+        source: CardSource,
+        chips: Mapping[str, int],
+        *,
+        length: SessionLength | None = None,
+        playoff: bool = False,
+        log: TournamentLog | None = None,
+        stage: str = "",
+        table_no: int = 1,
+        label: str = "session",
+        hook: Any = None,
+    ) -> None:
+        self.definition = definition
+        self.limits = definition.limits
+        self.length = length or (definition.playoff if playoff else definition.session)
+        self.playoff = playoff
+        self.log = log if log is not None else TournamentLog()
+        self.stage = stage
+        self.table_no = table_no
+        self.label = label
+        n = len(seats)
+        if playoff and n < 2:
+            raise TournamentError("a play-off is held between 2 or more players (Play-Off)")
+        if not playoff and not 4 <= n <= 7:
+            raise TournamentError(
+                f"{n} players at the commencement of a session: rule 5.4 needs 4 to 7"
+            )
+        boxes = sorted(b for _, b, _ in seats)
+        if len(set(boxes)) != n or not all(0 <= b <= 6 for b in boxes):
+            raise TournamentError(f"boxes {boxes}: each player has their own box 0..6 (5.2)")
+        self.seats = sorted(
+            (Seat(p, b, s, int(chips[p])) for p, b, s in seats), key=lambda s: s.box
+        )
+        self.by_box = {s.box: s for s in self.seats}
+        self.by_player = {s.player: s for s in self.seats}
+        self.void_boxes: set[int] = set()
+        self.rules = tournament_rules(definition)
+        self.shoe = TournamentShoe(source)
+        main = main_wager(Limits(1, self.limits.maximum, 1))
+        self.table = Table(self.rules, self.shoe, [main], boxes=7, hook=hook)
+        if self.log.cards:
+            self.table.log.subscribe(self._forward)
+        self.policy = _ChipPolicy(self)
+        self.rounds: list[RoundRecord] = []
+        self.clock = 0.0
+        self.shoes_completed = 0
+        self.result: SessionResult | None = None
+        self._round = 0
+        first = self.seats[0]
+        self.marker = first.box
+        self._emit(
+            "session_started",
+            "5.2, 5.4" if not playoff else "Play-Off",
+            players={s.player: s.box for s in self.seats},
+            chips={s.player: s.chips for s in self.seats},
+            length=self.length.describe(),
+            playoff=playoff,
+        )
+        self._emit("betting_marker", "5.8", player=first.player, box=first.box)
+
+    # ---------------------------------------------------------------- plumbing
+    def _emit(self, kind: str, rule: str = "", **data: Any) -> TournamentEvent:
+        return self.log.emit(
+            kind,
+            stage=self.stage,
+            table=self.table_no,
+            session=self.label,
+            round=self._round,
+            rule=rule,
+            **data,
+        )
+
+    def _forward(self, e: Event) -> None:
+        self.log.emit(
+            "table_event",
+            stage=self.stage,
+            table=self.table_no,
+            session=self.label,
+            round=self._round,
+            event=e.kind,
+            **e.data,
+        )
+
+    def _holds(self, seat: Seat) -> bool:
+        if self.definition.one_left is OneLeft.ANY:
+            return seat.chips > 0
+        return seat.chips >= self.limits.minimum
+
+    @property
+    def active(self) -> list[Seat]:
+        """Players still in the session, in box order."""
+        return [s for s in self.seats if s.active]
+
+    def betting_order(self) -> list[Seat]:
+        """The players in the order they wager this round: from the holder of the betting
+        marker clockwise (rules 5.8, 5.9)."""
+        active = self.active
+        i = next((k for k, s in enumerate(active) if s.box >= self.marker), 0)
+        return active[i:] + active[:i]
+
+    def vacate(self) -> None:
+        """The table was left vacant (e.g. a break); play recommences with a shuffle (5.7(c))."""
+        self.shoe.request_shuffle(ShuffleReason.VACANT)
+        self._emit("table_vacant", "5.7(c)")
+
+    def disqualify(self, player: str, reason: str, rule: str) -> None:
+        """Disqualify ``player`` from the session (rules 3.3(b), 4.7, 5.10): their box is void."""
+        seat = self.by_player[player]
+        seat.disqualified = reason
+        self.void_boxes.add(seat.box)
+        self._emit("disqualified", rule, player=player, box=seat.box, reason=reason)
+
+    def check_box(self, player: str, box: int) -> None:
+        """Raise :class:`TournamentWagerError` unless ``player`` may wager on ``box``: only on
+        their own box (5.5), never on a void box (4.9)."""
+        if box in self.void_boxes:
+            raise TournamentWagerError(f"box {box} is void (rule 4.9): no player may wager upon it")
+        seat = self.by_player.get(player)
+        if seat is None or seat.box != box:
+            raise TournamentWagerError(
+                f"{player!r} may wager on and control only the box allocated to them (rule 5.5)"
+            )
+
+    # ---------------------------------------------------------------- wagers (4.x)
+    def take_wager(self, seat: Seat, view: BettingView) -> tuple[int, float]:
+        """Ask ``seat``'s strategy for its wager and apply rules 4.1-4.11; returns the chips
+        wagered (0: no wager this round) and the seconds it took."""
+        lim = self.limits
+        raw = seat.strategy.wager(view)
+        timing = self.definition.timing
+        if raw is None:
+            if seat.chips >= lim.minimum:
+                self.disqualify(seat.player, "made no wager on the hand", "4.7")
+            else:
+                self._emit("sits_out", "4.7", player=seat.player, chips=seat.chips)
+            return 0, timing.wager_seconds
+        intent = raw if isinstance(raw, WagerIntent) else WagerIntent(raw)
+        amount = intent.chips
+        if isinstance(amount, bool) or not isinstance(amount, int):
+            raise TournamentWagerError(
+                f"{seat.player!r} wagered {amount!r}: all wagers are made with tournament chips "
+                "(rule 4.1), given as whole chip units"
+            )
+        seconds = timing.wager_seconds if intent.seconds is None else float(intent.seconds)
+        asked = amount
+        notes: list[str] = []
+        limit = lim.time_limit_seconds
+        if limit and seconds > limit:
+            amount = lim.minimum
+            seconds = limit
+            notes.append("4.11")
+            self._emit(
+                "late_wager", "4.11", player=seat.player, asked=asked, wager=amount,
+                seconds=intent.seconds, limit=limit,
+            )  # fmt: skip
+        if amount > lim.maximum:
+            self._emit("excess_void", "4.8(b)", player=seat.player, asked=amount, wager=lim.maximum)
+            amount = lim.maximum
+            notes.append("4.8(b)")
+        if amount > seat.chips:
+            self._emit("reduced_to_chips", "4.4", player=seat.player, asked=amount,
+                       wager=seat.chips)  # fmt: skip
+            amount = seat.chips
+            notes.append("4.4")
+        if amount % lim.increment:
+            rounded = amount - amount % lim.increment
+            self._emit("increment_rounded", "4.6", player=seat.player, asked=amount,
+                       wager=rounded, increment=lim.increment)  # fmt: skip
+            amount = rounded
+            notes.append("4.6")
+        if 0 < amount < lim.minimum:
+            if not seat.undersize_used:
+                seat.undersize_used = True
+                self._emit("undersize_valid_once", "4.8(a)", player=seat.player, wager=amount,
+                           minimum=lim.minimum)  # fmt: skip
+                notes.append("4.8(a) valid once")
+            else:
+                self._emit("undersize_void", "4.8(a)", player=seat.player, wager=amount,
+                           minimum=lim.minimum)  # fmt: skip
+                return 0, seconds
+        if amount <= 0:
+            if seat.chips >= lim.minimum:
+                self.disqualify(seat.player, f"wagered {asked} chips: no wager", "4.7")
+            return 0, seconds
+        self.check_box(seat.player, seat.box)
+        self._emit(
+            "wager", "4.1, 5.8" if view.first else "4.1, 5.9", player=seat.player,
+            box=seat.box, asked=asked, wager=amount, chips=seat.chips, applied=notes,
+        )  # fmt: skip
+        return amount, seconds
+
+    # ---------------------------------------------------------------- a round
+    def play_round(self) -> RoundRecord | None:
+        """Play the next round (bets in marker order, deal, play, settle) and apply the end of
+        round rules (4.9, 4.10, Session (a)-(c)).  Returns the round's record, or None when the
+        session ended before the round's first card (time elapsed, definition (b))."""
+        if self.result is not None:
+            raise TournamentError("the session has ended: start a new SessionTable")
+        length = self.length
+        if length.kind is LengthKind.TIME and self.clock >= length.count:
+            self._end(EndReason.TIME)
+            return None
+        self._round += 1
+        order = self.betting_order()
+        placed: list[tuple[str, int]] = []
+        wagers: dict[str, int] = {}
+        t = self.clock
+        for k, seat in enumerate(order):
+            view = BettingView(
+                player=seat.player,
+                box=seat.box,
+                chips=seat.chips,
+                table_chips={s.player: s.chips for s in self.seats if s.active},
+                placed=tuple(placed),
+                limits=self.limits,
+                undersize_used=seat.undersize_used,
+                round=self._round,
+                length=length,
+                playoff=self.playoff,
+                first=k == 0,
+                last_net=seat.last_net,
+                start_chips=self.definition.chips_per_session,
+            )
+            amount, seconds = self.take_wager(seat, view)
+            t += seconds
+            if amount:
+                placed.append((seat.player, amount))
+                wagers[seat.player] = amount
+        if length.kind is LengthKind.TIME and t >= length.count:
+            self.clock = t
+            self._emit("wagers_returned", "Session (b)", wagers=wagers,
+                       note="time elapsed before the first card of the round")  # fmt: skip
+            self._round -= 1
+            self._end(EndReason.TIME)
+            return None
+        if not wagers:
+            self.clock = t
+            self._round -= 1
+            self._end(EndReason.NO_PLAYERS)
+            return None
+        if self.shoe.needs_shuffle:
+            self._emit("shuffle", self.shoe.reason.value, shoe_number=self.shoe.shoe_number + 1)
+        self.table.begin_round()
+        for player, amount in placed:
+            seat = self.by_player[player]
+            self.table.place(seat.box, player, "main", amount)
+        cards_before = len(self.table.log)
+        self.table.deal()
+        if self.table.phase is Phase.INSURANCE:
+            self.table.close_insurance()
+        while self.table.phase is Phase.PLAYING:
+            self.table.decide(self.policy.decide(self.table.decision_view()))
+        if self.table.phase is Phase.DEALER:
+            self.table.play_dealer()
+        result = self.table.settle()
+        n_cards = sum(1 for e in self.table.log.events[cards_before:] if e.kind == "card_dealt")
+        first_card_at = t
+        timing = self.definition.timing
+        self.clock = t + n_cards * timing.card_seconds + timing.settle_seconds
+        net = {p: result.net(p) for p in wagers}
+        for seat in self.active:
+            seat.last_net = net.get(seat.player)
+            seat.chips += net.get(seat.player, 0)
+        cut = self.shoe.cut_round_done and not self.shoe.shoe_complete
+        rec = RoundRecord(
+            self._round, first_card_at, self.clock, wagers, net, cut, self.shoe.shoe_number
+        )
+        self.rounds.append(rec)
+        self._emit(
+            "round_result", "6.1", wagers=wagers, net=net,
+            chips={s.player: s.chips for s in self.seats if s.active},
+            clock=round(self.clock, 3), shoe_number=self.shoe.shoe_number,
+        )  # fmt: skip
+        if cut:
+            self._emit("cutting_card", "5.7(b)", shoe_number=self.shoe.shoe_number,
+                       note="the shoe is shuffled at the completion of the next round")  # fmt: skip
+        if self.shoe.shoe_complete:
+            self.shoes_completed += 1
+            self._emit("shoe_completed", "5.7(b)", shoe_number=self.shoe.shoe_number)
+            self.shoe.request_shuffle(ShuffleReason.CUTTING_CARD)
+        self._end_of_round()
+        return rec
+
+    def _end_of_round(self) -> None:
+        lim = self.limits
+        remaining = self.active
+        if remaining and all(s.chips < lim.minimum for s in remaining):
+            if len(remaining) == 1:
+                self._eliminate_broke()
+                self._end(EndReason.ONE_LEFT)
+                return
+            all_lost = all(s.chips == 0 for s in remaining)
+            rule = "4.10(a)" if all_lost else "4.10(b)"
+            self._emit(
+                "playoff_4_10", rule, players=[s.player for s in remaining],
+                chips={s.player: s.chips for s in remaining},
+            )  # fmt: skip
+            self._end(EndReason.RULE_4_10, [s.player for s in remaining])
+            return
+        self._eliminate_broke()
+        holders = [s for s in self.active if self._holds(s)]
+        if len(holders) <= 1:
+            self._end(EndReason.ONE_LEFT)
+            return
+        length = self.length
+        if length.kind is LengthKind.ROUNDS and len(self.rounds) >= length.count:
+            self._end(EndReason.ROUNDS)
+        elif length.kind is LengthKind.SHOES and self.shoes_completed >= length.count:
+            self._end(EndReason.SHOES)
+        elif length.kind is LengthKind.TIME and self.clock >= length.count:
+            self._end(EndReason.TIME)
+        else:
+            self._move_marker()
+
+    def _eliminate_broke(self) -> None:
+        for s in self.active:
+            if s.chips == 0:
+                s.eliminated = self._round
+                self.void_boxes.add(s.box)
+                self._emit("eliminated", "4.9", player=s.player, box=s.box)
+
+    def _move_marker(self) -> None:
+        active = self.active
+        if not active:
+            return
+        later = [s for s in active if s.box > self.marker]
+        nxt = later[0] if later else active[0]
+        self.marker = nxt.box
+        self._emit("betting_marker", "5.9", player=nxt.player, box=nxt.box)
+
+    def _end(self, reason: EndReason, playoff_410: Sequence[str] = ()) -> None:
+        chips = {s.player: s.chips for s in self.seats if not s.disqualified}
+        self.result = SessionResult(
+            self.label,
+            chips,
+            {s.player: s.eliminated for s in self.seats if s.eliminated is not None},
+            {s.player: s.disqualified for s in self.seats if s.disqualified},
+            reason,
+            self.rounds,
+            self.shoes_completed,
+            self.clock,
+            self.length,
+            list(playoff_410),
+        )
+        self._emit(
+            "session_ended", _REASON_RULE[reason], reason=reason.value,
+            rounds=len(self.rounds), shoes_completed=self.shoes_completed,
+            clock=round(self.clock, 3), chips=chips,
+        )  # fmt: skip
+        self._retain_chips()
+
+    def _retain_chips(self) -> None:
+        d = self.definition
+        for s in self.seats:
+            if s.chips == 0:
+                continue
+            if d.gratuitous:
+                self._emit("chips_returned", "6.9(a)", player=s.player, chips=s.chips)
+            else:
+                self._emit("chips_retained", "6.9(b)", player=s.player, chips=s.chips,
+                           value=s.chips * d.chip_face_value)  # fmt: skip
+
+    def run(self) -> SessionResult:
+        """Play rounds until the session ends; returns its :class:`SessionResult`."""
+        while self.result is None:
+            self.play_round()
+        return self.result
+
+
+_REASON_RULE = {
+    EndReason.ONE_LEFT: "Session (a)",
+    EndReason.TIME: "Session (b)",
+    EndReason.SHOES: "Session (c)",
+    EndReason.ROUNDS: "3.2(f)",
+    EndReason.RULE_4_10: "4.10",
+    EndReason.NO_PLAYERS: "4.7",
+}
+
+
+# ===================================================================== standings (6.2-6.7)
+def chip_groups(chips: Mapping[str, int], box_order: Sequence[str]) -> list[list[str]]:
+    """Players grouped by equal chips, most chips first; within a group in ``box_order``."""
+    values = sorted(set(chips.values()), reverse=True)
+    return [[p for p in box_order if p in chips and chips[p] == v] for v in values]
+
+
+PlayContest = Callable[[list[str], dict[str, int], str, int], SessionResult]
+"""``(players, chips at commencement, label, depth) -> SessionResult``: plays a play-off."""
+
+
+@dataclass
+class Standing:
+    """The outcome of a session at a table after its play-offs: ``groups`` of players in
+    order (a group of several is a tie no result was required for), the chips each held at the
+    end of the session, and the play-offs held (labels)."""
+
+    groups: list[list[str]]
+    chips: dict[str, int]
+    disqualified: dict[str, str]
+    playoffs: list[str]
+
+    @property
+    def order(self) -> list[str]:
+        """Players in order, ties in box order."""
+        return [p for g in self.groups for p in g]
+
+
+def contest_groups(
+    result: SessionResult,
+    box_order: Sequence[str],
+    play: PlayContest,
+    definition: TournamentDefinition,
+    depth: int,
+    playoffs: list[str],
+) -> list[list[str]]:
+    """The groups of a finished session, following a rule 4.10 play-off when one is due: its
+    players rank above everyone else at the table (they are the players remaining), in the
+    order of the play-off; the others by chips."""
+    if not result.playoff_410:
+        return chip_groups(result.chips, box_order)
+    if depth >= MAX_PLAYOFF_DEPTH:
+        raise TournamentError(f"more than {MAX_PLAYOFF_DEPTH} nested play-offs: stop the tie")
+    extra = min(definition.playoff_chips, definition.chips_per_session)
+    start = {p: result.chips[p] + extra for p in result.playoff_410}
+    label = f"{result.label}/4.10"
+    playoffs.append(label)
+    sub = play(list(result.playoff_410), start, label, depth + 1)
+    top = contest_groups(sub, box_order, play, definition, depth + 1, playoffs)
+    rest = {p: c for p, c in result.chips.items() if p not in result.playoff_410}
+    return top + chip_groups(rest, box_order)
+
+
+def resolve(
+    groups: list[list[str]],
+    required: int,
+    *,
+    positions: bool,
+    play: PlayContest,
+    definition: TournamentDefinition,
+    box_order: Sequence[str],
+    label: str,
+    depth: int = 0,
+    playoffs: list[str] | None = None,
+) -> list[list[str]]:
+    """Break the ties a result is required for, by play-offs (rules 6.2, 6.6, 6.7).
+
+    ``positions=True`` (the final): each of places ``1..required`` (winner, runner-up) needs
+    a single player; a tie covering one of them goes to a play-off, whose own ties are resolved
+    the same way for the places still open, so that the later placings follow 6.7's order (the
+    runner-up play-off first, then the winner's play-off, then the final session).
+    ``positions=False`` (advancement): only the cut after place ``required`` matters; a tie
+    across it goes to a play-off.  Ties no result is required for stay together (6.8).
+    """
+    playoffs = playoffs if playoffs is not None else []
+    out: list[list[str]] = []
+    pos = 1
+    for g in groups:
+        lo, hi = pos, pos + len(g) - 1
+        # the final: places 1..required each need one player; advancement: only the cut
+        need = len(g) > 1 and (lo <= required if positions else lo <= required < hi)
+        if need:
+            if depth >= MAX_PLAYOFF_DEPTH:
+                raise TournamentError(
+                    f"more than {MAX_PLAYOFF_DEPTH} nested play-offs between {g}: stop the tie"
+                )
+            name = f"{label}/play-off {len(playoffs) + 1}"
+            playoffs.append(name)
+            start = dict.fromkeys(g, definition.playoff_chips)
+            sub = play(list(g), start, name, depth + 1)
+            sub_groups = contest_groups(sub, box_order, play, definition, depth + 1, playoffs)
+            out.extend(
+                resolve(
+                    sub_groups,
+                    required - lo + 1,
+                    positions=positions,
+                    play=play,
+                    definition=definition,
+                    box_order=box_order,
+                    label=label,
+                    depth=depth + 1,
+                    playoffs=playoffs,
+                )
+            )
+        else:
+            out.append(list(g))
+        pos = hi + 1
+    return out
+
+
+def make_shoe(definition: TournamentDefinition, seed: int, *labels: object) -> Shoe:
+    """The shoe of one session at one table: the C core's Fisher-Yates over a ChaCha20 stream
+    derived from ``seed`` and ``labels``."""
+    return Shoe(tournament_rules(definition), native.ChaCha20(derive_seed(seed, *labels)))
