@@ -7,7 +7,7 @@ CC ?= gcc
 NATIVE_SRC := $(wildcard native/src/*.c native/src/*.h native/include/*.h)
 SAN_FLAGS := -std=c11 -O1 -g -Wall -Wextra -Wpedantic -Werror -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-.PHONY: setup demo test test-python test-native lint bench clean
+.PHONY: setup demo test test-python test-native lint bench bench-smoke fuzz clean
 
 setup: $(STAMP)
 
@@ -15,11 +15,12 @@ $(STAMP): pyproject.toml setup.py native/build_core.py $(NATIVE_SRC)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,dist]'
+	$(PY) -m pip install --quiet -e examples/feltlab-sidebets
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(VENV)/bin/feltlab info
-	$(VENV)/bin/feltlab shuffle --decks 6 --shoes 200000 --seed 1
+	rm -rf out/demo
+	$(VENV)/bin/feltlab certify shuffler --seed 7 --out out/demo
 
 native/tests/test_core: native/tests/test_core.c $(NATIVE_SRC)
 	$(CC) $(SAN_FLAGS) -Inative/include native/src/*.c native/tests/test_core.c -o $@
@@ -42,6 +43,10 @@ bench: $(STAMP)
 
 bench-smoke: $(STAMP)
 	$(PY) -m pytest benchmarks --benchmark-disable -q
+
+fuzz: $(STAMP)
+	$(PY) -m pip install --quiet atheris
+	FELTLAB_FUZZ_SECONDS=$${FELTLAB_FUZZ_SECONDS:-60} $(PY) -m pytest tests/native/test_fuzz.py -m fuzz -v
 
 clean:
 	rm -rf $(VENV) build *.egg-info native/_core.c native/*.so native/tests/test_core .pytest_cache .mypy_cache .ruff_cache

@@ -41,6 +41,7 @@ class Verdict(StrEnum):
     PASS = "PASS"
     FAIL = "FAIL"
     ERROR = "ERROR"
+    ABORTED = "ABORTED"  # a campaign stopped before it collected its sample (Ctrl-C)
 
 
 @dataclass(frozen=True)

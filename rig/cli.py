@@ -14,8 +14,9 @@ import sys
 import threading
 import time
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -177,4 +178,264 @@ def capture_record(file: str, bus: str, duration: float) -> None:
     click.echo(f"{node.capture.frames} frames written to {file}")
 
 
-COMMANDS = (device, capture)
+class _RichProgress:
+    """A rich progress bar (stderr) for campaigns: one task per phase."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=False,
+        )
+        self.task: Any = None
+
+    def start(self, description: str, total: int | None) -> None:
+        if self.task is not None:
+            t = self.bar.tasks[-1]
+            if t.total is not None:
+                self.bar.update(self.task, completed=t.total)
+            else:
+                self.bar.update(self.task, total=t.completed or 1, completed=t.completed or 1)
+        self.task = self.bar.add_task(description, total=total)
+
+    def advance(self, n: int = 1) -> None:
+        if self.task is not None:
+            self.bar.advance(self.task, n)
+
+    def __enter__(self) -> _RichProgress:
+        self.bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.task is not None:
+            self.start("done", 0)
+        self.bar.stop()
+
+
+def _print_result(result: Any) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    rec = result.record
+    console = Console()
+    table = Table(title=f"{rec['device']['name']}: {rec['verdict']}")
+    for col in ("check", "value", "limits / p", "verdict"):
+        table.add_column(col)
+    bat = rec.get("battery") or {}
+    for c in bat.get("checks", []):
+        stat = c["statistic"]
+        table.add_row(
+            f"battery.{c['name']}",
+            f"{c['statistic_name']} = {stat:.4g}" if stat is not None else "",
+            f"p = {c['adjusted_p']:.3g} (Holm)" if c["adjusted_p"] is not None else "",
+            c["verdict"],
+        )
+    for m in rec["measurements"]:
+        value = m["value"]
+        lo = "" if m["low"] is None else f"{m['low']:.4g}"
+        hi = "" if m["high"] is None else f"{m['high']:.4g}"
+        table.add_row(
+            m["name"],
+            "" if value is None else f"{value:.4g} {m['unit']}",
+            f"[{lo}, {hi}]" if lo or hi else "",
+            m["verdict"],
+        )
+    console.print(table)
+    if bat.get("integrity"):
+        console.print(f"[red]integrity:[/red] {bat['integrity']}")
+    for e in rec.get("errors", []):
+        console.print(f"[yellow]error:[/yellow] {e}")
+    console.print(
+        f"verdict [bold]{rec['verdict']}[/bold]; report in {result.directory} "
+        f"(record.json, report.html, junit.xml, manifest.json)"
+    )
+
+
+def _run_certify(
+    kind: str,
+    profile: str | None,
+    bus: str | None,
+    model: str | None,
+    size: int | None,
+    alpha: float | None,
+    seed: int | None,
+    out: str | None,
+    resume: str | None,
+) -> None:
+    from feltlab.rig.certify import CampaignOptions, load_profile, run_campaign
+
+    stop = threading.Event()
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        if stop.is_set():  # a second Ctrl-C: stop now
+            raise KeyboardInterrupt
+        stop.set()
+        click.echo("\nstopping: finishing the current sample, keeping the capture", err=True)
+
+    try:
+        if resume is not None:
+            directory = Path(resume)
+            opts = CampaignOptions(load_profile(None, "batch"), directory)
+        else:
+            prof = load_profile(profile, kind)
+            if kind == "jackpot" and prof.kind != "jackpot":
+                raise RigError(f"profile {prof.path} is a {prof.kind} profile, not a panel's")
+            if kind != "jackpot" and prof.kind == "jackpot":
+                raise RigError(f"profile {prof.path} is a panel's: use certify jackpot-panel")
+            if bus is not None:
+                BusSpec.parse(bus)
+            if model is not None:
+                from feltlab.rig.models import parse_model
+
+                parse_model(model)
+            directory = (
+                Path(out)
+                if out
+                else Path("feltlab-campaigns") / time.strftime(f"{prof.kind}-%Y%m%d-%H%M%S")
+            )
+            opts = CampaignOptions(prof, directory, bus, model, size, alpha, seed)
+        previous = signal.signal(signal.SIGINT, on_sigint)
+        try:
+            with _RichProgress() as bar:
+                result = run_campaign(opts, progress=bar, stop=stop, resume=resume is not None)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(2)
+    except (RigError, ValueError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    _print_result(result)
+    sys.exit(result.exit_code)
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _certify_options(size_name: str, size_help: str) -> Callable[[_F], _F]:
+    def wrap(fn: _F) -> _F:
+        opts = [
+            click.option(
+                "--profile",
+                default=None,
+                help="Device profile TOML, or a bundled profile name (batch6, continuous, "
+                "jackpot). Default: the bundled simulated device.",
+            ),
+            click.option(
+                "--bus",
+                default=None,
+                help=BUS_HELP + " Default: an in-process virtual bus with the simulated device.",
+            ),
+            click.option(
+                f"--{size_name}", size_name, type=click.IntRange(2), default=None, help=size_help
+            ),
+            click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True)),
+            click.option("--seed", type=int, default=None, help="Campaign seed (default: fresh)."),
+            click.option("--out", default=None, help="Campaign directory (must be new or empty)."),
+            click.option(
+                "--resume",
+                default=None,
+                type=click.Path(exists=True, file_okay=False),
+                help="Continue the interrupted campaign in this directory from its capture.",
+            ),
+        ]
+        for o in reversed(opts):
+            fn = o(fn)
+        return fn
+
+    return wrap
+
+
+@click.group()
+def certify() -> None:
+    """Certification campaigns: collect over CAN, check, report (exit 0 pass, 1 fail, 2 error)."""
+
+
+@certify.command("shuffler")
+@click.option(
+    "--model",
+    default=None,
+    help=f"Simulated batch shuffler model: {', '.join(MODEL_NAMES)} (as `feltlab device run`).",
+)
+@click.option("--deals", type=click.IntRange(2), default=None, help="Continuous shuffler: deals.")
+@_certify_options("shoes", "Shoes to collect (batch shuffler; default: the profile's).")
+def certify_shuffler(
+    model: str | None,
+    deals: int | None,
+    profile: str | None,
+    bus: str | None,
+    shoes: int | None,
+    alpha: float | None,
+    seed: int | None,
+    out: str | None,
+    resume: str | None,
+) -> None:
+    """Certify a batch or continuous shuffler (the profile's kind).  With no options: the
+    bundled simulated 6-deck ChaCha20 batch shuffler on an in-process virtual bus."""
+    _run_certify("batch", profile, bus, model, deals if deals else shoes, alpha, seed, out, resume)
+
+
+@certify.command("jackpot-panel")
+@_certify_options("draws", "Prize draws (default: the profile's).")
+def certify_jackpot(
+    profile: str | None,
+    bus: str | None,
+    draws: int | None,
+    alpha: float | None,
+    seed: int | None,
+    out: str | None,
+    resume: str | None,
+) -> None:
+    """Certify a jackpot prize panel: prize distribution, latency, failure detection and the
+    Madness 21 fallback of rule 16.12 through the SDK round engine."""
+    _run_certify("jackpot", profile, bus, None, draws, alpha, seed, out, resume)
+
+
+@click.command("analyze")
+@click.argument("capture", type=click.Path(exists=True))
+@click.option("--profile", default=None, help="Device profile (default: the campaign's).")
+@click.option("--out", default=None, help="Write the report (record, HTML, JUnit) here.")
+@click.option("--alpha", type=float, default=None)
+@click.option("--seed", type=int, default=None, help="Seed of the power simulations.")
+def analyze(
+    capture: str, profile: str | None, out: str | None, alpha: float | None, seed: int | None
+) -> None:
+    """Re-run every check of a campaign offline from its CAPTURE (a capture-NNN.blf or the
+    campaign directory).  Exit 0 pass, 1 fail, 2 error."""
+    from feltlab.rig.certify import analyze_path
+
+    try:
+        with _RichProgress() as bar:
+            result = analyze_path(
+                Path(capture),
+                profile,
+                out=Path(out) if out else None,
+                alpha=alpha,
+                seed=seed,
+                progress=bar,
+            )
+    except (RigError, ValueError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    _print_result(result)
+    sys.exit(result.exit_code)
+
+
+COMMANDS = (device, capture, certify, analyze)

@@ -1,4 +1,5 @@
-"""The rig as a feltlab plugin: registers the ``device`` and ``capture`` commands.
+"""The rig as a feltlab plugin: registers the ``device``, ``capture``, ``certify`` and
+``analyze`` commands.
 
 Found through feltlab's own entry point (``[project.entry-points.feltlab] rig =
 "feltlab.rig.plugin"``), so the SDK never imports the rig.
@@ -15,7 +16,7 @@ hookimpl = pluggy.HookimplMarker("feltlab")
 
 @hookimpl
 def feltlab_register_commands(cli: Any) -> None:
-    """Add ``feltlab device`` and ``feltlab capture`` to the command line."""
+    """Add ``feltlab device``, ``capture``, ``certify`` and ``analyze`` to the command line."""
     from feltlab.rig.cli import COMMANDS
 
     for command in COMMANDS:

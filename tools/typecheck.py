@@ -29,7 +29,7 @@ def main() -> int:
         dest.mkdir(parents=True, exist_ok=True)
         for path in sorted((ROOT / source).rglob("*")):
             rel = path.relative_to(ROOT / source)
-            if rel.parts[0] in ("tests", "src", "include", "__pycache__") or path.is_dir():
+            if rel.parts[0] in ("tests", "src", "include", "fuzz", "__pycache__") or path.is_dir():
                 continue
             if path.suffix in (".py", ".pyi", ".typed"):
                 link = dest / rel

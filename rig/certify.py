@@ -1,0 +1,1149 @@
+"""Certification campaigns: profile -> bus -> device client -> capture -> checks -> verdicts ->
+report (docs/certification.md).
+
+A campaign directory holds ``campaign.json`` (the profile, options and seed, written first),
+one capture per collection part (``capture-001.blf``, ``capture-002.blf`` after a resume, ...),
+and at the end ``record.json``, ``report.html``, ``junit.xml`` and ``manifest.json``.  Every
+verdict is computed from the capture (:func:`analyze_campaign`), so ``feltlab analyze`` reaches
+the same verdicts and statistics offline.
+
+Library code: it logs and reports progress through a callback, never prints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import math
+import os
+import platform
+import secrets
+import threading
+import time
+import tomllib
+import uuid
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from feltlab import native
+from feltlab.rig import battery
+from feltlab.rig.battery import CheckResult, Verdict
+from feltlab.rig.certify_capture import CaptureData, read_campaign_capture, timestamp_resolution
+from feltlab.rig.errors import RigError
+from feltlab.rig.measures import Measurement, prize_distribution_test, timing_measurements, within
+from feltlab.rig.protocol import UNKNOWN_DECK
+from feltlab.rig.report import RECORD_VERSION, make_plots, write_report
+
+log = logging.getLogger(__name__)
+
+PROFILE_DIR = Path(__file__).with_name("profiles")
+BUNDLED = {"batch": "batch6", "continuous": "continuous", "jackpot": "jackpot"}
+"""The bundled default profile of each device kind (``rig/profiles/<name>.toml``)."""
+
+EXIT_CODES = {Verdict.PASS: 0, Verdict.FAIL: 1}
+"""Exit code of a verdict; anything else (ERROR, ABORTED) is 2."""
+
+
+class CampaignError(RigError):
+    """A campaign cannot start or continue (bad profile, bad options, nothing to resume)."""
+
+
+class Progress(Protocol):
+    """What a campaign reports its progress to (the CLI draws a rich progress bar)."""
+
+    def start(self, description: str, total: int | None) -> None: ...
+
+    def advance(self, n: int = 1) -> None: ...
+
+
+class _NoProgress:
+    def start(self, description: str, total: int | None) -> None:
+        log.info("%s (%s)", description, total)
+
+    def advance(self, n: int = 1) -> None:
+        pass
+
+
+# ===================================================================== profiles
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A device profile (TOML; fields in docs/certification.md): what the device declares
+    (``device``: kind, name, base, decks, bitrate, heartbeat period, prize table, slots),
+    the timing ``limits`` (seconds), the ``campaign`` plan, and ``simulation`` options used only
+    when feltlab starts the simulated device.  ``path`` is None for a profile read from a
+    campaign record."""
+
+    kind: str
+    name: str
+    device: dict[str, Any]
+    limits: dict[str, float]
+    campaign: dict[str, Any]
+    simulation: dict[str, Any]
+    raw: dict[str, Any]
+    path: str | None = None
+
+    @property
+    def base(self) -> int:
+        from feltlab.rig.protocol import DEFAULT_BASE
+
+        return int(self.device.get("base", DEFAULT_BASE[self.kind]))
+
+    @property
+    def heartbeat_period(self) -> float:
+        return float(self.device.get("heartbeat_period", 0.1))
+
+    def device_options(self, *, simulated: bool) -> dict[str, Any]:
+        """Options for :func:`feltlab.rig.devices.make_device`."""
+        opts = {k: v for k, v in self.device.items() if k not in ("kind", "name", "description")}
+        if simulated:
+            opts.update(self.simulation)
+        return opts
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "name": self.name, "kind": self.kind, "data": self.raw}
+
+
+def profile_from_dict(data: dict[str, Any], path: str | None = None) -> Profile:
+    """A :class:`Profile` from parsed TOML.  Raises :class:`CampaignError` naming the field."""
+    where = path or "profile"
+    dev = data.get("device")
+    if not isinstance(dev, dict):
+        raise CampaignError(f"{where}: needs a [device] table (see docs/certification.md)")
+    kind = dev.get("kind")
+    if kind not in BUNDLED:
+        raise CampaignError(
+            f"{where}: [device] kind must be one of {', '.join(BUNDLED)}, got {kind!r}"
+        )
+    limits = data.get("limits", {})
+    if not isinstance(limits, dict) or not all(
+        isinstance(v, int | float) and v >= 0 for v in limits.values()
+    ):
+        raise CampaignError(f"{where}: [limits] must map names to non-negative seconds")
+    return Profile(
+        kind=str(kind),
+        name=str(dev.get("name", f"{kind} device")),
+        device=dict(dev),
+        limits={k: float(v) for k, v in limits.items()},
+        campaign=dict(data.get("campaign", {})),
+        simulation=dict(data.get("simulation", {})),
+        raw=data,
+        path=path,
+    )
+
+
+def load_profile(ref: str | Path | None, kind: str = "batch") -> Profile:
+    """The profile at path ``ref``, or the bundled profile named ``ref`` (``batch6``,
+    ``continuous``, ``jackpot``), or (``ref`` None) the bundled default of ``kind``.
+
+    Raises :class:`CampaignError` for a missing or malformed file.
+    """
+    if ref is None:
+        ref = BUNDLED[kind]
+    p = Path(ref)
+    if not p.exists() and (PROFILE_DIR / f"{ref}.toml").exists():
+        p = PROFILE_DIR / f"{ref}.toml"
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        names = ", ".join(sorted(x.stem for x in PROFILE_DIR.glob("*.toml")))
+        raise CampaignError(
+            f"cannot read device profile {ref}: {exc}; give a TOML file or a bundled "
+            f"profile name ({names})"
+        ) from exc
+    return profile_from_dict(data, str(p))
+
+
+# ===================================================================== options and directory
+
+
+@dataclass(frozen=True)
+class CampaignOptions:
+    """What ``feltlab certify`` was asked: the profile, the bus (None: an in-process virtual
+    bus with the simulated device), the simulated model (None: the profile's; with a bus and
+    no model, no device is started), the sample size (shoes, deals or draws; None: the
+    profile's), alpha, the seed (None: fresh) and the output directory."""
+
+    profile: Profile
+    out: Path
+    bus: str | None = None
+    model: str | None = None
+    size: int | None = None
+    alpha: float | None = None
+    seed: int | None = None
+
+    @property
+    def simulated(self) -> bool:
+        return self.bus is None or self.model is not None
+
+
+SIZE_KEY = {"batch": "shoes", "continuous": "deals", "jackpot": "draws"}
+
+
+def _capture_paths(out: Path) -> list[Path]:
+    return sorted(out.glob("capture-[0-9][0-9][0-9].blf"))
+
+
+def part_seed(seed: int, part: int) -> int:
+    """The simulated device's ChaCha20 seed for collection part ``part`` (a resumed campaign
+    restarts the device: a new, independent stream, never a repeat of the last part's)."""
+    return int.from_bytes(hashlib.sha256(f"feltlab:{seed}:{part}".encode()).digest()[:8], "little")
+
+
+def software_versions() -> dict[str, Any]:
+    """Versions of feltlab, Python and the libraries a verdict depends on."""
+    out: dict[str, Any] = {"python": platform.python_version()}
+    for dist in ("feltlab", "numpy", "scipy", "python-can", "cantools", "can-isotp"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:  # pragma: no cover - always installed
+            out[dist] = None
+    try:
+        out["core"] = native.core_info()
+    except Exception:  # pragma: no cover - informational
+        out["core"] = None
+    return out
+
+
+# ===================================================================== collection
+
+
+@dataclass
+class Collected:
+    """What a collection part did: shoes requested and received, or why it stopped."""
+
+    requested: int = 0
+    done: int = 0
+    missing: list[tuple[int, str]] = field(default_factory=list)
+    aborted: bool = False
+    error: str | None = None
+    online: dict[str, int] = field(default_factory=dict)
+
+
+def _open(opts: CampaignOptions, capture: Path, part: int, seed: int) -> tuple[Any, Any, str]:
+    """Start the simulated device (if any) and the client; returns (device, client, spec)."""
+    from feltlab.rig.clients import CLIENT_KINDS
+    from feltlab.rig.devices import make_device
+
+    prof = opts.profile
+    spec = opts.bus
+    if spec is None:
+        rate = prof.device.get("bitrate")
+        spec = f"interface=virtual,channel=feltlab-certify-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        if rate:
+            spec += f",bitrate={int(rate)}"
+    dev = None
+    if opts.simulated:
+        dev_opts = prof.device_options(simulated=True)
+        extra: dict[str, Any] = {"seed": part_seed(seed, part)}
+        if opts.model is not None:
+            if prof.kind != "batch":
+                raise CampaignError(f"--model applies to batch shufflers, not {prof.kind}")
+            extra["model"] = opts.model
+        dev = make_device(prof.kind, spec, dev_opts, **extra).start()
+    client = CLIENT_KINDS[prof.kind](
+        spec,
+        base=prof.base,
+        timeout=float(prof.campaign.get("timeout", 0.5)),
+        capture=capture,
+        heartbeat_period=prof.heartbeat_period,
+    )
+    return dev, client, spec
+
+
+def collect_part(
+    opts: CampaignOptions,
+    directory: Path,
+    part: int,
+    seed: int,
+    want: int,
+    *,
+    progress: Progress,
+    stop: threading.Event,
+) -> Collected:
+    """Collect ``want`` more samples (shoes, deals or draws) into ``capture-<part>.blf``.
+    Stops cleanly (capture flushed) when ``stop`` is set; device errors end the part with
+    ``error`` set."""
+    capture = directory / f"capture-{part:03d}.blf"
+    result = Collected(requested=want)
+    dev = client = None
+    try:
+        dev, client, _spec = _open(opts, capture, part, seed)
+        hb = client.wait_online(float(opts.profile.campaign.get("online_timeout", 3.0)))
+        result.online = {k: int(v) for k, v in hb.signals.items()}
+        kind = opts.profile.kind
+        if kind == "batch":
+            _collect_batch(opts, client, want, result, progress, stop)
+        elif kind == "continuous":
+            _collect_continuous(opts, client, want, result, progress, stop)
+        else:
+            _collect_jackpot(opts, client, want, result, progress, stop, directory, part)
+    except KeyboardInterrupt:
+        result.aborted = True
+    except RigError as exc:
+        result.error = str(exc)
+        log.error("collection stopped: %s", exc)
+    finally:
+        if client is not None:
+            client.close()  # flushes the capture
+        if dev is not None:
+            dev.stop()
+    if stop.is_set():
+        result.aborted = True
+    return result
+
+
+def _collect_batch(
+    opts: CampaignOptions,
+    client: Any,
+    want: int,
+    result: Collected,
+    progress: Progress,
+    stop: threading.Event,
+) -> None:
+    decks = int(opts.profile.device.get("decks", 6))
+    loaded = native.new_shoe(decks, ids=True)
+    client.load((loaded % 52).astype(np.uint8), (loaded // 52).astype(np.uint8))
+    every = max(1, int(opts.profile.campaign.get("ping_every", 1)))
+    progress.start("collecting shoes", want)
+    for i in range(want):
+        if stop.is_set():
+            break
+        try:
+            number = client.shuffle()
+            client.read_shoe(number)
+            result.done += 1
+        except RigError as exc:
+            result.missing.append((i, str(exc)))
+            if len(result.missing) > max(10, want // 10):
+                raise
+        if i % every == 0:
+            client.ping()
+        progress.advance()
+
+
+def _collect_continuous(
+    opts: CampaignOptions,
+    client: Any,
+    want: int,
+    result: Collected,
+    progress: Progress,
+    stop: threading.Event,
+) -> None:
+    decks = int(opts.profile.device.get("decks", 6))
+    ids = native.new_shoe(decks, ids=True)
+    client.load((ids % 52).astype(np.uint8), (ids // 52).astype(np.uint8))
+    every = max(1, int(opts.profile.campaign.get("ping_every", 10)))
+    progress.start("dealing and returning cards", want)
+    for i in range(want):
+        if stop.is_set():
+            break
+        card = client.deal()
+        client.insert(card.code, card.deck)
+        result.done += 1
+        if i % every == 0:
+            client.ping()
+        progress.advance()
+
+
+def _collect_jackpot(
+    opts: CampaignOptions,
+    client: Any,
+    want: int,
+    result: Collected,
+    progress: Progress,
+    stop: threading.Event,
+    directory: Path,
+    part: int,
+) -> None:
+    camp = opts.profile.campaign
+    box = int(camp.get("box", 1))
+    every = max(1, int(camp.get("ping_every", 5)))
+    client.prize_table()
+    progress.start("drawing prizes", want)
+    round_base = part * 1_000_000
+    for i in range(want):
+        if stop.is_set():
+            return
+        client.arm(round_base + i, [box])
+        client.press(box)
+        cents = client.result(box)
+        client.display(cents)
+        result.done += 1
+        if i % every == 0:
+            client.ping()
+        progress.advance()
+    if camp.get("inject_faults", True) and not stop.is_set():
+        _madness21_and_faults(client, directory / f"madness21-{part:03d}.jsonl", round_base + want)
+
+
+def _madness21_and_faults(client: Any, events_path: Path, first_round: int) -> None:
+    """Rule 16.12 end to end: Madness 21 rounds through the SDK round engine with
+    :class:`CanJackpotPanel`; a display failure during a won round must settle the won wager
+    at $25 and withdraw the option.  Then a button failure, for its detection time.  The
+    engine's event log goes to ``events_path`` (analysed offline too)."""
+    from feltlab.cards import card_code
+    from feltlab.engine import Decision, DecisionView, Table, play_round
+    from feltlab.plugins.madness21 import Madness21
+    from feltlab.plugins.main import Main
+    from feltlab.rig.clients import CanJackpotPanel
+    from feltlab.rules import Rules
+    from feltlab.shoe import FixedCards
+
+    # player blackjack (AS KH), dealer 9D 8C (stands); twice: a round that works, then one
+    # during which the panel's display fails
+    deal = [card_code(c) for c in ["AS", "9D", "KH", "8C", "AD", "9C", "KS", "8H"]]
+    panel = CanJackpotPanel(client)
+    table = Table(
+        Rules.preset("nz"),
+        FixedCards(deal),
+        [Main(), Madness21()],
+        boxes=1,
+        panel=panel,
+        first_round=first_round & 0xFFFFFF,
+    )
+    bets = [(0, "p1", "main", 1000), (0, "p1", "madness21", 500)]
+
+    class _Stand:
+        def decide(self, view: DecisionView) -> Decision:
+            return Decision.STAND
+
+        def insurance(self, box: int, player: str, cards: Sequence[int], main_stake: int) -> int:
+            return 0
+
+    play_round(table, bets, _Stand())
+    client.inject_fault("display")
+    play_round(table, bets, _Stand())
+    table.begin_round()
+    table.place(0, "p1", "main", 1000)
+    withdrawn = "madness21" in table.withdrawn
+    try:
+        table.place(0, "p1", "madness21", 500)
+        offered = True
+    except Exception:
+        offered = False
+    text = table.log.to_jsonl()
+    text += json.dumps({"check": "withdrawn", "withdrawn": withdrawn, "offered": offered}) + "\n"
+    events_path.write_text(text)
+    client.inject_fault("clear")
+    client.clear_fault()
+    # a button failure: PRESS -> Fault BUTTON (failure detection time)
+    client.inject_fault("button")
+    client.arm(first_round + 10, [1])
+    with contextlib.suppress(RigError):
+        client.press(1)
+    client.inject_fault("clear")
+    client.clear_fault()
+
+
+# ===================================================================== analysis
+
+
+@dataclass
+class Analysis:
+    """The statistics and verdicts of a campaign (what the record stores)."""
+
+    battery: battery.BatteryResult | None = None
+    measurements: list[Measurement] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    plots: dict[str, Any] = field(default_factory=dict)
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def verdict(self) -> Verdict:
+        vs = [m.verdict for m in self.measurements]
+        if self.battery is not None:
+            vs.append(self.battery.verdict)
+        if Verdict.FAIL in vs:
+            return Verdict.FAIL
+        if self.errors or Verdict.ERROR in vs or not vs:
+            return Verdict.ERROR
+        return Verdict.PASS
+
+
+def _timing(
+    a: Analysis, data: CaptureData, name: str, sample: str, limits: dict[str, float]
+) -> None:
+    samples = data.timings.get(sample, [])
+    if not samples:
+        if f"{name}_p99" in limits or f"{name}_max" in limits:
+            a.measurements.append(within(f"{name}.p99", None, "s", reason="no samples"))
+        return
+    a.measurements.extend(
+        timing_measurements(
+            name,
+            samples,
+            limit_p99=limits.get(f"{name}_p99"),
+            limit_max=limits.get(f"{name}_max"),
+            resolution=timestamp_resolution(data.first_stamp),
+        )
+    )
+
+
+def _heartbeat(a: Analysis, data: CaptureData, prof: Profile) -> None:
+    gaps = np.asarray(data.heartbeat_gaps, dtype=np.float64)
+    period = prof.heartbeat_period
+    if gaps.size < 2:
+        a.measurements.append(within("heartbeat.period", None, "s", reason="< 3 heartbeats"))
+        return
+    tol = prof.limits.get("heartbeat_period_tolerance", 0.05)
+    res = timestamp_resolution(data.first_stamp)
+    a.measurements.append(
+        within(
+            "heartbeat.period",
+            float(gaps.mean()),
+            "s",
+            period * (1 - tol),
+            period * (1 + tol),
+            declared=period,
+            n=int(gaps.size),
+            resolution_s=res,
+        )
+    )
+    jitter = np.abs(gaps - period)
+    a.measurements.extend(
+        timing_measurements(
+            "heartbeat_jitter",
+            jitter,
+            limit_p99=prof.limits.get("heartbeat_jitter_p99"),
+            limit_max=prof.limits.get("heartbeat_jitter_max"),
+            resolution=res,
+        )
+    )
+    a.plots.setdefault("latencies", {})["heartbeat interval"] = gaps.tolist()
+
+
+def _integrity(shoes: Sequence[Any], loaded: np.ndarray) -> tuple[str | None, list[np.ndarray]]:
+    """Name the first shoe that is not a permutation of the loaded cards, by its device
+    shoe number and the card; else None and the shoes' ids."""
+    from feltlab.cards import card_str
+
+    def name(ident: int) -> str:
+        return f"card id {ident} ({card_str(ident % 52, symbols=False)} of deck {ident // 52})"
+
+    want = Counter(loaded.tolist())
+    out: list[np.ndarray] = []
+    for s in shoes:
+        sh = s.shoe
+        if (sh.card_decks == UNKNOWN_DECK).any():
+            return (
+                f"{s.label}: the device reports deck 0xFF (it cannot tell decks apart); "
+                "permutation checks need card ids: set reports_decks",
+                out,
+            )
+        ids = sh.card_decks.astype(np.int64) * 52 + sh.codes
+        got = Counter(ids.tolist())
+        if got != want:
+            parts = []
+            dup = sorted(k for k, v in got.items() if v > want.get(k, 0) and k in want)
+            miss = sorted(k for k, v in want.items() if got.get(k, 0) < v)
+            extra = sorted(k for k in got if k not in want)
+            if dup:
+                parts.append("duplicated " + ", ".join(name(k) for k in dup[:5]))
+            if miss:
+                parts.append("missing " + ", ".join(name(k) for k in miss[:5]))
+            if extra:
+                parts.append("never loaded " + ", ".join(name(k) for k in extra[:5]))
+            return (
+                f"{s.label} ({len(ids)} cards, {len(loaded)} loaded) is not a permutation "
+                "of the loaded cards: " + "; ".join(parts),
+                out,
+            )
+        out.append(ids.astype(np.uint16))
+    return None, out
+
+
+def analyze_batch(
+    data: CaptureData,
+    prof: Profile,
+    *,
+    alpha: float,
+    seed: int,
+    progress: Progress,
+    shoes: Sequence[Any] | None = None,
+) -> Analysis:
+    """The randomness battery and timing checks of a batch shuffler campaign.
+
+    ``shoes`` (default: the capture's) are :class:`feltlab.rig.certify_capture.ShoeRead`."""
+    a = Analysis()
+    sample = list(data.shoes if shoes is None else shoes)
+    a.detail["payload_errors"] = data.payload_errors
+    lim = prof.limits
+    _timing(a, data, "shuffle_cycle", "shuffle_cycle", lim)
+    _timing(a, data, "first_card", "first_card", lim)
+    _timing(a, data, "per_card", "per_card", lim)
+    _timing(a, data, "round_trip", "round_trip.ping", lim)
+    _heartbeat(a, data, prof)
+    for nm in ("shuffle_cycle", "first_card", "round_trip.ping"):
+        if data.timings.get(nm):
+            a.plots.setdefault("latencies", {})[nm] = data.timings[nm]
+    if len(sample) < 2:
+        a.errors.append(f"{len(sample)} shoe(s) collected: the battery needs at least 2")
+        return a
+    ld = sample[0].load
+    if ld is None or any(
+        s.load is None
+        or not np.array_equal(s.load.codes, ld.codes)
+        or not np.array_equal(s.load.card_decks, ld.card_decks)
+        for s in sample
+    ):  # each part LOADs the same order: compare them by content
+        a.errors.append("the shoes were not all shuffled from one known LOAD order")
+        return a
+    loaded = ld.card_decks.astype(np.int64) * 52 + ld.codes
+    progress.start("analysing: integrity", len(sample))
+    problem, ids = _integrity(sample, loaded)
+    progress.advance(len(sample))
+    if problem is not None:
+        failed = CheckResult(
+            "integrity",
+            "every shoe is a permutation of the loaded cards",
+            "first failure",
+            math.nan,
+            0.0,
+            0.0,
+            Verdict.FAIL,
+            {"problem": problem},
+        )
+        a.battery = battery.BatteryResult(
+            (failed,), Verdict.FAIL, alpha, len(sample), len(loaded), problem
+        )
+        return a
+    out_ids = np.stack(ids)
+    perm = battery.input_positions(out_ids, loaded.astype(np.uint16))
+    codes = np.ascontiguousarray((out_ids % 52).astype(np.uint8))
+    progress.start("analysing: battery", 1)
+    res = battery.run_battery(perm, alpha=alpha, codes=codes, loaded_ids=loaded)
+    progress.advance()
+    alts = list(prof.campaign.get("power_alternatives", ["riffle:k=7", "shelf:m=10"]))
+    reps = int(prof.campaign.get("power_replicates", 10))
+    power: dict[str, dict[str, float]] = {}
+    progress.start("analysing: power against named alternatives", len(alts))
+    for alt in alts:
+        power[alt] = battery.estimate_power(
+            alt, perm.shape[0], perm.shape[1], alpha=alpha, replicates=reps, seed=seed
+        )
+        progress.advance()
+    checks = tuple(
+        replace(c, power={alt: power[alt].get(c.name, math.nan) for alt in alts})
+        for c in res.checks
+    )
+    a.battery = replace(res, checks=checks)
+    a.detail["power"] = {"replicates": reps, "alternatives": power}
+    a.plots["position_counts"] = native.battery_pass(perm).position_counts
+    a.plots["rising"] = native.battery_pass(perm).rising
+    a.plots["eulerian"] = battery.eulerian_pmf(perm.shape[1])
+    return a
+
+
+def analyze_continuous(
+    data: CaptureData, prof: Profile, *, alpha: float, seed: int, progress: Progress
+) -> Analysis:
+    """Return-gap check (against the declared slot model) and timing of a continuous shuffler."""
+    from feltlab.rig.certify_continuous import gap_test, observed_gaps
+
+    a = Analysis()
+    lim = prof.limits
+    _timing(a, data, "first_card", "first_card", lim)
+    _timing(a, data, "per_card", "per_card", lim)
+    _timing(a, data, "round_trip", "round_trip.ping", lim)
+    _heartbeat(a, data, prof)
+    if data.timings.get("per_card"):
+        a.plots.setdefault("latencies", {})["per card"] = data.timings["per_card"]
+    gaps, problems = observed_gaps(data.card_events)
+    a.measurements.append(
+        within(
+            "integrity.cards_not_held",
+            float(len(problems)),
+            "cards",
+            None,
+            0.0,
+            first=problems[:5],
+        )
+    )
+    deals = sum(1 for e in data.card_events if e[0] == "deal")
+    loads = [e for e in data.card_events if e[0] == "load"]
+    if not loads or gaps.size == 0:
+        a.errors.append("no LOAD or no card returned and dealt again: nothing to test")
+        return a
+    n_cards = len(loads[-1][2])
+    slots = int(prof.device.get("slots", 38))
+    reps = int(prof.campaign.get("null_replicates", 199))
+    progress.start("analysing: simulating the declared model", reps)
+    test = gap_test(
+        gaps,
+        n_cards=n_cards,
+        slots=slots,
+        deals=deals,
+        seed=seed,
+        replicates=reps,
+        progress=progress.advance,
+    )
+    a.measurements.append(
+        within(
+            "return_gap.p_value",
+            test.p_value,
+            "",
+            alpha,
+            None,
+            **test.to_dict(),
+        )
+    )
+    a.measurements.append(
+        within("return_gap.mean", test.mean_gap, "cards", expected=test.expected_mean_gap)
+    )
+    return a
+
+
+def analyze_jackpot(
+    data: CaptureData,
+    prof: Profile,
+    *,
+    alpha: float,
+    directory: Path | None,
+    progress: Progress,
+) -> Analysis:
+    """Prize distribution, button-to-result latency, failure detection and the rule 16.12
+    Madness 21 fallback of a jackpot panel campaign."""
+    a = Analysis()
+    lim = prof.limits
+    table = prof.device.get("prize_table")
+    progress.start("analysing: prize distribution", 1)
+    if not table:
+        a.errors.append("the profile declares no prize_table")
+    elif not data.prizes:
+        a.errors.append("no prize was drawn")
+    else:
+        weights = {int(c): int(w) for c, w in table}
+        declared = [[int(c), int(w)] for c, w in table]
+        for rows in data.prize_tables[:1]:
+            same = sorted(list(r) for r in rows) == sorted(declared)
+            a.measurements.append(
+                within(
+                    "prize_table.matches_profile",
+                    1.0 if same else 0.0,
+                    "",
+                    1,
+                    1,
+                    device=[list(r) for r in rows],
+                    profile=declared,
+                )
+            )
+        pt = prize_distribution_test(data.prizes, weights, alpha=alpha)
+        a.measurements.append(
+            Measurement(
+                "prize_distribution.p_value", pt.p_value, "", alpha, None, pt.verdict, pt.to_dict()
+            )
+        )
+    progress.advance()
+    _timing(a, data, "button_to_result", "button_to_result", lim)
+    _timing(a, data, "round_trip", "round_trip.ping", lim)
+    _heartbeat(a, data, prof)
+    if data.timings.get("button_to_result"):
+        a.plots.setdefault("latencies", {})["button to result"] = data.timings["button_to_result"]
+    if prof.campaign.get("inject_faults", True):
+        det = data.timings.get("failure_detection", [])
+        a.measurements.append(
+            within(
+                "failure_detection.max",
+                max(det) if det else None,
+                "s",
+                None,
+                lim.get("failure_detection_max"),
+                n=len(det),
+                faults=[f["FaultCode"] for f in data.faults],
+            )
+        )
+        _madness21(a, directory)
+    return a
+
+
+def _madness21(a: Analysis, directory: Path | None) -> None:
+    from feltlab.events import read_jsonl
+
+    files = sorted(directory.glob("madness21-*.jsonl")) if directory else []
+    if not files:
+        a.measurements.append(
+            within("madness21.fallback_payout", None, "cents", 2500, 2500, reason="no log")
+        )
+        return
+    lines = files[-1].read_text().splitlines()
+    tail = json.loads(lines[-1])
+    events = read_jsonl("\n".join(lines[:-1]))
+    settled = [
+        e.data for e in events if e.kind == "wager_settled" and e.data.get("wager") == "madness21"
+    ]
+    faults = [e for e in events if e.kind == "device_fault"]
+    fallback = [s for s in settled if s.get("rule") == "16.12"]
+    paid = [s for s in settled if s.get("rule") == "15A.7"]
+    a.measurements.append(
+        within(
+            "madness21.fallback_payout",
+            float(fallback[0].get("net", math.nan)) if fallback else None,
+            "cents",
+            2500,
+            2500,
+            rule="16.12",
+            faults=[e.data.get("message") for e in faults],
+        )
+    )
+    a.measurements.append(
+        within(
+            "madness21.option_withdrawn",
+            1.0 if tail.get("withdrawn") and not tail.get("offered") else 0.0,
+            "",
+            1,
+            1,
+            rule="16.12",
+        )
+    )
+    a.measurements.append(
+        within(
+            "madness21.prize_paid_rounds",
+            float(len(paid)),
+            "rounds",
+            1,
+            None,
+            rule="15A.7",
+            prizes=[s.get("net") for s in paid],
+        )
+    )
+
+
+# ===================================================================== the campaign
+
+
+@dataclass
+class CampaignResult:
+    """The outcome of a campaign: verdict, exit code, the record and where it was written."""
+
+    verdict: Verdict
+    record: dict[str, Any]
+    directory: Path
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES.get(self.verdict, 2)
+
+
+def _read_state(directory: Path) -> dict[str, Any]:
+    path = directory / "campaign.json"
+    try:
+        state: dict[str, Any] = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise CampaignError(
+            f"cannot resume from {directory}: {path.name} missing or unreadable ({exc}); "
+            "--resume takes the --out directory of an interrupted campaign"
+        ) from exc
+    return state
+
+
+def run_campaign(
+    opts: CampaignOptions,
+    *,
+    progress: Progress | None = None,
+    stop: threading.Event | None = None,
+    resume: bool = False,
+) -> CampaignResult:
+    """Run (or, with ``resume``, continue) a campaign into ``opts.out``: collect, analyse
+    from the capture, write the report.  Setting ``stop`` (e.g. on Ctrl-C) ends collection
+    cleanly; the partial record then has verdict ABORTED.  Raises :class:`CampaignError` for
+    bad options."""
+    prog = progress or _NoProgress()
+    stop = stop or threading.Event()
+    out = opts.out
+    if resume:
+        state = _read_state(out)
+        prof = profile_from_dict(state["profile"]["data"], state["profile"]["path"])
+        opts = CampaignOptions(
+            prof,
+            out,
+            state["bus"],
+            state["model"],
+            state["size"],
+            state["alpha"],
+            state["seed"],
+        )
+    else:
+        if out.exists() and any(out.iterdir()):
+            raise CampaignError(
+                f"{out} is not empty: choose a new --out directory, or --resume {out}"
+            )
+        out.mkdir(parents=True, exist_ok=True)
+    prof = opts.profile
+    seed = opts.seed if opts.seed is not None else secrets.randbits(62)
+    alpha = float(opts.alpha if opts.alpha is not None else prof.campaign.get("alpha", 0.01))
+    if not 0 < alpha < 1:
+        raise CampaignError(f"alpha must be in (0, 1), got {alpha}")
+    size = int(opts.size if opts.size is not None else prof.campaign.get(SIZE_KEY[prof.kind], 100))
+    if size < 2:
+        raise CampaignError(f"the sample size must be at least 2, got {size}")
+    state = {
+        "campaign_id": uuid.uuid4().hex if not resume else _read_state(out)["campaign_id"],
+        "kind": prof.kind,
+        "profile": prof.to_dict(),
+        "bus": opts.bus,
+        "model": opts.model,
+        "size": size,
+        "alpha": alpha,
+        "seed": seed,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    if resume:
+        state["started"] = _read_state(out)["started"]
+    (out / "campaign.json").write_text(json.dumps(state, indent=2))
+    parts = _capture_paths(out)
+    have = 0
+    if parts:
+        prog.start("reading the capture collected so far", None)
+        have = _count_samples(read_campaign_capture(parts, prof.base), prof.kind)
+    part = len(parts) + 1
+    collected = Collected()
+    if have < size:
+        collected = collect_part(
+            replace(opts, seed=seed), out, part, seed, size - have, progress=prog, stop=stop
+        )
+    elif resume:
+        log.info("nothing left to collect: %d of %d", have, size)
+    return finish(out, prof, state, collected, progress=prog)
+
+
+def _count_samples(data: CaptureData, kind: str) -> int:
+    if kind == "batch":
+        return len(data.shoes)
+    if kind == "continuous":
+        return sum(1 for e in data.card_events if e[0] == "deal")
+    return len(data.prizes)
+
+
+def analyze_campaign(
+    captures: Sequence[Path],
+    prof: Profile,
+    *,
+    alpha: float,
+    seed: int,
+    directory: Path | None = None,
+    progress: Progress | None = None,
+) -> tuple[Analysis, CaptureData]:
+    """Every check of a campaign from its captures (what ``feltlab analyze`` runs)."""
+    prog = progress or _NoProgress()
+    prog.start("decoding the capture", None)
+    data = read_campaign_capture(captures, prof.base, progress=prog.advance)
+    if data.frames == 0:
+        a = Analysis(errors=["the capture holds no frame"])
+        return a, data
+    if data.heartbeat_kind is None:
+        a = Analysis(errors=[f"no heartbeat from a device at 0x{prof.base:03X} in the capture"])
+        return a, data
+    if prof.kind == "batch":
+        a = analyze_batch(data, prof, alpha=alpha, seed=seed, progress=prog)
+    elif prof.kind == "continuous":
+        a = analyze_continuous(data, prof, alpha=alpha, seed=seed, progress=prog)
+    else:
+        a = analyze_jackpot(data, prof, alpha=alpha, directory=directory, progress=prog)
+    a.detail["frames"] = data.frames
+    a.detail["parts"] = data.parts
+    return a, data
+
+
+def finish(
+    out: Path,
+    prof: Profile,
+    state: dict[str, Any],
+    collected: Collected,
+    *,
+    progress: Progress,
+) -> CampaignResult:
+    """Analyse the campaign in ``out`` and write its report."""
+    captures = _capture_paths(out)
+    errors: list[str] = []
+    if collected.error:
+        errors.append(f"collection: {collected.error}")
+    try:
+        analysis, data = analyze_campaign(
+            captures,
+            prof,
+            alpha=state["alpha"],
+            seed=state["seed"],
+            directory=out,
+            progress=progress,
+        )
+    except (RigError, ValueError) as exc:
+        analysis, data = Analysis(errors=[f"analysis: {exc}"]), None
+    analysis.errors[:0] = errors
+    if prof.kind == "batch" and data is not None:
+        lost = len(collected.missing)
+        analysis.measurements.append(
+            within(
+                "collection.shoes_missing",
+                float(lost),
+                "shoes",
+                None,
+                0.0,
+                reasons=[f"{i}: {r}" for i, r in collected.missing[:10]],
+            )
+        )
+    verdict = Verdict.ABORTED if collected.aborted else analysis.verdict()
+    record = build_record(prof, state, analysis, captures, verdict, collected)
+    plots = _plots(analysis)
+    write_report(out, record, plots)
+    return CampaignResult(verdict, record, out)
+
+
+def _plots(analysis: Analysis) -> list[tuple[str, str]]:
+    p = analysis.plots
+    try:
+        return make_plots(
+            position_counts=p.get("position_counts"),
+            rising=p.get("rising"),
+            eulerian=p.get("eulerian"),
+            latencies=p.get("latencies"),
+        )
+    except Exception as exc:  # a plot must never lose the record
+        log.warning("plots failed: %s", exc)
+        return []
+
+
+def build_record(
+    prof: Profile,
+    state: dict[str, Any],
+    analysis: Analysis,
+    captures: Sequence[Path],
+    verdict: Verdict,
+    collected: Collected | None = None,
+) -> dict[str, Any]:
+    """The versioned JSON record of a campaign (see docs/certification.md)."""
+    model = state.get("model") or prof.simulation.get("model")
+    simulated = state.get("bus") is None or state.get("model") is not None
+    return {
+        "record_version": RECORD_VERSION,
+        "campaign_id": state.get("campaign_id"),
+        "kind": prof.kind,
+        "device": {
+            "name": prof.name,
+            "kind": prof.kind,
+            "base": f"0x{prof.base:03X}",
+            "simulated": simulated,
+            "model": model if simulated and prof.kind == "batch" else None,
+            "bus": state.get("bus") or "in-process virtual bus",
+            "heartbeat": collected.online if collected else {},
+        },
+        "profile": prof.to_dict(),
+        "software": software_versions(),
+        "seed": state.get("seed"),
+        "seeds": {
+            "campaign": state.get("seed"),
+            "device_parts": [part_seed(int(state["seed"]), i + 1) for i in range(len(captures))]
+            if simulated
+            else None,
+            "power_and_null_simulations": state.get("seed"),
+        },
+        "options": {"size": state.get("size"), "alpha": state.get("alpha")},
+        "started": state.get("started"),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "verdict": str(verdict),
+        "capture": ", ".join(p.name for p in captures),
+        "captures": [p.name for p in captures],
+        "collection": {
+            "requested": collected.requested if collected else None,
+            "collected": collected.done if collected else None,
+            "aborted": collected.aborted if collected else False,
+            "missing": collected.missing[:50] if collected else [],
+        },
+        "battery": analysis.battery.to_dict() if analysis.battery else None,
+        "measurements": [m.to_dict() for m in analysis.measurements],
+        "errors": analysis.errors,
+        "detail": analysis.detail,
+    }
+
+
+def verdict_summary(record: dict[str, Any]) -> dict[str, Any]:
+    """The verdicts and statistics of a record, for comparing a live campaign with its
+    offline re-analysis (times, software and the live collection's bookkeeping excluded:
+    the shoes that never arrived are not in the capture)."""
+    bat = record.get("battery") or {}
+    return {
+        "verdict": record["verdict"],
+        "battery": [
+            (c["name"], c["statistic"], c["p_value"], c["adjusted_p"], c["verdict"], c["power"])
+            for c in bat.get("checks", [])
+        ],
+        "integrity": bat.get("integrity"),
+        "measurements": [
+            (m["name"], m["value"], m["verdict"])
+            for m in record["measurements"]
+            if not m["name"].startswith("collection.")
+        ],
+    }
+
+
+def analyze_path(
+    path: Path,
+    profile_ref: str | None,
+    *,
+    out: Path | None,
+    alpha: float | None = None,
+    seed: int | None = None,
+    progress: Progress | None = None,
+) -> CampaignResult:
+    """``feltlab analyze``: re-run every check from a capture file or campaign directory.
+    The profile, alpha and seed come from the campaign's ``campaign.json`` when present,
+    else from the options (default: the bundled batch profile, alpha 0.01, seed 0).  The
+    report goes to ``out`` when given."""
+    prog = progress or _NoProgress()
+    directory = path if path.is_dir() else path.parent
+    state: dict[str, Any] = {}
+    if (directory / "campaign.json").exists():
+        state = _read_state(directory)
+    captures = _capture_paths(path) if path.is_dir() else [path]
+    if not captures:
+        raise CampaignError(f"no capture-NNN.blf in {path}")
+    if profile_ref is not None:
+        prof = load_profile(profile_ref)
+    elif state:
+        prof = profile_from_dict(state["profile"]["data"], state["profile"]["path"])
+    else:
+        prof = load_profile(None, "batch")
+    use_alpha = float(alpha if alpha is not None else state.get("alpha", 0.01))
+    use_seed = int(seed if seed is not None else state.get("seed", 0))
+    st = {
+        "campaign_id": state.get("campaign_id"),
+        "bus": state.get("bus"),
+        "model": state.get("model"),
+        "size": state.get("size"),
+        "alpha": use_alpha,
+        "seed": use_seed,
+        "started": state.get("started"),
+    }
+    analysis, _ = analyze_campaign(
+        captures, prof, alpha=use_alpha, seed=use_seed, directory=directory, progress=prog
+    )
+    verdict = analysis.verdict()
+    record = build_record(prof, st, analysis, captures, verdict)
+    record["analyzed_offline"] = True
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        write_report(out, record, _plots(analysis))
+    return CampaignResult(verdict, record, out or directory)
+
+
+__all__ = [
+    "BUNDLED",
+    "Analysis",
+    "CampaignError",
+    "CampaignOptions",
+    "CampaignResult",
+    "Profile",
+    "analyze_campaign",
+    "analyze_path",
+    "load_profile",
+    "run_campaign",
+    "verdict_summary",
+]
