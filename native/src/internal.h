@@ -70,6 +70,16 @@ static inline int fl_chacha_next(fl_chacha20 *c, uint64_t *out) {
     } while (0)
 #define FL_POW64_MOD(P) ((0 - (uint64_t)(P)) % (uint64_t)(P))
 
+/* 32 x 32 -> 64-bit product and 2^32 mod P: the 32-bit instance of FL_BATCH_DRAW (the same
+ * text the exact-counting tests run at reduced widths). */
+#define FL_MUL32(A, B, HI, LO)                                                                     \
+    do {                                                                                           \
+        uint64_t m_ = (uint64_t)(uint32_t)(A) * (uint64_t)(B);                                     \
+        (HI) = m_ >> 32;                                                                           \
+        (LO) = (uint32_t)m_;                                                                       \
+    } while (0)
+#define FL_POW32_MOD(P) ((uint64_t)(uint32_t)(0u - (uint32_t)(P)) % (uint64_t)(P))
+
 /* The 64-bit instance used by the shuffles and fl_rng_bounded. */
 static inline int fl_batch_draw64(uint64_t x, uint64_t n, unsigned k, uint64_t bound,
                                   uint64_t *idx) {

@@ -52,16 +52,6 @@ static inline int next_xoshiro(fl_xoshiro256ss *g, uint64_t *x) {
 }
 static inline int next_chacha(fl_chacha20 *g, uint64_t *x) { return fl_chacha_next(g, x); }
 
-/* 32-bit instance of FL_BATCH_DRAW (the same text the exact-counting tests run
- * at reduced widths). */
-#define FL_MUL32(A, B, HI, LO)                                                                     \
-    do {                                                                                           \
-        uint64_t m_ = (uint64_t)(uint32_t)(A) * (uint64_t)(B);                                     \
-        (HI) = m_ >> 32;                                                                           \
-        (LO) = (uint32_t)m_;                                                                       \
-    } while (0)
-#define FL_POW32_MOD(P) ((uint64_t)(uint32_t)(0u - (uint32_t)(P)) % (uint64_t)(P))
-
 #define FL_SWAP(T, A, P1, P2)                                                                      \
     do {                                                                                           \
         T t_ = (A)[P1];                                                                            \

@@ -74,6 +74,8 @@ typedef struct {
     uint32_t cut;   /* cut position (0: reshuffle every round) */
     fl_xoshiro256ss x;
     fl_rng *rng;    /* for ChaCha20 */
+    uint64_t buf;   /* a 64-bit output whose high half is still unused when have = 1 */
+    int have;
     int use_x;
     int ok;
 } sim_shoe;
@@ -85,20 +87,46 @@ static inline uint64_t shoe_word(sim_shoe *s) {
     return w;
 }
 
-/* fix the card at position `dealt` by a lazy Fisher-Yates step (if not yet fixed) */
+/* the next 32-bit half-word of the generator (low half of each 64-bit output first) */
+static inline uint32_t shoe_half(sim_shoe *s) {
+    if (s->have) {
+        s->have = 0;
+        return (uint32_t)(s->buf >> 32);
+    }
+    s->buf = shoe_word(s);
+    s->have = 1;
+    return (uint32_t)s->buf;
+}
+
+/* one Fisher-Yates step at position p: a uniform card among positions p..size-1 to p */
+static inline void fy_step(sim_shoe *s, uint32_t p, uint64_t idx) {
+    uint32_t j = p + (uint32_t)idx;
+    uint8_t c = s->cards[j];
+    s->cards[j] = s->cards[p];
+    s->cards[p] = c;
+}
+
+/* Fix the card at position `dealt` (if not yet fixed) by lazy Fisher-Yates steps, two
+ * positions per 32-bit half-word (Lemire's method batched, as in the shuffles: 416 x 415 <
+ * 2^32), so the positions after it are fixed ahead too; a shoe is still a uniformly random
+ * order, drawn only as far as it is dealt. */
 static inline void fix_next(sim_shoe *s) {
     if (s->fixed > s->dealt) return;
-    uint64_t remaining = s->size - s->dealt, idx[1];
+    uint32_t p = s->fixed;
+    uint64_t n = s->size - p, idx[2];
     int accepted;
-    do {
-        uint64_t w = shoe_word(s);
-        FL_BATCH_DRAW(FL_MUL64, FL_POW64_MOD, w, remaining, 1, remaining, idx, accepted);
-    } while (!accepted && s->ok);
-    uint32_t j = s->dealt + (uint32_t)idx[0];
-    uint8_t c = s->cards[j];
-    s->cards[j] = s->cards[s->dealt];
-    s->cards[s->dealt] = c;
-    s->fixed = s->dealt + 1;
+    if (n >= 2) {
+        uint64_t prod = n * (n - 1);
+        do {
+            uint64_t x = shoe_half(s);
+            FL_BATCH_DRAW(FL_MUL32, FL_POW32_MOD, x, n, 2, prod, idx, accepted);
+        } while (!accepted && s->ok);
+        fy_step(s, p, idx[0]);
+        fy_step(s, p + 1, idx[1]);
+        s->fixed = p + 2;
+    } else {
+        s->fixed = p + 1; /* the last card: nothing to choose */
+    }
 }
 
 /* deal one card */
@@ -332,7 +360,7 @@ fl_status fl_simulate_rounds(fl_rng *rng, const fl_sim_rules *rules, size_t n_ro
     s.rng = rng;
     (void)fl_new_shoe_codes(r->decks, s.cards, size);
     for (size_t i = 0; i < n_rounds; i++) {
-        if (s.cut == 0 || s.dealt >= s.cut) s.dealt = s.fixed = 0; /* shuffle (lazily) */
+        if (s.cut == 0 || s.dealt >= s.cut) s.dealt = s.fixed = 0; /* shuffle, lazily */
         unsigned tn = 0;
         if (!play_round(r, &s, &net[i], initial ? initial + 5 * i : NULL,
                         trace ? trace + i * trace_cap : NULL, (unsigned)trace_cap, &tn)) {
