@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import signal
+import struct
 import sys
 import threading
 import time
@@ -155,6 +156,10 @@ def capture_decode(file: str, bases: tuple[str, ...], as_json: bool) -> None:
                 click.echo(format_record(rec))
     except RigError as exc:
         raise click.ClickException(str(exc)) from exc
+    except (ValueError, OSError, EOFError, struct.error) as exc:  # python-can's readers
+        raise click.ClickException(
+            f"cannot read {file} as a CAN capture ({exc}); give a .blf, .asc or candump .log file"
+        ) from exc
 
 
 @capture.command("record")
@@ -433,6 +438,13 @@ def analyze(
             )
     except (RigError, ValueError) as exc:
         click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except (OSError, EOFError, struct.error) as exc:  # an unreadable capture
+        click.echo(
+            f"error: cannot read {capture} as a campaign capture ({exc!r}); give a campaign "
+            "folder or its .blf/.asc/.log capture",
+            err=True,
+        )
         sys.exit(2)
     _print_result(result)
     sys.exit(result.exit_code)

@@ -131,7 +131,12 @@ def open_bus(spec: BusSpec | str) -> can.BusABC:
         kwargs["bitrate"] = s.bitrate
     try:
         return can.Bus(interface=s.interface, channel=s.channel, ignore_config=True, **kwargs)
-    except (can.CanError, OSError, ValueError, ImportError) as exc:
+    except NotImplementedError as exc:  # python-can: an interface name it does not know
+        known = ", ".join(sorted(can.interfaces.VALID_INTERFACES))
+        raise BusSpecError(
+            f"cannot open bus {s}: python-can has no interface {s.interface!r}; use one of {known}"
+        ) from exc
+    except (can.CanError, OSError, ValueError, ImportError, TypeError) as exc:
         raise BusSpecError(f"cannot open bus {s}: {exc}") from exc
 
 

@@ -359,6 +359,11 @@ def simulate(
             )
         except RuntimeError as exc:
             raise click.ClickException(str(exc)) from None
+        except OSError as exc:  # Dask: the scheduler could not be reached
+            raise click.ClickException(
+                f"cannot reach the Dask scheduler {scheduler!r}: {exc}; start one with "
+                "`dask scheduler` or use --scheduler local"
+            ) from None
     data = {
         "rules": preset,
         "rounds": res.rounds,
@@ -408,6 +413,39 @@ def simulate(
             f"{100 * w.hit_frequency:.3f}%",
         )
     out.print(t)
+
+
+@main.group()
+def new() -> None:
+    """Create a new plugin package."""
+
+
+@new.command("wager")
+@click.argument("name")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Where to create the package (default: ./feltlab-NAME); must be empty or absent.",
+)
+def new_wager_cmd(name: str, directory: str | None) -> None:
+    """Create a side-bet package for the wager NAME: pyproject.toml with the `feltlab` entry
+    point, the plugin module with a documented wager type, a test file using the conformance
+    kit, and a README."""
+    from pathlib import Path
+
+    from feltlab.scaffold import ScaffoldError, new_wager
+
+    taken = collect_wagers(get_plugin_manager()).names()
+    try:
+        made = new_wager(name, Path(directory) if directory else None, taken=taken)
+    except ScaffoldError as exc:
+        raise click.UsageError(str(exc)) from None
+    click.echo(f"created {made.distribution} in {made.root}:")
+    for rel in made.files:
+        click.echo(f"  {rel}")
+    click.echo(f"next: cd {made.root} && pip install -e . && pytest && feltlab math {name}")
 
 
 def _money(cents: int) -> str:
