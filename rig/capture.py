@@ -21,6 +21,7 @@ import can
 from feltlab.rig.errors import ProtocolError, RigError
 from feltlab.rig.protocol import (
     DBC_BASE,
+    EXT_SHIFT,
     ID_SPAN,
     PAYLOAD_CLASSES,
     Channel,
@@ -112,9 +113,15 @@ class CaptureDecoder:
     def feed(self, msg: can.Message) -> DecodedRecord | None:
         """The record ``msg`` completes, or None (a flow-control frame, part of a payload, or
         a frame outside the protocol)."""
-        if msg.is_extended_id or msg.is_error_frame:
+        if msg.is_error_frame:
             self.unknown += 1
             return None
+        if msg.is_extended_id:  # JackpotResultMac (1.1): (11-bit id << 18) | tag
+            base = (msg.arbitration_id >> EXT_SHIFT) & 0x7FF & ~(ID_SPAN - 1)
+            if (self.bases is not None and base not in self.bases) or base == 0:
+                self.unknown += 1
+                return None
+            return self._frame(base, msg)
         base = msg.arbitration_id & ~(ID_SPAN - 1)
         if (self.bases is not None and base not in self.bases) or base == 0:
             self.unknown += 1
@@ -133,6 +140,9 @@ class CaptureDecoder:
             except ProtocolError as exc:
                 return DecodedRecord(msg.timestamp, base, "payload", ch.name, {}, None, str(exc))
             return DecodedRecord(msg.timestamp, base, "payload", ch.name, {}, value)
+        return self._frame(base, msg)
+
+    def _frame(self, base: int, msg: can.Message) -> DecodedRecord | None:
         try:
             frame = self._codec(base).decode(msg)
         except ProtocolError as exc:
@@ -146,12 +156,20 @@ class CaptureDecoder:
 def read_capture(path: str | Path) -> Iterator[can.Message]:
     """The frames of a capture file, in order, through ``can.LogReader``.
 
-    Raises :class:`RigError` if the file is missing.
+    Raises :class:`RigError` if the file is missing, or is not a readable capture of its
+    format (frames read before the damage are yielded first).
     """
     p = Path(path)
     if not p.exists():
         raise RigError(f"capture file {p} does not exist")
-    yield from can.LogReader(str(p))
+    try:
+        yield from can.LogReader(str(p))
+    except Exception as exc:  # python-can's readers raise struct.error, zlib.error, ...
+        fmt = FORMATS.get(p.suffix.lower(), p.suffix)
+        raise RigError(
+            f"capture file {p} is not a readable {fmt} capture ({type(exc).__name__}: {exc}); "
+            "it is damaged or not a capture"
+        ) from exc
 
 
 def decode_capture(path: str | Path, bases: Iterable[int] | None = None) -> Iterator[DecodedRecord]:

@@ -30,9 +30,11 @@ from feltlab.rig.errors import (
     DeviceTimeout,
     ProtocolError,
     RigError,
+    SecurityFault,
 )
 from feltlab.rig.protocol import (
     DEFAULT_BASE,
+    EXT_SHIFT,
     PROTOCOL_MAJOR,
     UNKNOWN_DECK,
     AuditPayload,
@@ -48,19 +50,25 @@ from feltlab.rig.protocol import (
     ShoePayload,
     State,
 )
+from feltlab.rig.secoc import DeviceKey, FreshnessVerifier
 from feltlab.rig.transport import BusSpec, IsoTpChannel, Node, TransferError
 
 log = logging.getLogger(__name__)
 
 LOST_AFTER_PERIODS = 3
+#: ``security`` event reasons (the ``reason`` detail) of :class:`SecurityFault`.
+SECURITY_REASONS = {"forged": 1, "replayed": 2, "reordered": 3, "unauthenticated": 4}
 
 
 @dataclass(frozen=True)
 class DeviceEvent:
     """Something the supervision noticed: ``kind`` is ``online``, ``lost``, ``recovered``,
     ``counter_gap`` (detail ``missed``), ``reboot`` (``boot_count``), ``fault`` (``code``,
-    ``severity``, ``active``, ``detail``), ``protocol_version`` (``major``) or
-    ``sequence_gap`` (``missed``).  ``timestamp`` in seconds since the epoch."""
+    ``severity``, ``active``, ``detail``), ``protocol_version`` (``major``),
+    ``sequence_gap`` (``missed``), ``security`` (a refused jackpot result: ``reason`` a
+    :data:`SECURITY_REASONS` number, ``draw_counter``, ``box``) or ``decode_error`` (a frame
+    that broke the protocol or crashed a handler: ``arbitration_id``).  ``timestamp`` in
+    seconds since the epoch."""
 
     kind: str
     base: int
@@ -173,32 +181,41 @@ class DeviceClient:
 
     # ------------------------------------------------------------ decoding
     def on_message(self, msg: can.Message) -> None:
-        """Decode one frame (the Notifier calls this; replay may too)."""
-        off = msg.arbitration_id - self.base
+        """Decode one frame (the Notifier calls this; replay may too).  Never raises: a
+        frame that breaks the protocol (or a handler bug) is counted in ``decode_errors``,
+        logged as an error and reported as a ``decode_error`` event, so no exception
+        escapes the Notifier thread."""
+        arb = msg.arbitration_id
+        off = (arb >> EXT_SHIFT if msg.is_extended_id else arb) - self.base
         if not 0 <= off < 8 or off == 1:
             return
         try:
             frame = self.codec.decode(msg)
-        except ProtocolError as exc:
-            self.decode_errors += 1
-            log.debug("0x%03X: %s", self.base, exc)
-            return
-        if frame is None:
-            return
-        self.frames_decoded += 1
-        name = frame.name
-        self.counts[name] = self.counts.get(name, 0) + 1
-        handler = self._handlers.get(name)
-        with self._cond:
-            if handler is not None:
-                handler(frame)
-            self._cond.notify_all()
+            if frame is None:
+                return
+            self.frames_decoded += 1
+            name = frame.name
+            self.counts[name] = self.counts.get(name, 0) + 1
+            handler = self._handlers.get(name)
+            with self._cond:
+                if handler is not None:
+                    handler(frame)
+                self._cond.notify_all()
+        except Exception as exc:  # the receive thread must survive any frame
+            if isinstance(exc, ProtocolError):
+                log.error("device 0x%03X: frame refused: %s", self.base, exc)
+            else:
+                log.exception("device 0x%03X: frame 0x%03X crashed its handler", self.base, arb)
+            with self._cond:
+                self._emit("decode_error", arbitration_id=arb)
+                self.decode_errors += 1
+                self._cond.notify_all()
 
     def _emit(self, kind: str, **detail: int) -> None:
         ev = DeviceEvent(kind, self.base, time.time(), detail)
         self.events.append(ev)
         log.log(
-            logging.WARNING if kind in ("lost", "fault", "reboot") else logging.DEBUG,
+            logging.WARNING if kind in ("lost", "fault", "reboot", "security") else logging.DEBUG,
             "device 0x%03X: %s %s",
             self.base,
             kind,
@@ -618,11 +635,40 @@ class ContinuousShufflerClient(DeviceClient):
 class JackpotPanelClient(DeviceClient):
     """Client of a jackpot prize panel (Madness 21): arm a round for boxes, the button (a
     physical press is reported by the panel; :meth:`press` is the test-mode command), the
-    result in cents, the display acknowledgement, and the declared prize table."""
+    result in cents, the display acknowledgement, and the declared prize table.
+
+    ``key`` (:class:`feltlab.rig.secoc.DeviceKey`, from the profile with
+    :func:`feltlab.rig.secoc.load_key`) makes the client verify every result (protocol 1.1,
+    SecOC style); ``require_auth`` (default: when a key is given) refuses results without a
+    valid MAC.  ``freshness`` is the last complete freshness value accepted from this panel
+    (0 for a new panel; the lab keeps it between sessions); :attr:`freshness` reads it.
+    A refused result raises :class:`SecurityFault` from the next :meth:`result` and is a
+    ``security`` event.  Other keyword arguments are those of :class:`DeviceClient`.
+    """
 
     kind = Kind.JACKPOT_PANEL
     kind_name = "jackpot"
     payload_channels = (Channel.PRIZE_TABLE, Channel.AUDIT)
+
+    def __init__(
+        self,
+        bus: str | BusSpec | can.BusABC | Node,
+        *,
+        key: DeviceKey | None = None,
+        require_auth: bool | None = None,
+        freshness: int = 0,
+        **kw: Any,
+    ) -> None:
+        if key is not None and not isinstance(key, DeviceKey):
+            raise TypeError("key must be a feltlab.rig.secoc.DeviceKey (see load_key)")
+        self.require_auth = key is not None if require_auth is None else bool(require_auth)
+        if self.require_auth and key is None:
+            raise ValueError(
+                "require_auth needs the panel's key: give key= (profile key or key_file)"
+            )
+        self._key = key
+        self._freshness0 = freshness
+        super().__init__(bus, **kw)
 
     def _setup(self) -> None:
         self.round_id = -1
@@ -630,14 +676,80 @@ class JackpotPanelClient(DeviceClient):
         self._seen_draws: set[int] = set()
         self._presses: list[Frame] = []
         self.last_result: dict[str, int] | None = None
+        self.security_faults = 0
+        self._verifier: FreshnessVerifier | None = None
+        if self._key is not None:
+            self._verifier = FreshnessVerifier(
+                self._key, self.codec.id_of("JackpotResult"), self._freshness0
+            )
+        self._pending: Frame | None = None  # a result waiting for its MAC
+        self._unauthenticated: list[Frame] = []
+        self._refused: list[SecurityFault] = []
+        self._round_fvs: set[int] = set()
         self._handlers["JackpotResult"] = self._on_result
+        self._handlers["JackpotResultMac"] = self._on_mac
         self._handlers["JackpotButton"] = self._on_button
 
+    @property
+    def freshness(self) -> int:
+        """The last complete freshness value accepted (0 before the first, or without key)."""
+        return self._verifier.last if self._verifier is not None else 0
+
     def _on_result(self, f: Frame) -> None:
+        if self._verifier is not None:
+            self._unpaired()
+            self._pending = f
+            return
         draw = f.signals["DrawCounter"]
         if draw not in self._seen_draws:  # repeats (after STATUS) are not new draws
             self._seen_draws.add(draw)
             self._results.append(f)
+
+    def _unpaired(self) -> None:
+        """The pending result got no MAC (lost, or an unauthenticated panel)."""
+        if self._pending is not None:
+            log.debug("panel 0x%03X: a result without its MAC", self.base)
+            self._unauthenticated.append(self._pending)
+            self._pending = None
+
+    def _refuse(self, exc: SecurityFault, f: Frame) -> None:
+        self.security_faults += 1
+        self._refused.append(exc)
+        self._emit(
+            "security",
+            reason=SECURITY_REASONS[exc.reason],
+            draw_counter=f.signals["DrawCounter"],
+            box=f.signals["Box"],
+        )
+        log.error("panel 0x%03X: %s", self.base, exc)
+
+    def _on_mac(self, f: Frame) -> None:
+        pending, self._pending = self._pending, None
+        if self._verifier is None:
+            return
+        if pending is None:
+            log.debug("panel 0x%03X: a MAC without a result", self.base)
+            return
+        payload = bytes(self.codec.encode("JackpotResult", pending.signals).data)
+        mac = int(f.signals["Mac"]).to_bytes(8, "little")
+        try:
+            verdict = self._verifier.verify(payload, pending.signals["DrawCounter"], mac)
+        except SecurityFault as exc:
+            self._refuse(exc, pending)
+            return
+        if verdict.fresh:
+            self._round_fvs.add(verdict.freshness)
+            self._results.append(pending)
+        elif verdict.freshness not in self._round_fvs:
+            self._refuse(
+                SecurityFault(
+                    f"panel 0x{self.base:03X}: a result of an earlier round (freshness "
+                    f"{verdict.freshness}) was sent again: refused as replayed",
+                    "replayed",
+                ),
+                pending,
+            )
+        # else: the panel repeated a result of this round (STATUS, retried PRESS)
 
     def _on_button(self, f: Frame) -> None:
         self._presses.append(f)
@@ -654,6 +766,8 @@ class JackpotPanelClient(DeviceClient):
             with self._cond:
                 self._results.clear()
                 self._presses.clear()
+                self._round_fvs.clear()
+                self._unauthenticated.clear()
         self.round_id = rid
         for b in wanted:
             self.request(Opcode.ARM, b, rid)
@@ -677,14 +791,21 @@ class JackpotPanelClient(DeviceClient):
         """The prize in cents of the next draw of this round (of ``box`` if given).
 
         Waits ``timeout`` seconds (default: the client's) per attempt, asking the panel to
-        repeat its result (STATUS) between attempts.  Raises DeviceTimeout, DeviceLost.
+        repeat its result (STATUS) between attempts.  Raises DeviceTimeout, DeviceLost, and
+        (with a key) :class:`SecurityFault` for a refused result: forged, replayed,
+        reordered, or unauthenticated (only results without a MAC came, every attempt).
         """
         tag = self.round_id & 0xFF
 
+        def mine(f: Frame) -> bool:
+            s = f.signals
+            return bool(s["RoundTag"] == tag and (box is None or s["Box"] == box))
+
         def pick() -> Frame | None:
+            if self._refused:
+                raise self._refused.pop(0)
             for i, f in enumerate(self._results):
-                s = f.signals
-                if s["RoundTag"] == tag and (box is None or s["Box"] == box):
+                if mine(f):
                     return self._results.pop(i)
             return None
 
@@ -694,10 +815,24 @@ class JackpotPanelClient(DeviceClient):
             if f is not None:
                 self.last_result = dict(f.signals)
                 return int(f.signals["PrizeCents"])
+            with self._cond:
+                self._unpaired()
             if attempt < self.retries:
                 self.retransmissions += 1
                 with contextlib.suppress(DeviceTimeout):
                     self.request(Opcode.STATUS)
+        with self._cond:
+            bare = [f for f in self._unauthenticated if mine(f)]
+            if bare and self.require_auth:
+                exc = SecurityFault(
+                    f"panel 0x{self.base:03X} sent {len(bare)} result(s) for round "
+                    f"{self.round_id} without a MAC; the profile requires authenticated "
+                    "results: give the panel its key (profile key or key_file)",
+                    "unauthenticated",
+                )
+                self._refuse(exc, bare[-1])
+                self._refused.remove(exc)
+                raise exc
         raise DeviceTimeout(
             f"panel 0x{self.base:03X} gave no result for round {self.round_id} "
             f"within {self.retries + 1} x {wait:.3f} s"
@@ -737,6 +872,7 @@ __all__ = [
     "DeviceEvent",
     "FaultCode",
     "JackpotPanelClient",
+    "SecurityFault",
 ]
 
 

@@ -26,7 +26,7 @@ import can
 import numpy as np
 
 from feltlab import native
-from feltlab.rig.errors import RigError
+from feltlab.rig.errors import ProfileError, RigError
 from feltlab.rig.models import ShuffleModel, parse_model
 from feltlab.rig.protocol import (
     DEFAULT_BASE,
@@ -48,6 +48,7 @@ from feltlab.rig.protocol import (
     ShoePayload,
     State,
 )
+from feltlab.rig.secoc import DeviceKey, authenticator, load_key
 from feltlab.rig.transport import BusSpec, IsoTpChannel, Node
 
 log = logging.getLogger(__name__)
@@ -63,6 +64,9 @@ FAULTS: dict[str, int] = {
     "drop_result": 7,
     "button": 8,
     "display": 9,
+    "forge_result": 10,
+    "replay_result": 11,
+    "reorder_results": 12,
     "clear": 15,
 }
 FAULT_NAMES = {v: k for k, v in FAULTS.items()}
@@ -220,7 +224,11 @@ class SimDevice:
         """Inject a fault (thread-safe): ``stop_heartbeats``, ``silence_mid_transfer`` (value
         = frames let through, default 3), ``corrupt_frame`` (value = consecutive frame to
         corrupt, default 2), ``jump_counter`` (value = jump, default 7), ``reboot``, ``jam``,
-        ``drop_result``, ``button``, ``display``, or ``clear`` (all off).
+        ``drop_result``, ``button``, ``display``, ``forge_result`` (value = the forged
+        prize in cents, default the top prize: the next result is altered after signing),
+        ``replay_result`` (value = draws back, default 1: the next result is replaced by an
+        earlier signed one), ``reorder_results`` (the next result is held and sent after
+        the following one), or ``clear`` (all off).
 
         Raises :class:`RigError` for an unknown fault name.
         """
@@ -444,7 +452,9 @@ class SimDevice:
             for msg in list(self._last_replies):
                 self._raw_send(
                     can.Message(
-                        arbitration_id=msg.arbitration_id, data=msg.data, is_extended_id=False
+                        arbitration_id=msg.arbitration_id,
+                        data=msg.data,
+                        is_extended_id=msg.is_extended_id,
                     )
                 )
             return
@@ -734,6 +744,10 @@ class JackpotPanel(SimDevice):
     or the PRESS test
     command), JackpotResult after ``button_latency``, DISPLAY (Arg32 cents) acknowledged.
 
+    With a ``key`` (:class:`feltlab.rig.secoc.DeviceKey`) every JackpotResult is followed by
+    its JackpotResultMac (protocol 1.1, SecOC style): the complete 64-bit freshness value is
+    the draw count, kept across reboots (non-volatile), and DrawCounter is its low 16 bits.
+
     Raises ValueError for an empty table, a negative prize or a zero total weight.
     """
 
@@ -746,8 +760,12 @@ class JackpotPanel(SimDevice):
         bus: str | BusSpec | can.BusABC,
         *,
         prize_table: Sequence[tuple[int, int]] = DEFAULT_PRIZE_TABLE,
+        key: DeviceKey | None = None,
         **kw: Any,
     ) -> None:
+        if key is not None and not isinstance(key, DeviceKey):
+            raise TypeError("key must be a feltlab.rig.secoc.DeviceKey (see load_key)")
+        self.key = key
         rows = tuple((int(c), int(w)) for c, w in prize_table)
         if not rows or any(c < 0 or w < 0 for c, w in rows) or sum(w for _, w in rows) == 0:
             raise ValueError("prize_table needs rows of (cents >= 0, weight >= 0), total > 0")
@@ -756,14 +774,29 @@ class JackpotPanel(SimDevice):
         self.prize_table = rows
         self._cum = np.cumsum([w for _, w in rows])
         super().__init__(bus, **kw)
-        self.draws = 0
+        self.draws = 0  # the complete freshness value: survives reboots
         self.presses = 0
+        self._signed: deque[tuple[dict[str, int], int | None]] = deque(maxlen=16)
+        self._held: tuple[dict[str, int], int | None] | None = None
 
     def _reset(self) -> None:
         self.round_id = 0
         self.armed_boxes: set[int] = set()
         self.pressed_boxes: set[int] = set()
-        self.last_results: list[dict[str, int]] = []
+        self.last_results: list[tuple[dict[str, int], int | None]] = []
+
+    def _sign(self, result: dict[str, int]) -> int | None:
+        """The JackpotResultMac ``Mac`` signal of ``result`` (None without a key)."""
+        if self.key is None:
+            return None
+        payload = self.codec.encode("JackpotResult", result).data
+        mac = authenticator(self.key, self.codec.id_of("JackpotResult"), payload, self.draws)
+        return int.from_bytes(mac, "little")
+
+    def _send_result(self, result: dict[str, int], mac: int | None) -> None:
+        self._send("JackpotResult", result)
+        if mac is not None:
+            self._send("JackpotResultMac", {"Mac": mac})
 
     def press(self, box: int) -> None:
         """The physical button of ``box`` (1-255) is pressed (thread-safe)."""
@@ -782,8 +815,8 @@ class JackpotPanel(SimDevice):
             },
         )
         if self.state == State.DRAWN:
-            for res in self.last_results:
-                self._send("JackpotResult", res)
+            for res, mac in self.last_results:
+                self._send_result(res, mac)
 
     def _press(self, rid: int | None, box: int, source: int) -> None:
         op = int(Opcode.PRESS)
@@ -823,15 +856,33 @@ class JackpotPanel(SimDevice):
             "Box": box,
         }
         self.state = State.DRAWN
-        self.last_results.append(result)
+        mac = self._sign(result)
+        self.last_results.append((result, mac))
+        self._signed.append((result, mac))
         if self.faults.pop("drop_result", None) is not None:
             return
+        out: list[tuple[dict[str, int], int | None]] = [(result, mac)]
+        forged = self.faults.pop("forge_result", None)
+        if forged is not None:  # altered after signing: the MAC no longer verifies
+            cents = forged or max(c for c, _ in self.prize_table)
+            if cents == result["PrizeCents"]:
+                cents ^= 1
+            out = [({**result, "PrizeCents": cents}, mac)]
+        back = self.faults.pop("replay_result", None)
+        if back is not None and len(self._signed) > max(1, back):
+            out = [self._signed[-1 - max(1, back)]]
+        if self.faults.pop("reorder_results", None) is not None:
+            self._held, out = out[0], []
+        elif self._held is not None:
+            out.append(self._held)
+            self._held = None
         replies = self._collect
 
         def send_result() -> None:
             self._collect = replies
             try:
-                self._send("JackpotResult", result)
+                for res, m in out:
+                    self._send_result(res, m)
             finally:
                 self._collect = None
 
@@ -848,6 +899,7 @@ class JackpotPanel(SimDevice):
             if a32 != self.round_id or self.state == State.IDLE:
                 self.round_id, self.armed_boxes, self.pressed_boxes = a32, set(), set()
                 self.last_results = []
+                self._held = None
             self.armed_boxes.add(a8)
             self.state = State.ARMED
             self._ack(rid, op, Result.OK, a32)
@@ -887,9 +939,12 @@ def make_device(
     """A simulated device of ``kind`` (``batch``, ``continuous``, ``jackpot``) from a
     device-profile dict (the ``[device]`` table of a profile TOML: base, seed, decks, model,
     slots, bitrate, prize_table, heartbeat_period, shuffle_duration, card_latency,
-    button_latency, reports_decks, penetration) overridden by keyword arguments.
+    button_latency, reports_decks, penetration; for a panel ``key`` (hex) or ``key_file``,
+    ``key_id``) overridden by keyword arguments.
 
-    Raises :class:`RigError` for an unknown kind or profile key.
+    Raises :class:`RigError` for an unknown kind or profile key,
+    :class:`~feltlab.rig.errors.ProfileError` for a value of the wrong type or out of range
+    (:class:`~feltlab.rig.errors.DeviceKeyError` for a bad key).
     """
     cls = DEVICE_KINDS.get(kind)
     if cls is None:
@@ -903,22 +958,33 @@ def make_device(
         "button_latency",
         "boot_time",
     }
-    timing = replace(
-        opts.pop("timing", None) or Timing(),
-        **{k: float(opts.pop(k)) for k in list(opts) if k in timing_keys},
-    )
-    if "prize_table" in opts:
-        opts["prize_table"] = [tuple(r) for r in opts["prize_table"]]
-    allowed = {"base", "seed", "bitrate", "pace", "test_mode", "capture", "protocol_major"}
-    allowed |= {
-        "batch": {"decks", "model", "reports_decks", "penetration"},
-        "continuous": {"decks", "slots"},
-        "jackpot": {"prize_table"},
-    }[kind]
-    unknown = set(opts) - allowed
-    if unknown:
-        raise RigError(
-            f"unknown profile key(s) for a {kind} device: {', '.join(sorted(unknown))}; "
-            f"allowed: {', '.join(sorted(allowed | timing_keys))}"
+    try:
+        timing = replace(
+            opts.pop("timing", None) or Timing(),
+            **{k: float(opts.pop(k)) for k in list(opts) if k in timing_keys},
         )
-    return cls(bus, timing=timing, **opts)
+        if "prize_table" in opts:
+            opts["prize_table"] = [tuple(r) for r in opts["prize_table"]]
+        if kind == "jackpot":
+            key = load_key(opts)
+            for name in ("key", "key_file", "key_id"):
+                opts.pop(name, None)
+            if key is not None:
+                opts["key"] = key
+        allowed = {"base", "seed", "bitrate", "pace", "test_mode", "capture", "protocol_major"}
+        allowed |= {
+            "batch": {"decks", "model", "reports_decks", "penetration"},
+            "continuous": {"decks", "slots"},
+            "jackpot": {"prize_table", "key"},
+        }[kind]
+        unknown = set(opts) - allowed
+        if unknown:
+            raise RigError(
+                f"unknown profile key(s) for a {kind} device: {', '.join(sorted(unknown))}; "
+                f"allowed: {', '.join(sorted(allowed | timing_keys))}"
+            )
+        return cls(bus, timing=timing, **opts)
+    except RigError:
+        raise
+    except (TypeError, ValueError, OverflowError, KeyError) as exc:
+        raise ProfileError(f"bad {kind} device profile: {exc}") from exc

@@ -35,5 +35,27 @@ class DeviceRefused(RigError, DeviceError):
         self.result = result
 
 
+class ProfileError(RigError, ValueError):
+    """A device profile value has the wrong type or is out of range; the message names it."""
+
+
 class ModelError(RigError, ValueError):
     """A device model name (``riffle:k=7``, ``shelf:m=10``, ...) is unknown or malformed."""
+
+
+class SecurityFault(RigError, DeviceError):
+    """A jackpot result failed its authentication (docs/protocol.md, "Authenticated jackpot
+    results"): ``reason`` is ``forged`` (the MAC does not verify), ``replayed`` (a result
+    already accepted, sent again in a later round), ``reordered`` (authentic, but older than
+    a result already accepted), or ``unauthenticated`` (no MAC from a panel whose profile
+    requires authentication).  An SDK ``DeviceError``: the round engine applies rule 16.12.
+    """
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class DeviceKeyError(RigError, ValueError):
+    """A device key (profile ``key``/``key_file``/``key_id``) is missing, unreadable or too
+    short.  The message names the key id or file, never the key."""

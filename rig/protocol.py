@@ -1,8 +1,9 @@
-"""The feltlab rig protocol, version 1.0 (docs/protocol.md is the reference for device makers).
+"""The feltlab rig protocol, version 1.1 (docs/protocol.md is the reference for device makers).
 
 Single-frame messages are defined in the DBC file ``feltlab_v1.dbc`` (package data of
 ``feltlab.rig``) and encoded/decoded with cantools; frame ids in the DBC are given for base
-``0x100``, and a device at base ``B`` uses ``B + (id - 0x100)``.  Multi-frame payloads (LOAD,
+``0x100``, and a device at base ``B`` uses ``B + (id - 0x100)``; the one 29-bit message
+(JackpotResultMac, since 1.1) has the id ``(B + 7) << 18 | 0x05EC``.  Multi-frame payloads (LOAD,
 SHOE, PRIZE_TABLE, AUDIT) travel over ISO-TP (ISO 15765-2, normal 11-bit addressing), each
 ending with a CRC-32 (IEEE 802.3, as :func:`zlib.crc32`) of the bytes before it.
 """
@@ -25,12 +26,15 @@ import numpy.typing as npt
 from feltlab.rig.errors import ProtocolError
 
 PROTOCOL_MAJOR = 1
-PROTOCOL_MINOR = 0
+PROTOCOL_MINOR = 1
 DBC_FILE = "feltlab_v1.dbc"
 DBC_BASE = 0x100
 #: ids a device occupies from its base: 0x00-0x07 single frames, 0x08-0x0F ISO-TP pairs.
 ID_SPAN = 0x10
 UNKNOWN_DECK = 0xFF
+#: a 29-bit id is ``(11-bit id of the message it belongs to) << EXT_SHIFT | tag``.
+EXT_SHIFT = 18
+EXT_TAG_MASK = (1 << EXT_SHIFT) - 1
 
 DEFAULT_BASE = {"batch": 0x100, "continuous": 0x200, "jackpot": 0x300}
 
@@ -169,8 +173,14 @@ class Codec:
         self.base = check_base(base)
         self.db = load_database()
         self._by_offset: dict[int, Any] = {}
+        self._by_ext: dict[tuple[int, int], Any] = {}
         self._by_name: dict[str, tuple[Any, int]] = {}
         for m in self.db.messages:
+            if m.is_extended_frame:
+                off, tag = (m.frame_id >> EXT_SHIFT) - DBC_BASE, m.frame_id & EXT_TAG_MASK
+                self._by_name[m.name] = (m, ((self.base + off) << EXT_SHIFT) | tag)
+                self._by_ext[(off, tag)] = m
+                continue
             off = m.frame_id - DBC_BASE
             self._by_name[m.name] = (m, self.base + off)
             if off < Channel.LOAD:
@@ -185,26 +195,32 @@ class Codec:
         return self.base + int(channel), self.base + int(channel) + 1
 
     def encode(self, name: str, signals: dict[str, int], *, strict: bool = True) -> can.Message:
-        """A ``can.Message`` (classic CAN, 11-bit id) carrying message ``name``.
+        """A ``can.Message`` (classic CAN; 11-bit id, 29-bit for JackpotResultMac) carrying
+        message ``name``.
 
         Raises ``KeyError`` for an unknown name, ``cantools.database.EncodeError`` for a missing
         or out-of-range signal (with ``strict``).
         """
         m, arb = self._by_name[name]
         data = m.encode(signals, scaling=False, strict=strict)
-        return can.Message(arbitration_id=arb, data=data, is_extended_id=False)
+        return can.Message(arbitration_id=arb, data=data, is_extended_id=m.is_extended_frame)
 
     def decode(self, msg: can.Message) -> Frame | None:
         """The :class:`Frame` in ``msg``, or None if it is not one of this device's
         single-frame messages.  Raises :class:`ProtocolError` for a short frame."""
-        off = msg.arbitration_id - self.base
-        m = self._by_offset.get(off)
-        if m is None or msg.is_extended_id or msg.is_error_frame or msg.is_remote_frame:
+        if msg.is_error_frame or msg.is_remote_frame:
+            return None
+        arb = msg.arbitration_id
+        if msg.is_extended_id:
+            m = self._by_ext.get(((arb >> EXT_SHIFT) - self.base, arb & EXT_TAG_MASK))
+        else:
+            m = self._by_offset.get(arb - self.base)
+        if m is None:
             return None
         try:
             sig = m.decode(bytes(msg.data), decode_choices=False, scaling=False)
         except Exception as exc:  # cantools raises DecodeError for a truncated frame
-            raise ProtocolError(f"{m.name} frame 0x{msg.arbitration_id:03X}: {exc}") from exc
+            raise ProtocolError(f"{m.name} frame 0x{arb:03X}: {exc}") from exc
         return Frame(m.name, sig, msg.timestamp, msg.arbitration_id)
 
 
@@ -241,6 +257,16 @@ def _open(payload: bytes | bytearray, want: PayloadType) -> memoryview:
     return body
 
 
+def _head(fmt: str, body: memoryview, want: PayloadType) -> tuple[int, ...]:
+    """The fixed header of a payload; :class:`ProtocolError` if the body is too short."""
+    size = struct.calcsize(fmt)
+    if len(body) < size:
+        raise ProtocolError(
+            f"{want.name} payload body of {len(body)} bytes is shorter than its {size}-byte header"
+        )
+    return struct.unpack_from(fmt, body, 0)
+
+
 def _cards_bytes(codes: npt.ArrayLike, decks: npt.ArrayLike) -> bytes:
     c = np.asarray(codes, dtype=np.uint8)
     d = np.asarray(decks, dtype=np.uint8)
@@ -253,9 +279,9 @@ def _cards_bytes(codes: npt.ArrayLike, decks: npt.ArrayLike) -> bytes:
 
 
 def _cards_from(body: memoryview, offset: int, count: int, what: str) -> tuple[Any, Any]:
-    raw = np.frombuffer(body, dtype=np.uint8, count=2 * count, offset=offset)
     if len(body) != offset + 2 * count:
         raise ProtocolError(f"{what} payload length disagrees with its card count {count}")
+    raw = np.frombuffer(body, dtype=np.uint8, count=2 * count, offset=offset)
     codes = raw[0::2].copy()
     decks = raw[1::2].copy()
     if (codes > 51).any():
@@ -284,7 +310,7 @@ class LoadPayload:
     def decode(cls, payload: bytes | bytearray) -> LoadPayload:
         """Raises :class:`ProtocolError` for a bad CRC, version, type or length."""
         body = _open(payload, PayloadType.LOAD)
-        _, _, mode, decks, count = struct.unpack_from("<BBBBH", body, 0)
+        _, _, mode, decks, count = _head("<BBBBH", body, PayloadType.LOAD)
         codes, dk = _cards_from(body, 6, count, "LOAD")
         return cls(mode, decks, codes, dk)
 
@@ -317,7 +343,7 @@ class ShoePayload:
     def decode(cls, payload: bytes | bytearray) -> ShoePayload:
         """Raises :class:`ProtocolError` for a bad CRC, version, type or length."""
         body = _open(payload, PayloadType.SHOE)
-        _, _, decks, _, number, cut, count = struct.unpack_from("<BBBBHHH", body, 0)
+        _, _, decks, _, number, cut, count = _head("<BBBBHHH", body, PayloadType.SHOE)
         codes, dk = _cards_from(body, 10, count, "SHOE")
         return cls(number, decks, cut, codes, dk)
 
@@ -344,7 +370,7 @@ class PrizeTablePayload:
     def decode(cls, payload: bytes | bytearray) -> PrizeTablePayload:
         """Raises :class:`ProtocolError` for a bad CRC, version, type or length."""
         body = _open(payload, PayloadType.PRIZE_TABLE)
-        (_, _, n) = struct.unpack_from("<BBH", body, 0)
+        (_, _, n) = _head("<BBH", body, PayloadType.PRIZE_TABLE)
         if len(body) != 4 + 8 * n:
             raise ProtocolError("PRIZE_TABLE payload length disagrees with its row count")
         rows = tuple(struct.unpack_from("<II", body, 4 + 8 * i) for i in range(n))
@@ -391,7 +417,7 @@ class AuditPayload:
     def decode(cls, payload: bytes | bytearray) -> AuditPayload:
         """Raises :class:`ProtocolError` for a bad CRC, version, type or length."""
         body = _open(payload, PayloadType.AUDIT)
-        _, _, boots, _, n = struct.unpack_from("<BBBBH", body, 0)
+        _, _, boots, _, n = _head("<BBBBH", body, PayloadType.AUDIT)
         if len(body) != 6 + _AUDIT_ENTRY.size * n:
             raise ProtocolError("AUDIT payload length disagrees with its entry count")
         entries = tuple(
@@ -434,11 +460,15 @@ class IsoTpReassembler:
             self._need = 0
             return bytes(data[off : off + n])
         if pci == 1:  # first frame
-            n = ((data[0] & 0x0F) << 8) | data[1]
+            n = ((data[0] & 0x0F) << 8) | data[1] if len(data) >= 2 else 0
             off = 2
-            if n == 0:
+            if n == 0 and len(data) >= 6:
                 n = struct.unpack_from(">I", data, 2)[0]
                 off = 6
+            if n == 0:  # truncated first frame: drop it
+                self.errors += 1
+                self._need = 0
+                return None
             if self._need:
                 self.errors += 1
             self._buf = bytearray(data[off:])

@@ -65,7 +65,7 @@ class Event:
         try:
             obj = json.loads(line)
             event = cls(int(obj["seq"]), int(obj["round"]), str(obj["kind"]), dict(obj["data"]))
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, OverflowError, RecursionError) as exc:
             raise ReplayError(f"not a feltlab event line: {line[:80]!r} ({exc})") from exc
         if event.kind not in EVENT_KINDS:
             raise ReplayError(f"unknown event kind {event.kind!r} in {line[:80]!r}")

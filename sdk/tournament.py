@@ -356,6 +356,10 @@ def load_definition(path: str | Path) -> TournamentDefinition:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except OSError as exc:
         raise DefinitionError(str(p), f"cannot read the definition file: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise DefinitionError(
+            str(p), f"not UTF-8 text (byte {exc.start}): save it as UTF-8"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise DefinitionError(str(p), f"not valid TOML: {exc}") from None
     return TournamentDefinition.from_dict(data)

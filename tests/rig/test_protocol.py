@@ -15,7 +15,7 @@ from feltlab.rig.transport import BusSpec, WireClock
 
 def test_dbc_loads_and_is_versioned():
     db = p.load_database()
-    assert db.version == "feltlab-rig-protocol 1.0"
+    assert db.version == f"feltlab-rig-protocol {p.PROTOCOL_MAJOR}.{p.PROTOCOL_MINOR}"
     names = {m.name for m in db.messages}
     assert {
         "Heartbeat",
@@ -27,7 +27,9 @@ def test_dbc_loads_and_is_versioned():
         "JackpotButton",
         "JackpotResult",
     } <= names
-    assert all(m.length <= 8 and not m.is_extended_frame for m in db.messages)
+    assert all(m.length <= 8 for m in db.messages)
+    # one 29-bit message since 1.1: the MAC frame authenticating a JackpotResult
+    assert [m.name for m in db.messages if m.is_extended_frame] == ["JackpotResultMac"]
 
 
 def test_dbc_loads_in_cantools_command_line():

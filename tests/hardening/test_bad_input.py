@@ -1,0 +1,63 @@
+"""Each row of docs/bad-input.md: the command, its exit code and its message, no traceback."""
+
+import re
+import shlex
+import tomllib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from feltlab.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "bad-input.md"
+EXAMPLE = ROOT / "examples" / "tournament.toml"
+
+
+def _rows():
+    rows = []
+    for line in DOC.read_text().splitlines():
+        m = re.match(r"^\| (.+?) \| `(.+?)` \| (\d) \| `(.+)` \|$", line)
+        if m:
+            rows.append(pytest.param(m[2], int(m[3]), m[4].replace("\\`", "`"), id=m[1]))
+    return rows
+
+
+ROWS = _rows()
+
+
+def test_the_table_is_read():
+    assert len(ROWS) >= 25
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    d = tmp_path_factory.mktemp("bad")
+    (d / "garbage.blf").write_bytes(b"this is not a BLF capture\n" * 3)
+    (d / "bad.toml").write_text("decks = = 3\n")
+    text = EXAMPLE.read_text()
+    definition = tomllib.loads(text)
+    three = re.sub(r"(?m)^min_players\s*=.*$", "min_players = 3", text)
+    assert three != text, "examples/tournament.toml has no min_players line to break"
+    (d / "three.toml").write_text(three)
+    wmin = definition["wagers"]["minimum"]
+    maxed = re.sub(r"(?m)^maximum\s*=.*$", f"maximum = {max(wmin - 1, 0)}", text, count=1)
+    (d / "max_below_min.toml").write_text(maxed)
+    from importlib.resources import files
+
+    prof = (files("feltlab.rig") / "profiles" / "batch6.toml").read_text()
+    (d / "profile.toml").write_text(re.sub(r"(?m)^decks\s*=.*$", "decks = 3", prof))
+    return d
+
+
+@pytest.mark.parametrize(("command", "code", "phrase"), ROWS)
+def test_bad_input_row(scratch, command, code, phrase):
+    args = shlex.split(command.replace("{tmp}", str(scratch)))
+    result = CliRunner().invoke(main, args)
+    out = result.output + (result.stderr if result.stderr_bytes else "")
+    assert "Traceback" not in out
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise AssertionError(f"{command!r} raised {result.exception!r}") from result.exception
+    assert result.exit_code == code, out
+    assert phrase in out, out

@@ -1,0 +1,240 @@
+"""Authenticated jackpot results (protocol 1.1, AUTOSAR SecOC style): the MAC, the freshness
+reconstruction, and a panel that forges, replays and reorders its results."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+from contextlib import contextmanager
+
+import can
+import pytest
+
+from feltlab.errors import DeviceError
+from feltlab.rig.capture import CaptureDecoder
+from feltlab.rig.clients import SECURITY_REASONS, CanJackpotPanel, JackpotPanelClient
+from feltlab.rig.devices import JackpotPanel, Timing, make_device
+from feltlab.rig.errors import DeviceKeyError, DeviceTimeout, SecurityFault
+from feltlab.rig.protocol import Codec
+from feltlab.rig.secoc import DeviceKey, FreshnessVerifier, authenticator, load_key
+
+KEY = DeviceKey("panel-7", bytes(range(32)))
+FAST = Timing(heartbeat_period=0.02)
+
+
+@contextmanager
+def pair(bus, *, dev_key=KEY, cl_kw=None, dev_kw=None):
+    dev = JackpotPanel(bus, seed=5, timing=FAST, key=dev_key, **(dev_kw or {})).start()
+    cl = JackpotPanelClient(bus, **{"timeout": 0.3, "retries": 1, "key": KEY, **(cl_kw or {})})
+    try:
+        cl.wait_online(2.0)
+        yield dev, cl
+    finally:
+        cl.close()
+        dev.stop()
+
+
+def reasons(cl):
+    return [e.detail["reason"] for e in cl.events if e.kind == "security"]
+
+
+def test_mac_test_vector_matches_a_straight_hmac():
+    key = bytes.fromhex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
+    payload = bytes.fromhex("c409000007000103")  # PrizeCents 2500, DrawCounter 7, tag 1, box 3
+    data_id, fv = 0x307, 0x0000_0001_0000_0007
+    want = hmac.new(
+        key, b"\x03\x07" + payload + b"\x00\x00\x00\x01\x00\x00\x00\x07", hashlib.sha256
+    ).digest()[:8]
+    assert authenticator(key, data_id, payload, fv) == want
+    assert authenticator(DeviceKey("k", key), data_id, payload, fv) == want
+    assert want == bytes.fromhex("2f1ef7c513ac89c8")  # the vector of docs/protocol.md
+    assert len(want) * 8 >= 64
+    # the data id, the payload and every bit of the freshness value are authenticated
+    assert authenticator(key, 0x317, payload, fv) != want
+    assert authenticator(key, data_id, payload, fv + (1 << 40)) != want
+    assert authenticator(key, data_id, payload[:-1] + b"\x04", fv) != want
+
+
+def test_freshness_is_reconstructed_as_secoc_does():
+    v = FreshnessVerifier(KEY, 0x307, last=0x1_FFFE)
+    payload = bytes(8)
+
+    def mac(fv):
+        return authenticator(KEY, 0x307, payload, fv)
+
+    # low 16 bits 0x0003 after 0x1FFFE: the counter wrapped, the full value is 0x20003
+    assert v.verify(payload, 0x0003, mac(0x2_0003)).freshness == 0x2_0003
+    assert v.last == 0x2_0003
+    # the same frame again is a byte-identical repeat, not a new result
+    assert v.verify(payload, 0x0003, mac(0x2_0003)).fresh is False
+    with pytest.raises(SecurityFault) as err:  # authentic but older: reordered
+        v.verify(payload, 0x0002, mac(0x2_0002))
+    assert err.value.reason == "reordered"
+    with pytest.raises(SecurityFault) as err:
+        v.verify(payload, 0x0004, b"\x00" * 8)
+    assert err.value.reason == "forged"
+    assert v.last == 0x2_0003
+
+
+def test_key_is_never_shown(tmp_path, caplog):
+    secret = "ab" * 32
+    key = load_key({"key": secret, "key_id": "lab-panel"})
+    assert key is not None and key.key == bytes.fromhex(secret)
+    assert secret not in repr(key) and secret not in str(key) and "lab-panel" in repr(key)
+    f = tmp_path / "panel.key"
+    f.write_text(secret + "\n")
+    assert load_key({"key_file": str(f)}) == DeviceKey("panel.key", bytes.fromhex(secret))
+    raw = tmp_path / "raw.key"
+    raw.write_bytes(bytes(range(200, 232)))
+    assert load_key({"key_file": raw}).key == bytes(range(200, 232))
+    for bad in ({"key": "abcd"}, {"key": "zz" * 20}, {"key_file": tmp_path / "no"}, {"key": 5}):
+        with pytest.raises(DeviceKeyError) as err:
+            load_key(bad)
+        assert "zz" * 20 not in str(err.value)
+    with caplog.at_level(logging.DEBUG):
+        dev = make_device("jackpot", "interface=virtual,channel=x", {"key": secret})
+        assert dev.key is not None and dev.key.key_id == "profile"
+    assert secret not in caplog.text and secret.upper() not in caplog.text
+
+
+def test_authenticated_result_passes_and_capture_carries_only_the_mac(vbus, tmp_path, caplog):
+    cap = tmp_path / "panel.blf"
+    with caplog.at_level(logging.DEBUG), pair(vbus, cl_kw={"capture": cap}) as (dev, cl):
+        for round_id in (1, 2):
+            cl.arm(round_id, [1, 2])
+            cl.press(1)
+            cl.press(2)
+            assert cl.result(1) > 0 and cl.result(2) > 0
+        assert cl.freshness == dev.draws == 4
+        # STATUS makes the panel repeat this round's results: not new draws, not faults
+        cl.status()
+        cl.arm(3, [1])
+        cl.press(1)
+        assert cl.result(1) > 0
+        assert reasons(cl) == [] and cl.security_faults == 0
+        assert cl.counts["JackpotResultMac"] >= 5
+    assert KEY.key.hex() not in caplog.text
+    dec = CaptureDecoder()
+    names = [r.name for msg in can.LogReader(str(cap)) if (r := dec.feed(msg))]
+    assert names.count("JackpotResultMac") >= 5
+    assert KEY.key not in cap.read_bytes()
+
+
+def test_sdk_panel_surfaces_security_fault_as_device_error(vbus):
+    with pair(vbus) as (dev, cl):
+        panel = CanJackpotPanel(cl)
+        assert panel.press(1, 0, "player") > 0
+        dev.inject("forge_result")
+        with pytest.raises(DeviceError) as err:  # rule 16.12 applies at the table
+            panel.press(2, 0, "player")
+        assert isinstance(err.value, SecurityFault)
+
+
+def test_forged_result_is_refused(vbus):
+    with pair(vbus) as (dev, cl):
+        cl.arm(1, [1])
+        dev.inject("forge_result", 1_000_000)
+        cl.press(1)
+        with pytest.raises(SecurityFault) as err:
+            cl.result(1)
+        assert err.value.reason == "forged"
+        assert reasons(cl) == [SECURITY_REASONS["forged"]]
+        assert cl.freshness == 0  # nothing was accepted
+
+
+def test_wrong_key_is_refused_as_forged(vbus):
+    other = DeviceKey("other", b"\x55" * 32)
+    with pair(vbus, dev_key=other) as (_dev, cl):
+        cl.arm(1, [1])
+        cl.press(1)
+        with pytest.raises(SecurityFault, match="forged"):
+            cl.result(1)
+
+
+def test_replayed_result_is_refused(vbus):
+    with pair(vbus) as (dev, cl):
+        cl.arm(1, [1])
+        cl.press(1)
+        first = cl.result(1)
+        assert first > 0
+        cl.arm(2, [1])
+        dev.inject("replay_result")  # the panel sends round 1's signed result again
+        cl.press(1)
+        with pytest.raises(SecurityFault) as err:
+            cl.result(1)
+        assert err.value.reason == "replayed"
+        assert reasons(cl) == [SECURITY_REASONS["replayed"]]
+        assert cl.freshness == 1
+
+
+def test_reordered_results_are_refused(vbus):
+    with pair(vbus) as (dev, cl):
+        cl.arm(1, [1, 2])
+        dev.inject("reorder_results")  # box 1's result is held and sent after box 2's
+        cl.press(1)
+        cl.press(2)
+        with pytest.raises(SecurityFault) as err:
+            cl.result(1)
+        assert err.value.reason == "reordered"
+        assert reasons(cl) == [SECURITY_REASONS["reordered"]]
+        assert cl.freshness == 2  # box 2's (newer) result was accepted
+        assert cl.result(2) > 0
+
+
+def test_unauthenticated_panel_is_refused_when_required(vbus):
+    with pair(vbus, dev_key=None, cl_kw={"timeout": 0.15}) as (_dev, cl):
+        cl.arm(1, [1])
+        cl.press(1)
+        with pytest.raises(SecurityFault) as err:
+            cl.result(1)
+        assert err.value.reason == "unauthenticated"
+        assert reasons(cl) == [SECURITY_REASONS["unauthenticated"]]
+
+
+def test_unauthenticated_mode_still_works_without_a_requirement(vbus):
+    with pair(vbus, dev_key=None, cl_kw={"key": None}) as (_dev, cl):
+        cl.arm(1, [1])
+        cl.press(1)
+        assert cl.result(1) > 0
+    with pytest.raises(ValueError, match="key"):
+        JackpotPanelClient(vbus, require_auth=True)
+
+
+def test_a_lost_mac_is_recovered_not_faulted(vbus):
+    """A result whose MAC frame is lost is asked for again (STATUS), not refused."""
+    with pair(vbus) as (dev, cl):
+        codec = Codec(dev.base)
+        mac_id = codec.id_of("JackpotResultMac")
+        dropped = []
+
+        def hook(msg):
+            if msg.arbitration_id == mac_id and msg.is_extended_id and not dropped:
+                dropped.append(msg)
+                return None
+            return msg
+
+        dev.node.bus.tx_hook = hook
+        cl.arm(1, [1])
+        cl.press(1)
+        assert cl.result(1, timeout=0.2) > 0
+        assert dropped and cl.security_faults == 0
+
+
+def test_freshness_survives_a_panel_reboot(vbus):
+    with pair(vbus) as (_dev, cl):
+        cl.arm(1, [1])
+        cl.press(1)
+        cl.result(1)
+        cl.reboot()
+        deadline_ok = False
+        for _ in range(5):
+            try:
+                cl.arm(2, [1])
+                deadline_ok = True
+                break
+            except DeviceTimeout:
+                continue
+        assert deadline_ok
+        cl.press(1)
+        assert cl.result(1) > 0 and cl.freshness == 2
