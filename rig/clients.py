@@ -445,7 +445,15 @@ class DeviceClient:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _send_load(self, payload: LoadPayload, expect_cards: int) -> None:
+    def _send_load(
+        self, payload: LoadPayload, expect_cards: int, before: int | None = None
+    ) -> None:
+        """Send a LOAD and confirm it by the device's card count.  A Status frame may be one
+        the device sent before it processed the LOAD, so the count is polled until it shows
+        ``expect_cards`` or ``timeout`` passes.  A replacing LOAD (``before`` None) is
+        idempotent and retried; an inserting one is retried only while the count still
+        shows ``before`` cards (the LOAD was lost), never after it took effect, so no card
+        is ever returned twice.  Raises TransferError."""
         link = self._channels[Channel.LOAD]
         data = payload.encode()
         last = ""
@@ -454,13 +462,27 @@ class DeviceClient:
                 self.transfer_retries += 1
             try:
                 link.send_and_wait(data, self.timeout)
-                st = self.status()
+                deadline = time.monotonic() + self.timeout
+                while True:
+                    cards = self.status()["Cards"]
+                    if cards == expect_cards or time.monotonic() > deadline:
+                        break
+                    time.sleep(0.002)
             except (TransferError, DeviceTimeout) as exc:
                 last = str(exc)
+                if before is None:
+                    continue
+                cards = self.status()["Cards"]  # did the insert take effect after all?
+                if cards == expect_cards:
+                    return
+                if cards != before:
+                    break
                 continue
-            if st["Cards"] == expect_cards:
+            if cards == expect_cards:
                 return
-            last = f"device holds {st['Cards']} cards, expected {expect_cards}"
+            last = f"device holds {cards} cards, expected {expect_cards}"
+            if before is not None and cards != before:
+                break  # the insert took effect in part or twice: retrying would not help
         raise TransferError(f"LOAD to device 0x{self.base:03X} failed: {last}")
 
 
@@ -610,10 +632,10 @@ class ContinuousShufflerClient(DeviceClient):
             if decks is None
             else np.asarray(decks, np.uint8)
         )
-        before = 0
-        if insert:
-            before = self.status()["Cards"]
-        self._send_load(LoadPayload(1 if insert else 0, 0, c, d), before + c.size)
+        before = self.status()["Cards"] if insert else 0
+        self._send_load(
+            LoadPayload(1 if insert else 0, 0, c, d), before + c.size, before if insert else None
+        )
 
     def insert(self, code: int, deck: int = UNKNOWN_DECK) -> int:
         """Return one card (INSERT); returns the cards now in the device."""
