@@ -18,6 +18,7 @@ from typing import Any
 
 import click
 
+from feltlab.clitypes import OutputFile
 from feltlab.errors import FeltlabError
 from feltlab.plugin_manager import get_plugin_manager, hookimpl
 from feltlab.tournament import LengthKind, TournamentDefinition
@@ -147,7 +148,7 @@ def tournament() -> None:
 @click.option(
     "--events",
     "events_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputFile(),
     default=None,
     help="Write the whole event log (every decision and card) as JSON lines to this file.",
 )

@@ -7,6 +7,7 @@ import json
 import platform
 import sys
 import time
+from pathlib import Path
 
 import click
 import numpy as np
@@ -15,6 +16,7 @@ from rich.table import Table
 
 from feltlab import __version__, native
 from feltlab.cards import card_str
+from feltlab.clitypes import OutputFile
 from feltlab.engine import Table as FeltTable
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager, plugin_summary
 from feltlab.rules import PRESETS, Rules
@@ -140,16 +142,16 @@ def plugins(as_json: bool) -> None:
     "--rules", "preset", type=click.Choice(sorted(PRESETS)), default="nz", show_default=True
 )
 @click.option("--rounds", type=click.IntRange(1, 100_000), default=20, show_default=True)
-@click.option("--seed", type=click.IntRange(0, 2**256 - 1), default=1, show_default=True)
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True)
 @click.option("--boxes", type=click.IntRange(1, 7), default=3, show_default=True)
 @click.option(
     "--events",
     "events_path",
-    type=click.Path(dir_okay=False),
+    type=OutputFile(),
     default=None,
     help="Also write the JSON-lines event log to this file.",
 )
-def play(preset: str, rounds: int, seed: int, boxes: int, events_path: str | None) -> None:
+def play(preset: str, rounds: int, seed: int, boxes: int, events_path: Path | None) -> None:
     """Play rounds by basic strategy with side bets on every box and print the round log.
 
     The shoe is shuffled by ChaCha20 keyed by --seed, the Madness 21 panel is a seeded fake:
@@ -359,6 +361,12 @@ def simulate(
             )
         except RuntimeError as exc:
             raise click.ClickException(str(exc)) from None
+        except ValueError as exc:  # Dask: an address it cannot parse
+            raise click.BadParameter(
+                f"{scheduler!r} is not a Dask scheduler address ({exc}); write e.g. "
+                "tcp://host:8786, or local",
+                param_hint="--scheduler",
+            ) from None
         except OSError as exc:  # Dask: the scheduler could not be reached
             raise click.ClickException(
                 f"cannot reach the Dask scheduler {scheduler!r}: {exc}; start one with "

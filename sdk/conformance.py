@@ -47,6 +47,7 @@ import functools
 import importlib
 import inspect
 import math
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -119,6 +120,8 @@ class WagerConformance:
     - ``seed``: the seed of the simulation and of the live session.
     - ``confidence``: of the Monte Carlo interval (default 0.99: a correct wager fails one
       seed in a hundred; a fixed seed keeps the verdict reproducible).
+    - ``allow_player_edge``: accept a paytable that pays the player on average (a deliberate
+      promotion); by default a non-positive exact house edge fails.
     """
 
     pytestmark: ClassVar[list[pytest.MarkDecorator]] = [getattr(pytest.mark, MARKER)]
@@ -131,6 +134,7 @@ class WagerConformance:
     rounds: ClassVar[int] = 400_000
     seed: ClassVar[int] = 1
     confidence: ClassVar[float] = 0.99
+    allow_player_edge: ClassVar[bool] = False
 
     # ----------------------------------------------------------------- helpers
     def _target(self) -> Target:
@@ -209,6 +213,31 @@ class WagerConformance:
                 f"interval, {rounds:,} rounds, seed {self.seed}): the classifier does not "
                 "decide dealt rounds as it decides the enumerated deals (is it a pure, "
                 "row-by-row function of the cards, for any batch size?)"
+            )
+
+    def test_house_keeps_an_edge(self, paytable: str) -> None:
+        """The exact house edge is positive (unless ``allow_player_edge``); a paytable with no
+        cited source draws a warning."""
+        from feltlab import parsheet
+
+        t = self._target()
+        w = t.instance(paytable)
+        source = (w.paytable.source or "").strip()
+        if not source or source.startswith("<"):
+            warnings.warn(
+                f"{t.label}, paytable {paytable!r}: cite where its figures come from "
+                "(Paytable(..., source=...)), as a regulator will ask",
+                stacklevel=1,
+            )
+        if any(p is None for p in w.paytable.pays) or self.allow_player_edge:
+            return
+        sheet = parsheet.par_sheet(w, t.decks)
+        if sheet.house_edge <= 0:
+            _fail(
+                f"{t.label}, paytable {paytable!r}, {t.decks} decks: the exact house edge is "
+                f"{100 * float(sheet.house_edge):.4f}% ({sheet.house_edge}): the wager pays "
+                "the player on average; check the paytable, or set allow_player_edge = True "
+                "for a deliberate promotion"
             )
 
     def test_deck_limits_honoured(self) -> None:

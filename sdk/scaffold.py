@@ -43,10 +43,10 @@ class NewWager:
 def check_name(name: str, taken: list[str]) -> None:
     """Raise :class:`ScaffoldError` unless ``name`` is a lower-case Python identifier that is
     no keyword and not among the ``taken`` wager names."""
-    if not name.isidentifier() or keyword.iskeyword(name):
+    if not (name.isascii() and name.isidentifier()) or keyword.iskeyword(name):
         raise ScaffoldError(
-            f"wager name {name!r} is not a Python identifier: use lower-case letters, digits "
-            "and underscores, starting with a letter (e.g. lucky7, red_queen)"
+            f"wager name {name!r} is not a Python identifier in ASCII: use lower-case letters, "
+            "digits and underscores, starting with a letter (e.g. lucky7, red_queen)"
         )
     if name != name.lower():
         raise ScaffoldError(f"wager name {name!r}: use lower case (e.g. {name.lower()!r})")
@@ -167,7 +167,7 @@ class {cls}(WagerType):
     Placed with the main wager before any card is dealt; decided at the completion of the
     initial deal from the box's first two cards (card roles ``P1``, ``P2``).
 
-    Paytable ``standard`` (to 1): suited pair (same rank and suit) 15, suited 3.
+    Paytable ``standard`` (to 1): suited pair (same rank and suit) 10, suited 2.
     Source: <cite the paytable's source here>.
     """
 
@@ -182,7 +182,7 @@ class {cls}(WagerType):
     default_limits = Limits(100, 10_000)  # cents: $1 to $100 in $1 chips
     paytables: ClassVar[Mapping[str, Paytable]] = {{
         "standard": Paytable(
-            "standard", OUTCOMES, as_pays([-1, 3, 15]), "<cite the paytable's source here>"
+            "standard", OUTCOMES, as_pays([-1, 2, 10]), "<cite the paytable's source here>"
         ),
     }}
 
@@ -222,6 +222,8 @@ class Test{cls}Conformance(WagerConformance):
 def test_six_deck_par_sheet():
     sheet = parsheet.par_sheet({cls}(), 6)
     assert sum(line.probability for line in sheet.lines) == 1
-    # P(suited) = (13 * 6 - 1) / (52 * 6 - 1) = 77/311
+    # P(suited) = (13 * 6 - 1) / (52 * 6 - 1) = 77/311, of which a suited pair (6-1)/311
     assert sheet.hit_frequency == Fraction(77, 311)
+    # return (72 * 2 + 5 * 10 - 234) / 311: the house keeps 40/311 = 12.86% of each wager
+    assert sheet.house_edge == Fraction(40, 311)
 '''

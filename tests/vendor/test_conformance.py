@@ -124,6 +124,15 @@ class Mutating(Lucky7):
 
 
 bad_determinism = plugin(Mutating)
+
+
+class Overpays(Lucky7):
+    paytables: ClassVar = {
+        "std": Paytable("std", ("lose", "seven", "suited_sevens"), as_pays([-1, 20, 50])),
+    }
+
+
+bad_edge = plugin(Overpays)
 '''
 
 TESTS = """
@@ -167,6 +176,10 @@ class TestBadDeterminism(Base):
     plugin = "vendor_lucky7:bad_determinism"
 
 
+class TestBadEdge(Base):
+    plugin = "vendor_lucky7:bad_edge"
+
+
 class TestMissing(WagerConformance):
     wager = "no_such_wager"
     plugin = "vendor_lucky7:good"
@@ -185,6 +198,10 @@ CHECKS = {
     ),
     "TestBadDecks": ("test_deck_limits_honoured", ["accepted it with 4 decks", "RulesError"]),
     "TestBadMoney": ("test_money_integer_cents[std]", ["(float)", "must be an int of cents"]),
+    "TestBadEdge": (
+        "test_house_keeps_an_edge[std]",
+        ["the wager pays the player on average", "allow_player_edge"],
+    ),
     "TestBadDeterminism": (
         "test_deterministic_for_seed[std]",
         ["changed the array it was given"],
@@ -218,7 +235,7 @@ def _run(pytester, kit_dir):
 def test_kit_passes_a_good_plugin_and_fails_each_broken_one_readably(pytester, outcomes):
     reports = _run(pytester, outcomes)
     good = {k: v for k, v in reports.items() if k[0] == "TestGood"}
-    assert len(good) == 12, sorted(good)  # 3 checks + 4 checks x 2 paytables + 1
+    assert len(good) == 14, sorted(good)  # 3 checks + 5 checks x 2 paytables + 1
     failed = {k: v[1] for k, v in good.items() if v[0] != "passed"}
     assert not failed, failed
     for cls, (check, needles) in CHECKS.items():
@@ -249,4 +266,4 @@ def test_kit_marks_and_parametrises_its_checks(pytester, outcomes):
     out = result.stdout.str()
     assert "TestGood::test_house_edge_matches_monte_carlo[std]" in out
     assert "TestGood::test_house_edge_matches_monte_carlo[half]" in out
-    assert "12 tests collected" in out or "12/" in out
+    assert "14 tests collected" in out or "14/" in out

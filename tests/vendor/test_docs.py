@@ -42,7 +42,7 @@ def test_par_sheet_doc_covers_every_json_field():
 def test_tutorial_names_every_check_and_existing_files():
     doc = (DOCS / "writing-a-wager.md").read_text(encoding="utf-8")
     checks = [n for n in dir(WagerConformance) if n.startswith("test_")]
-    assert len(checks) == 7
+    assert len(checks) == 8
     missing = [c for c in checks if f"`{c}`" not in doc]
     assert not missing, f"docs/writing-a-wager.md: describe {missing}"
     for path in re.findall(r"`(examples/[\w./-]+)`", doc):

@@ -114,7 +114,7 @@ def test_generated_package_installs_tests_green_and_has_a_par_sheet(tmp_path):
         cwd=tmp_path / "feltlab-lucky7", capture_output=True, text=True, env=env, check=False,
     )  # fmt: skip
     assert tests.returncode == 0, tests.stdout + tests.stderr
-    assert "8 passed" in tests.stdout, tests.stdout  # the 7 checks (one paytable) + its PAR test
+    assert "9 passed" in tests.stdout, tests.stdout  # the 8 checks (one paytable) + its PAR test
     math = subprocess.run(
         [py, "-m", "feltlab.cli", "math", "lucky7", "--decks", "6", "--format", "json"],
         cwd=tmp_path, capture_output=True, text=True, env=env, check=False,
