@@ -62,12 +62,6 @@ def test_python_round_engine_baseline(benchmark):
     rate = rounds / benchmark.stats.stats.mean if benchmark.stats else 0.0
     benchmark.extra_info.update(path="Python round engine", rounds=rounds, rounds_per_s=rate)
     RESULTS["python"] = rate
-    if RESULTS.get("c") and rate:
-        print(
-            f"\nC simulator + Perfect Pairs {RESULTS['c']:,.0f} rounds/s vs Python engine "
-            f"{rate:,.0f} rounds/s: {RESULTS['c'] / rate:,.0f}x "
-            "(target 30,000,000 rounds/s per core)"
-        )
 
 
 @pytest.mark.benchmark(group="parsheet")

@@ -102,6 +102,17 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             "shoes/s ratio = path / numpy permuted (higher is faster); "
             "ns/card ratio = path / numpy permuted (lower is faster)"
         )
+    sim = {
+        str(b.extra_info["path"]): b.extra_info
+        for b in benchmarks
+        if "rounds_per_s" in b.extra_info
+    }
+    if sim:
+        tr.section("round simulation (rounds per second, same run; target 30M/s per core)")
+        base = sim.get("Python round engine", {}).get("rounds_per_s")
+        for path, info in sim.items():
+            ratio = f"  {info['rounds_per_s'] / base:,.0f}x the Python engine" if base else ""
+            tr.write_line(f"{path:<32} {info['rounds_per_s']:>14,.0f} rounds/s{ratio}")
     for bench in benchmarks:
         info = bench.extra_info
         if "hands_per_s" in info:
