@@ -181,10 +181,16 @@ def format_result(result: TournamentResult) -> list[str]:
     """The tournament as lines of text: entry, each table's standings and play-offs, prizes."""
     d = result.definition
     e = result.entry
+    refused = result.log.of("application_refused")
     out = [
         f"{d.name} (seed {result.seed}): {len(e.entrants)} applicants, "
         f"{len(e.players) if not result.cancelled else 0} players",
     ]
+    if refused:
+        out.append(
+            f"{len(refused)} application(s) refused (rule 3.2(e)): "
+            f"{refused[0].data.get('reason', '')}"
+        )
     if e.refunds:
         out.append(
             "refunds: " + ", ".join(f"{n} {_money(c)}" for n, c in sorted(e.refunds.items()))

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 
-class OutputFile(click.ParamType):
+class OutputFile(click.ParamType):  # type: ignore[type-arg]  # generic since click 8.2
     """A file the command will write: its folder must exist and be writable, and the path must
     not be a folder.  Checked when the command starts, before any work is done."""
 
