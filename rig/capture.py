@@ -9,6 +9,8 @@ and ISO-TP payloads through :class:`feltlab.rig.protocol.IsoTpReassembler`.
 
 from __future__ import annotations
 
+import io
+import os
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -31,14 +33,78 @@ from feltlab.rig.protocol import (
 
 FORMATS = {".blf": "BLF", ".asc": "ASC", ".log": "candump"}
 
+JOURNAL_SUFFIX = ".journal.log"
+"""The crash-safe sidecar of a BLF capture: ``capture-001.blf`` -> ``capture-001.journal.log``."""
+
+
+def journal_path(path: str | Path) -> Path:
+    """The journal (candump text, one line per frame, flushed per frame) of BLF ``path``."""
+    p = Path(path)
+    return p.with_name(p.name[: -len(p.suffix)] + JOURNAL_SUFFIX)
+
+
+def _candump_line(msg: can.Message) -> str:
+    ident = f"{msg.arbitration_id:08X}" if msg.is_extended_id else f"{msg.arbitration_id:03X}"
+    body = "R" if msg.is_remote_frame else bytes(msg.data).hex().upper()
+    return f"({msg.timestamp:.9f}) can0 {ident}#{body} {'R' if msg.is_rx else 'T'}\n"
+
+
+def read_journal(path: str | Path) -> list[can.Message]:
+    """The frames of a journal: every complete line (a line torn by a crash is dropped).
+
+    Raises :class:`RigError` for an unreadable journal or a damaged line before the last.
+    """
+    p = Path(path)
+    try:
+        text = p.read_bytes().decode("ascii")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RigError(f"capture journal {p} is not readable ({exc})") from exc
+    lines = text.split("\n")
+    lines.pop()  # "" after the last newline, or the torn last line of a crash
+    try:
+        return list(can.CanutilsLogReader(io.StringIO("\n".join(lines) + "\n")))
+    except (ValueError, IndexError) as exc:
+        raise RigError(f"capture journal {p} is damaged ({exc})") from exc
+
+
+def recover_capture(path: str | Path) -> int | None:
+    """Rebuild BLF ``path`` from its journal after a crash (kill -9, power loss): the BLF
+    writer finalises its file only on close, the journal holds every frame written before
+    the crash.  Writes a complete BLF (atomically replacing the unfinished one), removes the
+    journal and returns the number of frames; None when there is no journal (the capture was
+    closed cleanly)."""
+    p = Path(path)
+    j = journal_path(p)
+    if not j.exists():
+        return None
+    msgs = read_journal(j)
+    tmp = p.with_name(p.name + ".recovering.blf")
+    writer = can.BLFWriter(str(tmp))
+    try:
+        for m in msgs:
+            writer.on_message_received(m)
+    finally:
+        writer.stop()
+    os.replace(tmp, p)
+    j.unlink()
+    return len(msgs)
+
 
 class CaptureWriter:
     """A thread-safe listener writing every frame it is given to ``path``.
 
+    A BLF file is complete only once closed (python-can finalises its header and last
+    container in ``stop``), so with ``journal`` (default for .blf) every frame is also
+    appended to a candump text journal (:func:`journal_path`), flushed to the operating
+    system per frame: a process killed at any moment (kill -9) leaves every frame it had
+    received in the journal.  :meth:`stop` closes the BLF, then removes the journal; a
+    journal found next to a BLF means the capture was not closed, and :func:`read_capture`
+    reads the journal instead (:func:`recover_capture` rebuilds the BLF from it).
+
     Raises :class:`RigError` for a suffix other than .blf, .asc or .log.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, journal: bool | None = None) -> None:
         self.path = Path(path)
         if self.path.suffix.lower() not in FORMATS:
             raise RigError(
@@ -46,6 +112,12 @@ class CaptureWriter:
                 "BLF is the default"
             )
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if journal is None:
+            journal = self.path.suffix.lower() == ".blf"
+        self._journal: Any = None
+        if journal:
+            # line buffered: each frame's line reaches the OS when written
+            self._journal = journal_path(self.path).open("w", encoding="ascii", buffering=1)
         self._writer: Any = can.Logger(str(self.path))
         self._lock = threading.Lock()
         self.frames = 0
@@ -69,14 +141,28 @@ class CaptureWriter:
                 is_rx=msg.is_rx,
                 channel=0,
             )
+            if self._journal is not None:
+                self._journal.write(_candump_line(copy))
             self._writer.on_message_received(copy)
             self.frames += 1
 
+    def sync(self) -> None:
+        """Force the journal to stable storage (fsync), e.g. after each collected sample,
+        so that a power loss too keeps every sample completed so far."""
+        with self._lock:
+            if self._journal is not None and not self._stopped:
+                self._journal.flush()
+                os.fsync(self._journal.fileno())
+
     def stop(self) -> None:
+        """Close the capture: the BLF is finalised, then its journal removed."""
         with self._lock:
             if not self._stopped:
                 self._stopped = True
                 self._writer.stop()
+                if self._journal is not None:
+                    self._journal.close()
+                    journal_path(self.path).unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)
@@ -160,6 +246,10 @@ def read_capture(path: str | Path) -> Iterator[can.Message]:
     format (frames read before the damage are yielded first).
     """
     p = Path(path)
+    j = journal_path(p) if p.suffix.lower() == ".blf" else None
+    if j is not None and j.exists():  # the capture was never closed: its journal is whole
+        yield from read_journal(j)
+        return
     if not p.exists():
         raise RigError(f"capture file {p} does not exist")
     try:
@@ -222,6 +312,9 @@ __all__ = [
     "DecodedRecord",
     "decode_capture",
     "format_record",
+    "journal_path",
     "read_capture",
+    "read_journal",
+    "recover_capture",
     "replay",
 ]

@@ -37,10 +37,19 @@ from feltlab import native
 from feltlab.rig import battery
 from feltlab.rig.battery import CheckResult, Verdict
 from feltlab.rig.certify_capture import CaptureData, read_campaign_capture, timestamp_resolution
-from feltlab.rig.errors import RigError
+from feltlab.rig.certify_faults import (
+    FaultPlan,
+    FaultRunner,
+    fault_plan,
+    fault_results,
+    fault_windows,
+    read_trials,
+)
+from feltlab.rig.errors import DeviceKeyError, DeviceLost, DeviceRefused, RigError, SecurityFault
 from feltlab.rig.measures import Measurement, prize_distribution_test, timing_measurements, within
 from feltlab.rig.protocol import UNKNOWN_DECK
 from feltlab.rig.report import RECORD_VERSION, make_plots, write_report
+from feltlab.rig.secoc import DeviceKey, FreshnessVerifier, load_key
 
 log = logging.getLogger(__name__)
 
@@ -102,15 +111,73 @@ class Profile:
     def heartbeat_period(self) -> float:
         return float(self.device.get("heartbeat_period", 0.1))
 
+    @property
+    def authenticate(self) -> bool:
+        """The profile requires authenticated jackpot results (``authenticate = true``)."""
+        return bool(self.device.get("authenticate", False))
+
+    def key(self) -> DeviceKey | None:
+        """The device's key (``key`` hex, or ``key_file`` relative to the profile's folder;
+        named by ``key_id``), or None.  Raises :class:`CampaignError` when the profile
+        requires authentication without a key, or the key is bad (naming its id, never
+        the key)."""
+        base_dir = Path(self.path).parent if self.path else None
+        if self.device.get("key") == REDACTED:
+            raise CampaignError(
+                "the campaign's profile had an inline key, which is never written to the "
+                "campaign directory: give the profile with the key (--profile), or use "
+                "key_file, to resume or analyse it"
+            )
+        try:
+            key = load_key(self.device, base_dir)
+        except DeviceKeyError as exc:
+            raise CampaignError(f"{self.path or 'profile'}: [device] {exc}") from exc
+        if key is None and self.authenticate:
+            raise CampaignError(
+                f"{self.path or 'profile'}: [device] authenticate = true needs the panel's "
+                "key: key (hex digits) or key_file, with key_id"
+            )
+        return key
+
+    @property
+    def key_id(self) -> str | None:
+        """The public id of the device's key (never the key), or None."""
+        if "key" not in self.device and "key_file" not in self.device:
+            return None
+        return str(
+            self.device.get("key_id")
+            or (Path(str(self.device["key_file"])).name if "key_file" in self.device else None)
+            or "profile"
+        )
+
     def device_options(self, *, simulated: bool) -> dict[str, Any]:
-        """Options for :func:`feltlab.rig.devices.make_device`."""
-        opts = {k: v for k, v in self.device.items() if k not in ("kind", "name", "description")}
+        """Options for :func:`feltlab.rig.devices.make_device` (the key as a DeviceKey)."""
+        skip = ("kind", "name", "description", "authenticate", "key", "key_file", "key_id")
+        opts = {k: v for k, v in self.device.items() if k not in skip}
         if simulated:
             opts.update(self.simulation)
+        if self.kind == "jackpot":
+            key = self.key()
+            if key is not None:
+                opts["key"] = key
         return opts
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "name": self.name, "kind": self.kind, "data": self.raw}
+        """The profile for records and ``campaign.json``: an inline ``key`` is redacted
+        (only ``key_id`` is shown); a ``key_file`` is kept as an absolute path."""
+        raw = dict(self.raw)
+        dev = raw.get("device")
+        if isinstance(dev, dict) and ("key" in dev or "key_file" in dev):
+            dev = dict(dev)
+            if "key" in dev:
+                dev["key"] = REDACTED
+            if "key_file" in dev and self.path:
+                dev["key_file"] = str((Path(self.path).parent / str(dev["key_file"])).resolve())
+            raw["device"] = dev
+        return {"path": self.path, "name": self.name, "kind": self.kind, "data": raw}
+
+
+REDACTED = "(redacted: see key_id)"
 
 
 def profile_from_dict(data: dict[str, Any], path: str | None = None) -> Profile:
@@ -124,6 +191,12 @@ def profile_from_dict(data: dict[str, Any], path: str | None = None) -> Profile:
         raise CampaignError(
             f"{where}: [device] kind must be one of {', '.join(BUNDLED)}, got {kind!r}"
         )
+    for table in ("campaign", "simulation", "faults"):
+        if table in data and not isinstance(data[table], dict):
+            raise CampaignError(
+                f"{where}: [{table}] must be a table (a [{table}] section), "
+                f"got {type(data[table]).__name__} {data[table]!r}"
+            )
     limits = data.get("limits", {})
     if not isinstance(limits, dict) or not all(
         isinstance(v, int | float) and v >= 0 for v in limits.values()
@@ -154,6 +227,11 @@ def load_profile(ref: str | Path | None, kind: str = "batch") -> Profile:
         p = PROFILE_DIR / f"{ref}.toml"
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise CampaignError(
+            f"cannot read device profile {ref}: it is not UTF-8 text (byte {exc.start}: "
+            f"{exc.reason}); save the TOML file as UTF-8"
+        ) from exc
     except (OSError, tomllib.TOMLDecodeError) as exc:
         names = ", ".join(sorted(x.stem for x in PROFILE_DIR.glob("*.toml")))
         raise CampaignError(
@@ -180,6 +258,7 @@ class CampaignOptions:
     size: int | None = None
     alpha: float | None = None
     seed: int | None = None
+    faults: str | None = None
 
     @property
     def simulated(self) -> bool:
@@ -191,6 +270,20 @@ SIZE_KEY = {"batch": "shoes", "continuous": "deals", "jackpot": "draws"}
 
 def _capture_paths(out: Path) -> list[Path]:
     return sorted(out.glob("capture-[0-9][0-9][0-9].blf"))
+
+
+def recover_captures(out: Path) -> list[str]:
+    """Rebuild every capture part left unfinished by a crash (kill -9, power loss) from its
+    journal (:func:`feltlab.rig.capture.recover_capture`); returns the parts recovered."""
+    from feltlab.rig.capture import JOURNAL_SUFFIX, recover_capture
+
+    done = []
+    for j in sorted(out.glob(f"capture-[0-9][0-9][0-9]{JOURNAL_SUFFIX}")):
+        blf = j.with_name(j.name[: -len(JOURNAL_SUFFIX)] + ".blf")
+        n = recover_capture(blf)
+        log.warning("%s: rebuilt from its journal (%s frames) after a crash", blf.name, n)
+        done.append(blf.name)
+    return done
 
 
 def part_seed(seed: int, part: int) -> int:
@@ -250,13 +343,24 @@ def _open(opts: CampaignOptions, capture: Path, part: int, seed: int) -> tuple[A
                 raise CampaignError(f"--model applies to batch shufflers, not {prof.kind}")
             extra["model"] = opts.model
         dev = make_device(prof.kind, spec, dev_opts, **extra).start()
-    client = CLIENT_KINDS[prof.kind](
-        spec,
-        base=prof.base,
-        timeout=float(prof.campaign.get("timeout", 0.5)),
-        capture=capture,
-        heartbeat_period=prof.heartbeat_period,
-    )
+    kw: dict[str, Any] = {}
+    if prof.kind == "jackpot":
+        key = prof.key()
+        if key is not None:
+            kw = {"key": key, "require_auth": prof.authenticate}
+    try:
+        client = CLIENT_KINDS[prof.kind](
+            spec,
+            base=prof.base,
+            timeout=float(prof.campaign.get("timeout", 0.5)),
+            capture=capture,
+            heartbeat_period=prof.heartbeat_period,
+            **kw,
+        )
+    except BaseException:
+        if dev is not None:
+            dev.stop()
+        raise
     return dev, client, spec
 
 
@@ -269,6 +373,7 @@ def collect_part(
     *,
     progress: Progress,
     stop: threading.Event,
+    have: int = 0,
 ) -> Collected:
     """Collect ``want`` more samples (shoes, deals or draws) into ``capture-<part>.blf``.
     Stops cleanly (capture flushed) when ``stop`` is set; device errors end the part with
@@ -276,13 +381,18 @@ def collect_part(
     capture = directory / f"capture-{part:03d}.blf"
     result = Collected(requested=want)
     dev = client = None
+    runner: FaultRunner | None = None
     try:
         dev, client, _spec = _open(opts, capture, part, seed)
         hb = client.wait_online(float(opts.profile.campaign.get("online_timeout", 3.0)))
         result.online = {k: int(v) for k, v in hb.signals.items()}
         kind = opts.profile.kind
+        plan = campaign_fault_plan(opts.profile, opts.faults)
+        if plan is not None:
+            done = [t["fault"] for t in read_trials(directory)]
+            runner = FaultRunner(plan, client, want, directory, have=have, done=done)
         if kind == "batch":
-            _collect_batch(opts, client, want, result, progress, stop)
+            _collect_batch(opts, client, want, result, progress, stop, runner)
         elif kind == "continuous":
             _collect_continuous(opts, client, want, result, progress, stop)
         else:
@@ -293,6 +403,8 @@ def collect_part(
         result.error = str(exc)
         log.error("collection stopped: %s", exc)
     finally:
+        if runner is not None and runner.pending:
+            runner.after_sample(stopped=True, limits=opts.profile.limits)
         if client is not None:
             client.close()  # flushes the capture
         if dev is not None:
@@ -302,6 +414,29 @@ def collect_part(
     return result
 
 
+def campaign_fault_plan(prof: Profile, override: str | None) -> FaultPlan | None:
+    """The fault plan of a campaign (profile ``[faults]``, ``--faults``), or None.  Raises
+    :class:`CampaignError` for a bad plan or a device kind without fault campaigns."""
+    try:
+        plan = fault_plan(prof.raw.get("faults"), override)
+    except ValueError as exc:
+        raise CampaignError(str(exc)) from exc
+    if plan is not None and prof.kind != "batch":
+        raise CampaignError(
+            f"fault campaigns drive batch shufflers in this version, not {prof.kind} devices "
+            "(a jackpot panel's campaign injects its own faults: inject_faults)"
+        )
+    return plan
+
+
+def _wait_back(client: Any, timeout: float) -> bool:
+    """Wait (bounded) until a lost device sends heartbeats again."""
+    deadline = time.monotonic() + timeout
+    while client.lost and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return not client.lost
+
+
 def _collect_batch(
     opts: CampaignOptions,
     client: Any,
@@ -309,25 +444,70 @@ def _collect_batch(
     result: Collected,
     progress: Progress,
     stop: threading.Event,
+    faults: FaultRunner | None = None,
 ) -> None:
+    """Collect ``want`` shoes.  A shoe that fails is collected again: after a lost device
+    comes back (within the plan's recovery timeout, else the part stops with an error),
+    after a refused SHUFFLE (the fault is cleared) and after a failed read; after a reboot
+    the input order is loaded again."""
     decks = int(opts.profile.device.get("decks", 6))
     loaded = native.new_shoe(decks, ids=True)
-    client.load((loaded % 52).astype(np.uint8), (loaded // 52).astype(np.uint8))
+    l_codes, l_decks = (loaded % 52).astype(np.uint8), (loaded // 52).astype(np.uint8)
+    client.load(l_codes, l_decks)
     every = max(1, int(opts.profile.campaign.get("ping_every", 1)))
+    back_timeout = faults.plan.recovery_timeout if faults else 5.0
+
+    def rebooted() -> int:
+        return sum(1 for e in list(client.events) if e.kind == "reboot")
+
+    reboots = rebooted()
     progress.start("collecting shoes", want)
     for i in range(want):
         if stop.is_set():
             break
-        try:
-            number = client.shuffle()
-            client.read_shoe(number)
+        if faults is not None:
+            faults.before_sample(i)
+        last = ""
+        for _attempt in range(4):
+            try:
+                if rebooted() != reboots:  # a rebooted shuffler forgot its input order
+                    reboots = rebooted()
+                    client.load(l_codes, l_decks)
+                number = client.shuffle()
+                shoe = client.read_shoe(number)
+            except DeviceLost as exc:
+                last = str(exc)
+                if not _wait_back(client, back_timeout):
+                    raise DeviceLost(
+                        f"{exc}; not back within {back_timeout:.1f} s: the campaign stops"
+                    ) from exc
+                continue
+            except DeviceRefused as exc:
+                last = str(exc)
+                with contextlib.suppress(RigError):
+                    client.clear_fault()
+                continue
+            except RigError as exc:
+                last = str(exc)
+                continue
             result.done += 1
-        except RigError as exc:
-            result.missing.append((i, str(exc)))
+            if faults is not None:
+                faults.shoe_collected(shoe.codes, shoe.card_decks)
+            break
+        else:
+            result.missing.append((i, last))
             if len(result.missing) > max(10, want // 10):
-                raise
+                raise RigError(f"{len(result.missing)} shoes not received; the last: {last}")
+        if faults is not None and faults.pending:
+            faults.after_sample(limits=opts.profile.limits)
         if i % every == 0:
-            client.ping()
+            if faults is None:
+                client.ping()
+            else:
+                with contextlib.suppress(RigError):
+                    client.ping()
+        if i % 100 == 99 and client.node.capture is not None:
+            client.node.capture.sync()
         progress.advance()
 
 
@@ -371,19 +551,66 @@ def _collect_jackpot(
     client.prize_table()
     progress.start("drawing prizes", want)
     round_base = part * 1_000_000
-    for i in range(want):
+    forge_at = want // 2 if camp.get("inject_faults", True) and client.require_auth else -1
+    i = 0
+    while result.done < want:
         if stop.is_set():
             return
+        trial = None
+        if i == forge_at:
+            trial = _inject_forgery(client)
         client.arm(round_base + i, [box])
         client.press(box)
-        cents = client.result(box)
+        try:
+            cents = client.result(box)
+        except SecurityFault as exc:
+            if trial is None or i > forge_at + 3:
+                raise
+            log.info("the forged result was refused: %s", exc)
+            i += 1
+            continue
+        finally:
+            if trial is not None:
+                _end_forgery(client, trial, directory)
         client.display(cents)
         result.done += 1
         if i % every == 0:
             client.ping()
+        i += 1
         progress.advance()
     if camp.get("inject_faults", True) and not stop.is_set():
         _madness21_and_faults(client, directory / f"madness21-{part:03d}.jsonl", round_base + want)
+
+
+def _inject_forgery(client: Any) -> dict[str, Any]:
+    """Have the panel forge its next result (altered after signing): the client must
+    refuse it as a security fault."""
+    client.inject_fault("forge_result")
+    return {"fault": "forge_result", "injected_at": time.time()}
+
+
+def _end_forgery(client: Any, trial: dict[str, Any], directory: Path) -> None:
+    """Record the forged-result trial in ``faults.jsonl``: its ``security`` event."""
+    import hashlib as _h
+
+    t0 = trial["injected_at"]
+    ev = next((e for e in list(client.events) if e.kind == "security" and e.timestamp >= t0), None)
+    now = time.time()
+    row = {
+        "fault": "forge_result",
+        "sample": -1,
+        "injected_at": trial["injected_at"],
+        "shoes_before": 0,
+        "digest_before": _h.sha256().hexdigest(),
+        "detected_at": ev.timestamp if ev is not None else None,
+        "detected_by": "security" if ev is not None else None,
+        "recovered_at": None,
+        "ended_at": now,
+        "outcome": "recovered" if not client.lost else "stopped",
+        "detail": {"reason": ev.detail.get("reason") if ev is not None else None},
+    }
+    with (directory / "faults.jsonl").open("a", encoding="utf-8") as f:
+        f.write(json.dumps(row) + "\n")
 
 
 def _madness21_and_faults(client: Any, events_path: Path, first_round: int) -> None:
@@ -457,6 +684,8 @@ class Analysis:
     errors: list[str] = field(default_factory=list)
     plots: dict[str, Any] = field(default_factory=dict)
     detail: dict[str, Any] = field(default_factory=dict)
+    faults: list[dict[str, Any]] = field(default_factory=list)
+    security_faults: list[dict[str, Any]] = field(default_factory=list)
 
     def verdict(self) -> Verdict:
         vs = [m.verdict for m in self.measurements]
@@ -714,6 +943,9 @@ def analyze_jackpot(
     Madness 21 fallback of a jackpot panel campaign."""
     a = Analysis()
     lim = prof.limits
+    key = prof.key()
+    if key is not None:
+        _authenticate(a, data, prof, key)
     table = prof.device.get("prize_table")
     progress.start("analysing: prize distribution", 1)
     if not table:
@@ -763,6 +995,57 @@ def analyze_jackpot(
         )
         _madness21(a, directory)
     return a
+
+
+def _authenticate(a: Analysis, data: CaptureData, prof: Profile, key: DeviceKey) -> None:
+    """Verify every captured jackpot result's MAC as the client does (per part: a part is
+    a new device session): the prizes drawn are the accepted results only; each refused one
+    (forged, replayed, reordered, or without a MAC when the profile requires authentication)
+    is a security fault of the record."""
+    from feltlab.rig.protocol import Codec
+
+    codec = Codec(prof.base)
+    data_id = codec.id_of("JackpotResult")
+    prizes: list[int] = []
+    refused: list[dict[str, Any]] = []
+    verifier: FreshnessVerifier | None = None
+    part_now = 0
+    accepted_round: dict[int, int] = {}  # freshness -> RoundTag of the accepted result
+    for part, t, sig, mac in data.results:
+        if part != part_now:
+            part_now, verifier, accepted_round = part, FreshnessVerifier(key, data_id), {}
+        assert verifier is not None
+        row = {"part": part, "time": t, "draw_counter": sig["DrawCounter"], "box": sig["Box"]}
+        if mac is None:
+            if prof.authenticate:
+                refused.append({**row, "reason": "unauthenticated"})
+            continue
+        payload = bytes(codec.encode("JackpotResult", sig).data)
+        try:
+            v = verifier.verify(payload, sig["DrawCounter"], int(mac).to_bytes(8, "little"))
+        except SecurityFault as exc:
+            refused.append({**row, "reason": exc.reason})
+            continue
+        if v.fresh:
+            accepted_round[v.freshness] = sig["RoundTag"]
+            prizes.append(sig["PrizeCents"])
+        elif accepted_round.get(v.freshness) != sig["RoundTag"]:
+            refused.append({**row, "reason": "replayed"})
+    data.prizes = prizes
+    a.security_faults = refused
+    expected = 1 if prof.authenticate and prof.campaign.get("inject_faults", True) else 0
+    a.measurements.append(
+        within(
+            "security.results_refused",
+            float(len(refused)),
+            "results",
+            expected,
+            expected,
+            key_id=key.key_id,
+            injected=expected,
+            reasons=sorted({r["reason"] for r in refused}),
+        )
+    )
 
 
 def _madness21(a: Analysis, directory: Path | None) -> None:
@@ -870,8 +1153,12 @@ def run_campaign(
             state["size"],
             state["alpha"],
             state["seed"],
+            state.get("faults"),
         )
     else:
+        campaign_fault_plan(opts.profile, opts.faults)  # bad plans and keys: before mkdir
+        if opts.profile.kind == "jackpot":
+            opts.profile.key()
         if out.exists() and any(out.iterdir()):
             raise CampaignError(
                 f"{out} is not empty: choose a new --out directory, or --resume {out}"
@@ -894,10 +1181,19 @@ def run_campaign(
         "size": size,
         "alpha": alpha,
         "seed": seed,
+        "faults": opts.faults,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
+    campaign_fault_plan(prof, opts.faults)  # a bad plan stops here, before any collection
+    if prof.kind == "jackpot":
+        prof.key()  # so does a missing or bad key
+    recovered: list[str] = []
     if resume:
-        state["started"] = _read_state(out)["started"]
+        old = _read_state(out)
+        state["started"] = old["started"]
+        state["recovered_parts"] = old.get("recovered_parts", [])
+        recovered = recover_captures(out)
+        state["recovered_parts"] += recovered
     (out / "campaign.json").write_text(json.dumps(state, indent=2))
     parts = _capture_paths(out)
     have = 0
@@ -908,7 +1204,14 @@ def run_campaign(
     collected = Collected()
     if have < size:
         collected = collect_part(
-            replace(opts, seed=seed), out, part, seed, size - have, progress=prog, stop=stop
+            replace(opts, seed=seed),
+            out,
+            part,
+            seed,
+            size - have,
+            progress=prog,
+            stop=stop,
+            have=have,
         )
     elif resume:
         log.info("nothing left to collect: %d of %d", have, size)
@@ -935,7 +1238,14 @@ def analyze_campaign(
     """Every check of a campaign from its captures (what ``feltlab analyze`` runs)."""
     prog = progress or _NoProgress()
     prog.start("decoding the capture", None)
-    data = read_campaign_capture(captures, prof.base, progress=prog.advance)
+    trials = read_trials(directory)
+    data = read_campaign_capture(
+        captures,
+        prof.base,
+        progress=prog.advance,
+        exclude=fault_windows(trials, prof.heartbeat_period),
+        exclude_heartbeats=fault_windows(trials, prof.heartbeat_period, heartbeat=True),
+    )
     if data.frames == 0:
         a = Analysis(errors=["the capture holds no frame"])
         return a, data
@@ -950,6 +1260,11 @@ def analyze_campaign(
         a = analyze_jackpot(data, prof, alpha=alpha, directory=directory, progress=prog)
     a.detail["frames"] = data.frames
     a.detail["parts"] = data.parts
+    if trials:
+        rows, ms = fault_results(trials, data.shoes, prof.limits)
+        a.faults = rows
+        a.measurements.extend(ms)
+        a.detail["samples_in_fault_windows"] = data.excluded_samples
     return a, data
 
 
@@ -1034,6 +1349,8 @@ def build_record(
             "model": model if simulated and prof.kind == "batch" else None,
             "bus": state.get("bus") or "in-process virtual bus",
             "heartbeat": collected.online if collected else {},
+            "key_id": prof.key_id,
+            "authenticate": prof.authenticate,
         },
         "profile": prof.to_dict(),
         "software": software_versions(),
@@ -1045,7 +1362,12 @@ def build_record(
             else None,
             "power_and_null_simulations": state.get("seed"),
         },
-        "options": {"size": state.get("size"), "alpha": state.get("alpha")},
+        "options": {
+            "size": state.get("size"),
+            "alpha": state.get("alpha"),
+            "faults": state.get("faults"),
+        },
+        "recovered_parts": state.get("recovered_parts", []),
         "started": state.get("started"),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "verdict": str(verdict),
@@ -1061,6 +1383,8 @@ def build_record(
         "measurements": [m.to_dict() for m in analysis.measurements],
         "errors": analysis.errors,
         "detail": analysis.detail,
+        "faults": analysis.faults,
+        "security_faults": analysis.security_faults,
     }
 
 

@@ -63,9 +63,30 @@ class CaptureData:
     prize_tables: list[tuple[tuple[int, int], ...]] = field(default_factory=list)
     faults: list[dict[str, int]] = field(default_factory=list)
     first_stamp: float = 0.0
+    # jackpot: (part, time, signals, Mac of its JackpotResultMac) of every JackpotResult
+    results: list[tuple[int, float, dict[str, int], int | None]] = field(default_factory=list)
+    #: time spans of injected faults: timing samples and heartbeat gaps there are left out
+    exclude: list[tuple[float, float]] = field(default_factory=list)
+    exclude_heartbeats: list[tuple[float, float]] = field(default_factory=list)
+    excluded_samples: int = 0
 
     def timing(self, name: str) -> list[float]:
         return self.timings.setdefault(name, [])
+
+    def disturbed(self, start: float, end: float, *, heartbeat: bool = False) -> bool:
+        """True (and counted) if ``start..end`` overlaps a fault window (of the heartbeat's
+        faults, with ``heartbeat``)."""
+        for lo, hi in self.exclude_heartbeats if heartbeat else self.exclude:
+            if start <= hi and end >= lo:
+                self.excluded_samples += 1
+                return True
+        return False
+
+    def sample(self, name: str, start: float, end: float, divide: int = 1) -> None:
+        """Add the duration ``end - start`` (divided by ``divide``) to timing ``name``,
+        unless a fault disturbed it."""
+        if not self.disturbed(start, end):
+            self.timing(name).append((end - start) / divide)
 
 
 def read_campaign_capture(
@@ -73,12 +94,17 @@ def read_campaign_capture(
     base: int,
     *,
     progress: Callable[[int], None] | None = None,
+    exclude: Sequence[tuple[float, float]] = (),
+    exclude_heartbeats: Sequence[tuple[float, float]] = (),
 ) -> CaptureData:
     """Decode ``paths`` (the parts of one campaign, in order) for the device at ``base``.
 
-    ``progress(frames)`` is called every 10,000 frames.  Raises RigError for a missing file.
+    ``progress(frames)`` is called every 10,000 frames; ``exclude`` are (start, end) epoch
+    spans of injected faults whose timing samples are left out (``exclude_heartbeats``: whose
+    heartbeat intervals are).  Raises RigError for a
+    missing file.
     """
-    data = CaptureData(base)
+    data = CaptureData(base, exclude=list(exclude), exclude_heartbeats=list(exclude_heartbeats))
     for part, path in enumerate(paths, start=1):
         _read_part(Path(path), part, data, progress)
         data.parts = part
@@ -134,9 +160,9 @@ def _read_part(
             elif rec.name == "SHOE":
                 shoe: ShoePayload = rec.value
                 if read_shoe_at is not None and xfer_first is not None:
-                    data.timing("first_card").append(xfer_first - read_shoe_at)
+                    data.sample("first_card", read_shoe_at, xfer_first)
                     if len(shoe.codes):
-                        data.timing("per_card").append((t - xfer_first) / len(shoe.codes))
+                        data.sample("per_card", xfer_first, t, len(shoe.codes))
                 read_shoe_at = None
                 if shoe.shoe_number in seen_shoes:  # a repeated read of the same shoe
                     continue
@@ -146,7 +172,7 @@ def _read_part(
         s = rec.fields
         name = rec.name
         if name == "Heartbeat":
-            if last_hb is not None:
+            if last_hb is not None and not data.disturbed(last_hb, t, heartbeat=True):
                 data.heartbeat_gaps.append(t - last_hb)
             last_hb = t
             data.heartbeat_kind = s["Kind"]
@@ -168,7 +194,7 @@ def _read_part(
             key = (s["RequestId"], s["Opcode"])
             sent = pending.pop(key, None)
             if sent is not None:
-                data.timing(f"round_trip.{_op_name(s['Opcode'])}").append(t - sent[0])
+                data.sample(f"round_trip.{_op_name(s['Opcode'])}", sent[0], t)
                 if (
                     s["Opcode"] == Opcode.INSERT
                     and s["Result"] == Result.OK
@@ -178,7 +204,7 @@ def _read_part(
             last_ack_key = key
         elif name == "Status":
             if shuffle_started is not None and s["State"] == State.READY:
-                data.timing("shuffle_cycle").append(t - shuffle_started)
+                data.sample("shuffle_cycle", shuffle_started, t)
                 shuffle_started = None
         elif name == "Card":
             sent_at = deal_sent.pop(s["RequestId"], None)
@@ -187,25 +213,29 @@ def _read_part(
             seen_sequences.add(s["Sequence"])
             if sent_at is not None:
                 which = "first_card" if deals_since_load == 0 else "per_card"
-                data.timing(which).append(t - sent_at)
+                data.sample(which, sent_at, t)
             deals_since_load += 1
             data.card_events.append(("deal", s["Code"], s["Deck"], s["Sequence"]))
         elif name == "JackpotButton":
             buttons[(s["Box"], s["RoundId"] & 0xFF)] = t
+        elif name == "JackpotResultMac":
+            if data.results and data.results[-1][3] is None:
+                data.results[-1] = (*data.results[-1][:3], int(s["Mac"]))
         elif name == "JackpotResult":
+            data.results.append((part, t, dict(s), None))
             if s["DrawCounter"] in seen_draws:
                 continue
             seen_draws.add(s["DrawCounter"])
             data.prizes.append(s["PrizeCents"])
             pressed = buttons.pop((s["Box"], s["RoundTag"]), None)
             if pressed is not None:
-                data.timing("button_to_result").append(t - pressed)
+                data.sample("button_to_result", pressed, t)
         elif name == "Fault":
             data.faults.append(dict(s))
             code = s["FaultCode"]
             started = fault_cmd.pop(code, None)
             if started is not None and s["Active"]:
-                data.timing("failure_detection").append(t - started)
+                data.timing("failure_detection").append(t - started)  # a fault, measured
         _ = i
 
 

@@ -47,6 +47,11 @@ def load_profile(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise RigError(
+            f"cannot read device profile {p}: it is not UTF-8 text (byte {exc.start}: "
+            f"{exc.reason}); save the TOML file as UTF-8"
+        ) from exc
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise RigError(f"cannot read device profile {p}: {exc}") from exc
     table = data.get("device", data)
@@ -282,6 +287,7 @@ def _run_certify(
     seed: int | None,
     out: str | None,
     resume: str | None,
+    faults: str | None = None,
 ) -> None:
     from feltlab.rig.certify import CampaignOptions, load_profile, run_campaign
 
@@ -314,7 +320,7 @@ def _run_certify(
                 if out
                 else Path("feltlab-campaigns") / time.strftime(f"{prof.kind}-%Y%m%d-%H%M%S")
             )
-            opts = CampaignOptions(prof, directory, bus, model, size, alpha, seed)
+            opts = CampaignOptions(prof, directory, bus, model, size, alpha, seed, faults)
         previous = signal.signal(signal.SIGINT, on_sigint)
         try:
             with _RichProgress() as bar:
@@ -380,9 +386,17 @@ def certify() -> None:
     help=f"Simulated batch shuffler model: {', '.join(MODEL_NAMES)} (as `feltlab device run`).",
 )
 @click.option("--deals", type=click.IntRange(2), default=None, help="Continuous shuffler: deals.")
+@click.option(
+    "--faults",
+    default=None,
+    help="Fault campaign: 'all' or a comma list of stop_heartbeats, silence_mid_transfer, "
+    "corrupt_frame, jump_counter, reboot, jam, bus_loss (batch shuffler; overrides the "
+    "profile's [faults] inject).",
+)
 @_certify_options("shoes", "Shoes to collect (batch shuffler; default: the profile's).")
 def certify_shuffler(
     model: str | None,
+    faults: str | None,
     deals: int | None,
     profile: str | None,
     bus: str | None,
@@ -394,7 +408,9 @@ def certify_shuffler(
 ) -> None:
     """Certify a batch or continuous shuffler (the profile's kind).  With no options: the
     bundled simulated 6-deck ChaCha20 batch shuffler on an in-process virtual bus."""
-    _run_certify("batch", profile, bus, model, deals if deals else shoes, alpha, seed, out, resume)
+    _run_certify(
+        "batch", profile, bus, model, deals if deals else shoes, alpha, seed, out, resume, faults
+    )
 
 
 @certify.command("jackpot-panel")

@@ -65,7 +65,10 @@ class DeviceEvent:
     """Something the supervision noticed: ``kind`` is ``online``, ``lost``, ``recovered``,
     ``counter_gap`` (detail ``missed``), ``reboot`` (``boot_count``), ``fault`` (``code``,
     ``severity``, ``active``, ``detail``), ``protocol_version`` (``major``),
-    ``sequence_gap`` (``missed``), ``security`` (a refused jackpot result: ``reason`` a
+    ``sequence_gap`` (``missed``), ``bus_error`` (a command could not be sent: the bus
+    went away; ``opcode``), ``transfer_error`` (an ISO-TP read failed or timed out:
+    ``channel``), ``payload_error`` (a payload arrived but failed its checks: ``channel``),
+    ``security`` (a refused jackpot result: ``reason`` a
     :data:`SECURITY_REASONS` number, ``draw_counter``, ``box``) or ``decode_error`` (a frame
     that broke the protocol or crashed a handler: ``arbitration_id``).  ``timestamp`` in
     seconds since the epoch."""
@@ -366,9 +369,16 @@ class DeviceClient:
         for attempt in range(self.retries + 1):
             if attempt:
                 self.retransmissions += 1
-            self.node.send(
-                can.Message(arbitration_id=msg.arbitration_id, data=msg.data, is_extended_id=False)
-            )
+            try:
+                self.node.send(
+                    can.Message(
+                        arbitration_id=msg.arbitration_id, data=msg.data, is_extended_id=False
+                    )
+                )
+            except can.CanError as exc:  # the bus went away: this attempt gets no answer
+                with self._cond:
+                    self._emit("bus_error", opcode=int(opcode))
+                log.warning("device 0x%03X: send failed: %s", self.base, exc)
             answer = self._wait(got, wait)
             if answer is not None:
                 break
@@ -429,6 +439,8 @@ class DeviceClient:
                 return link.recv(self.timeout)
             except (TransferError, DeviceTimeout) as exc:
                 reasons.append(str(exc))
+                with self._cond:
+                    self._emit("transfer_error", channel=int(channel))
         raise TransferError(
             f"{channel.name} from device 0x{self.base:03X} failed {self.retries + 1} times: "
             + "; ".join(reasons)
@@ -571,6 +583,9 @@ class BatchShufflerClient(DeviceClient):
                 data = self._read_payload(Channel.SHOE, Opcode.READ_SHOE, shoe_number & 0xFFFF)
                 shoe = ShoePayload.decode(data)
             except (TransferError, ProtocolError) as exc:
+                if not isinstance(exc, TransferError):  # received, but failed its CRC-32
+                    with self._cond:
+                        self._emit("payload_error", channel=int(Channel.SHOE))
                 reasons.append(str(exc))
                 self.transfer_retries += 1
                 continue

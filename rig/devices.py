@@ -166,6 +166,7 @@ class SimDevice:
         self._payload_ids: set[int] = set()
         self._next_hb = 0.0
         self._booting_until = 0.0
+        self._hb_resume_at: float | None = None
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> SimDevice:
@@ -221,7 +222,8 @@ class SimDevice:
 
     # ------------------------------------------------------------ public test hooks
     def inject(self, fault: str, value: int = 0) -> None:
-        """Inject a fault (thread-safe): ``stop_heartbeats``, ``silence_mid_transfer`` (value
+        """Inject a fault (thread-safe): ``stop_heartbeats`` (value = ms of silence; default
+        0: until cleared or rebooted), ``silence_mid_transfer`` (value
         = frames let through, default 3), ``corrupt_frame`` (value = consecutive frame to
         corrupt, default 2), ``jump_counter`` (value = jump, default 7), ``reboot``, ``jam``,
         ``drop_result``, ``button``, ``display``, ``forge_result`` (value = the forged
@@ -348,7 +350,12 @@ class SimDevice:
         self._audit.append(AuditEntry(self._audit_seq & 0xFFFF, uptime & 0xFFFFFFFF, event, value))
 
     def _heartbeat(self) -> None:
-        if "stop_heartbeats" in self.faults or self.state == State.BOOT:
+        if "stop_heartbeats" in self.faults:
+            if self._hb_resume_at is None or time.monotonic() < self._hb_resume_at:
+                return
+            self.faults.pop("stop_heartbeats")  # the silence declared at injection is over
+            self._hb_resume_at = None
+        if self.state == State.BOOT:
             return
         jump = self.faults.pop("jump_counter", None)
         if jump is not None:
@@ -414,6 +421,8 @@ class SimDevice:
             self._boot()
         else:
             self.faults[name] = value
+            if name == "stop_heartbeats":
+                self._hb_resume_at = time.monotonic() + value / 1000.0 if value else None
 
     def _ack(self, rid: int, op: int, result: Result, value: int = 0) -> None:
         self._send(

@@ -181,13 +181,29 @@ class RigBus(can.BusABC):
         self.tx_listeners: list[Callable[[can.Message], None]] = []
         self.frames_sent = 0
         self.frames_received = 0
+        self.frames_lost = 0
+        self._down_until = 0.0
         self._send_lock = threading.Lock()
         super().__init__(channel=getattr(inner, "channel_info", "rig"))
         self.channel_info = f"rig over {getattr(inner, 'channel_info', '?')}"
 
+    def unplug(self, seconds: float) -> None:
+        """The bus goes away for ``seconds`` (a fault test: the adapter unplugged, the cable
+        cut): nothing is received, frames sent through :meth:`Node.send` raise
+        ``can.CanOperationError`` and frames of ISO-TP stacks are dropped; then it comes back."""
+        self._down_until = time.monotonic() + max(0.0, seconds)
+
+    @property
+    def down(self) -> bool:
+        """True while the bus is unplugged (:meth:`unplug`)."""
+        return time.monotonic() < self._down_until
+
     def _recv_internal(self, timeout: float | None) -> tuple[can.Message | None, bool]:
         msg = self.inner.recv(timeout)
         if msg is None:
+            return None, False
+        if self.down:
+            self.frames_lost += 1
             return None, False
         if msg.channel == self.token:  # our own frame, echoed by udp_multicast
             return None, False
@@ -197,6 +213,9 @@ class RigBus(can.BusABC):
         return msg, False
 
     def send(self, msg: can.Message, timeout: float | None = None) -> None:
+        if self.down:  # an unplugged adapter: the frame never reaches the wire
+            self.frames_lost += 1
+            return
         with self._send_lock:
             if self.tx_hook is not None:
                 out = self.tx_hook(msg)
@@ -377,6 +396,10 @@ class Node:
         self.notifier.add_listener(fn)
 
     def send(self, msg: can.Message) -> None:
+        """Send ``msg``.  Raises ``can.CanOperationError`` while the bus is unplugged."""
+        if self.bus.down:
+            self.bus.frames_lost += 1
+            raise can.CanOperationError("the bus is down (unplugged)")
         self.bus.send(msg)
 
     def open_channel(self, name: str, txid: int, rxid: int, **kw: Any) -> IsoTpChannel:

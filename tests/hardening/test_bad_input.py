@@ -48,6 +48,12 @@ def scratch(tmp_path_factory):
 
     prof = (files("feltlab.rig") / "profiles" / "batch6.toml").read_text()
     (d / "profile.toml").write_text(re.sub(r"(?m)^decks\s*=.*$", "decks = 3", prof))
+    (d / "latin1.toml").write_bytes(
+        '[device]\nkind = "batch"\nname = "Bj\u00f6rn"\n'.encode("latin-1")
+    )
+    (d / "campaign5.toml").write_text('campaign = 5\n[device]\nkind = "batch"\n')
+    (d / "simulation5.toml").write_text('simulation = 5\n[device]\nkind = "batch"\n')
+    (d / "nokey.toml").write_text('[device]\nkind = "jackpot"\nauthenticate = true\n')
     return d
 
 
