@@ -33,6 +33,7 @@ import numpy.typing as npt
 from scipy import stats
 
 from feltlab import native
+from feltlab.rig.seeds import child_seed
 
 
 class Verdict(StrEnum):
@@ -494,7 +495,10 @@ def estimate_power(
     named alternative at this sample size.  Also the battery's overall power, as "battery"."""
     hits: dict[str, int] = {}
     for r in range(replicates):
-        res = run_battery(simulate_shoes(model, n_shoes, n_cards, seed + r), alpha=alpha)
+        res = run_battery(
+            simulate_shoes(model, n_shoes, n_cards, child_seed(seed, "power", model, r)),
+            alpha=alpha,
+        )
         for c in res.checks:
             hits[c.name] = hits.get(c.name, 0) + (c.verdict is Verdict.FAIL)
         hits["battery"] = hits.get("battery", 0) + (res.verdict is Verdict.FAIL)

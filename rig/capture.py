@@ -9,6 +9,7 @@ and ISO-TP payloads through :class:`feltlab.rig.protocol.IsoTpReassembler`.
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import threading
@@ -282,6 +283,21 @@ def replay(path: str | Path, listener: Any) -> int:
     return n
 
 
+@functools.lru_cache(maxsize=1)
+def _choice_names() -> dict[str, dict[str, dict[int, str]]]:
+    """The DBC's value names (``VAL_``): message -> signal -> value -> name."""
+    from feltlab.rig.protocol import load_database
+
+    out: dict[str, dict[str, dict[int, str]]] = {}
+    for m in load_database().messages:
+        for sig in m.signals:
+            if sig.choices:
+                names = {int(v): str(getattr(n, "name", n)) for v, n in sig.choices.items()}
+                out.setdefault(m.name, {})[sig.name] = names
+                out.setdefault("*", {}).setdefault(sig.name, names)  # Ack's Opcode, ...
+    return out
+
+
 def format_record(rec: DecodedRecord) -> str:
     """One human-readable line for ``feltlab capture decode``."""
     stamp = time.strftime("%H:%M:%S", time.localtime(rec.timestamp))
@@ -290,7 +306,15 @@ def format_record(rec: DecodedRecord) -> str:
     if rec.error:
         return f"{head} ERROR {rec.error}"
     if rec.kind == "frame":
-        return head + " " + " ".join(f"{k}={v}" for k, v in rec.fields.items())
+        table = _choice_names()
+        names, shared = table.get(rec.name, {}), table.get("*", {})
+        return (
+            head
+            + " "
+            + " ".join(
+                f"{k}={names.get(k, shared.get(k, {})).get(v, v)}" for k, v in rec.fields.items()
+            )
+        )
     v = rec.value
     if hasattr(v, "codes"):
         extra = f" cards={len(v.codes)}"

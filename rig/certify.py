@@ -47,9 +47,10 @@ from feltlab.rig.certify_faults import (
 )
 from feltlab.rig.errors import DeviceKeyError, DeviceLost, DeviceRefused, RigError, SecurityFault
 from feltlab.rig.measures import Measurement, prize_distribution_test, timing_measurements, within
-from feltlab.rig.protocol import UNKNOWN_DECK
+from feltlab.rig.protocol import UNKNOWN_DECK, Result
 from feltlab.rig.report import RECORD_VERSION, make_plots, write_report
 from feltlab.rig.secoc import DeviceKey, FreshnessVerifier, load_key
+from feltlab.rig.seeds import U64_MAX
 
 log = logging.getLogger(__name__)
 
@@ -397,6 +398,7 @@ def collect_part(
             _collect_continuous(opts, client, want, result, progress, stop)
         else:
             _collect_jackpot(opts, client, want, result, progress, stop, directory, part)
+        _wait_heartbeats(client, opts.profile.heartbeat_period, stop)
     except KeyboardInterrupt:
         result.aborted = True
     except RigError as exc:
@@ -412,6 +414,21 @@ def collect_part(
     if stop.is_set():
         result.aborted = True
     return result
+
+
+MIN_HEARTBEATS = 4
+"""Heartbeats a part waits for before it closes (at most ``MIN_HEARTBEATS + 2`` periods),
+so that ``heartbeat.period`` is measurable even from the smallest campaigns."""
+
+
+def _wait_heartbeats(client: Any, period: float, stop: threading.Event) -> None:
+    deadline = time.monotonic() + (MIN_HEARTBEATS + 2) * period
+    while (
+        client.counts.get("Heartbeat", 0) < MIN_HEARTBEATS
+        and time.monotonic() < deadline
+        and not stop.is_set()
+    ):
+        time.sleep(min(period / 4, 0.05))
 
 
 def campaign_fault_plan(prof: Profile, override: str | None) -> FaultPlan | None:
@@ -484,6 +501,9 @@ def _collect_batch(
                 continue
             except DeviceRefused as exc:
                 last = str(exc)
+                if exc.result == Result.BUSY:  # e.g. still booting: give it a moment
+                    time.sleep(min(0.05 * 2**_attempt, float(client.timeout)))
+                    continue
                 with contextlib.suppress(RigError):
                     client.clear_fault()
                 continue
@@ -1145,6 +1165,7 @@ def run_campaign(
     if resume:
         state = _read_state(out)
         prof = profile_from_dict(state["profile"]["data"], state["profile"]["path"])
+        _refuse_complete(out, prof, int(state["size"]))
         opts = CampaignOptions(
             prof,
             out,
@@ -1159,11 +1180,9 @@ def run_campaign(
         campaign_fault_plan(opts.profile, opts.faults)  # bad plans and keys: before mkdir
         if opts.profile.kind == "jackpot":
             opts.profile.key()
-        if out.exists() and any(out.iterdir()):
-            raise CampaignError(
-                f"{out} is not empty: choose a new --out directory, or --resume {out}"
-            )
-        out.mkdir(parents=True, exist_ok=True)
+        if opts.seed is not None and not 0 <= opts.seed <= U64_MAX:
+            raise CampaignError(f"the seed must be in 0..{U64_MAX}, got {opts.seed}")
+        _new_out_dir(out, "choose a new --out directory, or --resume {out}")
     prof = opts.profile
     seed = opts.seed if opts.seed is not None else secrets.randbits(62)
     alpha = float(opts.alpha if opts.alpha is not None else prof.campaign.get("alpha", 0.01))
@@ -1216,6 +1235,33 @@ def run_campaign(
     elif resume:
         log.info("nothing left to collect: %d of %d", have, size)
     return finish(out, prof, state, collected, progress=prog)
+
+
+def _new_out_dir(out: Path, hint: str) -> None:
+    """Create ``out`` (or accept it empty).  Raises :class:`CampaignError` when it is a
+    file, not empty, or cannot be created; ``hint`` (``{out}`` substituted) says what to do."""
+    if out.exists() and not out.is_dir():
+        raise CampaignError(f"{out} is a file, not a directory: give a new or empty directory")
+    try:
+        if out.exists() and any(out.iterdir()):
+            raise CampaignError(f"{out} is not empty: " + hint.format(out=out))
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CampaignError(f"cannot create the directory {out}: {exc.strerror or exc}") from exc
+
+
+def _refuse_complete(out: Path, prof: Profile, size: int) -> None:
+    """Refuse to resume a finished campaign (its record written, every sample collected):
+    resuming would only rewrite its record.  Raises :class:`CampaignError`."""
+    if not (out / "record.json").exists():
+        return
+    parts = _capture_paths(out)
+    have = _count_samples(read_campaign_capture(parts, prof.base), prof.kind) if parts else 0
+    if have >= size:
+        raise CampaignError(
+            f"campaign complete ({have} of {size} {SIZE_KEY[prof.kind]} collected); "
+            f"use feltlab analyze {out} to check it again"
+        )
 
 
 def _count_samples(data: CaptureData, kind: str) -> int:
@@ -1293,23 +1339,101 @@ def finish(
     except (RigError, ValueError) as exc:
         analysis, data = Analysis(errors=[f"analysis: {exc}"]), None
     analysis.errors[:0] = errors
-    if prof.kind == "batch" and data is not None:
-        lost = len(collected.missing)
-        analysis.measurements.append(
-            within(
-                "collection.shoes_missing",
-                float(lost),
-                "shoes",
-                None,
-                0.0,
-                reasons=[f"{i}: {r}" for i, r in collected.missing[:10]],
-            )
+    size = int(state["size"])
+    have = _count_samples(data, prof.kind) if data is not None else None
+    if have is None:
+        why = "the capture could not be analysed"
+    elif collected.aborted:
+        why = "collection was interrupted"
+    elif collected.error:
+        why = f"collection stopped: {collected.error}"
+    else:
+        why = "fewer samples in the capture than planned"
+    analysis.measurements.append(
+        _missing_measurement(
+            prof.kind,
+            size,
+            have,
+            why,
+            failed=[f"{i}: {r}" for i, r in collected.missing],
         )
+    )
     verdict = Verdict.ABORTED if collected.aborted else analysis.verdict()
-    record = build_record(prof, state, analysis, captures, verdict, collected)
+    record = build_record(
+        prof,
+        state,
+        analysis,
+        captures,
+        verdict,
+        collected,
+        collection=_collection(size, have, collected),
+        heartbeat_kind=data.heartbeat_kind if data is not None else None,
+    )
     plots = _plots(analysis)
     write_report(out, record, plots)
     return CampaignResult(verdict, record, out)
+
+
+def _missing_measurement(
+    kind: str, size: int, have: int | None, why: str, *, failed: Sequence[str] = ()
+) -> Measurement:
+    """``collection.<samples>_missing``: the planned samples (``campaign.json``) that are not
+    in the capture.  FAIL when the device failed to deliver a sample it was asked for
+    (``failed``); ERROR when collection stopped early for another reason (``why``:
+    interrupted, the bus or device gone, nothing collected); PASS at 0."""
+    unit = SIZE_KEY[kind]
+    name = f"collection.{unit}_missing"
+    if have is None:
+        return Measurement(name, None, unit, None, 0.0, Verdict.ERROR, {"reason": why})
+    lost = max(0, size - have)
+    detail: dict[str, Any] = {"planned": size, "collected": have}
+    if failed:
+        detail["reasons"] = list(failed[:10])
+        return Measurement(name, float(lost), unit, None, 0.0, Verdict.FAIL, detail)
+    if lost:
+        detail["reason"] = why
+        return Measurement(name, float(lost), unit, None, 0.0, Verdict.ERROR, detail)
+    return Measurement(name, 0.0, unit, None, 0.0, Verdict.PASS, detail)
+
+
+def _collection(size: int, have: int | None, collected: Collected | None) -> dict[str, Any]:
+    """The record's ``collection``: the planned size, the samples in the capture (every
+    part), whether this run was interrupted, and this run's own part."""
+    return {
+        "requested": size,
+        "collected": have,
+        "missing_count": None if have is None else max(0, size - have),
+        "complete": have is not None and have >= size,
+        "aborted": collected.aborted if collected else False,
+        "this_part": {"requested": collected.requested, "collected": collected.done}
+        if collected
+        else None,
+        "missing": collected.missing[:50] if collected else [],
+    }
+
+
+KIND_LABELS = {1: "batch shuffler", 2: "continuous shuffler", 3: "jackpot prize panel"}
+"""What a device calls itself in its heartbeat (``Kind``)."""
+
+
+def device_name(prof: Profile, state: dict[str, Any], heartbeat_kind: int | None = None) -> str:
+    """The device under test, for titles and records: the simulated device and its model,
+    or the device that answered on the bus (its heartbeat's kind, its base id, the bus)."""
+    simulated = state.get("bus") is None or state.get("model") is not None
+    if simulated:
+        if prof.kind != "batch":
+            return prof.name
+        model = state.get("model") or prof.simulation.get("model") or "fisher-yates"
+        decks = prof.device.get("decks", 6)
+        return f"feltlab simulated {decks}-deck batch shuffler (ChaCha20, model {model})"
+    label = KIND_LABELS.get(heartbeat_kind or 0)
+    who = (
+        label
+        if label
+        else (f"device of kind {heartbeat_kind}" if heartbeat_kind is not None else "device")
+    )
+    heard = "" if heartbeat_kind is not None else " (no heartbeat heard)"
+    return f"{who} at 0x{prof.base:03X} on {state.get('bus')}{heard}"
 
 
 def _plots(analysis: Analysis) -> list[tuple[str, str]]:
@@ -1333,16 +1457,22 @@ def build_record(
     captures: Sequence[Path],
     verdict: Verdict,
     collected: Collected | None = None,
+    *,
+    collection: dict[str, Any] | None = None,
+    heartbeat_kind: int | None = None,
 ) -> dict[str, Any]:
     """The versioned JSON record of a campaign (see docs/certification.md)."""
-    model = state.get("model") or prof.simulation.get("model")
+    model = state.get("model") or prof.simulation.get("model") or "fisher-yates"
     simulated = state.get("bus") is None or state.get("model") is not None
+    if heartbeat_kind is None and collected is not None:
+        heartbeat_kind = collected.online.get("Kind")
     return {
         "record_version": RECORD_VERSION,
         "campaign_id": state.get("campaign_id"),
         "kind": prof.kind,
         "device": {
-            "name": prof.name,
+            "name": device_name(prof, state, heartbeat_kind),
+            "profile_name": prof.name,
             "kind": prof.kind,
             "base": f"0x{prof.base:03X}",
             "simulated": simulated,
@@ -1373,12 +1503,9 @@ def build_record(
         "verdict": str(verdict),
         "capture": ", ".join(p.name for p in captures),
         "captures": [p.name for p in captures],
-        "collection": {
-            "requested": collected.requested if collected else None,
-            "collected": collected.done if collected else None,
-            "aborted": collected.aborted if collected else False,
-            "missing": collected.missing[:50] if collected else [],
-        },
+        "collection": collection
+        if collection is not None
+        else _collection(int(state.get("size") or 0), None, collected),
         "battery": analysis.battery.to_dict() if analysis.battery else None,
         "measurements": [m.to_dict() for m in analysis.measurements],
         "errors": analysis.errors,
@@ -1422,6 +1549,15 @@ def analyze_path(
     else from the options (default: the bundled batch profile, alpha 0.01, seed 0).  The
     report goes to ``out`` when given."""
     prog = progress or _NoProgress()
+    if seed is not None and not 0 <= seed <= U64_MAX:
+        raise CampaignError(f"the seed must be in 0..{U64_MAX}, got {seed}")
+    if out is not None and (
+        (out.exists() and not out.is_dir()) or (out.is_dir() and any(out.iterdir()))
+    ):
+        raise CampaignError(
+            f"{out} is not a new or empty directory: analyze never overwrites a report or a "
+            "campaign's record; choose a new --out directory"
+        )
     directory = path if path.is_dir() else path.parent
     state: dict[str, Any] = {}
     if (directory / "campaign.json").exists():
@@ -1446,14 +1582,55 @@ def analyze_path(
         "seed": use_seed,
         "started": state.get("started"),
     }
-    analysis, _ = analyze_campaign(
+    analysis, data = analyze_campaign(
         captures, prof, alpha=use_alpha, seed=use_seed, directory=directory, progress=prog
     )
-    verdict = analysis.verdict()
-    record = build_record(prof, st, analysis, captures, verdict)
+    have = _count_samples(data, prof.kind)
+    planned = state.get("size") if path.is_dir() else None
+    collection: dict[str, Any] = {
+        "requested": planned,
+        "collected": have,
+        "missing_count": None,
+        "complete": None,
+        "aborted": False,
+        "this_part": None,
+        "missing": [],
+    }
+    incomplete = False
+    if planned is not None:
+        size = int(planned)
+        incomplete = have < size
+        collection.update(
+            missing_count=max(0, size - have), complete=not incomplete, aborted=incomplete
+        )
+        what = SIZE_KEY[prof.kind]
+        analysis.measurements.append(
+            _missing_measurement(
+                prof.kind,
+                size,
+                have,
+                f"collection incomplete: {have} of {size} {what} in the capture",
+            )
+        )
+        if incomplete:
+            analysis.errors.append(
+                f"collection incomplete: {have} of the {size} {what} planned "
+                f"(campaign.json) are in the capture; continue it with feltlab certify "
+                f"--resume {directory}"
+            )
+    verdict = Verdict.ABORTED if incomplete else analysis.verdict()
+    record = build_record(
+        prof,
+        st,
+        analysis,
+        captures,
+        verdict,
+        collection=collection,
+        heartbeat_kind=data.heartbeat_kind,
+    )
     record["analyzed_offline"] = True
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
+        _new_out_dir(out, "choose a new --out directory")
         write_report(out, record, _plots(analysis))
     return CampaignResult(verdict, record, out or directory)
 

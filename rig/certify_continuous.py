@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
+from feltlab.rig.seeds import child_seed
 
 BINS = 16
 
@@ -154,7 +155,7 @@ def gap_test(
     if gaps.size == 0:
         raise ValueError("no card reappeared after its return: deal more cards")
     pooled = np.concatenate(
-        [simulate_gaps(n_cards, slots, deals, seed * 7919 + 10_000 + i) for i in range(5)]
+        [simulate_gaps(n_cards, slots, deals, child_seed(seed, "gap-pool", i)) for i in range(5)]
     )
     qs = np.quantile(pooled, np.linspace(0, 1, BINS + 1)[1:-1])
     edges = np.unique(np.concatenate([[0], np.ceil(qs).astype(np.int64), [deals + 1]]))
@@ -162,7 +163,7 @@ def gap_test(
     t_obs = _chi2(gaps, edges, probs)
     exceed = 0
     for i in range(replicates):
-        sim = simulate_gaps(n_cards, slots, deals, seed * 7919 + i)
+        sim = simulate_gaps(n_cards, slots, deals, child_seed(seed, "gap-null", i))
         exceed += _chi2(sim, edges, probs) >= t_obs
         if progress is not None:
             progress()

@@ -21,10 +21,12 @@ from typing import Any, TypeVar
 
 import click
 
-from feltlab.rig.capture import FORMATS, decode_capture, format_record
+from feltlab.rig.capture import FORMATS, CaptureDecoder, format_record, read_capture
 from feltlab.rig.devices import DEVICE_KINDS, make_device
 from feltlab.rig.errors import RigError
 from feltlab.rig.models import MODEL_NAMES
+from feltlab.rig.protocol import check_base
+from feltlab.rig.seeds import U64_MAX
 from feltlab.rig.transport import DEFAULT_UDP_GROUP, BusSpec, Node
 
 BUS_HELP = (
@@ -118,7 +120,10 @@ def device_run(
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    dev.start()
+    try:
+        dev.start()
+    except (RigError, OSError) as exc:  # the bus cannot be opened
+        raise click.ClickException(str(exc)) from exc
     click.echo(f"device {kind} at 0x{dev.base:03X} on {spec} ready", err=False)
     sys.stdout.flush()
     t_end = None if duration is None else time.monotonic() + duration
@@ -142,9 +147,26 @@ def capture() -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 def capture_decode(file: str, bases: tuple[str, ...], as_json: bool) -> None:
     """Print the decoded messages of a capture FILE (.blf, .asc or .log)."""
-    wanted = [int(b, 0) for b in bases] or None
+    wanted: list[int] | None = []
+    for b in bases:
+        try:
+            wanted.append(check_base(int(b, 0)))  # type: ignore[union-attr]
+        except (ValueError, RigError) as exc:
+            raise click.BadParameter(
+                f"{b!r} is not a device base id (a number such as 0x100, a multiple of 0x10: "
+                f"{exc})",
+                param_hint="--base",
+            ) from exc
+    wanted = wanted or None
+    dec = CaptureDecoder(wanted)
+    frames = records = 0
     try:
-        for rec in decode_capture(file, wanted):
+        for msg in read_capture(file):
+            frames += 1
+            rec = dec.feed(msg)
+            if rec is None:
+                continue
+            records += 1
             if as_json:
                 item: dict[str, Any] = {
                     "timestamp": rec.timestamp,
@@ -159,12 +181,36 @@ def capture_decode(file: str, bases: tuple[str, ...], as_json: bool) -> None:
                 click.echo(json.dumps(item))
             else:
                 click.echo(format_record(rec))
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly
+        _quiet_stdout()
+        sys.exit(0)
     except RigError as exc:
         raise click.ClickException(str(exc)) from exc
     except (ValueError, OSError, EOFError, struct.error) as exc:  # python-can's readers
         raise click.ClickException(
             f"cannot read {file} as a CAN capture ({exc}); give a .blf, .asc or candump .log file"
         ) from exc
+    if frames == 0:
+        raise click.ClickException(
+            f"{file}: the capture holds no frame (empty, or not a {Path(file).suffix or 'CAN'} "
+            "capture python-can can read)"
+        )
+    if records == 0:
+        where = ", ".join(f"0x{b:03X}" for b in wanted) if wanted else "any base"
+        raise click.ClickException(
+            f"{file}: the capture holds {frames} frame(s), none a feltlab device's ({where})"
+        )
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null so that the exit flush is silent."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (tests)
+        pass
 
 
 @capture.command("record")
@@ -238,7 +284,7 @@ class _RichProgress:
         self.bar.stop()
 
 
-def _print_result(result: Any) -> None:
+def _print_result(result: Any, *, written: bool = True) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -260,9 +306,13 @@ def _print_result(result: Any) -> None:
         value = m["value"]
         lo = "" if m["low"] is None else f"{m['low']:.4g}"
         hi = "" if m["high"] is None else f"{m['high']:.4g}"
+        why = (m.get("detail") or {}).get("reason")
+        shown = f"{value:.4g} {m['unit']}" if value is not None else ""
+        if m["verdict"] == "ERROR" and why:
+            shown = f"{shown} ({why})" if shown else f"not measured: {why}"
         table.add_row(
             m["name"],
-            "" if value is None else f"{value:.4g} {m['unit']}",
+            shown,
             f"[{lo}, {hi}]" if lo or hi else "",
             m["verdict"],
         )
@@ -271,10 +321,17 @@ def _print_result(result: Any) -> None:
         console.print(f"[red]integrity:[/red] {bat['integrity']}")
     for e in rec.get("errors", []):
         console.print(f"[yellow]error:[/yellow] {e}")
-    console.print(
-        f"verdict [bold]{rec['verdict']}[/bold]; report in {result.directory} "
-        f"(record.json, report.html, junit.xml, manifest.json)"
-    )
+    if written:
+        console.print(
+            f"verdict [bold]{rec['verdict']}[/bold]; report in {result.directory} "
+            f"(record.json, report.html, junit.xml, manifest.json)"
+        )
+    else:
+        console.print(
+            f"verdict [bold]{rec['verdict']}[/bold]; no report written (give --out DIR, a "
+            "new or empty directory, to write record.json, report.html, junit.xml, "
+            "manifest.json)"
+        )
 
 
 def _run_certify(
@@ -292,6 +349,7 @@ def _run_certify(
     from feltlab.rig.certify import CampaignOptions, load_profile, run_campaign
 
     stop = threading.Event()
+    directory = Path(resume or out or "feltlab-campaigns")
 
     def on_sigint(signum: int, frame: Any) -> None:
         if stop.is_set():  # a second Ctrl-C: stop now
@@ -315,11 +373,7 @@ def _run_certify(
                 from feltlab.rig.models import parse_model
 
                 parse_model(model)
-            directory = (
-                Path(out)
-                if out
-                else Path("feltlab-campaigns") / time.strftime(f"{prof.kind}-%Y%m%d-%H%M%S")
-            )
+            directory = Path(out) if out else _new_campaign_dir(prof.kind)
             opts = CampaignOptions(prof, directory, bus, model, size, alpha, seed, faults)
         previous = signal.signal(signal.SIGINT, on_sigint)
         try:
@@ -328,7 +382,14 @@ def _run_certify(
         finally:
             signal.signal(signal.SIGINT, previous)
     except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
+        click.echo(
+            f"interrupted at once (second Ctrl-C): no record was written; the capture so far "
+            f"is in {directory} (a part not closed keeps its journal, "
+            f"capture-NNN.journal.log, which analyze and capture decode read); continue "
+            f"with feltlab certify {'jackpot-panel' if kind == 'jackpot' else 'shuffler'} "
+            f"--resume {directory}",
+            err=True,
+        )
         sys.exit(2)
     except (RigError, ValueError) as exc:
         click.echo(f"error: {exc}", err=True)
@@ -337,7 +398,45 @@ def _run_certify(
     sys.exit(result.exit_code)
 
 
+def _new_campaign_dir(kind: str) -> Path:
+    """A new default campaign directory, ``feltlab-campaigns/<kind>-<date>-<time>-<us>``,
+    created atomically (``mkdir`` without exist_ok: two campaigns started at once never
+    share one; a clash takes the next counter)."""
+    root = Path("feltlab-campaigns")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RigError(f"cannot create {root}: {exc.strerror or exc}; give --out") from exc
+    now = time.time()
+    stem = time.strftime(f"{kind}-%Y%m%d-%H%M%S", time.localtime(now))
+    stem += f"-{int(now % 1 * 1e6):06d}"
+    for n in range(1000):
+        path = root / (stem if n == 0 else f"{stem}-{n}")
+        try:
+            path.mkdir(exist_ok=False)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise RigError(f"cannot create {path}: {exc.strerror or exc}; give --out") from exc
+        return path
+    raise RigError(f"cannot find a free campaign directory name under {root}; give --out")
+
+
 _F = TypeVar("_F", bound=Callable[..., Any])
+
+ALPHA_HELP = (
+    "Family-wise significance level, 0 < alpha < 1 (Holm across the battery). "
+    "Default: the profile's [campaign] alpha, else 0.01."
+)
+
+MODEL_HELP = (
+    "Simulated batch shuffler model (as `feltlab device run`): fisher-yates (fair), "
+    "riffle:k=N (N GSR riffles), shelf:m=N[,passes=P] (an m-shelf shuffler), or a "
+    "deliberately faulty one for testing the rig: stuck[:pos=N] (a card never moves), "
+    "missing[:pos=N] (drops a card), duplicate[:pos=N] (duplicates a card), biased (the "
+    "naive swap-with-any shuffle). "
+    "Default: the profile's [simulation] model."
+)
 
 
 def _certify_options(size_name: str, size_help: str) -> Callable[[_F], _F]:
@@ -357,8 +456,18 @@ def _certify_options(size_name: str, size_help: str) -> Callable[[_F], _F]:
             click.option(
                 f"--{size_name}", size_name, type=click.IntRange(2), default=None, help=size_help
             ),
-            click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True)),
-            click.option("--seed", type=int, default=None, help="Campaign seed (default: fresh)."),
+            click.option(
+                "--alpha",
+                type=click.FloatRange(0, 1, min_open=True, max_open=True),
+                default=None,
+                help=ALPHA_HELP,
+            ),
+            click.option(
+                "--seed",
+                type=click.IntRange(0, U64_MAX),
+                default=None,
+                help=f"Campaign seed, 0..{U64_MAX} (default: fresh, recorded).",
+            ),
             click.option("--out", default=None, help="Campaign directory (must be new or empty)."),
             click.option(
                 "--resume",
@@ -383,7 +492,7 @@ def certify() -> None:
 @click.option(
     "--model",
     default=None,
-    help=f"Simulated batch shuffler model: {', '.join(MODEL_NAMES)} (as `feltlab device run`).",
+    help=MODEL_HELP,
 )
 @click.option("--deals", type=click.IntRange(2), default=None, help="Continuous shuffler: deals.")
 @click.option(
@@ -432,9 +541,25 @@ def certify_jackpot(
 @click.command("analyze")
 @click.argument("capture", type=click.Path(exists=True))
 @click.option("--profile", default=None, help="Device profile (default: the campaign's).")
-@click.option("--out", default=None, help="Write the report (record, HTML, JUnit) here.")
-@click.option("--alpha", type=float, default=None)
-@click.option("--seed", type=int, default=None, help="Seed of the power simulations.")
+@click.option(
+    "--out",
+    default=None,
+    help="Write the report (record.json, report.html, junit.xml, manifest.json) into this "
+    "new or empty directory (default: print the verdicts only, write nothing).",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=None,
+    help="Family-wise significance level, 0 < alpha < 1. Default: the campaign's "
+    "(campaign.json), else 0.01.",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(0, U64_MAX),
+    default=None,
+    help=f"Seed of the power and null simulations, 0..{U64_MAX} (default: the campaign's).",
+)
 def analyze(
     capture: str, profile: str | None, out: str | None, alpha: float | None, seed: int | None
 ) -> None:
@@ -462,7 +587,7 @@ def analyze(
             err=True,
         )
         sys.exit(2)
-    _print_result(result)
+    _print_result(result, written=out is not None)
     sys.exit(result.exit_code)
 
 

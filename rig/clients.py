@@ -47,6 +47,7 @@ from feltlab.rig.protocol import (
     Opcode,
     PrizeTablePayload,
     Result,
+    Severity,
     ShoePayload,
     State,
 )
@@ -58,6 +59,28 @@ log = logging.getLogger(__name__)
 LOST_AFTER_PERIODS = 3
 #: ``security`` event reasons (the ``reason`` detail) of :class:`SecurityFault`.
 SECURITY_REASONS = {"forged": 1, "replayed": 2, "reordered": 3, "unauthenticated": 4}
+
+
+def _describe_event(kind: str, detail: dict[str, Any], injected: str | None) -> str:
+    """A readable line for a client event: a Fault frame with its names from the protocol
+    enums, labelled when the campaign injected it (test mode)."""
+    if kind == "fault":
+        try:
+            code = FaultCode(detail.get("code", -1)).name
+        except ValueError:
+            code = f"code {detail.get('code')}"
+        try:
+            sev = Severity(detail.get("severity", -1)).name
+        except ValueError:
+            sev = f"severity {detail.get('severity')}"
+        state = "raised" if detail.get("active") else "cleared"
+        line = f"fault {code} {state} (severity {sev}, detail {detail.get('detail', 0)})"
+        if injected is not None:
+            line += f"; injected by the campaign (test fault {injected!r}), as expected"
+        return line
+    if not detail:
+        return kind
+    return kind + " (" + ", ".join(f"{k} {v}" for k, v in detail.items()) + ")"
 
 
 @dataclass(frozen=True)
@@ -117,6 +140,8 @@ class DeviceClient:
         self.node = bus if isinstance(bus, Node) else Node(bus, pace=False, capture=capture)
         self.events: list[DeviceEvent] = []
         self.counts: dict[str, int] = {}
+        #: the fault the campaign last injected (test mode), until it injects "clear"
+        self.injected_fault: str | None = None
         self.frames_decoded = 0
         self.decode_errors = 0
         self.heartbeats_missed = 0
@@ -219,10 +244,9 @@ class DeviceClient:
         self.events.append(ev)
         log.log(
             logging.WARNING if kind in ("lost", "fault", "reboot", "security") else logging.DEBUG,
-            "device 0x%03X: %s %s",
+            "device 0x%03X: %s",
             self.base,
-            kind,
-            detail,
+            _describe_event(kind, detail, self.injected_fault),
         )
         if self.on_event is not None:
             try:
@@ -426,6 +450,7 @@ class DeviceClient:
         from feltlab.rig.devices import FAULTS
 
         self.request(Opcode.INJECT_FAULT, FAULTS[fault], value)
+        self.injected_fault = None if fault == "clear" else fault
 
     def _read_payload(self, channel: Channel, opcode: int, arg32: int = 0) -> bytes:
         link = self._channels[channel]

@@ -54,6 +54,8 @@ def scratch(tmp_path_factory):
     (d / "campaign5.toml").write_text('campaign = 5\n[device]\nkind = "batch"\n')
     (d / "simulation5.toml").write_text('simulation = 5\n[device]\nkind = "batch"\n')
     (d / "nokey.toml").write_text('[device]\nkind = "jackpot"\nauthenticate = true\n')
+    (d / "empty.asc").write_text("")
+    (d / "garbage.asc").write_text("this is not\nan ASC capture\n")
     return d
 
 
