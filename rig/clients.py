@@ -824,15 +824,20 @@ class JackpotPanelClient(DeviceClient):
         if not wanted or not all(1 <= b <= 255 for b in wanted):
             raise ValueError(f"boxes {wanted} must be one or more numbers in 1-255")
         rid = round_id & 0xFFFFFFFF
-        if rid != self.round_id:
-            with self._cond:
-                self._results.clear()
-                self._presses.clear()
-                self._round_fvs.clear()
-                self._unauthenticated.clear()
-        self.round_id = rid
-        for b in wanted:
+        new_round = rid != self.round_id
+        for i, b in enumerate(wanted):
             self.request(Opcode.ARM, b, rid)
+            if i == 0 and new_round:
+                # Only now forget the last round: the panel answers in order, so every
+                # repeat of the last round's results it sent before this ARM (after a STATUS
+                # or a retried PRESS) has arrived before the ARM's acknowledgement, and is
+                # recognised as a repeat, not refused as a replay.
+                with self._cond:
+                    self._results.clear()
+                    self._presses.clear()
+                    self._round_fvs.clear()
+                    self._unauthenticated.clear()
+                self.round_id = rid
 
     def press(self, box: int) -> None:
         """Press ``box``'s button through the test-mode PRESS command (rigs only; a real

@@ -340,7 +340,7 @@ def test_garbage_frames_never_kill_the_receive_thread(vbus, caplog, client_cls, 
 
     rnd = random.Random(9)
     dev = device_cls(vbus, seed=3, timing=FAST).start()
-    cl = client_cls(vbus, timeout=0.3)
+    cl = client_cls(vbus, timeout=2.0)  # generous: a loaded CI machine must not fail it
     crashed: list[BaseException] = []
     old_hook = threading.excepthook
     threading.excepthook = lambda args: crashed.append(args.exc_value)
