@@ -407,6 +407,12 @@ def simulate(
         f"sd {res.std_dev:.3f} per round, {res.rounds_per_second:,.0f} rounds/s "
         f"on {workers} worker(s)"
     )
+    if not fresh_shoe and res.wagers:
+        out.print(
+            "side-bet returns below are dealt with a cutting card, so they include the "
+            "cut-card effect; to compare with an exact PAR sheet (`feltlab math`), run with "
+            "--fresh-shoe"
+        )
     t = Table(title="side wagers (return per unit wagered)")
     for col in ("wager", "paytable", "rounds offered", "return", "95% CI", "hit frequency"):
         t.add_column(col)

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
+import numpy as np
+
 from feltlab.errors import (
     DeviceError,
     IllegalDecisionError,
@@ -357,8 +359,12 @@ class Table:
             raise WagerError(f"{player!r} already has a {wt.title} wager on box {box}")
         main_bet = b.bets.get((player, MAIN))
         if wager == MAIN:
+            if isinstance(amount, np.integer):
+                amount = int(amount)
             if isinstance(amount, bool) or not isinstance(amount, int):
-                raise WagerError(f"main wager: amount must be integer cents, got {amount!r}")
+                raise WagerError(
+                    f"main wager: amount must be a whole number of cents (int), got {amount!r}"
+                )
             r = self.rules
             if not r.min_wager <= amount <= r.max_wager or amount % r.wager_unit:
                 raise WagerError(
@@ -878,7 +884,15 @@ class ScriptedPolicy:
                 f"the script has no decision left for box {view.box} hand {view.hand} "
                 f"(cards {list(view.cards)}); add one"
             )
-        return Decision(queue.pop(0))
+        word = queue.pop(0)
+        try:
+            return Decision(word)
+        except ValueError:
+            names = ", ".join(d.value for d in Decision)
+            raise IllegalDecisionError(
+                f"the script's decision {word!r} for box {view.box} hand {view.hand} is not "
+                f"a decision: use one of {names}"
+            ) from None
 
     def insurance(self, box: int, player: str, cards: Sequence[int], main_stake: int) -> int:
         return self._insure.get((box, player), 0)

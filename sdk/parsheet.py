@@ -159,6 +159,13 @@ def par_sheet(wager: WagerType, decks: int) -> ParSheet:
             f"{wager.title} declares no card_roles: its outcome is not decided by the initial "
             "deal alone; use feltlab simulate"
         )
+    for name, pays in zip(wager.paytable.outcomes, wager.paytable.pays, strict=True):
+        if pays is not None and not isinstance(pays, int | Fraction):
+            raise WagerError(
+                f"{wager.name}: paytable {wager.paytable.name!r} pays {pays!r} "
+                f"({type(pays).__name__}) on {name!r}; write pays as ints or Fractions "
+                "(Fraction(21, 2), not 10.5) so the PAR sheet stays exact"
+            )
     tuples = code_tuples(len(roles))
     weights = multiplicities(tuples, decks)
     mask = offered_mask(wager, tuples) & (weights > 0)

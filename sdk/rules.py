@@ -37,9 +37,12 @@ class DealerBlackjackTakes(StrEnum):
     """Under no-hole-card play, what a dealer blackjack takes from a player who doubled or
     split (NZ practice, ``../shared/rules/README.md``).
 
-    ``ORIGINAL``: the original wager only; double and split wagers are returned.
-    ``ORIGINAL_AND_BUSTED``: the original wager and any hand already busted (wagers already
-    lost stay lost).  ``ALL``: every wager on the box, as rule 5.1(d)/(g) alone would say.
+    ``ORIGINAL``: the original wager only, once per box; double and split wagers are
+    returned, even on a hand that busted (the dealer's blackjack shows only if some hand on
+    the table is still live, so a busted hand's result depends on the other boxes: the option
+    as reported).  ``ORIGINAL_AND_BUSTED``: the original wager once, plus every hand that
+    already busted, whole (wagers already lost stay lost, whichever split hand busted).
+    ``ALL``: every wager on the box, as rule 5.1(d)/(g) alone would say.
     """
 
     ORIGINAL = "original"
@@ -202,6 +205,11 @@ class Rules:
                 f"table limits min_wager={self.min_wager}, max_wager={self.max_wager} (cents) "
                 "need 0 < min <= max"
             )
+        if self.min_wager % self.wager_unit or self.max_wager % self.wager_unit:
+            raise RulesError(
+                f"table limits min_wager={self.min_wager} and max_wager={self.max_wager} (cents) "
+                f"must be multiples of wager_unit={self.wager_unit}, or no chip can make them"
+            )
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -216,6 +224,13 @@ class Rules:
 
     def replace(self, **changes: Any) -> Rules:
         """A copy with ``changes`` applied, validated again."""
+        known = {f.name for f in dataclasses.fields(self)}
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise RulesError(
+                f"Rules has no field {', '.join(unknown)}; the fields are "
+                f"{', '.join(sorted(known))}"
+            )
         resized = "decks" in changes or "shuffler" in changes
         if resized and "cut_card_from_back" not in changes:
             changes["cut_card_from_back"] = -1

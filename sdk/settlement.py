@@ -70,8 +70,11 @@ def settle_box_hands(
     ``rule``, ``stake`` and ``net`` (cents).
 
     Under no-hole-card play a dealer blackjack takes what ``rules.dealer_blackjack_takes``
-    says: the original wager only (double and split wagers returned), the original and any
-    busted hand, or every wager (rule 5.1(d)/(g) alone).
+    says: the original wager only, once per box (double and split wagers returned, busted or
+    not); the original wager once plus every hand already busted (each busted hand's whole
+    stake, whichever hand it is); or every wager (rule 5.1(d)/(g) alone).  Under
+    ``original`` a busted hand's result depends on the dealer's blackjack showing, which it
+    does only when some hand on the table is still live: that is the option as reported.
     """
     out: list[dict[str, object]] = []
     limited = (
@@ -79,18 +82,21 @@ def settle_box_hands(
         and is_natural(dealer)
         and rules.dealer_blackjack_takes is not DealerBlackjackTakes.ALL
     )
+    takes_busted = rules.dealer_blackjack_takes is DealerBlackjackTakes.ORIGINAL_AND_BUSTED
+    original_taken = False
     for i, (cards, doubled, from_split) in enumerate(hands):
         stake = base_stake * (2 if doubled else 1)
         outcome, rule = main_outcome(cards, dealer, from_split=from_split)
         net = hand_net(outcome, stake, rules.blackjack_pays)
         if limited and outcome == LOSE:
-            busted = hand_total(cards)[0] > 21
-            keep_busted = rules.dealer_blackjack_takes is DealerBlackjackTakes.ORIGINAL_AND_BUSTED
-            if (keep_busted and busted) or (i == 0 and net == -base_stake):
-                pass
-            elif i == 0 and net != -base_stake:
-                net = -base_stake
-                rule += ", dealer blackjack takes the original wager only"
+            if takes_busted and hand_total(cards)[0] > 21:
+                rule += ", lost when it busted (dealer blackjack takes the original wager and "
+                rule += "wagers already lost)"
+            elif not original_taken:  # the original wager, taken once from the box's hands
+                original_taken = True
+                if net != -base_stake:  # a doubled hand: the double is returned
+                    net = -base_stake
+                    rule += ", dealer blackjack takes the original wager only"
             else:
                 net = 0
                 rule += ", wager returned: dealer blackjack takes the original wager only"

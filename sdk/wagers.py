@@ -88,8 +88,12 @@ class Limits:
 
     def check(self, amount: int, what: str) -> None:
         """Raise :class:`WagerError` unless ``amount`` (cents) is within these limits."""
+        if isinstance(amount, np.integer):
+            amount = int(amount)
         if isinstance(amount, bool) or not isinstance(amount, int):
-            raise WagerError(f"{what}: amount must be integer cents, got {amount!r}")
+            raise WagerError(
+                f"{what}: amount must be a whole number of cents (int), got {amount!r}"
+            )
         if not self.minimum <= amount <= self.maximum:
             raise WagerError(
                 f"{what}: {amount} cents is outside the table limits "
@@ -297,7 +301,20 @@ class WagerType(ABC):
         row = [view.role(r) for r in self.card_roles]
         if NO_CARD in row and not view.final:
             return None
-        outcome = int(self.classify(np.array([row], dtype=np.uint8))[0])
+        result = np.asarray(self.classify(np.array([row], dtype=np.uint8)))
+        n_out = len(self.paytable.outcomes)
+        if result.shape != (1,) or not np.issubdtype(result.dtype, np.integer):
+            raise WagerError(
+                f"{self.name}.classify must return an (n,) array of outcome indexes (uint8) "
+                f"for an (n, {len(self.card_roles)}) batch; for one row it returned "
+                f"{result.dtype} {result.shape}"
+            )
+        outcome = int(result[0])
+        if not 0 <= outcome < n_out:
+            raise WagerError(
+                f"{self.name}.classify returned outcome {outcome} for cards {row}; its paytable "
+                f"{self.paytable.name!r} has outcomes 0..{n_out - 1} {self.paytable.outcomes}"
+            )
         name = self.paytable.outcomes[outcome]
         if self.paytable.pays[outcome] is None:
             return Settlement(name, 0, self.rule, jackpot=True)

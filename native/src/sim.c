@@ -304,6 +304,7 @@ static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t 
     /* settlement */
     int32_t total = 0;
     int limited = !r->peek && is_natural(&dealer) && r->enhc_takes != 2;
+    int original_taken = 0;
     for (unsigned i = 0; i < (dealer_bj_peeked ? 1u : n_hands); i++) {
         const sim_hand *h = &hands[i];
         int32_t stake = r->stake * (h->doubled ? 2 : 1);
@@ -311,8 +312,9 @@ static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t 
         int32_t v = hand_net(r, oc, stake);
         if (limited && oc == -1) {
             if (r->enhc_takes == 1 && h->hard > 21) {
-                /* a busted hand stays lost */
-            } else if (i == 0) {
+                /* a busted hand stays lost, whole */
+            } else if (!original_taken) { /* the original wager, once per box */
+                original_taken = 1;
                 v = -r->stake;
             } else {
                 v = 0;
