@@ -287,6 +287,22 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
+def integrity_failure(problem: str, alpha: float, n_shoes: int, n_cards: int) -> BatteryResult:
+    """The battery's result when a shoe is not a permutation of the loaded cards: FAIL at
+    once, naming the ``problem``; no statistic is computed on a broken sample."""
+    failed = CheckResult(
+        "integrity",
+        "every shoe is a permutation of the loaded cards",
+        "first failure",
+        math.nan,
+        0.0,
+        0.0,
+        Verdict.FAIL,
+        {"problem": problem},
+    )
+    return BatteryResult((failed,), Verdict.FAIL, alpha, n_shoes, n_cards, problem)
+
+
 def run_battery(
     perm: np.ndarray,
     *,
@@ -313,17 +329,7 @@ def run_battery(
     n_shoes, n = perm.shape
     problem = integrity_problem(perm, loaded_ids)
     if problem is not None:
-        failed = CheckResult(
-            "integrity",
-            "every shoe is a permutation of the loaded cards",
-            "first failure",
-            math.nan,
-            0.0,
-            0.0,
-            Verdict.FAIL,
-            {"problem": problem},
-        )
-        return BatteryResult((failed,), Verdict.FAIL, alpha, n_shoes, n, problem)
+        return integrity_failure(problem, alpha, n_shoes, n)
     s = native.battery_pass(perm)
     results: list[CheckResult] = []
     for name in checks:

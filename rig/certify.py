@@ -22,7 +22,6 @@ import platform
 import secrets
 import threading
 import time
-import tomllib
 import uuid
 from collections import Counter
 from collections.abc import Sequence
@@ -35,7 +34,7 @@ import numpy as np
 
 from feltlab import native
 from feltlab.rig import battery
-from feltlab.rig.battery import CheckResult, Verdict
+from feltlab.rig.battery import Verdict
 from feltlab.rig.certify_capture import CaptureData, read_campaign_capture, timestamp_resolution
 from feltlab.rig.certify_faults import (
     FaultPlan,
@@ -45,6 +44,7 @@ from feltlab.rig.certify_faults import (
     fault_windows,
     read_trials,
 )
+from feltlab.rig.devices import read_profile_toml
 from feltlab.rig.errors import DeviceKeyError, DeviceLost, DeviceRefused, RigError, SecurityFault
 from feltlab.rig.measures import Measurement, prize_distribution_test, timing_measurements, within
 from feltlab.rig.protocol import UNKNOWN_DECK, Result
@@ -226,19 +226,10 @@ def load_profile(ref: str | Path | None, kind: str = "batch") -> Profile:
     p = Path(ref)
     if not p.exists() and (PROFILE_DIR / f"{ref}.toml").exists():
         p = PROFILE_DIR / f"{ref}.toml"
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise CampaignError(
-            f"cannot read device profile {ref}: it is not UTF-8 text (byte {exc.start}: "
-            f"{exc.reason}); save the TOML file as UTF-8"
-        ) from exc
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        names = ", ".join(sorted(x.stem for x in PROFILE_DIR.glob("*.toml")))
-        raise CampaignError(
-            f"cannot read device profile {ref}: {exc}; give a TOML file or a bundled "
-            f"profile name ({names})"
-        ) from exc
+    names = ", ".join(sorted(x.stem for x in PROFILE_DIR.glob("*.toml")))
+    data = read_profile_toml(
+        p, error=CampaignError, hint=f"; give a TOML file or a bundled profile name ({names})"
+    )
     return profile_from_dict(data, str(p))
 
 
@@ -851,19 +842,7 @@ def analyze_batch(
     problem, ids = _integrity(sample, loaded)
     progress.advance(len(sample))
     if problem is not None:
-        failed = CheckResult(
-            "integrity",
-            "every shoe is a permutation of the loaded cards",
-            "first failure",
-            math.nan,
-            0.0,
-            0.0,
-            Verdict.FAIL,
-            {"problem": problem},
-        )
-        a.battery = battery.BatteryResult(
-            (failed,), Verdict.FAIL, alpha, len(sample), len(loaded), problem
-        )
+        a.battery = battery.integrity_failure(problem, alpha, len(sample), len(loaded))
         return a
     out_ids = np.stack(ids)
     perm = battery.input_positions(out_ids, loaded.astype(np.uint16))

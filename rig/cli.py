@@ -14,7 +14,6 @@ import struct
 import sys
 import threading
 import time
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,7 +21,7 @@ from typing import Any, TypeVar
 import click
 
 from feltlab.rig.capture import FORMATS, CaptureDecoder, format_record, read_capture
-from feltlab.rig.devices import DEVICE_KINDS, make_device
+from feltlab.rig.devices import DEVICE_KINDS, make_device, read_profile_toml
 from feltlab.rig.errors import RigError
 from feltlab.rig.models import MODEL_NAMES
 from feltlab.rig.protocol import check_base
@@ -47,15 +46,7 @@ def load_profile(path: str | Path) -> dict[str, Any]:
     Raises :class:`RigError` for a missing or malformed file.
     """
     p = Path(path)
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise RigError(
-            f"cannot read device profile {p}: it is not UTF-8 text (byte {exc.start}: "
-            f"{exc.reason}); save the TOML file as UTF-8"
-        ) from exc
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise RigError(f"cannot read device profile {p}: {exc}") from exc
+    data = read_profile_toml(p)
     table = data.get("device", data)
     if not isinstance(table, dict):
         raise RigError(f"device profile {p}: [device] must be a table")

@@ -16,6 +16,7 @@ import logging
 import queue
 import threading
 import time
+import tomllib
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -997,3 +998,20 @@ def make_device(
         raise
     except (TypeError, ValueError, OverflowError, KeyError) as exc:
         raise ProfileError(f"bad {kind} device profile: {exc}") from exc
+
+
+def read_profile_toml(
+    path: Path, *, error: type[RigError] = RigError, hint: str = ""
+) -> dict[str, Any]:
+    """The parsed TOML of the device profile at ``path``.  Raises ``error`` (a
+    :class:`RigError`) naming the file for one that is missing, not UTF-8 or not TOML;
+    ``hint`` is appended to the message."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise error(
+            f"cannot read device profile {path}: it is not UTF-8 text (byte {exc.start}: "
+            f"{exc.reason}); save the TOML file as UTF-8"
+        ) from exc
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise error(f"cannot read device profile {path}: {exc}{hint}") from exc

@@ -27,11 +27,8 @@ from feltlab.rig.report import sha256_file
 
 
 @pytest.fixture(autouse=True)
-def _no_can_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory):
-    for key in list(os.environ):
-        if key.startswith("CAN_"):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+def _isolated(no_can_env: None) -> None:
+    """No developer CAN settings (tests/conftest.py)."""
 
 
 def fast(kind: str = "batch", **device: object) -> certify.Profile:

@@ -7,7 +7,6 @@ jackpot panel campaign with a forged result, and the profile errors."""
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,11 +22,8 @@ KEY = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 
 
 @pytest.fixture(autouse=True)
-def _no_can_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory):
-    for key in list(os.environ):
-        if key.startswith("CAN_"):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+def _isolated(no_can_env: None) -> None:
+    """No developer CAN settings (tests/conftest.py)."""
 
 
 def fast(kind: str = "batch", faults: dict | None = None, **device: object) -> certify.Profile:

@@ -40,11 +40,8 @@ BIG_SEED = 2**62 - 5  # a fresh seed is 62 bits: seed * 7919 overflowed 64 bits
 
 
 @pytest.fixture(autouse=True)
-def _no_can_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory):
-    for key in list(os.environ):
-        if key.startswith("CAN_"):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+def _isolated(no_can_env: None) -> None:
+    """No developer CAN settings (tests/conftest.py)."""
 
 
 def fast(kind: str = "batch", **device: object) -> certify.Profile:

@@ -1,0 +1,27 @@
+"""Fixtures shared by the test folders: an environment free of a developer's CAN settings and
+unique virtual bus names.  Folders that talk CAN opt in with an autouse fixture of their own."""
+
+from __future__ import annotations
+
+import itertools
+import os
+
+import pytest
+
+_counter = itertools.count()
+
+
+@pytest.fixture
+def no_can_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A developer's CAN_* variables or ~/.canrc must not leak into the tests."""
+    for key in list(os.environ):
+        if key.startswith("CAN_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+
+
+@pytest.fixture
+def vbus(request: pytest.FixtureRequest) -> str:
+    """A virtual bus spec no other test uses."""
+    folder = request.path.parent.name
+    return f"interface=virtual,channel={folder}-{os.getpid()}-{next(_counter)}"
