@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 import threading
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -69,7 +70,7 @@ def _writable_c_array(arr: object, name: str, dtypes: tuple[type, ...], ndim: in
 # ---------------------------------------------------------------- generators
 
 
-class BitGenerator:
+class BitGenerator(ABC):
     """A seedable, reproducible source of 64-bit words owned by the caller.
 
     Not shared state: each object holds its own C state; a lock serialises calls on one object
@@ -112,16 +113,17 @@ class BitGenerator:
         return out
 
     # -- streams and state -----------------------------------------------
+    @abstractmethod
     def spawn(self, n: int) -> list[BitGenerator]:
         """``n`` independent child generators for parallel chunks (see the subclass)."""
-        raise NotImplementedError  # pragma: no cover - abstract
 
+    @abstractmethod
     def getstate(self) -> dict[str, Any]:
         """The full state as a JSON-serialisable dict; :meth:`setstate` restores it."""
-        raise NotImplementedError  # pragma: no cover - abstract
 
+    @abstractmethod
     def setstate(self, state: dict[str, Any]) -> None:
-        raise NotImplementedError  # pragma: no cover - abstract
+        """Restore a state from :meth:`getstate`; raises ValueError for a malformed one."""
 
     def copy(self) -> BitGenerator:
         """An independent generator in the same state (it will repeat this one's output)."""

@@ -17,6 +17,7 @@ import queue
 import threading
 import time
 import tomllib
+from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -103,7 +104,7 @@ class Timing:
                 raise ValueError(f"{name} must be >= 0 seconds")
 
 
-class SimDevice:
+class SimDevice(ABC):
     """Base of the simulated devices.
 
     ``bus``: spec string, :class:`BusSpec` or an open python-can bus.  ``base``: arbitration
@@ -507,17 +508,18 @@ class SimDevice:
             self._ack(rid, op, Result.UNKNOWN_OPCODE)
 
     # ------------------------------------------------------------ per kind
-    def _reset(self) -> None:
+    def _reset(self) -> None:  # noqa: B027 - an optional hook: most kinds keep no such state
         """Forget volatile state (boot)."""
 
+    @abstractmethod
     def _status(self) -> None:
-        raise NotImplementedError
+        """Send this kind's Status frame."""
 
     def _execute_kind(self, rid: int, op: int, a8: int, a32: int) -> bool:
         return False
 
-    def _on_payload(self, channel: Channel, data: bytes) -> None:
-        pass
+    def _on_payload(self, channel: Channel, data: bytes) -> None:  # noqa: B027 - optional
+        """A complete ISO-TP payload arrived on ``channel``; kinds without one ignore it."""
 
 
 class BatchShuffler(SimDevice):

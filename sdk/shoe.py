@@ -9,6 +9,7 @@ card came out (rule 5.7(b)) or in which the cutting card was found missing (rule
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -50,7 +51,28 @@ class CardSource(Protocol):
         ...
 
 
-class Shoe:
+class _CuttingCardSource(ABC):
+    """What a shoe with a cutting card and a fixed sequence share: a shuffle is due after
+    the round in which the cutting card came out (rule 5.7(b)) or was found missing (16.10).
+    Subclasses keep ``_missing``, ``_needs_shuffle`` and ``cut_card_reached``."""
+
+    _missing: bool
+    _needs_shuffle: bool
+
+    @property
+    @abstractmethod
+    def cut_card_reached(self) -> bool:
+        """True once the cutting card has come out since the last shuffle."""
+
+    def end_round(self, cards: Sequence[int]) -> None:
+        if self._missing or self.cut_card_reached:
+            self._needs_shuffle = True
+
+    def report_missing_cutting_card(self) -> None:
+        self._missing = True
+
+
+class Shoe(_CuttingCardSource):
     """A shoe of ``rules.decks`` decks shuffled by the C core (Fisher-Yates over ``rng``),
     with ``rules.cutting_cards`` cutting cards, the first ``rules.cut_card_from_back`` cards
     from the back of the stack (rule 7.6(a)); a second cutting card sits at the back.
@@ -111,13 +133,6 @@ class Shoe:
         self._pos += 1
         return card
 
-    def end_round(self, cards: Sequence[int]) -> None:
-        if self._missing or self.cut_card_reached:
-            self._needs_shuffle = True
-
-    def report_missing_cutting_card(self) -> None:
-        self._missing = True
-
 
 class ContinuousShuffler:
     """A continuous shuffler (rule 1.0 as amended by 2.1): each card is drawn uniformly from
@@ -160,7 +175,7 @@ class ContinuousShuffler:
         raise ShoeError("rule 16.10 does not apply when a continuous shuffler is used")
 
 
-class FixedCards:
+class FixedCards(_CuttingCardSource):
     """A fixed card sequence (tests, replays): :meth:`draw` gives ``cards`` in order.
 
     ``cut_after``: the cutting card comes out after that many draws (None: never).
@@ -208,13 +223,6 @@ class FixedCards:
         card = self._cards[self._pos]
         self._pos += 1
         return card
-
-    def end_round(self, cards: Sequence[int]) -> None:
-        if self._missing or self.cut_card_reached:
-            self._needs_shuffle = True
-
-    def report_missing_cutting_card(self) -> None:
-        self._missing = True
 
 
 def make_source(rules: Rules, rng: native.BitGenerator) -> CardSource:

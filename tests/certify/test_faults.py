@@ -7,7 +7,6 @@ jackpot panel campaign with a forged result, and the profile errors."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -27,14 +26,8 @@ def _isolated(no_can_env: None) -> None:
 
 
 def fast(kind: str = "batch", faults: dict | None = None, **device: object) -> certify.Profile:
-    prof = certify.load_profile(None, kind)
-    dev = {k: v for k, v in prof.device.items() if k != "bitrate"}
-    dev.update(device)
-    camp = dict(prof.campaign, power_replicates=3)
-    raw = dict(prof.raw, device=dev, campaign=camp)
-    if faults is not None:
-        raw["faults"] = faults
-    return replace(prof, device=dev, campaign=camp, raw=raw)
+    """The bundled profile, unpaced and with fewer replicates (certify.quick_profile)."""
+    return certify.quick_profile(kind, faults=faults, **device)
 
 
 @pytest.fixture(scope="module")

@@ -277,8 +277,7 @@ def test_tournament_definition_with_arbitrary_field(tmp_path, section, key, valu
     """The example definition with one field set to an arbitrary value (or a table dropped)."""
     from feltlab.tournament import TournamentDefinition
 
-    if not EXAMPLE.exists():
-        pytest.skip("examples/tournament.toml not present")
+    assert EXAMPLE.exists(), "examples/tournament.toml ships with the repository"
     data = tomllib.loads(EXAMPLE.read_text(encoding="utf-8"))
     if drop:
         data.pop(section, None)
