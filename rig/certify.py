@@ -35,6 +35,7 @@ import numpy as np
 from feltlab import native
 from feltlab.rig import battery
 from feltlab.rig.battery import Verdict
+from feltlab.rig.clock import Clock, RealClock, SimClock
 from feltlab.rig.certify_capture import CaptureData, read_campaign_capture, timestamp_resolution
 from feltlab.rig.certify_faults import (
     FaultPlan,
@@ -264,7 +265,14 @@ class CampaignOptions:
     """What ``feltlab certify`` was asked: the profile, the bus (None: an in-process virtual
     bus with the simulated device), the simulated model (None: the profile's; with a bus and
     no model, no device is started), the sample size (shoes, deals or draws; None: the
-    profile's), alpha, the seed (None: fresh) and the output directory."""
+    profile's), alpha, the seed (None: fresh) and the output directory.
+
+    ``clock``: ``"sim"`` runs the simulated device in simulated time on the in-process bus (a
+    deterministic discrete-event schedule: the campaign is a pure function of its seed),
+    ``"real"`` in the host's real time; None chooses ``"sim"`` for a simulated device on the
+    in-process bus and ``"real"`` for any device on an external ``bus``, which is always
+    certified in real time.
+    """
 
     profile: Profile
     out: Path
@@ -274,10 +282,29 @@ class CampaignOptions:
     alpha: float | None = None
     seed: int | None = None
     faults: str | None = None
+    clock: str | None = None
 
     @property
     def simulated(self) -> bool:
         return self.bus is None or self.model is not None
+
+    @property
+    def clock_mode(self) -> str:
+        """``"sim"`` or ``"real"`` (see the class docstring). Raises CampaignError for a
+        simulated clock asked of an external bus, or an unknown mode."""
+        mode = self.clock or ("sim" if self.bus is None else "real")
+        if mode not in ("sim", "real"):
+            raise CampaignError(f"--clock must be sim or real, got {mode!r}")
+        if mode == "sim" and self.bus is not None:
+            raise CampaignError(
+                "simulated time drives only the in-process bus; a device on --bus is "
+                "certified in real time (--clock real)"
+            )
+        return mode
+
+    def new_clock(self) -> Clock:
+        """A new clock of :attr:`clock_mode`."""
+        return SimClock() if self.clock_mode == "sim" else RealClock("campaign")
 
 
 SIZE_KEY = {"batch": "shoes", "continuous": "deals", "jackpot": "draws"}
@@ -335,10 +362,15 @@ class Collected:
     aborted: bool = False
     error: str | None = None
     online: dict[str, int] = field(default_factory=dict)
+    #: (clock time in s, error) of each scheduled callback that raised (a device or rig bug)
+    crashes: list[tuple[float, str]] = field(default_factory=list)
 
 
-def _open(opts: CampaignOptions, capture: Path, part: int, seed: int) -> tuple[Any, Any, str]:
-    """Start the simulated device (if any) and the client; returns (device, client, spec)."""
+def _open(
+    opts: CampaignOptions, capture: Path, part: int, seed: int, clock: Clock
+) -> tuple[Any, Any, str]:
+    """Start the simulated device (if any) and the client on ``clock``; returns (device,
+    client, spec)."""
     from feltlab.rig.clients import CLIENT_KINDS
     from feltlab.rig.devices import make_device
 
@@ -357,7 +389,7 @@ def _open(opts: CampaignOptions, capture: Path, part: int, seed: int) -> tuple[A
             if prof.kind != "batch":
                 raise CampaignError(f"--model applies to batch shufflers, not {prof.kind}")
             extra["model"] = opts.model
-        dev = make_device(prof.kind, spec, dev_opts, **extra).start()
+        dev = make_device(prof.kind, spec, dev_opts, clock=clock, **extra).start()
     kw: dict[str, Any] = {}
     if prof.kind == "jackpot":
         key = prof.key()
@@ -370,6 +402,7 @@ def _open(opts: CampaignOptions, capture: Path, part: int, seed: int) -> tuple[A
             timeout=float(prof.campaign.get("timeout", 0.5)),
             capture=capture,
             heartbeat_period=prof.heartbeat_period,
+            clock=clock,
             **kw,
         )
     except BaseException:
@@ -397,8 +430,9 @@ def collect_part(
     result = Collected(requested=want)
     dev = client = None
     runner: FaultRunner | None = None
+    clock = opts.new_clock()
     try:
-        dev, client, _spec = _open(opts, capture, part, seed)
+        dev, client, _spec = _open(opts, capture, part, seed, clock)
         hb = client.wait_online(float(opts.profile.campaign.get("online_timeout", 3.0)))
         result.online = {k: int(v) for k, v in hb.signals.items()}
         kind = opts.profile.kind
@@ -425,6 +459,10 @@ def collect_part(
             client.close()  # flushes the capture
         if dev is not None:
             dev.stop()
+        clock.close()
+        result.crashes = list(getattr(clock, "crashes", []))
+        if result.crashes and result.error is None:
+            result.error = f"the rig failed during collection: {result.crashes[0][1]}"
     if stop.is_set():
         result.aborted = True
     return result
@@ -436,13 +474,10 @@ so that ``heartbeat.period`` is measurable even from the smallest campaigns."""
 
 
 def _wait_heartbeats(client: Any, period: float, stop: threading.Event) -> None:
-    deadline = time.monotonic() + (MIN_HEARTBEATS + 2) * period
-    while (
-        client.counts.get("Heartbeat", 0) < MIN_HEARTBEATS
-        and time.monotonic() < deadline
-        and not stop.is_set()
-    ):
-        time.sleep(min(period / 4, 0.05))
+    client.clock.wait(
+        lambda: client.counts.get("Heartbeat", 0) >= MIN_HEARTBEATS or stop.is_set(),
+        (MIN_HEARTBEATS + 2) * period,
+    )
 
 
 def campaign_fault_plan(prof: Profile, override: str | None) -> FaultPlan | None:
@@ -462,9 +497,7 @@ def campaign_fault_plan(prof: Profile, override: str | None) -> FaultPlan | None
 
 def _wait_back(client: Any, timeout: float) -> bool:
     """Wait (bounded) until a lost device sends heartbeats again."""
-    deadline = time.monotonic() + timeout
-    while client.lost and time.monotonic() < deadline:
-        time.sleep(0.005)
+    client.clock.wait(lambda: not client.lost, timeout)
     return not client.lost
 
 
@@ -516,7 +549,7 @@ def _collect_batch(
             except DeviceRefused as exc:
                 last = str(exc)
                 if exc.result == Result.BUSY:  # e.g. still booting: give it a moment
-                    time.sleep(min(0.05 * 2**_attempt, float(client.timeout)))
+                    client.clock.sleep(min(0.05 * 2**_attempt, float(client.timeout)))
                     continue
                 with contextlib.suppress(RigError):
                     client.clear_fault()
@@ -620,7 +653,7 @@ def _inject_forgery(client: Any) -> dict[str, Any]:
     """Have the panel forge its next result (altered after signing): the client must
     refuse it as a security fault."""
     client.inject_fault("forge_result")
-    return {"fault": "forge_result", "injected_at": time.time()}
+    return {"fault": "forge_result", "injected_at": client.clock.wall()}
 
 
 def _end_forgery(client: Any, trial: dict[str, Any], directory: Path) -> None:
@@ -629,7 +662,7 @@ def _end_forgery(client: Any, trial: dict[str, Any], directory: Path) -> None:
 
     t0 = trial["injected_at"]
     ev = next((e for e in list(client.events) if e.kind == "security" and e.timestamp >= t0), None)
-    now = time.time()
+    now = client.clock.wall()
     row = {
         "fault": "forge_result",
         "sample": -1,
@@ -1177,6 +1210,7 @@ def run_campaign(
             state["alpha"],
             state["seed"],
             state.get("faults"),
+            state.get("clock"),
         )
     else:
         campaign_fault_plan(opts.profile, opts.faults)  # bad plans and keys: before mkdir
@@ -1203,6 +1237,7 @@ def run_campaign(
         "alpha": alpha,
         "seed": seed,
         "faults": opts.faults,
+        "clock": opts.clock_mode,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     campaign_fault_plan(prof, opts.faults)  # a bad plan stops here, before any collection

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -182,13 +181,13 @@ class FaultRunner:
         digest = self.digest.hexdigest()
         log.info("fault campaign: injecting %s before sample %d", fault, i)
         if fault == "bus_loss":
-            t = time.time()
+            t = c.clock.wall()
             c.node.bus.unplug(self.plan.bus_loss)
             detail: dict[str, Any] = {"seconds": self.plan.bus_loss}
         else:
             value = int(self.plan.heartbeat_silence * 1000) if fault == "stop_heartbeats" else 0
             c.inject_fault(fault, value)
-            t = time.time()
+            t = c.clock.wall()
             detail = {"value": value}
         return FaultTrial(fault, i, t, shoes, digest, detail=detail)
 
@@ -210,16 +209,12 @@ class FaultRunner:
             horizon = (limit if limit is not None else 1.0) * 2 + 1.0
             if trial.fault in ("stop_heartbeats", "bus_loss"):
                 horizon += self.plan.heartbeat_silence + self.plan.bus_loss
-            deadline = trial.injected_at + horizon
-            ev = self._detection(trial)
-            while ev is None and time.time() < deadline:
-                time.sleep(0.005)
-                ev = self._detection(trial)
+            clock = self.client.clock
+            left = trial.injected_at + horizon - clock.wall()
+            ev = clock.wait(lambda: self._detection(trial), left)
             if ev is not None:
                 trial.detected_at, trial.detected_by = ev.timestamp, ev.kind
-            back = time.monotonic() + self.plan.recovery_timeout
-            while self.client.lost and time.monotonic() < back:
-                time.sleep(0.005)
+            clock.wait(lambda: not self.client.lost, self.plan.recovery_timeout)
             recovered = [
                 e.timestamp
                 for e in list(self.client.events)
@@ -227,7 +222,7 @@ class FaultRunner:
             ]
             trial.recovered_at = recovered[0] if recovered else None
             trial.outcome = "stopped" if stopped or self.client.lost else "recovered"
-            trial.ended_at = time.time()
+            trial.ended_at = self.client.clock.wall()
             self.trials.append(trial)
             with (self.directory / FAULTS_FILE).open("a", encoding="utf-8") as f:
                 f.write(json.dumps(asdict(trial)) + "\n")

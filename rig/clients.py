@@ -14,7 +14,6 @@ import contextlib
 import itertools
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ import can
 import numpy as np
 import numpy.typing as npt
 
+from feltlab.rig.clock import Clock, ScheduledCall
 from feltlab.rig.errors import (
     DeviceLost,
     DeviceRefused,
@@ -110,6 +110,8 @@ class DeviceClient:
     each wait for a reply; ``retries`` is how many times a request is repeated after a timeout
     or a failed transfer.  ``on_event`` is called (on the Notifier or watchdog thread) with
     each :class:`DeviceEvent`.  ``capture``: a .blf/.asc/.log path recording every frame.
+    ``clock``: the :class:`feltlab.rig.clock.Clock` every wait and timeout reads (default:
+    the shared node's, else a real clock of its own).
     """
 
     kind: ClassVar[Kind]
@@ -128,6 +130,7 @@ class DeviceClient:
         on_event: Callable[[DeviceEvent], None] | None = None,
         heartbeat_period: float = 0.1,
         cf_timeout: float = 0.25,
+        clock: Clock | None = None,
     ) -> None:
         if timeout <= 0 or retries < 0:
             raise ValueError("timeout must be > 0 seconds and retries >= 0")
@@ -137,7 +140,10 @@ class DeviceClient:
         self.retries = retries
         self.on_event = on_event
         self._own_node = not isinstance(bus, Node)
-        self.node = bus if isinstance(bus, Node) else Node(bus, pace=False, capture=capture)
+        self.node = (
+            bus if isinstance(bus, Node) else Node(bus, pace=False, capture=capture, clock=clock)
+        )
+        self.clock: Clock = self.node.clock
         self.events: list[DeviceEvent] = []
         self.counts: dict[str, int] = {}
         #: the fault the campaign last injected (test mode), until it injects "clear"
@@ -151,6 +157,7 @@ class DeviceClient:
         self.period = heartbeat_period
         self.lost = False
         self._last_hb = 0.0
+        self._seen_hb = False
         self._cond = threading.Condition()
         self._acks: dict[int, Frame] = {}
         self._status: Frame | None = None
@@ -176,10 +183,8 @@ class DeviceClient:
         }
         self._setup()
         self.node.add_listener(self.on_message)
-        self._watchdog = threading.Thread(
-            target=self._watch, name=f"watchdog-0x{self.base:03X}", daemon=True
-        )
-        self._watchdog.start()
+        self._watchdog: ScheduledCall | None = None
+        self._plan_watch()
 
     def _setup(self) -> None:
         """Per-kind state and frame handlers (called before the first frame arrives)."""
@@ -192,7 +197,8 @@ class DeviceClient:
         self._closed.set()
         with self._cond:
             self._cond.notify_all()
-        self._watchdog.join(timeout=2.0)
+            if self._watchdog is not None:
+                self._watchdog.cancel()
         with contextlib.suppress(ValueError):
             self.node.notifier.remove_listener(self.on_message)
         if self._own_node:
@@ -240,7 +246,7 @@ class DeviceClient:
                 self._cond.notify_all()
 
     def _emit(self, kind: str, **detail: int) -> None:
-        ev = DeviceEvent(kind, self.base, time.time(), detail)
+        ev = DeviceEvent(kind, self.base, self.clock.wall(), detail)
         self.events.append(ev)
         log.log(
             logging.WARNING if kind in ("lost", "fault", "reboot", "security") else logging.DEBUG,
@@ -277,7 +283,8 @@ class DeviceClient:
         if s["PeriodMs"]:
             self.period = s["PeriodMs"] / 1000.0
         self.heartbeat = f
-        self._last_hb = time.monotonic()
+        self._last_hb = self.clock.now()
+        self._seen_hb = True
 
     def _on_ack(self, f: Frame) -> None:
         self._acks[f.signals["RequestId"]] = f
@@ -296,36 +303,42 @@ class DeviceClient:
             detail=s["Detail"],
         )
 
+    def _plan_watch(self) -> None:
+        if not self._closed.is_set():
+            step = min(max(self.period / 4, 0.005), 0.05)
+            self._watchdog = self.clock.call_later(step, self._watch)
+
     def _watch(self) -> None:
-        while not self._closed.wait(min(max(self.period / 4, 0.005), 0.05)):
-            silent = time.monotonic() - self._last_hb
-            if self._last_hb and not self.lost and silent > LOST_AFTER_PERIODS * self.period:
-                with self._cond:
-                    self.lost = True
-                    self._emit("lost", periods=LOST_AFTER_PERIODS)
-                    self._cond.notify_all()
+        """Heartbeat supervision, every quarter period (5..50 ms) on the clock."""
+        with self._cond:
+            if self._closed.is_set():
+                return
+            silent = self.clock.now() - self._last_hb
+            if self._seen_hb and not self.lost and silent > LOST_AFTER_PERIODS * self.period:
+                self.lost = True
+                self._emit("lost", periods=LOST_AFTER_PERIODS)
+                self._cond.notify_all()
+            self._plan_watch()
 
     # ------------------------------------------------------------ waiting
     def _wait(self, predicate: Callable[[], Any], timeout: float) -> Any:
         """The first truthy ``predicate()`` (evaluated under the lock), or None after
         ``timeout`` seconds.  Raises :class:`DeviceLost` if the device is lost meanwhile."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                value = predicate()
-                if value:
-                    return value
-                if self.lost:
-                    raise DeviceLost(
-                        f"device 0x{self.base:03X} missed {LOST_AFTER_PERIODS} heartbeat "
-                        "periods; check its power and bus, then reconnect"
-                    )
-                if self._closed.is_set():
-                    raise RigError("client closed")
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return None
-                self._cond.wait(left)
+
+        def check() -> Any:
+            value = predicate()
+            if value:
+                return value
+            if self.lost:
+                raise DeviceLost(
+                    f"device 0x{self.base:03X} missed {LOST_AFTER_PERIODS} heartbeat "
+                    "periods; check its power and bus, then reconnect"
+                )
+            if self._closed.is_set():
+                raise RigError("client closed")
+            return None
+
+        return self.clock.wait(check, timeout, self._cond)
 
     def wait_online(self, timeout: float = 2.0) -> Frame:
         """Wait for the first heartbeat.  Raises :class:`DeviceTimeout` if none comes within
@@ -423,9 +436,9 @@ class DeviceClient:
 
     def ping(self) -> float:
         """Round-trip time of a PING in seconds."""
-        t0 = time.perf_counter()
+        t0 = self.clock.now()
         self.request(Opcode.PING)
-        return time.perf_counter() - t0
+        return self.clock.now() - t0
 
     def status(self) -> dict[str, int]:
         """The device's Status signals (STATUS command)."""
@@ -499,12 +512,12 @@ class DeviceClient:
                 self.transfer_retries += 1
             try:
                 link.send_and_wait(data, self.timeout)
-                deadline = time.monotonic() + self.timeout
+                deadline = self.clock.now() + self.timeout
                 while True:
                     cards = self.status()["Cards"]
-                    if cards == expect_cards or time.monotonic() > deadline:
+                    if cards == expect_cards or self.clock.now() > deadline:
                         break
-                    time.sleep(0.002)
+                    self.clock.sleep(0.002)
             except (TransferError, DeviceTimeout) as exc:
                 last = str(exc)
                 if before is None:
@@ -579,7 +592,7 @@ class BatchShufflerClient(DeviceClient):
         ack = self.request(Opcode.SHUFFLE, arg32=cut_position)
         duration = ack.signals["Value"] / 1000.0
         budget = duration + (timeout if timeout is not None else self.timeout)
-        deadline = time.monotonic() + budget
+        deadline = self.clock.now() + budget
 
         def ready() -> Frame | None:
             st = self._status
@@ -588,10 +601,10 @@ class BatchShufflerClient(DeviceClient):
             return None
 
         while True:
-            st: Frame | None = self._wait(ready, max(0.0, min(budget, deadline - time.monotonic())))
+            st: Frame | None = self._wait(ready, max(0.0, min(budget, deadline - self.clock.now())))
             if st is not None:
                 return int(st.signals["ShoeCount"])
-            if time.monotonic() >= deadline:
+            if self.clock.now() >= deadline:
                 break
             s = self.status()  # the done-Status may have been lost: ask
             if s["State"] == State.READY:

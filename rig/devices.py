@@ -1,21 +1,20 @@
 """Simulated devices speaking the rig protocol (docs/protocol.md): a batch shuffler, a
 continuous shuffler and a jackpot prize panel.
 
-Each device runs one thread that owns all its state: it sends heartbeats, executes commands
-queued by the bus Notifier, fires timed completions (shuffle duration, card latency,
-button-to-result latency) and applies injected faults.  Frames are paced to the bus bitrate
-(:class:`feltlab.rig.transport.WireClock`), so a device at 500 kbit/s never sends faster than
-the wire allows.  Randomness is ChaCha20 (RFC 8439) from ``feltlab.native``, seeded.
+A device is driven by its :class:`feltlab.rig.clock.Clock`, which owns all its state: every
+heartbeat, command, timed completion (shuffle duration, card latency, button-to-result
+latency), boot and injected fault is a callback scheduled on it.  On a
+:class:`~feltlab.rig.clock.RealClock` the callbacks run on the clock's thread and frames are
+paced to the bus bitrate (:class:`feltlab.rig.transport.WireClock`); on a
+:class:`~feltlab.rig.clock.SimClock` they run in simulated time on the simulated bus, where
+each frame takes its bit time (:mod:`feltlab.rig.simbus`), so a campaign is a pure function
+of its seed.  Randomness is ChaCha20 (RFC 8439) from ``feltlab.native``, seeded.
 """
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import logging
-import queue
 import threading
-import time
 import tomllib
 from abc import ABC, abstractmethod
 from collections import deque
@@ -28,6 +27,7 @@ import can
 import numpy as np
 
 from feltlab import native
+from feltlab.rig.clock import Clock, RealClock, ScheduledCall
 from feltlab.rig.errors import ProfileError, RigError
 from feltlab.rig.models import ShuffleModel, parse_model
 from feltlab.rig.protocol import (
@@ -111,6 +111,7 @@ class SimDevice(ABC):
     id base (multiple of 0x10; default per kind: batch 0x100, continuous 0x200, jackpot
     0x300).  ``seed``: ChaCha20 key (int) or None for fresh entropy.  ``bitrate`` (bit/s)
     paces the device's frames; ``test_mode`` enables the PRESS and INJECT_FAULT commands.
+    ``clock``: the clock that drives the device (default: a real clock of its own).
     """
 
     kind: ClassVar[Kind]
@@ -130,7 +131,10 @@ class SimDevice(ABC):
         test_mode: bool = True,
         capture: str | Path | None = None,
         protocol_major: int = PROTOCOL_MAJOR,
+        clock: Clock | None = None,
     ) -> None:
+        self._own_clock = clock is None
+        self.clock: Clock = clock if clock is not None else RealClock(f"sim-{self.kind_name}")
         self.codec = Codec(base if base is not None else DEFAULT_BASE[self.kind_name])
         self.base = self.codec.base
         self.timing = timing or Timing()
@@ -149,16 +153,15 @@ class SimDevice(ABC):
         self.fault_count = 0
         self.faults: dict[str, int] = {}
         self.frames_dropped = 0
-        self._queue: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
-        self._timers: list[tuple[float, int, Callable[[], None]]] = []
-        self._tick = itertools.count()
+        self._timers: list[ScheduledCall] = []
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._rx_thread: threading.Thread | None = None
+        self._started = False
+        self._hb_call: ScheduledCall | None = None
+        self._boot_call: ScheduledCall | None = None
         self._channels: dict[Channel, IsoTpChannel] = {}
         self._audit: deque[AuditEntry] = deque(maxlen=256)
         self._audit_seq = 0
-        self._t0 = time.monotonic()
+        self._t0 = self.clock.now()
         self._last_key: tuple[int, int, int, int] | None = None
         self._last_replies: list[can.Message] = []
         self._collect: list[can.Message] | None = None
@@ -167,16 +170,20 @@ class SimDevice(ABC):
         self._corrupt_at: int | None = None
         self._payload_ids: set[int] = set()
         self._next_hb = 0.0
-        self._booting_until = 0.0
         self._hb_resume_at: float | None = None
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> SimDevice:
-        """Open the bus and ISO-TP channels and start the device thread; returns self."""
-        if self._thread is not None:
+        """Open the bus and ISO-TP channels and boot the device on its clock; returns self."""
+        if self._started:
             raise RigError("device already started")
+        self._started = True
         self.node = Node(
-            self._bus_arg, bitrate=self._bitrate, pace=self._pace, capture=self._capture
+            self._bus_arg,
+            bitrate=self._bitrate,
+            pace=self._pace,
+            capture=self._capture,
+            clock=self.clock,
         )
         for ch in self.tx_channels:
             data_id, fc_id = self.codec.channel_ids(ch)
@@ -184,25 +191,39 @@ class SimDevice(ABC):
             self._payload_ids.add(data_id)
         for ch in self.rx_channels:
             data_id, fc_id = self.codec.channel_ids(ch)
-            self._channels[ch] = self.node.open_channel(ch.name, fc_id, data_id, cf_timeout=0.5)
+            self._channels[ch] = self.node.open_channel(
+                ch.name, fc_id, data_id, cf_timeout=0.5, on_payload=self._payload_cb(ch)
+            )
         self.node.bus.tx_hook = self._tx_hook
         self.node.add_listener(self._on_message)
-        self._thread = threading.Thread(target=self._run, name=f"sim-{self.kind_name}", daemon=True)
-        self._thread.start()
-        if self.rx_channels:
-            self._rx_thread = threading.Thread(
-                target=self._rx_run, name=f"sim-{self.kind_name}-rx", daemon=True
-            )
-            self._rx_thread.start()
+        self.clock.call_soon(lambda: self._boot(initial=True))
         return self
 
+    def _payload_cb(self, ch: Channel) -> Callable[[bytes], None]:
+        def on_payload(data: bytes) -> None:
+            self._post(lambda: self._on_payload(ch, data))
+
+        return on_payload
+
+    def _post(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` on the device's clock (at once if already there, in simulated time)."""
+        if self._stop.is_set():
+            return
+        if self.clock.simulated:
+            fn()
+        else:
+            self.clock.call_soon(lambda: None if self._stop.is_set() else fn())
+
     def stop(self) -> None:
-        """Stop the device thread and close its bus (joins every thread it started)."""
+        """Stop the device: cancel what it scheduled, close its bus and, if it owns its
+        clock, stop the clock's thread."""
         self._stop.set()
-        for t in (self._thread, self._rx_thread):
-            if t is not None:
-                t.join(timeout=5.0)
-        self._thread = self._rx_thread = None
+        for call in (self._hb_call, self._boot_call, *self._timers):
+            if call is not None:
+                call.cancel()
+        self._timers.clear()
+        if self._own_clock:
+            self.clock.close()
         if self.node is not None:
             self.node.close()
 
@@ -214,7 +235,7 @@ class SimDevice(ABC):
 
     def run_forever(self) -> None:
         """Start (if needed) and run until interrupted (KeyboardInterrupt) or stopped."""
-        if self._thread is None:
+        if not self._started:
             self.start()
         try:
             while not self._stop.wait(0.2):
@@ -238,7 +259,7 @@ class SimDevice(ABC):
         """
         if fault not in FAULTS:
             raise RigError(f"unknown fault {fault!r}; choose one of {', '.join(FAULTS)}")
-        self._queue.put(("inject", (fault, value)))
+        self._post(lambda: self._apply_fault(fault, value))
 
     # ------------------------------------------------------------ bus side
     def _on_message(self, msg: can.Message) -> None:
@@ -249,7 +270,7 @@ class SimDevice(ABC):
         except RigError:
             return
         if frame is not None:
-            self._queue.put(("cmd", frame))
+            self._post(lambda: self._on_command(frame))
 
     def _send(self, name: str, signals: dict[str, int]) -> can.Message | None:
         assert self.node is not None
@@ -294,66 +315,40 @@ class SimDevice(ABC):
         self._corrupt_at = None if corrupt is None else 1 + max(1, corrupt or 2)
         self._channels[channel].send(payload)
 
-    # ------------------------------------------------------------ device thread
+    # ------------------------------------------------------------ scheduling
     def _schedule(self, delay: float, fn: Callable[[], None]) -> None:
-        heapq.heappush(self._timers, (time.monotonic() + delay, next(self._tick), fn))
+        """Run ``fn`` after ``delay`` seconds of device time, unless the device reboots or
+        stops first."""
+        if len(self._timers) > 64:
+            now = self.clock.now()
+            self._timers = [c for c in self._timers if c.when >= now and not c.cancelled]
+        self._timers.append(
+            self.clock.call_later(delay, lambda: None if self._stop.is_set() else fn())
+        )
 
-    def _rx_run(self) -> None:
-        chans = [(ch, self._channels[ch]) for ch in self.rx_channels]
-        while not self._stop.is_set():
-            for ch, link in chans:
-                data = link.stack.recv(block=True, timeout=0.02)
-                if data is not None:
-                    self._queue.put(("payload", (ch, bytes(data))))
+    def _plan_heartbeat(self, at: float) -> None:
+        if self._hb_call is not None:
+            self._hb_call.cancel()
+        self._next_hb = at
+        self._hb_call = self.clock.call_at(at, self._heartbeat_tick)
 
-    def _run(self) -> None:
-        try:
-            self._boot(initial=True)
-            while not self._stop.is_set():
-                now = time.monotonic()
-                if now >= self._booting_until and self.state == State.BOOT:
-                    self._booted()
-                if now >= self._next_hb:
-                    self._heartbeat()
-                    p = self.timing.heartbeat_period
-                    self._next_hb = self._next_hb + p if self._next_hb + p > now else now + p
-                while self._timers and self._timers[0][0] <= now:
-                    _, _, fn = heapq.heappop(self._timers)
-                    fn()
-                wake = self._next_hb
-                if self._timers:
-                    wake = min(wake, self._timers[0][0])
-                if self.state == State.BOOT:
-                    wake = min(wake, self._booting_until)
-                timeout = min(max(wake - time.monotonic(), 0.0), 0.05)
-                try:
-                    kind, item = self._queue.get(timeout=timeout)
-                except queue.Empty:
-                    continue
-                self._dispatch(kind, item)
-        except Exception:  # pragma: no cover - a device bug must not hang the test rig
-            log.exception("%s device thread crashed", self.kind_name)
-            raise
-
-    def _dispatch(self, kind: str, item: Any) -> None:
-        if kind == "cmd":
-            self._on_command(item)
-        elif kind == "payload":
-            ch, data = item
-            self._on_payload(ch, data)
-        elif kind == "inject":
-            self._apply_fault(*item)
-        elif kind == "call":
-            item()
+    def _heartbeat_tick(self) -> None:
+        if self._stop.is_set():
+            return
+        self._heartbeat()
+        now = self.clock.now()
+        p = self.timing.heartbeat_period
+        nxt = self._next_hb + p
+        self._plan_heartbeat(nxt if nxt > now else now + p)
 
     def _audit_add(self, event: int, value: int) -> None:
         self._audit_seq += 1
-        uptime = int((time.monotonic() - self._t0) * 1000)
+        uptime = int((self.clock.now() - self._t0) * 1000)
         self._audit.append(AuditEntry(self._audit_seq & 0xFFFF, uptime & 0xFFFFFFFF, event, value))
 
     def _heartbeat(self) -> None:
         if "stop_heartbeats" in self.faults:
-            if self._hb_resume_at is None or time.monotonic() < self._hb_resume_at:
+            if self._hb_resume_at is None or self.clock.now() < self._hb_resume_at:
                 return
             self.faults.pop("stop_heartbeats")  # the silence declared at injection is over
             self._hb_resume_at = None
@@ -383,15 +378,25 @@ class SimDevice(ABC):
         if not initial:
             self.boot_count += 1
         self._last_key = None
+        for call in self._timers:
+            call.cancel()
         self._timers.clear()
         self.faults.pop("stop_heartbeats", None)
-        self._booting_until = time.monotonic() + (0.0 if initial else self.timing.boot_time)
+        if self._boot_call is not None:
+            self._boot_call.cancel()
         self._reset()
+        if initial:
+            self._booted()
+        else:
+            self._boot_call = self.clock.call_later(self.timing.boot_time, self._booted)
 
     def _booted(self) -> None:
+        if self._stop.is_set():
+            return
+        self._boot_call = None
         self.state = State.IDLE
         self.active_fault = FaultCode.NONE
-        self._next_hb = time.monotonic()
+        self._plan_heartbeat(self.clock.now())
         self._audit_add(0x80 + FaultCode.REBOOTED, self.boot_count)
         if self.boot_count:
             self._fault(FaultCode.REBOOTED, Severity.WARNING, self.boot_count, active=False)
@@ -424,7 +429,7 @@ class SimDevice(ABC):
         else:
             self.faults[name] = value
             if name == "stop_heartbeats":
-                self._hb_resume_at = time.monotonic() + value / 1000.0 if value else None
+                self._hb_resume_at = self.clock.now() + value / 1000.0 if value else None
 
     def _ack(self, rid: int, op: int, result: Result, value: int = 0) -> None:
         self._send(
@@ -812,7 +817,7 @@ class JackpotPanel(SimDevice):
 
     def press(self, box: int) -> None:
         """The physical button of ``box`` (1-255) is pressed (thread-safe)."""
-        self._queue.put(("call", lambda: self._press(None, box, source=0)))
+        self._post(lambda: self._press(None, box, source=0))
 
     def _status(self) -> None:
         self._send(
@@ -983,7 +988,16 @@ def make_device(
                 opts.pop(name, None)
             if key is not None:
                 opts["key"] = key
-        allowed = {"base", "seed", "bitrate", "pace", "test_mode", "capture", "protocol_major"}
+        allowed = {
+            "base",
+            "seed",
+            "bitrate",
+            "pace",
+            "test_mode",
+            "capture",
+            "protocol_major",
+            "clock",
+        }
         allowed |= {
             "batch": {"decks", "model", "reports_decks", "penetration"},
             "continuous": {"decks", "slots"},

@@ -22,6 +22,7 @@ from typing import Any
 import can
 import isotp
 
+from feltlab.rig.clock import Clock, RealClock
 from feltlab.rig.errors import BusSpecError, ProtocolError
 from feltlab.rig.protocol import frame_bits
 
@@ -173,8 +174,11 @@ class RigBus(can.BusABC):
     returns them), lets a fault injector rewrite or drop outgoing frames (``tx_hook``) and
     tells ``tx_listeners`` (the capture) about every frame sent."""
 
-    def __init__(self, inner: can.BusABC, *, bitrate: int | None = None) -> None:
+    def __init__(
+        self, inner: can.BusABC, *, bitrate: int | None = None, clock: Clock | None = None
+    ) -> None:
         self.inner = inner
+        self.clock: Clock = clock if clock is not None else RealClock()
         self.wire = WireClock(bitrate) if bitrate else None
         self.token = f"feltlab-{os.getpid()}-{id(self):x}"
         self.tx_hook: TxHook | None = None
@@ -191,26 +195,31 @@ class RigBus(can.BusABC):
         """The bus goes away for ``seconds`` (a fault test: the adapter unplugged, the cable
         cut): nothing is received, frames sent through :meth:`Node.send` raise
         ``can.CanOperationError`` and frames of ISO-TP stacks are dropped; then it comes back."""
-        self._down_until = time.monotonic() + max(0.0, seconds)
+        self._down_until = self.clock.now() + max(0.0, seconds)
 
     @property
     def down(self) -> bool:
         """True while the bus is unplugged (:meth:`unplug`)."""
-        return time.monotonic() < self._down_until
+        return self.clock.now() < self._down_until
+
+    def accept(self, msg: can.Message) -> can.Message | None:
+        """``msg`` as received, or None for a frame this node does not see: sent while the
+        bus is unplugged, or its own frame echoed back (udp_multicast returns them)."""
+        if self.down:
+            self.frames_lost += 1
+            return None
+        if msg.channel == self.token:  # our own frame, echoed by udp_multicast
+            return None
+        if msg.timestamp < 631152000.0:  # before 1990: not an epoch stamp
+            msg.timestamp = self.clock.wall()
+        self.frames_received += 1
+        return msg
 
     def _recv_internal(self, timeout: float | None) -> tuple[can.Message | None, bool]:
         msg = self.inner.recv(timeout)
         if msg is None:
             return None, False
-        if self.down:
-            self.frames_lost += 1
-            return None, False
-        if msg.channel == self.token:  # our own frame, echoed by udp_multicast
-            return None, False
-        if msg.timestamp < 631152000.0:  # before 1990: not an epoch stamp
-            msg.timestamp = time.time()
-        self.frames_received += 1
-        return msg, False
+        return self.accept(msg), False
 
     def send(self, msg: can.Message, timeout: float | None = None) -> None:
         if self.down:  # an unplugged adapter: the frame never reaches the wire
@@ -225,7 +234,7 @@ class RigBus(can.BusABC):
             if self.wire is not None:
                 self.wire.reserve(msg)
             msg.channel = self.token
-            msg.timestamp = time.time()
+            msg.timestamp = self.clock.wall()
             msg.is_rx = False
             self.inner.send(msg, timeout)
             self.frames_sent += 1
@@ -275,6 +284,7 @@ class IsoTpChannel:
         fc_timeout: float = 1.0,
         blocksize: int = 0,
         stmin: int = 0,
+        on_payload: Callable[[bytes], None] | None = None,
     ) -> None:
         self.name = name
         self.errors: list[str] = []
@@ -298,6 +308,22 @@ class IsoTpChannel:
             read_timeout=0.02,
         )
         self.stack.start()
+        self._stop_rx = threading.Event()
+        self._rx_thread: threading.Thread | None = None
+        if on_payload is not None:
+            self._rx_thread = threading.Thread(
+                target=self._rx_loop, args=(on_payload,), name=f"isotp-{name}", daemon=True
+            )
+            self._rx_thread.start()
+
+    def _rx_loop(self, on_payload: Callable[[bytes], None]) -> None:
+        while not self._stop_rx.is_set():
+            data = self.stack.recv(block=True, timeout=0.02)
+            if data is not None:
+                try:
+                    on_payload(bytes(data))
+                except Exception:  # the receive thread must survive its consumer
+                    log.exception("ISO-TP %s: payload handler failed", self.name)
 
     def _on_error(self, error: Exception) -> None:
         self.errors.append(f"{type(error).__name__}: {error}")
@@ -352,6 +378,9 @@ class IsoTpChannel:
                 raise TransferError(f"ISO-TP {self.name}: no payload within {timeout:.3f} s")
 
     def close(self) -> None:
+        self._stop_rx.set()
+        if self._rx_thread is not None:
+            self._rx_thread.join(timeout=2.0)
         self.stack.stop()
 
 
@@ -361,7 +390,13 @@ class Node:
     capture of every frame sent and received.
 
     ``bus``: a spec string, a :class:`BusSpec` or an open python-can bus (then owned and shut
-    down by this node).  ``bitrate`` (bit/s) overrides the spec's for pacing.
+    down by this node).  ``bitrate`` (bit/s) overrides the spec's for pacing.  ``clock``:
+    the :class:`feltlab.rig.clock.Clock` of the node (default: a new real clock).  On a
+    :class:`feltlab.rig.clock.SimClock` the bus must be the in-process ``virtual`` one: it is
+    then a :class:`feltlab.rig.simbus.SimBus` in simulated time (frames take their bit time
+    at the bitrate; no Notifier thread, no sleeping).
+
+    Raises :class:`BusSpecError` for a bus simulated time cannot drive.
     """
 
     def __init__(
@@ -371,18 +406,46 @@ class Node:
         bitrate: int | None = None,
         pace: bool = True,
         capture: str | Path | None = None,
+        clock: Clock | None = None,
     ) -> None:
-        if isinstance(bus, can.BusABC):
-            inner = bus
-            rate = bitrate
+        self.clock: Clock = clock if clock is not None else RealClock()
+        self.notifier: Any
+        if self.clock.simulated:
+            from feltlab.rig.simbus import SimBus, SimListeners, sim_wire
+
+            if isinstance(bus, can.BusABC):
+                if not isinstance(bus, SimBus):
+                    raise BusSpecError("simulated time drives only the simulated bus")
+                inner: can.BusABC = bus
+                rate = bus.wire.bitrate
+            else:
+                spec = BusSpec.parse(bus) if isinstance(bus, str) else bus
+                if spec.interface != "virtual":
+                    raise BusSpecError(
+                        f"simulated time runs on the in-process virtual bus, not "
+                        f"{spec.interface}; certify a device on {spec.interface} in real time "
+                        "(--clock real)"
+                    )
+                rate = bitrate if bitrate is not None else spec.bitrate
+                inner = SimBus(sim_wire(self.clock, spec.channel, rate))  # type: ignore[arg-type]
+                rate = inner.wire.bitrate
+            self.bitrate = rate
+            self.bus = RigBus(inner, bitrate=None, clock=self.clock)
+            listeners = SimListeners()
+            inner.on_receive = lambda m: self._sim_receive(m, listeners)
+            self.notifier = listeners
         else:
-            spec = BusSpec.parse(bus) if isinstance(bus, str) else bus
-            inner = open_bus(spec)
-            rate = bitrate if bitrate is not None else spec.bitrate
-        self.bitrate = rate
-        self.bus = RigBus(inner, bitrate=rate if pace else None)
-        self.notifier = can.Notifier(self.bus, [], timeout=0.05)
-        self.channels: list[IsoTpChannel] = []
+            if isinstance(bus, can.BusABC):
+                inner = bus
+                rate = bitrate
+            else:
+                spec = BusSpec.parse(bus) if isinstance(bus, str) else bus
+                inner = open_bus(spec)
+                rate = bitrate if bitrate is not None else spec.bitrate
+            self.bitrate = rate
+            self.bus = RigBus(inner, bitrate=rate if pace else None, clock=self.clock)
+            self.notifier = can.Notifier(self.bus, [], timeout=0.05)
+        self.channels: list[Any] = []
         self.capture: Any = None
         if capture is not None:
             from feltlab.rig.capture import CaptureWriter
@@ -391,6 +454,11 @@ class Node:
             self.notifier.add_listener(self.capture.on_message_received)
             self.bus.tx_listeners.append(self.capture.on_message_received)
         self._closed = False
+
+    def _sim_receive(self, msg: can.Message, listeners: Any) -> None:
+        got = self.bus.accept(msg)
+        if got is not None:
+            listeners.dispatch(got)
 
     def add_listener(self, fn: Callable[[can.Message], None]) -> None:
         self.notifier.add_listener(fn)
@@ -402,8 +470,25 @@ class Node:
             raise can.CanOperationError("the bus is down (unplugged)")
         self.bus.send(msg)
 
-    def open_channel(self, name: str, txid: int, rxid: int, **kw: Any) -> IsoTpChannel:
-        ch = IsoTpChannel(name, self.bus, self.notifier, txid, rxid, **kw)
+    def open_channel(
+        self,
+        name: str,
+        txid: int,
+        rxid: int,
+        *,
+        on_payload: Callable[[bytes], None] | None = None,
+        **kw: Any,
+    ) -> Any:
+        """An ISO-TP channel (:class:`IsoTpChannel`, or in simulated time
+        :class:`feltlab.rig.simbus.SimIsoTpChannel`); ``on_payload`` is called with each
+        complete payload received (else they queue for ``recv``)."""
+        ch: Any
+        if self.clock.simulated:
+            from feltlab.rig.simbus import SimIsoTpChannel
+
+            ch = SimIsoTpChannel(name, self, txid, rxid, on_payload=on_payload, **kw)
+        else:
+            ch = IsoTpChannel(name, self.bus, self.notifier, txid, rxid, on_payload=on_payload, **kw)
         self.channels.append(ch)
         return ch
 
