@@ -408,7 +408,8 @@ class Node:
         capture: str | Path | None = None,
         clock: Clock | None = None,
     ) -> None:
-        self.clock: Clock = clock if clock is not None else RealClock()
+        self._own_clock = clock is None
+        self.clock: Clock = clock if clock is not None else RealClock("node")
         self.notifier: Any
         if self.clock.simulated:
             from feltlab.rig.simbus import SimBus, SimListeners, sim_wire
@@ -510,3 +511,5 @@ class Node:
             self.bus.shutdown()
         except Exception as exc:  # pragma: no cover - defensive
             log.warning("bus shutdown: %s", exc)
+        if self._own_clock:
+            self.clock.close()
