@@ -35,7 +35,6 @@ import numpy as np
 from feltlab import native
 from feltlab.rig import battery
 from feltlab.rig.battery import Verdict
-from feltlab.rig.clock import Clock, RealClock, SimClock
 from feltlab.rig.certify_capture import CaptureData, read_campaign_capture, timestamp_resolution
 from feltlab.rig.certify_faults import (
     FaultPlan,
@@ -45,6 +44,7 @@ from feltlab.rig.certify_faults import (
     fault_windows,
     read_trials,
 )
+from feltlab.rig.clock import Clock, RealClock, SimClock
 from feltlab.rig.devices import read_profile_toml
 from feltlab.rig.errors import DeviceKeyError, DeviceLost, DeviceRefused, RigError, SecurityFault
 from feltlab.rig.measures import Measurement, prize_distribution_test, timing_measurements, within
@@ -1535,6 +1535,7 @@ def build_record(
             "faults": state.get("faults"),
         },
         "recovered_parts": state.get("recovered_parts", []),
+        "clock": clock_record(state),
         "started": state.get("started"),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "verdict": str(verdict),
@@ -1550,6 +1551,21 @@ def build_record(
         "faults": analysis.faults,
         "security_faults": analysis.security_faults,
     }
+
+
+def clock_record(state: dict[str, Any]) -> dict[str, Any]:
+    """What the record says of the campaign's time base (``state["clock"]``; campaigns
+    from before the clock option ran in real time)."""
+    mode = state.get("clock") or "real"
+    if mode == "sim":
+        text = (
+            "simulated time: the device's timing model, the frames' bit times at the bus "
+            "bitrate and the host's timeouts on one deterministic discrete-event clock; the "
+            "timings are the simulated device's, independent of the host"
+        )
+    else:
+        text = "real time: the host's monotonic clock and software timestamps"
+    return {"mode": mode, "description": text}
 
 
 def verdict_summary(record: dict[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ Library code: it logs, never prints.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -211,7 +212,7 @@ class FaultRunner:
                 horizon += self.plan.heartbeat_silence + self.plan.bus_loss
             clock = self.client.clock
             left = trial.injected_at + horizon - clock.wall()
-            ev = clock.wait(lambda: self._detection(trial), left)
+            ev = clock.wait(functools.partial(self._detection, trial), left)
             if ev is not None:
                 trial.detected_at, trial.detected_by = ev.timestamp, ev.kind
             clock.wait(lambda: not self.client.lost, self.plan.recovery_timeout)

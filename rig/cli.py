@@ -307,6 +307,9 @@ def _print_result(result: Any, *, written: bool = True) -> None:
             f"[{lo}, {hi}]" if lo or hi else "",
             m["verdict"],
         )
+    clock = rec.get("clock") or {}
+    if clock.get("mode") == "sim":
+        console.print("[bold]simulated time[/bold]: " + clock["description"], soft_wrap=True)
     console.print(table)
     if bat.get("integrity"):
         console.print(f"[red]integrity:[/red] {bat['integrity']}")
@@ -336,6 +339,7 @@ def _run_certify(
     out: str | None,
     resume: str | None,
     faults: str | None = None,
+    clock: str | None = None,
 ) -> None:
     from feltlab.rig.certify import CampaignOptions, load_profile, run_campaign
 
@@ -365,7 +369,8 @@ def _run_certify(
 
                 parse_model(model)
             directory = Path(out) if out else _new_campaign_dir(prof.kind)
-            opts = CampaignOptions(prof, directory, bus, model, size, alpha, seed, faults)
+            opts = CampaignOptions(prof, directory, bus, model, size, alpha, seed, faults, clock)
+            opts.clock_mode  # noqa: B018 - refuses --clock sim with --bus before any work
         previous = signal.signal(signal.SIGINT, on_sigint)
         try:
             with _RichProgress() as bar:
@@ -466,6 +471,14 @@ def _certify_options(size_name: str, size_help: str) -> Callable[[_F], _F]:
                 type=click.Path(exists=True, file_okay=False),
                 help="Continue the interrupted campaign in this directory from its capture.",
             ),
+            click.option(
+                "--clock",
+                type=click.Choice(["sim", "real"]),
+                default=None,
+                help="sim: the simulated device in simulated time (deterministic: the same "
+                "seed gives the same capture and verdicts on any host); real: in the host's "
+                "real time. Default: sim on the in-process bus, real on --bus (always).",
+            ),
         ]
         for o in reversed(opts):
             fn = o(fn)
@@ -505,11 +518,23 @@ def certify_shuffler(
     seed: int | None,
     out: str | None,
     resume: str | None,
+    clock: str | None,
 ) -> None:
     """Certify a batch or continuous shuffler (the profile's kind).  With no options: the
-    bundled simulated 6-deck ChaCha20 batch shuffler on an in-process virtual bus."""
+    bundled simulated 6-deck ChaCha20 batch shuffler on an in-process virtual bus, in
+    simulated time."""
     _run_certify(
-        "batch", profile, bus, model, deals if deals else shoes, alpha, seed, out, resume, faults
+        "batch",
+        profile,
+        bus,
+        model,
+        deals if deals else shoes,
+        alpha,
+        seed,
+        out,
+        resume,
+        faults,
+        clock,
     )
 
 
@@ -523,10 +548,11 @@ def certify_jackpot(
     seed: int | None,
     out: str | None,
     resume: str | None,
+    clock: str | None,
 ) -> None:
     """Certify a jackpot prize panel: prize distribution, latency, failure detection and the
     Madness 21 fallback of rule 16.12 through the SDK round engine."""
-    _run_certify("jackpot", profile, bus, None, draws, alpha, seed, out, resume)
+    _run_certify("jackpot", profile, bus, None, draws, alpha, seed, out, resume, None, clock)
 
 
 @click.command("analyze")

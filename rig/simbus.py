@@ -12,6 +12,7 @@ one of its timers (N_Bs, N_Cr, STmin) expires, with those timers read from the c
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections import deque
@@ -193,9 +194,7 @@ class _ClockLogic(isotp.TransportLayerLogic):
         self.timer_rx_fc.start()
 
     def _start_rx_cf_timer(self) -> None:
-        self.timer_rx_cf = _ClockTimer(
-            self._clock, self.params.rx_consecutive_frame_timeout / 1000
-        )
+        self.timer_rx_cf = _ClockTimer(self._clock, self.params.rx_consecutive_frame_timeout / 1000)
         self.timer_rx_cf.start()
 
     def deadlines(self) -> list[float]:
@@ -357,9 +356,7 @@ class SimIsoTpChannel:
     def recv(self, timeout: float) -> bytes:
         """The next complete payload. Raises :class:`TransferError` on a stack error or when
         nothing completes within ``timeout`` simulated seconds."""
-        got = self.clock.wait(
-            lambda: self.logic.available() or self._error_flag.is_set(), timeout
-        )
+        got = self.clock.wait(lambda: self.logic.available() or self._error_flag.is_set(), timeout)
         if self.logic.available():
             data = self.logic.recv(block=False)
             assert data is not None
@@ -375,7 +372,5 @@ class SimIsoTpChannel:
         self._closed = True
         if self._wake is not None:
             self._wake.cancel()
-        try:
+        with contextlib.suppress(ValueError):
             self.node.notifier.remove_listener(self._on_frame)
-        except ValueError:
-            pass

@@ -411,6 +411,8 @@ class Node:
         self._own_clock = clock is None
         self.clock: Clock = clock if clock is not None else RealClock("node")
         self.notifier: Any
+        self.bitrate: int | None
+        rate: int | None
         if self.clock.simulated:
             from feltlab.rig.simbus import SimBus, SimListeners, sim_wire
 
@@ -418,7 +420,6 @@ class Node:
                 if not isinstance(bus, SimBus):
                     raise BusSpecError("simulated time drives only the simulated bus")
                 inner: can.BusABC = bus
-                rate = bus.wire.bitrate
             else:
                 spec = BusSpec.parse(bus) if isinstance(bus, str) else bus
                 if spec.interface != "virtual":
@@ -429,11 +430,11 @@ class Node:
                     )
                 rate = bitrate if bitrate is not None else spec.bitrate
                 inner = SimBus(sim_wire(self.clock, spec.channel, rate))  # type: ignore[arg-type]
-                rate = inner.wire.bitrate
-            self.bitrate = rate
+            sim: SimBus = inner  # type: ignore[assignment]
+            self.bitrate = sim.wire.bitrate
             self.bus = RigBus(inner, bitrate=None, clock=self.clock)
             listeners = SimListeners()
-            inner.on_receive = lambda m: self._sim_receive(m, listeners)
+            sim.on_receive = lambda m: self._sim_receive(m, listeners)
             self.notifier = listeners
         else:
             if isinstance(bus, can.BusABC):
@@ -489,7 +490,9 @@ class Node:
 
             ch = SimIsoTpChannel(name, self, txid, rxid, on_payload=on_payload, **kw)
         else:
-            ch = IsoTpChannel(name, self.bus, self.notifier, txid, rxid, on_payload=on_payload, **kw)
+            ch = IsoTpChannel(
+                name, self.bus, self.notifier, txid, rxid, on_payload=on_payload, **kw
+            )
         self.channels.append(ch)
         return ch
 
