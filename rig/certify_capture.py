@@ -69,6 +69,8 @@ class CaptureData:
     exclude: list[tuple[float, float]] = field(default_factory=list)
     exclude_heartbeats: list[tuple[float, float]] = field(default_factory=list)
     excluded_samples: int = 0
+    #: replies in the capture that answer no request in flight (late, repeated, stale)
+    stale_replies: int = 0
 
     def timing(self, name: str) -> list[float]:
         return self.timings.setdefault(name, [])
@@ -120,8 +122,10 @@ def _read_part(
     msgs = list(read_capture(path))
     msgs.sort(key=lambda m: m.timestamp)  # host frames and device frames, in wire order
     pending: dict[tuple[int, int], tuple[float, int, int]] = {}  # (rid, op) -> (t, a8, a32)
-    shuffle_started: float | None = None
-    read_shoe_at: float | None = None
+    # protocol 2.0: a reply carries the request id of the command it answers, so each
+    # latency runs from a request to its own reply and can never be negative
+    shuffle_sent: dict[int, float] = {}  # SHUFFLE rid -> time
+    read_shoe_sent: dict[int, float] = {}  # READ_SHOE rid -> time
     xfer_first: float | None = None
     last_hb: float | None = None
     last_load: LoadPayload | None = None
@@ -159,11 +163,13 @@ def _read_part(
                 data.prize_tables.append(rec.value.rows)
             elif rec.name == "SHOE":
                 shoe: ShoePayload = rec.value
-                if read_shoe_at is not None and xfer_first is not None:
-                    data.sample("first_card", read_shoe_at, xfer_first)
+                asked = read_shoe_sent.pop(shoe.request_id, None)
+                if asked is not None and xfer_first is not None and xfer_first >= asked:
+                    data.sample("first_card", asked, xfer_first)
                     if len(shoe.codes):
                         data.sample("per_card", xfer_first, t, len(shoe.codes))
-                read_shoe_at = None
+                else:  # answers no READ_SHOE in flight: a late or repeated transfer
+                    data.stale_replies += 1
                 if shoe.shoe_number in seen_shoes:  # a repeated read of the same shoe
                     continue
                 seen_shoes.add(shoe.shoe_number)
@@ -180,10 +186,10 @@ def _read_part(
             key = (s["RequestId"], s["Opcode"])
             op = s["Opcode"]
             pending[key] = (t, s["Arg8"], s["Arg32"])
-            if op == Opcode.SHUFFLE and shuffle_started is None:
-                shuffle_started = t
+            if op == Opcode.SHUFFLE:
+                shuffle_sent.setdefault(s["RequestId"], t)  # a retry keeps the first time
             elif op == Opcode.READ_SHOE:
-                read_shoe_at = t
+                read_shoe_sent.setdefault(s["RequestId"], t)
             elif op == Opcode.DEAL:
                 deal_sent[s["RequestId"]] = t
             elif op == Opcode.DISPLAY:
@@ -203,9 +209,10 @@ def _read_part(
                     data.card_events.append(("insert", sent[1], sent[2] & 0xFF))
             last_ack_key = key
         elif name == "Status":
-            if shuffle_started is not None and s["State"] == State.READY:
-                data.sample("shuffle_cycle", shuffle_started, t)
-                shuffle_started = None
+            if s["State"] == State.READY:
+                started = shuffle_sent.pop(s["RequestId"], None)
+                if started is not None:
+                    data.sample("shuffle_cycle", started, t)
         elif name == "Card":
             sent_at = deal_sent.pop(s["RequestId"], None)
             if s["Sequence"] in seen_sequences:  # a replayed reply

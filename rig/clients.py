@@ -35,6 +35,7 @@ from feltlab.rig.errors import (
 from feltlab.rig.protocol import (
     DEFAULT_BASE,
     EXT_SHIFT,
+    PAYLOAD_RID_OFFSET,
     PROTOCOL_MAJOR,
     UNKNOWN_DECK,
     AuditPayload,
@@ -161,8 +162,13 @@ class DeviceClient:
         self._cond = threading.Condition()
         self._acks: dict[int, Frame] = {}
         self._status: Frame | None = None
-        self._status_seq = 0
-        self._rid = itertools.count(1)
+        self._statuses: dict[int, Frame] = {}
+        self._rid = itertools.count(0)
+        #: request ids with a reply still awaited (a count per id)
+        self._awaiting: dict[int, int] = {}
+        #: replies discarded because they answer no request in flight: late, repeated or
+        #: stale (protocol 2.0 pairs every reply with its request id; docs/protocol.md)
+        self.stale_replies = 0
         self._closed = threading.Event()
         self._channels: dict[Channel, IsoTpChannel] = {}
         for ch in self.payload_channels:
@@ -286,12 +292,41 @@ class DeviceClient:
         self._last_hb = self.clock.now()
         self._seen_hb = True
 
+    def _stale(self, name: str, rid: int) -> None:
+        self.stale_replies += 1
+        self._emit("stale_reply", request_id=rid)
+        log.debug("device 0x%03X: %s for request %d discarded (stale)", self.base, name, rid)
+
     def _on_ack(self, f: Frame) -> None:
-        self._acks[f.signals["RequestId"]] = f
+        rid = f.signals["RequestId"]
+        if rid not in self._awaiting:
+            self._stale("Ack", rid)
+            return
+        self._acks[rid] = f
 
     def _on_status(self, f: Frame) -> None:
         self._status = f
-        self._status_seq += 1
+        rid = f.signals["RequestId"]
+        if rid == 0:  # sent on its own (e.g. after a LOAD)
+            return
+        if rid not in self._awaiting:
+            self._stale("Status", rid)
+            return
+        self._statuses[rid] = f
+
+    def _expect(self, rid: int) -> None:
+        with self._cond:
+            self._awaiting[rid] = self._awaiting.get(rid, 0) + 1
+
+    def _done(self, rid: int) -> None:
+        with self._cond:
+            n = self._awaiting.get(rid, 0) - 1
+            if n > 0:
+                self._awaiting[rid] = n
+            else:
+                self._awaiting.pop(rid, None)
+                self._acks.pop(rid, None)
+                self._statuses.pop(rid, None)
 
     def _on_fault(self, f: Frame) -> None:
         s = f.signals
@@ -359,7 +394,8 @@ class DeviceClient:
         return hb
 
     def _next_rid(self) -> int:
-        return next(self._rid) & 0xFF
+        """1..255, then 1 again (0 marks a frame sent on the device's own account)."""
+        return 1 + next(self._rid) % 255
 
     def request(
         self,
@@ -370,9 +406,13 @@ class DeviceClient:
         reply: Callable[[int], Frame | None] | None = None,
         timeout: float | None = None,
         check: bool = True,
+        keep: bool = False,
     ) -> Frame:
         """Send a Command and wait for its reply (the Ack with the same request id, or
         ``reply(rid)`` when given), repeating the same request id up to ``retries`` times.
+        A reply with another request id is discarded and counted (``stale_replies``).
+        With ``keep`` the request id stays awaited for a further reply (a Status, a
+        payload): the caller ends it with ``_done(answer.signals["RequestId"])``.
 
         Raises :class:`DeviceTimeout` after the last retry, :class:`DeviceLost` if the device
         is lost, :class:`DeviceRefused` for an Ack whose Result is not OK (with ``check``).
@@ -402,6 +442,34 @@ class DeviceClient:
 
         with self._cond:
             self._acks.pop(rid, None)
+        self._expect(rid)
+        try:
+            answer = self._send_and_wait(msg, opcode, got, wait)
+        finally:
+            if not keep:
+                self._done(rid)
+        if answer is None:
+            if keep:
+                self._done(rid)
+            raise DeviceTimeout(
+                f"device 0x{self.base:03X} did not answer {Opcode(opcode).name} within "
+                f"{wait:.3f} s, {self.retries + 1} attempts"
+            )
+        if check and answer.name == "Ack" and answer.signals["Result"] != Result.OK:
+            if keep:
+                self._done(rid)
+            res = answer.signals["Result"]
+            raise DeviceRefused(
+                f"device 0x{self.base:03X} refused {Opcode(opcode).name}: "
+                f"{Result(res).name if res in Result._value2member_map_ else res} "
+                f"(value {answer.signals['Value']})",
+                res,
+            )
+        return answer
+
+    def _send_and_wait(
+        self, msg: can.Message, opcode: int, got: Callable[[], Frame | None], wait: float
+    ) -> Frame | None:
         answer: Frame | None = None
         for attempt in range(self.retries + 1):
             if attempt:
@@ -419,19 +487,6 @@ class DeviceClient:
             answer = self._wait(got, wait)
             if answer is not None:
                 break
-        if answer is None:
-            raise DeviceTimeout(
-                f"device 0x{self.base:03X} did not answer {Opcode(opcode).name} within "
-                f"{wait:.3f} s, {self.retries + 1} attempts"
-            )
-        if check and answer.name == "Ack" and answer.signals["Result"] != Result.OK:
-            res = answer.signals["Result"]
-            raise DeviceRefused(
-                f"device 0x{self.base:03X} refused {Opcode(opcode).name}: "
-                f"{Result(res).name if res in Result._value2member_map_ else res} "
-                f"(value {answer.signals['Value']})",
-                res,
-            )
         return answer
 
     def ping(self) -> float:
@@ -442,10 +497,12 @@ class DeviceClient:
 
     def status(self) -> dict[str, int]:
         """The device's Status signals (STATUS command)."""
-        with self._cond:
-            seq = self._status_seq
-        self.request(Opcode.STATUS)
-        st = self._wait(lambda: self._status if self._status_seq > seq else None, self.timeout)
+        ack = self.request(Opcode.STATUS, keep=True)
+        rid = ack.signals["RequestId"]
+        try:
+            st = self._wait(lambda: self._statuses.get(rid), self.timeout)
+        finally:
+            self._done(rid)
         if st is None:
             raise DeviceTimeout(f"device 0x{self.base:03X}: no Status after STATUS")
         return dict(st.signals)
@@ -473,8 +530,12 @@ class DeviceClient:
                 self.transfer_retries += 1
             link.clear()
             try:
-                self.request(opcode, arg32=arg32)
-                return link.recv(self.timeout)
+                ack = self.request(opcode, arg32=arg32, keep=True)
+                rid = ack.signals["RequestId"]
+                try:
+                    return self._paired_payload(link, rid)
+                finally:
+                    self._done(rid)
             except (TransferError, DeviceTimeout) as exc:
                 reasons.append(str(exc))
                 with self._cond:
@@ -483,6 +544,19 @@ class DeviceClient:
             f"{channel.name} from device 0x{self.base:03X} failed {self.retries + 1} times: "
             + "; ".join(reasons)
         )
+
+    def _paired_payload(self, link: IsoTpChannel, rid: int) -> bytes:
+        """The payload answering request ``rid`` within the timeout: one with another
+        request id in byte :data:`PAYLOAD_RID_OFFSET` (a late transfer of an earlier read) is
+        discarded and counted, never taken for this one.  Raises TransferError."""
+        deadline = self.clock.now() + self.timeout
+        while True:
+            data = link.recv(max(0.0, deadline - self.clock.now()))
+            got = data[PAYLOAD_RID_OFFSET] if len(data) > PAYLOAD_RID_OFFSET else None
+            if got == rid:
+                return data
+            with self._cond:
+                self._stale("payload", -1 if got is None else got)
 
     def read_audit(self) -> AuditPayload:
         """The device's audit log (READ_AUDIT over ISO-TP)."""
@@ -587,16 +661,21 @@ class BatchShufflerClient(DeviceClient):
         Waits the announced shuffle duration plus ``timeout`` (default: the client's),
         polling STATUS.  Raises DeviceTimeout, DeviceRefused (e.g. a jam), DeviceLost.
         """
-        with self._cond:
-            seq = self._status_seq
-        ack = self.request(Opcode.SHUFFLE, arg32=cut_position)
+        ack = self.request(Opcode.SHUFFLE, arg32=cut_position, keep=True)
+        rid = ack.signals["RequestId"]
+        try:
+            return self._await_ready(ack, rid, timeout)
+        finally:
+            self._done(rid)
+
+    def _await_ready(self, ack: Frame, rid: int, timeout: float | None) -> int:
         duration = ack.signals["Value"] / 1000.0
         budget = duration + (timeout if timeout is not None else self.timeout)
         deadline = self.clock.now() + budget
 
         def ready() -> Frame | None:
-            st = self._status
-            if self._status_seq > seq and st is not None and st.signals["State"] == State.READY:
+            st = self._statuses.get(rid)
+            if st is not None and st.signals["State"] == State.READY:
                 return st
             return None
 

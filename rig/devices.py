@@ -490,7 +490,7 @@ class SimDevice(ABC):
             self._ack(rid, op, Result.OK, self.boot_count)
         elif op == Opcode.STATUS:
             self._ack(rid, op, Result.OK, int(self.state))
-            self._status()
+            self._status(rid)
         elif op == Opcode.REBOOT:
             self._ack(rid, op, Result.OK)
             self._boot()
@@ -500,7 +500,7 @@ class SimDevice(ABC):
                 self.state = State.IDLE
             self._ack(rid, op, Result.OK)
         elif op == Opcode.READ_AUDIT:
-            payload = AuditPayload(self.boot_count, tuple(self._audit)).encode()
+            payload = AuditPayload(self.boot_count, tuple(self._audit), rid).encode()
             self._ack(rid, op, Result.OK, len(payload))
             self._send_payload(Channel.AUDIT, payload)
         elif op == Opcode.INJECT_FAULT:
@@ -517,8 +517,8 @@ class SimDevice(ABC):
         """Forget volatile state (boot)."""
 
     @abstractmethod
-    def _status(self) -> None:
-        """Send this kind's Status frame."""
+    def _status(self, rid: int = 0) -> None:
+        """Send this kind's Status frame, answering request ``rid`` (0: on its own)."""
 
     def _execute_kind(self, rid: int, op: int, a8: int, a32: int) -> bool:
         return False
@@ -569,7 +569,7 @@ class BatchShuffler(SimDevice):
         self.in_decks = (ids // 52).astype(np.uint8)
         self.shoe = None
 
-    def _status(self) -> None:
+    def _status(self, rid: int = 0) -> None:
         self._send(
             "Status",
             {
@@ -579,6 +579,7 @@ class BatchShuffler(SimDevice):
                 "CutPosition": self.shoe.cut_position if self.shoe else 0,
                 "Cards": int(self.in_codes.size),
                 "Decks": self.decks,
+                "RequestId": rid,
             },
         )
 
@@ -612,7 +613,7 @@ class BatchShuffler(SimDevice):
             elif a32 and a32 & 0xFFFF != self.shoe.shoe_number:
                 self._ack(rid, op, Result.BAD_ARGUMENT, self.shoe.shoe_number)
             else:
-                payload = self.shoe.encode()
+                payload = replace(self.shoe, request_id=rid).encode()
                 self._ack(rid, op, Result.OK, len(payload))
                 self._send_payload(Channel.SHOE, payload)
             return True
@@ -638,7 +639,7 @@ class BatchShuffler(SimDevice):
 
         def done() -> None:
             self.state = State.READY
-            self._status()
+            self._status(rid)
 
         if self.timing.shuffle_duration > 0:
             self._schedule(self.timing.shuffle_duration, done)
@@ -688,7 +689,7 @@ class ContinuousShuffler(SimDevice):
             slot = self.slots[int(which[i])]
             slot.insert(int(depth[i]) % (len(slot) + 1), (int(codes[i]), int(decks[i])))
 
-    def _status(self) -> None:
+    def _status(self, rid: int = 0) -> None:
         self._send(
             "Status",
             {
@@ -698,6 +699,7 @@ class ContinuousShuffler(SimDevice):
                 "CutPosition": 0,
                 "Cards": self.cards,
                 "Decks": self.decks,
+                "RequestId": rid,
             },
         )
 
@@ -819,7 +821,7 @@ class JackpotPanel(SimDevice):
         """The physical button of ``box`` (1-255) is pressed (thread-safe)."""
         self._post(lambda: self._press(None, box, source=0))
 
-    def _status(self) -> None:
+    def _status(self, rid: int = 0) -> None:
         self._send(
             "Status",
             {
@@ -829,6 +831,7 @@ class JackpotPanel(SimDevice):
                 "CutPosition": 0,
                 "Cards": 0,
                 "Decks": 0,
+                "RequestId": rid,
             },
         )
         if self.state == State.DRAWN:
@@ -936,7 +939,7 @@ class JackpotPanel(SimDevice):
             self._ack(rid, op, Result.OK, a32)
             return True
         if op == Opcode.READ_PRIZE_TABLE:
-            payload = PrizeTablePayload(self.prize_table).encode()
+            payload = PrizeTablePayload(self.prize_table, rid).encode()
             self._ack(rid, op, Result.OK, len(payload))
             self._send_payload(Channel.PRIZE_TABLE, payload)
             return True

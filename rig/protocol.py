@@ -1,6 +1,6 @@
 """The feltlab rig protocol, version 1.1 (docs/protocol.md is the reference for device makers).
 
-Single-frame messages are defined in the DBC file ``feltlab_v1.dbc`` (package data of
+Single-frame messages are defined in the DBC file ``feltlab_v2.dbc`` (package data of
 ``feltlab.rig``) and encoded/decoded with cantools; frame ids in the DBC are given for base
 ``0x100``, and a device at base ``B`` uses ``B + (id - 0x100)``; the one 29-bit message
 (JackpotResultMac, since 1.1) has the id ``(B + 7) << 18 | 0x05EC``.  Multi-frame payloads (LOAD,
@@ -25,9 +25,13 @@ import numpy.typing as npt
 
 from feltlab.rig.errors import ProtocolError
 
-PROTOCOL_MAJOR = 1
-PROTOCOL_MINOR = 1
-DBC_FILE = "feltlab_v1.dbc"
+PROTOCOL_MAJOR = 2
+PROTOCOL_MINOR = 0
+DBC_FILE = "feltlab_v2.dbc"
+
+PAYLOAD_RID_OFFSET = 3
+"""Since protocol 2.0 byte 3 of every ISO-TP payload a device sends (SHOE, AUDIT,
+PRIZE_TABLE) is the RequestId of the command it answers (docs/protocol.md)."""
 DBC_BASE = 0x100
 #: ids a device occupies from its base: 0x00-0x07 single frames, 0x08-0x0F ISO-TP pairs.
 ID_SPAN = 0x10
@@ -318,13 +322,15 @@ class LoadPayload:
 @dataclass(frozen=True)
 class ShoePayload:
     """SHOE: a shuffled shoe, 2 bytes per card (code, deck index or 0xFF), with the shoe
-    number and the cutting card's position (cards before it; 0 when none was placed)."""
+    number and the cutting card's position (cards before it; 0 when none was placed), and
+    (since 2.0) the RequestId of the READ_SHOE it answers."""
 
     shoe_number: int
     decks: int
     cut_position: int
     codes: npt.NDArray[np.uint8]
     card_decks: npt.NDArray[np.uint8]
+    request_id: int = 0
 
     def encode(self) -> bytes:
         head = struct.pack(
@@ -332,7 +338,7 @@ class ShoePayload:
             PROTOCOL_MAJOR,
             PayloadType.SHOE,
             self.decks,
-            0,
+            self.request_id & 0xFF,
             self.shoe_number & 0xFFFF,
             self.cut_position,
             len(self.codes),
@@ -343,9 +349,9 @@ class ShoePayload:
     def decode(cls, payload: bytes | bytearray) -> ShoePayload:
         """Raises :class:`ProtocolError` for a bad CRC, version, type or length."""
         body = _open(payload, PayloadType.SHOE)
-        _, _, decks, _, number, cut, count = _head("<BBBBHHH", body, PayloadType.SHOE)
+        _, _, decks, rid, number, cut, count = _head("<BBBBHHH", body, PayloadType.SHOE)
         codes, dk = _cards_from(body, 10, count, "SHOE")
-        return cls(number, decks, cut, codes, dk)
+        return cls(number, decks, cut, codes, dk, rid)
 
     def ids(self) -> npt.NDArray[np.uint16]:
         """Physical card ids ``deck * 52 + code`` (uint16); raises :class:`ProtocolError` if
@@ -358,23 +364,32 @@ class ShoePayload:
 @dataclass(frozen=True)
 class PrizeTablePayload:
     """PRIZE_TABLE: rows of (prize in cents, weight), both uint32; a draw picks row i with
-    probability weight_i / sum(weights)."""
+    probability weight_i / sum(weights); (since 2.0) the RequestId of the READ_PRIZE_TABLE it
+    answers."""
 
     rows: tuple[tuple[int, int], ...]
+    request_id: int = 0
 
     def encode(self) -> bytes:
-        head = struct.pack("<BBH", PROTOCOL_MAJOR, PayloadType.PRIZE_TABLE, len(self.rows))
+        head = struct.pack(
+            "<BBBBH",
+            PROTOCOL_MAJOR,
+            PayloadType.PRIZE_TABLE,
+            0,
+            self.request_id & 0xFF,
+            len(self.rows),
+        )
         return _seal(head + b"".join(struct.pack("<II", c, w) for c, w in self.rows))
 
     @classmethod
     def decode(cls, payload: bytes | bytearray) -> PrizeTablePayload:
         """Raises :class:`ProtocolError` for a bad CRC, version, type or length."""
         body = _open(payload, PayloadType.PRIZE_TABLE)
-        (_, _, n) = _head("<BBH", body, PayloadType.PRIZE_TABLE)
-        if len(body) != 4 + 8 * n:
+        (_, _, _, rid, n) = _head("<BBBBH", body, PayloadType.PRIZE_TABLE)
+        if len(body) != 6 + 8 * n:
             raise ProtocolError("PRIZE_TABLE payload length disagrees with its row count")
-        rows = tuple(struct.unpack_from("<II", body, 4 + 8 * i) for i in range(n))
-        return cls(tuple((int(c), int(w)) for c, w in rows))
+        rows = tuple(struct.unpack_from("<II", body, 6 + 8 * i) for i in range(n))
+        return cls(tuple((int(c), int(w)) for c, w in rows), rid)
 
 
 _AUDIT_ENTRY = struct.Struct("<HIBI")
@@ -393,10 +408,12 @@ class AuditEntry:
 
 @dataclass(frozen=True)
 class AuditPayload:
-    """AUDIT: the device's most recent audit entries (at most 256) and its boot count."""
+    """AUDIT: the device's most recent audit entries (at most 256) and its boot count;
+    (since 2.0) the RequestId of the READ_AUDIT it answers."""
 
     boot_count: int
     entries: tuple[AuditEntry, ...]
+    request_id: int = 0
 
     def encode(self) -> bytes:
         head = struct.pack(
@@ -404,7 +421,7 @@ class AuditPayload:
             PROTOCOL_MAJOR,
             PayloadType.AUDIT,
             self.boot_count & 0xFF,
-            0,
+            self.request_id & 0xFF,
             len(self.entries),
         )
         body = b"".join(
@@ -417,13 +434,13 @@ class AuditPayload:
     def decode(cls, payload: bytes | bytearray) -> AuditPayload:
         """Raises :class:`ProtocolError` for a bad CRC, version, type or length."""
         body = _open(payload, PayloadType.AUDIT)
-        _, _, boots, _, n = _head("<BBBBH", body, PayloadType.AUDIT)
+        _, _, boots, rid, n = _head("<BBBBH", body, PayloadType.AUDIT)
         if len(body) != 6 + _AUDIT_ENTRY.size * n:
             raise ProtocolError("AUDIT payload length disagrees with its entry count")
         entries = tuple(
             AuditEntry(*_AUDIT_ENTRY.unpack_from(body, 6 + _AUDIT_ENTRY.size * i)) for i in range(n)
         )
-        return cls(boots, entries)
+        return cls(boots, entries, rid)
 
 
 PAYLOAD_CLASSES: dict[Channel, Any] = {

@@ -134,12 +134,12 @@ def test_payloads_round_trip_and_detect_corruption():
 
 def test_payload_with_other_protocol_major_refused():
     raw = bytearray(p.PrizeTablePayload(((1, 1),)).encode()[:-4])
-    raw[0] = 2
+    raw[0] = p.PROTOCOL_MAJOR + 1
     import struct
     import zlib
 
     sealed = bytes(raw) + struct.pack("<I", zlib.crc32(bytes(raw)))
-    with pytest.raises(ProtocolError, match="protocol major 2"):
+    with pytest.raises(ProtocolError, match=f"protocol major {p.PROTOCOL_MAJOR + 1}"):
         p.PrizeTablePayload.decode(sealed)
 
 

@@ -19,7 +19,7 @@ from feltlab.rig.clients import (
 )
 from feltlab.rig.devices import BatchShuffler, ContinuousShuffler, JackpotPanel, Timing, make_device
 from feltlab.rig.errors import DeviceLost, DeviceRefused, DeviceTimeout, ProtocolError, RigError
-from feltlab.rig.protocol import FaultCode, Result, ShoePayload
+from feltlab.rig.protocol import PROTOCOL_MAJOR, FaultCode, Result, ShoePayload
 
 from .conftest import wait_threads_gone
 
@@ -188,10 +188,10 @@ def test_reboot_detected_and_state_lost(vbus):
 
 
 def test_device_speaking_another_protocol_version(vbus):
-    dev = BatchShuffler(vbus, seed=1, timing=FAST, protocol_major=2).start()
+    dev = BatchShuffler(vbus, seed=1, timing=FAST, protocol_major=1).start()  # before 2.0
     cl = BatchShufflerClient(vbus, timeout=0.2, retries=0)
     try:
-        with pytest.raises(ProtocolError, match="protocol 2"):
+        with pytest.raises(ProtocolError, match="protocol 1"):
             cl.wait_online(1.0)
         with pytest.raises(DeviceRefused) as exc:
             cl.ping()
@@ -318,14 +318,27 @@ def test_retry_does_not_execute_twice(vbus):
     with pair(JackpotPanel, JackpotPanelClient, vbus) as (dev, cl):
         cl.arm(7, [1])
         msg = cl.codec.encode(
-            "Command", {"RequestId": 200, "Opcode": 0x31, "ProtocolMajor": 1, "Arg8": 1, "Arg32": 0}
+            "Command",
+            {
+                "RequestId": 200,
+                "Opcode": 0x31,
+                "ProtocolMajor": PROTOCOL_MAJOR,
+                "Arg8": 1,
+                "Arg32": 0,
+            },
         )
         cl.node.send(msg)
         time.sleep(0.05)
         cl.node.send(
             cl.codec.encode(
                 "Command",
-                {"RequestId": 200, "Opcode": 0x31, "ProtocolMajor": 1, "Arg8": 1, "Arg32": 0},
+                {
+                    "RequestId": 200,
+                    "Opcode": 0x31,
+                    "ProtocolMajor": PROTOCOL_MAJOR,
+                    "Arg8": 1,
+                    "Arg32": 0,
+                },
             )
         )
         time.sleep(0.05)
