@@ -13,6 +13,8 @@ one of its timers (N_Bs, N_Cr, STmin) expires, with those timers read from the c
 from __future__ import annotations
 
 import contextlib
+import heapq
+import itertools
 import logging
 import threading
 from collections import deque
@@ -34,7 +36,14 @@ DEFAULT_SIM_BITRATE = 500_000
 
 
 class SimWire:
-    """One simulated CAN channel: the nodes on it and when the wire is next free."""
+    """One simulated CAN channel: the nodes on it, the frames waiting for the wire and the
+    one in flight.
+
+    Arbitration as ISO 11898-1: whenever the wire falls idle, the pending frame with the
+    lowest identifier goes next (frames of one identifier in the order sent); a frame in
+    flight is never pre-empted.  So a heartbeat waits at most one frame behind a long ISO-TP
+    transfer on a higher identifier, as on a real bus.
+    """
 
     def __init__(self, clock: SimClock, channel: str, bitrate: int) -> None:
         if bitrate <= 0:
@@ -43,14 +52,25 @@ class SimWire:
         self.channel = channel
         self.bitrate = bitrate
         self.buses: list[SimBus] = []
-        self.free_at = 0.0
         self.frames = 0
         self.bits = 0
+        self._pending: list[tuple[int, int, SimBus, can.Message]] = []
+        self._seq = itertools.count()
+        self._busy = False
 
     def transmit(self, sender: SimBus, msg: can.Message) -> None:
+        prio = (msg.arbitration_id << 1 | 1) if msg.is_extended_id else msg.arbitration_id << 19
+        heapq.heappush(self._pending, (prio, next(self._seq), sender, msg))
+        if not self._busy:
+            self._next()
+
+    def _next(self) -> None:
+        if not self._pending:
+            self._busy = False
+            return
+        self._busy = True
+        _, _, sender, msg = heapq.heappop(self._pending)
         bits = frame_bits(msg.arbitration_id, msg.data, extended=msg.is_extended_id)
-        start = max(self.clock.now(), self.free_at)
-        self.free_at = end = start + bits / self.bitrate
         self.frames += 1
         self.bits += bits
         data = bytes(msg.data)
@@ -70,8 +90,9 @@ class SimWire:
                             channel=self.channel,
                         )
                     )
+            self._next()
 
-        self.clock.call_at(end, deliver)
+        self.clock.call_later(bits / self.bitrate, deliver)
 
 
 def sim_wire(clock: SimClock, channel: str, bitrate: int | None) -> SimWire:
