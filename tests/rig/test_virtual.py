@@ -17,6 +17,7 @@ from feltlab.rig.clients import (
     ContinuousShufflerClient,
     JackpotPanelClient,
 )
+from feltlab.rig.clock import SimClock
 from feltlab.rig.devices import BatchShuffler, ContinuousShuffler, JackpotPanel, Timing, make_device
 from feltlab.rig.errors import DeviceLost, DeviceRefused, DeviceTimeout, ProtocolError, RigError
 from feltlab.rig.protocol import PROTOCOL_MAJOR, FaultCode, Result, ShoePayload
@@ -27,9 +28,11 @@ FAST = Timing(heartbeat_period=0.02)
 
 
 @contextmanager
-def pair(device_cls, client_cls, bus, *, dev_kw=None, cl_kw=None):
-    dev = device_cls(bus, **{"seed": 11, "timing": FAST, **(dev_kw or {})}).start()
-    cl = client_cls(bus, **{"timeout": 0.3, **(cl_kw or {})})
+def pair(device_cls, client_cls, bus, *, dev_kw=None, cl_kw=None, clock=None):
+    """A started device and its client; with ``clock`` (a SimClock) both in simulated time."""
+    dev = device_cls(bus, **{"seed": 11, "timing": FAST, "clock": clock, **(dev_kw or {})})
+    dev.start()
+    cl = client_cls(bus, **{"timeout": 0.3, "clock": clock, **(cl_kw or {})})
     try:
         cl.wait_online(2.0)
         yield dev, cl
@@ -106,10 +109,15 @@ def test_faulty_models_are_collected_not_hidden(vbus):
 
 def test_shuffle_duration_and_busy(vbus):
     timing = Timing(heartbeat_period=0.02, shuffle_duration=0.15)
-    with pair(BatchShuffler, BatchShufflerClient, vbus, dev_kw={"timing": timing}) as (_dev, cl):
-        t0 = time.perf_counter()
+    clock = SimClock()
+    with pair(BatchShuffler, BatchShufflerClient, vbus, dev_kw={"timing": timing}, clock=clock) as (
+        _dev,
+        cl,
+    ):
+        t0 = clock.now()
         n = cl.shuffle()
-        assert time.perf_counter() - t0 >= 0.14 and n == 1
+        # the shuffle duration plus the Command, Ack and Status frames on the wire
+        assert 0.15 < clock.now() - t0 < 0.15 + 3 * 135 / 500_000 + 1e-9 and n == 1
         cl.request(0x10)  # SHUFFLE again ...
         with pytest.raises(DeviceRefused) as exc:  # ... and once more while busy
             cl.request(0x10, arg32=5)
@@ -154,31 +162,37 @@ def test_jam_fault_and_clear(vbus):
 
 
 def test_heartbeat_supervision_lost_and_recovered(vbus):
+    """In simulated time: lost exactly once 3 periods (60 ms) passed since the last heartbeat,
+    seen at the watchdog's next quarter-period tick; recovered at the next heartbeat."""
     seen = []
+    clock = SimClock()
     with pair(
-        BatchShuffler, BatchShufflerClient, vbus, cl_kw={"on_event": lambda e: seen.append(e.kind)}
+        BatchShuffler,
+        BatchShufflerClient,
+        vbus,
+        cl_kw={"on_event": lambda e: seen.append(e.kind)},
+        clock=clock,
     ) as (dev, cl):
         dev.inject("jump_counter", 5)
-        time.sleep(0.1)
+        clock.sleep(0.1)
         assert any(e.kind == "counter_gap" and e.detail["missed"] == 5 for e in cl.events)
         dev.inject("stop_heartbeats")
-        t0 = time.monotonic()
-        while not cl.lost and time.monotonic() - t0 < 1.0:
-            time.sleep(0.005)
-        assert cl.lost and time.monotonic() - t0 >= 0.05  # 3 periods of 20 ms
+        last = cl._last_hb
+        assert clock.wait(lambda: cl.lost, 1.0)
+        assert 0.06 < clock.now() - last <= 0.06 + 0.005 + 1e-9  # 3 periods, a 5 ms tick
         with pytest.raises(DeviceLost):
             cl.status()
         dev.inject("clear")
-        time.sleep(0.1)
-        assert not cl.lost
+        assert clock.wait(lambda: not cl.lost, 0.1)
     assert "lost" in seen and "recovered" in seen and "online" in seen
 
 
 def test_reboot_detected_and_state_lost(vbus):
-    with pair(BatchShuffler, BatchShufflerClient, vbus) as (_dev, cl):
+    clock = SimClock()
+    with pair(BatchShuffler, BatchShufflerClient, vbus, clock=clock) as (_dev, cl):
         cl.shuffle()
         cl.reboot()
-        time.sleep(0.2)
+        clock.sleep(0.2)
         kinds = [e.kind for e in cl.events]
         assert "reboot" in kinds
         assert any(e.kind == "fault" and e.detail["code"] == FaultCode.REBOOTED for e in cl.events)
@@ -205,14 +219,16 @@ def test_device_speaking_another_protocol_version(vbus):
 
 
 def test_timeouts_when_no_device(vbus):
-    cl = BatchShufflerClient(vbus, timeout=0.05, retries=1)
+    clock = SimClock()
+    cl = BatchShufflerClient(vbus, timeout=0.05, retries=1, clock=clock)
     try:
-        t0 = time.perf_counter()
         with pytest.raises(DeviceTimeout):
             cl.wait_online(0.1)
+        assert clock.now() == pytest.approx(0.1)
         with pytest.raises(DeviceTimeout):
             cl.ping()
-        assert time.perf_counter() - t0 < 1.0 and cl.retransmissions == 1
+        # two attempts of 50 ms each, exactly (simulated time)
+        assert clock.now() == pytest.approx(0.2) and cl.retransmissions == 1
     finally:
         cl.close()
 
