@@ -122,6 +122,9 @@ class CaptureWriter:
         self._writer: Any = can.Logger(str(self.path))
         self._lock = threading.Lock()
         self.frames = 0
+        #: frames the writer could not store (counted in the record, reception goes on)
+        self.write_errors = 0
+        self.write_error_examples: list[str] = []
         self._stopped = False
 
     def on_message_received(self, msg: can.Message) -> None:
@@ -142,9 +145,15 @@ class CaptureWriter:
                 is_rx=msg.is_rx,
                 channel=0,
             )
-            if self._journal is not None:
-                self._journal.write(_candump_line(copy))
-            self._writer.on_message_received(copy)
+            try:
+                if self._journal is not None:
+                    self._journal.write(_candump_line(copy))
+                self._writer.on_message_received(copy)
+            except Exception as exc:  # a frame the writer cannot encode: counted, not fatal
+                self.write_errors += 1
+                if len(self.write_error_examples) < 5:
+                    self.write_error_examples.append(f"{type(exc).__name__}: {exc}"[:200])
+                return
             self.frames += 1
 
     def sync(self) -> None:

@@ -46,7 +46,14 @@ from feltlab.rig.certify_faults import (
 )
 from feltlab.rig.clock import Clock, RealClock, SimClock
 from feltlab.rig.devices import read_profile_toml
-from feltlab.rig.errors import DeviceKeyError, DeviceLost, DeviceRefused, RigError, SecurityFault
+from feltlab.rig.errors import (
+    DeviceKeyError,
+    DeviceLost,
+    DeviceRefused,
+    LimitExceeded,
+    RigError,
+    SecurityFault,
+)
 from feltlab.rig.measures import Measurement, prize_distribution_test, timing_measurements, within
 from feltlab.rig.protocol import UNKNOWN_DECK, Result
 from feltlab.rig.report import RECORD_VERSION, make_plots, write_report
@@ -364,6 +371,15 @@ class Collected:
     online: dict[str, int] = field(default_factory=dict)
     #: (clock time in s, error) of each scheduled callback that raised (a device or rig bug)
     crashes: list[tuple[float, str]] = field(default_factory=list)
+    #: the host node's bus counters: frames, receive errors (undecodable input refused),
+    #: listener and capture-writer errors (:meth:`feltlab.rig.transport.Node.stats`)
+    bus: dict[str, Any] = field(default_factory=dict)
+    #: replies the client discarded as answering no request in flight (protocol 2.0)
+    stale_replies: int = 0
+    #: declared limits the device went beyond: (what, value s, limit s, message); a FAIL
+    limits_exceeded: list[tuple[str, float, float, str]] = field(default_factory=list)
+    #: heartbeat periods the device announced beyond the declared one (ms)
+    announced_periods_ms: list[int] = field(default_factory=list)
 
 
 def _open(
@@ -403,6 +419,7 @@ def _open(
             capture=capture,
             heartbeat_period=prof.heartbeat_period,
             clock=clock,
+            limits=prof.limits,
             **kw,
         )
     except BaseException:
@@ -449,6 +466,9 @@ def collect_part(
         _wait_heartbeats(client, opts.profile.heartbeat_period, stop)
     except KeyboardInterrupt:
         result.aborted = True
+    except LimitExceeded as exc:  # the device went beyond its declared limits: a FAIL
+        result.limits_exceeded.append((exc.what, exc.value, exc.limit, str(exc)))
+        log.error("collection stopped: %s", exc)
     except RigError as exc:
         result.error = str(exc)
         log.error("collection stopped: %s", exc)
@@ -456,6 +476,11 @@ def collect_part(
         if runner is not None and runner.pending:
             runner.after_sample(stopped=True, limits=opts.profile.limits)
         if client is not None:
+            result.bus = client.node.stats()
+            result.stale_replies = client.stale_replies
+            result.announced_periods_ms = sorted(
+                {e.detail["announced_ms"] for e in client.events if e.kind == "period_mismatch"}
+            )
             client.close()  # flushes the capture
         if dev is not None:
             dev.stop()
@@ -554,6 +579,8 @@ def _collect_batch(
                 with contextlib.suppress(RigError):
                     client.clear_fault()
                 continue
+            except LimitExceeded:
+                raise  # retrying cannot help: the device announced more than it declared
             except RigError as exc:
                 last = str(exc)
                 continue
@@ -1395,6 +1422,24 @@ def finish(
             failed=[f"{i}: {r}" for i, r in collected.missing],
         )
     )
+    for what, value, limit, message in collected.limits_exceeded:
+        analysis.measurements.append(
+            within(f"{what}.announced", value, "s", None, limit, reason=message)
+        )
+    if collected.announced_periods_ms:
+        declared = prof.heartbeat_period
+        tol = prof.limits.get("heartbeat_period_tolerance", 0.05)
+        analysis.measurements.append(
+            within(
+                "heartbeat.announced_period",
+                max(collected.announced_periods_ms) / 1000.0,
+                "s",
+                declared * (1 - tol),
+                declared * (1 + tol),
+                reason="the device's heartbeat announced a period beyond the declared one; "
+                "supervision kept 1.5 times the declared period",
+            )
+        )
     verdict = Verdict.ABORTED if collected.aborted else analysis.verdict()
     record = build_record(
         prof,
@@ -1446,6 +1491,9 @@ def _collection(size: int, have: int | None, collected: Collected | None) -> dic
         if collected
         else None,
         "missing": collected.missing[:50] if collected else [],
+        "bus": collected.bus if collected else {},
+        "stale_replies": collected.stale_replies if collected else 0,
+        "rig_errors": [e for _, e in collected.crashes][:20] if collected else [],
     }
 
 

@@ -14,7 +14,7 @@ import contextlib
 import itertools
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -28,6 +28,7 @@ from feltlab.rig.errors import (
     DeviceLost,
     DeviceRefused,
     DeviceTimeout,
+    LimitExceeded,
     ProtocolError,
     RigError,
     SecurityFault,
@@ -58,6 +59,10 @@ from feltlab.rig.transport import BusSpec, IsoTpChannel, Node, TransferError
 log = logging.getLogger(__name__)
 
 LOST_AFTER_PERIODS = 3
+
+WAIT_CEILING = 600.0
+"""No wait of the rig trusts a device beyond this many seconds, whatever a profile declares
+(issue 14: nothing a device sends bounds a wait)."""
 #: ``security`` event reasons (the ``reason`` detail) of :class:`SecurityFault`.
 SECURITY_REASONS = {"forged": 1, "replayed": 2, "reordered": 3, "unauthenticated": 4}
 
@@ -112,7 +117,10 @@ class DeviceClient:
     or a failed transfer.  ``on_event`` is called (on the Notifier or watchdog thread) with
     each :class:`DeviceEvent`.  ``capture``: a .blf/.asc/.log path recording every frame.
     ``clock``: the :class:`feltlab.rig.clock.Clock` every wait and timeout reads (default:
-    the shared node's, else a real clock of its own).
+    the shared node's, else a real clock of its own).  ``heartbeat_period`` (s) is the
+    declared period: a device announcing more than 1.5 times it is supervised at 1.5 times
+    it.  ``limits``: the profile's declared timing limits (s, e.g. ``shuffle_cycle_max``);
+    they and :data:`WAIT_CEILING` cap every wait on a duration the device announces.
     """
 
     kind: ClassVar[Kind]
@@ -132,6 +140,7 @@ class DeviceClient:
         heartbeat_period: float = 0.1,
         cf_timeout: float = 0.25,
         clock: Clock | None = None,
+        limits: Mapping[str, float] | None = None,
     ) -> None:
         if timeout <= 0 or retries < 0:
             raise ValueError("timeout must be > 0 seconds and retries >= 0")
@@ -156,6 +165,11 @@ class DeviceClient:
         self.transfer_retries = 0
         self.heartbeat: Frame | None = None
         self.period = heartbeat_period
+        #: the heartbeat period the profile declares (s): a device announcing a longer one
+        #: cannot slow down lost detection (``period_mismatch`` event)
+        self.declared_period = heartbeat_period
+        #: the profile's declared timing limits (s), which cap every wait on the device
+        self.limits: dict[str, float] = dict(limits or {})
         self.lost = False
         self._last_hb = 0.0
         self._seen_hb = False
@@ -206,7 +220,7 @@ class DeviceClient:
             if self._watchdog is not None:
                 self._watchdog.cancel()
         with contextlib.suppress(ValueError):
-            self.node.notifier.remove_listener(self.on_message)
+            self.node.remove_listener(self.on_message)
         if self._own_node:
             self.node.close()
         else:
@@ -287,7 +301,16 @@ class DeviceClient:
             self.lost = False
             self._emit("recovered")
         if s["PeriodMs"]:
-            self.period = s["PeriodMs"] / 1000.0
+            announced = s["PeriodMs"] / 1000.0
+            if announced > self.declared_period * 1.5 and (
+                prev is None or prev.signals["PeriodMs"] != s["PeriodMs"]
+            ):
+                self._emit(
+                    "period_mismatch",
+                    announced_ms=s["PeriodMs"],
+                    declared_ms=round(self.declared_period * 1000),
+                )
+            self.period = min(announced, self.declared_period * 1.5)
         self.heartbeat = f
         self._last_hb = self.clock.now()
         self._seen_hb = True
@@ -670,6 +693,15 @@ class BatchShufflerClient(DeviceClient):
 
     def _await_ready(self, ack: Frame, rid: int, timeout: float | None) -> int:
         duration = ack.signals["Value"] / 1000.0
+        cap = min(self.limits.get("shuffle_cycle_max", WAIT_CEILING), WAIT_CEILING)
+        if duration > cap:
+            raise LimitExceeded(
+                f"device 0x{self.base:03X} announced a {duration:.3f} s shuffle, beyond the "
+                f"declared shuffle_cycle_max of {cap:.3f} s: not waited for",
+                "shuffle_cycle",
+                duration,
+                cap,
+            )
         budget = duration + (timeout if timeout is not None else self.timeout)
         deadline = self.clock.now() + budget
 

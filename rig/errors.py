@@ -59,3 +59,14 @@ class SecurityFault(RigError, DeviceError):
 class DeviceKeyError(RigError, ValueError):
     """A device key (profile ``key``/``key_file``/``key_id``) is missing, unreadable or too
     short.  The message names the key id or file, never the key."""
+
+
+class LimitExceeded(RigError, DeviceError):
+    """The device announced or took more than a declared limit (a FAIL with the figure):
+    ``what`` (e.g. ``"shuffle_cycle"``), ``value`` and ``limit`` in seconds."""
+
+    def __init__(self, message: str, what: str, value: float, limit: float) -> None:
+        super().__init__(message)
+        self.what = what
+        self.value = value
+        self.limit = limit

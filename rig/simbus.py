@@ -394,4 +394,4 @@ class SimIsoTpChannel:
         if self._wake is not None:
             self._wake.cancel()
         with contextlib.suppress(ValueError):
-            self.node.notifier.remove_listener(self._on_frame)
+            self.node.remove_listener(self._on_frame)

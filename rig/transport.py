@@ -186,6 +186,10 @@ class RigBus(can.BusABC):
         self.frames_sent = 0
         self.frames_received = 0
         self.frames_lost = 0
+        #: receive errors of the underlying bus (a datagram that is no CAN frame, line noise
+        #: on a serial adapter): counted, the first few kept, reception goes on
+        self.rx_errors = 0
+        self.rx_error_examples: list[str] = []
         self._down_until = 0.0
         self._send_lock = threading.Lock()
         super().__init__(channel=getattr(inner, "channel_info", "rig"))
@@ -216,10 +220,33 @@ class RigBus(can.BusABC):
         return msg
 
     def _recv_internal(self, timeout: float | None) -> tuple[can.Message | None, bool]:
-        msg = self.inner.recv(timeout)
+        try:
+            msg = self.inner.recv(timeout)
+        except Exception as exc:  # python-can's Notifier thread dies on any (python-can #1039)
+            self.note_rx_error(exc)
+            self.clock.sleep(min(timeout or 0.0, 0.01))  # a broken bus must not spin
+            return None, False
         if msg is None:
             return None, False
         return self.accept(msg), False
+
+    def note_rx_error(self, exc: BaseException | str) -> None:
+        """Count a receive error (and keep the first five), then go on receiving."""
+        self.rx_errors += 1
+        text = exc if isinstance(exc, str) else f"{type(exc).__name__}: {exc}"
+        if len(self.rx_error_examples) < 5:
+            self.rx_error_examples.append(text[:200])
+            log.warning("bus %s: undecodable input refused, reception goes on: %s", self, text)
+
+    def stats(self) -> dict[str, Any]:
+        """Frame counters of this node's bus, for the record."""
+        return {
+            "frames_sent": self.frames_sent,
+            "frames_received": self.frames_received,
+            "frames_lost": self.frames_lost,
+            "rx_errors": self.rx_errors,
+            "rx_error_examples": list(self.rx_error_examples),
+        }
 
     def send(self, msg: can.Message, timeout: float | None = None) -> None:
         if self.down:  # an unplugged adapter: the frame never reaches the wire
@@ -239,7 +266,10 @@ class RigBus(can.BusABC):
             self.inner.send(msg, timeout)
             self.frames_sent += 1
         for listener in self.tx_listeners:
-            listener(msg)
+            try:
+                listener(msg)
+            except Exception as exc:  # the capture failing must not stop the sender
+                self.note_rx_error(f"tx listener: {type(exc).__name__}: {exc}")
 
     def shutdown(self) -> None:
         super().shutdown()
@@ -449,11 +479,14 @@ class Node:
             self.notifier = can.Notifier(self.bus, [], timeout=0.05)
         self.channels: list[Any] = []
         self.capture: Any = None
+        self._guards: dict[Callable[[can.Message], None], Callable[[can.Message], None]] = {}
+        self.listener_errors = 0
+        self.listener_error_examples: list[str] = []
         if capture is not None:
             from feltlab.rig.capture import CaptureWriter
 
             self.capture = CaptureWriter(capture)
-            self.notifier.add_listener(self.capture.on_message_received)
+            self.add_listener(self.capture.on_message_received)
             self.bus.tx_listeners.append(self.capture.on_message_received)
         self._closed = False
 
@@ -463,7 +496,39 @@ class Node:
             listeners.dispatch(got)
 
     def add_listener(self, fn: Callable[[can.Message], None]) -> None:
-        self.notifier.add_listener(fn)
+        """Call ``fn`` with every frame received.  An exception ``fn`` raises is counted in
+        ``listener_errors`` and logged; reception goes on for every other listener."""
+
+        def guarded(msg: can.Message) -> None:
+            try:
+                fn(msg)
+            except Exception as exc:
+                self.listener_errors += 1
+                if self.listener_errors <= 5:
+                    log.exception("a listener failed on frame 0x%03X", msg.arbitration_id)
+                    self.listener_error_examples.append(f"{type(exc).__name__}: {exc}"[:200])
+
+        self._guards[fn] = guarded
+        self.notifier.add_listener(guarded)
+
+    def remove_listener(self, fn: Callable[[can.Message], None]) -> None:
+        """Stop calling ``fn`` (added by :meth:`add_listener`); raises ValueError if absent."""
+        guarded = self._guards.pop(fn, None)
+        if guarded is None:
+            raise ValueError("not a listener of this node")
+        self.notifier.remove_listener(guarded)
+
+    def stats(self) -> dict[str, Any]:
+        """The bus counters and the listener errors, for the record."""
+        out = {
+            **self.bus.stats(),
+            "listener_errors": self.listener_errors,
+            "listener_error_examples": list(self.listener_error_examples),
+        }
+        if self.capture is not None:
+            out["capture_write_errors"] = self.capture.write_errors
+            out["capture_write_error_examples"] = list(self.capture.write_error_examples)
+        return out
 
     def send(self, msg: can.Message) -> None:
         """Send ``msg``.  Raises ``can.CanOperationError`` while the bus is unplugged."""
