@@ -54,6 +54,7 @@ from feltlab.rig.errors import (
     RigError,
     SecurityFault,
 )
+from feltlab.rig.freshness import FreshnessStore
 from feltlab.rig.measures import Measurement, prize_distribution_test, timing_measurements, within
 from feltlab.rig.protocol import UNKNOWN_DECK, Result
 from feltlab.rig.report import RECORD_VERSION, make_plots, write_report
@@ -382,6 +383,29 @@ class Collected:
     announced_periods_ms: list[int] = field(default_factory=list)
 
 
+FRESHNESS_STARTS = "freshness-starts.json"
+"""Per collection part, the panel freshness value the lab had accepted before the part began
+(the offline check starts each session's verifier there)."""
+
+
+def freshness_starts(directory: Path | None) -> dict[int, int]:
+    """``{part: freshness}`` of a campaign directory (empty when none was recorded)."""
+    if directory is None or not (directory / FRESHNESS_STARTS).exists():
+        return {}
+    try:
+        raw = json.loads((directory / FRESHNESS_STARTS).read_text())
+        return {int(k): int(v) for k, v in raw.items()}
+    except (OSError, ValueError, AttributeError) as exc:
+        raise CampaignError(f"{directory / FRESHNESS_STARTS} is damaged ({exc})") from exc
+
+
+def freshness_store(prof: Profile) -> FreshnessStore:
+    """The lab's freshness state for ``prof``'s panel: ``[campaign] freshness_state`` or the
+    default location (:mod:`feltlab.rig.freshness`)."""
+    where = prof.campaign.get("freshness_state")
+    return FreshnessStore(Path(str(where)).expanduser() if where else None)
+
+
 def _open(
     opts: CampaignOptions, capture: Path, part: int, seed: int, clock: Clock
 ) -> tuple[Any, Any, str]:
@@ -398,19 +422,24 @@ def _open(
         if rate:
             spec += f",bitrate={int(rate)}"
     dev = None
+    key = prof.key() if prof.kind == "jackpot" else None
+    last_fv = freshness_store(prof).last(key) if key is not None else 0
     if opts.simulated:
         dev_opts = prof.device_options(simulated=True)
         extra: dict[str, Any] = {"seed": part_seed(seed, part)}
+        if key is not None:  # the simulated panel's non-volatile draw count
+            extra["draws"] = last_fv
         if opts.model is not None:
             if prof.kind != "batch":
                 raise CampaignError(f"--model applies to batch shufflers, not {prof.kind}")
             extra["model"] = opts.model
         dev = make_device(prof.kind, spec, dev_opts, clock=clock, **extra).start()
     kw: dict[str, Any] = {}
-    if prof.kind == "jackpot":
-        key = prof.key()
-        if key is not None:
-            kw = {"key": key, "require_auth": prof.authenticate}
+    if key is not None:
+        kw = {"key": key, "require_auth": prof.authenticate, "freshness": last_fv}
+        starts = freshness_starts(capture.parent)
+        starts[part] = last_fv
+        (capture.parent / FRESHNESS_STARTS).write_text(json.dumps(starts, sort_keys=True))
     try:
         client = CLIENT_KINDS[prof.kind](
             spec,
@@ -476,6 +505,9 @@ def collect_part(
         if runner is not None and runner.pending:
             runner.after_sample(stopped=True, limits=opts.profile.limits)
         if client is not None:
+            key = getattr(client, "_key", None)
+            if key is not None and client.freshness:
+                freshness_store(opts.profile).remember(key, client.freshness)
             result.bus = client.node.stats()
             result.stale_replies = client.stale_replies
             result.announced_periods_ms = sorted(
@@ -1027,7 +1059,7 @@ def analyze_jackpot(
     lim = prof.limits
     key = prof.key()
     if key is not None:
-        _authenticate(a, data, prof, key)
+        _authenticate(a, data, prof, key, freshness_starts(directory))
     table = prof.device.get("prize_table")
     progress.start("analysing: prize distribution", 1)
     if not table:
@@ -1079,11 +1111,18 @@ def analyze_jackpot(
     return a
 
 
-def _authenticate(a: Analysis, data: CaptureData, prof: Profile, key: DeviceKey) -> None:
+def _authenticate(
+    a: Analysis,
+    data: CaptureData,
+    prof: Profile,
+    key: DeviceKey,
+    starts: dict[int, int] | None = None,
+) -> None:
     """Verify every captured jackpot result's MAC as the client does (per part: a part is
-    a new device session): the prizes drawn are the accepted results only; each refused one
-    (forged, replayed, reordered, or without a MAC when the profile requires authentication)
-    is a security fault of the record."""
+    a new device session, which starts from the freshness value the lab had accepted before
+    it, ``starts[part]``): the prizes drawn are the accepted results only; each refused one
+    (forged, replayed from this or an earlier session, reordered, or without a MAC when the
+    profile requires authentication) is a security fault of the record."""
     from feltlab.rig.protocol import Codec
 
     codec = Codec(prof.base)
@@ -1095,7 +1134,9 @@ def _authenticate(a: Analysis, data: CaptureData, prof: Profile, key: DeviceKey)
     accepted_round: dict[int, int] = {}  # freshness -> RoundTag of the accepted result
     for part, t, sig, mac in data.results:
         if part != part_now:
-            part_now, verifier, accepted_round = part, FreshnessVerifier(key, data_id), {}
+            start = (starts or {}).get(part, 0)
+            part_now, accepted_round = part, {}
+            verifier = FreshnessVerifier(key, data_id, start)
         assert verifier is not None
         row = {"part": part, "time": t, "draw_counter": sig["DrawCounter"], "box": sig["Box"]}
         if mac is None:

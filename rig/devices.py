@@ -765,7 +765,8 @@ class JackpotPanel(SimDevice):
 
     With a ``key`` (:class:`feltlab.rig.secoc.DeviceKey`) every JackpotResult is followed by
     its JackpotResultMac (protocol 1.1, SecOC style): the complete 64-bit freshness value is
-    the draw count, kept across reboots (non-volatile), and DrawCounter is its low 16 bits.
+    the draw count, kept across reboots (non-volatile; ``draws`` is its value at power-on),
+    and DrawCounter is its low 16 bits.
 
     Raises ValueError for an empty table, a negative prize or a zero total weight.
     """
@@ -780,6 +781,7 @@ class JackpotPanel(SimDevice):
         *,
         prize_table: Sequence[tuple[int, int]] = DEFAULT_PRIZE_TABLE,
         key: DeviceKey | None = None,
+        draws: int = 0,
         **kw: Any,
     ) -> None:
         if key is not None and not isinstance(key, DeviceKey):
@@ -793,7 +795,9 @@ class JackpotPanel(SimDevice):
         self.prize_table = rows
         self._cum = np.cumsum([w for _, w in rows])
         super().__init__(bus, **kw)
-        self.draws = 0  # the complete freshness value: survives reboots
+        if not 0 <= draws < 1 << 63:
+            raise ValueError("draws (the panel's non-volatile draw count) must be >= 0")
+        self.draws = int(draws)  # the complete freshness value: survives reboots
         self.presses = 0
         self._signed: deque[tuple[dict[str, int], int | None]] = deque(maxlen=16)
         self._held: tuple[dict[str, int], int | None] | None = None
@@ -1004,7 +1008,7 @@ def make_device(
         allowed |= {
             "batch": {"decks", "model", "reports_decks", "penetration"},
             "continuous": {"decks", "slots"},
-            "jackpot": {"prize_table", "key"},
+            "jackpot": {"prize_table", "key", "draws"},
         }[kind]
         unknown = set(opts) - allowed
         if unknown:

@@ -132,6 +132,8 @@ class FreshnessVerifier:
         self.key = key
         self.data_id = data_id
         self.last = last
+        #: the value the lab had accepted before this session (feltlab.rig.freshness)
+        self.start = last
         self._accepted: OrderedDict[int, bytes] = OrderedDict()
         self._history = history
 
@@ -144,6 +146,13 @@ class FreshnessVerifier:
         ):
             if self._accepted.get(old) == bytes(payload) + bytes(mac):
                 return Verified(old, fresh=False)
+            if old <= self.start:
+                raise SecurityFault(
+                    f"jackpot result with freshness {old} is at or below the {self.start} "
+                    "the lab accepted before this session: refused as a replay from an "
+                    f"earlier session (key {self.key.key_id!r})",
+                    "replayed",
+                )
             raise SecurityFault(
                 f"jackpot result with freshness {old} is older than the last accepted "
                 f"({last}): refused as reordered (key {self.key.key_id!r})",
