@@ -937,6 +937,17 @@ def analyze_batch(
     _timing(a, data, "per_card", "per_card", lim)
     _timing(a, data, "round_trip", "round_trip.ping", lim)
     _heartbeat(a, data, prof)
+    a.measurements.append(
+        within(
+            "integrity.repeated_shoes_differing",
+            float(len(data.repeat_mismatches)),
+            "shoes",
+            0,
+            0,
+            reason="a shoe number sent again must carry the same cards, card for card",
+            examples=data.repeat_mismatches[:5],
+        )
+    )
     for nm in ("shuffle_cycle", "first_card", "round_trip.ping"):
         if data.timings.get(nm):
             a.plots.setdefault("latencies", {})[nm] = data.timings[nm]

@@ -71,6 +71,8 @@ class CaptureData:
     excluded_samples: int = 0
     #: replies in the capture that answer no request in flight (late, repeated, stale)
     stale_replies: int = 0
+    #: shoe numbers the device sent again with other content (each a FAIL)
+    repeat_mismatches: list[str] = field(default_factory=list)
 
     def timing(self, name: str) -> list[float]:
         return self.timings.setdefault(name, [])
@@ -136,7 +138,7 @@ def _read_part(
     buttons: dict[tuple[int, int], float] = {}
     fault_cmd: dict[int, float] = {}  # FaultCode -> time of the command that should raise it
     last_ack_key: tuple[int, int] | None = None
-    seen_shoes: set[int] = set()
+    seen_shoes: dict[int, ShoePayload] = {}
     for i, msg in enumerate(msgs):
         data.frames += 1
         if progress is not None and data.frames % 10_000 == 0:
@@ -170,9 +172,21 @@ def _read_part(
                         data.sample("per_card", xfer_first, t, len(shoe.codes))
                 else:  # answers no READ_SHOE in flight: a late or repeated transfer
                     data.stale_replies += 1
-                if shoe.shoe_number in seen_shoes:  # a repeated read of the same shoe
+                first = seen_shoes.get(shoe.shoe_number)
+                if first is not None:  # a repeated read: the same shoe, card for card?
+                    if not (
+                        np.array_equal(first.codes, shoe.codes)
+                        and np.array_equal(first.card_decks, shoe.card_decks)
+                        and first.cut_position == shoe.cut_position
+                    ):
+                        same_n = first.codes.size == shoe.codes.size
+                        diff = int((first.codes != shoe.codes).sum()) if same_n else "all"
+                        data.repeat_mismatches.append(
+                            f"{path.name}: shoe {shoe.shoe_number} was sent again with other "
+                            f"content (positions differing: {diff})"
+                        )
                     continue
-                seen_shoes.add(shoe.shoe_number)
+                seen_shoes[shoe.shoe_number] = shoe
                 data.shoes.append(ShoeRead(part, shoe.shoe_number, shoe, last_load))
             continue
         s = rec.fields
