@@ -43,8 +43,9 @@ from feltlab.rig.certify_faults import (
     fault_results,
     fault_windows,
     read_trials,
+    shoes_needed,
 )
-from feltlab.rig.clock import Clock, RealClock, SimClock
+from feltlab.rig.clock import SIM_EPOCH, Clock, RealClock, SimClock
 from feltlab.rig.devices import read_profile_toml
 from feltlab.rig.errors import (
     DeviceKeyError,
@@ -62,6 +63,9 @@ from feltlab.rig.secoc import DeviceKey, FreshnessVerifier, load_key
 from feltlab.rig.seeds import U64_MAX
 
 log = logging.getLogger(__name__)
+
+PART_SPACING = 1_000_000.0
+"""Simulated seconds between the starts of two collection parts (11.6 days)."""
 
 PROFILE_DIR = Path(__file__).with_name("profiles")
 BUNDLED = {"batch": "batch6", "continuous": "continuous", "jackpot": "jackpot"}
@@ -310,9 +314,13 @@ class CampaignOptions:
             )
         return mode
 
-    def new_clock(self) -> Clock:
-        """A new clock of :attr:`clock_mode`."""
-        return SimClock() if self.clock_mode == "sim" else RealClock("campaign")
+    def new_clock(self, part: int = 1) -> Clock:
+        """A new clock of :attr:`clock_mode` for collection part ``part``.  Simulated parts
+        follow each other on the wall clock: part ``p`` starts ``(p - 1) * 10**6`` simulated
+        seconds after 2000-01-01, so a resumed campaign's parts never overlap in time."""
+        if self.clock_mode == "real":
+            return RealClock("campaign")
+        return SimClock(epoch=SIM_EPOCH + (part - 1) * PART_SPACING)
 
 
 SIZE_KEY = {"batch": "shoes", "continuous": "deals", "jackpot": "draws"}
@@ -476,7 +484,7 @@ def collect_part(
     result = Collected(requested=want)
     dev = client = None
     runner: FaultRunner | None = None
-    clock = opts.new_clock()
+    clock = opts.new_clock(part)
     try:
         dev, client, _spec = _open(opts, capture, part, seed, clock)
         hb = client.wait_online(float(opts.profile.campaign.get("online_timeout", 3.0)))
@@ -485,7 +493,11 @@ def collect_part(
         plan = campaign_fault_plan(opts.profile, opts.faults)
         if plan is not None:
             done = [t["fault"] for t in read_trials(directory)]
-            runner = FaultRunner(plan, client, want, directory, have=have, done=done)
+            earlier = [directory / f"capture-{p:03d}.blf" for p in range(1, part)]
+            previous = read_campaign_capture(earlier, opts.profile.base).shoes if have else []
+            runner = FaultRunner(
+                plan, client, want, directory, have=have, done=done, previous=previous
+            )
         if kind == "batch":
             _collect_batch(opts, client, want, result, progress, stop, runner)
         elif kind == "continuous":
@@ -1319,7 +1331,14 @@ def run_campaign(
         "clock": opts.clock_mode,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    campaign_fault_plan(prof, opts.faults)  # a bad plan stops here, before any collection
+    plan = campaign_fault_plan(prof, opts.faults)  # a bad plan stops here, before collection
+    if plan is not None and not resume and size < shoes_needed(len(plan.faults)):
+        raise CampaignError(
+            f"the fault plan injects {len(plan.faults)} faults, one per shoe with a clean shoe "
+            f"before the first and after the last: it needs at least "
+            f"{shoes_needed(len(plan.faults))} shoes; give --shoes "
+            f"{shoes_needed(len(plan.faults))} or fewer faults"
+        )
     if prof.kind == "jackpot":
         prof.key()  # so does a missing or bad key
     recovered: list[str] = []

@@ -113,6 +113,12 @@ def fault_plan(table: Any, override: str | None = None) -> FaultPlan | None:
     return FaultPlan(names, **kw)
 
 
+def shoes_needed(faults: int) -> int:
+    """Shoes a fault campaign of ``faults`` faults needs: one per fault and a clean shoe
+    before the first and after the last."""
+    return faults + 2 if faults else 0
+
+
 def shoe_digest(h: Any, codes: Any, decks: Any) -> None:
     """Add one shoe (its card codes and deck indexes, in order) to the running SHA-256."""
     h.update(bytes(codes) + b"|" + bytes(decks) + b";")
@@ -153,6 +159,7 @@ class FaultRunner:
         *,
         have: int = 0,
         done: Iterable[str] = (),
+        previous: Iterable[Any] = (),
     ) -> None:
         self.plan = plan
         self.client = client
@@ -160,11 +167,22 @@ class FaultRunner:
         self.have = have
         todo = [f for f in plan.faults if f not in set(done)]
         n = len(todo)
-        # at least one clean shoe before the first fault and after the last
-        self.schedule = {max(1, round(want * (k + 1) / (n + 1))): f for k, f in enumerate(todo)}
+        need = shoes_needed(n)
+        if n and want < need:
+            raise FaultPlanError(
+                f"the fault plan still has {n} fault(s) to inject, one per shoe with a clean "
+                f"shoe before the first and after the last: that needs at least {need} shoes, "
+                f"and {want} are left; give --shoes {have + need} or fewer faults"
+            )
+        # one fault per shoe, spread evenly over shoes 1 .. want-2: every fault is injected
+        self.schedule = {1 + (k * (want - 2)) // max(n, 1): f for k, f in enumerate(todo)}
+        assert len(self.schedule) == n, "fault positions must be distinct"
         self.pending: list[FaultTrial] = []
         self.trials: list[FaultTrial] = []
         self.digest = hashlib.sha256()
+        # a resumed campaign: the shoes of the earlier parts come first in the digest
+        for s in previous:
+            shoe_digest(self.digest, s.shoe.codes, s.shoe.card_decks)
         self.collected = 0
 
     def shoe_collected(self, codes: Any, decks: Any) -> None:
