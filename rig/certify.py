@@ -177,9 +177,11 @@ class Profile:
         return opts
 
     def to_dict(self) -> dict[str, Any]:
-        """The profile for records and ``campaign.json``: an inline ``key`` is redacted
-        (only ``key_id`` is shown); a ``key_file`` is kept as an absolute path."""
-        raw = dict(self.raw)
+        """The profile for records and ``campaign.json``: every secret, wherever it sits in
+        the profile (a ``key``, ``secret``, ``password`` or ``token`` field, or one ending in
+        ``_key``, in any table) is redacted (only ``key_id`` is shown); a ``key_file`` is
+        kept as an absolute path."""
+        raw = redact_secrets(dict(self.raw))
         dev = raw.get("device")
         if isinstance(dev, dict) and ("key" in dev or "key_file" in dev):
             dev = dict(dev)
@@ -192,6 +194,26 @@ class Profile:
 
 
 REDACTED = "(redacted: see key_id)"
+
+_SECRET_FIELDS = ("key", "secret", "password", "passphrase", "token")
+
+
+def _is_secret_field(name: str) -> bool:
+    low = name.lower()
+    return low in _SECRET_FIELDS or low.endswith(tuple("_" + f for f in _SECRET_FIELDS))
+
+
+def redact_secrets(obj: Any) -> Any:
+    """``obj`` (tables, arrays, values of a profile) with every secret field's value
+    replaced by :data:`REDACTED`, at any depth."""
+    if isinstance(obj, dict):
+        return {
+            k: REDACTED if isinstance(k, str) and _is_secret_field(k) else redact_secrets(v)
+            for k, v in obj.items()
+        }
+    if isinstance(obj, list | tuple):
+        return [redact_secrets(v) for v in obj]
+    return obj
 
 
 def profile_from_dict(data: dict[str, Any], path: str | None = None) -> Profile:

@@ -1,0 +1,50 @@
+"""Issue 14, item 8: no secret in any record, wherever it sits in a profile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from feltlab.rig import certify
+from feltlab.rig.certify import CampaignOptions, redact_secrets, run_campaign
+
+SECRET = "5ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2"
+
+
+@pytest.fixture(autouse=True)
+def _isolated(no_can_env: None) -> None:
+    """No developer CAN settings (tests/conftest.py)."""
+
+
+def test_redaction_reaches_every_table_and_array() -> None:
+    got = redact_secrets(
+        {
+            "device": {"key": "aa", "key_id": "lab", "key_file": "p.key"},
+            "simulation": {"key": "bb", "nested": [{"api_token": "cc"}, {"ok": 1}]},
+            "campaign": {"password": "dd", "box": 1},
+        }
+    )
+    assert got == {
+        "device": {"key": certify.REDACTED, "key_id": "lab", "key_file": "p.key"},
+        "simulation": {
+            "key": certify.REDACTED,
+            "nested": [{"api_token": certify.REDACTED}, {"ok": 1}],
+        },
+        "campaign": {"password": certify.REDACTED, "box": 1},
+    }
+
+
+def test_a_key_in_the_simulation_table_never_reaches_a_file(tmp_path: Path) -> None:
+    prof = certify.quick_profile("jackpot", power_replicates=3, null_replicates=39)
+    sim = {**prof.simulation, "key": SECRET, "key_id": "sim-panel"}
+    camp = {**prof.campaign, "inject_faults": False}
+    prof = certify.replace(
+        prof, simulation=sim, campaign=camp, raw=dict(prof.raw, simulation=sim, campaign=camp)
+    )
+    out = tmp_path / "c"
+    run_campaign(CampaignOptions(prof, out, size=20, seed=1))
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert {p.name for p in files} >= {"campaign.json", "record.json", "report.html"}
+    for p in files:
+        assert SECRET.encode() not in p.read_bytes(), p.name
