@@ -249,6 +249,26 @@ class CaptureDecoder:
         return DecodedRecord(msg.timestamp, base, "frame", frame.name, frame.signals)
 
 
+def check_blf_complete(path: Path) -> None:
+    """Raise :class:`RigError` when the BLF file at ``path`` is shorter than the size its
+    header declares (a file cut short by a copy or a full disk: its last frames are lost).
+    A BLF writer stores the file size in the header when it closes the file."""
+    try:
+        with can.BLFReader(str(path)) as reader:
+            declared = int(reader.file_size)
+    except Exception as exc:  # python-can raises BLFParseError, struct.error, ...
+        raise RigError(
+            f"capture file {path} is not a readable BLF capture ({type(exc).__name__}: {exc})"
+        ) from exc
+    actual = path.stat().st_size
+    if declared and actual < declared:
+        raise RigError(
+            f"capture file {path} is truncated: its header declares {declared} bytes, the file "
+            f"has {actual}; restore the whole file (or analyse the campaign folder, whose "
+            "journal may hold the frames)"
+        )
+
+
 def read_capture(path: str | Path) -> Iterator[can.Message]:
     """The frames of a capture file, in order, through ``can.LogReader``.
 
@@ -262,6 +282,8 @@ def read_capture(path: str | Path) -> Iterator[can.Message]:
         return
     if not p.exists():
         raise RigError(f"capture file {p} does not exist")
+    if p.suffix.lower() == ".blf":
+        check_blf_complete(p)
     try:
         yield from can.LogReader(str(p))
     except Exception as exc:  # python-can's readers raise struct.error, zlib.error, ...

@@ -551,6 +551,8 @@ def collect_part(
         if dev is not None:
             dev.stop()
         clock.close()
+        if capture.exists():
+            record_part(directory, part, capture)
         result.crashes = list(getattr(clock, "crashes", []))
         if result.crashes and result.error is None:
             result.error = f"the rig failed during collection: {result.crashes[0][1]}"
@@ -1284,6 +1286,58 @@ class CampaignResult:
         return EXIT_CODES.get(self.verdict, 2)
 
 
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def record_part(directory: Path, part: int, capture: Path, *, recovered: bool = False) -> None:
+    """Tie capture part ``part`` to its campaign: its SHA-256 (of the closed file), the
+    campaign id and the device seed go into ``campaign.json``'s ``parts`` (written
+    atomically).  ``--resume`` and ``analyze`` then refuse a capture that is not this one."""
+    state = _read_state(directory)
+    parts = [p for p in state.get("parts", []) if p.get("part") != part]
+    parts.append(
+        {
+            "part": part,
+            "file": capture.name,
+            "campaign_id": state.get("campaign_id"),
+            "device_seed": part_seed(int(state["seed"]), part) if "seed" in state else None,
+            "sha256": _sha256(capture),
+            "recovered": recovered,
+        }
+    )
+    state["parts"] = sorted(parts, key=lambda p: int(p["part"]))
+    tmp = directory / "campaign.json.tmp"
+    tmp.write_text(json.dumps(state, indent=2))
+    os.replace(tmp, directory / "campaign.json")
+
+
+def check_parts(directory: Path, state: dict[str, Any], captures: Sequence[Path]) -> None:
+    """Raise :class:`CampaignError` for a capture part of ``directory`` that is not the one
+    its campaign recorded (another campaign's capture, or a file changed since).  Campaigns
+    from before parts were recorded (no ``parts`` in campaign.json) are not checked."""
+    if "parts" not in state:
+        return
+    known = {p["file"]: p for p in state["parts"]}
+    for cap in captures:
+        entry = known.get(cap.name)
+        if entry is None:
+            raise CampaignError(
+                f"{cap} was not collected by campaign {state.get('campaign_id')} (no such "
+                "part in its campaign.json): remove it, or analyse it on its own as a file"
+            )
+        if entry.get("campaign_id") != state.get("campaign_id") or entry["sha256"] != _sha256(cap):
+            raise CampaignError(
+                f"{cap} does not belong to campaign {state.get('campaign_id')}: its SHA-256 "
+                "differs from the one recorded when the part closed (another campaign's "
+                "capture, or a file changed since); restore the original part"
+            )
+
+
 def _read_state(directory: Path) -> dict[str, Any]:
     path = directory / "campaign.json"
     try:
@@ -1312,6 +1366,10 @@ def run_campaign(
     out = opts.out
     if resume:
         state = _read_state(out)
+        from feltlab.rig.capture import journal_path
+
+        closed = [c for c in _capture_paths(out) if not journal_path(c).exists()]
+        check_parts(out, state, closed)  # a foreign capture is refused before any work
         prof = profile_from_dict(state["profile"]["data"], state["profile"]["path"])
         _refuse_complete(out, prof, int(state["size"]))
         opts = CampaignOptions(
@@ -1370,6 +1428,22 @@ def run_campaign(
         state["recovered_parts"] = old.get("recovered_parts", [])
         recovered = recover_captures(out)
         state["recovered_parts"] += recovered
+        state["parts"] = old.get("parts", [])
+        for name in recovered:  # a part rebuilt from its journal: recorded now
+            p = int(name[len("capture-") : -len(".blf")])
+            state["parts"] = [e for e in state["parts"] if e.get("part") != p]
+            state["parts"].append(
+                {
+                    "part": p,
+                    "file": name,
+                    "campaign_id": state["campaign_id"],
+                    "device_seed": part_seed(int(state["seed"]), p),
+                    "sha256": _sha256(out / name),
+                    "recovered": True,
+                }
+            )
+        if "parts" in old or recovered:
+            check_parts(out, state, _capture_paths(out))  # the recovered parts too
     (out / "campaign.json").write_text(json.dumps(state, indent=2))
     parts = _capture_paths(out)
     have = 0
@@ -1774,8 +1848,11 @@ def analyze_path(
         "size": state.get("size"),
         "alpha": use_alpha,
         "seed": use_seed,
+        "clock": state.get("clock"),
         "started": state.get("started"),
     }
+    if path.is_dir() and state:
+        check_parts(directory, state, captures)
     analysis, data = analyze_campaign(
         captures, prof, alpha=use_alpha, seed=use_seed, directory=directory, progress=prog
     )

@@ -212,6 +212,10 @@ def capture_record(file: str, bus: str, duration: float) -> None:
     """Record every frame on the bus to FILE (format from the suffix: .blf, .asc, .log)."""
     if Path(file).suffix.lower() not in FORMATS:
         raise click.ClickException("FILE must end in .blf, .asc or .log")
+    if Path(file).exists():
+        raise click.ClickException(
+            f"{file} exists: capture record never overwrites a capture; give a new FILE"
+        )
     try:
         node = Node(bus, pace=False, capture=file)
     except RigError as exc:
