@@ -47,7 +47,7 @@ class SimulationStall(RigError):
 class ScheduledCall:
     """A callback scheduled on a clock; :meth:`cancel` before it runs and it never does."""
 
-    __slots__ = ("when", "fn", "cancelled")
+    __slots__ = ("cancelled", "fn", "when")
 
     def __init__(self, when: float, fn: Callable[[], None]) -> None:
         self.when = when
