@@ -34,7 +34,7 @@ import numpy as np
 
 from feltlab import native
 from feltlab.rig import battery
-from feltlab.rig.battery import Verdict
+from feltlab.rig.battery import Verdict, combine_verdicts
 from feltlab.rig.certify_capture import CaptureData, read_campaign_capture, timestamp_resolution
 from feltlab.rig.certify_faults import (
     FaultPlan,
@@ -46,11 +46,18 @@ from feltlab.rig.certify_faults import (
 )
 from feltlab.rig.devices import read_profile_toml
 from feltlab.rig.errors import DeviceKeyError, DeviceLost, DeviceRefused, RigError, SecurityFault
-from feltlab.rig.measures import Measurement, prize_distribution_test, timing_measurements, within
+from feltlab.rig.measures import (
+    Measurement,
+    prize_distribution_test,
+    split_samples,
+    timing_measurements,
+    within,
+)
 from feltlab.rig.protocol import UNKNOWN_DECK, Result
 from feltlab.rig.report import RECORD_VERSION, make_plots, write_report
 from feltlab.rig.secoc import DeviceKey, FreshnessVerifier, load_key
 from feltlab.rig.seeds import U64_MAX
+from feltlab.rig.uncertainty import HostUncertainty, combine, read_calibrations
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +65,7 @@ PROFILE_DIR = Path(__file__).with_name("profiles")
 BUNDLED = {"batch": "batch6", "continuous": "continuous", "jackpot": "jackpot"}
 """The bundled default profile of each device kind (``rig/profiles/<name>.toml``)."""
 
-EXIT_CODES = {Verdict.PASS: 0, Verdict.FAIL: 1}
+EXIT_CODES = {Verdict.PASS: 0, Verdict.FAIL: 1, Verdict.INCONCLUSIVE: 3}
 """Exit code of a verdict; anything else (ERROR, ABORTED) is 2."""
 
 
@@ -711,7 +718,12 @@ def _madness21_and_faults(client: Any, events_path: Path, first_round: int) -> N
 
 @dataclass
 class Analysis:
-    """The statistics and verdicts of a campaign (what the record stores)."""
+    """The statistics and verdicts of a campaign (what the record stores).
+
+    Every check and measurement keeps its own verdict; one that cannot be computed is an
+    ERROR measurement of its own (:func:`_guard`), never the loss of the others.
+    ``host`` is the host's measured timing uncertainty the timing verdicts used (None: not
+    measured, the plain PASS/FAIL rule)."""
 
     battery: battery.BatteryResult | None = None
     measurements: list[Measurement] = field(default_factory=list)
@@ -720,26 +732,66 @@ class Analysis:
     detail: dict[str, Any] = field(default_factory=dict)
     faults: list[dict[str, Any]] = field(default_factory=list)
     security_faults: list[dict[str, Any]] = field(default_factory=list)
+    host: HostUncertainty | None = None
 
     def verdict(self) -> Verdict:
+        """FAIL if any result FAILs; else ERROR if any is an ERROR (or the campaign has
+        errors, or nothing was judged); else INCONCLUSIVE if any is; else PASS
+        (:func:`feltlab.rig.battery.combine_verdicts`)."""
         vs = [m.verdict for m in self.measurements]
         if self.battery is not None:
             vs.append(self.battery.verdict)
-        if Verdict.FAIL in vs:
-            return Verdict.FAIL
-        if self.errors or Verdict.ERROR in vs or not vs:
-            return Verdict.ERROR
-        return Verdict.PASS
+        if self.errors:
+            vs.append(Verdict.ERROR)
+        return combine_verdicts(vs)
+
+    def uncertainty(self, divide: int = 1) -> tuple[float | None, float | None]:
+        """The host's uncertainty bounds (p99, max) in seconds for a timing sample whose
+        durations are divided by ``divide`` (a per-card figure over a shoe's transfer);
+        (None, None) when not measured."""
+        if self.host is None:
+            return None, None
+        return self.host.seconds / divide, self.host.seconds_max / divide
+
+
+def _guard(a: Analysis, name: str, unit: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run one check ``fn(*args, **kwargs)``; if it raises, record ``name`` as an ERROR
+    measurement with the reason and return None, so that one check that cannot run never
+    discards the others (issue 13, item 4)."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:  # one check's failure is its own ERROR, never the campaign's
+        log.warning("check %s could not run: %s", name, exc, exc_info=True)
+        a.measurements.append(
+            Measurement(
+                name,
+                None,
+                unit,
+                None,
+                None,
+                Verdict.ERROR,
+                {"reason": f"{type(exc).__name__}: {exc}"},
+            )
+        )
+        return None
 
 
 def _timing(
-    a: Analysis, data: CaptureData, name: str, sample: str, limits: dict[str, float]
+    a: Analysis,
+    data: CaptureData,
+    name: str,
+    sample: str,
+    limits: dict[str, float],
+    divide: int = 1,
 ) -> None:
+    """``{name}.p50/p95/p99/max`` of the capture's timing ``sample``; ``divide``: the
+    samples are durations divided by that many cards (the host's uncertainty is too)."""
     samples = data.timings.get(sample, [])
     if not samples:
         if f"{name}_p99" in limits or f"{name}_max" in limits:
             a.measurements.append(within(f"{name}.p99", None, "s", reason="no samples"))
         return
+    u99, umax = a.uncertainty(divide)
     a.measurements.extend(
         timing_measurements(
             name,
@@ -747,6 +799,8 @@ def _timing(
             limit_p99=limits.get(f"{name}_p99"),
             limit_max=limits.get(f"{name}_max"),
             resolution=timestamp_resolution(data.first_stamp),
+            uncertainty=u99,
+            uncertainty_max=umax,
         )
     )
 
@@ -759,16 +813,21 @@ def _heartbeat(a: Analysis, data: CaptureData, prof: Profile) -> None:
         return
     tol = prof.limits.get("heartbeat_period_tolerance", 0.05)
     res = timestamp_resolution(data.first_stamp)
+    u99, umax = a.uncertainty()
+    valid = gaps[np.isfinite(gaps) & (gaps >= 0)]
+    mean = float(valid.mean()) if valid.size else None
     a.measurements.append(
         within(
             "heartbeat.period",
-            float(gaps.mean()),
+            mean,
             "s",
             period * (1 - tol),
             period * (1 + tol),
+            uncertainty=None if u99 is None else u99 / max(1, int(valid.size)),
             declared=period,
-            n=int(gaps.size),
+            n=int(valid.size),
             resolution_s=res,
+            **({"bad_samples": int(gaps.size - valid.size)} if valid.size < gaps.size else {}),
         )
     )
     jitter = np.abs(gaps - period)
@@ -779,6 +838,8 @@ def _heartbeat(a: Analysis, data: CaptureData, prof: Profile) -> None:
             limit_p99=prof.limits.get("heartbeat_jitter_p99"),
             limit_max=prof.limits.get("heartbeat_jitter_max"),
             resolution=res,
+            uncertainty=u99,
+            uncertainty_max=umax,
         )
     )
     a.plots.setdefault("latencies", {})["heartbeat interval"] = gaps.tolist()
@@ -832,25 +893,49 @@ def analyze_batch(
     seed: int,
     progress: Progress,
     shoes: Sequence[Any] | None = None,
+    host: HostUncertainty | None = None,
 ) -> Analysis:
     """The randomness battery and timing checks of a batch shuffler campaign.
 
-    ``shoes`` (default: the capture's) are :class:`feltlab.rig.certify_capture.ShoeRead`."""
-    a = Analysis()
+    ``shoes`` (default: the capture's) are :class:`feltlab.rig.certify_capture.ShoeRead`;
+    ``host``: the host's timing uncertainty (INCONCLUSIVE timing verdicts near a limit).
+    Each timing check and the battery keep their own verdicts: one that cannot run is an
+    ERROR of its own."""
+    a = Analysis(host=host)
     sample = list(data.shoes if shoes is None else shoes)
     a.detail["payload_errors"] = data.payload_errors
     lim = prof.limits
-    _timing(a, data, "shuffle_cycle", "shuffle_cycle", lim)
-    _timing(a, data, "first_card", "first_card", lim)
-    _timing(a, data, "per_card", "per_card", lim)
-    _timing(a, data, "round_trip", "round_trip.ping", lim)
-    _heartbeat(a, data, prof)
+    cards = int(sample[0].shoe.codes.size) if sample and sample[0].shoe.codes.size else 1
+    _guard(a, "shuffle_cycle", "s", _timing, a, data, "shuffle_cycle", "shuffle_cycle", lim)
+    _guard(a, "first_card", "s", _timing, a, data, "first_card", "first_card", lim)
+    _guard(a, "per_card", "s", _timing, a, data, "per_card", "per_card", lim, cards)
+    _guard(a, "round_trip", "s", _timing, a, data, "round_trip", "round_trip.ping", lim)
+    _guard(a, "heartbeat", "s", _heartbeat, a, data, prof)
     for nm in ("shuffle_cycle", "first_card", "round_trip.ping"):
         if data.timings.get(nm):
-            a.plots.setdefault("latencies", {})[nm] = data.timings[nm]
+            a.plots.setdefault("latencies", {})[nm] = _plottable(data.timings[nm])
+    _guard(a, "battery", "", _battery, a, prof, sample, alpha=alpha, seed=seed, progress=progress)
+    return a
+
+
+def _plottable(samples: Sequence[float]) -> list[float]:
+    """The valid (finite, non-negative) durations of a sample, for a histogram."""
+    return [float(x) for x in samples if math.isfinite(x) and x >= 0]
+
+
+def _battery(
+    a: Analysis,
+    prof: Profile,
+    sample: list[Any],
+    *,
+    alpha: float,
+    seed: int,
+    progress: Progress,
+) -> None:
+    """Integrity, the randomness battery and its power of a batch campaign's shoes."""
     if len(sample) < 2:
         a.errors.append(f"{len(sample)} shoe(s) collected: the battery needs at least 2")
-        return a
+        return
     ld = sample[0].load
     if ld is None or any(
         s.load is None
@@ -859,28 +944,39 @@ def analyze_batch(
         for s in sample
     ):  # each part LOADs the same order: compare them by content
         a.errors.append("the shoes were not all shuffled from one known LOAD order")
-        return a
+        return
     loaded = ld.card_decks.astype(np.int64) * 52 + ld.codes
     progress.start("analysing: integrity", len(sample))
     problem, ids = _integrity(sample, loaded)
     progress.advance(len(sample))
     if problem is not None:
         a.battery = battery.integrity_failure(problem, alpha, len(sample), len(loaded))
-        return a
+        return
     out_ids = np.stack(ids)
     perm = battery.input_positions(out_ids, loaded.astype(np.uint16))
     codes = np.ascontiguousarray((out_ids % 52).astype(np.uint8))
     progress.start("analysing: battery", 1)
     res = battery.run_battery(perm, alpha=alpha, codes=codes, loaded_ids=loaded)
+    a.battery = res  # kept even if a power estimate below cannot run
     progress.advance()
     alts = list(prof.campaign.get("power_alternatives", ["riffle:k=7", "shelf:m=10"]))
     reps = int(prof.campaign.get("power_replicates", 10))
     power: dict[str, dict[str, float]] = {}
     progress.start("analysing: power against named alternatives", len(alts))
     for alt in alts:
-        power[alt] = battery.estimate_power(
-            alt, perm.shape[0], perm.shape[1], alpha=alpha, replicates=reps, seed=seed
+        est = _guard(
+            a,
+            f"power.{alt}",
+            "",
+            battery.estimate_power,
+            alt,
+            perm.shape[0],
+            perm.shape[1],
+            alpha=alpha,
+            replicates=reps,
+            seed=seed,
         )
+        power[alt] = est if est is not None else {}
         progress.advance()
     checks = tuple(
         replace(c, power={alt: power[alt].get(c.name, math.nan) for alt in alts})
@@ -891,23 +987,38 @@ def analyze_batch(
     a.plots["position_counts"] = native.battery_pass(perm).position_counts
     a.plots["rising"] = native.battery_pass(perm).rising
     a.plots["eulerian"] = battery.eulerian_pmf(perm.shape[1])
-    return a
 
 
 def analyze_continuous(
-    data: CaptureData, prof: Profile, *, alpha: float, seed: int, progress: Progress
+    data: CaptureData,
+    prof: Profile,
+    *,
+    alpha: float,
+    seed: int,
+    progress: Progress,
+    host: HostUncertainty | None = None,
 ) -> Analysis:
-    """Return-gap check (against the declared slot model) and timing of a continuous shuffler."""
+    """Return-gap check (against the declared slot model) and timing of a continuous
+    shuffler; each check keeps its own verdict (see :func:`analyze_batch`)."""
+    a = Analysis(host=host)
+    lim = prof.limits
+    _guard(a, "first_card", "s", _timing, a, data, "first_card", "first_card", lim)
+    _guard(a, "per_card", "s", _timing, a, data, "per_card", "per_card", lim)
+    _guard(a, "round_trip", "s", _timing, a, data, "round_trip", "round_trip.ping", lim)
+    _guard(a, "heartbeat", "s", _heartbeat, a, data, prof)
+    if data.timings.get("per_card"):
+        a.plots.setdefault("latencies", {})["per card"] = _plottable(data.timings["per_card"])
+    _guard(
+        a, "return_gap", "", _return_gap, a, data, prof, alpha=alpha, seed=seed, progress=progress
+    )
+    return a
+
+
+def _return_gap(
+    a: Analysis, data: CaptureData, prof: Profile, *, alpha: float, seed: int, progress: Progress
+) -> None:
     from feltlab.rig.certify_continuous import gap_test, observed_gaps
 
-    a = Analysis()
-    lim = prof.limits
-    _timing(a, data, "first_card", "first_card", lim)
-    _timing(a, data, "per_card", "per_card", lim)
-    _timing(a, data, "round_trip", "round_trip.ping", lim)
-    _heartbeat(a, data, prof)
-    if data.timings.get("per_card"):
-        a.plots.setdefault("latencies", {})["per card"] = data.timings["per_card"]
     gaps, problems = observed_gaps(data.card_events)
     a.measurements.append(
         within(
@@ -923,7 +1034,7 @@ def analyze_continuous(
     loads = [e for e in data.card_events if e[0] == "load"]
     if not loads or gaps.size == 0:
         a.errors.append("no LOAD or no card returned and dealt again: nothing to test")
-        return a
+        return
     n_cards = len(loads[-1][2])
     slots = int(prof.device.get("slots", 38))
     reps = int(prof.campaign.get("null_replicates", 199))
@@ -950,7 +1061,6 @@ def analyze_continuous(
     a.measurements.append(
         within("return_gap.mean", test.mean_gap, "cards", expected=test.expected_mean_gap)
     )
-    return a
 
 
 def analyze_jackpot(
@@ -960,16 +1070,59 @@ def analyze_jackpot(
     alpha: float,
     directory: Path | None,
     progress: Progress,
+    host: HostUncertainty | None = None,
 ) -> Analysis:
     """Prize distribution, button-to-result latency, failure detection and the rule 16.12
-    Madness 21 fallback of a jackpot panel campaign."""
-    a = Analysis()
+    Madness 21 fallback of a jackpot panel campaign; each check keeps its own verdict (see
+    :func:`analyze_batch`)."""
+    a = Analysis(host=host)
     lim = prof.limits
     key = prof.key()
     if key is not None:
-        _authenticate(a, data, prof, key)
-    table = prof.device.get("prize_table")
+        _guard(a, "security.results_refused", "results", _authenticate, a, data, prof, key)
     progress.start("analysing: prize distribution", 1)
+    _guard(a, "prize_distribution.p_value", "", _prizes, a, data, prof, alpha=alpha)
+    progress.advance()
+    _guard(
+        a, "button_to_result", "s", _timing, a, data, "button_to_result", "button_to_result", lim
+    )
+    _guard(a, "round_trip", "s", _timing, a, data, "round_trip", "round_trip.ping", lim)
+    _guard(a, "heartbeat", "s", _heartbeat, a, data, prof)
+    if data.timings.get("button_to_result"):
+        a.plots.setdefault("latencies", {})["button to result"] = _plottable(
+            data.timings["button_to_result"]
+        )
+    if prof.campaign.get("inject_faults", True):
+        _guard(a, "failure_detection.max", "s", _failure_detection, a, data, lim)
+        _guard(a, "madness21", "", _madness21, a, directory)
+    return a
+
+
+def _failure_detection(a: Analysis, data: CaptureData, lim: dict[str, float]) -> None:
+    det = data.timings.get("failure_detection", [])
+    split = split_samples(det)
+    _, umax = a.uncertainty()
+    a.measurements.append(
+        within(
+            "failure_detection.max",
+            float(split.valid.max()) if split.valid.size else None,
+            "s",
+            None,
+            lim.get("failure_detection_max"),
+            uncertainty=umax,
+            n=int(split.valid.size),
+            faults=[f["FaultCode"] for f in data.faults],
+            **(
+                {"bad_samples": split.bad, "reason": "negative or non-finite samples"}
+                if split.bad
+                else {}
+            ),
+        )
+    )
+
+
+def _prizes(a: Analysis, data: CaptureData, prof: Profile, *, alpha: float) -> None:
+    table = prof.device.get("prize_table")
     if not table:
         a.errors.append("the profile declares no prize_table")
     elif not data.prizes:
@@ -996,27 +1149,6 @@ def analyze_jackpot(
                 "prize_distribution.p_value", pt.p_value, "", alpha, None, pt.verdict, pt.to_dict()
             )
         )
-    progress.advance()
-    _timing(a, data, "button_to_result", "button_to_result", lim)
-    _timing(a, data, "round_trip", "round_trip.ping", lim)
-    _heartbeat(a, data, prof)
-    if data.timings.get("button_to_result"):
-        a.plots.setdefault("latencies", {})["button to result"] = data.timings["button_to_result"]
-    if prof.campaign.get("inject_faults", True):
-        det = data.timings.get("failure_detection", [])
-        a.measurements.append(
-            within(
-                "failure_detection.max",
-                max(det) if det else None,
-                "s",
-                None,
-                lim.get("failure_detection_max"),
-                n=len(det),
-                faults=[f["FaultCode"] for f in data.faults],
-            )
-        )
-        _madness21(a, directory)
-    return a
 
 
 def _authenticate(a: Analysis, data: CaptureData, prof: Profile, key: DeviceKey) -> None:
@@ -1282,10 +1414,18 @@ def analyze_campaign(
     seed: int,
     directory: Path | None = None,
     progress: Progress | None = None,
+    host: HostUncertainty | None = None,
 ) -> tuple[Analysis, CaptureData]:
-    """Every check of a campaign from its captures (what ``feltlab analyze`` runs)."""
+    """Every check of a campaign from its captures (what ``feltlab analyze`` runs).
+
+    ``host``: the host's timing uncertainty; default the worst calibration recorded in
+    ``directory`` (``host-uncertainty.jsonl``, :mod:`feltlab.rig.uncertainty`), none when
+    there is none.  One check that cannot run is an ERROR measurement of its own; only an
+    unreadable capture raises (RigError, OSError)."""
     prog = progress or _NoProgress()
     prog.start("decoding the capture", None)
+    if host is None:
+        host = combine(read_calibrations(directory))
     trials = read_trials(directory)
     data = read_campaign_capture(
         captures,
@@ -1295,23 +1435,27 @@ def analyze_campaign(
         exclude_heartbeats=fault_windows(trials, prof.heartbeat_period, heartbeat=True),
     )
     if data.frames == 0:
-        a = Analysis(errors=["the capture holds no frame"])
+        a = Analysis(errors=["the capture holds no frame"], host=host)
         return a, data
     if data.heartbeat_kind is None:
-        a = Analysis(errors=[f"no heartbeat from a device at 0x{prof.base:03X} in the capture"])
+        a = Analysis(
+            errors=[f"no heartbeat from a device at 0x{prof.base:03X} in the capture"], host=host
+        )
         return a, data
     if prof.kind == "batch":
-        a = analyze_batch(data, prof, alpha=alpha, seed=seed, progress=prog)
+        a = analyze_batch(data, prof, alpha=alpha, seed=seed, progress=prog, host=host)
     elif prof.kind == "continuous":
-        a = analyze_continuous(data, prof, alpha=alpha, seed=seed, progress=prog)
+        a = analyze_continuous(data, prof, alpha=alpha, seed=seed, progress=prog, host=host)
     else:
-        a = analyze_jackpot(data, prof, alpha=alpha, directory=directory, progress=prog)
+        a = analyze_jackpot(data, prof, alpha=alpha, directory=directory, progress=prog, host=host)
     a.detail["frames"] = data.frames
     a.detail["parts"] = data.parts
     if trials:
-        rows, ms = fault_results(trials, data.shoes, prof.limits)
-        a.faults = rows
-        a.measurements.extend(ms)
+        found = _guard(a, "fault", "s", fault_results, trials, data.shoes, prof.limits)
+        if found is not None:
+            rows, ms = found
+            a.faults = rows
+            a.measurements.extend(ms)
         a.detail["samples_in_fault_windows"] = data.excluded_samples
     return a, data
 
@@ -1324,11 +1468,13 @@ def finish(
     *,
     progress: Progress,
 ) -> CampaignResult:
-    """Analyse the campaign in ``out`` and write its report."""
+    """Analyse the campaign in ``out`` and write its report.  In real time the host's
+    timing uncertainty is calibrated once more after collection (:func:`calibrate_after`)."""
     captures = _capture_paths(out)
     errors: list[str] = []
     if collected.error:
         errors.append(f"collection: {collected.error}")
+    calibrate_after(out, state)
     try:
         analysis, data = analyze_campaign(
             captures,
@@ -1338,8 +1484,9 @@ def finish(
             directory=out,
             progress=progress,
         )
-    except (RigError, ValueError) as exc:
+    except (RigError, ValueError, OSError, EOFError) as exc:  # an unreadable capture
         analysis, data = Analysis(errors=[f"analysis: {exc}"]), None
+        analysis.host = combine(read_calibrations(out))
     analysis.errors[:0] = errors
     size = int(state["size"])
     have = _count_samples(data, prof.kind) if data is not None else None
@@ -1374,6 +1521,27 @@ def finish(
     plots = _plots(analysis)
     write_report(out, record, plots)
     return CampaignResult(verdict, record, out)
+
+
+def calibrate_after(out: Path, state: dict[str, Any]) -> None:
+    """Record one more calibration of the host's timing uncertainty in ``out`` after
+    collection, on the campaign's bus, unless the campaign ran in simulated time
+    (``state["clock"] == "simulated"`` or a simulated calibration recorded): the analysis
+    then uses the worst of the calibrations before, during and after.  A calibration that
+    cannot run is logged, never the loss of the record."""
+    from feltlab.rig.clock import RealClock
+    from feltlab.rig.uncertainty import CalibrationError, calibrate_host, record_calibration
+
+    recorded = read_calibrations(out)
+    if state.get("clock") == "simulated" or any(c.simulated for c in recorded):
+        return
+    clock = RealClock("feltlab-calibration")
+    try:
+        record_calibration(out, calibrate_host(clock, state.get("bus"), when="after collection"))
+    except (CalibrationError, OSError) as exc:
+        log.warning("host calibration after collection failed: %s", exc)
+    finally:
+        clock.close()
 
 
 def _missing_measurement(
@@ -1514,6 +1682,16 @@ def build_record(
         "detail": analysis.detail,
         "faults": analysis.faults,
         "security_faults": analysis.security_faults,
+        "clock": "simulated time"
+        if state.get("clock") == "simulated" or (analysis.host and analysis.host.simulated)
+        else "real time",
+        "host_uncertainty": analysis.host.to_dict()
+        if analysis.host is not None
+        else {
+            "source": "not measured",
+            "reason": "no calibration recorded with the capture (host-uncertainty.jsonl): "
+            "timing verdicts use the plain PASS/FAIL rule",
+        },
     }
 
 
