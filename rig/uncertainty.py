@@ -230,7 +230,14 @@ def combine(calibrations: Sequence[HostUncertainty]) -> HostUncertainty | None:
     if not calibrations:
         return None
     if all(c.simulated for c in calibrations):
-        return HostUncertainty.simulated_time()
+        sim = HostUncertainty.simulated_time()
+        return HostUncertainty(
+            sim.source,
+            0.0,
+            0.0,
+            timestamp_sources=sim.timestamp_sources,
+            measured=tuple(m for c in calibrations for m in c.measured),
+        )
     real = [c for c in calibrations if not c.simulated]
     worst = max(real, key=lambda c: c.seconds)
     sources: dict[str, str] = {}
