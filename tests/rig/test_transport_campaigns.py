@@ -46,7 +46,7 @@ def _device(spec: str, tmp_path: Path) -> Any:
             str(profile),
             "--duration",
             "60",
-        ]  # fmt: skip
+        ]
     )
 
 
@@ -107,8 +107,9 @@ def test_the_simulated_adapter_never_echoes_the_hosts_frames(udp_spec: str) -> N
     not echo either)."""
     import can
 
-    other = can.Bus(interface="udp_multicast", channel=udp_spec.split("channel=")[1].split(",")[0],
-                    port=int(udp_spec.rsplit("port=", 1)[1]), fd=False, ignore_config=True)  # fmt: skip
+    from feltlab.rig.transport import open_bus
+
+    other = open_bus(udp_spec)  # another node on the adapter's CAN side
     with SimulatedSlcanAdapter(udp_spec) as ad:
         fd = os.open(ad.port, os.O_RDWR | os.O_NOCTTY)
         try:
