@@ -993,16 +993,14 @@ def calibrate_after(out: Path, state: dict[str, Any]) -> None:
     then uses the worst of the calibrations before, during and after.  A calibration that
     cannot run is logged, never the loss of the record."""
     from feltlab.rig.clock import RealClock
-    from feltlab.rig.uncertainty import CalibrationError, calibrate_host, record_calibration
+    from feltlab.rig.uncertainty import calibrate_into
 
     recorded = read_calibrations(out)
     if state.get("clock") == "simulated" or any(c.simulated for c in recorded):
         return
     clock = RealClock("feltlab-calibration")
     try:
-        record_calibration(out, calibrate_host(clock, state.get("bus"), when="after collection"))
-    except (CalibrationError, OSError) as exc:
-        log.warning("host calibration after collection failed: %s", exc)
+        calibrate_into(out, clock, state.get("bus"), when="after collection")
     finally:
         clock.close()
 

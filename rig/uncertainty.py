@@ -426,6 +426,23 @@ def record_calibration(directory: Path, hu: HostUncertainty) -> None:
         f.write(json.dumps(hu.to_dict()) + "\n")
 
 
+def calibrate_into(
+    directory: Path, clock: Clock, bus_spec: BusSpec | str | None, *, when: str
+) -> HostUncertainty | None:
+    """:func:`calibrate_host` then :func:`record_calibration` into the campaign
+    ``directory``: the one call collection makes before the first sample (``when="before"``)
+    and every so often during collection (``when="during shoe 500"``).  Never raises: a
+    calibration that cannot run is logged and returns None (a campaign is never lost to
+    its calibration)."""
+    try:
+        hu = calibrate_host(clock, bus_spec, when=when)
+        record_calibration(directory, hu)
+    except (CalibrationError, OSError) as exc:
+        log.warning("host calibration (%s) failed: %s", when, exc)
+        return None
+    return hu
+
+
 def read_calibrations(directory: Path | None) -> list[HostUncertainty]:
     """The calibrations recorded in ``directory`` (none: []); an unreadable line is skipped
     with a warning."""
@@ -461,6 +478,7 @@ __all__ = [
     "HostUncertainty",
     "Spread",
     "calibrate_host",
+    "calibrate_into",
     "combine",
     "from_samples",
     "loopback_spec",

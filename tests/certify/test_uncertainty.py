@@ -178,6 +178,14 @@ def test_a_real_calibration_on_a_virtual_bus() -> None:
         calibrate_host(RealClock(), None, samples=0)
 
 
+def test_calibrate_into_records_and_never_raises(tmp_path: Path) -> None:
+    sim = uncertainty.calibrate_into(tmp_path, SimClock(), None, when="before")
+    assert sim is not None and sim.simulated
+    # a bus spec it cannot parse: logged, None, nothing recorded
+    assert uncertainty.calibrate_into(tmp_path, RealClock(), "interface=bogus", when="x") is None
+    assert [c.measured[0][0] for c in read_calibrations(tmp_path)] == ["before"]
+
+
 def test_a_campaign_records_its_uncertainty_and_uses_it(tmp_path: Path) -> None:
     prof = certify.quick_profile("batch", power_replicates=2)
     res = run_campaign(CampaignOptions(prof, tmp_path / "c", size=3, seed=4))
