@@ -22,7 +22,7 @@ import secrets
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
@@ -819,16 +819,17 @@ def run_campaign(
     part = len(parts) + 1
     collected = Collected()
     if have < size:
-        collected = collect_part(
-            replace(opts, seed=seed),
-            out,
-            part,
-            seed,
-            size - have,
-            progress=prog,
-            stop=stop,
-            have=have,
-        )
+        with watch_host(out, state):
+            collected = collect_part(
+                replace(opts, seed=seed),
+                out,
+                part,
+                seed,
+                size - have,
+                progress=prog,
+                stop=stop,
+                have=have,
+            )
     elif resume:
         log.info("nothing left to collect: %d of %d", have, size)
     return finish(out, prof, state, collected, progress=prog)
@@ -984,6 +985,35 @@ def finish(
     plots = _plots(analysis)
     write_report(out, record, plots)
     return CampaignResult(verdict, record, out)
+
+
+@contextlib.contextmanager
+def watch_host(out: Path, state: dict[str, Any]) -> Iterator[None]:
+    """Around a collection part: calibrate the host's timing uncertainty before it (on the
+    campaign's bus, :func:`feltlab.rig.uncertainty.calibrate_into`) and sample the timer
+    overshoot all through it (:class:`feltlab.rig.uncertainty.HostMonitor`), both recorded
+    in ``out/host-uncertainty.jsonl``.  In simulated time (``state["clock"] ==
+    "simulated"``) it records simulated time and measures nothing."""
+    from feltlab.rig.clock import RealClock
+    from feltlab.rig.uncertainty import (
+        HostMonitor,
+        HostUncertainty,
+        calibrate_into,
+        record_calibration,
+    )
+
+    if state.get("clock") == "simulated":
+        record_calibration(out, HostUncertainty.simulated_time("before"))
+        yield
+        return
+    clock = RealClock("feltlab-calibration")
+    calibrate_into(out, clock, state.get("bus"), when="before")
+    monitor = HostMonitor(clock, state.get("bus"), out).start()
+    try:
+        yield
+    finally:
+        monitor.stop()
+        clock.close()
 
 
 def calibrate_after(out: Path, state: dict[str, Any]) -> None:

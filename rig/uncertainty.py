@@ -224,9 +224,10 @@ def from_samples(
 
 
 def combine(calibrations: Sequence[HostUncertainty]) -> HostUncertainty | None:
-    """The worst of several calibrations (before and during a campaign): each bound the
-    largest; the spreads of the one with the largest ``seconds``; every measurement listed.
-    None for no calibration; simulated time only if every one is."""
+    """The worst of several calibrations (before, during and after a campaign): each bound
+    the largest; the timer overshoot of the one with the largest p99, the largest loopback
+    round trip (or, with none, why the first calibration had none); every measurement
+    listed.  None for no calibration; simulated time only if every one is."""
     if not calibrations:
         return None
     if all(c.simulated for c in calibrations):
@@ -239,7 +240,10 @@ def combine(calibrations: Sequence[HostUncertainty]) -> HostUncertainty | None:
             measured=tuple(m for c in calibrations for m in c.measured),
         )
     real = [c for c in calibrations if not c.simulated]
-    worst = max(real, key=lambda c: c.seconds)
+    timed = [c for c in real if c.timer is not None] or real
+    worst = max(timed, key=lambda c: c.timer.p99 if c.timer else c.seconds)
+    looped = [c for c in real if c.loopback is not None]
+    loop = max(looped, key=lambda c: c.loopback.p99 if c.loopback else 0.0) if looped else None
     sources: dict[str, str] = {}
     for c in real:
         sources.update(c.timestamp_sources)
@@ -249,8 +253,8 @@ def combine(calibrations: Sequence[HostUncertainty]) -> HostUncertainty | None:
         max(c.seconds_max for c in real),
         worst.timer,
         worst.timer_delay_s,
-        worst.loopback,
-        worst.loopback_reason,
+        None if loop is None else loop.loopback,
+        None if loop is not None else next((c.loopback_reason for c in real), None),
         max(c.resolution_s for c in real),
         sources,
         tuple(m for c in calibrations for m in c.measured),
@@ -384,7 +388,7 @@ def calibrate_host(
         raise CalibrationError(
             f"calibration needs samples >= 1 and 0 < delay <= 1 s, got {samples}, {delay}"
         )
-    label = "in-process virtual bus" if bus_spec is None else str(_spec(bus_spec))
+    label = _label(bus_spec)
     over = measure_timer_overshoot(clock, delay=delay, samples=samples)
     reason: str | None = None
     try:
@@ -415,6 +419,112 @@ def calibrate_host(
         label=when,
         epoch=clock.wall(),
     )
+
+
+class HostMonitor:
+    """Timer overshoot sampled all through collection, on a thread of its own: every
+    ``every`` seconds it asks ``clock`` to sleep ``delay`` seconds and keeps how much longer
+    it took, so a load that comes and goes during a campaign is in the figures (a
+    calibration before it may have met a quiet host).  :meth:`stop` records the result in
+    ``directory`` (label ``during collection``) and returns it.  Loopback frames are not
+    sent during collection (they would share the host's bus stack with the campaign);
+    :func:`calibrate_host` measures them before and after.
+
+    In simulated time nothing is sampled and :meth:`stop` records simulated time.  Use as a
+    context manager around collection::
+
+        with HostMonitor(clock, bus_spec, directory):
+            ...collect...
+    """
+
+    MAX_SAMPLES = 200_000
+
+    def __init__(
+        self,
+        clock: Clock,
+        bus_spec: BusSpec | str | None,
+        directory: Path,
+        *,
+        delay: float = 0.001,
+        every: float = 0.01,
+    ) -> None:
+        self.clock = clock
+        self.bus_spec = bus_spec
+        self.directory = directory
+        self.delay = delay
+        self.every = every
+        self.samples: list[float] = []
+        self.seen = 0
+        self.worst = 0.0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._rng = np.random.default_rng(0)  # reservoir sampling past MAX_SAMPLES
+
+    def __enter__(self) -> HostMonitor:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> HostMonitor:
+        if not self.clock.simulated and self._thread is None:
+            self._thread = threading.Thread(
+                target=self._run, name="feltlab-host-monitor", daemon=True
+            )
+            self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            t0 = self.clock.now()
+            self.clock.sleep(self.delay)
+            self.add(self.clock.now() - t0 - self.delay)
+            self._stop.wait(self.every)
+
+    def add(self, overshoot: float) -> None:
+        """Keep one overshoot (seconds): every one up to MAX_SAMPLES, then a uniform
+        reservoir of them; the largest is always kept."""
+        self.seen += 1
+        self.worst = max(self.worst, overshoot)
+        if len(self.samples) < self.MAX_SAMPLES:
+            self.samples.append(overshoot)
+            return
+        j = int(self._rng.integers(self.seen))
+        if j < self.MAX_SAMPLES:
+            self.samples[j] = overshoot
+
+    def result(self) -> HostUncertainty | None:
+        """What was sampled so far (None: nothing yet, in real time)."""
+        if self.clock.simulated:
+            return HostUncertainty.simulated_time("during collection")
+        if not self.samples:
+            return None
+        kept = [*self.samples, self.worst]
+        return from_samples(
+            kept,
+            None,
+            resolution=float(max(np.spacing(np.float64(self.clock.wall())), 1e-9)),
+            delay=self.delay,
+            sources={_label(self.bus_spec): timestamp_source(self.bus_spec)},
+            loopback_reason="not sent during collection (measured before and after)",
+            label="during collection",
+            epoch=self.clock.wall(),
+        )
+
+    def stop(self) -> HostUncertainty | None:
+        """Stop sampling, record the result in the directory and return it (never raises:
+        a failure to write is logged)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+            self._thread = None
+        hu = self.result()
+        if hu is not None:
+            try:
+                record_calibration(self.directory, hu)
+            except OSError as exc:
+                log.warning("host monitor: cannot record the calibration: %s", exc)
+        return hu
 
 
 # ------------------------------------------------------------------ the campaign's file
@@ -467,6 +577,10 @@ def _spec(spec: BusSpec | str) -> BusSpec:
         raise CalibrationError(f"calibration: {exc}") from exc
 
 
+def _label(spec: BusSpec | str | None) -> str:
+    return "in-process virtual bus" if spec is None else str(_spec(spec))
+
+
 def _iso(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(epoch))
 
@@ -475,6 +589,7 @@ __all__ = [
     "CALIBRATION_FILE",
     "SIMULATED_TIME",
     "CalibrationError",
+    "HostMonitor",
     "HostUncertainty",
     "Spread",
     "calibrate_host",

@@ -5,6 +5,7 @@ load (counts, signs, sources)."""
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -186,12 +187,33 @@ def test_calibrate_into_records_and_never_raises(tmp_path: Path) -> None:
     assert [c.measured[0][0] for c in read_calibrations(tmp_path)] == ["before"]
 
 
+def test_host_monitor_keeps_a_bounded_sample_and_the_worst(tmp_path: Path) -> None:
+    mon = uncertainty.HostMonitor(SimClock(), None, tmp_path)
+    mon.MAX_SAMPLES = 50
+    for i in range(1000):  # synthetic overshoots: 0.1 ms, one of 20 ms
+        mon.add(0.02 if i == 700 else 1e-4)
+    assert len(mon.samples) == 50 and mon.seen == 1000 and mon.worst == 0.02
+    with uncertainty.HostMonitor(SimClock(), None, tmp_path) as sim:
+        assert sim._thread is None  # simulated time: nothing sampled
+    assert read_calibrations(tmp_path)[-1].simulated
+    real = RealClock("test-monitor")
+    try:
+        with uncertainty.HostMonitor(real, None, tmp_path, every=0.001) as live:
+            time.sleep(0.05)
+    finally:
+        real.close()
+    last = read_calibrations(tmp_path)[-1]
+    assert live.seen >= 1 and last.timer is not None and last.timer.n == live.seen + 1
+    assert last.measured[0][0] == "during collection" and last.loopback is None
+
+
 def test_a_campaign_records_its_uncertainty_and_uses_it(tmp_path: Path) -> None:
     prof = certify.quick_profile("batch", power_replicates=2)
     res = run_campaign(CampaignOptions(prof, tmp_path / "c", size=3, seed=4))
     hu = res.record["host_uncertainty"]
     assert hu["source"] == "measured" and res.record["clock"] == "real time"
-    assert hu["measured"][-1]["label"] == "after collection"
+    labels = [m["label"] for m in hu["measured"]]
+    assert labels == ["before", "during collection", "after collection"]
     assert (tmp_path / "c" / uncertainty.CALIBRATION_FILE).exists()
     # the same capture judged with a hand-made uncertainty larger than a margin
     captures = [tmp_path / "c" / "capture-001.blf"]
