@@ -37,12 +37,34 @@ from feltlab.rig.seeds import child_seed
 
 
 class Verdict(StrEnum):
-    """Outcome of one check or of the battery (OpenHTF's outcomes)."""
+    """Outcome of one check, one measurement, the battery or a campaign (OpenHTF's outcomes,
+    plus INCONCLUSIVE).
+
+    PASS and FAIL are the device's; ERROR: the rig could not measure it (bad samples, a check
+    that could not run); INCONCLUSIVE: measured, but the margin to the limit lies within the
+    host's own measured uncertainty (:mod:`feltlab.rig.uncertainty`), so neither PASS nor FAIL
+    can be claimed; ABORTED: the campaign stopped before it collected its sample (Ctrl-C).
+    A campaign's verdict is :func:`combine_verdicts` of its results.
+    """
 
     PASS = "PASS"
     FAIL = "FAIL"
     ERROR = "ERROR"
-    ABORTED = "ABORTED"  # a campaign stopped before it collected its sample (Ctrl-C)
+    INCONCLUSIVE = "INCONCLUSIVE"
+    ABORTED = "ABORTED"
+
+
+def combine_verdicts(verdicts: Sequence[Verdict]) -> Verdict:
+    """The verdict of a set of results: FAIL if any FAIL; else ERROR if any ERROR (or none
+    at all: nothing was judged); else INCONCLUSIVE if any INCONCLUSIVE; else PASS."""
+    vs = set(verdicts)
+    if Verdict.FAIL in vs:
+        return Verdict.FAIL
+    if not vs or Verdict.ERROR in vs or Verdict.ABORTED in vs:
+        return Verdict.ERROR
+    if Verdict.INCONCLUSIVE in vs:
+        return Verdict.INCONCLUSIVE
+    return Verdict.PASS
 
 
 @dataclass(frozen=True)

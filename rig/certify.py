@@ -16,15 +16,13 @@ import contextlib
 import hashlib
 import json
 import logging
-import math
 import os
 import platform
 import secrets
 import threading
 import time
 import uuid
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
@@ -33,9 +31,15 @@ from typing import Any, Protocol
 import numpy as np
 
 from feltlab import native
-from feltlab.rig import battery
 from feltlab.rig.battery import Verdict
-from feltlab.rig.certify_capture import CaptureData, read_campaign_capture, timestamp_resolution
+from feltlab.rig.certify_analysis import (
+    Analysis,
+    analyze_batch,
+    analyze_continuous,
+    analyze_jackpot,
+    guard,
+)
+from feltlab.rig.certify_capture import CaptureData, read_campaign_capture
 from feltlab.rig.certify_faults import (
     FaultPlan,
     FaultRunner,
@@ -55,12 +59,13 @@ from feltlab.rig.errors import (
     RigError,
     SecurityFault,
 )
-from feltlab.rig.freshness import FreshnessStore
-from feltlab.rig.measures import Measurement, prize_distribution_test, timing_measurements, within
-from feltlab.rig.protocol import UNKNOWN_DECK, Result
+from feltlab.rig.freshness import FRESHNESS_STARTS, FreshnessStore, freshness_starts
+from feltlab.rig.measures import Measurement, within
+from feltlab.rig.protocol import Result
 from feltlab.rig.report import RECORD_VERSION, make_plots, write_report
-from feltlab.rig.secoc import DeviceKey, FreshnessVerifier, load_key
+from feltlab.rig.secoc import DeviceKey, load_key
 from feltlab.rig.seeds import U64_MAX
+from feltlab.rig.uncertainty import HostUncertainty, combine, read_calibrations
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +76,7 @@ PROFILE_DIR = Path(__file__).with_name("profiles")
 BUNDLED = {"batch": "batch6", "continuous": "continuous", "jackpot": "jackpot"}
 """The bundled default profile of each device kind (``rig/profiles/<name>.toml``)."""
 
-EXIT_CODES = {Verdict.PASS: 0, Verdict.FAIL: 1}
+EXIT_CODES = {Verdict.PASS: 0, Verdict.FAIL: 1, Verdict.INCONCLUSIVE: 3}
 """Exit code of a verdict; anything else (ERROR, ABORTED) is 2."""
 
 
@@ -411,22 +416,6 @@ class Collected:
     limits_exceeded: list[tuple[str, float, float, str]] = field(default_factory=list)
     #: heartbeat periods the device announced beyond the declared one (ms)
     announced_periods_ms: list[int] = field(default_factory=list)
-
-
-FRESHNESS_STARTS = "freshness-starts.json"
-"""Per collection part, the panel freshness value the lab had accepted before the part began
-(the offline check starts each session's verifier there)."""
-
-
-def freshness_starts(directory: Path | None) -> dict[int, int]:
-    """``{part: freshness}`` of a campaign directory (empty when none was recorded)."""
-    if directory is None or not (directory / FRESHNESS_STARTS).exists():
-        return {}
-    try:
-        raw = json.loads((directory / FRESHNESS_STARTS).read_text())
-        return {int(k): int(v) for k, v in raw.items()}
-    except (OSError, ValueError, AttributeError) as exc:
-        raise CampaignError(f"{directory / FRESHNESS_STARTS} is damaged ({exc})") from exc
 
 
 def freshness_store(prof: Profile) -> FreshnessStore:
@@ -835,439 +824,7 @@ def _madness21_and_faults(client: Any, events_path: Path, first_round: int) -> N
 
 
 # ===================================================================== analysis
-
-
-@dataclass
-class Analysis:
-    """The statistics and verdicts of a campaign (what the record stores)."""
-
-    battery: battery.BatteryResult | None = None
-    measurements: list[Measurement] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    plots: dict[str, Any] = field(default_factory=dict)
-    detail: dict[str, Any] = field(default_factory=dict)
-    faults: list[dict[str, Any]] = field(default_factory=list)
-    security_faults: list[dict[str, Any]] = field(default_factory=list)
-
-    def verdict(self) -> Verdict:
-        vs = [m.verdict for m in self.measurements]
-        if self.battery is not None:
-            vs.append(self.battery.verdict)
-        if Verdict.FAIL in vs:
-            return Verdict.FAIL
-        if self.errors or Verdict.ERROR in vs or not vs:
-            return Verdict.ERROR
-        return Verdict.PASS
-
-
-def _timing(
-    a: Analysis, data: CaptureData, name: str, sample: str, limits: dict[str, float]
-) -> None:
-    samples = data.timings.get(sample, [])
-    if not samples:
-        if f"{name}_p99" in limits or f"{name}_max" in limits:
-            a.measurements.append(within(f"{name}.p99", None, "s", reason="no samples"))
-        return
-    a.measurements.extend(
-        timing_measurements(
-            name,
-            samples,
-            limit_p99=limits.get(f"{name}_p99"),
-            limit_max=limits.get(f"{name}_max"),
-            resolution=timestamp_resolution(data.first_stamp),
-        )
-    )
-
-
-def _heartbeat(a: Analysis, data: CaptureData, prof: Profile) -> None:
-    gaps = np.asarray(data.heartbeat_gaps, dtype=np.float64)
-    period = prof.heartbeat_period
-    if gaps.size < 2:
-        a.measurements.append(within("heartbeat.period", None, "s", reason="< 3 heartbeats"))
-        return
-    tol = prof.limits.get("heartbeat_period_tolerance", 0.05)
-    res = timestamp_resolution(data.first_stamp)
-    a.measurements.append(
-        within(
-            "heartbeat.period",
-            float(gaps.mean()),
-            "s",
-            period * (1 - tol),
-            period * (1 + tol),
-            declared=period,
-            n=int(gaps.size),
-            resolution_s=res,
-        )
-    )
-    jitter = np.abs(gaps - period)
-    a.measurements.extend(
-        timing_measurements(
-            "heartbeat_jitter",
-            jitter,
-            limit_p99=prof.limits.get("heartbeat_jitter_p99"),
-            limit_max=prof.limits.get("heartbeat_jitter_max"),
-            resolution=res,
-        )
-    )
-    a.plots.setdefault("latencies", {})["heartbeat interval"] = gaps.tolist()
-
-
-def _integrity(shoes: Sequence[Any], loaded: np.ndarray) -> tuple[str | None, list[np.ndarray]]:
-    """Name the first shoe that is not a permutation of the loaded cards, by its device
-    shoe number and the card; else None and the shoes' ids."""
-    from feltlab.cards import card_str
-
-    def name(ident: int) -> str:
-        return f"card id {ident} ({card_str(ident % 52, symbols=False)} of deck {ident // 52})"
-
-    want = Counter(loaded.tolist())
-    out: list[np.ndarray] = []
-    for s in shoes:
-        sh = s.shoe
-        if (sh.card_decks == UNKNOWN_DECK).any():
-            return (
-                f"{s.label}: the device reports deck 0xFF (it cannot tell decks apart); "
-                "permutation checks need card ids: set reports_decks",
-                out,
-            )
-        ids = sh.card_decks.astype(np.int64) * 52 + sh.codes
-        got = Counter(ids.tolist())
-        if got != want:
-            parts = []
-            dup = sorted(k for k, v in got.items() if v > want.get(k, 0) and k in want)
-            miss = sorted(k for k, v in want.items() if got.get(k, 0) < v)
-            extra = sorted(k for k in got if k not in want)
-            if dup:
-                parts.append("duplicated " + ", ".join(name(k) for k in dup[:5]))
-            if miss:
-                parts.append("missing " + ", ".join(name(k) for k in miss[:5]))
-            if extra:
-                parts.append("never loaded " + ", ".join(name(k) for k in extra[:5]))
-            return (
-                f"{s.label} ({len(ids)} cards, {len(loaded)} loaded) is not a permutation "
-                "of the loaded cards: " + "; ".join(parts),
-                out,
-            )
-        out.append(ids.astype(np.uint16))
-    return None, out
-
-
-def analyze_batch(
-    data: CaptureData,
-    prof: Profile,
-    *,
-    alpha: float,
-    seed: int,
-    progress: Progress,
-    shoes: Sequence[Any] | None = None,
-) -> Analysis:
-    """The randomness battery and timing checks of a batch shuffler campaign.
-
-    ``shoes`` (default: the capture's) are :class:`feltlab.rig.certify_capture.ShoeRead`."""
-    a = Analysis()
-    sample = list(data.shoes if shoes is None else shoes)
-    a.detail["payload_errors"] = data.payload_errors
-    lim = prof.limits
-    _timing(a, data, "shuffle_cycle", "shuffle_cycle", lim)
-    _timing(a, data, "first_card", "first_card", lim)
-    _timing(a, data, "per_card", "per_card", lim)
-    _timing(a, data, "round_trip", "round_trip.ping", lim)
-    _heartbeat(a, data, prof)
-    a.measurements.append(
-        within(
-            "integrity.repeated_shoes_differing",
-            float(len(data.repeat_mismatches)),
-            "shoes",
-            0,
-            0,
-            reason="a shoe number sent again must carry the same cards, card for card",
-            examples=data.repeat_mismatches[:5],
-        )
-    )
-    for nm in ("shuffle_cycle", "first_card", "round_trip.ping"):
-        if data.timings.get(nm):
-            a.plots.setdefault("latencies", {})[nm] = data.timings[nm]
-    if len(sample) < 2:
-        a.errors.append(f"{len(sample)} shoe(s) collected: the battery needs at least 2")
-        return a
-    ld = sample[0].load
-    if ld is None or any(
-        s.load is None
-        or not np.array_equal(s.load.codes, ld.codes)
-        or not np.array_equal(s.load.card_decks, ld.card_decks)
-        for s in sample
-    ):  # each part LOADs the same order: compare them by content
-        a.errors.append("the shoes were not all shuffled from one known LOAD order")
-        return a
-    loaded = ld.card_decks.astype(np.int64) * 52 + ld.codes
-    progress.start("analysing: integrity", len(sample))
-    problem, ids = _integrity(sample, loaded)
-    progress.advance(len(sample))
-    if problem is not None:
-        a.battery = battery.integrity_failure(problem, alpha, len(sample), len(loaded))
-        return a
-    out_ids = np.stack(ids)
-    perm = battery.input_positions(out_ids, loaded.astype(np.uint16))
-    codes = np.ascontiguousarray((out_ids % 52).astype(np.uint8))
-    progress.start("analysing: battery", 1)
-    res = battery.run_battery(perm, alpha=alpha, codes=codes, loaded_ids=loaded)
-    progress.advance()
-    alts = list(prof.campaign.get("power_alternatives", ["riffle:k=7", "shelf:m=10"]))
-    reps = int(prof.campaign.get("power_replicates", 10))
-    power: dict[str, dict[str, float]] = {}
-    progress.start("analysing: power against named alternatives", len(alts))
-    for alt in alts:
-        power[alt] = battery.estimate_power(
-            alt, perm.shape[0], perm.shape[1], alpha=alpha, replicates=reps, seed=seed
-        )
-        progress.advance()
-    checks = tuple(
-        replace(c, power={alt: power[alt].get(c.name, math.nan) for alt in alts})
-        for c in res.checks
-    )
-    a.battery = replace(res, checks=checks)
-    a.detail["power"] = {"replicates": reps, "alternatives": power}
-    a.plots["position_counts"] = native.battery_pass(perm).position_counts
-    a.plots["rising"] = native.battery_pass(perm).rising
-    a.plots["eulerian"] = battery.eulerian_pmf(perm.shape[1])
-    return a
-
-
-def analyze_continuous(
-    data: CaptureData, prof: Profile, *, alpha: float, seed: int, progress: Progress
-) -> Analysis:
-    """Return-gap check (against the declared slot model) and timing of a continuous shuffler."""
-    from feltlab.rig.certify_continuous import gap_test, observed_gaps
-
-    a = Analysis()
-    lim = prof.limits
-    _timing(a, data, "first_card", "first_card", lim)
-    _timing(a, data, "per_card", "per_card", lim)
-    _timing(a, data, "round_trip", "round_trip.ping", lim)
-    _heartbeat(a, data, prof)
-    if data.timings.get("per_card"):
-        a.plots.setdefault("latencies", {})["per card"] = data.timings["per_card"]
-    gaps, problems = observed_gaps(data.card_events)
-    a.measurements.append(
-        within(
-            "integrity.cards_not_held",
-            float(len(problems)),
-            "cards",
-            None,
-            0.0,
-            first=problems[:5],
-        )
-    )
-    deals = sum(1 for e in data.card_events if e[0] == "deal")
-    loads = [e for e in data.card_events if e[0] == "load"]
-    if not loads or gaps.size == 0:
-        a.errors.append("no LOAD or no card returned and dealt again: nothing to test")
-        return a
-    n_cards = len(loads[-1][2])
-    slots = int(prof.device.get("slots", 38))
-    reps = int(prof.campaign.get("null_replicates", 199))
-    progress.start("analysing: simulating the declared model", reps)
-    test = gap_test(
-        gaps,
-        n_cards=n_cards,
-        slots=slots,
-        deals=deals,
-        seed=seed,
-        replicates=reps,
-        progress=progress.advance,
-    )
-    a.measurements.append(
-        within(
-            "return_gap.p_value",
-            test.p_value,
-            "",
-            alpha,
-            None,
-            **test.to_dict(),
-        )
-    )
-    a.measurements.append(
-        within("return_gap.mean", test.mean_gap, "cards", expected=test.expected_mean_gap)
-    )
-    return a
-
-
-def analyze_jackpot(
-    data: CaptureData,
-    prof: Profile,
-    *,
-    alpha: float,
-    directory: Path | None,
-    progress: Progress,
-) -> Analysis:
-    """Prize distribution, button-to-result latency, failure detection and the rule 16.12
-    Madness 21 fallback of a jackpot panel campaign."""
-    a = Analysis()
-    lim = prof.limits
-    key = prof.key()
-    if key is not None:
-        _authenticate(a, data, prof, key, freshness_starts(directory))
-    table = prof.device.get("prize_table")
-    progress.start("analysing: prize distribution", 1)
-    if not table:
-        a.errors.append("the profile declares no prize_table")
-    elif not data.prizes:
-        a.errors.append("no prize was drawn")
-    else:
-        weights = {int(c): int(w) for c, w in table}
-        declared = [[int(c), int(w)] for c, w in table]
-        for rows in data.prize_tables[:1]:
-            same = sorted(list(r) for r in rows) == sorted(declared)
-            a.measurements.append(
-                within(
-                    "prize_table.matches_profile",
-                    1.0 if same else 0.0,
-                    "",
-                    1,
-                    1,
-                    device=[list(r) for r in rows],
-                    profile=declared,
-                )
-            )
-        pt = prize_distribution_test(data.prizes, weights, alpha=alpha)
-        a.measurements.append(
-            Measurement(
-                "prize_distribution.p_value", pt.p_value, "", alpha, None, pt.verdict, pt.to_dict()
-            )
-        )
-    progress.advance()
-    _timing(a, data, "button_to_result", "button_to_result", lim)
-    _timing(a, data, "round_trip", "round_trip.ping", lim)
-    _heartbeat(a, data, prof)
-    if data.timings.get("button_to_result"):
-        a.plots.setdefault("latencies", {})["button to result"] = data.timings["button_to_result"]
-    if prof.campaign.get("inject_faults", True):
-        det = data.timings.get("failure_detection", [])
-        a.measurements.append(
-            within(
-                "failure_detection.max",
-                max(det) if det else None,
-                "s",
-                None,
-                lim.get("failure_detection_max"),
-                n=len(det),
-                faults=[f["FaultCode"] for f in data.faults],
-            )
-        )
-        _madness21(a, directory)
-    return a
-
-
-def _authenticate(
-    a: Analysis,
-    data: CaptureData,
-    prof: Profile,
-    key: DeviceKey,
-    starts: dict[int, int] | None = None,
-) -> None:
-    """Verify every captured jackpot result's MAC as the client does (per part: a part is
-    a new device session, which starts from the freshness value the lab had accepted before
-    it, ``starts[part]``): the prizes drawn are the accepted results only; each refused one
-    (forged, replayed from this or an earlier session, reordered, or without a MAC when the
-    profile requires authentication) is a security fault of the record."""
-    from feltlab.rig.protocol import Codec
-
-    codec = Codec(prof.base)
-    data_id = codec.id_of("JackpotResult")
-    prizes: list[int] = []
-    refused: list[dict[str, Any]] = []
-    verifier: FreshnessVerifier | None = None
-    part_now = 0
-    accepted_round: dict[int, int] = {}  # freshness -> RoundTag of the accepted result
-    for part, t, sig, mac in data.results:
-        if part != part_now:
-            start = (starts or {}).get(part, 0)
-            part_now, accepted_round = part, {}
-            verifier = FreshnessVerifier(key, data_id, start)
-        assert verifier is not None
-        row = {"part": part, "time": t, "draw_counter": sig["DrawCounter"], "box": sig["Box"]}
-        if mac is None:
-            if prof.authenticate:
-                refused.append({**row, "reason": "unauthenticated"})
-            continue
-        payload = bytes(codec.encode("JackpotResult", sig).data)
-        try:
-            v = verifier.verify(payload, sig["DrawCounter"], int(mac).to_bytes(8, "little"))
-        except SecurityFault as exc:
-            refused.append({**row, "reason": exc.reason})
-            continue
-        if v.fresh:
-            accepted_round[v.freshness] = sig["RoundTag"]
-            prizes.append(sig["PrizeCents"])
-        elif accepted_round.get(v.freshness) != sig["RoundTag"]:
-            refused.append({**row, "reason": "replayed"})
-    data.prizes = prizes
-    a.security_faults = refused
-    expected = 1 if prof.authenticate and prof.campaign.get("inject_faults", True) else 0
-    a.measurements.append(
-        within(
-            "security.results_refused",
-            float(len(refused)),
-            "results",
-            expected,
-            expected,
-            key_id=key.key_id,
-            injected=expected,
-            reasons=sorted({r["reason"] for r in refused}),
-        )
-    )
-
-
-def _madness21(a: Analysis, directory: Path | None) -> None:
-    from feltlab.events import read_jsonl
-
-    files = sorted(directory.glob("madness21-*.jsonl")) if directory else []
-    if not files:
-        a.measurements.append(
-            within("madness21.fallback_payout", None, "cents", 2500, 2500, reason="no log")
-        )
-        return
-    lines = files[-1].read_text().splitlines()
-    tail = json.loads(lines[-1])
-    events = read_jsonl("\n".join(lines[:-1]))
-    settled = [
-        e.data for e in events if e.kind == "wager_settled" and e.data.get("wager") == "madness21"
-    ]
-    faults = [e for e in events if e.kind == "device_fault"]
-    fallback = [s for s in settled if s.get("rule") == "16.12"]
-    paid = [s for s in settled if s.get("rule") == "15A.7"]
-    a.measurements.append(
-        within(
-            "madness21.fallback_payout",
-            float(fallback[0].get("net", math.nan)) if fallback else None,
-            "cents",
-            2500,
-            2500,
-            rule="16.12",
-            faults=[e.data.get("message") for e in faults],
-        )
-    )
-    a.measurements.append(
-        within(
-            "madness21.option_withdrawn",
-            1.0 if tail.get("withdrawn") and not tail.get("offered") else 0.0,
-            "",
-            1,
-            1,
-            rule="16.12",
-        )
-    )
-    a.measurements.append(
-        within(
-            "madness21.prize_paid_rounds",
-            float(len(paid)),
-            "rounds",
-            1,
-            None,
-            rule="15A.7",
-            prizes=[s.get("net") for s in paid],
-        )
-    )
+# in rig/certify_analysis.py: Analysis, analyze_batch, analyze_continuous, analyze_jackpot
 
 
 # ===================================================================== the campaign
@@ -1453,16 +1010,17 @@ def run_campaign(
     part = len(parts) + 1
     collected = Collected()
     if have < size:
-        collected = collect_part(
-            replace(opts, seed=seed),
-            out,
-            part,
-            seed,
-            size - have,
-            progress=prog,
-            stop=stop,
-            have=have,
-        )
+        with watch_host(out, state):
+            collected = collect_part(
+                replace(opts, seed=seed),
+                out,
+                part,
+                seed,
+                size - have,
+                progress=prog,
+                stop=stop,
+                have=have,
+            )
     elif resume:
         log.info("nothing left to collect: %d of %d", have, size)
     return finish(out, prof, state, collected, progress=prog)
@@ -1511,10 +1069,18 @@ def analyze_campaign(
     seed: int,
     directory: Path | None = None,
     progress: Progress | None = None,
+    host: HostUncertainty | None = None,
 ) -> tuple[Analysis, CaptureData]:
-    """Every check of a campaign from its captures (what ``feltlab analyze`` runs)."""
+    """Every check of a campaign from its captures (what ``feltlab analyze`` runs).
+
+    ``host``: the host's timing uncertainty; default the worst calibration recorded in
+    ``directory`` (``host-uncertainty.jsonl``, :mod:`feltlab.rig.uncertainty`), none when
+    there is none.  One check that cannot run is an ERROR measurement of its own; only an
+    unreadable capture raises (RigError, OSError)."""
     prog = progress or _NoProgress()
     prog.start("decoding the capture", None)
+    if host is None:
+        host = combine(read_calibrations(directory))
     trials = read_trials(directory)
     data = read_campaign_capture(
         captures,
@@ -1524,23 +1090,27 @@ def analyze_campaign(
         exclude_heartbeats=fault_windows(trials, prof.heartbeat_period, heartbeat=True),
     )
     if data.frames == 0:
-        a = Analysis(errors=["the capture holds no frame"])
+        a = Analysis(errors=["the capture holds no frame"], host=host)
         return a, data
     if data.heartbeat_kind is None:
-        a = Analysis(errors=[f"no heartbeat from a device at 0x{prof.base:03X} in the capture"])
+        a = Analysis(
+            errors=[f"no heartbeat from a device at 0x{prof.base:03X} in the capture"], host=host
+        )
         return a, data
     if prof.kind == "batch":
-        a = analyze_batch(data, prof, alpha=alpha, seed=seed, progress=prog)
+        a = analyze_batch(data, prof, alpha=alpha, seed=seed, progress=prog, host=host)
     elif prof.kind == "continuous":
-        a = analyze_continuous(data, prof, alpha=alpha, seed=seed, progress=prog)
+        a = analyze_continuous(data, prof, alpha=alpha, seed=seed, progress=prog, host=host)
     else:
-        a = analyze_jackpot(data, prof, alpha=alpha, directory=directory, progress=prog)
+        a = analyze_jackpot(data, prof, alpha=alpha, directory=directory, progress=prog, host=host)
     a.detail["frames"] = data.frames
     a.detail["parts"] = data.parts
     if trials:
-        rows, ms = fault_results(trials, data.shoes, prof.limits)
-        a.faults = rows
-        a.measurements.extend(ms)
+        found = guard(a, "fault", "s", fault_results, trials, data.shoes, prof.limits)
+        if found is not None:
+            rows, ms = found
+            a.faults = rows
+            a.measurements.extend(ms)
         a.detail["samples_in_fault_windows"] = data.excluded_samples
     return a, data
 
@@ -1553,11 +1123,13 @@ def finish(
     *,
     progress: Progress,
 ) -> CampaignResult:
-    """Analyse the campaign in ``out`` and write its report."""
+    """Analyse the campaign in ``out`` and write its report.  In real time the host's
+    timing uncertainty is calibrated once more after collection (:func:`calibrate_after`)."""
     captures = _capture_paths(out)
     errors: list[str] = []
     if collected.error:
         errors.append(f"collection: {collected.error}")
+    calibrate_after(out, state)
     try:
         analysis, data = analyze_campaign(
             captures,
@@ -1567,8 +1139,9 @@ def finish(
             directory=out,
             progress=progress,
         )
-    except (RigError, ValueError) as exc:
+    except (RigError, ValueError, OSError, EOFError) as exc:  # an unreadable capture
         analysis, data = Analysis(errors=[f"analysis: {exc}"]), None
+        analysis.host = combine(read_calibrations(out))
     analysis.errors[:0] = errors
     size = int(state["size"])
     have = _count_samples(data, prof.kind) if data is not None else None
@@ -1621,6 +1194,54 @@ def finish(
     plots = _plots(analysis)
     write_report(out, record, plots)
     return CampaignResult(verdict, record, out)
+
+
+@contextlib.contextmanager
+def watch_host(out: Path, state: dict[str, Any]) -> Iterator[None]:
+    """Around a collection part: calibrate the host's timing uncertainty before it (on the
+    campaign's bus, :func:`feltlab.rig.uncertainty.calibrate_into`) and sample the timer
+    overshoot all through it (:class:`feltlab.rig.uncertainty.HostMonitor`), both recorded
+    in ``out/host-uncertainty.jsonl``.  In simulated time (``state["clock"] ==
+    "simulated"``) it records simulated time and measures nothing."""
+    from feltlab.rig.clock import RealClock
+    from feltlab.rig.uncertainty import (
+        HostMonitor,
+        HostUncertainty,
+        calibrate_into,
+        record_calibration,
+    )
+
+    if state.get("clock") == "sim":
+        record_calibration(out, HostUncertainty.simulated_time("before"))
+        yield
+        return
+    clock = RealClock("feltlab-calibration")
+    calibrate_into(out, clock, state.get("bus"), when="before")
+    monitor = HostMonitor(clock, state.get("bus"), out).start()
+    try:
+        yield
+    finally:
+        monitor.stop()
+        clock.close()
+
+
+def calibrate_after(out: Path, state: dict[str, Any]) -> None:
+    """Record one more calibration of the host's timing uncertainty in ``out`` after
+    collection, on the campaign's bus, unless the campaign ran in simulated time
+    (``state["clock"] == "sim"`` or a simulated calibration recorded): the analysis
+    then uses the worst of the calibrations before, during and after.  A calibration that
+    cannot run is logged, never the loss of the record."""
+    from feltlab.rig.clock import RealClock
+    from feltlab.rig.uncertainty import calibrate_into
+
+    recorded = read_calibrations(out)
+    if state.get("clock") == "sim" or any(c.simulated for c in recorded):
+        return
+    clock = RealClock("feltlab-calibration")
+    try:
+        calibrate_into(out, clock, state.get("bus"), when="after collection")
+    finally:
+        clock.close()
 
 
 def _missing_measurement(
@@ -1765,6 +1386,13 @@ def build_record(
         "detail": analysis.detail,
         "faults": analysis.faults,
         "security_faults": analysis.security_faults,
+        "host_uncertainty": analysis.host.to_dict()
+        if analysis.host is not None
+        else {
+            "source": "not measured",
+            "reason": "no calibration recorded with the capture (host-uncertainty.jsonl): "
+            "timing verdicts use the plain PASS/FAIL rule",
+        },
     }
 
 

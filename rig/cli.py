@@ -303,7 +303,7 @@ def _print_result(result: Any, *, written: bool = True) -> None:
         hi = "" if m["high"] is None else f"{m['high']:.4g}"
         why = (m.get("detail") or {}).get("reason")
         shown = f"{value:.4g} {m['unit']}" if value is not None else ""
-        if m["verdict"] == "ERROR" and why:
+        if m["verdict"] in ("ERROR", "INCONCLUSIVE", "FAIL") and why:
             shown = f"{shown} ({why})" if shown else f"not measured: {why}"
         table.add_row(
             m["name"],
@@ -312,9 +312,30 @@ def _print_result(result: Any, *, written: bool = True) -> None:
             m["verdict"],
         )
     clock = rec.get("clock") or {}
-    if clock.get("mode") == "sim":
-        console.print("[bold]simulated time[/bold]: " + clock["description"], soft_wrap=True)
     console.print(table)
+    hu = rec.get("host_uncertainty") or {}
+    if clock.get("mode") == "sim":
+        console.print(
+            "[bold]simulated time[/bold]: " + clock["description"] + "; the host's timing "
+            "uncertainty is exactly 0",
+            soft_wrap=True,
+        )
+    elif hu.get("source") == "measured":
+        console.print(
+            f"real time: host timing uncertainty {hu['seconds']:.3g} s (p99), "
+            f"{hu['seconds_max']:.3g} s (max); timing verdicts within it of a limit are "
+            "INCONCLUSIVE"
+        )
+    elif hu:
+        console.print(f"real time: host timing uncertainty {hu.get('source')}")
+    got: dict[str, Any] = rec.get("collection") or {}
+    if got.get("collected") is not None:
+        planned = got.get("requested")
+        console.print(
+            f"collected {got['collected']}"
+            + (f" of {planned} planned" if planned is not None else "")
+            + (f", {got['missing_count']} missing" if got.get("missing_count") else "")
+        )
     if bat.get("integrity"):
         console.print(f"[red]integrity:[/red] {bat['integrity']}")
     for e in rec.get("errors", []):
@@ -493,7 +514,8 @@ def _certify_options(size_name: str, size_help: str) -> Callable[[_F], _F]:
 
 @click.group()
 def certify() -> None:
-    """Certification campaigns: collect over CAN, check, report (exit 0 pass, 1 fail, 2 error)."""
+    """Certification campaigns: collect over CAN, check, report (exit 0 pass, 1 fail, 2 error,
+    3 inconclusive)."""
 
 
 @certify.command("shuffler")
@@ -585,7 +607,7 @@ def analyze(
     capture: str, profile: str | None, out: str | None, alpha: float | None, seed: int | None
 ) -> None:
     """Re-run every check of a campaign offline from its CAPTURE (a capture-NNN.blf or the
-    campaign directory).  Exit 0 pass, 1 fail, 2 error."""
+    campaign directory).  Exit 0 pass, 1 fail, 2 error, 3 inconclusive."""
     from feltlab.rig.certify import analyze_path
 
     try:

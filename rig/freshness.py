@@ -123,3 +123,19 @@ class FreshnessStore:
                 os.unlink(tmp)
             raise
         return int(last)
+
+
+FRESHNESS_STARTS = "freshness-starts.json"
+"""Per collection part, the panel freshness value the lab had accepted before the part began
+(the offline check starts each session's verifier there)."""
+
+
+def freshness_starts(directory: Path | None) -> dict[int, int]:
+    """``{part: freshness}`` of a campaign directory (empty when none was recorded)."""
+    if directory is None or not (directory / FRESHNESS_STARTS).exists():
+        return {}
+    try:
+        raw = json.loads((directory / FRESHNESS_STARTS).read_text())
+        return {int(k): int(v) for k, v in raw.items()}
+    except (OSError, ValueError, AttributeError) as exc:
+        raise RigError(f"{directory / FRESHNESS_STARTS} is damaged ({exc})") from exc

@@ -55,15 +55,47 @@ def within(
     unit: str,
     low: float | None = None,
     high: float | None = None,
+    *,
+    uncertainty: float | None = None,
     **detail: Any,
 ) -> Measurement:
-    """A :class:`Measurement` judged against inclusive limits; None is an ERROR."""
+    """A :class:`Measurement` judged against inclusive limits; None (or a non-finite value) is
+    an ERROR.
+
+    ``uncertainty`` (seconds, a timing measurement only): the host's measured uncertainty
+    (:mod:`feltlab.rig.uncertainty`).  When the value lies within it of a limit it is judged
+    against (``|value - limit| <= uncertainty``), the verdict is INCONCLUSIVE, not PASS or
+    FAIL: the host cannot tell on which side of the limit the device is.  The detail then
+    holds ``margin_s`` (signed, limit minus value for ``high``, value minus limit for
+    ``low``: negative = beyond the limit), ``uncertainty_s`` and ``reason``.  0 or None: no
+    uncertainty (simulated time), the plain rule.
+    """
     if value is None or not math.isfinite(value):
         return Measurement(name, None, unit, low, high, Verdict.ERROR, dict(detail))
     ok = (low is None or value >= low) and (high is None or value <= high)
-    return Measurement(
-        name, float(value), unit, low, high, Verdict.PASS if ok else Verdict.FAIL, dict(detail)
-    )
+    verdict = Verdict.PASS if ok else Verdict.FAIL
+    info = dict(detail)
+    if uncertainty is not None and uncertainty > 0:
+        margins = []
+        if high is not None:
+            margins.append(("high", high - value))
+        if low is not None:
+            margins.append(("low", value - low))
+        near = [(side, m) for side, m in margins if abs(m) <= uncertainty]
+        if near:
+            side, margin = min(near, key=lambda sm: abs(sm[1]))
+            verdict = Verdict.INCONCLUSIVE
+            limit = high if side == "high" else low
+            info.update(
+                margin_s=margin,
+                uncertainty_s=uncertainty,
+                reason=(
+                    f"{value:.6g} {unit} is {abs(margin):.3g} s "
+                    f"{'within' if margin >= 0 else 'beyond'} the limit {limit:.6g} {unit}, "
+                    f"inside the host's measured uncertainty of {uncertainty:.3g} s"
+                ),
+            )
+    return Measurement(name, float(value), unit, low, high, verdict, info)
 
 
 def clock_resolution() -> float:
@@ -119,6 +151,34 @@ def summarize(
     )
 
 
+@dataclass(frozen=True)
+class SampleSplit:
+    """A timing sample split into its ``valid`` durations (finite, non-negative seconds) and
+    the ``bad`` ones (negative or non-finite: a clock gone backwards, a reply paired with
+    the wrong request), counted, with up to 5 ``examples``."""
+
+    valid: np.ndarray
+    bad: int
+    negative: int
+    non_finite: int
+    examples: tuple[float, ...]
+
+
+def split_samples(samples: Sequence[float] | np.ndarray) -> SampleSplit:
+    """Split ``samples`` (seconds) into valid and bad durations (see :class:`SampleSplit`)."""
+    a = np.asarray(samples, dtype=np.float64).ravel()
+    finite = np.isfinite(a)
+    good = finite & (a >= 0)
+    bad = a[~good]
+    return SampleSplit(
+        a[good],
+        int(bad.size),
+        int((finite & (a < 0)).sum()),
+        int((~finite).sum()),
+        tuple(float(x) for x in bad[:5]),
+    )
+
+
 def timing_measurements(
     name: str,
     samples: Sequence[float] | np.ndarray,
@@ -126,17 +186,65 @@ def timing_measurements(
     limit_p99: float | None = None,
     limit_max: float | None = None,
     resolution: float | None = None,
+    uncertainty: float | None = None,
+    uncertainty_max: float | None = None,
 ) -> list[Measurement]:
     """Measurements ``{name}.p50/p95/p99/max`` in seconds; p99 and max judged against the
-    declared limits (seconds) when given."""
-    s = summarize(samples, resolution)
-    common = {"n": s.n, "resolution_s": s.resolution}
-    return [
-        within(f"{name}.p50", s.p50, "s", **common),
-        within(f"{name}.p95", s.p95, "s", **common),
-        within(f"{name}.p99", s.p99, "s", None, limit_p99, **common),
-        within(f"{name}.max", s.max, "s", None, limit_max, **common),
-    ]
+    declared limits (seconds) when given.  Never raises for bad data:
+
+    - bad samples (negative or non-finite, :func:`split_samples`) are left out of the
+      percentiles and counted in every measurement's detail (``bad_samples``,
+      ``negative``, ``non_finite``, ``examples``); the measurements are then ERROR (the
+      host could not time them all), except a limit the valid samples already exceed,
+      which is a FAIL (the device is late whatever the bad samples were);
+    - no valid sample: every measurement is ERROR with its reason;
+    - ``uncertainty`` (seconds; the host's, see :func:`within`) makes the p99 verdict
+      INCONCLUSIVE when its margin to the limit lies within it; ``uncertainty_max``
+      (default ``uncertainty``) does the same for the max.
+    """
+    split = split_samples(samples)
+    common: dict[str, Any] = {
+        "n": int(split.valid.size),
+        "resolution_s": clock_resolution() if resolution is None else resolution,
+    }
+    if split.bad:
+        common.update(
+            bad_samples=split.bad,
+            negative=split.negative,
+            non_finite=split.non_finite,
+            examples=list(split.examples),
+        )
+    names = ("p50", "p95", "p99", "max")
+    limits = {"p99": limit_p99, "max": limit_max}
+    if split.valid.size == 0:
+        why = (
+            f"all {split.bad} timing samples are negative or non-finite"
+            if split.bad
+            else "no timing samples"
+        )
+        return [
+            within(f"{name}.{q}", None, "s", None, limits.get(q), reason=why, **common)
+            for q in names
+        ]
+    s = summarize(split.valid, common["resolution_s"])
+    values = {"p50": s.p50, "p95": s.p95, "p99": s.p99, "max": s.max}
+    u = {"p99": uncertainty, "max": uncertainty if uncertainty_max is None else uncertainty_max}
+    out: list[Measurement] = []
+    for q in names:
+        m = within(
+            f"{name}.{q}", values[q], "s", None, limits.get(q), uncertainty=u.get(q), **common
+        )
+        if split.bad and m.verdict is not Verdict.FAIL:
+            why = (
+                f"{split.bad} of {split.bad + split.valid.size} timing samples are negative "
+                f"or non-finite ({split.negative} negative, {split.non_finite} non-finite); "
+                "figures from the valid ones"
+            )
+            m = Measurement(
+                m.name, m.value, m.unit, m.low, m.high, Verdict.ERROR, {**m.detail, "reason": why}
+            )
+        out.append(m)
+    return out
 
 
 def heartbeat_measurements(

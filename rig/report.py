@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-RECORD_VERSION = "1.0"
+RECORD_VERSION = "1.1"
+"""1.1: INCONCLUSIVE verdicts, ``clock`` and ``host_uncertainty`` (issue 13)."""
 
 TEMPLATE = Path(__file__).with_name("templates") / "report.html.j2"
 
@@ -102,7 +103,8 @@ def make_plots(
 
 
 def junit_xml(record: Mapping[str, Any]) -> str:
-    """JUnit XML of a record: one testcase per battery check and per measurement."""
+    """JUnit XML of a record: one testcase per battery check and per measurement (FAIL a
+    failure, ERROR an error, INCONCLUSIVE skipped with its reason)."""
     suite = ET.Element("testsuite", name=f"feltlab certify {record['device']['name']}")
     cases = 0
     failures = 0
@@ -118,6 +120,8 @@ def junit_xml(record: Mapping[str, Any]) -> str:
         elif verdict == "ERROR":
             errors += 1
             ET.SubElement(tc, "error", message=message)
+        elif verdict == "INCONCLUSIVE":
+            ET.SubElement(tc, "skipped", message=f"INCONCLUSIVE: {message}")
 
     battery = record.get("battery")
     if battery:
@@ -129,16 +133,19 @@ def junit_xml(record: Mapping[str, Any]) -> str:
                 f"adjusted={fmt(c['adjusted_p'])}",
             )
     for m in record.get("measurements", []):
+        why = (m.get("detail") or {}).get("reason")
         case(
             m["name"],
             m["verdict"],
-            f"{fmt(m['value'])} {m['unit']} outside [{fmt(m['low'])}, {fmt(m['high'])}]",
+            f"{fmt(m['value'])} {m['unit']}, limits [{fmt(m['low'])}, {fmt(m['high'])}]"
+            + (f": {why}" if why else ""),
         )
     for e in record.get("errors", []):
         case("campaign", "ERROR", str(e))
     suite.set("tests", str(cases))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))
+    suite.set("skipped", str(sum(1 for tc in suite if tc.find("skipped") is not None)))
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)
 
 

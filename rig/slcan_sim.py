@@ -7,6 +7,11 @@ Lawicel ASCII protocol (CAN232/CANUSB manual: ``O``/``L`` open, ``C`` close, ``S
 transmit, ``r``/``R`` remote frames; OK is CR, error is BEL) and forwards frames between the
 serial line and the CAN side (a python-can bus, e.g. the ``virtual`` bus of a simulated
 device).  Frames towards the CAN side are paced to the selected bitrate.
+
+Like a real Lawicel adapter it never echoes the host's own frames back over the serial line:
+a frame it forwarded to the CAN side and receives again (``udp_multicast`` loops every
+datagram back to its sender) is recognised by its token and dropped (counted in
+:attr:`SimulatedSlcanAdapter.own_frames_dropped`).
 """
 
 from __future__ import annotations
@@ -57,6 +62,8 @@ class SimulatedSlcanAdapter:
         self.frames_to_can = 0
         self.frames_to_serial = 0
         self.errors = 0
+        self.own_frames_dropped = 0
+        self.token = f"feltlab-slcan-{os.getpid()}-{id(self):x}"
         self._write_lock = threading.Lock()
         self._stop = threading.Event()
         self._threads = [
@@ -159,6 +166,7 @@ class SimulatedSlcanAdapter:
         )
         if self.wire is not None:
             self.wire.reserve(msg)
+        msg.channel = self.token  # to know it again if the CAN side loops it back
         self.bus.send(msg)
         self.frames_to_can += 1
 
@@ -170,6 +178,9 @@ class SimulatedSlcanAdapter:
             except can.CanError:  # pragma: no cover
                 break
             if msg is None or not self.is_open or msg.is_error_frame:
+                continue
+            if msg.channel == self.token:  # the host's own frame: a Lawicel adapter never
+                self.own_frames_dropped += 1  # echoes what it transmitted
                 continue
             if msg.is_extended_id:
                 head = f"{'R' if msg.is_remote_frame else 'T'}{msg.arbitration_id:08X}{msg.dlc}"

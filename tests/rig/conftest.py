@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 import threading
 import time
 
@@ -29,3 +31,22 @@ def wait_threads_gone(before: set[threading.Thread], timeout: float = 3.0) -> li
         if not left or time.monotonic() > deadline:
             return [t.name for t in left]
         time.sleep(0.02)
+
+
+RUN = [sys.executable, "-c", "from feltlab.cli import main; main()"]
+
+
+def spawn_device(args: list[str]) -> subprocess.Popen[str]:
+    """``feltlab <args>`` (e.g. ``device run ...``) in its own process, once it says ready."""
+    proc = subprocess.Popen(RUN + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()  # "device ... ready"; the process exits by --duration anyway
+    assert "ready" in line, proc.stderr.read() if proc.stderr else line
+    return proc
+
+
+def stop_device(proc: subprocess.Popen[str]) -> str:
+    """Stop a :func:`spawn_device` process (SIGTERM); returns what it printed."""
+    proc.terminate()
+    out, _ = proc.communicate(timeout=10)
+    return out

@@ -16,23 +16,9 @@ from feltlab.rig.clients import BatchShufflerClient, JackpotPanelClient
 from feltlab.rig.devices import BatchShuffler
 from feltlab.rig.slcan_sim import SimulatedSlcanAdapter
 
+from .conftest import spawn_device as _spawn
+from .conftest import stop_device as _stop
 from .conftest import wait_threads_gone
-
-RUN = [sys.executable, "-c", "from feltlab.cli import main; main()"]
-
-
-def _spawn(args: list[str]) -> subprocess.Popen[str]:
-    proc = subprocess.Popen(RUN + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()  # "device ... ready"; the process exits by --duration anyway
-    assert "ready" in line, proc.stderr.read() if proc.stderr else line
-    return proc
-
-
-def _stop(proc: subprocess.Popen[str]) -> str:
-    proc.terminate()
-    out, _ = proc.communicate(timeout=10)
-    return out
 
 
 def test_udp_multicast_device_in_its_own_process(udp_spec, tmp_path):

@@ -1,0 +1,236 @@
+"""Issue 13, item 5: the rig knows its own uncertainty.  Deterministic: synthetic overshoot
+samples, hand-made margins; the one real-time calibration asserts only what holds under any
+load (counts, signs, sources)."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from feltlab.rig import certify, measures, uncertainty
+from feltlab.rig.battery import Verdict
+from feltlab.rig.certify import CampaignOptions, run_campaign
+from feltlab.rig.clock import RealClock, SimClock
+from feltlab.rig.uncertainty import (
+    CalibrationError,
+    HostUncertainty,
+    calibrate_host,
+    combine,
+    from_samples,
+    read_calibrations,
+    record_calibration,
+    spread,
+    timestamp_source,
+)
+
+
+@pytest.fixture(autouse=True)
+def _isolated(no_can_env: None) -> None:
+    """No developer CAN settings (tests/conftest.py)."""
+
+
+def test_overshoot_percentiles_from_synthetic_samples() -> None:
+    # 99 sleeps overshoot by 0.1 ms, one by 10 ms: p99 interpolates (numpy's linear rule)
+    over = [1e-4] * 99 + [1e-2]
+    s = spread(over)
+    assert (s.n, s.p50, s.max) == (100, 1e-4, 1e-2)
+    assert s.p99 == pytest.approx(1e-4 + 0.01 * (1e-2 - 1e-4))  # index 98.01
+    hu = from_samples(over, [2e-4] * 10 + [3e-3], resolution=1e-6, label="before", epoch=0.0)
+    assert hu.seconds == pytest.approx(max(s.p99, spread([2e-4] * 10 + [3e-3]).p99) + 2e-6)
+    assert hu.seconds_max == pytest.approx(1e-2 + 2e-6)
+    assert hu.loopback is not None and hu.loopback.n == 11 and hu.loopback_reason is None
+    # an overshoot below 0 (a sleep rounded short) counts as 0
+    assert spread([-1e-6, 0.0]).p50 == 0.0
+    with pytest.raises(CalibrationError, match="no calibration samples"):
+        spread([])
+    with pytest.raises(CalibrationError, match="finite"):
+        spread([float("inf")])
+
+
+def test_inconclusive_rule_on_hand_made_margins() -> None:
+    limit = 0.030
+    # beyond the limit by 1 ms, the host uncertain by 2 ms: INCONCLUSIVE, not FAIL
+    m = measures.within("heartbeat_jitter.p99", 0.031, "s", None, limit, uncertainty=0.002)
+    assert m.verdict is Verdict.INCONCLUSIVE
+    assert m.detail["margin_s"] == pytest.approx(-0.001)
+    assert m.detail["uncertainty_s"] == 0.002 and "beyond the limit" in m.detail["reason"]
+    # beyond by 1 ms, uncertain by 0.5 ms: FAIL
+    m = measures.within("x", 0.031, "s", None, limit, uncertainty=0.0005)
+    assert m.verdict is Verdict.FAIL
+    # within the limit by 0.5 ms, uncertain by 1 ms: INCONCLUSIVE (the device may be over)
+    m = measures.within("x", 0.0295, "s", None, limit, uncertainty=0.001)
+    assert m.verdict is Verdict.INCONCLUSIVE and m.detail["margin_s"] == pytest.approx(0.0005)
+    assert "within the limit" in m.detail["reason"]
+    # within by 10 ms: PASS; exactly at the uncertainty's edge: INCONCLUSIVE (inclusive)
+    assert measures.within("x", 0.020, "s", None, limit, uncertainty=0.001).verdict is Verdict.PASS
+    assert (
+        measures.within("x", 0.25, "s", None, 0.5, uncertainty=0.25).verdict is Verdict.INCONCLUSIVE
+    )
+    # a lower limit too (the heartbeat's mean period)
+    m = measures.within("heartbeat.period", 0.0951, "s", 0.095, 0.105, uncertainty=0.0002)
+    assert m.verdict is Verdict.INCONCLUSIVE and m.detail["margin_s"] == pytest.approx(0.0001)
+    # simulated time (0) and no calibration (None): the plain rule
+    for u in (0.0, None):
+        assert measures.within("x", 0.031, "s", None, limit, uncertainty=u).verdict is Verdict.FAIL
+
+
+def test_timing_measurements_take_the_uncertainty_per_statistic() -> None:
+    samples = np.linspace(0.001, 0.040, 100)  # p99 = 0.03961, max = 0.040
+    ms = measures.timing_measurements(
+        "first_card",
+        samples,
+        limit_p99=0.0395,
+        limit_max=0.050,
+        uncertainty=0.0005,
+        uncertainty_max=0.02,
+    )
+    by = {m.name: m for m in ms}
+    assert by["first_card.p99"].verdict is Verdict.INCONCLUSIVE  # 0.11 ms over, 0.5 ms unsure
+    assert by["first_card.max"].verdict is Verdict.INCONCLUSIVE  # 10 ms under, 20 ms unsure
+    assert by["first_card.p50"].verdict is Verdict.PASS  # no limit: nothing to be unsure of
+    plain = measures.timing_measurements("first_card", samples, limit_p99=0.0395, limit_max=0.05)
+    assert [m.verdict for m in plain][2:] == [Verdict.FAIL, Verdict.PASS]
+
+
+def test_simulated_time_is_exactly_zero_and_measures_nothing() -> None:
+    clock = SimClock()
+    hu = calibrate_host(clock, "interface=virtual,channel=sim-calibration")
+    assert (hu.seconds, hu.seconds_max, hu.source) == (0.0, 0.0, "simulated time")
+    assert hu.simulated and hu.timer is None and hu.loopback is None
+    assert clock.now() == 0.0  # no simulated time spent either
+    both = combine([hu, HostUncertainty.simulated_time("during")])
+    assert both is not None and both.simulated and both.seconds_max == 0.0
+    assert [m[0] for m in both.measured] == ["before", "during"]
+
+
+def test_combine_keeps_the_worst_and_every_measurement() -> None:
+    before = from_samples([1e-4] * 10, None, resolution=1e-6, label="before", epoch=1.0)
+    during = from_samples(
+        [1e-4] * 9 + [5e-3], [1e-4] * 5, resolution=1e-6, label="during shoe 100", epoch=2.0
+    )
+    both = combine([before, during])
+    assert both is not None
+    assert both.seconds == max(before.seconds, during.seconds) == during.seconds
+    assert both.seconds_max == pytest.approx(5e-3 + 2e-6)
+    assert [m[0] for m in both.measured] == ["before", "during shoe 100"]
+    assert combine([]) is None
+    assert before.loopback is None and before.loopback_reason == "not measured"
+
+
+def test_calibrations_round_trip_through_the_campaign_file(tmp_path: Path) -> None:
+    hu = from_samples(
+        [2e-4, 3e-4],
+        [1e-4],
+        resolution=1e-7,
+        label="before",
+        epoch=5.0,
+        sources={
+            "interface=slcan,channel=/dev/ttyACM0": timestamp_source(
+                "interface=slcan,channel=/dev/ttyACM0"
+            )
+        },
+    )
+    record_calibration(tmp_path, hu)
+    record_calibration(tmp_path, HostUncertainty.simulated_time())
+    (tmp_path / uncertainty.CALIBRATION_FILE).open("a").write("not json\n")
+    got = read_calibrations(tmp_path)
+    assert got[0] == hu and got[1].simulated and len(got) == 2
+    assert read_calibrations(tmp_path / "none") == []
+
+
+def test_timestamp_sources_of_the_buses() -> None:
+    for spec in (None, "interface=udp_multicast,channel=ff11::1", "interface=slcan,channel=x"):
+        assert timestamp_source(spec).startswith("software")
+    assert timestamp_source("interface=pcan,channel=PCAN_USBBUS1").startswith("hardware")
+    assert "kernel" in timestamp_source("interface=socketcan,channel=can0")
+    assert uncertainty.loopback_spec("interface=slcan,channel=/dev/ttyACM0") is None
+    sib = uncertainty.loopback_spec("interface=udp_multicast,channel=ff11::1,port=43113")
+    assert sib is not None and dict(sib.options)["port"] == 43114  # never the device's port
+    v = uncertainty.loopback_spec("interface=virtual,channel=dut")
+    assert v is not None and v.channel != "dut"
+
+
+def test_a_real_calibration_on_a_virtual_bus() -> None:
+    """Real time: only what holds under any load (counts, signs, what was measured)."""
+    clock = RealClock("test-calibration")
+    try:
+        hu = calibrate_host(
+            clock,
+            "interface=virtual,channel=cal-test",
+            samples=5,
+            delay=0.0005,
+            loopback_samples=3,
+            when="before",
+        )
+        slc = calibrate_host(clock, "interface=slcan,channel=/dev/null", samples=2)
+    finally:
+        clock.close()
+    assert hu.source == "measured" and hu.timer is not None and hu.timer.n == 5
+    assert hu.loopback is not None and hu.loopback.n == 3 and hu.loopback.p50 > 0
+    assert hu.seconds >= hu.timer.p99 and hu.seconds_max >= hu.seconds > 0
+    assert hu.measured[0][0] == "before" and hu.timer_delay_s == 0.0005
+    assert slc.loopback is None and "one serial adapter" in (slc.loopback_reason or "")
+    with pytest.raises(CalibrationError, match="samples >= 1"):
+        calibrate_host(RealClock(), None, samples=0)
+
+
+def test_calibrate_into_records_and_never_raises(tmp_path: Path) -> None:
+    sim = uncertainty.calibrate_into(tmp_path, SimClock(), None, when="before")
+    assert sim is not None and sim.simulated
+    # a bus spec it cannot parse: logged, None, nothing recorded
+    assert uncertainty.calibrate_into(tmp_path, RealClock(), "interface=bogus", when="x") is None
+    assert [c.measured[0][0] for c in read_calibrations(tmp_path)] == ["before"]
+
+
+def test_host_monitor_keeps_a_bounded_sample_and_the_worst(tmp_path: Path) -> None:
+    mon = uncertainty.HostMonitor(SimClock(), None, tmp_path)
+    mon.MAX_SAMPLES = 50
+    for i in range(1000):  # synthetic overshoots: 0.1 ms, one of 20 ms
+        mon.add(0.02 if i == 700 else 1e-4)
+    assert len(mon.samples) == 50 and mon.seen == 1000 and mon.worst == 0.02
+    with uncertainty.HostMonitor(SimClock(), None, tmp_path) as sim:
+        assert sim._thread is None  # simulated time: nothing sampled
+    assert read_calibrations(tmp_path)[-1].simulated
+    real = RealClock("test-monitor")
+    try:
+        with uncertainty.HostMonitor(real, None, tmp_path, every=0.001) as live:
+            time.sleep(0.05)
+    finally:
+        real.close()
+    last = read_calibrations(tmp_path)[-1]
+    assert live.seen >= 1 and last.timer is not None and last.timer.n == live.seen + 1
+    assert last.measured[0][0] == "during collection" and last.loopback is None
+
+
+def test_a_campaign_records_its_uncertainty_and_uses_it(tmp_path: Path) -> None:
+    prof = certify.quick_profile("batch", power_replicates=2)
+    res = run_campaign(CampaignOptions(prof, tmp_path / "c", size=3, seed=4))
+    hu = res.record["host_uncertainty"]
+    assert hu["source"] == "measured" and res.record["clock"]["mode"] == "real"
+    labels = [m["label"] for m in hu["measured"]]
+    assert labels == ["before", "during collection", "after collection"]
+    assert (tmp_path / "c" / uncertainty.CALIBRATION_FILE).exists()
+    # the same capture judged with a hand-made uncertainty larger than a margin
+    captures = [tmp_path / "c" / "capture-001.blf"]
+    a0, _ = certify.analyze_campaign(captures, prof, alpha=0.01, seed=4)
+    p99 = next(m.value for m in a0.measurements if m.name == "shuffle_cycle.p99")
+    assert p99 is not None
+    tight = replace(prof, limits={**prof.limits, "shuffle_cycle_p99": p99 * 0.99})
+    host = from_samples([p99] * 3, None, resolution=1e-9, epoch=0.0)
+    a, _ = certify.analyze_campaign(captures, tight, alpha=0.01, seed=4, host=host)
+    m = next(m for m in a.measurements if m.name == "shuffle_cycle.p99")
+    assert m.verdict is Verdict.INCONCLUSIVE and m.detail["uncertainty_s"] == host.seconds
+    plain, _ = certify.analyze_campaign(
+        captures, tight, alpha=0.01, seed=4, host=HostUncertainty.simulated_time()
+    )
+    assert next(m for m in plain.measurements if m.name == "shuffle_cycle.p99").verdict is (
+        Verdict.FAIL
+    )
+    rec = json.loads((tmp_path / "c" / "record.json").read_text())
+    assert rec["host_uncertainty"] == hu
+    assert "Host timing uncertainty" in (tmp_path / "c" / "report.html").read_text()
