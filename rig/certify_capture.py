@@ -166,7 +166,9 @@ def _read_part(
             elif rec.name == "SHOE":
                 shoe: ShoePayload = rec.value
                 asked = read_shoe_sent.pop(shoe.request_id, None)
-                if asked is not None and xfer_first is not None and xfer_first >= asked:
+                if asked is not None and xfer_first is not None:
+                    # paired by request id; a transfer stamped before its own request (a
+                    # damaged time base) gives a negative sample, counted as bad by the analysis
                     data.sample("first_card", asked, xfer_first)
                     if len(shoe.codes):
                         data.sample("per_card", xfer_first, t, len(shoe.codes))

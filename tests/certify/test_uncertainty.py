@@ -209,7 +209,7 @@ def test_host_monitor_keeps_a_bounded_sample_and_the_worst(tmp_path: Path) -> No
 
 def test_a_campaign_records_its_uncertainty_and_uses_it(tmp_path: Path) -> None:
     prof = certify.quick_profile("batch", power_replicates=2)
-    res = run_campaign(CampaignOptions(prof, tmp_path / "c", size=3, seed=4))
+    res = run_campaign(CampaignOptions(prof, tmp_path / "c", size=3, seed=4, clock="real"))
     hu = res.record["host_uncertainty"]
     assert hu["source"] == "measured" and res.record["clock"]["mode"] == "real"
     labels = [m["label"] for m in hu["measured"]]

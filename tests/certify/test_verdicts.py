@@ -113,6 +113,7 @@ def test_a_negative_latency_keeps_the_battery_and_every_other_result(
     assert small.verdict is Verdict.PASS, small.record["measurements"]
     d = _copy(small.directory, tmp_path / "stale")
     _stale_read_shoe(d / "capture-001.blf")
+    certify.record_part(d, 1, d / "capture-001.blf")  # the edited part is this campaign's
     res = analyze_path(d, None, out=tmp_path / "report")
     rec = res.record
     assert res.verdict is Verdict.ERROR and res.exit_code == 2
