@@ -190,6 +190,8 @@ typedef struct {
     uint8_t hard[32][11];
     uint8_t soft[32][11];
     uint8_t pair[13][11];
+    uint32_t surrender;           /* 0 none, 1 late, 2 early (see fl_analyzer_rules) */
+    uint8_t surr[32][11];         /* 1: surrender this hard two-card total (after the pair check) */
 } fl_sim_rules;
 
 /*
