@@ -30,6 +30,8 @@ STRATEGIES = {"table": int(lib.FL_AN_TABLE), "cdz": int(lib.FL_AN_CDZ)}
 SURRENDER_KINDS = {"none": 0, "late": 1, "early": 2}
 MIN_CARDS = int(lib.FL_AN_MIN_CARDS)
 MAX_CARDS = int(lib.FL_AN_MAX_CARDS)
+NET_VALUES = (-2.0, -1.0, -0.5, 0.0, 1.0, 2.0, None)
+"""Net results of :attr:`Analysis.net_dist` (None: the blackjack pay, ``bj_num / bj_den``)."""
 DEALER_OUTCOMES = ("17", "18", "19", "20", "21", "bust", "blackjack")
 """Columns of the dealer's final-outcome probabilities."""
 
@@ -99,11 +101,18 @@ class Analysis:
     allowed; a player blackjack has its value in column 0); ``action`` (55, 10) uint8 the
     strategy's choice (255: impossible deal); ``p_dealer_bj`` (55, 10) the chance of a dealer
     blackjack given the three cards; ``dealer`` (10, 7) the dealer's final 17..21, bust,
-    blackjack off the shoe less the up card (unconditioned).
+    blackjack off the shoe less the up card (unconditioned).  ``net_dist`` (7,): the
+    probability of the round's net result -2, -1, -1/2, 0, +1, +2 and the blackjack pay
+    (:data:`NET_VALUES`) over the rounds without a split; ``p_split``: the probability of a
+    round that splits (and meets no peeked dealer blackjack); ``ev_split``: those rounds'
+    part of ``ev``.
     """
 
     ev: float
     p_total: float
+    net_dist: npt.NDArray[np.float64]
+    p_split: float
+    ev_split: float
     prob: npt.NDArray[np.float64]
     value: npt.NDArray[np.float64]
     p_dealer_bj: npt.NDArray[np.float64]
@@ -199,6 +208,9 @@ def analyze(rules: AnalyzerRules) -> Analysis:
     return Analysis(
         ev=float(out.ev),
         p_total=float(out.p_total),
+        net_dist=np.array(list(out.net_dist), dtype=np.float64),
+        p_split=float(out.p_split),
+        ev_split=float(out.ev_split),
         prob=_array(out.prob, (55, 10), np.float64),
         value=_array(out.value, (55, 10), np.float64),
         p_dealer_bj=_array(out.p_dealer_bj, (55, 10), np.float64),

@@ -266,10 +266,16 @@ typedef struct {
  * has only [0]); action: the strategy's choice (FL_AN_*, 255 impossible);
  * p_dealer_bj: probability of a dealer blackjack given the three cards;
  * dealer[up]: the dealer's final 17, 18, 19, 20, 21, bust, blackjack off the
- * shoe less the up card.
+ * shoe less the up card.  net_dist: probability of the round's net result -2, -1, -1/2,
+ * 0, +1, +2, the blackjack pay, over the rounds without a split; p_split: probability of
+ * a round that splits (and meets no peeked dealer blackjack), ev_split: those rounds'
+ * contribution to ev (net_dist + p_split sums to 1).
  */
 typedef struct {
     double ev;
+    double net_dist[7];
+    double p_split;
+    double ev_split;
     double p_total;
     double prob[55][10];
     double value[55][10];

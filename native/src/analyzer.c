@@ -105,6 +105,10 @@ typedef struct {
     int32_t s0[NV];  /* shoe less the up card */
     int32_t n0;
     double *stand, *hit, *best, *dbl, *nobj, *pbj;
+    double (*vec)[3];    /* the strategy's play of an unsplit hand: P(+1), P(0), P(-1) */
+    double (*svec)[3];   /* standing */
+    double (*hvec)[3];   /* hitting, then the strategy */
+    double (*dvec)[4];   /* doubling, two-card hands: P(-2), P(-1), P(0), P(+2) */
     uint8_t *dec; /* 0 stand 1 hit 2 double (two-card nodes) */
     uint8_t *valid;
     /* split pass */
@@ -418,20 +422,38 @@ static void main_pass(an_ctx *c) {
         if (!d) return;
         c->nobj[i] = stand_nobj(d, t);
         c->pbj[i] = d[OUT_BJ];
+        {
+            double w = d[OUT_BUST], pu = 0.0;
+            for (int o = 0; o < 5; o++) {
+                if (t > 17 + o) w += d[o];
+                if (t == 17 + o) pu += d[o];
+            }
+            c->svec[i][0] = w;
+            c->svec[i][1] = pu;
+            c->svec[i][2] = 1.0 - w - pu;
+        }
         double st = c->nobj[i] - d[OUT_BJ]; /* an unsplit live hand loses one unit */
         c->stand[i] = st;
         double p[NV];
         draw_probs(c, comp, N, p);
         double hit = 0.0;
+        double hv[3] = {0.0, 0.0, 0.0};
         if (t < 21) {
             for (int v = 0; v < NV; v++) {
                 if (p[v] == 0.0) continue;
                 int j = a->child[v];
                 hit += p[v] * (j < 0 ? -1.0 : c->best[j]);
+                if (j < 0) {
+                    hv[2] += p[v];
+                } else {
+                    for (int k = 0; k < 3; k++) hv[k] += p[v] * c->vec[j][k];
+                }
             }
         } else {
             hit = -2.0; /* never hit 21 */
+            hv[2] = 1.0;
         }
+        memcpy(c->hvec[i], hv, sizeof hv);
         c->hit[i] = hit;
         int take_hit;
         if (cdz) {
@@ -442,22 +464,35 @@ static void main_pass(an_ctx *c) {
         }
         c->dec[i] = (uint8_t)take_hit;
         c->best[i] = take_hit ? hit : st;
+        memcpy(c->vec[i], take_hit ? c->hvec[i] : c->svec[i], sizeof c->vec[i]);
         if (a->n == 2) {
             double ld = r->peek ? 0.0 : (r->enhc_takes == 2 ? -2.0 : -1.0);
-            double dv = 0.0;
+            double dv = 0.0, dd[4] = {0.0, 0.0, 0.0, 0.0};
             for (int v = 0; v < NV; v++) {
                 if (p[v] == 0.0) continue;
                 int j = a->child[v];
                 if (j < 0) {
                     dv += p[v] * -2.0;
+                    dd[0] += p[v];
                 } else {
                     int st2, t2 = node_total(&c->nodes[j], &st2);
                     const double *dj = cached_dist(c, c->nodes[j].cnt, 0, 0);
                     if (!dj) return;
                     dv += p[v] * (2.0 * stand_nobj(dj, t2) + dj[OUT_BJ] * ld);
+                    double w = dj[OUT_BUST], pu = 0.0;
+                    for (int o = 0; o < 5; o++) {
+                        if (t2 > 17 + o) w += dj[o];
+                        if (t2 == 17 + o) pu += dj[o];
+                    }
+                    double lose = 1.0 - w - pu - dj[OUT_BJ];
+                    dd[3] += p[v] * w;
+                    dd[2] += p[v] * pu;
+                    dd[0] += p[v] * lose;
+                    dd[ld == -1.0 ? 1 : 0] += p[v] * dj[OUT_BJ];
                 }
             }
             c->dbl[i] = dv;
+            memcpy(c->dvec[i], dd, sizeof dd);
         }
     }
 }
@@ -681,6 +716,10 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
     c.dkeys = calloc(DHASH_SIZE, sizeof *c.dkeys);
     c.didx = calloc(DHASH_SIZE, sizeof *c.didx);
     double *dbuf = calloc((size_t)NODE_CAP * 7, sizeof(double));
+    c.vec = calloc(NODE_CAP, sizeof *c.vec);
+    c.svec = calloc(NODE_CAP, sizeof *c.svec);
+    c.hvec = calloc(NODE_CAP, sizeof *c.hvec);
+    c.dvec = calloc(NODE_CAP, sizeof *c.dvec);
     c.dec = calloc(NODE_CAP, 1);
     c.valid = calloc(NODE_CAP, 1);
     c.stamp = calloc(NODE_CAP, sizeof *c.stamp);
@@ -691,7 +730,8 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
     c.cache.dist = malloc(sizeof(*c.cache.dist) * c.cache.dcap);
     fl_status status = FL_OK;
     if (!c.nodes || !c.hkeys || !c.hidx || !c.ds || !c.dprob || !c.dkeys || !c.didx || !dbuf || !c.dec || !c.valid ||
-        !c.stamp || !c.cache.keys || !c.cache.slot || !c.cache.dist) {
+        !c.stamp || !c.cache.keys || !c.cache.slot || !c.cache.dist || !c.vec || !c.svec ||
+        !c.hvec || !c.dvec) {
         status = FL_ERR_RANGE;
         goto done;
     }
@@ -771,8 +811,11 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
                 double q = c.bj_x >= 0 ? (double)comp0[c.bj_x] / n0 : 0.0;
                 out->p_dealer_bj[hi][u] = q;
                 double value;
+                double *net = out->net_dist; /* -2, -1, -1/2, 0, +1, +2, blackjack */
                 if (a == 0 && b == 9) { /* player blackjack: paid unless the dealer has one */
                     value = (1.0 - q) * bj_pay;
+                    net[6] += pr * (1.0 - q);
+                    net[3] += pr * q;
                     out->action_ev[hi][u][0] = value;
                     out->action[hi][u] = FL_AN_BLACKJACK;
                 } else {
@@ -830,6 +873,31 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
                     }
                     out->action[hi][u] = (uint8_t)act;
                     value = unc[act];
+                    /* the round's net distribution (split rounds: mass and value only) */
+                    double m = r->peek ? pr * (1.0 - q) : pr; /* conditioned part */
+                    if (r->peek) net[1] += pr * q;
+                    if (act == FL_AN_STAND || act == FL_AN_HIT) {
+                        const double *vv = act == FL_AN_STAND ? c.svec[i] : c.hvec[i];
+                        net[4] += m * vv[0];
+                        net[3] += m * vv[1];
+                        net[1] += m * vv[2];
+                    } else if (act == FL_AN_DOUBLE) {
+                        net[0] += m * c.dvec[i][0];
+                        net[1] += m * c.dvec[i][1];
+                        net[3] += m * c.dvec[i][2];
+                        net[5] += m * c.dvec[i][3];
+                    } else if (act == FL_AN_SURRENDER) {
+                        if (r->peek) net[1] -= pr * q; /* undo: counted below */
+                        if (r->surrender == 2) {
+                            net[2] += pr;
+                        } else {
+                            net[2] += pr * (1.0 - q);
+                            net[1] += pr * q;
+                        }
+                    } else {
+                        out->p_split += m;
+                        out->ev_split += m * cond[FL_AN_SPLIT];
+                    }
                 }
                 out->value[hi][u] = value;
                 ev_total += pr * value;
@@ -840,6 +908,10 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
     out->p_total = p_total;
     out->nodes = (uint32_t)c.nn;
 done:
+    free(c.vec);
+    free(c.svec);
+    free(c.hvec);
+    free(c.dvec);
     free(c.dkeys);
     free(c.didx);
     free(c.nodes);
