@@ -23,7 +23,10 @@ def print_main_sheet(
         raise click.UsageError("the main wager's sheet takes one --decks value")
     if decks:
         try:
+            behind = rules.cut_card_from_back / rules.cards  # keep the penetration
             rules = rules.replace(decks=decks[0])
+            if rules.cut_card_from_back:
+                rules = rules.replace(cut_card_from_back=round(rules.cards * behind))
         except RulesError as exc:
             raise click.UsageError(str(exc)) from None
     try:
