@@ -243,6 +243,11 @@ def play(
     show_default=True,
     help="main: CDZ- optimum, or the simulator's total-dependent tables.",
 )
+@click.option(
+    "--eor",
+    is_flag=True,
+    help="Effect of removal per rank, the best linear count and Hi-Lo's betting correlation.",
+)
 def math_cmd(
     wager: str,
     rules: Rules,
@@ -251,6 +256,7 @@ def math_cmd(
     paytable: str | None,
     fmt: str,
     strategy: str,
+    eor: bool,
 ) -> None:
     """Print the exact PAR sheet of WAGER: every outcome's combinations, probability, pays
     and return; the return, house edge, hit frequency and standard deviation.
@@ -265,7 +271,7 @@ def math_cmd(
     if wager == "main":
         from feltlab.maincli import print_main_sheet
 
-        print_main_sheet(rules, rules_name, decks, strategy, fmt)
+        print_main_sheet(rules, rules_name, decks, strategy, fmt, eor=eor)
         return
 
     types = collect_wagers(get_plugin_manager())
@@ -284,6 +290,11 @@ def math_cmd(
             f"`feltlab simulate --rules {rules_name}` for its return"
         )
     counts = list(decks) or list(range(cls.min_decks, cls.max_decks + 1))
+    if eor:
+        from feltlab.maincli import print_side_bet_eor
+
+        print_side_bet_eor(instance, counts, fmt)
+        return
     sheets = [parsheet.par_sheet(instance, d) for d in counts]
     if fmt != "table":
         click.echo(parsheet.render(sheets, fmt), nl=False)

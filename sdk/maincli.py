@@ -3,20 +3,45 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 from rich.console import Console
 from rich.table import Table
 
-from feltlab.errors import RulesError
+from feltlab.errors import RulesError, WagerError
 from feltlab.rules import Rules
+from feltlab.wagers import WagerType
+
+
+def print_side_bet_eor(wager: WagerType, decks: list[int], fmt: str) -> None:
+    """Print a card-decided wager's effects of removal for each deck count (json: a list)."""
+    from feltlab.eor import render_eor, side_bet_eor
+
+    try:
+        results = [side_bet_eor(wager, d) for d in decks]
+    except WagerError as exc:
+        raise click.UsageError(str(exc)) from None
+    if fmt == "json":
+        click.echo(json.dumps([e.to_dict() for e in results], indent=2))
+        return
+    for e in results:
+        click.echo(render_eor(e), nl=False)
 
 
 def print_main_sheet(
-    rules: Rules, rules_name: str, decks: tuple[int, ...], strategy: str, fmt: str
+    rules: Rules,
+    rules_name: str,
+    decks: tuple[int, ...],
+    strategy: str,
+    fmt: str,
+    *,
+    eor: bool = False,
 ) -> None:
-    """Print the main wager's PAR sheet in ``fmt`` (table, json, csv, md).  ``decks``: at
-    most one deck count overriding the rules'.  Raises :class:`click.UsageError` for
-    several deck counts or rules the analyzer refuses."""
+    """Print the main wager's PAR sheet in ``fmt`` (table, json, csv, md), or with ``eor``
+    its effects of removal.  ``decks``: at most one deck count overriding the rules'.
+    Raises :class:`click.UsageError` for several deck counts or rules the analyzer
+    refuses."""
     from feltlab import mainmath
 
     if len(decks) > 1:
@@ -29,6 +54,15 @@ def print_main_sheet(
                 rules = rules.replace(cut_card_from_back=round(rules.cards * behind))
         except RulesError as exc:
             raise click.UsageError(str(exc)) from None
+    if eor:
+        from feltlab.eor import main_eor, render_eor
+
+        e = main_eor(rules, strategy)
+        if fmt == "json":
+            click.echo(json.dumps(e.to_dict(), indent=2))
+        else:
+            click.echo(render_eor(e), nl=False)
+        return
     try:
         sheet = mainmath.main_par_sheet(rules, strategy)
     except ValueError as exc:
