@@ -105,7 +105,10 @@ class Analysis:
     probability of the round's net result -2, -1, -1/2, 0, +1, +2 and the blackjack pay
     (:data:`NET_VALUES`) over the rounds without a split; ``p_split``: the probability of a
     round that splits (and meets no peeked dealer blackjack); ``ev_split``: those rounds'
-    part of ``ev``.
+    part of ``ev``; ``p_split_approx``: the probability of the deals whose split value under
+    no hole card ("original", "original and busted") leaves out the exact term for every
+    split hand busting before the dealer's blackjack shows (too many busting plays to
+    enumerate within the analyzer's budget; 0 means ``ev`` is exact).
     """
 
     ev: float
@@ -113,6 +116,7 @@ class Analysis:
     net_dist: npt.NDArray[np.float64]
     p_split: float
     ev_split: float
+    p_split_approx: float
     prob: npt.NDArray[np.float64]
     value: npt.NDArray[np.float64]
     p_dealer_bj: npt.NDArray[np.float64]
@@ -211,6 +215,7 @@ def analyze(rules: AnalyzerRules) -> Analysis:
         net_dist=np.array(list(out.net_dist), dtype=np.float64),
         p_split=float(out.p_split),
         ev_split=float(out.ev_split),
+        p_split_approx=float(out.p_split_approx),
         prob=_array(out.prob, (55, 10), np.float64),
         value=_array(out.value, (55, 10), np.float64),
         p_dealer_bj=_array(out.p_dealer_bj, (55, 10), np.float64),

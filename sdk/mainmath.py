@@ -10,12 +10,12 @@ splitting (CDZ-); ``table``: the total-dependent tables the C simulator plays
 exactly this figure.  Matches Farmer's analyzer v7.6 to 1e-6 percentage points
 (tests/math/test_analyzer.py).
 
-No hole card: exact under ``dealer_blackjack_takes="all"`` and for every unsplit hand; a
-split box under "original" or "original and busted" loses one unit to a dealer blackjack,
-counted exactly, but a split box whose hands all bust before the dealer's blackjack shows
-(which then loses every wager whole) is counted as if one hand were live: the only
-approximation, of the order of P(every split hand busts) x P(dealer blackjack) on the few
-splits against an ace or ten.
+No hole card: exact for every settlement.  Under "original" and "original and busted" a
+split box loses one unit to a dealer blackjack unless every split hand has busted first (the
+dealer then takes no second card and the busted wagers are lost whole); that joint event is
+enumerated exactly over the hands' busting plays.  A split whose busting plays are too many
+for the analyzer's budget (small pairs split four ways) is left without that term, and
+``Analysis.p_split_approx`` (the sheet's ``note``) gives the probability of such deals.
 """
 
 from __future__ import annotations
@@ -228,6 +228,11 @@ def main_par_sheet(rules: Rules, strategy: str = "cdz") -> MainParSheet:
     q = float(a.p_dealer_bj[bj, 0])
     even_money = {"take": 1.0, "decline": float(a.value[bj, 0]), "p_dealer_blackjack": q}
     dist, method, note = round_distribution(rules, strategy, a)
+    if a.p_split_approx > 0:
+        note = (note + "; " if note else "") + (
+            f"deals of probability {a.p_split_approx:.2e} split with the every-hand-busts "
+            "term left out (too many busting plays): the house edge is exact elsewhere"
+        )
     mean = sum(k * v for k, v in dist.items())
     var = sum((k - mean) ** 2 * v for k, v in dist.items())
     return MainParSheet(

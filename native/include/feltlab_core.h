@@ -276,6 +276,7 @@ typedef struct {
     double net_dist[7];
     double p_split;
     double ev_split;
+    double p_split_approx; /* splits whose all-bust term (no hole card) was left out */
     double p_total;
     double prob[55][10];
     double value[55][10];
