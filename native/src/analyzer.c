@@ -39,12 +39,15 @@
  * expectation).
  *
  * No hole card (European): the dealer's blackjack is an outcome of the
- * dealer's draw.  Under "all" it takes every wager (exact).  Under "original"
- * and "original and busted", an unsplit hand is exact (a live hand loses one
- * unit, a busted hand its whole wager); a split box loses one unit once,
- * counted exactly as -P(dealer blackjack), while the case where every split
- * hand busts before the dealer's blackjack shows (then the whole wagers are
- * lost) is approximated as if some hand were live (see analyzer.py).
+ * dealer's draw.  Under "all" it takes every wager.  Under "original" and
+ * "original and busted", an unsplit hand's live wager loses one unit and a
+ * busted one its whole wager; a split box loses one unit once (-P(dealer
+ * blackjack), exact by exchangeability), busted hands their stakes (or, under
+ * "original", only when no blackjack shows), and the event where every split
+ * hand busts first (the dealer then takes no second card: every wager lost
+ * whole) is enumerated exactly over the hands' busting plays (all_bust_
+ * correction).  A split with too many busting plays for the budget keeps the
+ * one-unit count and is reported in fl_analysis.p_split_approx.
  *
  * No global state: every buffer is allocated per call and freed.
  */
