@@ -12,6 +12,7 @@ multi-deck shoe has the *id* ``deck * 52 + code`` (uint16).
 
 from __future__ import annotations
 
+from feltlab.native.analyzer import Analysis, AnalyzerRules, analyze, dealer_probabilities
 from feltlab.native.core import (
     CARDS_PER_DECK,
     DOUBLE_ELSE_HIT,
@@ -61,6 +62,8 @@ __all__ = [
     "NO_CARD",
     "RNG_NAMES",
     "STAND",
+    "Analysis",
+    "AnalyzerRules",
     "BitGenerator",
     "ChaCha20",
     "CoreError",
@@ -70,11 +73,13 @@ __all__ = [
     "SimRules",
     "Xoshiro256StarStar",
     "adjacent_rank_pairs",
+    "analyze",
     "batch_draw_word",
     "battery_pass",
     "chacha20_block",
     "check_permutations",
     "core_info",
+    "dealer_probabilities",
     "evaluate_hands",
     "make_rng",
     "new_deck_order",

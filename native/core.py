@@ -637,6 +637,8 @@ class SimRules:
     hard: npt.NDArray[np.uint8]
     soft: npt.NDArray[np.uint8]
     pair: npt.NDArray[np.uint8]
+    surrender: int = 0
+    surr: npt.NDArray[np.uint8] | None = None
 
 
 @dataclass(frozen=True)
@@ -673,8 +675,15 @@ def _sim_struct(r: SimRules) -> Any:
         )
     c.cut_position = cut
     c.stake = _as_int(r.stake, "stake", 1, 10**8)
-    for name, shape, top in (("hard", (32, 11), 3), ("soft", (32, 11), 3), ("pair", (13, 11), 1)):
-        table = np.asarray(getattr(r, name))
+    c.surrender = _as_int(r.surrender, "surrender", 0, 2)
+    for name, shape, top in (
+        ("hard", (32, 11), 3),
+        ("soft", (32, 11), 3),
+        ("pair", (13, 11), 1),
+        ("surr", (32, 11), 1),
+    ):
+        value = getattr(r, name)
+        table = np.asarray(value if value is not None else np.zeros(shape, dtype=np.uint8))
         if table.shape != shape:
             raise ValueError(f"{name} must have shape {shape}, got {table.shape}")
         if table.min(initial=0) < 0 or table.max(initial=0) > top:

@@ -40,7 +40,10 @@ class Main(WagerType):
         if not view.final:
             return None
         hands = [(h.cards, h.doubled, h.from_split) for h in view.hands]
-        detail = settle_box_hands(view.rules, bet.amount, hands, view.dealer_cards)
+        surrendered = any(h.surrendered for h in view.hands)
+        detail = settle_box_hands(
+            view.rules, bet.amount, hands, view.dealer_cards, surrendered=surrendered
+        )
         return Settlement(
             ",".join(str(d["outcome"]) for d in detail),
             sum(int(str(d["net"])) for d in detail),

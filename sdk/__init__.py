@@ -16,7 +16,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
 
 from feltlab.engine import Decision, Phase, RoundResult, ScriptedPolicy, Table, play_round
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager, hookimpl
-from feltlab.rules import DealerBlackjackTakes, DoubleOn, HoleCard, Rules, ShufflerKind
+from feltlab.rules import DealerBlackjackTakes, DoubleOn, HoleCard, Rules, ShufflerKind, Surrender
 from feltlab.wagers import Decided, Limits, Paytable, Placed, Settlement, WagerType
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "ScriptedPolicy",
     "Settlement",
     "ShufflerKind",
+    "Surrender",
     "Table",
     "WagerType",
     "__version__",

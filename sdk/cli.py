@@ -19,7 +19,8 @@ from feltlab.cards import card_str
 from feltlab.clitypes import OutputFile
 from feltlab.engine import Table as FeltTable
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager, plugin_summary
-from feltlab.rules import PRESETS, Rules
+from feltlab.ruleopts import rule_options
+from feltlab.rules import Rules
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -138,9 +139,7 @@ def plugins(as_json: bool) -> None:
 
 
 @main.command()
-@click.option(
-    "--rules", "preset", type=click.Choice(sorted(PRESETS)), default="nz", show_default=True
-)
+@rule_options()
 @click.option("--rounds", type=click.IntRange(1, 100_000), default=20, show_default=True)
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True)
 @click.option("--boxes", type=click.IntRange(1, 7), default=3, show_default=True)
@@ -151,7 +150,14 @@ def plugins(as_json: bool) -> None:
     default=None,
     help="Also write the JSON-lines event log to this file.",
 )
-def play(preset: str, rounds: int, seed: int, boxes: int, events_path: Path | None) -> None:
+def play(
+    rules: Rules,
+    rules_name: str,
+    rounds: int,
+    seed: int,
+    boxes: int,
+    events_path: Path | None,
+) -> None:
     """Play rounds by basic strategy with side bets on every box and print the round log.
 
     The shoe is shuffled by ChaCha20 keyed by --seed, the Madness 21 panel is a seeded fake:
@@ -159,12 +165,12 @@ def play(preset: str, rounds: int, seed: int, boxes: int, events_path: Path | No
     Sevens (6-8 decks only) and $5 Madness 21.
     """
     from feltlab.engine import play_round
+    from feltlab.errors import RulesError
     from feltlab.jackpot import FakeJackpotPanel
     from feltlab.playlog import describe_event
     from feltlab.shoe import make_source
     from feltlab.strategy import BasicStrategy
 
-    rules = Rules.preset(preset)
     pm = get_plugin_manager()
     registry = collect_wagers(pm)
     offered = [n for n in registry.names()]
@@ -174,18 +180,21 @@ def play(preset: str, rounds: int, seed: int, boxes: int, events_path: Path | No
         if w.min_decks <= rules.decks <= w.max_decks:
             wagers.append(w)
     names = {w.name for w in wagers}
-    table = FeltTable(
-        rules,
-        make_source(rules, native.ChaCha20(seed)),
-        wagers,
-        boxes=boxes,
-        panel=FakeJackpotPanel(seed=seed),
-        hook=pm.hook,
-    )
+    try:
+        table = FeltTable(
+            rules,
+            make_source(rules, native.ChaCha20(seed)),
+            wagers,
+            boxes=boxes,
+            panel=FakeJackpotPanel(seed=seed),
+            hook=pm.hook,
+        )
+    except RulesError as exc:
+        raise click.UsageError(str(exc)) from None
     lines: list[str] = []
     table.log.subscribe(lambda e: lines.extend(describe_event(e)))
     policy = BasicStrategy(rules)
-    click.echo(f"feltlab play: rules {preset}, {rounds} rounds, seed {seed}, {boxes} boxes")
+    click.echo(f"feltlab play: rules {rules_name}, {rounds} rounds, seed {seed}, {boxes} boxes")
     for _ in range(rounds):
         bets = []
         for b in range(boxes):
@@ -212,9 +221,7 @@ def play(preset: str, rounds: int, seed: int, boxes: int, events_path: Path | No
 
 @main.command("math")
 @click.argument("wager")
-@click.option(
-    "--rules", "preset", type=click.Choice(sorted(PRESETS)), default="nz", show_default=True
-)
+@rule_options(decks=False)
 @click.option(
     "--decks",
     type=click.IntRange(1, 8),
@@ -229,17 +236,43 @@ def play(preset: str, rounds: int, seed: int, boxes: int, events_path: Path | No
     default="table",
     show_default=True,
 )
+@click.option(
+    "--strategy",
+    type=click.Choice(["cdz", "table"]),
+    default="cdz",
+    show_default=True,
+    help="main: CDZ- optimum, or the simulator's total-dependent tables.",
+)
+@click.option(
+    "--eor",
+    is_flag=True,
+    help="Effect of removal per rank, the best linear count and Hi-Lo's betting correlation.",
+)
 def math_cmd(
-    wager: str, preset: str, decks: tuple[int, ...], paytable: str | None, fmt: str
+    wager: str,
+    rules: Rules,
+    rules_name: str,
+    decks: tuple[int, ...],
+    paytable: str | None,
+    fmt: str,
+    strategy: str,
+    eor: bool,
 ) -> None:
     """Print the exact PAR sheet of WAGER: every outcome's combinations, probability, pays
     and return; the return, house edge, hit frequency and standard deviation.
 
     Exact enumeration of the initial deals the wager's outcome depends on, over the shoe's
-    exact composition.  Wagers decided by play (the main wager) need `feltlab simulate`.
+    exact composition.  WAGER "main": the main wager's exact PAR sheet under the rule
+    options, by the C core's combinatorial analyzer (--strategy cdz or table).
     """
     from feltlab import parsheet
     from feltlab.errors import FeltlabError
+
+    if wager == "main":
+        from feltlab.maincli import print_main_sheet
+
+        print_main_sheet(rules, rules_name, decks, strategy, fmt, eor=eor)
+        return
 
     types = collect_wagers(get_plugin_manager())
     if wager not in types:
@@ -254,9 +287,14 @@ def math_cmd(
     if not instance.card_roles:
         raise click.UsageError(
             f"{cls.title} is decided by play, not by the initial deal: use "
-            f"`feltlab simulate --rules {preset}` for its return"
+            f"`feltlab simulate --rules {rules_name}` for its return"
         )
     counts = list(decks) or list(range(cls.min_decks, cls.max_decks + 1))
+    if eor:
+        from feltlab.maincli import print_side_bet_eor
+
+        print_side_bet_eor(instance, counts, fmt)
+        return
     sheets = [parsheet.par_sheet(instance, d) for d in counts]
     if fmt != "table":
         click.echo(parsheet.render(sheets, fmt), nl=False)
@@ -288,9 +326,7 @@ def math_cmd(
 
 
 @main.command()
-@click.option(
-    "--rules", "preset", type=click.Choice(sorted(PRESETS)), default="nz", show_default=True
-)
+@rule_options()
 @click.option("--rounds", type=click.IntRange(1, 10**12), default=10_000_000, show_default=True)
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True)
 @click.option("--workers", type=click.IntRange(1, 1024), default=1, show_default=True)
@@ -314,7 +350,8 @@ def math_cmd(
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def simulate(
-    preset: str,
+    rules: Rules,
+    rules_name: str,
     rounds: int,
     seed: int,
     workers: int,
@@ -329,7 +366,7 @@ def simulate(
 
     from feltlab import simulate as sim
 
-    rules = Rules.preset(preset)
+    preset = rules_name
     types = collect_wagers(get_plugin_manager())
     specs: list[tuple[str, str | None]] = []
     for name in types.names():

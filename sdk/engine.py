@@ -36,13 +36,14 @@ from feltlab.errors import (
     IllegalDecisionError,
     ReplayError,
     RoundStateError,
+    RulesError,
     WagerError,
 )
 from feltlab.events import Event, EventLog
 from feltlab.hands import ACE, hand_total, is_natural
 from feltlab.jackpot import EMPLOYEE, FAILURE_PAYOUT, JackpotPanel, ReplayPanel
 from feltlab.plugin_manager import PluginFailure, call_isolated
-from feltlab.rules import DoubleOn, Rules
+from feltlab.rules import DoubleOn, Rules, Surrender
 from feltlab.shoe import CardSource, FixedCards
 from feltlab.wagers import Bet, HandView, Placed, RoundView, Settlement, WagerType
 
@@ -75,6 +76,7 @@ class Decision(StrEnum):
     STAND = "stand"
     DOUBLE = "double"
     SPLIT = "split"
+    SURRENDER = "surrender"
 
 
 @dataclass
@@ -84,6 +86,7 @@ class _Hand:
     from_split: bool = False
     split_aces: bool = False
     done: bool = False
+    surrendered: bool = False
 
     @property
     def total(self) -> int:
@@ -98,7 +101,14 @@ class _Hand:
         return not self.from_split and is_natural(self.cards)
 
     def view(self) -> HandView:
-        return HandView(tuple(self.cards), self.doubled, self.from_split, self.done, self.busted)
+        return HandView(
+            tuple(self.cards),
+            self.doubled,
+            self.from_split,
+            self.done,
+            self.busted,
+            self.surrendered,
+        )
 
 
 @dataclass
@@ -185,6 +195,12 @@ class Table:
         log: EventLog | None = None,
         first_round: int = 1,
     ) -> None:
+        if rules.surrender is Surrender.EARLY and not rules.no_hole_card:
+            raise RulesError(
+                "early surrender under peek comes before the dealer's check, which the round "
+                "engine does not offer: use surrender='late' here (feltlab math main and "
+                "feltlab simulate handle early surrender)"
+            )
         self.rules = rules
         self.source = source
         self.wagers: dict[str, WagerType] = {}
@@ -528,6 +544,8 @@ class Table:
                 and not (h.split_aces and not (aces and r.resplit_aces))
             ):
                 legal.add(Decision.SPLIT)
+            if r.surrender is not Surrender.NONE and len(b.hands) == 1 and not h.from_split:
+                legal.add(Decision.SURRENDER)
         return frozenset(legal)
 
     def decision_view(self) -> DecisionView:
@@ -562,7 +580,7 @@ class Table:
             d = Decision(decision)
         except ValueError:
             raise IllegalDecisionError(
-                f"{decision!r} is not a decision: use hit, stand, double or split"
+                f"{decision!r} is not a decision: use hit, stand, double, split or surrender"
             ) from None
         legal = self.legal_decisions()
         assert self._current is not None
@@ -583,6 +601,10 @@ class Table:
         elif d is Decision.HIT:
             self._give(self._draw(), bi, hi)
             self._auto_done(b, hi)
+        elif d is Decision.SURRENDER:
+            h.surrendered = h.done = True
+            self._emit("hand_done", box=bi, hand=hi, reason="surrender")
+            self._settle_ready()
         elif d is Decision.DOUBLE:
             h.doubled = True
             self._give(self._draw(), bi, hi)
@@ -615,7 +637,8 @@ class Table:
         )
         if len(self.dealer) < 2 and (insured or any(not h.busted for h in hands)):
             self._give(self._draw(), None)
-        if not is_natural(self.dealer) and any(not h.busted and not h.blackjack for h in hands):
+        open_hands = (not h.busted and not h.blackjack and not h.surrendered for h in hands)
+        if not is_natural(self.dealer) and any(open_hands):
             while True:
                 total, soft = hand_total(self.dealer)
                 if total < 17 or (total == 17 and soft and self.rules.dealer_hits_soft_17):

@@ -60,6 +60,24 @@ class DoubleOn(StrEnum):
     TEN_OR_ELEVEN = "10-11"
 
 
+class Surrender(StrEnum):
+    """Whether a player may give up a hand for half the wager back (house setting; NZ
+    practice: no surrender).  Offered only as the first decision on the first two cards,
+    never after a split.
+
+    ``NONE``: no surrender.  ``LATE``: under peek, after the dealer has checked for
+    blackjack (so only when the dealer has none); under no hole card, before the dealer's
+    second card, and a dealer blackjack then takes the whole wager (the half is not
+    returned).  ``EARLY``: half the wager comes back whatever the dealer holds, before any
+    blackjack check (Atlantic City's 1978-81 rule).  Source: Wizard of Odds, "Blackjack
+    Surrender" (late and early surrender); P. Griffin, "The Theory of Blackjack", ch. 4.
+    """
+
+    NONE = "none"
+    LATE = "late"
+    EARLY = "early"
+
+
 class ShufflerKind(StrEnum):
     """How the cards are shuffled (rules 3.3(e), 3.4, 7.2, 7.6): by hand (``MANUAL``), by an
     ``AUTOMATIC`` batch shuffler, or by a ``CONTINUOUS`` shuffler (rule 1.0 as amended by
@@ -116,6 +134,9 @@ class Rules:
     """Split aces may be split again (NZ practice: aces split once)."""
     split_aces_one_card: bool = True
     """Each split ace receives exactly one card (NZ practice)."""
+    surrender: Surrender = Surrender.NONE
+    """Surrender on the first two cards: none, late or early (see :class:`Surrender`; NZ
+    practice: none)."""
     insurance: bool = True
     """Insurance (2 to 1) is offered when the dealer's first card is an ace."""
     shuffler: ShufflerKind = ShufflerKind.AUTOMATIC
@@ -141,6 +162,7 @@ class Rules:
             ("hole_card", HoleCard),
             ("dealer_blackjack_takes", DealerBlackjackTakes),
             ("double_on", DoubleOn),
+            ("surrender", Surrender),
             ("shuffler", ShufflerKind),
         ):
             value = getattr(self, name)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 from feltlab.hands import hand_total, is_natural
-from feltlab.rules import DealerBlackjackTakes, Rules
+from feltlab.rules import DealerBlackjackTakes, Rules, Surrender
 
 WIN = "win"
 BLACKJACK = "blackjack"
@@ -64,6 +64,7 @@ def settle_box_hands(
     base_stake: int,
     hands: Sequence[tuple[Sequence[int], bool, bool]],
     dealer: Sequence[int],
+    surrendered: bool = False,
 ) -> list[dict[str, object]]:
     """Per-hand results of one player's main wager of ``base_stake`` cents on a box whose
     ``hands`` are ``(cards, doubled, from_split)``: each a dict with ``hand``, ``outcome``,
@@ -75,8 +76,22 @@ def settle_box_hands(
     stake, whichever hand it is); or every wager (rule 5.1(d)/(g) alone).  Under
     ``original`` a busted hand's result depends on the dealer's blackjack showing, which it
     does only when some hand on the table is still live: that is the option as reported.
+
+    ``surrendered``: the box's one hand was surrendered (``Rules.surrender``): half the
+    wager is lost (the house keeps the odd cent), or all of it under late surrender with no
+    hole card when the dealer has a blackjack.
     """
     out: list[dict[str, object]] = []
+    if surrendered and hands:
+        cards = hands[0][0]
+        lost_all = rules.surrender is Surrender.LATE and rules.no_hole_card and is_natural(dealer)
+        net = -base_stake if lost_all else -(base_stake - base_stake // 2)
+        rule = "surrender" + (
+            ": a dealer blackjack takes a late surrender whole"
+            if lost_all
+            else ", half the wager returned"
+        )
+        return [{"hand": 0, "outcome": LOSE, "rule": rule, "stake": base_stake, "net": net}]
     limited = (
         rules.no_hole_card
         and is_natural(dealer)

@@ -35,7 +35,14 @@ import numpy.typing as npt
 from feltlab import native
 from feltlab.engine import Decision, DecisionView
 from feltlab.errors import RulesError
-from feltlab.rules import DealerBlackjackTakes, DoubleOn, HoleCard, Rules, ShufflerKind
+from feltlab.rules import (
+    DealerBlackjackTakes,
+    DoubleOn,
+    HoleCard,
+    Rules,
+    ShufflerKind,
+    Surrender,
+)
 from feltlab.strategy import action_values
 from feltlab.wagers import WagerType
 
@@ -60,11 +67,22 @@ def _code(value: int, suit: int = 0) -> int:
 @dataclass(frozen=True)
 class StrategyTables:
     """``hard``/``soft``: ``(32, 11)`` uint8 actions by [total][up value 1..10] (0 hit, 1 stand,
-    2 double else hit, 3 double else stand); ``pair``: ``(13, 11)`` uint8, 1 to split."""
+    2 double else hit, 3 double else stand); ``pair``: ``(13, 11)`` uint8, 1 to split;
+    ``surr``: ``(32, 11)`` uint8, 1 to surrender a hard two-card total (when the rules allow
+    it; a pair the ``pair`` table splits is split)."""
 
     hard: npt.NDArray[np.uint8]
     soft: npt.NDArray[np.uint8]
     pair: npt.NDArray[np.uint8]
+    surr: npt.NDArray[np.uint8] = field(default_factory=lambda: np.zeros((32, 11), dtype=np.uint8))
+
+
+def _surrenders(rules: Rules, cards: tuple[int, ...], up: int) -> bool:
+    av = action_values(rules, cards, up)
+    if av.surrender is None:
+        return False
+    others = [av.stand, av.hit] + ([av.double] if av.double is not None else [])
+    return av.surrender > max(others) + 1e-12
 
 
 def _action(rules: Rules, cards: tuple[int, ...], up: int, allow_split: bool) -> int:
@@ -88,6 +106,7 @@ def strategy_tables(rules: Rules) -> StrategyTables:
     hard = np.full((32, 11), STAND, dtype=np.uint8)
     soft = np.full((32, 11), STAND, dtype=np.uint8)
     pair = np.zeros((13, 11), dtype=np.uint8)
+    surr = np.zeros((32, 11), dtype=np.uint8)
     for up_value in range(1, 11):
         up = _code(up_value, 1)
         for t in range(4, 21):
@@ -101,13 +120,14 @@ def strategy_tables(rules: Rules) -> StrategyTables:
                 cards = (_code(a), _code(b, 2))
             act = _action(rules, cards, up, allow_split=False)
             hard[t, up_value] = act
+            surr[t, up_value] = _surrenders(rules, cards, up)
         for t in range(12, 21):
             cards = (_code(1), _code(t - 11, 2)) if t > 12 else (_code(1), _code(1, 2))
             soft[t, up_value] = _action(rules, cards, up, allow_split=False)
         for rank in range(13):
             cards = (rank * 4, rank * 4 + 2)
             pair[rank, up_value] = 1 if _action(rules, cards, up, allow_split=True) == 4 else 0
-    return StrategyTables(hard, soft, pair)
+    return StrategyTables(hard, soft, pair, surr)
 
 
 class TablePolicy:
@@ -126,6 +146,8 @@ class TablePolicy:
         hard = sum(min((c >> 2) + 1, 10) for c in cards)
         soft = any((c >> 2) == 0 for c in cards) and hard + 10 <= 21
         total = hard + 10 if soft else hard
+        if Decision.SURRENDER in view.legal and not soft and self.t.surr[total, up]:
+            return Decision.SURRENDER
         a = int((self.t.soft if soft else self.t.hard)[total, up])
         if a in (DOUBLE_HIT, DOUBLE_STAND):
             if Decision.DOUBLE in view.legal:
@@ -190,6 +212,8 @@ def sim_rules(
         hard=t.hard,
         soft=t.soft,
         pair=t.pair,
+        surrender={Surrender.NONE: 0, Surrender.LATE: 1, Surrender.EARLY: 2}[rules.surrender],
+        surr=t.surr,
     )
 
 

@@ -26,7 +26,7 @@ from functools import lru_cache
 
 from feltlab.engine import Decision, DecisionView
 from feltlab.hands import card_value, hand_total
-from feltlab.rules import DealerBlackjackTakes, DoubleOn, Rules
+from feltlab.rules import DealerBlackjackTakes, DoubleOn, Rules, Surrender
 
 VALUES = tuple(range(1, 11))
 """Card values 1 (ace) .. 10."""
@@ -100,9 +100,11 @@ class ActionValues:
     hit: float
     double: float | None
     split: float | None
+    surrender: float | None = None
 
     def best(self) -> Decision:
-        """The action with the highest expectation (ties: stand, hit, double, split)."""
+        """The action with the highest expectation (ties: stand, hit, double, split,
+        surrender)."""
         options: list[tuple[float, Decision]] = [
             (self.stand, Decision.STAND),
             (self.hit, Decision.HIT),
@@ -111,6 +113,8 @@ class ActionValues:
             options.append((self.double, Decision.DOUBLE))
         if self.split is not None:
             options.append((self.split, Decision.SPLIT))
+        if self.surrender is not None:
+            options.append((self.surrender, Decision.SURRENDER))
         best = options[0]
         for o in options[1:]:
             if o[0] > best[0] + 1e-12:
@@ -230,7 +234,25 @@ class _Solver:
             if same_rank and hands_now < r.max_split_hands:
                 loss = -2.0 if takes is DealerBlackjackTakes.ALL else -1.0
                 split = uncond(self.split(vals[0], hands_now), loss)
-        return ActionValues(stand, hit, double, split)
+        surrender = None
+        if two and r.surrender is not Surrender.NONE and hands_now == 1 and not from_split:
+            surrender = self.surrender_value()
+        return ActionValues(stand, hit, double, split, surrender)
+
+    def surrender_value(self) -> float:
+        """Surrender on the same scale as the other actions (conditioned on no dealer
+        blackjack under peek): late under peek -1/2; late under no hole card -1/2, or -1 to
+        a dealer blackjack; early -1/2 outright (under peek, rescaled to the conditioned
+        values: (1 - q) s - q = -1/2)."""
+        r = self.rules
+        if r.no_hole_card:
+            q = self.p_bj
+            return -0.5 if r.surrender is Surrender.EARLY else -0.5 * (1 - q) - q
+        if r.surrender is Surrender.LATE:
+            return -0.5
+        full = dealer_distribution(self.up, r.dealer_hits_soft_17, False, self.p)
+        q = full.get(BJ, 0.0)
+        return (-0.5 + q) / (1 - q)
 
 
 @lru_cache(maxsize=4096)
@@ -282,6 +304,8 @@ class BasicStrategy:
             options.append((av.double, Decision.DOUBLE))
         if av.split is not None and Decision.SPLIT in view.legal:
             options.append((av.split, Decision.SPLIT))
+        if av.surrender is not None and Decision.SURRENDER in view.legal:
+            options.append((av.surrender, Decision.SURRENDER))
         best = options[0]
         for o in options[1:]:
             if o[0] > best[0] + 1e-12:
@@ -297,8 +321,14 @@ def chart(rules: Rules, *, removal: bool = True) -> dict[str, dict[int, str]]:
     """The strategy chart of ``rules`` for two-card hands: rows ``"hard 5"`` .. ``"hard 20"``,
     ``"soft 13"`` .. ``"soft 20"``, ``"pair A"``, ``"pair 2"`` .. ``"pair 10"``; columns the
     dealer's up-card value 2..10, 11 (ace); letters H, S, D, P (D: double, whatever the
-    fallback)."""
-    letters = {Decision.HIT: "H", Decision.STAND: "S", Decision.DOUBLE: "D", Decision.SPLIT: "P"}
+    fallback), R (surrender)."""
+    letters = {
+        Decision.HIT: "H",
+        Decision.STAND: "S",
+        Decision.DOUBLE: "D",
+        Decision.SPLIT: "P",
+        Decision.SURRENDER: "R",
+    }
     ups = {u: (u - 1) * 4 if u <= 10 else 0 for u in range(2, 12)}
     rows: dict[str, tuple[int, ...]] = {}
     for t in range(5, 21):  # a non-pair hard two-card hand of total t
@@ -318,7 +348,7 @@ def chart(rules: Rules, *, removal: bool = True) -> dict[str, dict[int, str]]:
         for u, up in ups.items():
             av = action_values(rules, cards, up, removal=removal)
             if not row.startswith("pair"):
-                av = ActionValues(av.stand, av.hit, av.double, None)
+                av = ActionValues(av.stand, av.hit, av.double, None, av.surrender)
             out[row][u] = letters[av.best()]
     assert all(hand_total(c)[0] <= 21 for c in rows.values())
     return out

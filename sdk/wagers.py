@@ -163,13 +163,15 @@ def _odds_text(p: Fraction) -> str:
 @dataclass(frozen=True)
 class HandView:
     """One hand of a box as a wager sees it: ``cards`` (codes, in deal order), ``doubled``,
-    ``from_split`` (a two-card 21 on it is not a blackjack), ``done`` and ``busted``."""
+    ``from_split`` (a two-card 21 on it is not a blackjack), ``done``, ``busted`` and
+    ``surrendered`` (given up for half the wager, ``Rules.surrender``)."""
 
     cards: tuple[int, ...]
     doubled: bool
     from_split: bool
     done: bool
     busted: bool
+    surrendered: bool = False
 
 
 @dataclass(frozen=True)

@@ -190,6 +190,8 @@ typedef struct {
     uint8_t hard[32][11];
     uint8_t soft[32][11];
     uint8_t pair[13][11];
+    uint32_t surrender;           /* 0 none, 1 late, 2 early (see fl_analyzer_rules) */
+    uint8_t surr[32][11];         /* 1: surrender this hard two-card total (after the pair check) */
 } fl_sim_rules;
 
 /*
@@ -219,6 +221,78 @@ fl_status fl_simulate_rounds(fl_rng *rng, const fl_sim_rules *rules, size_t n_ro
 fl_status fl_evaluate_hands(const uint8_t *cards, size_t n_hands, size_t max_cards,
                             uint8_t *hard_total, uint8_t *total, uint8_t *flags,
                             size_t *bad_index);
+
+/* ---------------------------------------------------------------- combinatorial analyzer */
+
+/*
+ * Exact expected values of the main wager of one box (analyzer.c), for any
+ * shoe composition: counts[v] cards of value v + 1 (counts[0] aces, counts[9]
+ * ten-valued cards), FL_AN_MIN_CARDS to FL_AN_MAX_CARDS cards in all.  strategy FL_AN_CDZ: the
+ * composition-dependent optimum with the pre-split strategy reused after
+ * splitting (CDZ-); FL_AN_TABLE: the simulator's tables (fl_sim_rules' layout;
+ * tables may not split ten-valued pairs; surr[hard total][up] 1 surrenders a
+ * hard two-card hand).  surrender: 0 none, 1 late (after the dealer's check;
+ * under no hole card the surrendered half is lost with the rest to a dealer
+ * blackjack), 2 early (half the wager back before any blackjack check).
+ */
+#define FL_AN_MIN_CARDS 26
+#define FL_AN_MAX_CARDS 4096
+#define FL_AN_TABLE 0
+#define FL_AN_CDZ 1
+#define FL_AN_STAND 0
+#define FL_AN_HIT 1
+#define FL_AN_DOUBLE 2
+#define FL_AN_SPLIT 3
+#define FL_AN_SURRENDER 4
+#define FL_AN_BLACKJACK 5
+#define FL_AN_ACTIONS 5
+
+typedef struct {
+    uint32_t counts[10];
+    uint32_t h17, peek, enhc_takes, bj_num, bj_den, double_on, double_after_split;
+    uint32_t max_hands, resplit_aces, split_aces_one_card, surrender, strategy;
+    uint8_t hard[32][11];
+    uint8_t soft[32][11];
+    uint8_t pair[13][11];
+    uint8_t surr[32][11];
+} fl_analyzer_rules;
+
+/*
+ * Results, per initial unit.  Two-card hands are indexed by value indexes
+ * a <= b (0 ace .. 9 ten): index a * 10 - a (a - 1) / 2 + (b - a), 55 hands;
+ * up cards 0 ace .. 9 ten.  prob: probability of the deal; value: the
+ * hand's expectation under the strategy; action_ev: stand, hit, double,
+ * split, surrender, unconditional (NaN where not allowed; a player blackjack
+ * has only [0]); action: the strategy's choice (FL_AN_*, 255 impossible);
+ * p_dealer_bj: probability of a dealer blackjack given the three cards;
+ * dealer[up]: the dealer's final 17, 18, 19, 20, 21, bust, blackjack off the
+ * shoe less the up card.  net_dist: probability of the round's net result -2, -1, -1/2,
+ * 0, +1, +2, the blackjack pay, over the rounds without a split; p_split: probability of
+ * a round that splits (and meets no peeked dealer blackjack), ev_split: those rounds'
+ * contribution to ev (net_dist + p_split sums to 1).
+ */
+typedef struct {
+    double ev;
+    double net_dist[7];
+    double p_split;
+    double ev_split;
+    double p_split_approx; /* splits whose all-bust term (no hole card) was left out */
+    double p_total;
+    double prob[55][10];
+    double value[55][10];
+    double p_dealer_bj[55][10];
+    double action_ev[55][10][5];
+    uint8_t action[55][10];
+    double dealer[10][7];
+    uint32_t nodes;
+} fl_analysis;
+
+fl_status fl_analyze(const fl_analyzer_rules *rules, fl_analysis *out);
+
+/* The dealer's final 17..21, bust, blackjack for up card value `up` (1..10, removed from
+ * counts); peek: conditioned on no blackjack. */
+fl_status fl_dealer_probabilities(const uint32_t counts[10], unsigned up, unsigned h17,
+                                  unsigned peek, double out[7]);
 
 /* ---------------------------------------------------------------- build info */
 const char *fl_core_version(void);

@@ -177,6 +177,17 @@ static inline int auto_done(const fl_sim_rules *r, sim_hand *h, unsigned n_hands
     return 0;
 }
 
+/* the surr table's choice on the box's first two cards (never a pair the pair table splits) */
+static int surrender_choice(const fl_sim_rules *r, const sim_hand *h, unsigned up) {
+    if (h->n != 2 || is_natural(h)) return 0;
+    if ((h->cards[0] >> 2) == (h->cards[1] >> 2) && r->pair[h->cards[0] >> 2][up] &&
+        r->max_hands >= 2)
+        return 0;
+    int soft;
+    unsigned t = best_total(h, &soft);
+    return !soft && r->surr[t][up];
+}
+
 static int32_t hand_net(const fl_sim_rules *r, int outcome, int32_t stake) {
     /* outcome: 2 blackjack, 1 win, 0 stand-off, -1 lose */
     if (outcome == 2) return (int32_t)(((int64_t)stake * r->bj_num) / r->bj_den);
@@ -226,8 +237,14 @@ static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t 
     const unsigned up = VALUE[dealer.cards[0]];
     const uint8_t(*hard_t)[11] = r->hard;
     const uint8_t(*soft_t)[11] = r->soft;
-    int dealer_bj_peeked = r->peek && is_natural(&dealer);
-    if (!dealer_bj_peeked) {
+    /* surrender (rules.py Surrender): early before the dealer's check, late at the first
+     * decision; a hard two-card total the surr table gives up, unless the pair table splits */
+    int surrendered = 0;
+    if (r->surrender == 2 && surrender_choice(r, h0, up)) surrendered = 1;
+    int dealer_bj_peeked = !surrendered && r->peek && is_natural(&dealer);
+    if (surrendered) {
+        if (dealer.n < 2) add_card(&dealer, deal(s)); /* dealt to the box's live hand */
+    } else if (!dealer_bj_peeked) {
         auto_done(r, h0, 1);
         for (unsigned i = 0; i < n_hands; i++) {
             sim_hand *h = &hands[i];
@@ -235,6 +252,11 @@ static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t 
             if (h->n == 1) { /* a split hand takes its second card */
                 add_card(h, deal(s));
                 if (auto_done(r, h, n_hands)) continue;
+            }
+            if (i == 0 && n_hands == 1 && r->surrender == 1 && surrender_choice(r, h, up)) {
+                surrendered = 1;
+                h->done = 1;
+                continue;
             }
             while (!h->done) {
                 if (h->n == 2 && r->pair[h->cards[0] >> 2][up] && may_split(r, h, n_hands)) {
@@ -281,7 +303,7 @@ static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t 
         for (unsigned i = 0; i < n_hands; i++) {
             int live = hands[i].hard <= 21;
             any_live |= live;
-            any_open |= live && !(is_natural(&hands[i]) && !hands[i].from_split);
+            any_open |= live && !(is_natural(&hands[i]) && !hands[i].from_split) && !surrendered;
         }
         if (dealer.n < 2 && any_live) add_card(&dealer, deal(s));
         if (dealer.n < 2 && initial && s->dealt < s->size) {
@@ -303,6 +325,18 @@ static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t 
     }
     /* settlement */
     int32_t total = 0;
+    if (surrendered) {
+        int lost_all = r->surrender == 1 && !r->peek && is_natural(&dealer);
+        *net = lost_all ? -r->stake : -(r->stake - r->stake / 2);
+        if (initial && dealer.n >= 2) initial[4] = dealer.cards[1];
+        if (trace) {
+            unsigned m = s->dealt - first;
+            if (m > trace_cap) m = trace_cap;
+            memcpy(trace, s->cards + first, m);
+            *trace_n = m;
+        }
+        return s->ok;
+    }
     int limited = !r->peek && is_natural(&dealer) && r->enhc_takes != 2;
     int original_taken = 0;
     for (unsigned i = 0; i < (dealer_bj_peeked ? 1u : n_hands); i++) {
@@ -341,7 +375,7 @@ fl_status fl_simulate_rounds(fl_rng *rng, const fl_sim_rules *rules, size_t n_ro
     const fl_sim_rules *r = rules;
     if (r->decks < 1 || r->decks > FL_MAX_DECKS) return FL_ERR_DECKS;
     if (r->bj_den < 1 || r->max_hands < 1 || r->max_hands > 4 || r->double_on > 3 ||
-        r->enhc_takes > 2 || r->stake < 1 || r->stake > 1000000000 / 8)
+        r->enhc_takes > 2 || r->stake < 1 || r->stake > 1000000000 / 8 || r->surrender > 2)
         return FL_ERR_RANGE;
     uint32_t size = r->decks * 52;
     /* keep at least 26 cards behind the cut: no round of one box needs more (4 hands of
@@ -351,7 +385,7 @@ fl_status fl_simulate_rounds(fl_rng *rng, const fl_sim_rules *rules, size_t n_ro
         return FL_ERR_RANGE;
     for (int t = 0; t < 32; t++)
         for (int u = 0; u < 11; u++)
-            if (r->hard[t][u] > 3 || r->soft[t][u] > 3) return FL_ERR_RANGE;
+            if (r->hard[t][u] > 3 || r->soft[t][u] > 3 || r->surr[t][u] > 1) return FL_ERR_RANGE;
     sim_shoe s;
     memset(&s, 0, sizeof s);
     s.size = size;

@@ -2,6 +2,7 @@
  * Standalone tests of the C core, built with -fsanitize=address,undefined by
  * `make test` (native/tests/Makefile rule in the top Makefile).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +183,52 @@ static void test_models(void) {
     CHECK(fl_riffle_u8(NULL, small, 4, 1) == FL_ERR_NULL);
 }
 
+static void test_analyzer(void) {
+    static fl_analyzer_rules r;
+    static fl_analysis out;
+    memset(&r, 0, sizeof r);
+    for (int v = 0; v < 10; v++) r.counts[v] = v == 9 ? 16 : 4;
+    r.h17 = 1;
+    r.peek = 1;
+    r.bj_num = 3;
+    r.bj_den = 2;
+    r.double_after_split = 1;
+    r.max_hands = 4;
+    r.split_aces_one_card = 1;
+    r.strategy = FL_AN_CDZ;
+    CHECK(fl_analyze(&r, &out) == FL_OK);
+    /* Farmer's CA v7.6: 1 deck H17 DAS, split to 4, no RSA: -0.008735% */
+    CHECK(fabs(100.0 * out.ev + 0.008735) <= 1e-6);
+    CHECK(fabs(out.p_total - 1.0) < 1e-12);
+    /* no hole card, every settlement, table strategy (stand on everything) */
+    for (unsigned takes = 0; takes < 3; takes++) {
+        r.peek = 0;
+        r.enhc_takes = takes;
+        r.strategy = FL_AN_TABLE;
+        for (int t = 0; t < 32; t++)
+            for (int u = 0; u < 11; u++) r.hard[t][u] = r.soft[t][u] = 1;
+        CHECK(fl_analyze(&r, &out) == FL_OK);
+        CHECK(fabs(out.p_total - 1.0) < 1e-12);
+    }
+    CHECK(fl_analyze(NULL, &out) == FL_ERR_NULL);
+    CHECK(fl_analyze(&r, NULL) == FL_ERR_NULL);
+    r.max_hands = 5;
+    CHECK(fl_analyze(&r, &out) == FL_ERR_RANGE);
+    r.max_hands = 4;
+    r.counts[9] = 0;
+    for (int v = 0; v < 9; v++) r.counts[v] = 2; /* 18 cards: too few */
+    CHECK(fl_analyze(&r, &out) == FL_ERR_RANGE);
+    r.pair[9][5] = 1; /* tables may not split tens */
+    for (int v = 0; v < 10; v++) r.counts[v] = 8;
+    CHECK(fl_analyze(&r, &out) == FL_ERR_RANGE);
+    double d[7];
+    uint32_t counts[10] = {4, 4, 4, 4, 4, 4, 4, 4, 4, 16};
+    CHECK(fl_dealer_probabilities(counts, 10, 0, 1, d) == FL_OK);
+    CHECK(d[6] == 0.0);
+    CHECK(fl_dealer_probabilities(counts, 11, 0, 1, d) == FL_ERR_RANGE);
+    CHECK(fl_dealer_probabilities(NULL, 1, 0, 1, d) == FL_ERR_NULL);
+}
+
 int main(void) {
     test_models();
     test_chacha_block();
@@ -190,6 +237,7 @@ int main(void) {
     test_shuffle_is_permutation();
     test_bad_arguments();
     test_hands();
+    test_analyzer();
     if (failures) {
         fprintf(stderr, "%d failed\n", failures);
         return 1;

@@ -27,6 +27,11 @@ VARIANTS = {
     "any_double_rsa_4_hands": Rules.preset("vegas_s17").replace(
         double_on=DoubleOn.ANY, resplit_aces=True, max_split_hands=4, decks=8
     ),
+    "vegas_s17_late_surrender": Rules.preset("vegas_s17").replace(surrender="late"),
+    "nz_late_surrender": Rules.preset("nz").replace(surrender="late"),
+    "nz_early_surrender_takes_all": Rules.preset("nz").replace(
+        surrender="early", dealer_blackjack_takes=DealerBlackjackTakes.ALL
+    ),
     "six_to_five_no_das": Rules.preset("vegas_h17").replace(
         blackjack_pays="6:5", double_after_split=False, double_on=DoubleOn.TEN_OR_ELEVEN
     ),
@@ -42,6 +47,8 @@ def test_c_simulator_and_python_engine_agree_round_by_round(name):
         native.Xoshiro256StarStar(7), sim.sim_rules(rules, tables=tables), 1500, trace_cap=64
     )
     seen = {"split": 0, "double": 0, "dealer_bj": 0, "player_bj": 0}
+    if rules.surrender.value != "none":
+        seen["surrender"] = 0
     for i in range(1500):
         cards = res.trace[i, : res.trace_len[i]].tolist()
         table = Table(rules, FixedCards(cards), [Main()], boxes=1)
@@ -50,6 +57,8 @@ def test_c_simulator_and_python_engine_agree_round_by_round(name):
         kinds = [e.data.get("decision") for e in table.log.events if e.kind == "decision"]
         seen["split"] += "split" in kinds
         seen["double"] += "double" in kinds
+        if "surrender" in seen:
+            seen["surrender"] += "surrender" in kinds
         d = [e for e in table.log.events if e.kind == "dealer_done"][-1].data
         seen["dealer_bj"] += bool(d["blackjack"])
         seen["player_bj"] += int(res.net[i]) == sim.DEFAULT_STAKE * rules.blackjack_pays

@@ -62,7 +62,9 @@ def test_illegal_decisions_name_the_legal_ones(nz, make_table, cards):
     with pytest.raises(IllegalDecisionError, match="legal now: hit, stand"):
         t.decide("double")
     with pytest.raises(IllegalDecisionError, match="not a decision"):
-        t.decide("surrender")
+        t.decide("fold")
+    with pytest.raises(IllegalDecisionError, match="surrender is not allowed"):
+        t.decide("surrender")  # the nz preset offers no surrender
     t.decide("hit")  # A+6+10 = hard 17
     with pytest.raises(IllegalDecisionError, match="double is not allowed"):
         t.decide("double")

@@ -54,8 +54,8 @@ def test_a_busted_double_is_lost_whole_under_original_and_busted():
 def test_scripted_policy_names_an_unknown_decision():
     rules = Rules.preset("nz")
     table = Table(rules, _cards("5H 6D 7C 9S 8C 10C"), [Main()], boxes=1)
-    with pytest.raises(IllegalDecisionError, match=r"'surrender' .* use one of hit, stand"):
-        play_round(table, [(0, "p", "main", 1000)], ScriptedPolicy(["surrender"]))
+    with pytest.raises(IllegalDecisionError, match=r"'fold' .* use one of hit, stand"):
+        play_round(table, [(0, "p", "main", 1000)], ScriptedPolicy(["fold"]))
 
 
 def test_rules_refuse_unknown_fields_and_unchippable_limits():

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from feltlab import DealerBlackjackTakes, DoubleOn, HoleCard, Rules, ShufflerKind
+from feltlab import DealerBlackjackTakes, DoubleOn, HoleCard, Rules, ShufflerKind, Surrender
 from feltlab.errors import RulesError
 
 
@@ -60,7 +60,10 @@ def test_rules_round_trip_through_a_dict_and_reject_unknown_fields():
     assert Rules.from_dict(r.to_dict()) == r
     assert r.to_dict()["blackjack_pays"] == "3:2"
     with pytest.raises(RulesError, match="unknown Rules fields"):
+        Rules.from_dict({"even_money": True})
+    with pytest.raises(RulesError, match="surrender=True is not one of 'none', 'late', 'early'"):
         Rules.from_dict({"surrender": True})
+    assert Rules.from_dict({"surrender": "late"}).surrender is Surrender.LATE
 
 
 def test_unknown_preset_lists_the_presets():

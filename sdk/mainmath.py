@@ -1,0 +1,347 @@
+"""The exact mathematics of the main wager: the C core's combinatorial analyzer applied to a
+:class:`feltlab.Rules`, and the main wager's PAR sheet.
+
+Method (native/src/analyzer.c): every player hand composition against every up card, over
+the exact composition of a freshly shuffled shoe; splits exact for the strategy by grouping
+split outcomes by their pattern of pair and non-pair second cards (E. Farmer).  Strategy
+``cdz``: the composition-dependent optimum with the pre-split strategy reused after
+splitting (CDZ-); ``table``: the total-dependent tables the C simulator plays
+(:func:`feltlab.simulate.strategy_tables`), so ``feltlab simulate --fresh-shoe`` estimates
+exactly this figure.  Matches Farmer's analyzer v7.6 to 1e-6 percentage points
+(tests/math/test_analyzer.py).
+
+No hole card: exact for every settlement.  Under "original" and "original and busted" a
+split box loses one unit to a dealer blackjack unless every split hand has busted first (the
+dealer then takes no second card and the busted wagers are lost whole); that joint event is
+enumerated exactly over the hands' busting plays.  A split whose busting plays are too many
+for the analyzer's budget (small pairs split four ways) is left without that term, and
+``Analysis.p_split_approx`` (the sheet's ``note``) gives the probability of such deals.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from feltlab import native
+from feltlab.native.analyzer import (
+    ACTIONS,
+    BLACKJACK,
+    DEALER_OUTCOMES,
+    Analysis,
+    AnalyzerRules,
+    hand_index,
+    shoe_counts,
+)
+from feltlab.rules import DealerBlackjackTakes, DoubleOn, HoleCard, Rules, Surrender
+
+STRATEGIES = ("cdz", "table")
+UP_LABELS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T")
+LETTERS = {0: "S", 1: "H", 2: "D", 3: "P", 4: "R", BLACKJACK: "BJ"}
+"""Chart letters: stand, hit, double, split (P), surrender (R), blackjack."""
+
+
+def analyzer_rules(
+    rules: Rules, strategy: str = "cdz", counts: tuple[int, ...] | None = None
+) -> AnalyzerRules:
+    """The analyzer's :class:`~feltlab.native.AnalyzerRules` for ``rules`` (a full shoe of
+    ``rules.decks`` decks unless ``counts`` gives the composition).  ``strategy``: "cdz" or
+    "table".  Raises ValueError for another strategy."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    kw: dict[str, Any] = {}
+    if strategy == "table":
+        from feltlab.simulate import strategy_tables
+
+        t = strategy_tables(rules)
+        pair = t.pair.copy()
+        pair[9:] = 0  # ten-valued pairs are never split by these tables
+        kw = {"hard": t.hard, "soft": t.soft, "pair": pair, "surr": t.surr}
+    return AnalyzerRules(
+        counts=counts if counts is not None else shoe_counts(rules.decks),
+        h17=rules.dealer_hits_soft_17,
+        peek=rules.hole_card is HoleCard.PEEK,
+        enhc_takes={
+            DealerBlackjackTakes.ORIGINAL: 0,
+            DealerBlackjackTakes.ORIGINAL_AND_BUSTED: 1,
+            DealerBlackjackTakes.ALL: 2,
+        }[rules.dealer_blackjack_takes],
+        bj_num=rules.blackjack_pays.numerator,
+        bj_den=rules.blackjack_pays.denominator,
+        double_on={
+            DoubleOn.ANY: 0,
+            DoubleOn.HARD: 1,
+            DoubleOn.NINE_TO_ELEVEN: 2,
+            DoubleOn.TEN_OR_ELEVEN: 3,
+        }[rules.double_on],
+        double_after_split=rules.double_after_split,
+        max_hands=rules.max_split_hands,
+        resplit_aces=rules.resplit_aces,
+        split_aces_one_card=rules.split_aces_one_card,
+        surrender={Surrender.NONE: "none", Surrender.LATE: "late", Surrender.EARLY: "early"}[
+            rules.surrender
+        ],
+        strategy=strategy,
+        **kw,
+    )
+
+
+def analyze_main(
+    rules: Rules, strategy: str = "cdz", counts: tuple[int, ...] | None = None
+) -> Analysis:
+    """The analyzer's :class:`~feltlab.native.Analysis` of the main wager under ``rules``."""
+    return native.analyze(analyzer_rules(rules, strategy, counts))
+
+
+def _hand_label(a: int, b: int) -> str:
+    names = UP_LABELS
+    if a == b:
+        return f"pair {names[a]}"
+    if a == 0:
+        return f"soft {11 + b + 1}" if b < 9 else "blackjack"
+    return f"hard {a + b + 2}"
+
+
+@dataclass(frozen=True)
+class ChartCell:
+    """One cell of the strategy chart: the ``hand`` (e.g. "hard 16", "soft 18", "pair 8",
+    or a two-card composition "6-T"), the up card, the strategy's ``action`` letter and
+    its expectation ``ev`` per initial unit, and every allowed action's expectation."""
+
+    hand: str
+    cards: str
+    up: str
+    action: str
+    ev: float
+    actions: dict[str, float]
+
+
+@dataclass(frozen=True)
+class MainParSheet:
+    """The main wager's PAR sheet under ``rules`` and ``strategy`` (per initial unit).
+
+    ``return_`` the expected net result of a round, ``house_edge`` its negative;
+    ``distribution`` the probability of each net result (units) of the round, exact when
+    ``distribution_method`` is "exact"; ``std_dev`` from that distribution; ``chart`` every
+    two-card hand against every up card; ``insurance`` the return of insurance per unit
+    insured against an ace up (2 to 1), ``even_money`` the expectation of taking even money
+    on a blackjack against an ace (1, certain) beside declining it.
+    """
+
+    rules: Rules
+    strategy: str
+    return_: float
+    house_edge: float
+    distribution: dict[float, float]
+    distribution_method: str
+    std_dev: float
+    chart: tuple[ChartCell, ...]
+    insurance: float
+    even_money: dict[str, float]
+    dealer: npt.NDArray[np.float64]
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable form, in the shape of the other PAR sheets (``house_edge.value``)
+        with ``method``: "exact"."""
+        return {
+            "wager": "main",
+            "title": "Main wager",
+            "rules": self.rules.to_dict(),
+            "strategy": self.strategy,
+            "method": "exact",
+            "return": {"value": self.return_},
+            "house_edge": {"value": self.house_edge},
+            "distribution": {
+                "method": self.distribution_method,
+                "outcomes": [
+                    {"net": k, "probability": v} for k, v in sorted(self.distribution.items())
+                ],
+            },
+            "std_dev": self.std_dev,
+            "insurance": {"return": self.insurance},
+            "even_money": self.even_money,
+            "dealer": {
+                UP_LABELS[u]: dict(zip(DEALER_OUTCOMES, map(float, self.dealer[u]), strict=True))
+                for u in range(10)
+            },
+            "chart": [
+                {
+                    "hand": c.hand,
+                    "cards": c.cards,
+                    "up": c.up,
+                    "action": c.action,
+                    "ev": c.ev,
+                    "actions": c.actions,
+                }
+                for c in self.chart
+            ],
+            "note": self.note,
+        }
+
+
+def _insurance(rules: Rules) -> float:
+    # an ace up, the player's two cards unknown: P(ten in the hole) over the shoe less the ace
+    counts = shoe_counts(rules.decks)
+    n = sum(counts) - 1
+    p = counts[9] / n
+    return 2 * p - (1 - p)
+
+
+def main_par_sheet(rules: Rules, strategy: str = "cdz") -> MainParSheet:
+    """The main wager's PAR sheet under ``rules`` by the combinatorial analyzer (see the
+    module docstring for the method and its one approximation)."""
+    a = analyze_main(rules, strategy)
+    cells: list[ChartCell] = []
+    for x in range(10):
+        for y in range(x, 10):
+            i = hand_index(x, y)
+            for u in range(10):
+                if a.prob[i, u] <= 0:
+                    continue
+                act = int(a.action[i, u])
+                evs = {
+                    ACTIONS[k]: float(a.action_ev[i, u, k])
+                    for k in range(5)
+                    if not math.isnan(a.action_ev[i, u, k])
+                }
+                if act == BLACKJACK:
+                    evs = {"blackjack": float(a.value[i, u])}
+                cells.append(
+                    ChartCell(
+                        _hand_label(x, y),
+                        f"{UP_LABELS[x]}-{UP_LABELS[y]}",
+                        UP_LABELS[u],
+                        LETTERS[act],
+                        float(a.value[i, u]),
+                        evs,
+                    )
+                )
+    bj = hand_index(0, 9)
+    q = float(a.p_dealer_bj[bj, 0])
+    even_money = {"take": 1.0, "decline": float(a.value[bj, 0]), "p_dealer_blackjack": q}
+    dist, method, note = round_distribution(rules, strategy, a)
+    if a.p_split_approx > 0:
+        note = (note + "; " if note else "") + (
+            f"deals of probability {a.p_split_approx:.2e} split with the every-hand-busts "
+            "term left out (too many busting plays): the house edge is exact elsewhere"
+        )
+    mean = sum(k * v for k, v in dist.items())
+    var = sum((k - mean) ** 2 * v for k, v in dist.items())
+    return MainParSheet(
+        rules=rules,
+        strategy=strategy,
+        return_=a.ev,
+        house_edge=-a.ev,
+        distribution=dist,
+        distribution_method=method,
+        std_dev=math.sqrt(var),
+        chart=tuple(cells),
+        insurance=_insurance(rules),
+        even_money=even_money,
+        dealer=a.dealer,
+        note=note,
+    )
+
+
+SPLIT_SAMPLE_ROUNDS = 2_000_000
+"""Rounds the simulator deals for the distribution of split rounds (seeded)."""
+
+
+def round_distribution(
+    rules: Rules, strategy: str, a: Analysis, *, rounds: int = SPLIT_SAMPLE_ROUNDS, seed: int = 1
+) -> tuple[dict[float, float], str, str]:
+    """The probability of each net result of a round (units of the initial wager):
+    ``(distribution, method, note)``.  Rounds without a split are exact (the analyzer);
+    rounds that split have their exact total probability ``a.p_split`` and expectation, and
+    their distribution over net results is the C simulator's (fresh shoe, ``rounds`` rounds,
+    ``seed``; the simulator plays the table strategy after the split, so under ``cdz`` it is
+    the table's play of the split hands), scaled to that probability."""
+    from feltlab.simulate import DEFAULT_STAKE, sim_rules, strategy_tables
+
+    bj = float(rules.blackjack_pays)
+    dist: dict[float, float] = {}
+    values = (-2.0, -1.0, -0.5, 0.0, 1.0, 2.0, bj)
+    for v, p in zip(values, a.net_dist, strict=True):
+        if p > 0:
+            dist[v] = dist.get(v, 0.0) + float(p)
+    if a.p_split <= 0:
+        return dist, "exact", ""
+    tables = strategy_tables(rules)
+    res = native.simulate_rounds(
+        native.Xoshiro256StarStar(seed), sim_rules(rules, tables=tables, fresh_shoe=True), rounds
+    )
+    ini = res.initial.astype(np.int64)
+    r1, r2, up_rank = ini[:, 0] >> 2, ini[:, 1] >> 2, ini[:, 2] >> 2
+    value = np.minimum(r1, 9)
+    up = np.minimum(up_rank, 9)
+    hole = np.minimum(ini[:, 4] >> 2, 9)
+    pair = (r1 == r2) & (value < 9)
+    table_splits = tables.pair[r1, up + 1].astype(bool)
+    rows = np.array([hand_index(v, v) for v in range(10)])
+    strat_splits = a.action[rows[value], up] == 3
+    natural = ((up == 0) & (hole == 9)) | ((up == 9) & (hole == 0))
+    peeked = natural if rules.hole_card is HoleCard.PEEK else np.zeros_like(natural)
+    sel = pair & table_splits & strat_splits & ~peeked & (rules.max_split_hands >= 2)
+    nets = res.net[sel].astype(np.float64) / DEFAULT_STAKE
+    n = int(sel.sum())
+    if n == 0:
+        return dist, "exact", ""
+    keys, counts = np.unique(nets, return_counts=True)
+    for k, c in zip(keys, counts, strict=True):
+        dist[float(k)] = dist.get(float(k), 0.0) + a.p_split * int(c) / n
+    note = (
+        f"rounds that split (probability {a.p_split:.6f}, expectation exact): their "
+        f"distribution over net results is simulated ({n:,} split rounds of {rounds:,} "
+        f"dealt, seed {seed}, the simulator's table play); the rest is exact"
+    )
+    return dist, "exact without splits, simulated split rounds", note
+
+
+def render(sheet: MainParSheet, fmt: str) -> str:
+    """``sheet`` as "json", "csv" (the chart) or "md" (summary and chart)."""
+    if fmt == "json":
+        return json.dumps(sheet.to_dict(), indent=2) + "\n"
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["hand", "cards", "up", "action", "ev", *ACTIONS])
+        for c in sheet.chart:
+            w.writerow(
+                [c.hand, c.cards, c.up, c.action, f"{c.ev:.10f}"]
+                + [f"{c.actions[k]:.10f}" if k in c.actions else "" for k in ACTIONS]
+            )
+        w.writerow([])
+        w.writerow(["house_edge", f"{sheet.house_edge:.12f}"])
+        w.writerow(["std_dev", f"{sheet.std_dev:.10f}"])
+        w.writerow(["insurance_return", f"{sheet.insurance:.10f}"])
+        return buf.getvalue()
+    if fmt == "md":
+        lines = [
+            f"# Main wager: {sheet.strategy} strategy",
+            "",
+            f"- house edge: {100 * sheet.house_edge:.6f}% (exact)",
+            f"- standard deviation per round: {sheet.std_dev:.6f} units "
+            f"(distribution: {sheet.distribution_method})",
+            f"- insurance return: {100 * sheet.insurance:+.4f}% per unit insured",
+            f"- even money: take 1.0, decline {sheet.even_money['decline']:.6f}",
+            "",
+            "| net (units) | probability |",
+            "| ---: | ---: |",
+        ]
+        lines += [f"| {k:+g} | {v:.10f} |" for k, v in sorted(sheet.distribution.items())]
+        lines += ["", "| hand | cards | up | action | ev |", "| --- | --- | --- | --- | ---: |"]
+        lines += [
+            f"| {c.hand} | {c.cards} | {c.up} | {c.action} | {c.ev:+.6f} |" for c in sheet.chart
+        ]
+        if sheet.note:
+            lines += ["", sheet.note]
+        return "\n".join(lines) + "\n"
+    raise ValueError(f"format must be json, csv or md, got {fmt!r}")

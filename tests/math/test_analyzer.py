@@ -1,0 +1,137 @@
+"""The C core's combinatorial analyzer against Eric Farmer's published figures, an
+independent brute-force enumeration of the dealer, and hand-checked shoes."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from feltlab import native
+from feltlab.native.analyzer import (
+    BLACKJACK,
+    STAND,
+    AnalyzerRules,
+    hand_index,
+    shoe_counts,
+)
+
+# Farmer's combinatorial analyzer v7.6, CDZ-, dealer peeks, 3:2, double any two cards, split
+# to 4 hands, no resplit of aces, split aces one card, DAS; EV per initial unit, in percent.
+FARMER = [
+    ("6 decks S17 DAS", dict(counts=shoe_counts(6)), -0.402870),
+    ("6 decks H17 DAS", dict(counts=shoe_counts(6), h17=True), -0.615389),
+    ("8 decks S17 DAS", dict(counts=shoe_counts(8)), -0.430581),
+    ("1 deck H17 DAS", dict(counts=shoe_counts(1), h17=True), -0.008735),
+    ("6 decks S17 DAS LS", dict(counts=shoe_counts(6), surrender="late"), -0.330268),
+    ("6 decks S17 DAS 6:5", dict(counts=shoe_counts(6), bj_num=6, bj_den=5), -1.762560),
+]
+
+
+@pytest.mark.parametrize(("name", "changes", "percent"), FARMER, ids=[f[0] for f in FARMER])
+def test_farmer_v76_figures_to_1e_6_percentage_points(name, changes, percent):
+    a = native.analyze(AnalyzerRules(strategy="cdz", **changes))
+    assert abs(a.p_total - 1.0) < 1e-12
+    # the published figures have six decimals: agreement to their last digit
+    assert abs(100 * a.ev - percent) <= 1e-6, f"{name}: {100 * a.ev:.8f}% vs {percent}%"
+
+
+def _dealer_brute(counts, up, h17, peek):
+    """Exact fractions by recursion over every ordered draw of the dealer."""
+    comp = list(counts)
+    comp[up - 1] -= 1
+    out = {k: Fraction(0) for k in range(7)}
+
+    def go(hard, ace, ncards, p):
+        soft = ace and hard <= 11
+        t = hard + 10 if soft else hard
+        if ncards == 2 and t == 21:
+            out[6] += p
+            return
+        if hard > 21:
+            out[5] += p
+            return
+        if t > 17 or (t == 17 and not (soft and h17)):
+            out[t - 17] += p
+            return
+        n = sum(comp)
+        excl = None
+        if peek and ncards == 1 and up in (1, 10):
+            excl = 9 if up == 1 else 0
+        denom = n - (comp[excl] if excl is not None else 0)
+        for v in range(10):
+            if comp[v] == 0 or v == excl:
+                continue
+            q = p * Fraction(comp[v], denom)
+            comp[v] -= 1
+            go(hard + v + 1, ace or v == 0, ncards + 1, q)
+            comp[v] += 1
+
+    go(up, up == 1, 1, Fraction(1))
+    return [out[k] for k in range(7)]
+
+
+@pytest.mark.parametrize(
+    ("up", "h17", "peek"),
+    [(6, False, False), (1, True, True), (10, False, True), (1, False, False)],
+)
+def test_dealer_probabilities_match_a_brute_force_enumeration(up, h17, peek):
+    counts = shoe_counts(1)
+    got = native.dealer_probabilities(counts, up, h17=h17, peek=peek)
+    want = _dealer_brute(counts, up, h17, peek)
+    assert np.allclose(got, [float(x) for x in want], rtol=0, atol=1e-14)
+    assert abs(got.sum() - 1) < 1e-14
+    if peek:
+        assert got[6] == 0.0
+
+
+def test_a_shoe_of_tens_only_pushes_every_round():
+    # 26 ten-valued cards: player 20 against dealer 20, every round a stand-off
+    a = native.analyze(AnalyzerRules(counts=(0,) * 9 + (26,)))
+    i = hand_index(9, 9)
+    assert a.prob[i, 9] == pytest.approx(1.0, abs=1e-15)
+    assert a.action[i, 9] == STAND
+    assert a.ev == pytest.approx(0.0, abs=1e-15)
+
+
+def test_player_blackjack_value_and_dealer_blackjack_chance_hand_checked():
+    # 1 deck, A-T against a 6: paid 3:2 with no dealer blackjack possible
+    a = native.analyze(AnalyzerRules(counts=shoe_counts(1)))
+    i = hand_index(0, 9)
+    assert a.action[i, 5] == BLACKJACK
+    assert a.value[i, 5] == pytest.approx(1.5, abs=1e-15)
+    # A-T against an ace: 15 tens left in 49 cards; a dealer blackjack pushes
+    assert a.p_dealer_bj[i, 0] == pytest.approx(15 / 49, abs=1e-15)
+    assert a.value[i, 0] == pytest.approx(1.5 * 34 / 49, abs=1e-15)
+    # probability of the deal A, T (either order) and up card 6 from one deck
+    p = 2 * (4 / 52) * (4 / 51) * (16 / 50)
+    assert a.prob[i, 5] == pytest.approx(p, abs=1e-15)
+
+
+def test_late_surrender_is_worth_minus_half_after_the_check():
+    a = native.analyze(AnalyzerRules(counts=shoe_counts(6), surrender="late"))
+    i = hand_index(5, 9)  # hard 16 (6, T) against a ten
+    q = a.p_dealer_bj[i, 9]
+    assert a.action_ev[i, 9, 4] == pytest.approx(-0.5 * (1 - q) - q, abs=1e-15)
+    early = native.analyze(AnalyzerRules(counts=shoe_counts(6), surrender="early"))
+    assert early.action_ev[i, 9, 4] == -0.5
+    assert early.ev > a.ev
+
+
+@pytest.mark.parametrize(
+    ("changes", "exc", "words"),
+    [
+        (dict(counts=(1,) * 10), ValueError, "26 to"),
+        (dict(counts=(4,) * 9), ValueError, "10 card counts"),
+        (dict(counts=(4,) * 9 + (-1,)), ValueError, "counts[9]"),
+        (dict(counts="abc"), ValueError, "10 card counts"),
+        (dict(max_hands=5), ValueError, "max_hands"),
+        (dict(strategy="best"), ValueError, "strategy"),
+        (dict(surrender="sometimes"), ValueError, "surrender"),
+        (dict(h17=2), TypeError, "h17"),
+        (dict(pair=np.ones((13, 11), dtype=np.uint8)), ValueError, "ten-valued"),
+        (dict(hard=np.zeros((3, 3), dtype=np.uint8)), ValueError, "shape"),
+    ],
+)
+def test_bad_rules_are_refused_with_the_field_named(changes, exc, words):
+    with pytest.raises(exc, match=words.replace("[", r"\[").replace("]", r"\]")):
+        native.analyze(AnalyzerRules(**changes))
