@@ -175,6 +175,24 @@ def test_timestamp_sources_of_the_buses() -> None:
     assert v is not None and v.channel != "dut"
 
 
+def test_an_open_python_can_bus_is_named_by_its_interface() -> None:
+    from feltlab.rig.transport import RigBus, open_bus
+
+    bus = open_bus("interface=virtual,channel=open-bus-calibration")
+    try:
+        assert uncertainty.interface_of(bus) == "virtual"
+        assert uncertainty.interface_of(RigBus(open_bus("interface=virtual,channel=o2"))) == (
+            "virtual"
+        )
+        assert timestamp_source(bus).startswith("software")
+        sib = uncertainty.loopback_spec(bus)
+        assert sib is not None and sib.interface == "virtual" and "calibration" in sib.channel
+        hu = calibrate_host(SimClock(), bus)
+        assert hu.simulated
+    finally:
+        bus.shutdown()
+
+
 def test_a_real_calibration_on_a_virtual_bus() -> None:
     """Real time: only what holds under any load (counts, signs, what was measured)."""
     clock = RealClock("test-calibration")
