@@ -1197,12 +1197,13 @@ def finish(
 
 
 @contextlib.contextmanager
-def watch_host(out: Path, state: dict[str, Any]) -> Iterator[None]:
+def watch_host(out: Path, state: dict[str, Any], clock: Clock | None = None) -> Iterator[None]:
     """Around a collection part: calibrate the host's timing uncertainty before it (on the
     campaign's bus, :func:`feltlab.rig.uncertainty.calibrate_into`) and sample the timer
     overshoot all through it (:class:`feltlab.rig.uncertainty.HostMonitor`), both recorded
-    in ``out/host-uncertainty.jsonl``.  In simulated time (``state["clock"] ==
-    "simulated"``) it records simulated time and measures nothing."""
+    in ``out/host-uncertainty.jsonl``.  ``clock``: the campaign's (default: a real clock of
+    its own).  In simulated time (``clock.simulated``, or ``state["clock"] ==
+    "sim"``) it records simulated time and measures nothing."""
     from feltlab.rig.clock import RealClock
     from feltlab.rig.uncertainty import (
         HostMonitor,
@@ -1211,18 +1212,20 @@ def watch_host(out: Path, state: dict[str, Any]) -> Iterator[None]:
         record_calibration,
     )
 
-    if state.get("clock") == "sim":
+    if state.get("clock") == "sim" or (clock is not None and clock.simulated):
         record_calibration(out, HostUncertainty.simulated_time("before"))
         yield
         return
-    clock = RealClock("feltlab-calibration")
-    calibrate_into(out, clock, state.get("bus"), when="before")
-    monitor = HostMonitor(clock, state.get("bus"), out).start()
+    own = clock is None
+    real: Clock = RealClock("feltlab-calibration") if clock is None else clock
+    calibrate_into(out, real, state.get("bus"), when="before")
+    monitor = HostMonitor(real, state.get("bus"), out).start()
     try:
         yield
     finally:
         monitor.stop()
-        clock.close()
+        if own:
+            real.close()
 
 
 def calibrate_after(out: Path, state: dict[str, Any]) -> None:

@@ -114,9 +114,14 @@ def _timing(
     sample: str,
     limits: dict[str, float],
     divide: int = 1,
+    *,
+    between_device_frames: bool = False,
 ) -> None:
     """``{name}.p50/p95/p99/max`` of the capture's timing ``sample``; ``divide``: the
-    samples are durations divided by that many cards (the host's uncertainty is too)."""
+    samples are durations divided by that many cards (the host's uncertainty is too).
+    A latency from a host frame to the device's reply can only be lengthened by the host's
+    delays (one-sided uncertainty); one ``between_device_frames`` (two received frames)
+    can be shortened as well (two-sided)."""
     samples = data.timings.get(sample, [])
     if not samples:
         if f"{name}_p99" in limits or f"{name}_max" in limits:
@@ -132,6 +137,7 @@ def _timing(
             resolution=timestamp_resolution(data.first_stamp),
             uncertainty=u99,
             uncertainty_max=umax,
+            lengthened=not between_device_frames,
         )
     )
 
@@ -147,6 +153,9 @@ def _heartbeat(a: Analysis, data: CaptureData, prof: Profile) -> None:
     u99, umax = a.uncertainty()
     valid = gaps[np.isfinite(gaps) & (gaps >= 0)]
     mean = float(valid.mean()) if valid.size else None
+    extra: dict[str, Any] = {"declared": period, "n": int(valid.size), "resolution_s": res}
+    if valid.size < gaps.size:
+        extra["bad_samples"] = int(gaps.size - valid.size)
     a.measurements.append(
         within(
             "heartbeat.period",
@@ -155,10 +164,7 @@ def _heartbeat(a: Analysis, data: CaptureData, prof: Profile) -> None:
             period * (1 - tol),
             period * (1 + tol),
             uncertainty=None if u99 is None else u99 / max(1, int(valid.size)),
-            declared=period,
-            n=int(valid.size),
-            resolution_s=res,
-            **({"bad_samples": int(gaps.size - valid.size)} if valid.size < gaps.size else {}),
+            **extra,
         )
     )
     jitter = np.abs(gaps - period)
@@ -239,7 +245,19 @@ def analyze_batch(
     cards = int(sample[0].shoe.codes.size) if sample and sample[0].shoe.codes.size else 1
     guard(a, "shuffle_cycle", "s", _timing, a, data, "shuffle_cycle", "shuffle_cycle", lim)
     guard(a, "first_card", "s", _timing, a, data, "first_card", "first_card", lim)
-    guard(a, "per_card", "s", _timing, a, data, "per_card", "per_card", lim, cards)
+    guard(
+        a,
+        "per_card",
+        "s",
+        _timing,
+        a,
+        data,
+        "per_card",
+        "per_card",
+        lim,
+        cards,
+        between_device_frames=True,  # first to last SHOE frame
+    )
     guard(a, "round_trip", "s", _timing, a, data, "round_trip", "round_trip.ping", lim)
     guard(a, "heartbeat", "s", _heartbeat, a, data, prof)
     a.measurements.append(
@@ -426,7 +444,18 @@ def analyze_jackpot(
     progress.start("analysing: prize distribution", 1)
     guard(a, "prize_distribution.p_value", "", _prizes, a, data, prof, alpha=alpha)
     progress.advance()
-    guard(a, "button_to_result", "s", _timing, a, data, "button_to_result", "button_to_result", lim)
+    guard(
+        a,
+        "button_to_result",
+        "s",
+        _timing,
+        a,
+        data,
+        "button_to_result",
+        "button_to_result",
+        lim,
+        between_device_frames=True,  # JackpotButton to JackpotResult, both the panel's
+    )
     guard(a, "round_trip", "s", _timing, a, data, "round_trip", "round_trip.ping", lim)
     guard(a, "heartbeat", "s", _heartbeat, a, data, prof)
     if data.timings.get("button_to_result"):
@@ -451,6 +480,7 @@ def _failure_detection(a: Analysis, data: CaptureData, lim: dict[str, float]) ->
             None,
             lim.get("failure_detection_max"),
             uncertainty=umax,
+            lengthened=True,
             n=int(split.valid.size),
             faults=[f["FaultCode"] for f in data.faults],
             **(

@@ -57,18 +57,22 @@ def within(
     high: float | None = None,
     *,
     uncertainty: float | None = None,
+    lengthened: bool = False,
     **detail: Any,
 ) -> Measurement:
     """A :class:`Measurement` judged against inclusive limits; None (or a non-finite value) is
     an ERROR.
 
     ``uncertainty`` (seconds, a timing measurement only): the host's measured uncertainty
-    (:mod:`feltlab.rig.uncertainty`).  When the value lies within it of a limit it is judged
-    against (``|value - limit| <= uncertainty``), the verdict is INCONCLUSIVE, not PASS or
-    FAIL: the host cannot tell on which side of the limit the device is.  The detail then
-    holds ``margin_s`` (signed, limit minus value for ``high``, value minus limit for
-    ``low``: negative = beyond the limit), ``uncertainty_s`` and ``reason``.  0 or None: no
-    uncertainty (simulated time), the plain rule.
+    ``u`` (:mod:`feltlab.rig.uncertainty`).  The device's true value then lies in
+    ``[value - u, value + u]``, or in ``[value - u, value]`` when ``lengthened`` (a latency
+    from a host frame to the device's reply: the host's delays can only lengthen it).  A
+    verdict is PASS when that interval lies within the limits, FAIL when it lies wholly
+    outside them, and INCONCLUSIVE when it straddles a limit: the host cannot tell on which
+    side of the limit the device is.  The detail then holds ``margin_s`` (signed: limit
+    minus value for ``high``, value minus limit for ``low``; negative = beyond the limit),
+    ``uncertainty_s`` and ``reason``.  0 or None: no uncertainty (simulated time), the plain
+    rule.
     """
     if value is None or not math.isfinite(value):
         return Measurement(name, None, unit, low, high, Verdict.ERROR, dict(detail))
@@ -76,16 +80,15 @@ def within(
     verdict = Verdict.PASS if ok else Verdict.FAIL
     info = dict(detail)
     if uncertainty is not None and uncertainty > 0:
-        margins = []
-        if high is not None:
-            margins.append(("high", high - value))
-        if low is not None:
-            margins.append(("low", value - low))
-        near = [(side, m) for side, m in margins if abs(m) <= uncertainty]
+        lo_true, hi_true = value - uncertainty, value + (0.0 if lengthened else uncertainty)
+        near: list[tuple[str, float, float]] = []
+        if high is not None and lo_true <= high < hi_true:  # inclusive: <= high passes
+            near.append(("high", high, high - value))
+        if low is not None and lo_true < low <= hi_true:
+            near.append(("low", low, value - low))
         if near:
-            side, margin = min(near, key=lambda sm: abs(sm[1]))
+            _side, limit, margin = min(near, key=lambda x: abs(x[2]))
             verdict = Verdict.INCONCLUSIVE
-            limit = high if side == "high" else low
             info.update(
                 margin_s=margin,
                 uncertainty_s=uncertainty,
@@ -93,6 +96,7 @@ def within(
                     f"{value:.6g} {unit} is {abs(margin):.3g} s "
                     f"{'within' if margin >= 0 else 'beyond'} the limit {limit:.6g} {unit}, "
                     f"inside the host's measured uncertainty of {uncertainty:.3g} s"
+                    + (" (a latency: the host's delays only lengthen it)" if lengthened else "")
                 ),
             )
     return Measurement(name, float(value), unit, low, high, verdict, info)
@@ -188,6 +192,7 @@ def timing_measurements(
     resolution: float | None = None,
     uncertainty: float | None = None,
     uncertainty_max: float | None = None,
+    lengthened: bool = False,
 ) -> list[Measurement]:
     """Measurements ``{name}.p50/p95/p99/max`` in seconds; p99 and max judged against the
     declared limits (seconds) when given.  Never raises for bad data:
@@ -200,7 +205,9 @@ def timing_measurements(
     - no valid sample: every measurement is ERROR with its reason;
     - ``uncertainty`` (seconds; the host's, see :func:`within`) makes the p99 verdict
       INCONCLUSIVE when its margin to the limit lies within it; ``uncertainty_max``
-      (default ``uncertainty``) does the same for the max.
+      (default ``uncertainty``) does the same for the max; ``lengthened``: the samples are
+      latencies from a host frame to the device's reply, which the host's delays can only
+      lengthen (one-sided, see :func:`within`).
     """
     split = split_samples(samples)
     common: dict[str, Any] = {
@@ -232,7 +239,14 @@ def timing_measurements(
     out: list[Measurement] = []
     for q in names:
         m = within(
-            f"{name}.{q}", values[q], "s", None, limits.get(q), uncertainty=u.get(q), **common
+            f"{name}.{q}",
+            values[q],
+            "s",
+            None,
+            limits.get(q),
+            uncertainty=u.get(q),
+            lengthened=lengthened,
+            **common,
         )
         if split.bad and m.verdict is not Verdict.FAIL:
             why = (

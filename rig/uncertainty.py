@@ -109,10 +109,32 @@ def spread(samples: Sequence[float] | np.ndarray) -> Spread:
     return Spread(int(a.size), float(p50), float(p99), float(a.max()))
 
 
-def timestamp_source(spec: BusSpec | str | None) -> str:
+BusRef = BusSpec | str | can.BusABC | None
+"""A bus to calibrate on: a spec (string or :class:`BusSpec`), an open python-can bus, or
+None for the in-process virtual bus."""
+
+
+def interface_of(bus: BusRef) -> str:
+    """The python-can interface name of ``bus`` (an open bus: by its class, through
+    python-can's backend table; a rig bus: of the bus it wraps)."""
+    if bus is None:
+        return "virtual"
+    if isinstance(bus, can.BusABC):
+        inner = getattr(bus, "inner", None)  # feltlab.rig.transport.RigBus
+        if isinstance(inner, can.BusABC):
+            return interface_of(inner)
+        cls = type(bus).__name__
+        for name, (_module, cls_name) in can.interfaces.BACKENDS.items():
+            if cls_name == cls:
+                return name
+        return cls
+    return _spec(bus).interface
+
+
+def timestamp_source(spec: BusRef) -> str:
     """Where the stamps of frames received on ``spec`` come from ("software: ..." or
     "hardware: ..."); None is the in-process virtual bus."""
-    interface = "virtual" if spec is None else _spec(spec).interface
+    interface = interface_of(spec)
     return _TIMESTAMP_SOURCES.get(
         interface, f"unknown: python-can's {interface} interface does not say; taken as software"
     )
@@ -277,9 +299,17 @@ def measure_timer_overshoot(
     return out
 
 
-def loopback_spec(spec: BusSpec | str | None) -> BusSpec | None:
+def loopback_spec(spec: BusRef) -> BusSpec | None:
     """The private sibling of ``spec`` that loopback round trips use (same interface and host
-    stack, never the device's bus), or None where there is none (one node per adapter)."""
+    stack, never the device's bus), or None where there is none (one node per adapter; an
+    open bus of another interface than ``virtual`` or ``udp_multicast``)."""
+    if isinstance(spec, can.BusABC):
+        interface = interface_of(spec)
+        if interface == "virtual":
+            return BusSpec("virtual", f"feltlab-calibration-{id(spec):x}~calibration", None, ())
+        if interface == "udp_multicast":
+            return loopback_spec(BusSpec("udp_multicast", "ff11::4645:4c54"))
+        return None
     s = BusSpec("virtual", "feltlab-certify") if spec is None else _spec(spec)
     if s.interface == "virtual":
         return BusSpec("virtual", f"{s.channel}~calibration-{os.getpid()}", None, ())
@@ -291,15 +321,15 @@ def loopback_spec(spec: BusSpec | str | None) -> BusSpec | None:
     return None
 
 
-def _loopback_reason(spec: BusSpec | str | None) -> str:
-    interface = "virtual" if spec is None else _spec(spec).interface
+def _loopback_reason(spec: BusRef) -> str:
+    interface = interface_of(spec)
     if interface == "slcan":
         return "slcan: one serial adapter is one node; a loopback would need a second adapter"
     return f"{interface}: a loopback would put frames on the device's bus; timer overshoot only"
 
 
 def measure_loopback(
-    clock: Clock, spec: BusSpec | str | None, *, samples: int = 50, timeout: float = 0.5
+    clock: Clock, spec: BusRef, *, samples: int = 50, timeout: float = 0.5
 ) -> list[float]:
     """Round trips (seconds, by ``clock.now()``) of ``samples`` frames from one host node to
     a second one that echoes them back, on :func:`loopback_spec` of ``spec``.  Returns []
@@ -365,17 +395,18 @@ def measure_loopback(
 
 def calibrate_host(
     clock: Clock,
-    bus_spec: BusSpec | str | None,
+    bus_spec: BusRef,
     *,
     when: str = "before",
     samples: int = 100,
     delay: float = 0.001,
     loopback_samples: int = 50,
 ) -> HostUncertainty:
-    """Measure the host's timing uncertainty on the bus ``bus_spec`` (None: the in-process
-    virtual bus) with ``clock``: ``samples`` sleeps of ``delay`` seconds, up to
-    ``loopback_samples`` loopback round trips where the bus allows, the timestamp source and
-    resolution.  ``when`` labels the calibration ("before", "during shoe 500", "after").
+    """Measure the host's timing uncertainty on the bus ``bus_spec`` (a spec, an open
+    python-can bus, or None: the in-process virtual bus) with ``clock``: ``samples`` sleeps
+    of ``delay`` seconds, up to ``loopback_samples`` loopback round trips where the bus
+    allows, the timestamp source and resolution.  ``when`` labels the calibration
+    ("before", "during shoe 500", "after").
 
     What collection calls before a campaign and every so often during it (then
     :func:`record_calibration`).  In simulated time (``clock.simulated``) it measures
@@ -442,7 +473,7 @@ class HostMonitor:
     def __init__(
         self,
         clock: Clock,
-        bus_spec: BusSpec | str | None,
+        bus_spec: BusRef,
         directory: Path,
         *,
         delay: float = 0.001,
@@ -537,7 +568,7 @@ def record_calibration(directory: Path, hu: HostUncertainty) -> None:
 
 
 def calibrate_into(
-    directory: Path, clock: Clock, bus_spec: BusSpec | str | None, *, when: str
+    directory: Path, clock: Clock, bus_spec: BusRef, *, when: str
 ) -> HostUncertainty | None:
     """:func:`calibrate_host` then :func:`record_calibration` into the campaign
     ``directory``: the one call collection makes before the first sample (``when="before"``)
@@ -577,8 +608,12 @@ def _spec(spec: BusSpec | str) -> BusSpec:
         raise CalibrationError(f"calibration: {exc}") from exc
 
 
-def _label(spec: BusSpec | str | None) -> str:
-    return "in-process virtual bus" if spec is None else str(_spec(spec))
+def _label(spec: BusRef) -> str:
+    if spec is None:
+        return "in-process virtual bus"
+    if isinstance(spec, can.BusABC):
+        return f"{interface_of(spec)}: {spec.channel_info}"
+    return str(_spec(spec))
 
 
 def _iso(epoch: float) -> str:
@@ -596,6 +631,7 @@ __all__ = [
     "calibrate_into",
     "combine",
     "from_samples",
+    "interface_of",
     "loopback_spec",
     "measure_loopback",
     "measure_timer_overshoot",

@@ -66,11 +66,21 @@ def test_inconclusive_rule_on_hand_made_margins() -> None:
     m = measures.within("x", 0.0295, "s", None, limit, uncertainty=0.001)
     assert m.verdict is Verdict.INCONCLUSIVE and m.detail["margin_s"] == pytest.approx(0.0005)
     assert "within the limit" in m.detail["reason"]
-    # within by 10 ms: PASS; exactly at the uncertainty's edge: INCONCLUSIVE (inclusive)
+    # within by 10 ms: PASS; the true value at most exactly the (inclusive) limit: PASS
     assert measures.within("x", 0.020, "s", None, limit, uncertainty=0.001).verdict is Verdict.PASS
-    assert (
-        measures.within("x", 0.25, "s", None, 0.5, uncertainty=0.25).verdict is Verdict.INCONCLUSIVE
-    )
+    assert measures.within("x", 0.25, "s", None, 0.5, uncertainty=0.25).verdict is Verdict.PASS
+    edge = measures.within("x", 0.2501, "s", None, 0.5, uncertainty=0.25)
+    assert edge.verdict is Verdict.INCONCLUSIVE
+
+    # a latency (host frame to the device's reply) is only ever lengthened by the host:
+    # under the limit it is a PASS however unsure the host; over it by less than u, unsure
+    def latency(value: float) -> measures.Measurement:
+        return measures.within("fc.p99", value, "s", None, 0.05, uncertainty=0.01, lengthened=True)
+
+    assert latency(0.049).verdict is Verdict.PASS
+    m = latency(0.055)
+    assert m.verdict is Verdict.INCONCLUSIVE and "only lengthen" in m.detail["reason"]
+    assert latency(0.061).verdict is Verdict.FAIL
     # a lower limit too (the heartbeat's mean period)
     m = measures.within("heartbeat.period", 0.0951, "s", 0.095, 0.105, uncertainty=0.0002)
     assert m.verdict is Verdict.INCONCLUSIVE and m.detail["margin_s"] == pytest.approx(0.0001)
@@ -93,6 +103,16 @@ def test_timing_measurements_take_the_uncertainty_per_statistic() -> None:
     assert by["first_card.p99"].verdict is Verdict.INCONCLUSIVE  # 0.11 ms over, 0.5 ms unsure
     assert by["first_card.max"].verdict is Verdict.INCONCLUSIVE  # 10 ms under, 20 ms unsure
     assert by["first_card.p50"].verdict is Verdict.PASS  # no limit: nothing to be unsure of
+    one_sided = measures.timing_measurements(
+        "first_card",
+        samples,
+        limit_p99=0.0395,
+        limit_max=0.050,
+        uncertainty=0.0005,
+        uncertainty_max=0.02,
+        lengthened=True,
+    )
+    assert [m.verdict for m in one_sided][2:] == [Verdict.INCONCLUSIVE, Verdict.PASS]
     plain = measures.timing_measurements("first_card", samples, limit_p99=0.0395, limit_max=0.05)
     assert [m.verdict for m in plain][2:] == [Verdict.FAIL, Verdict.PASS]
 
@@ -153,6 +173,24 @@ def test_timestamp_sources_of_the_buses() -> None:
     assert sib is not None and dict(sib.options)["port"] == 43114  # never the device's port
     v = uncertainty.loopback_spec("interface=virtual,channel=dut")
     assert v is not None and v.channel != "dut"
+
+
+def test_an_open_python_can_bus_is_named_by_its_interface() -> None:
+    from feltlab.rig.transport import RigBus, open_bus
+
+    bus = open_bus("interface=virtual,channel=open-bus-calibration")
+    try:
+        assert uncertainty.interface_of(bus) == "virtual"
+        assert uncertainty.interface_of(RigBus(open_bus("interface=virtual,channel=o2"))) == (
+            "virtual"
+        )
+        assert timestamp_source(bus).startswith("software")
+        sib = uncertainty.loopback_spec(bus)
+        assert sib is not None and sib.interface == "virtual" and "calibration" in sib.channel
+        hu = calibrate_host(SimClock(), bus)
+        assert hu.simulated
+    finally:
+        bus.shutdown()
 
 
 def test_a_real_calibration_on_a_virtual_bus() -> None:
