@@ -7,7 +7,7 @@ import secrets
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -125,7 +125,7 @@ class BitGenerator(ABC):
     def setstate(self, state: dict[str, Any]) -> None:
         """Restore a state from :meth:`getstate`; raises ValueError for a malformed one."""
 
-    def copy(self) -> BitGenerator:
+    def copy(self) -> Self:
         """An independent generator in the same state (it will repeat this one's output)."""
         clone = object.__new__(type(self))
         BitGenerator.__init__(clone)

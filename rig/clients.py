@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import can
 import numpy as np
@@ -201,7 +201,7 @@ class DeviceClient:
             for ch in self._channels.values():
                 ch.close()
 
-    def __enter__(self) -> DeviceClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
