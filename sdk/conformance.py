@@ -248,7 +248,6 @@ class WagerConformance:
         """The deck range is within rule 3.3(a) and a table refuses the wager outside it."""
         from feltlab.engine import Table
         from feltlab.errors import RulesError
-        from feltlab.plugins.main import Main
         from feltlab.rules import MAX_DECKS, MIN_DECKS
         from feltlab.shoe import FixedCards
 
@@ -267,7 +266,7 @@ class WagerConformance:
             rules = t.base_rules.replace(decks=d)
             w = t.instance(None)
             try:
-                Table(rules, FixedCards([]), [Main(), w], boxes=1)
+                Table(rules, FixedCards([]), [t.main_type(), w], boxes=1)
                 accepted = True
             except RulesError:
                 accepted = False
@@ -405,6 +404,8 @@ class Target:
     base_rules: Any
     rules: Any
     decks: int
+    main_type: type[Any]
+    """The main wager's type, as the plugin manager registers it (a table needs one)."""
 
     @property
     def label(self) -> str:
@@ -459,16 +460,17 @@ def plugin_manager(plugin: str | None = None) -> pluggy.PluginManager:
     ``check_pending`` (the kit reports unknown hooks itself): built-ins, then ``plugin`` if
     given, else every ``feltlab`` entry point."""
     from feltlab import hookspecs
-    from feltlab.plugins import BUILTIN_PLUGINS
+    from feltlab.errors import PluginError
+    from feltlab.plugin_manager import BUILTIN_PLUGINS, FeltlabPluginManager
 
-    pm = pluggy.PluginManager(PROJECT)
+    pm = FeltlabPluginManager(PROJECT)
     pm.add_hookspecs(hookspecs)
     for modname in BUILTIN_PLUGINS:
         pm.register(importlib.import_module(modname), name=modname)
     if plugin is not None:
         try:
             pm.register(_load_plugin(plugin), name=plugin)
-        except pluggy.PluginValidationError as exc:
+        except (pluggy.PluginValidationError, PluginError) as exc:
             raise ConformanceError(f"plugin {plugin!r} is invalid: {exc}") from exc
     else:
         try:
@@ -483,7 +485,7 @@ def plugin_manager(plugin: str | None = None) -> pluggy.PluginManager:
 @functools.cache
 def _resolve(spec: Spec) -> Target:
     from feltlab.errors import FeltlabError
-    from feltlab.plugin_manager import collect_wagers
+    from feltlab.plugin_manager import collect_wagers, implementations
     from feltlab.rules import Rules
 
     pm = plugin_manager(spec.plugin)
@@ -499,7 +501,7 @@ def _resolve(spec: Spec) -> Target:
         )
     wager_type = registry[spec.wager]
     providers = []
-    for impl in pm.hook.feltlab_register_wagers.get_hookimpls():
+    for impl in implementations(pm.hook.feltlab_register_wagers):
         seen: list[type[Any]] = []
         impl.function(register=seen.append)
         if wager_type in seen:
@@ -514,7 +516,7 @@ def _resolve(spec: Spec) -> Target:
         rules = base.replace(decks=decks)
     except FeltlabError as exc:
         raise ConformanceError(f"rules {spec.rules!r} with {decks} decks: {exc}") from exc
-    return Target(spec, pm, wager_type, tuple(providers), base, rules, decks)
+    return Target(spec, pm, wager_type, tuple(providers), base, rules, decks, registry["main"])
 
 
 def _fail(message: str) -> NoReturn:
@@ -723,7 +725,6 @@ def _live_round(t: Target, w: Any, row: Sequence[int], *, stake: int) -> Live:
     and settle ``stake`` cents of the wager."""
     from feltlab.engine import Table, play_round
     from feltlab.jackpot import FakeJackpotPanel
-    from feltlab.plugins.main import Main
     from feltlab.shoe import FixedCards
     from feltlab.wagers import Placed
 
@@ -744,7 +745,7 @@ def _live_round(t: Target, w: Any, row: Sequence[int], *, stake: int) -> Live:
     table = Table(
         rules,
         FixedCards(seq),
-        [Main(), w],
+        [t.main_type(), w],
         boxes=1,
         panel=FakeJackpotPanel(seed=1),
     )
@@ -799,7 +800,6 @@ def _session_log(t: Target, w: Any, seed: int) -> str:
     from feltlab import native
     from feltlab.engine import Table, play_round
     from feltlab.jackpot import FakeJackpotPanel
-    from feltlab.plugins.main import Main
     from feltlab.shoe import make_source
     from feltlab.simulate import TablePolicy, strategy_tables
     from feltlab.wagers import Placed
@@ -808,7 +808,7 @@ def _session_log(t: Target, w: Any, seed: int) -> str:
     table = Table(
         rules,
         make_source(rules, native.ChaCha20(seed)),
-        [Main(), type(w)(paytable=w.paytable.name)],
+        [t.main_type(), type(w)(paytable=w.paytable.name)],
         boxes=2,
         panel=FakeJackpotPanel(seed=seed),
     )

@@ -30,6 +30,7 @@ from typing import Any
 import pluggy
 
 from feltlab import native
+from feltlab.plugin_manager import collect
 from feltlab.tournament import (
     Award,
     Entry,
@@ -180,13 +181,11 @@ def _table_dict(t: TableOutcome) -> dict[str, Any]:
 
 # ===================================================================== strategies
 def collect_strategies(pm: pluggy.PluginManager) -> StrategyRegistry:
-    """Call ``feltlab_register_tournament_strategies`` on every plugin (built-ins first) and
-    return the registry.  Raises :class:`feltlab.errors.PluginError` for a name registered
-    twice."""
-    registry = StrategyRegistry()
-    for impl in pm.hook.feltlab_register_tournament_strategies.get_hookimpls():
-        impl.function(register=registry.register)
-    return registry
+    """The betting strategies every plugin registers through
+    ``feltlab_register_tournament_strategies`` (built-ins first;
+    :func:`feltlab.plugin_manager.collect`).  Raises :class:`feltlab.errors.PluginError`
+    naming the plugin for a name registered twice or a plugin failing while registering."""
+    return collect(pm, "feltlab_register_tournament_strategies", StrategyRegistry())
 
 
 # ===================================================================== the field

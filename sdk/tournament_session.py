@@ -59,6 +59,7 @@ from typing import Any, ClassVar
 from feltlab import native
 from feltlab.engine import Decision, DecisionView, Phase, Table
 from feltlab.events import Event
+from feltlab.registry import Registry
 from feltlab.rules import Rules, ShufflerKind
 from feltlab.shoe import CardSource, Shoe
 from feltlab.strategy import BasicStrategy
@@ -200,45 +201,17 @@ class BettingStrategy(ABC):
         return int(self.rng.integers(bound)[0])
 
 
-class StrategyRegistry:
-    """Betting strategies by name, filled through ``feltlab_register_tournament_strategies``."""
+class StrategyRegistry(Registry[BettingStrategy]):
+    """Betting strategies by name, filled through ``feltlab_register_tournament_strategies``
+    (a :class:`feltlab.registry.Registry`; an unknown name raises :class:`TournamentError`)."""
 
     def __init__(self) -> None:
-        self._types: dict[str, type[BettingStrategy]] = {}
-
-    def register(self, strategy: type[BettingStrategy]) -> None:
-        """The callback handed to plugins: add one :class:`BettingStrategy` subclass.  Raises
-        :class:`feltlab.errors.PluginError` for a non-subclass or a name already taken."""
-        from feltlab.errors import PluginError
-
-        if not (isinstance(strategy, type) and issubclass(strategy, BettingStrategy)):
-            raise PluginError(f"register() takes a BettingStrategy subclass, got {strategy!r}")
-        name = getattr(strategy, "name", "")
-        if not name:
-            raise PluginError(f"{strategy.__qualname__} has no name: set the class attribute")
-        if name in self._types and self._types[name] is not strategy:
-            raise PluginError(
-                f"betting strategy {name!r} is registered by both "
-                f"{self._types[name].__module__} and {strategy.__module__}; rename one"
-            )
-        self._types[name] = strategy
-
-    def names(self) -> list[str]:
-        """Registered names, in registration order."""
-        return list(self._types)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._types
+        super().__init__(BettingStrategy, noun="betting strategy", unknown=TournamentError)
 
     def create(self, name: str, rng: native.BitGenerator) -> BettingStrategy:
-        """An instance of strategy ``name``; :class:`TournamentError` listing the names for an
-        unknown one."""
-        try:
-            return self._types[name](rng)
-        except KeyError:
-            raise TournamentError(
-                f"no betting strategy {name!r} is registered; loaded: {self.names()}"
-            ) from None
+        """An instance of strategy ``name`` drawing from ``rng``; :class:`TournamentError`
+        listing the names for an unknown one."""
+        return self[name](rng)
 
 
 def derive_seed(seed: int, *labels: object) -> int:
