@@ -716,7 +716,9 @@ class _Policy:
 
 
 def _natural(a: int, b: int) -> bool:
-    v = sorted(min((c >> 2) + 1, 10) for c in (a, b))
+    from feltlab.cards import card_value
+
+    v = sorted(card_value(c) for c in (a, b))
     return v == [1, 10]
 
 

@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
+from feltlab.cards import card_value
 from feltlab.engine import Decision, DecisionView
 from feltlab.errors import RulesError
 from feltlab.rules import DealerBlackjackTakes, DoubleOn, HoleCard, Rules, ShufflerKind
@@ -120,10 +121,10 @@ class TablePolicy:
     def decide(self, view: DecisionView) -> Decision:
         """The table's action for ``view``, falling back as the simulator does."""
         cards = view.cards
-        up = min((view.dealer_up >> 2) + 1, 10)
+        up = card_value(view.dealer_up)
         if len(cards) == 2 and Decision.SPLIT in view.legal and self.t.pair[cards[0] >> 2, up]:
             return Decision.SPLIT
-        hard = sum(min((c >> 2) + 1, 10) for c in cards)
+        hard = sum(card_value(c) for c in cards)
         soft = any((c >> 2) == 0 for c in cards) and hard + 10 <= 21
         total = hard + 10 if soft else hard
         a = int((self.t.soft if soft else self.t.hard)[total, up])
