@@ -31,6 +31,7 @@ import pluggy
 
 from feltlab import native
 from feltlab.plugin_manager import collect
+from feltlab.seeds import SEED_DERIVATION_VERSION, stream_key
 from feltlab.tournament import (
     Award,
     Entry,
@@ -48,7 +49,6 @@ from feltlab.tournament_session import (
     StrategyRegistry,
     TournamentLog,
     contest_groups,
-    derive_seed,
     make_shoe,
     resolve,
 )
@@ -125,6 +125,7 @@ class TournamentResult:
         return {
             "tournament": self.definition.name,
             "seed": self.seed,
+            "seed_derivation": SEED_DERIVATION_VERSION,
             "conditions": self.definition.to_dict(),
             "cancelled": self.cancelled,
             "entry": {
@@ -283,7 +284,7 @@ def run_tournament(
         except EntryError as exc:
             tlog.emit("application_refused", rule="3.2(e)", player=a.name, reason=str(exc))
             continue
-        bots[a.name] = strategies.create(a.strategy, native.ChaCha20(derive_seed(seed, a.name)))
+        bots[a.name] = strategies.create(a.strategy, native.ChaCha20(stream_key(seed, a.name)))
         tlog.emit("application", rule="3.1, 3.2(b)", player=a.name, fee=d.entry_fee,
                   strategy=a.strategy)  # fmt: skip
     for a in applicants:
@@ -316,7 +317,7 @@ def run_tournament(
                           reason="absent")  # fmt: skip
                 field_players.remove(p)
         try:
-            tables = seat_tables(field_players, native.ChaCha20(derive_seed(seed, "seat", si)))
+            tables = seat_tables(field_players, native.ChaCha20(stream_key(seed, "seat", si)))
         except TournamentError as exc:
             raise TournamentError(f"stage {stage.name!r}: {exc}") from None
         if si == last and len(tables) > 1:

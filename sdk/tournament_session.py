@@ -47,7 +47,6 @@ Assumptions where Division XI is silent (each repeated where it applies):
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import logging
 from abc import ABC, abstractmethod
@@ -61,6 +60,7 @@ from feltlab.engine import Decision, DecisionView, Phase, Table
 from feltlab.events import Event
 from feltlab.registry import Registry
 from feltlab.rules import Rules, ShufflerKind
+from feltlab.seeds import stream_key
 from feltlab.shoe import CardSource, Shoe
 from feltlab.strategy import BasicStrategy
 from feltlab.tournament import (
@@ -212,13 +212,6 @@ class StrategyRegistry(Registry[BettingStrategy]):
         """An instance of strategy ``name`` drawing from ``rng``; :class:`TournamentError`
         listing the names for an unknown one."""
         return self[name](rng)
-
-
-def derive_seed(seed: int, *labels: object) -> int:
-    """A 256-bit key for a ChaCha20 stream named by ``labels`` under ``seed`` (SHA-256), so
-    every table, session and bot has its own reproducible stream."""
-    text = ":".join(str(x) for x in (seed, *labels))
-    return int.from_bytes(hashlib.sha256(text.encode()).digest(), "little")
 
 
 # ===================================================================== the shoe (5.7)
@@ -918,4 +911,4 @@ def resolve(
 def make_shoe(definition: TournamentDefinition, seed: int, *labels: object) -> Shoe:
     """The shoe of one session at one table: the C core's Fisher-Yates over a ChaCha20 stream
     derived from ``seed`` and ``labels``."""
-    return Shoe(tournament_rules(definition), native.ChaCha20(derive_seed(seed, *labels)))
+    return Shoe(tournament_rules(definition), native.ChaCha20(stream_key(seed, *labels)))
