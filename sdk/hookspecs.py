@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # types for the annotations only: no import cycle at run time
 
     from feltlab.engine import RoundResult, Table
     from feltlab.events import Event
-    from feltlab.tournament_session import BettingStrategy
+    from feltlab.tournament import BettingStrategy
     from feltlab.wagers import WagerType
 
 hookspec = pluggy.HookspecMarker("feltlab")
@@ -151,12 +151,12 @@ def feltlab_register_tournament_strategies(
     """Add betting strategies for Tournament Blackjack bots (Division XI).
 
     :param register: call ``register(BettingStrategySubclass)`` once per strategy (a subclass
-        of :class:`feltlab.tournament_session.BettingStrategy` with a unique ``name``, built
+        of :class:`feltlab.tournament.BettingStrategy` with a unique ``name``, built
         with the bot's own seeded generator and answering ``wager(view)`` with the chips to
         wager, rules 4.1-4.11).  A name already registered by another plugin raises
         ``feltlab.errors.PluginError`` naming both modules.
 
-    Called by :func:`feltlab.tournament_run.collect_strategies`; built-in plugins register
+    Called by :func:`feltlab.tournament.collect_strategies`; built-in plugins register
     first (the built-in ``tournament`` plugin: flat, proportional, martingale, chaser, random),
     then entry-point plugins.  An exception raised while registering becomes a ``PluginError``
     naming the plugin.  Return value ignored.

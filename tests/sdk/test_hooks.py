@@ -23,7 +23,7 @@ from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.plugins.madness21 import Madness21
 from feltlab.plugins.main import Main
 from feltlab.shoe import FixedCards
-from feltlab.tournament_session import BettingView
+from feltlab.tournament import BettingView
 from feltlab.wagers import Limits, Paytable, WagerType, as_pays
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -172,8 +172,7 @@ def test_hook_feltlab_register_wagers(cards: Callable[[str], list[int]]) -> None
 
 
 def test_hook_feltlab_register_tournament_strategies() -> None:
-    from feltlab.tournament_run import collect_strategies
-    from feltlab.tournament_session import BettingStrategy
+    from feltlab.tournament import BettingStrategy, collect_strategies
 
     pm = get_plugin_manager(entry_points=False)
     assert collect_strategies(pm).names() == [

@@ -29,9 +29,12 @@ from feltlab.plugin_manager import (
     implementations,
 )
 from feltlab.registry import Registry
-from feltlab.tournament import TournamentError
-from feltlab.tournament_run import collect_strategies
-from feltlab.tournament_session import BettingStrategy, StrategyRegistry
+from feltlab.tournament import (
+    BettingStrategy,
+    StrategyRegistry,
+    TournamentError,
+    collect_strategies,
+)
 from feltlab.wagers import WagerRegistry, WagerType
 
 

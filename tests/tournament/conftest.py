@@ -8,13 +8,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from feltlab.cards import card_code
-from feltlab.tournament import TournamentDefinition
-from feltlab.tournament_session import (
+from feltlab.tournament import (
     BettingStrategy,
     BettingView,
     RoundRecord,
     SessionResult,
     SessionTable,
+    TournamentDefinition,
     WagerIntent,
 )
 

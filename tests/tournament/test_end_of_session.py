@@ -7,9 +7,16 @@ from typing import Any
 
 import pytest
 
-from feltlab.tournament import LengthKind, SessionLength, TournamentError, allocate_prizes
-from feltlab.tournament_session import EndReason, PlayContest, SessionResult
-from feltlab.tournament_session import resolve as _resolve
+from feltlab.tournament import (
+    EndReason,
+    LengthKind,
+    PlayContest,
+    SessionLength,
+    SessionResult,
+    TournamentError,
+    allocate_prizes,
+)
+from feltlab.tournament import resolve as _resolve
 
 from .conftest import definition, lose, one_shoe, session, win
 
@@ -73,7 +80,7 @@ def test_rule_6_3_tie_inside_the_advancing_places_needs_no_playoff() -> None:
 
 
 def test_rule_6_4_only_winners_proceed_to_the_next_session() -> None:
-    from feltlab.tournament_run import Applicant, run_tournament
+    from feltlab.tournament import Applicant, run_tournament
 
     from .test_entry import registry
 

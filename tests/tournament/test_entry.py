@@ -8,9 +8,15 @@ import pytest
 
 from feltlab import native
 from feltlab.plugins.tournament import BUILTIN_STRATEGIES
-from feltlab.tournament import Entry, EntryError, EntryStatus
-from feltlab.tournament_run import Applicant, run_tournament, seat_tables
-from feltlab.tournament_session import StrategyRegistry
+from feltlab.tournament import (
+    Applicant,
+    Entry,
+    EntryError,
+    EntryStatus,
+    StrategyRegistry,
+    run_tournament,
+    seat_tables,
+)
 
 from .conftest import definition
 

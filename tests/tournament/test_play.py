@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from feltlab.tournament import TournamentError, TournamentWagerError
-from feltlab.tournament_session import SessionTable
+from feltlab.tournament import SessionTable, TournamentError, TournamentWagerError
 
 from .conftest import Stacked, definition, lose, one_shoe, played, session, win
 
@@ -26,7 +25,7 @@ def test_rule_5_4_does_not_bind_a_playoff_of_two() -> None:
 
 
 def test_rule_5_2_each_player_has_their_own_box() -> None:
-    from feltlab.tournament_session import SessionTable
+    from feltlab.tournament import SessionTable
 
     from .conftest import Script
 

@@ -9,9 +9,15 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from feltlab.tournament import LengthKind, TournamentDefinition, allocate_prizes
-from feltlab.tournament_run import Applicant, run_tournament
-from feltlab.tournament_session import EndReason, SessionResult
+from feltlab.tournament import (
+    Applicant,
+    EndReason,
+    LengthKind,
+    SessionResult,
+    TournamentDefinition,
+    allocate_prizes,
+    run_tournament,
+)
 
 from .conftest import definition
 from .test_entry import registry

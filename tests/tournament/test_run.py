@@ -14,9 +14,14 @@ import feltlab.cli as cli
 from feltlab import hookimpl
 from feltlab.errors import PluginError
 from feltlab.plugin_manager import get_plugin_manager
-from feltlab.tournament import load_definition
-from feltlab.tournament_run import TournamentResult, collect_strategies, run_tournament
-from feltlab.tournament_session import BettingStrategy, BettingView
+from feltlab.tournament import (
+    BettingStrategy,
+    BettingView,
+    TournamentResult,
+    collect_strategies,
+    load_definition,
+    run_tournament,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "tournament.toml"
@@ -29,7 +34,7 @@ def _run(args: list[str]) -> Result:
 def _example(seed: int) -> TournamentResult:
     import tomllib
 
-    from feltlab.tournament_run import load_field
+    from feltlab.tournament import load_field
 
     data = tomllib.loads(EXAMPLE.read_text(encoding="utf-8"))
     reg = collect_strategies(get_plugin_manager(entry_points=False))

@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from feltlab.tournament import TournamentDefinition
-from feltlab.tournament_session import EndReason
+from feltlab.tournament import EndReason, TournamentDefinition
 
 from .conftest import Stacked, cards, definition, one_shoe, session, win
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from feltlab.tournament import TournamentWagerError
-from feltlab.tournament_session import (
+from feltlab.tournament import (
     EndReason,
     SessionResult,
     SessionTable,
+    TournamentWagerError,
     WagerIntent,
 )
 
@@ -122,7 +122,7 @@ def test_rule_4_10_b_all_remaining_below_the_minimum() -> None:
 
 
 def test_rule_4_10_playoff_issues_equal_further_chips() -> None:
-    from feltlab.tournament_session import contest_groups
+    from feltlab.tournament import contest_groups
 
     d = definition(playoff={"length": "rounds", "rounds": 1, "chips": 60})
     st = session(d, one_shoe(lose(4)), [[10]] * 4, chips=15)

@@ -4,7 +4,7 @@
 applicants (bots, each with a betting strategy registered through the
 ``feltlab_register_tournament_strategies`` hook) and a seed, and plays every stage: the entry
 ledger and prize pool (3.1-3.6), the seating of each session (3.3(c), 5.2, 5.4), each session
-at each table (:class:`feltlab.tournament_session.SessionTable`), the play-offs where a result
+at each table (:class:`feltlab.tournament.SessionTable`), the play-offs where a result
 is required (6.2, 6.6, 4.10), advancement (6.3, 6.4), the final placings (6.5-6.7) and the
 prizes (6.8).  Every decision is an event of one :class:`TournamentLog`; every shoe, seating
 and bot draws from its own ChaCha20 stream derived from the seed, so the same seed gives the
@@ -30,28 +30,17 @@ from typing import Any
 import pluggy
 
 from feltlab import native
+from feltlab.errors import EntryError, TournamentError
 from feltlab.plugin_manager import collect
 from feltlab.seeds import SEED_DERIVATION_VERSION, stream_key
-from feltlab.tournament import (
-    Award,
-    Entry,
-    EntryError,
-    TournamentDefinition,
-    TournamentError,
-    allocate_prizes,
-    tables_for,
-)
-from feltlab.tournament_session import (
-    BettingStrategy,
-    SessionResult,
-    SessionTable,
-    Standing,
-    StrategyRegistry,
-    TournamentLog,
-    contest_groups,
-    make_shoe,
-    resolve,
-)
+from feltlab.tournament.definition import TournamentDefinition, tables_for
+from feltlab.tournament.entry import Entry
+from feltlab.tournament.events import TournamentLog
+from feltlab.tournament.prizes import Award, allocate_prizes
+from feltlab.tournament.results import SessionResult, Standing, contest_groups, resolve
+from feltlab.tournament.session import SessionTable
+from feltlab.tournament.strategies import BettingStrategy, StrategyRegistry
+from feltlab.tournament.table import make_shoe
 
 log = logging.getLogger(__name__)
 
