@@ -5,7 +5,7 @@ Arrays are passed to C with ``ffi.from_buffer`` (no copies); every argument is c
 so a bad call raises :class:`ValueError` or :class:`TypeError` naming the argument, never a
 crash of the core.
 
-Card model (DESIGN.md): a card *code* is ``rank * 4 + suit`` (uint8, 0..51; rank 0..12 =
+Card model (docs/design.md): a card *code* is ``rank * 4 + suit`` (uint8, 0..51; rank 0..12 =
 A, 2..10, J, Q, K; suit 0..3 = clubs, diamonds, hearts, spades); a physical card in a
 multi-deck shoe has the *id* ``deck * 52 + code`` (uint16).
 """

@@ -15,7 +15,7 @@ A wager type (a subclass of :class:`WagerType`) declares
 The vectorised contract, for the math engine::
 
     cards: (n, k) uint8, C-contiguous; column j holds the card of role wager.card_roles[j]
-           (codes 0..51, DESIGN.md), NO_CARD (255) where a role was never dealt
+           (codes 0..51, docs/design.md), NO_CARD (255) where a role was never dealt
     wager.classify(cards) -> (n,) uint8 outcome indexes into wager.paytable.outcomes
     wager.paytable.pays[i] -> Fraction: net result per unit staked (-1 lose, 0 push, k: k to 1),
                               or None when outcome i is paid by a jackpot panel (Madness 21)
