@@ -1,5 +1,9 @@
 """The C core's Python facade: the only module the rest of feltlab imports from native/.
 
+Its wrappers live in :mod:`~feltlab.native.core` (generators, shoes, shuffle models),
+:mod:`~feltlab.native.stats` (battery kernels), :mod:`~feltlab.native.sim` (the round
+simulator) and :mod:`~feltlab.native.hands` (hand evaluation).
+
 Everything here is a thin, validating wrapper over ``feltlab.native._core`` (cffi, API mode).
 Arrays are passed to C with ``ffi.from_buffer`` (no copies); every argument is checked first,
 so a bad call raises :class:`ValueError` or :class:`TypeError` naming the argument, never a
@@ -14,29 +18,17 @@ from __future__ import annotations
 
 from feltlab.native.core import (
     CARDS_PER_DECK,
-    DOUBLE_ELSE_HIT,
-    DOUBLE_ELSE_STAND,
-    HIT,
     MAX_DECKS,
     MAX_MODEL_CARDS,
     MAX_SHELVES,
     NO_CARD,
-    STAND,
     BitGenerator,
     ChaCha20,
     CoreError,
-    HandValues,
-    ShoeStatistics,
-    SimResult,
-    SimRules,
     Xoshiro256StarStar,
-    adjacent_rank_pairs,
     batch_draw_word,
-    battery_pass,
     chacha20_block,
-    check_permutations,
     core_info,
-    evaluate_hands,
     make_rng,
     new_deck_order,
     new_shoe,
@@ -44,7 +36,22 @@ from feltlab.native.core import (
     shelf_shuffle,
     shuffle,
     shuffle_batch,
+)
+from feltlab.native.hands import HandValues, evaluate_hands
+from feltlab.native.sim import (
+    DOUBLE_ELSE_HIT,
+    DOUBLE_ELSE_STAND,
+    HIT,
+    STAND,
+    SimResult,
+    SimRules,
     simulate_rounds,
+)
+from feltlab.native.stats import (
+    ShoeStatistics,
+    adjacent_rank_pairs,
+    battery_pass,
+    check_permutations,
     successive_shoe_rho,
 )
 
