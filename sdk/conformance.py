@@ -53,6 +53,7 @@ import pytest
 from feltlab.conformance_target import (
     CANDIDATES_PER_OUTCOME,
     ConformanceError,
+    Spec,
     Target,
     _candidates,
     _check_live,
@@ -65,7 +66,6 @@ from feltlab.conformance_target import (
     _resolve,
     _sample_rows,
     _session_log,
-    _spec,
     _z,
 )
 
@@ -105,6 +105,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     except Exception:  # reported, readably, by the check itself
         names = ["<unresolved>"]
     metafunc.parametrize("paytable", names)
+
+
+def _spec(cls: type[WagerConformance]) -> Spec:
+    if not cls.wager:
+        raise ConformanceError(
+            f'{cls.__name__} does not say which wager to check: set `wager = "<name>"`'
+        )
+    return Spec(cls.wager, cls.plugin, cls.rules, cls.decks)
 
 
 # ===================================================================== the check set

@@ -14,15 +14,12 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 import numpy.typing as npt
 import pluggy
 import pytest
-
-if TYPE_CHECKING:
-    from feltlab.conformance import WagerConformance
 
 PROJECT = "feltlab"
 CANDIDATES_PER_OUTCOME = 12
@@ -84,14 +81,6 @@ class Target:
                 f"{self.label} has no paytable {paytable!r}; it has {self.paytable_names}"
             )
         return self.wager_type(paytable=paytable)
-
-
-def _spec(cls: type[WagerConformance]) -> Spec:
-    if not cls.wager:
-        raise ConformanceError(
-            f'{cls.__name__} does not say which wager to check: set `wager = "<name>"`'
-        )
-    return Spec(cls.wager, cls.plugin, cls.rules, cls.decks)
 
 
 def _load_plugin(path: str) -> object:
