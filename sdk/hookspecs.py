@@ -6,7 +6,7 @@ A plugin is any module or object with functions named like these hooks and marke
 Two kinds of hook:
 
 - *register* hooks hand the plugin a callback (``register``, ``cli``) to add what it
-  provides: wagers, commands;
+  provides: wagers, tournament betting strategies, commands;
 - *observer* hooks are called by a :class:`feltlab.engine.Table` built with
   ``hook=pm.hook`` as the table's events happen.  Observers must not change the table; their
   return values are ignored.  Each implementation is called on its own
