@@ -5,16 +5,29 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.feltlab-installed
 CC ?= gcc
 NATIVE_SRC := $(wildcard native/src/*.c native/src/*.h native/include/*.h)
+# The install is editable in setuptools' strict mode: a static tree of links under
+# build/__editable__.*, which mypy, pyright and IDEs follow (docs/design.md, "Layout").  The tree
+# links the files that existed at install time, so the install is redone whenever the list of
+# package files changes (a module added, removed or renamed); edits to existing files need nothing.
+PKG_FILES := $(sort $(shell find sdk plugins rig native -type f \( -name '*.py' -o -name '*.typed' \
+	-o -name '*.dbc' -o -name '*.j2' -o -name '*.toml' \) -not -path '*/__pycache__/*' 2>/dev/null))
+FILE_LIST := $(VENV)/.feltlab-files
 SAN_FLAGS := -std=c11 -O1 -g -Wall -Wextra -Wpedantic -Werror -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-.PHONY: setup demo test test-python test-native lint bench bench-smoke fuzz clean
+.PHONY: setup demo test test-python test-native lint bench bench-smoke fuzz clean FORCE
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py native/build_core.py $(NATIVE_SRC)
+# Rewritten only when the list differs, so that an unchanged list leaves the stamp up to date.
+$(FILE_LIST): FORCE
+	@mkdir -p $(VENV)
+	@printf '%s\n' $(PKG_FILES) > $@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
+
+$(STAMP): pyproject.toml setup.py native/build_core.py $(NATIVE_SRC) $(FILE_LIST)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,dist]'
+	$(PY) -m pip install --quiet -e '.[test,dist]' --config-settings editable_mode=strict
 	$(PY) -m pip install --quiet -e examples/feltlab-sidebets
 	touch $(STAMP)
 
@@ -34,9 +47,9 @@ test-python: $(STAMP)
 test: test-native test-python
 
 lint: $(STAMP)
-	$(PY) -m ruff check sdk plugins rig native tests benchmarks tools
-	$(PY) -m ruff format --check sdk plugins rig native tests benchmarks tools
-	$(PY) tools/typecheck.py
+	$(PY) -m ruff check sdk plugins rig native tests benchmarks
+	$(PY) -m ruff format --check sdk plugins rig native tests benchmarks
+	$(PY) -m mypy
 
 bench: $(STAMP)
 	$(PY) -m pytest benchmarks --benchmark-only --benchmark-columns=mean,stddev,ops,rounds --benchmark-sort=name
@@ -47,6 +60,8 @@ bench-smoke: $(STAMP)
 fuzz: $(STAMP)
 	$(PY) -m pip install --quiet atheris
 	FELTLAB_FUZZ_SECONDS=$${FELTLAB_FUZZ_SECONDS:-60} $(PY) -m pytest tests/native/test_fuzz.py -m fuzz -v
+
+FORCE:
 
 clean:
 	rm -rf $(VENV) build *.egg-info native/_core.c native/*.so native/tests/test_core .pytest_cache .mypy_cache .ruff_cache

@@ -1,11 +1,15 @@
 """The C core's Python facade: the only module the rest of feltlab imports from native/.
 
+Its wrappers live in :mod:`~feltlab.native.core` (generators, shoes, shuffle models),
+:mod:`~feltlab.native.stats` (battery kernels), :mod:`~feltlab.native.sim` (the round
+simulator) and :mod:`~feltlab.native.hands` (hand evaluation).
+
 Everything here is a thin, validating wrapper over ``feltlab.native._core`` (cffi, API mode).
 Arrays are passed to C with ``ffi.from_buffer`` (no copies); every argument is checked first,
 so a bad call raises :class:`ValueError` or :class:`TypeError` naming the argument, never a
 crash of the core.
 
-Card model (DESIGN.md): a card *code* is ``rank * 4 + suit`` (uint8, 0..51; rank 0..12 =
+Card model (docs/design.md): a card *code* is ``rank * 4 + suit`` (uint8, 0..51; rank 0..12 =
 A, 2..10, J, Q, K; suit 0..3 = clubs, diamonds, hearts, spades); a physical card in a
 multi-deck shoe has the *id* ``deck * 52 + code`` (uint16).
 """
@@ -15,29 +19,17 @@ from __future__ import annotations
 from feltlab.native.analyzer import Analysis, AnalyzerRules, analyze, dealer_probabilities
 from feltlab.native.core import (
     CARDS_PER_DECK,
-    DOUBLE_ELSE_HIT,
-    DOUBLE_ELSE_STAND,
-    HIT,
     MAX_DECKS,
     MAX_MODEL_CARDS,
     MAX_SHELVES,
     NO_CARD,
-    STAND,
     BitGenerator,
     ChaCha20,
     CoreError,
-    HandValues,
-    ShoeStatistics,
-    SimResult,
-    SimRules,
     Xoshiro256StarStar,
-    adjacent_rank_pairs,
     batch_draw_word,
-    battery_pass,
     chacha20_block,
-    check_permutations,
     core_info,
-    evaluate_hands,
     make_rng,
     new_deck_order,
     new_shoe,
@@ -45,7 +37,22 @@ from feltlab.native.core import (
     shelf_shuffle,
     shuffle,
     shuffle_batch,
+)
+from feltlab.native.hands import HandValues, evaluate_hands
+from feltlab.native.sim import (
+    DOUBLE_ELSE_HIT,
+    DOUBLE_ELSE_STAND,
+    HIT,
+    STAND,
+    SimResult,
+    SimRules,
     simulate_rounds,
+)
+from feltlab.native.stats import (
+    ShoeStatistics,
+    adjacent_rank_pairs,
+    battery_pass,
+    check_permutations,
     successive_shoe_rho,
 )
 

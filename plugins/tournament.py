@@ -2,7 +2,7 @@
 and the default betting strategies of the bots.
 
 The engine is in :mod:`feltlab.tournament` (definition, entry, prizes),
-:mod:`feltlab.tournament_session` (a session at a table) and :mod:`feltlab.tournament_run`
+:mod:`feltlab.tournament.session` (a session at a table) and :mod:`feltlab.tournament.run`
 (the whole tournament).  Every strategy here wagers only when it holds at least the minimum
 and only amounts the sign allows (rules 4.5-4.7): the Division XI irregularities (undersize,
 excess, late wagers) are exercised by the tests with strategies of their own.
@@ -21,9 +21,16 @@ import click
 from feltlab.clitypes import OutputFile
 from feltlab.errors import FeltlabError
 from feltlab.plugin_manager import get_plugin_manager, hookimpl
-from feltlab.tournament import LengthKind, TournamentDefinition
-from feltlab.tournament_run import TournamentResult, collect_strategies, load_field, run_tournament
-from feltlab.tournament_session import BettingStrategy, BettingView
+from feltlab.tournament import (
+    BettingStrategy,
+    BettingView,
+    LengthKind,
+    TournamentDefinition,
+    TournamentResult,
+    collect_strategies,
+    load_field,
+    run_tournament,
+)
 
 
 def legal_amount(view: BettingView, amount: int) -> int | None:

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import can
 import numpy as np
@@ -227,7 +227,7 @@ class DeviceClient:
             for ch in self._channels.values():
                 ch.close()
 
-    def __enter__(self) -> DeviceClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

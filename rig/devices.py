@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import can
 import numpy as np
@@ -173,7 +173,7 @@ class SimDevice(ABC):
         self._hb_resume_at: float | None = None
 
     # ------------------------------------------------------------ lifecycle
-    def start(self) -> SimDevice:
+    def start(self) -> Self:
         """Open the bus and ISO-TP channels and boot the device on its clock; returns self."""
         if self._started:
             raise RigError("device already started")
@@ -227,7 +227,7 @@ class SimDevice(ABC):
         if self.node is not None:
             self.node.close()
 
-    def __enter__(self) -> SimDevice:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -1,8 +1,9 @@
 """feltlab: a plugin SDK and hardware-in-the-loop test rig for casino blackjack.
 
 The SDK (this package) holds the card model, rules, round engine, hookspecs, plugin manager,
-math and the command line; ``feltlab.plugins`` the built-in wagers; ``feltlab.rig`` the CAN rig;
-``feltlab.native`` the C core.
+math, the tournament and the command line; the built-in wagers are plugins, reached through
+:mod:`feltlab.plugin_manager`; ``feltlab.rig`` is the CAN rig and ``feltlab.native`` the C core
+(docs/design.md).
 """
 
 from __future__ import annotations

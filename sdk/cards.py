@@ -1,9 +1,13 @@
-"""The card model of DESIGN.md, on the Python side.
+"""The card model of docs/design.md, on the Python side.
 
 A card *code* is ``rank * 4 + suit`` (uint8, 0..51): rank index 0..12 = A, 2..10, J, Q, K (the
 rules' "face value": J, Q and K are different face values); suit index 0..3 = clubs, diamonds,
 hearts, spades (diamonds and hearts are red).  A physical card in a multi-deck shoe has the id
 ``deck * 52 + code`` (uint16).
+
+:data:`RANK_VALUES` is the one definition of a card's blackjack value in Python
+(:func:`card_value` for one card, :func:`bj_value` for arrays); the C core's one table is
+``fl_card_value`` in native/src/internal.h.
 """
 
 from __future__ import annotations
@@ -15,6 +19,10 @@ RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 SUITS = ("C", "D", "H", "S")
 SUIT_SYMBOLS = ("♣", "♦", "♥", "♠")
 RED_SUITS = frozenset({1, 2})
+RANK_VALUES: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10)
+"""Blackjack value by rank index: ace 1 (a hand counts one ace as 11 when soft), 2..10 their
+face, J/Q/K 10 (rule 5.4; Division 2 definitions)."""
+_RANK_VALUES = np.array(RANK_VALUES, dtype=np.uint8)
 
 
 def rank(code: int) -> int:
@@ -49,8 +57,14 @@ def card_str(code: int, *, symbols: bool = True) -> str:
     return RANKS[c >> 2] + (SUIT_SYMBOLS if symbols else SUITS)[c & 3]
 
 
+def card_value(code: int) -> int:
+    """Blackjack value of one card code or id (:data:`RANK_VALUES`): ace 1, J/Q/K 10."""
+    return RANK_VALUES[rank(code)]
+
+
 def bj_value(codes: npt.ArrayLike) -> npt.NDArray[np.uint8]:
-    """Blackjack value of card codes (ace = 1, J/Q/K = 10), same shape, uint8."""
+    """Blackjack value of card codes or ids (:data:`RANK_VALUES`: ace 1, J/Q/K 10), same
+    shape, uint8."""
     ranks = (np.asarray(codes, dtype=np.int64) % 52) >> 2
-    values: npt.NDArray[np.uint8] = np.minimum(ranks + 1, 10).astype(np.uint8)
+    values: npt.NDArray[np.uint8] = _RANK_VALUES[ranks]
     return values

@@ -21,6 +21,7 @@ from feltlab.engine import Table as FeltTable
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager, plugin_summary
 from feltlab.ruleopts import rule_options
 from feltlab.rules import Rules
+from feltlab.seeds import SEED_DERIVATION_VERSION
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -413,6 +414,7 @@ def simulate(
         "rules": preset,
         "rounds": res.rounds,
         "seed": seed,
+        "seed_derivation": SEED_DERIVATION_VERSION,
         "fresh_shoe": fresh_shoe,
         "house_edge": res.house_edge,
         "ci95": [res.house_edge - res.half_width, res.house_edge + res.half_width],

@@ -1,7 +1,8 @@
 """The round engine: a deterministic state machine over a card source.
 
 Given the same cards and the same operations, a :class:`Table` emits the same events, so a
-round's JSON-lines log is its audit trail and :func:`replay_round` reproduces its outcome.
+round's JSON-lines log is its audit trail and :func:`feltlab.replay.replay_round` reproduces
+its outcome.
 
 A round runs through these phases (:class:`Phase`)::
 
@@ -13,7 +14,9 @@ A round runs through these phases (:class:`Phase`)::
 Irregularities are operations too: :meth:`Table.misdeal` then :meth:`Table.reconstruct` or
 :meth:`Table.void_box` / :meth:`Table.void_round` (rule 16.5);
 :meth:`Table.remove_exposed_card` (rule 16.3); :meth:`Table.report_missing_cutting_card`
-(rule 16.10); :meth:`Table.report_device_fault` (rule 16.12).
+(rule 16.10); :meth:`Table.report_device_fault` (rule 16.12); they are in
+:mod:`feltlab.irregularities`, settlement in :mod:`feltlab.settling` (mixins of
+:class:`Table`), the round's values in :mod:`feltlab.round`.
 
 Boxes are numbered from 0.  The first player to place a main wager on a box controls it
 (rule 14, which would say otherwise, is not in the rule files); other players' main wagers on
@@ -24,151 +27,55 @@ player's wager: an assumption, stated here).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Any, Protocol
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
 from feltlab.errors import (
-    DeviceError,
     IllegalDecisionError,
-    ReplayError,
     RoundStateError,
     RulesError,
     WagerError,
 )
 from feltlab.events import Event, EventLog
 from feltlab.hands import ACE, hand_total, is_natural
-from feltlab.jackpot import EMPLOYEE, FAILURE_PAYOUT, JackpotPanel, ReplayPanel
+from feltlab.irregularities import Irregularities
+from feltlab.jackpot import JackpotPanel
 from feltlab.plugin_manager import PluginFailure, call_isolated
+from feltlab.policy import Policy, ScriptedPolicy
+from feltlab.round import (
+    JACKPOT_PANEL,
+    MAIN,
+    Decision,
+    DecisionView,
+    Phase,
+    RoundResult,
+    _Box,
+    _Hand,
+)
 from feltlab.rules import DoubleOn, Rules, Surrender
-from feltlab.shoe import CardSource, FixedCards
-from feltlab.wagers import Bet, HandView, Placed, RoundView, Settlement, WagerType
+from feltlab.settling import Settling
+from feltlab.shoe import CardSource
+from feltlab.wagers import Bet, Placed, RoundView, Settlement, WagerType
 
 log = logging.getLogger(__name__)
 
-MAIN = "main"
-"""Name of the main wager (rule 5.1)."""
-
-JACKPOT_PANEL = "jackpot_panel"
-"""Device name of the Madness 21 jackpot panel in ``device_fault`` events."""
-
-
-class Phase(StrEnum):
-    """Where the round is (see the module docstring)."""
-
-    IDLE = "idle"
-    BETTING = "betting"
-    DEALING = "dealing"
-    MISDEALT = "misdealt"
-    INSURANCE = "insurance"
-    PLAYING = "playing"
-    DEALER = "dealer"
-    SETTLING = "settling"
+__all__ = [
+    "JACKPOT_PANEL",
+    "MAIN",
+    "Decision",
+    "DecisionView",
+    "Phase",
+    "Policy",
+    "RoundResult",
+    "ScriptedPolicy",
+    "Table",
+    "play_round",
+]
 
 
-class Decision(StrEnum):
-    """A player decision on the current hand."""
-
-    HIT = "hit"
-    STAND = "stand"
-    DOUBLE = "double"
-    SPLIT = "split"
-    SURRENDER = "surrender"
-
-
-@dataclass
-class _Hand:
-    cards: list[int] = field(default_factory=list)
-    doubled: bool = False
-    from_split: bool = False
-    split_aces: bool = False
-    done: bool = False
-    surrendered: bool = False
-
-    @property
-    def total(self) -> int:
-        return hand_total(self.cards)[0]
-
-    @property
-    def busted(self) -> bool:
-        return self.total > 21
-
-    @property
-    def blackjack(self) -> bool:
-        return not self.from_split and is_natural(self.cards)
-
-    def view(self) -> HandView:
-        return HandView(
-            tuple(self.cards),
-            self.doubled,
-            self.from_split,
-            self.done,
-            self.busted,
-            self.surrendered,
-        )
-
-
-@dataclass
-class _Box:
-    index: int
-    controller: str | None = None
-    bets: dict[tuple[str, str], Bet] = field(default_factory=dict)
-    hands: list[_Hand] = field(default_factory=list)
-    cards: list[int] = field(default_factory=list)
-    voided: bool = False
-
-    @property
-    def live(self) -> bool:
-        return not self.voided and any(w == MAIN for _, w in self.bets)
-
-
-@dataclass(frozen=True)
-class DecisionView:
-    """What a policy sees when the controller of ``box`` decides on hand ``hand``: its
-    ``cards`` (codes), the dealer's ``dealer_up`` card, the number of hands on the box and the
-    ``legal`` decisions."""
-
-    rules: Rules
-    box: int
-    hand: int
-    cards: tuple[int, ...]
-    dealer_up: int
-    hands_on_box: int
-    from_split: bool
-    legal: frozenset[Decision]
-
-
-@dataclass(frozen=True)
-class RoundResult:
-    """A finished round: its number, every decided wager, the dealer's cards, and whether the
-    round was void (rule 16.5).  ``settlements`` are ``(bet, settlement)`` pairs in the order
-    they were decided."""
-
-    round: int
-    settlements: tuple[tuple[Bet, Settlement], ...]
-    dealer_cards: tuple[int, ...]
-    void: bool = False
-
-    def net(self, player: str | None = None, wager: str | None = None) -> int:
-        """Sum of net cents, optionally for one player and/or one wager type."""
-        return sum(
-            s.net
-            for b, s in self.settlements
-            if (player is None or b.player == player) and (wager is None or b.wager == wager)
-        )
-
-    def find(self, box: int, player: str, wager: str) -> Settlement:
-        """The settlement of one bet; raises KeyError naming it if absent."""
-        for b, s in self.settlements:
-            if (b.box, b.player, b.wager) == (box, player, wager):
-                return s
-        raise KeyError(f"no settlement for box {box}, player {player!r}, wager {wager!r}")
-
-
-class Table:
+class Table(Settling, Irregularities):
     """A blackjack table: rules, a card source, the wager types offered, and the event log.
 
     :param rules: the table's :class:`feltlab.Rules`.
@@ -208,7 +115,10 @@ class Table:
             w.check_rules(rules)
             self.wagers[w.name] = w
         if MAIN not in self.wagers:
-            raise WagerError("a table needs the main wager: include feltlab.plugins.main.Main()")
+            raise WagerError(
+                "a table needs the main wager: include the registered 'main' wager type "
+                "(collect_wagers(pm)['main']())"
+            )
         if not 1 <= boxes <= 9:
             raise WagerError(f"boxes={boxes}: a layout has 1 to 9 boxes")
         self.n_boxes = boxes
@@ -653,274 +563,8 @@ class Table:
         self._settle_ready()
         self.phase = Phase.SETTLING
 
-    # ================================================================= settlement
-    def _record(self, bet: Bet, s: Settlement) -> None:
-        self.settled[(bet.box, bet.player, bet.wager)] = s
-        self.order.append((bet, s))
-        self._emit(
-            "wager_settled",
-            box=bet.box,
-            player=bet.player,
-            wager=bet.wager,
-            amount=bet.amount,
-            outcome=s.outcome,
-            net=s.net,
-            rule=s.rule,
-            detail=list(s.detail),
-        )
 
-    def _settle_ready(self, *, final: bool = False) -> list[tuple[Bet, Settlement]]:
-        jackpots: list[tuple[Bet, Settlement]] = []
-        for b in self.live_boxes:
-            view = self.view(b.index, final=final)
-            for bet in list(b.bets.values()):
-                key = (b.index, bet.player, bet.wager)
-                if key in self.settled:
-                    continue
-                s = self.wagers[bet.wager].settle(view, bet)
-                if s is None:
-                    if final:
-                        raise WagerError(f"{bet.wager} left undecided at the end of the round")
-                    continue
-                if s.jackpot:
-                    if final:
-                        jackpots.append((bet, s))
-                    continue
-                self._record(bet, s)
-        return jackpots
-
-    def settle(self, jackpot_pressers: Mapping[int, str] | None = None) -> RoundResult:
-        """Decide every remaining wager, press the jackpot button for Madness 21 wins, end
-        the round, and shuffle if the cutting card came out (rule 5.7(b)) or was missing
-        (rule 16.10).
-
-        ``jackpot_pressers`` maps a box to who presses the jackpot button for it: the box's
-        controller (the default), a nominee holding a wager on the box and a Madness 21 wager,
-        or :data:`feltlab.jackpot.EMPLOYEE` (rule 15A.9); anyone else raises
-        :class:`WagerError`.  One press per box with winning Madness 21 wagers; every winning
-        wager on it receives the displayed prize individually (15A.7).  A panel failure
-        withdraws Madness 21 (16.12) and settles won wagers at $25 (2500 cents).
-        """
-        self._need(Phase.SETTLING, op="settle")
-        jackpots = self._settle_ready(final=True)
-        pressers = dict(jackpot_pressers or {})
-        by_box: dict[int, list[tuple[Bet, Settlement]]] = {}
-        for bet, s in jackpots:
-            by_box.setdefault(bet.box, []).append((bet, s))
-        for box, won in by_box.items():
-            b = self.boxes[box]
-            presser = pressers.get(box, b.controller or EMPLOYEE)
-            eligible = {b.controller, EMPLOYEE} | {
-                p for (p, w) in b.bets if self.wagers[w].name == won[0][0].wager
-            }
-            if presser not in eligible:
-                raise WagerError(
-                    f"{presser!r} may not press the jackpot button for box {box}: the "
-                    "controller, a nominee with a wager on the box and a valid Madness 21 "
-                    f"wager, or {EMPLOYEE!r} may (rule 15A.9)"
-                )
-            prize: int | None = None
-            if not self._device_failed and self.panel is not None:
-                try:
-                    prize = self.panel.press(self.round_no, box, presser)
-                except DeviceError as exc:
-                    self._fault(JACKPOT_PANEL, str(exc), during="press")
-            elif self.panel is None and not self._device_failed:
-                self._fault(JACKPOT_PANEL, "no jackpot panel is connected", during="press")
-            if prize is not None:
-                self._emit("jackpot_pressed", box=box, by=presser, prize=prize, rule="15A.7")
-            for bet, s in won:
-                if prize is None:
-                    s2 = Settlement(s.outcome, FAILURE_PAYOUT, "16.12", s.detail)
-                else:
-                    s2 = Settlement(s.outcome, prize, "15A.7", s.detail)
-                self._record(bet, s2)
-        return self._finish(void=False)
-
-    def _finish(self, *, void: bool) -> RoundResult:
-        self._result = RoundResult(self.round_no, tuple(self.order), tuple(self.dealer), void)
-        totals: dict[str, int] = {}
-        for bet, s in self.order:
-            totals[bet.player] = totals.get(bet.player, 0) + s.net
-        self._emit("round_settled", void=void, net=totals, dealer=list(self.dealer))
-        self.source.end_round(self._round_cards)
-        if self.source.needs_shuffle:
-            reason = "cutting_card" if self._cut_announced else "missing_cutting_card"
-            rule = "5.7(b)" if self._cut_announced else "16.10"
-            info = self.source.shuffle()
-            self._emit("shoe_shuffled", reason=reason, rule=rule, **info)
-        self.phase = Phase.IDLE
-        return self._result
-
-    # ================================================================= irregularities
-    def report_missing_cutting_card(self) -> None:
-        """The cutting card was found not inserted after the shuffle: the cards are reshuffled
-        at the end of this round (rule 16.10; raises :class:`ShoeError` with a continuous
-        shuffler, where the rule does not apply)."""
-        if self.phase is Phase.IDLE:
-            raise RoundStateError("report_missing_cutting_card() during a round")
-        self.source.report_missing_cutting_card()
-        self._emit("cutting_card_missing", rule="16.10")
-
-    def misdeal(self, to: int | None) -> int:
-        """The dealer placed the next card of the initial deal in error on box ``to`` (None:
-        the dealer).  The card is drawn and recorded as misplaced; resolve it with
-        :meth:`reconstruct`, :meth:`void_box` or :meth:`void_round` (rule 16.5).  Returns the
-        card."""
-        self._need(Phase.BETTING, Phase.DEALING, op="misdeal")
-        if self.phase is Phase.BETTING:
-            self.deal_step()  # starts the deal; the misplaced card is the next one
-            self._need(Phase.DEALING, op="misdeal")
-        card = self._draw()
-        expected = self._deal_queue[0]
-        self._misplaced = (card, to)
-        self.phase = Phase.MISDEALT
-        self._emit("card_misplaced", card=card, to=to, expected=expected, rule="16.5")
-        self._check_cut()
-        return card
-
-    def reconstruct(self) -> None:
-        """Move the misplaced card to where it should have gone, so the sequence of cards is
-        as it would have been without the error (rule 16.5), and continue the deal."""
-        self._need(Phase.MISDEALT, op="reconstruct")
-        assert self._misplaced is not None
-        card, wrong = self._misplaced
-        target = self._deal_queue.pop(0)
-        self._misplaced = None
-        self._emit("round_reconstructed", card=card, moved_from=wrong, to=target, rule="16.5")
-        if target is None:
-            self.dealer.append(card)
-        else:
-            b = self.boxes[target]
-            if not b.hands:
-                b.hands.append(_Hand())
-            b.hands[0].cards.append(card)
-            b.cards.append(card)
-        self.phase = Phase.DEALING
-        if not self._deal_queue:
-            self._initial_deal_done()
-
-    def void_box(self, box: int) -> None:
-        """Void the hand(s) of ``box`` (rule 16.5): its cards go to the discard rack and every
-        wager on it not yet decided is returned (net 0); a pending misplaced card is
-        discarded too.  The other hands stand as dealt."""
-        if self.phase in (Phase.IDLE, Phase.SETTLING):
-            raise RoundStateError(f"void_box() needs a round in play; phase {self.phase.value}")
-        b = self._box(box)
-        if b.voided:
-            raise RoundStateError(f"box {box} is already void")
-        b.voided = True
-        self._emit("hand_voided", box=box, rule="16.5")
-        for bet in b.bets.values():
-            if (box, bet.player, bet.wager) not in self.settled:
-                self._record(bet, Settlement("void", 0, "16.5"))
-        self._deal_queue = [t for t in self._deal_queue if t != box]
-        if self.phase is Phase.MISDEALT:
-            self._misplaced = None
-            self.phase = Phase.DEALING
-        if self.phase is Phase.DEALING and not self._deal_queue:
-            self._initial_deal_done()
-        elif self.phase is Phase.DEALING and not self.live_boxes:
-            self._deal_queue = []
-            self.phase = Phase.SETTLING
-        elif self.phase is Phase.PLAYING and self._current and self._current[0] == box:
-            self._advance()
-
-    def void_round(self) -> RoundResult:
-        """Void the whole round (rule 16.5): every undecided wager is returned, the cards go
-        to the discard rack, and the round ends."""
-        if self.phase is Phase.IDLE:
-            raise RoundStateError("void_round() needs a round in play")
-        self._emit("round_voided", rule="16.5")
-        for b in self.boxes:
-            for bet in b.bets.values():
-                if (b.index, bet.player, bet.wager) not in self.settled:
-                    self._record(bet, Settlement("void", 0, "16.5"))
-        return self._finish(void=True)
-
-    def remove_exposed_card(self) -> int:
-        """A card was dealt in error to the dealer's completed hand (or left exposed after a
-        reconstruction): it is removed from play to the discard rack (rule 16.3) and changes
-        no hand.  Returns the card."""
-        self._need(Phase.SETTLING, Phase.DEALING, Phase.PLAYING, op="remove_exposed_card")
-        if self.phase is Phase.SETTLING and not self.dealer_done:
-            raise RoundStateError("the dealer's hand is not complete")
-        card = self._draw()
-        self._emit("card_removed", card=card, rule="16.3")
-        self._check_cut()
-        return card
-
-    def report_device_fault(self, device: str, message: str) -> None:
-        """A table device failed.  For the jackpot panel (rule 16.12) Madness 21 is withdrawn
-        until :meth:`repair_device`, and wagers already won this round are settled at $25."""
-        self._fault(device, message, during="reported")
-
-    def _fault(self, device: str, message: str, *, during: str) -> None:
-        if device == JACKPOT_PANEL:
-            self._device_failed = self.phase is not Phase.IDLE
-            self.withdrawn |= {n for n, w in self.wagers.items() if w.decided_by_panel}
-        self._emit("device_fault", device=device, message=message, during=during, rule="16.12")
-
-    def repair_device(self, device: str) -> None:
-        """The device is repaired: wagers withdrawn because of it are offered again."""
-        if device == JACKPOT_PANEL:
-            self.withdrawn.clear()
-
-
-# ===================================================================== policies and driver
-class Policy(Protocol):
-    """Decides for a box's controller."""
-
-    def decide(self, view: DecisionView) -> Decision:
-        """The decision on the hand in ``view`` (one of ``view.legal``)."""
-        ...
-
-    def insurance(self, box: int, player: str, cards: Sequence[int], main_stake: int) -> int:
-        """Cents of insurance to place (0 declines; at most half the main wager)."""
-        ...
-
-
-class ScriptedPolicy:
-    """Decisions from a script: ``decisions`` maps ``(box, hand)`` to a list of decisions
-    taken in order (a flat list applies to every hand in turn); ``insure`` maps
-    ``(box, player)`` to insurance cents.  Raises :class:`IllegalDecisionError` when the
-    script runs out."""
-
-    def __init__(
-        self,
-        decisions: Mapping[tuple[int, int], Sequence[str]] | Sequence[str] = (),
-        *,
-        insure: Mapping[tuple[int, str], int] | None = None,
-    ) -> None:
-        if isinstance(decisions, Mapping):
-            self._per_hand = {k: list(v) for k, v in decisions.items()}
-            self._flat: list[str] | None = None
-        else:
-            self._per_hand = {}
-            self._flat = list(decisions)
-        self._insure = dict(insure or {})
-
-    def decide(self, view: DecisionView) -> Decision:
-        queue = self._flat if self._flat is not None else self._per_hand.get((view.box, view.hand))
-        if not queue:
-            raise IllegalDecisionError(
-                f"the script has no decision left for box {view.box} hand {view.hand} "
-                f"(cards {list(view.cards)}); add one"
-            )
-        word = queue.pop(0)
-        try:
-            return Decision(word)
-        except ValueError:
-            names = ", ".join(d.value for d in Decision)
-            raise IllegalDecisionError(
-                f"the script's decision {word!r} for box {view.box} hand {view.hand} is not "
-                f"a decision: use one of {names}"
-            ) from None
-
-    def insurance(self, box: int, player: str, cards: Sequence[int], main_stake: int) -> int:
-        return self._insure.get((box, player), 0)
-
-
+# ===================================================================== the driver
 def play_round(
     table: Table,
     bets: Iterable[tuple[int, str, str, int]],
@@ -950,107 +594,3 @@ def play_round(
     if table.phase is Phase.DEALER:
         table.play_dealer()
     return table.settle(jackpot_pressers)
-
-
-# ===================================================================== replay
-_PRODUCED_BY_SETTLE = {"wager_settled", "jackpot_pressed", "round_settled", "device_fault"}
-
-
-def replay_round(
-    lines: str | Sequence[Event],
-    rules: Rules,
-    wagers: Iterable[WagerType],
-    *,
-    boxes: int = 7,
-) -> tuple[RoundResult, list[Event]]:
-    """Replay the round recorded in ``lines`` (JSON lines or events of one round) on a new
-    table with the same ``rules``, ``wagers`` and ``boxes``: the cards come from the log, the
-    operations are re-issued, the jackpot prizes repeated.  Returns the result and the new
-    events; raises :class:`ReplayError` at the first event that differs from the log."""
-    from feltlab.events import read_jsonl
-
-    events = read_jsonl(lines) if isinstance(lines, str) else list(lines)
-    if not events:
-        raise ReplayError("the log is empty")
-    rounds = {e.round for e in events}
-    if len(rounds) != 1:
-        raise ReplayError(f"replay_round takes one round's events, got rounds {sorted(rounds)}")
-    cards: list[int] = []
-    cut_after = None
-    prizes: list[int | None] = []
-    for e in events:
-        if e.kind == "card_dealt" or e.kind == "card_misplaced" or e.kind == "card_removed":
-            cards.append(int(e.data["card"]))
-        elif e.kind == "cut_card_reached" and cut_after is None:
-            cut_after = len(cards)
-        elif e.kind == "jackpot_pressed":
-            prizes.append(int(e.data["prize"]))
-        elif e.kind == "device_fault" and e.data.get("during") == "press":
-            prizes.append(None)
-    source = FixedCards(cards, cut_after=cut_after)
-    if events[0].kind == "shoe_shuffled":
-        source._needs_shuffle = True
-    table = Table(
-        rules,
-        source,
-        wagers,
-        boxes=boxes,
-        panel=ReplayPanel(prizes),
-        first_round=events[0].round,
-    )
-    pressers: dict[int, str] = {}
-    for e in events:
-        if e.kind == "jackpot_pressed":
-            pressers[int(e.data["box"])] = str(e.data["by"])
-    produced = table.log.events
-    for i, e in enumerate(events):
-        if i < len(produced):
-            continue
-        d = e.data
-        k = e.kind
-        if k in ("shoe_shuffled", "round_started") and table.phase is Phase.IDLE:
-            table.begin_round()
-        elif k == "wager_placed":
-            table.place(int(d["box"]), str(d["player"]), str(d["wager"]), int(d["amount"]))
-        elif k == "card_dealt" and table.phase in (Phase.BETTING, Phase.DEALING):
-            table.deal_step()
-        elif k == "card_misplaced":
-            table.misdeal(d["to"])
-        elif k == "round_reconstructed":
-            table.reconstruct()
-        elif k == "hand_voided":
-            table.void_box(int(d["box"]))
-        elif k == "round_voided":
-            table.void_round()
-        elif k == "cutting_card_missing":
-            table.report_missing_cutting_card()
-        elif k == "insurance_closed":
-            table.close_insurance()
-        elif k == "decision":
-            table.decide(str(d["decision"]))
-        elif k == "device_fault" and d.get("during") == "reported":
-            table.report_device_fault(str(d["device"]), str(d["message"]))
-        elif k == "card_removed":
-            table.remove_exposed_card()
-        elif table.phase is Phase.DEALER:
-            table.play_dealer()
-        elif table.phase is Phase.SETTLING and k in _PRODUCED_BY_SETTLE:
-            table.settle(pressers)
-        else:
-            raise ReplayError(f"event {e.seq} ({k}) cannot be replayed in phase {table.phase}")
-    new = table.log.events
-    for old, rep in zip(events, new, strict=False):
-        if (old.kind, old.data) != (rep.kind, _jsonable(rep.data)):
-            raise ReplayError(
-                f"replay diverged at event {old.seq}: logged {old.kind} {old.data}, "
-                f"replayed {rep.kind} {rep.data}"
-            )
-    if len(new) != len(events) or table._result is None:
-        raise ReplayError(f"replay produced {len(new)} events, the log has {len(events)}")
-    return table._result, new
-
-
-def _jsonable(data: dict[str, Any]) -> Any:
-    import json
-
-    return json.loads(json.dumps(data))

@@ -44,3 +44,27 @@ class DeviceError(FeltlabError, RuntimeError):
 class ReplayError(FeltlabError, ValueError):
     """An event log that cannot be replayed, or a replay that diverged from the log; the
     message names the first differing event."""
+
+
+class TournamentError(FeltlabError, ValueError):
+    """A tournament operation Division XI does not allow; the message names the rule and the
+    fix."""
+
+
+class DefinitionError(TournamentError):
+    """A tournament definition with a missing or contradictory field.  ``field`` is the dotted
+    name of the field (e.g. ``"wagers.maximum"``)."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        super().__init__(f"{field_name}: {message}")
+        self.field = field_name
+
+
+class EntryError(TournamentError):
+    """An application, withdrawal, refusal, disqualification or cancellation refused
+    (rules 3.2(e), 3.3, 3.5, 3.6)."""
+
+
+class TournamentWagerError(TournamentError):
+    """A wager that cannot be accepted at all (not in tournament chips, rule 4.1; on another
+    player's box, rule 5.5; on a void box, rule 4.9)."""

@@ -3,7 +3,7 @@
 Every step of a round is an :class:`Event`: a sequence number, a kind (one of
 :data:`EVENT_KINDS`) and JSON-serialisable data (cards as codes, money as integer cents).  One
 event is one line of JSON, so a log is auditable with standard tools, and
-:func:`feltlab.engine.replay_round` replays a round from its lines to the identical outcome.
+:func:`feltlab.replay.replay_round` replays a round from its lines to the identical outcome.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from feltlab.errors import ReplayError
 
@@ -72,40 +72,64 @@ class Event:
         return event
 
 
-class EventLog:
-    """The ordered events of a table, with listeners called on every new event."""
+class _Loggable(Protocol):
+    @property
+    def kind(self) -> str: ...
+
+    def to_json(self) -> str: ...
+
+
+E = TypeVar("E", bound=_Loggable)
+
+
+class Log(Generic[E]):
+    """An ordered log of events (anything with a ``kind`` and a one-line ``to_json()``), with
+    listeners called on every new event: the one log type of feltlab.  :class:`EventLog` holds
+    a table's events (:class:`Event`); the tournament's log
+    (:class:`feltlab.tournament.TournamentLog`) holds its decisions."""
 
     def __init__(self) -> None:
-        self.events: list[Event] = []
-        self._listeners: list[Callable[[Event], None]] = []
+        self.events: list[E] = []
+        self._listeners: list[Callable[[E], None]] = []
 
-    def subscribe(self, listener: Callable[[Event], None]) -> None:
+    def subscribe(self, listener: Callable[[E], None]) -> None:
         """Call ``listener(event)`` for every event from now on."""
         self._listeners.append(listener)
 
-    def emit(self, round_no: int, kind: str, **data: Any) -> Event:
-        """Append an event of ``kind`` (a key of :data:`EVENT_KINDS`) and notify listeners."""
-        if kind not in EVENT_KINDS:
-            raise ValueError(f"unknown event kind {kind!r}; add it to EVENT_KINDS")
-        event = Event(len(self.events), round_no, kind, data)
+    def append(self, event: E) -> E:
+        """Append ``event``, notify the listeners and return it."""
         self.events.append(event)
         for listener in self._listeners:
             listener(event)
         return event
 
-    def round_events(self, round_no: int) -> list[Event]:
-        """The events of one round."""
-        return [e for e in self.events if e.round == round_no]
+    def of(self, kind: str) -> list[E]:
+        """The events of one kind, in order."""
+        return [e for e in self.events if e.kind == kind]
 
-    def to_jsonl(self, events: Iterable[Event] | None = None) -> str:
+    def to_jsonl(self, events: Iterable[E] | None = None) -> str:
         """The events (default: all) as JSON lines, each ending in a newline."""
         return "".join(e.to_json() + "\n" for e in (self.events if events is None else events))
 
-    def __iter__(self) -> Iterator[Event]:
+    def __iter__(self) -> Iterator[E]:
         return iter(self.events)
 
     def __len__(self) -> int:
         return len(self.events)
+
+
+class EventLog(Log[Event]):
+    """The ordered events of a table, with listeners called on every new event."""
+
+    def emit(self, round_no: int, kind: str, **data: Any) -> Event:
+        """Append an event of ``kind`` (a key of :data:`EVENT_KINDS`) and notify listeners."""
+        if kind not in EVENT_KINDS:
+            raise ValueError(f"unknown event kind {kind!r}; add it to EVENT_KINDS")
+        return self.append(Event(len(self.events), round_no, kind, data))
+
+    def round_events(self, round_no: int) -> list[Event]:
+        """The events of one round."""
+        return [e for e in self.events if e.round == round_no]
 
 
 def read_jsonl(text: str) -> list[Event]:

@@ -1,19 +1,16 @@
 """Blackjack values of single hands in Python (the engine's per-card arithmetic; batches go
-through :func:`feltlab.native.evaluate_hands`).  Cards are codes (DESIGN.md)."""
+through :func:`feltlab.native.evaluate_hands`).  Cards are codes (docs/design.md); values come from
+:data:`feltlab.cards.RANK_VALUES`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from feltlab.cards import card_value as card_value  # re-exported: hands read values
 from feltlab.cards import rank
 
 TEN_RANKS = frozenset({9, 10, 11, 12})
 ACE = 0
-
-
-def card_value(code: int) -> int:
-    """Blackjack value of one card: ace 1, 2..10 face, J/Q/K 10."""
-    return min(rank(code) + 1, 10)
 
 
 def hand_total(cards: Sequence[int]) -> tuple[int, bool]:

@@ -6,40 +6,59 @@ A plugin is any module or object with functions named like these hooks and marke
 Two kinds of hook:
 
 - *register* hooks hand the plugin a callback (``register``, ``cli``) to add what it
-  provides: wagers, commands;
+  provides: wagers, tournament betting strategies, commands;
 - *observer* hooks are called by a :class:`feltlab.engine.Table` built with
   ``hook=pm.hook`` as the table's events happen.  Observers must not change the table; their
-  return values are ignored, and an exception propagates to the caller of the table
-  operation (a broken observer stops the game rather than being ignored).
+  return values are ignored.  Each implementation is called on its own
+  (:func:`feltlab.plugin_manager.call_isolated`): an exception in one is logged with the
+  plugin's name and kept in ``table.plugin_failures``, and stops neither the other observers
+  nor the round (a broken audit display must not corrupt a game).
 
-Every implementation of every hook is called (none is ``firstresult``).  An implementation
-may accept any subset of a hook's parameters.
+Failures of register hooks are not isolated: :func:`feltlab.plugin_manager.collect` raises
+:class:`feltlab.errors.PluginError` naming the plugin (a wager that cannot register must not
+silently vanish from a table), except ``feltlab_register_commands``, whose failure the command
+line reports as a warning while the other commands keep working.
+
+Every implementation of every hook is called (none is ``firstresult``): register hooks in
+registration order, built-in plugins first; observers in pluggy's order, the plugin
+registered last first.  An implementation may accept any subset of a hook's parameters.
+feltlab calls each implementation's function itself, so pluggy wrappers
+(``@hookimpl(wrapper=True)``, ``hookwrapper=True``) cannot run: registering one raises
+:class:`feltlab.errors.PluginError` naming the plugin.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pluggy
+
+if TYPE_CHECKING:  # types for the annotations only: no import cycle at run time
+    import click
+
+    from feltlab.engine import RoundResult, Table
+    from feltlab.events import Event
+    from feltlab.tournament import BettingStrategy
+    from feltlab.wagers import WagerType
 
 hookspec = pluggy.HookspecMarker("feltlab")
 
 
 @hookspec
-def feltlab_register_commands(cli: Any) -> None:
+def feltlab_register_commands(cli: click.Group) -> None:
     """Add command-line commands to ``feltlab``.
 
     :param cli: the root ``click.Group``; call ``cli.add_command(command)`` for each command.
 
     Every implementation is called, once, when the command line starts; return values are
-    ignored.  A command name already taken raises ``feltlab.errors.PluginError`` naming both
-    plugins.
+    ignored.  An implementation that raises is reported on stderr with the plugin's name and its
+    commands are missing; the other commands still work.
     """
 
 
 @hookspec
-def feltlab_register_wagers(register: Callable[[type[Any]], None]) -> None:
+def feltlab_register_wagers(register: Callable[[type[WagerType]], None]) -> None:
     """Add wager types.
 
     :param register: call ``register(WagerTypeSubclass)`` once per wager type (a subclass of
@@ -47,12 +66,14 @@ def feltlab_register_wagers(register: Callable[[type[Any]], None]) -> None:
         raises ``feltlab.errors.PluginError`` naming both modules.
 
     Called by :func:`feltlab.plugin_manager.collect_wagers`; built-in plugins register first
-    (main, insurance, perfect_pairs, super_sevens, madness21), then entry-point plugins.
+    (main, insurance, perfect_pairs, super_sevens, madness21), then entry-point plugins.  An
+    exception raised while registering becomes a ``PluginError`` naming the plugin.  Return
+    value ignored.
     """
 
 
 @hookspec
-def feltlab_table_event(table: Any, event: Any) -> None:
+def feltlab_table_event(table: Table, event: Event) -> None:
     """Observe every event of a table (a :class:`feltlab.events.Event`), in order.
 
     :param table: the :class:`feltlab.engine.Table`.
@@ -64,7 +85,7 @@ def feltlab_table_event(table: Any, event: Any) -> None:
 
 
 @hookspec
-def feltlab_round_started(table: Any, round_no: int) -> None:
+def feltlab_round_started(table: Table, round_no: int) -> None:
     """A round opened for betting.
 
     :param table: the :class:`feltlab.engine.Table`.
@@ -73,7 +94,7 @@ def feltlab_round_started(table: Any, round_no: int) -> None:
 
 
 @hookspec
-def feltlab_card_dealt(table: Any, card: int, to: str, box: int | None) -> None:
+def feltlab_card_dealt(table: Table, card: int, to: str, box: int | None) -> None:
     """A card was dealt face up to a hand.
 
     :param table: the :class:`feltlab.engine.Table`.
@@ -84,7 +105,7 @@ def feltlab_card_dealt(table: Any, card: int, to: str, box: int | None) -> None:
 
 
 @hookspec
-def feltlab_cut_card_reached(table: Any, round_no: int) -> None:
+def feltlab_cut_card_reached(table: Table, round_no: int) -> None:
     """The cutting card came out: the cards will be shuffled when this round completes
     (rule 5.7(b)).
 
@@ -94,7 +115,7 @@ def feltlab_cut_card_reached(table: Any, round_no: int) -> None:
 
 
 @hookspec
-def feltlab_shoe_shuffled(table: Any, reason: str) -> None:
+def feltlab_shoe_shuffled(table: Table, reason: str) -> None:
     """The cards were shuffled.
 
     :param table: the :class:`feltlab.engine.Table`.
@@ -104,7 +125,7 @@ def feltlab_shoe_shuffled(table: Any, reason: str) -> None:
 
 
 @hookspec
-def feltlab_round_settled(table: Any, result: Any) -> None:
+def feltlab_round_settled(table: Table, result: RoundResult) -> None:
     """A round ended: every wager is decided (or void, rule 16.5).
 
     :param table: the :class:`feltlab.engine.Table`.
@@ -113,7 +134,7 @@ def feltlab_round_settled(table: Any, result: Any) -> None:
 
 
 @hookspec
-def feltlab_device_fault(table: Any, device: str, message: str) -> None:
+def feltlab_device_fault(table: Table, device: str, message: str) -> None:
     """A table device failed.
 
     :param table: the :class:`feltlab.engine.Table`.
@@ -124,16 +145,19 @@ def feltlab_device_fault(table: Any, device: str, message: str) -> None:
 
 
 @hookspec
-def feltlab_register_tournament_strategies(register: Callable[[type[Any]], None]) -> None:
+def feltlab_register_tournament_strategies(
+    register: Callable[[type[BettingStrategy]], None],
+) -> None:
     """Add betting strategies for Tournament Blackjack bots (Division XI).
 
     :param register: call ``register(BettingStrategySubclass)`` once per strategy (a subclass
-        of :class:`feltlab.tournament_session.BettingStrategy` with a unique ``name``, built
+        of :class:`feltlab.tournament.BettingStrategy` with a unique ``name``, built
         with the bot's own seeded generator and answering ``wager(view)`` with the chips to
         wager, rules 4.1-4.11).  A name already registered by another plugin raises
         ``feltlab.errors.PluginError`` naming both modules.
 
-    Called by :func:`feltlab.tournament_run.collect_strategies`; built-in plugins register
-    first (``feltlab.plugins.tournament``: flat, proportional, martingale, chaser, random),
-    then entry-point plugins.  Return value ignored.
+    Called by :func:`feltlab.tournament.collect_strategies`; built-in plugins register
+    first (the built-in ``tournament`` plugin: flat, proportional, martingale, chaser, random),
+    then entry-point plugins.  An exception raised while registering becomes a ``PluginError``
+    naming the plugin.  Return value ignored.
     """

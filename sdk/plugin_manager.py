@@ -1,7 +1,14 @@
 """The pluggy plugin manager: built-ins first, then third-party entry points, then a check.
 
 Project name and entry-point group are both ``feltlab`` (pluggy's convention, as in pytest,
-tox and llm).
+tox and llm).  This module is the only way the SDK and the rig reach plugins
+(docs/design.md, "Rooms and arrows"): :data:`BUILTIN_PLUGINS` names the built-in modules.
+
+feltlab calls each hook implementation's function itself, one plugin at a time (so that one
+plugin's failure is reported with its name and, for observers, isolated from the others).
+Pluggy's wrappers (``@hookimpl(wrapper=True)`` or ``hookwrapper=True``) need pluggy's own call
+loop, so they are refused with a :class:`PluginError` naming the plugin rather than silently
+never run.
 """
 
 from __future__ import annotations
@@ -9,35 +16,88 @@ from __future__ import annotations
 import importlib
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pluggy
 
 from feltlab import hookspecs
 from feltlab.errors import PluginError
+from feltlab.registry import Registry
 from feltlab.wagers import WagerRegistry
 
 PROJECT = "feltlab"
 hookimpl = pluggy.HookimplMarker(PROJECT)
 log = logging.getLogger(__name__)
+R = TypeVar("R", bound=Registry[Any])
+
+BUILTIN_PLUGINS: tuple[str, ...] = (
+    "feltlab.plugins.main",
+    "feltlab.plugins.insurance",
+    "feltlab.plugins.perfect_pairs",
+    "feltlab.plugins.super_sevens",
+    "feltlab.plugins.madness21",
+    "feltlab.plugins.tournament",
+)
+"""The built-in plugin modules, registered first and in this order."""
+
+
+def _wrapper_error(impl: Any, hook: str) -> PluginError | None:
+    """The refusal of a wrapper implementation (see the module docstring), else None."""
+    kind = "wrapper=True" if getattr(impl, "wrapper", False) else None
+    kind = kind or ("hookwrapper=True" if getattr(impl, "hookwrapper", False) else None)
+    if kind is None:
+        return None
+    return PluginError(
+        f"plugin {impl.plugin_name!r} implements {hook} with @hookimpl({kind}); feltlab calls "
+        "each implementation on its own and does not run wrappers: drop the option and "
+        "implement the hook as a plain function"
+    )
+
+
+def implementations(caller: Any) -> list[Any]:
+    """The implementations of hook ``caller`` (``pm.hook.NAME``) in registration order,
+    built-ins first.  Raises :class:`PluginError` naming the plugin for a wrapper."""
+    impls = list(caller.get_hookimpls())  # pluggy lists them oldest first (and calls newest first)
+    for impl in impls:
+        error = _wrapper_error(impl, caller.name)
+        if error is not None:
+            raise error
+    return impls
+
+
+class FeltlabPluginManager(pluggy.PluginManager):
+    """A :class:`pluggy.PluginManager` that refuses, at registration, a plugin implementing a
+    hook as a wrapper (:class:`PluginError` naming the plugin; the plugin is not kept)."""
+
+    def register(self, plugin: object, name: str | None = None) -> str | None:
+        plugin_name = super().register(plugin, name)
+        if plugin_name is None:  # blocked
+            return None
+        for caller in self.get_hookcallers(plugin) or []:
+            for impl in caller.get_hookimpls():
+                error = _wrapper_error(impl, caller.name) if impl.plugin is plugin else None
+                if error is not None:
+                    self.unregister(plugin)
+                    raise error
+        return plugin_name
 
 
 def get_plugin_manager(*, entry_points: bool = True) -> pluggy.PluginManager:
     """A new manager with feltlab's hookspecs, the built-in plugins and (unless
     ``entry_points=False``) every installed plugin of the ``feltlab`` entry-point group.
 
-    Raises :class:`PluginError` naming the plugin when one fails to import or implements a hook
-    that does not exist (``check_pending``).
+    Raises :class:`PluginError` naming the plugin when one fails to import, implements a hook
+    that does not exist (``check_pending``) or implements one as a wrapper.
     """
-    from feltlab.plugins import BUILTIN_PLUGINS
-
-    pm = pluggy.PluginManager(PROJECT)
+    pm = FeltlabPluginManager(PROJECT)
     pm.add_hookspecs(hookspecs)
     for modname in BUILTIN_PLUGINS:
         pm.register(importlib.import_module(modname), name=modname)
     if entry_points:
         try:
             pm.load_setuptools_entrypoints(PROJECT)
+        except PluginError:
+            raise
         except Exception as exc:  # an installed plugin failed to import
             raise PluginError(
                 f"a plugin of the '{PROJECT}' entry-point group failed to load: {exc!r}; "
@@ -69,24 +129,29 @@ def plugin_summary(pm: pluggy.PluginManager) -> list[dict[str, Any]]:
     return rows
 
 
-def collect_wagers(pm: pluggy.PluginManager) -> WagerRegistry:
-    """Call ``feltlab_register_wagers`` on every plugin (built-ins first) and return the
-    registry.  Raises :class:`PluginError` naming the plugin when one fails while registering
-    or two plugins register the same name."""
-    registry = WagerRegistry()
-    # pluggy calls the newest registration first; registering in registration order keeps
-    # the built-ins first in the registry, as they were loaded first.
-    for impl in pm.hook.feltlab_register_wagers.get_hookimpls():
+def collect(pm: pluggy.PluginManager, hook: str, registry: R) -> R:
+    """Call the register hook ``hook`` on every plugin (built-ins first) with
+    ``register=registry.register`` and return ``registry`` (a :class:`feltlab.registry.
+    Registry`).  Raises :class:`PluginError` naming the plugin when one fails while registering
+    (its exception chained), registers a name another plugin took, or is a wrapper."""
+    for impl in implementations(getattr(pm.hook, hook)):
         try:
             impl.function(register=registry.register)
         except PluginError:
             raise
         except Exception as exc:
             raise PluginError(
-                f"plugin {impl.plugin_name!r} failed in feltlab_register_wagers: {exc!r}; "
+                f"plugin {impl.plugin_name!r} failed in {hook}: {exc!r}; "
                 "fix or uninstall that plugin"
             ) from exc
     return registry
+
+
+def collect_wagers(pm: pluggy.PluginManager) -> WagerRegistry:
+    """The wager types every plugin registers through ``feltlab_register_wagers``
+    (:func:`collect`).  Raises :class:`PluginError` naming the plugin when one fails while
+    registering or two plugins register the same name."""
+    return collect(pm, "feltlab_register_wagers", WagerRegistry())
 
 
 @dataclass(frozen=True)
@@ -105,10 +170,18 @@ class PluginFailure:
 def call_isolated(caller: Any, **kwargs: Any) -> list[PluginFailure]:
     """Call every implementation of an observer hook one by one, so that an exception in one
     plugin neither stops the others nor reaches the caller (a round or a campaign must not be
-    corrupted by an observer).  Each failure is logged with the plugin's name and returned.
-    Return values are discarded: use this only for hooks whose results are ignored."""
+    corrupted by an observer).  Each failure is logged with the plugin's name and returned; a
+    wrapper implementation (registered on a plain pluggy manager) is not called and is
+    reported the same way.  Return values are discarded: use this only for hooks whose
+    results are ignored."""
     failures: list[PluginFailure] = []
-    for impl in reversed(caller.get_hookimpls()):  # registration order, built-ins first
+    for impl in reversed(caller.get_hookimpls()):  # pluggy's call order: newest first
+        refused = _wrapper_error(impl, caller.name)
+        if refused is not None:
+            failure = PluginFailure(impl.plugin_name, caller.name, str(refused))
+            log.error("%s", failure)
+            failures.append(failure)
+            continue
         try:
             impl.function(**{k: kwargs[k] for k in impl.argnames if k in kwargs})
         except Exception as exc:

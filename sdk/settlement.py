@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import Any
 
 from feltlab.hands import hand_total, is_natural
 from feltlab.rules import DealerBlackjackTakes, Rules, Surrender
@@ -65,7 +66,7 @@ def settle_box_hands(
     hands: Sequence[tuple[Sequence[int], bool, bool]],
     dealer: Sequence[int],
     surrendered: bool = False,
-) -> list[dict[str, object]]:
+) -> list[dict[str, Any]]:
     """Per-hand results of one player's main wager of ``base_stake`` cents on a box whose
     ``hands`` are ``(cards, doubled, from_split)``: each a dict with ``hand``, ``outcome``,
     ``rule``, ``stake`` and ``net`` (cents).

@@ -1,7 +1,7 @@
 """Card sources for the round engine: a shuffled shoe with cutting cards, a continuous
 shuffler, and a fixed sequence (tests and replays).
 
-Every source gives card *codes* (uint8 values 0..51, DESIGN.md) one at a time through
+Every source gives card *codes* (uint8 values 0..51, docs/design.md) one at a time through
 :meth:`CardSource.draw`.  The engine, not the source, emits the events (``cut_card_reached``,
 ``shoe_shuffled``) and decides when to shuffle: at the end of the round in which the cutting
 card came out (rule 5.7(b)) or in which the cutting card was found missing (rule 16.10).

@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
+from feltlab.cards import card_value
 from feltlab.engine import Decision, DecisionView
 from feltlab.errors import RulesError
 from feltlab.rules import (
@@ -43,6 +44,7 @@ from feltlab.rules import (
     ShufflerKind,
     Surrender,
 )
+from feltlab.seeds import SEED_DERIVATION_VERSION, chunk_generator
 from feltlab.strategy import action_values
 from feltlab.wagers import WagerType
 
@@ -140,10 +142,10 @@ class TablePolicy:
     def decide(self, view: DecisionView) -> Decision:
         """The table's action for ``view``, falling back as the simulator does."""
         cards = view.cards
-        up = min((view.dealer_up >> 2) + 1, 10)
+        up = card_value(view.dealer_up)
         if len(cards) == 2 and Decision.SPLIT in view.legal and self.t.pair[cards[0] >> 2, up]:
             return Decision.SPLIT
-        hard = sum(min((c >> 2) + 1, 10) for c in cards)
+        hard = sum(card_value(c) for c in cards)
         soft = any((c >> 2) == 0 for c in cards) and hard + 10 <= 21
         total = hard + 10 if soft else hard
         if Decision.SURRENDER in view.legal and not soft and self.t.surr[total, up]:
@@ -244,13 +246,6 @@ class Tally:
             self.offered[k] = self.offered.get(k, 0) + n
 
 
-def _chunk_rng(seed: int, chunk: int) -> native.Xoshiro256StarStar:
-    g = native.Xoshiro256StarStar(seed)
-    for _ in range(chunk + 1):
-        g.jump()
-    return g
-
-
 def classify_side_bets(
     initial: npt.NDArray[np.uint8], wagers: Iterable[WagerType]
 ) -> dict[str, tuple[npt.NDArray[np.int64], int]]:
@@ -282,7 +277,7 @@ def run_chunk(
 ) -> Tally:
     """Simulate chunk ``chunk`` (``n_rounds`` rounds) of seed ``seed``: a pure function of its
     arguments, so any worker may run it.  ``wager_specs``: (wager name, paytable) pairs."""
-    rng = _chunk_rng(seed, chunk)
+    rng = chunk_generator(seed, chunk)
     res = native.simulate_rounds(rng, sim_rules(rules, fresh_shoe=fresh_shoe), n_rounds)
     net = res.net.astype(np.int64)
     tally = Tally(rounds=n_rounds, net=int(net.sum()), net_sq=int((net * net).sum()))
@@ -311,7 +306,9 @@ class WagerEstimate:
 @dataclass(frozen=True)
 class SimulationResult:
     """House edge of the main wager (per unit of the initial stake) with its 95% confidence
-    interval, per-wager returns, rounds simulated and rounds per second (wall clock)."""
+    interval, per-wager returns, rounds simulated and rounds per second (wall clock).
+    ``seed_derivation`` is the :data:`feltlab.seeds.SEED_DERIVATION_VERSION` that turned
+    ``seed`` into the chunks' generators."""
 
     rules: Rules
     rounds: int
@@ -323,6 +320,7 @@ class SimulationResult:
     seconds: float
     workers: int
     tally: Tally
+    seed_derivation: int = SEED_DERIVATION_VERSION
 
     @property
     def rounds_per_second(self) -> float:

@@ -24,8 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from feltlab.cards import card_value
 from feltlab.engine import Decision, DecisionView
-from feltlab.hands import card_value, hand_total
+from feltlab.hands import hand_total
 from feltlab.rules import DealerBlackjackTakes, DoubleOn, Rules, Surrender
 
 VALUES = tuple(range(1, 11))

@@ -15,7 +15,7 @@ A wager type (a subclass of :class:`WagerType`) declares
 The vectorised contract, for the math engine::
 
     cards: (n, k) uint8, C-contiguous; column j holds the card of role wager.card_roles[j]
-           (codes 0..51, DESIGN.md), NO_CARD (255) where a role was never dealt
+           (codes 0..51, docs/design.md), NO_CARD (255) where a role was never dealt
     wager.classify(cards) -> (n,) uint8 outcome indexes into wager.paytable.outcomes
     wager.paytable.pays[i] -> Fraction: net result per unit staked (-1 lose, 0 push, k: k to 1),
                               or None when outcome i is paid by a jackpot panel (Madness 21)
@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab.errors import RulesError, WagerError
+from feltlab.registry import Registry
 from feltlab.rules import MAX_DECKS, MIN_DECKS, Rules
 
 NO_CARD = 255
@@ -342,41 +343,12 @@ class WagerType(ABC):
         }
 
 
-class WagerRegistry:
-    """Wager types by name, filled through the ``feltlab_register_wagers`` hook."""
+class WagerRegistry(Registry[WagerType]):
+    """Wager types by name, filled through the ``feltlab_register_wagers`` hook (a
+    :class:`feltlab.registry.Registry`; an unknown name raises :class:`WagerError`)."""
 
     def __init__(self) -> None:
-        self._types: dict[str, type[WagerType]] = {}
-
-    def register(self, wager_type: type[WagerType]) -> None:
-        """The callback handed to plugins: add one :class:`WagerType` subclass.  Raises
-        :class:`feltlab.errors.PluginError` for a name already registered."""
-        from feltlab.errors import PluginError
-
-        if not (isinstance(wager_type, type) and issubclass(wager_type, WagerType)):
-            raise PluginError(f"register() takes a WagerType subclass, got {wager_type!r}")
-        name = wager_type.name
-        if name in self._types and self._types[name] is not wager_type:
-            raise PluginError(
-                f"wager name {name!r} is registered by both {self._types[name].__module__} and "
-                f"{wager_type.__module__}; rename one"
-            )
-        self._types[name] = wager_type
-
-    def __getitem__(self, name: str) -> type[WagerType]:
-        try:
-            return self._types[name]
-        except KeyError:
-            raise WagerError(
-                f"no wager type {name!r} is registered; loaded: {sorted(self._types)}"
-            ) from None
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._types
-
-    def names(self) -> list[str]:
-        """Registered names, in registration order (built-ins first)."""
-        return list(self._types)
+        super().__init__(WagerType, noun="wager type", unknown=WagerError)
 
     def create(self, name: str, **config: Any) -> WagerType:
         """An instance of the wager type ``name`` with ``config``."""

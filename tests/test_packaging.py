@@ -205,7 +205,7 @@ def _check_wheel_contents(wheel: Path, version: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", ["wheel", "editable"])
+@pytest.mark.parametrize("mode", ["wheel", "editable", "editable-strict"])
 def test_install_and_import_outside_checkout(mode: str, tmp_path: Path) -> None:
     version = _project_version()
     started = time.perf_counter()
@@ -230,10 +230,24 @@ def test_install_and_import_outside_checkout(mode: str, tmp_path: Path) -> None:
         )
         expected_root = site
     else:
-        _run([python, "-m", "pip", "install", "-e", src], cwd=workdir)
-        # The editable build puts the compiled module into the copy's native/ (DESIGN.md).
+        strict = ["--config-settings", "editable_mode=strict"] if mode == "editable-strict" else []
+        _run([python, "-m", "pip", "install", "-e", src, *strict], cwd=workdir)
+        # The editable build puts the compiled module into the copy's native/ (docs/design.md).
         assert list((src / "native").glob("_core*.so")), "no compiled module in the copy's native/"
         expected_root = src
+        if strict:
+            # make setup's mode: a static link tree that mypy, pyright and IDEs follow, and no
+            # import-hook finder (which no static tool reads)
+            site = Path(
+                _run(
+                    [python, "-I", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                    cwd=workdir,
+                ).strip()
+            )
+            assert not list(site.glob("__editable___*finder.py")), "strict mode left a finder"
+            trees = list((src / "build").glob("__editable__.feltlab-*/feltlab"))
+            assert len(trees) == 1, f"expected one link tree under {src / 'build'}: {trees}"
+            assert (trees[0] / "rig" / "plugin.py").resolve() == (src / "rig" / "plugin.py")
 
     _check_installed(venv, workdir, expected_root, version)
     elapsed = time.perf_counter() - started

@@ -7,7 +7,7 @@
  * can fail validates its arguments and returns an fl_status instead of
  * crashing.
  *
- * Card model (shared with Python, see DESIGN.md):
+ * Card model (shared with Python, see docs/design.md):
  *   code = rank * 4 + suit, rank 0..12 = A,2..10,J,Q,K, suit 0..3 = C,D,H,S
  *   id   = deck * 52 + code  (a physical card in a multi-deck shoe)
  */

@@ -1,8 +1,12 @@
 /* Blackjack hand evaluation over batches of hands. */
 #include "feltlab_core.h"
+#include "internal.h"
 
-/* Blackjack value of each rank index: A = 1 (promoted to 11 when soft), J/Q/K = 10. */
-static const uint8_t RANK_VALUE[13] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10};
+/* Declared in internal.h: A = 1 (promoted to 11 when soft), J/Q/K = 10, by card code. */
+const uint8_t fl_card_value[52] = {
+    1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7,
+    7, 7, 8, 8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10,
+};
 
 fl_status fl_evaluate_hands(const uint8_t *cards, size_t n_hands, size_t max_cards,
                             uint8_t *hard_total, uint8_t *total, uint8_t *flags,
@@ -19,7 +23,7 @@ fl_status fl_evaluate_hands(const uint8_t *cards, size_t n_hands, size_t max_car
                 if (bad_index) *bad_index = h * max_cards + j;
                 return FL_ERR_CARD;
             }
-            unsigned v = RANK_VALUE[c >> 2];
+            unsigned v = fl_card_value[c];
             hard += v;
             n++;
             aces += (v == 1);

@@ -1,4 +1,4 @@
-/* Inline hot-path helpers shared by the core's translation units. */
+/* Inline hot-path helpers and tables shared by the core's translation units. */
 #ifndef FELTLAB_INTERNAL_H
 #define FELTLAB_INTERNAL_H
 
@@ -87,5 +87,10 @@ static inline int fl_batch_draw64(uint64_t x, uint64_t n, unsigned k, uint64_t b
     FL_BATCH_DRAW(FL_MUL64, FL_POW64_MOD, x, n, k, bound, idx, accepted);
     return accepted;
 }
+
+/* Blackjack value of each card code (rank * 4 + suit): A = 1 (counted 11 when the hand is
+ * soft), 2..10 their face, J/Q/K = 10.  The core's one table of card values (defined in
+ * hands.c); Python's one definition is feltlab.cards.RANK_VALUES (docs/design.md). */
+extern const uint8_t fl_card_value[52];
 
 #endif

@@ -44,16 +44,10 @@ typedef struct {
     uint8_t done;
 } sim_hand;
 
-/* blackjack value of each card code: A = 1, J/Q/K = 10 */
-static const uint8_t VALUE[52] = {
-    1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7,
-    7, 7, 8, 8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10,
-};
-
 static inline void add_card(sim_hand *h, uint8_t c) {
     h->cards[h->n++] = c;
-    h->hard = (uint8_t)(h->hard + VALUE[c]);
-    h->aces = (uint8_t)(h->aces + (VALUE[c] == 1));
+    h->hard = (uint8_t)(h->hard + fl_card_value[c]);
+    h->aces = (uint8_t)(h->aces + (fl_card_value[c] == 1));
 }
 
 static inline unsigned best_total(const sim_hand *h, int *soft) {
@@ -139,7 +133,7 @@ static inline uint8_t deal(sim_shoe *s) {
     return s->cards[s->dealt++];
 }
 
-static inline unsigned value_of(uint8_t c) { return VALUE[c]; }
+static inline unsigned value_of(uint8_t c) { return fl_card_value[c]; }
 
 static int may_double(const fl_sim_rules *r, const sim_hand *h) {
     if (h->n != 2) return 0;
@@ -234,7 +228,7 @@ static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t 
         }
         initial[4] = FL_NO_CARD;
     }
-    const unsigned up = VALUE[dealer.cards[0]];
+    const unsigned up = fl_card_value[dealer.cards[0]];
     const uint8_t(*hard_t)[11] = r->hard;
     const uint8_t(*soft_t)[11] = r->soft;
     /* surrender (rules.py Surrender): early before the dealer's check, late at the first

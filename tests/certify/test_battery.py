@@ -5,6 +5,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 from scipy import stats
 
@@ -13,7 +14,7 @@ from feltlab.rig import battery
 from feltlab.rig.battery import Verdict
 
 
-def test_eulerian_pmf_small_cases_exact():
+def test_eulerian_pmf_small_cases_exact() -> None:
     # A(4, k) = 1, 11, 11, 1 (OEIS A008292); rising sequences r = k + 1
     assert battery.eulerian_pmf(4).tolist() == pytest.approx([1 / 24, 11 / 24, 11 / 24, 1 / 24])
     pmf = battery.eulerian_pmf(52)
@@ -24,7 +25,7 @@ def test_eulerian_pmf_small_cases_exact():
     assert math.isclose(var, 53 / 12, rel_tol=1e-9)  # (n + 1) / 12
 
 
-def test_kernel_statistics_hand_checked():
+def test_kernel_statistics_hand_checked() -> None:
     # output order, as input positions: 2 0 3 1 4
     perm = np.array([[2, 0, 3, 1, 4], [0, 1, 2, 3, 4]], dtype=np.uint16)
     s = native.battery_pass(perm)
@@ -41,14 +42,14 @@ def test_kernel_statistics_hand_checked():
     assert s.position_counts.sum() == 10
 
 
-def test_fair_shuffler_passes():
+def test_fair_shuffler_passes() -> None:
     for n_cards, seed in ((52, 11), (312, 12)):
         perm = battery.simulate_shoes("fisher-yates", 400, n_cards, seed)
         result = battery.run_battery(perm, alpha=0.01)
         assert result.verdict is Verdict.PASS, result.to_dict()
 
 
-def test_four_riffles_of_one_deck_fail_with_a_few_hundred_shoes():
+def test_four_riffles_of_one_deck_fail_with_a_few_hundred_shoes() -> None:
     perm = battery.simulate_shoes("riffle:k=4", 300, 52, 3)
     result = battery.run_battery(perm, alpha=0.01)
     assert result.verdict is Verdict.FAIL
@@ -57,18 +58,18 @@ def test_four_riffles_of_one_deck_fail_with_a_few_hundred_shoes():
     assert result.check("next_card_guessing").verdict is Verdict.FAIL
 
 
-def test_single_pass_ten_shelf_machine_fails():
+def test_single_pass_ten_shelf_machine_fails() -> None:
     perm = battery.simulate_shoes("shelf:m=10", 300, 312, 4)
     result = battery.run_battery(perm, alpha=0.01)
     assert result.verdict is Verdict.FAIL
     assert result.check("turning_points").verdict is Verdict.FAIL
 
 
-def _fair(n_shoes=200, n=52, seed=5):
+def _fair(n_shoes: int = 200, n: int = 52, seed: int = 5) -> npt.NDArray[np.uint16]:
     return battery.simulate_shoes("fisher-yates", n_shoes, n, seed)
 
 
-def test_stuck_card_fails():
+def test_stuck_card_fails() -> None:
     perm = _fair()
     # input card 17 never moves from position 17: swap it back into place in every shoe
     for row in perm:
@@ -79,7 +80,7 @@ def test_stuck_card_fails():
     assert result.check("position_uniformity").detail["worst_input_position"] == 17
 
 
-def test_missing_card_fails_at_once_naming_shoe_and_card():
+def test_missing_card_fails_at_once_naming_shoe_and_card() -> None:
     loaded = native.new_shoe(1, ids=True)
     perm = _fair()
     perm[123, 5] = 52  # a card that was never loaded replaces one: that card is missing
@@ -88,20 +89,21 @@ def test_missing_card_fails_at_once_naming_shoe_and_card():
     assert result.checks[0].name == "integrity"
     missing = int(np.setdiff1d(np.arange(52), perm[123][perm[123] < 52])[0])
     ident = int(loaded[missing])
-    assert result.integrity.startswith("shoe 123 is not a permutation")
-    assert f"missing card id {ident}" in result.integrity
-    assert "1 card(s) that were never loaded" in result.integrity
+    integrity: str = result.integrity  # type: ignore[assignment]
+    assert integrity.startswith("shoe 123 is not a permutation")
+    assert f"missing card id {ident}" in integrity
+    assert "1 card(s) that were never loaded" in integrity
 
 
-def test_duplicated_card_fails_naming_it():
+def test_duplicated_card_fails_naming_it() -> None:
     perm = _fair()
     perm[7, 0] = perm[7, 1]
     result = battery.run_battery(perm)
     assert result.verdict is Verdict.FAIL
-    assert f"duplicated input position {int(perm[7, 1])}" in result.integrity
+    assert f"duplicated input position {int(perm[7, 1])}" in result.integrity  # type: ignore[operator]
 
 
-def test_repeated_shoe_fails_successive_shoes():
+def test_repeated_shoe_fails_successive_shoes() -> None:
     perm = _fair(n=312)
     perm[50] = perm[49]
     result = battery.run_battery(perm)
@@ -109,7 +111,7 @@ def test_repeated_shoe_fails_successive_shoes():
     assert result.check("successive_shoes").detail["repeated_shoes"] == 1
 
 
-def test_adjacent_rank_pairs_uses_the_composition():
+def test_adjacent_rank_pairs_uses_the_composition() -> None:
     rng = native.Xoshiro256StarStar(9)
     ids = native.shuffle_batch(rng, 400, decks=6, ids=True)
     loaded = native.new_shoe(6, ids=True)
@@ -124,11 +126,11 @@ def test_adjacent_rank_pairs_uses_the_composition():
     assert bad.verdict is Verdict.FAIL
 
 
-def test_holm_adjustment_exact():
+def test_holm_adjustment_exact() -> None:
     assert battery.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
 
 
-def test_false_positive_rate_at_most_alpha():
+def test_false_positive_rate_at_most_alpha() -> None:
     # 300 seeded small campaigns of a fair shuffler: the battery's family-wise error rate
     # must not be significantly above alpha (one-sided exact binomial test at 1%)
     alpha = 0.05
@@ -144,13 +146,13 @@ def test_false_positive_rate_at_most_alpha():
     assert Fraction(failures, campaigns) <= Fraction(2 * alpha)
 
 
-def test_power_against_named_alternatives():
+def test_power_against_named_alternatives() -> None:
     power = battery.estimate_power("riffle:k=5", 200, 52, replicates=5, seed=1)
     assert power["rising_sequences"] == 1.0 and power["battery"] == 1.0
     assert battery.estimate_power("fisher-yates", 200, 52, replicates=5, seed=1)["battery"] <= 0.2
 
 
-def test_bad_inputs_are_named():
+def test_bad_inputs_are_named() -> None:
     with pytest.raises(ValueError, match="alpha must be in"):
         battery.run_battery(_fair(), alpha=0)
     with pytest.raises(ValueError, match="unknown checks"):

@@ -12,6 +12,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -31,7 +32,7 @@ def _isolated(no_can_env: None) -> None:
     """No developer CAN settings (tests/conftest.py)."""
 
 
-def fast(kind: str = "batch", **device: object) -> certify.Profile:
+def fast(kind: str = "batch", **device: Any) -> certify.Profile:
     """The bundled profile, unpaced and with fewer replicates (certify.quick_profile)."""
     return certify.quick_profile(kind, power_replicates=3, null_replicates=39, **device)
 
@@ -77,7 +78,7 @@ def test_analyze_reproduces_verdicts_and_statistics(fair: certify.CampaignResult
     assert verdict_summary(bare.record)["battery"] == verdict_summary(fair.record)["battery"]
 
 
-def _toml(data: dict) -> str:
+def _toml(data: dict[str, Any]) -> str:
     lines = []
     for table, values in data.items():
         if not isinstance(values, dict):

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,7 @@ from feltlab.rig.capture import journal_path, read_journal
 from feltlab.rig.certify_capture import read_campaign_capture
 
 
-def _toml(data: dict) -> str:
+def _toml(data: dict[str, Any]) -> str:
     lines = [f"{k} = {json.dumps(v)}" for k, v in data.items() if not isinstance(v, dict)]
     for table, values in data.items():
         if isinstance(values, dict):

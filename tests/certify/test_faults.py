@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,7 +26,9 @@ def _isolated(no_can_env: None) -> None:
     """No developer CAN settings (tests/conftest.py)."""
 
 
-def fast(kind: str = "batch", faults: dict | None = None, **device: object) -> certify.Profile:
+def fast(
+    kind: str = "batch", faults: dict[str, Any] | None = None, **device: Any
+) -> certify.Profile:
     """The bundled profile, unpaced and with fewer replicates (certify.quick_profile)."""
     return certify.quick_profile(kind, faults=faults, **device)
 

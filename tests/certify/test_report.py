@@ -3,6 +3,9 @@
 import hashlib
 import json
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -11,7 +14,9 @@ from feltlab.rig import battery, measures, report
 from feltlab.rig.battery import Verdict
 
 
-def _record(result, extra_measurements=()):
+def _record(
+    result: battery.BatteryResult, extra_measurements: Sequence[measures.Measurement] = ()
+) -> dict[str, Any]:
     return {
         "campaign_id": "t1",
         "device": {"name": "simulated shuffler"},
@@ -28,12 +33,12 @@ def _record(result, extra_measurements=()):
     }
 
 
-def test_report_files_and_manifest(tmp_path):
+def test_report_files_and_manifest(tmp_path: Path) -> None:
     perm = battery.simulate_shoes("riffle:k=4", 100, 52, 1)
     result = battery.run_battery(perm)
     (tmp_path / "capture.blf").write_bytes(b"raw capture bytes")
     timing = measures.timing_measurements("shuffle_cycle", [0.9, 1.0, 1.1, 5.0], limit_max=2.0)
-    stats = battery.native.battery_pass(perm)
+    stats = battery.native.battery_pass(perm)  # type: ignore[attr-defined]
     plots = report.make_plots(
         position_counts=stats.position_counts,
         rising=stats.rising,
@@ -57,13 +62,13 @@ def test_report_files_and_manifest(tmp_path):
     assert "rising_sequences" in html and "data:image/png;base64," in html
     suite = ET.fromstring((tmp_path / "junit.xml").read_text())
     n_checks = len(result.checks)
-    assert int(suite.get("tests")) == n_checks + 4
+    assert int(suite.get("tests")) == n_checks + 4  # type: ignore[arg-type]
     failed = {tc.get("name") for tc in suite if tc.find("failure") is not None}
     assert "battery.rising_sequences" in failed and "shuffle_cycle.max" in failed
     assert "shuffle_cycle.p50" not in failed
 
 
-def test_timing_summary_exact_percentiles():
+def test_timing_summary_exact_percentiles() -> None:
     s = measures.summarize(np.arange(1, 101) / 1000.0, resolution=1e-9)
     assert (s.n, s.max) == (100, 0.1)
     assert s.p50 == pytest.approx(0.0505)
@@ -74,7 +79,7 @@ def test_timing_summary_exact_percentiles():
         measures.summarize([0.1, -0.2])
 
 
-def test_heartbeat_jitter():
+def test_heartbeat_jitter() -> None:
     t = [0.0, 0.1, 0.2, 0.32, 0.4]
     period, jitter = measures.heartbeat_measurements(t, 0.1, jitter_limit=0.015)
     assert period.value == pytest.approx(0.1)
@@ -85,7 +90,7 @@ def test_heartbeat_jitter():
     )
 
 
-def test_prize_distribution():
+def test_prize_distribution() -> None:
     weights = {2500: 90, 50000: 9, 1000000: 1}
     gen = np.random.default_rng(3)
     fair = gen.choice([2500, 50000, 1000000], size=2000, p=[0.9, 0.09, 0.01]).tolist()

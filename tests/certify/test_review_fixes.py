@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import can
 import pytest
@@ -43,7 +44,7 @@ def _isolated(no_can_env: None) -> None:
     """No developer CAN settings (tests/conftest.py)."""
 
 
-def fast(kind: str = "batch", **device: object) -> certify.Profile:
+def fast(kind: str = "batch", **device: Any) -> certify.Profile:
     """The bundled profile, unpaced and with fewer replicates (certify.quick_profile)."""
     return certify.quick_profile(kind, power_replicates=2, null_replicates=19, **device)
 
@@ -289,7 +290,7 @@ def test_default_campaign_folders_never_collide(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(rig_cli.time, "time", lambda: 1_700_000_000.25)
+    monkeypatch.setattr(rig_cli.time, "time", lambda: 1_700_000_000.25)  # type: ignore[attr-defined]
     a = rig_cli._new_campaign_dir("batch")
     b = rig_cli._new_campaign_dir("batch")
     assert a != b and a.is_dir() and b.is_dir()

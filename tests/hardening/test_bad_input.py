@@ -4,9 +4,11 @@ import re
 import shlex
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from pytest import TempPathFactory
 
 from feltlab.cli import main
 
@@ -15,7 +17,7 @@ DOC = ROOT / "docs" / "bad-input.md"
 EXAMPLE = ROOT / "examples" / "tournament.toml"
 
 
-def _rows():
+def _rows() -> list[Any]:
     rows = []
     for line in DOC.read_text().splitlines():
         m = re.match(r"^\| (.+?) \| `(.+?)` \| (\d) \| `(.+)` \|$", line)
@@ -27,12 +29,12 @@ def _rows():
 ROWS = _rows()
 
 
-def test_the_table_is_read():
+def test_the_table_is_read() -> None:
     assert len(ROWS) >= 25
 
 
 @pytest.fixture(scope="module")
-def scratch(tmp_path_factory):
+def scratch(tmp_path_factory: TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("bad")
     (d / "garbage.blf").write_bytes(b"this is not a BLF capture\n" * 3)
     (d / "bad.toml").write_text("decks = = 3\n")
@@ -60,7 +62,7 @@ def scratch(tmp_path_factory):
 
 
 @pytest.mark.parametrize(("command", "code", "phrase"), ROWS)
-def test_bad_input_row(scratch, command, code, phrase):
+def test_bad_input_row(scratch: Path, command: str, code: int, phrase: str) -> None:
     args = shlex.split(command.replace("{tmp}", str(scratch)))
     result = CliRunner().invoke(main, args)
     out = result.output + (result.stderr if result.stderr_bytes else "")

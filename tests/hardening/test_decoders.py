@@ -14,11 +14,13 @@ import tomllib
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import can
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pytest import LogCaptureFixture
 
 from feltlab.errors import FeltlabError
 from feltlab.events import Event, read_jsonl
@@ -75,7 +77,7 @@ BASES = st.sampled_from([0x010, 0x100, 0x300, 0x7F0])
 
 @PROPS
 @given(base=BASES, off=st.integers(0, 15), ext=st.booleans(), data=st.binary(max_size=8))
-def test_dbc_decode_of_any_frame(base, off, ext, data):
+def test_dbc_decode_of_any_frame(base: int, off: int, ext: bool, data: bytes) -> None:
     codec = Codec(base)
     arb = ((base + off) << EXT_SHIFT | 0x05EC) if ext else base + off
     msg = can.Message(arbitration_id=arb, data=data, is_extended_id=ext)
@@ -89,12 +91,13 @@ def test_dbc_decode_of_any_frame(base, off, ext, data):
     m = codec.db.get_message_by_name(frame.name) if frame is not None else None
     if m is not None and len(data) == 8 and sum(s.length for s in m.signals) == 64:
         # a frame whose signals fill all 64 bits re-encodes to itself
+        assert frame is not None
         assert bytes(codec.encode(frame.name, frame.signals).data) == data
 
 
 @PROPS
 @given(base=BASES, arb=st.integers(0, (1 << 29) - 1), data=st.binary(max_size=8))
-def test_dbc_decode_of_any_extended_id(base, arb, data):
+def test_dbc_decode_of_any_extended_id(base: int, arb: int, data: bytes) -> None:
     msg = can.Message(arbitration_id=arb, data=data, is_extended_id=True)
     try:
         Codec(base).decode(msg)
@@ -124,7 +127,7 @@ def payloads(draw: st.DrawFn) -> bytes:
 
 @PROPS
 @given(data=payloads(), channel=st.sampled_from(list(PAYLOAD_CLASSES)))
-def test_isotp_payload_decode(data, channel):
+def test_isotp_payload_decode(data: bytes, channel: Any) -> None:
     with no_hang():
         try:
             PAYLOAD_CLASSES[channel].decode(data)
@@ -134,7 +137,7 @@ def test_isotp_payload_decode(data, channel):
 
 @PROPS
 @given(frames=st.lists(st.binary(max_size=8), max_size=40))
-def test_isotp_reassembler_never_raises(frames):
+def test_isotp_reassembler_never_raises(frames: list[bytes]) -> None:
     re = IsoTpReassembler()
     with no_hang():
         for f in frames:
@@ -147,7 +150,7 @@ def test_isotp_reassembler_never_raises(frames):
 
 @PROPS
 @given(data=st.binary(max_size=2000), suffix=st.sampled_from([".blf", ".asc", ".log"]))
-def test_capture_file_of_arbitrary_bytes(tmp_path, data, suffix):
+def test_capture_file_of_arbitrary_bytes(tmp_path: Path, data: bytes, suffix: str) -> None:
     path = tmp_path / f"cap{suffix}"
     path.write_bytes(data)
     with no_hang():
@@ -169,7 +172,9 @@ def test_capture_file_of_arbitrary_bytes(tmp_path, data, suffix):
         max_size=20,
     )
 )
-def test_candump_log_of_arbitrary_frames(tmp_path, lines):
+def test_candump_log_of_arbitrary_frames(
+    tmp_path: Path, lines: list[tuple[int, bytes, str]]
+) -> None:
     """Well-formed candump lines with arbitrary ids and data go through every decoder."""
     text = "".join(
         f"(1700000000.{i:06d}) can0 {arb:03X}#{data.hex().upper()}{junk}\n"
@@ -224,7 +229,7 @@ PROFILE_KEYS = st.sampled_from(
     kind=st.sampled_from(["batch", "continuous", "jackpot"]),
     profile=st.dictionaries(PROFILE_KEYS, TOML_VALUES, max_size=4),
 )
-def test_make_device_from_arbitrary_profile(kind, profile):
+def test_make_device_from_arbitrary_profile(kind: str, profile: dict[str, Any]) -> None:
     with no_hang():
         try:
             make_device(kind, "interface=virtual,channel=unused", profile)
@@ -234,7 +239,7 @@ def test_make_device_from_arbitrary_profile(kind, profile):
 
 @PROPS
 @given(data=st.binary(max_size=400))
-def test_device_profile_of_arbitrary_bytes(tmp_path, data):
+def test_device_profile_of_arbitrary_bytes(tmp_path: Path, data: bytes) -> None:
     """The profile file's parse step (TOML) and then the device: clear errors only."""
     path = tmp_path / "profile.toml"
     path.write_bytes(data)
@@ -252,7 +257,7 @@ def test_device_profile_of_arbitrary_bytes(tmp_path, data):
 
 @PROPS
 @given(data=st.one_of(st.binary(max_size=400), st.text(max_size=400).map(str.encode)))
-def test_tournament_file_of_arbitrary_bytes(tmp_path, data):
+def test_tournament_file_of_arbitrary_bytes(tmp_path: Path, data: bytes) -> None:
     path = tmp_path / "t.toml"
     path.write_bytes(data)
     with no_hang():
@@ -273,7 +278,9 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tournament.toml"
     value=TOML_VALUES,
     drop=st.booleans(),
 )
-def test_tournament_definition_with_arbitrary_field(tmp_path, section, key, value, drop):
+def test_tournament_definition_with_arbitrary_field(
+    tmp_path: Path, section: str, key: str, value: Any, drop: bool
+) -> None:
     """The example definition with one field set to an arbitrary value (or a table dropped)."""
     from feltlab.tournament import TournamentDefinition
 
@@ -313,7 +320,7 @@ def test_tournament_definition_with_arbitrary_field(tmp_path, section, key, valu
         ),
     )
 )
-def test_event_log_of_arbitrary_text(text):
+def test_event_log_of_arbitrary_text(text: str) -> None:
     with no_hang():
         try:
             events = read_jsonl(text)
@@ -332,7 +339,9 @@ FAST = Timing(heartbeat_period=0.2)  # slow enough that a loaded machine never m
     "client_cls,device_cls",
     [(BatchShufflerClient, BatchShuffler), (JackpotPanelClient, JackpotPanel)],
 )
-def test_garbage_frames_never_kill_the_receive_thread(vbus, caplog, client_cls, device_cls):
+def test_garbage_frames_never_kill_the_receive_thread(
+    vbus: str, caplog: LogCaptureFixture, client_cls: type[Any], device_cls: type[Any]
+) -> None:
     """Garbage at every id of the device's range (short, long, extended, remote, error
     frames): the client logs an error record for each it refuses and keeps working."""
     import random
@@ -342,7 +351,7 @@ def test_garbage_frames_never_kill_the_receive_thread(vbus, caplog, client_cls, 
     cl = client_cls(vbus, timeout=2.0)  # generous: a loaded CI machine must not fail it
     crashed: list[BaseException] = []
     old_hook = threading.excepthook
-    threading.excepthook = lambda args: crashed.append(args.exc_value)
+    threading.excepthook = lambda args: crashed.append(args.exc_value)  # type: ignore[arg-type]
     injector = can.Bus(interface="virtual", channel=vbus.split("channel=")[1])
     try:
         cl.wait_online(2.0)

@@ -6,10 +6,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 import can
 import pytest
+from pytest import LogCaptureFixture
 
 from feltlab.errors import DeviceError
 from feltlab.rig.capture import CaptureDecoder
@@ -24,7 +28,13 @@ FAST = Timing(heartbeat_period=0.02)
 
 
 @contextmanager
-def pair(bus, *, dev_key=KEY, cl_kw=None, dev_kw=None):
+def pair(
+    bus: str,
+    *,
+    dev_key: DeviceKey | None = KEY,
+    cl_kw: dict[str, Any] | None = None,
+    dev_kw: dict[str, Any] | None = None,
+) -> Iterator[tuple[JackpotPanel, JackpotPanelClient]]:
     dev = JackpotPanel(bus, seed=5, timing=FAST, key=dev_key, **(dev_kw or {})).start()
     cl = JackpotPanelClient(bus, **{"timeout": 0.3, "retries": 1, "key": KEY, **(cl_kw or {})})
     try:
@@ -35,11 +45,11 @@ def pair(bus, *, dev_key=KEY, cl_kw=None, dev_kw=None):
         dev.stop()
 
 
-def reasons(cl):
+def reasons(cl: JackpotPanelClient) -> list[int]:
     return [e.detail["reason"] for e in cl.events if e.kind == "security"]
 
 
-def test_mac_test_vector_matches_a_straight_hmac():
+def test_mac_test_vector_matches_a_straight_hmac() -> None:
     key = bytes.fromhex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
     payload = bytes.fromhex("c409000007000103")  # PrizeCents 2500, DrawCounter 7, tag 1, box 3
     data_id, fv = 0x307, 0x0000_0001_0000_0007
@@ -56,11 +66,11 @@ def test_mac_test_vector_matches_a_straight_hmac():
     assert authenticator(key, data_id, payload[:-1] + b"\x04", fv) != want
 
 
-def test_freshness_is_reconstructed_as_secoc_does():
+def test_freshness_is_reconstructed_as_secoc_does() -> None:
     v = FreshnessVerifier(KEY, 0x307, last=0x1_FFFE)
     payload = bytes(8)
 
-    def mac(fv):
+    def mac(fv: int) -> bytes:
         return authenticator(KEY, 0x307, payload, fv)
 
     # low 16 bits 0x0003 after 0x1FFFE: the counter wrapped, the full value is 0x20003
@@ -77,7 +87,7 @@ def test_freshness_is_reconstructed_as_secoc_does():
     assert v.last == 0x2_0003
 
 
-def test_key_is_never_shown(tmp_path, caplog):
+def test_key_is_never_shown(tmp_path: Path, caplog: LogCaptureFixture) -> None:
     secret = "ab" * 32
     key = load_key({"key": secret, "key_id": "lab-panel"})
     assert key is not None and key.key == bytes.fromhex(secret)
@@ -87,18 +97,22 @@ def test_key_is_never_shown(tmp_path, caplog):
     assert load_key({"key_file": str(f)}) == DeviceKey("panel.key", bytes.fromhex(secret))
     raw = tmp_path / "raw.key"
     raw.write_bytes(bytes(range(200, 232)))
-    assert load_key({"key_file": raw}).key == bytes(range(200, 232))
+    raw_key = load_key({"key_file": raw})
+    assert raw_key is not None and raw_key.key == bytes(range(200, 232))
     for bad in ({"key": "abcd"}, {"key": "zz" * 20}, {"key_file": tmp_path / "no"}, {"key": 5}):
         with pytest.raises(DeviceKeyError) as err:
             load_key(bad)
         assert "zz" * 20 not in str(err.value)
     with caplog.at_level(logging.DEBUG):
         dev = make_device("jackpot", "interface=virtual,channel=x", {"key": secret})
+        assert isinstance(dev, JackpotPanel)
         assert dev.key is not None and dev.key.key_id == "profile"
     assert secret not in caplog.text and secret.upper() not in caplog.text
 
 
-def test_authenticated_result_passes_and_capture_carries_only_the_mac(vbus, tmp_path, caplog):
+def test_authenticated_result_passes_and_capture_carries_only_the_mac(
+    vbus: str, tmp_path: Path, caplog: LogCaptureFixture
+) -> None:
     cap = tmp_path / "panel.blf"
     with caplog.at_level(logging.DEBUG), pair(vbus, cl_kw={"capture": cap}) as (dev, cl):
         for round_id in (1, 2):
@@ -121,7 +135,7 @@ def test_authenticated_result_passes_and_capture_carries_only_the_mac(vbus, tmp_
     assert KEY.key not in cap.read_bytes()
 
 
-def test_sdk_panel_surfaces_security_fault_as_device_error(vbus):
+def test_sdk_panel_surfaces_security_fault_as_device_error(vbus: str) -> None:
     with pair(vbus) as (dev, cl):
         panel = CanJackpotPanel(cl)
         assert panel.press(1, 0, "player") > 0
@@ -131,7 +145,7 @@ def test_sdk_panel_surfaces_security_fault_as_device_error(vbus):
         assert isinstance(err.value, SecurityFault)
 
 
-def test_forged_result_is_refused(vbus):
+def test_forged_result_is_refused(vbus: str) -> None:
     with pair(vbus) as (dev, cl):
         cl.arm(1, [1])
         dev.inject("forge_result", 1_000_000)
@@ -143,7 +157,7 @@ def test_forged_result_is_refused(vbus):
         assert cl.freshness == 0  # nothing was accepted
 
 
-def test_wrong_key_is_refused_as_forged(vbus):
+def test_wrong_key_is_refused_as_forged(vbus: str) -> None:
     other = DeviceKey("other", b"\x55" * 32)
     with pair(vbus, dev_key=other) as (_dev, cl):
         cl.arm(1, [1])
@@ -152,7 +166,7 @@ def test_wrong_key_is_refused_as_forged(vbus):
             cl.result(1)
 
 
-def test_replayed_result_is_refused(vbus):
+def test_replayed_result_is_refused(vbus: str) -> None:
     with pair(vbus) as (dev, cl):
         cl.arm(1, [1])
         cl.press(1)
@@ -168,7 +182,7 @@ def test_replayed_result_is_refused(vbus):
         assert cl.freshness == 1
 
 
-def test_reordered_results_are_refused(vbus):
+def test_reordered_results_are_refused(vbus: str) -> None:
     with pair(vbus) as (dev, cl):
         cl.arm(1, [1, 2])
         dev.inject("reorder_results")  # box 1's result is held and sent after box 2's
@@ -182,7 +196,7 @@ def test_reordered_results_are_refused(vbus):
         assert cl.result(2) > 0
 
 
-def test_unauthenticated_panel_is_refused_when_required(vbus):
+def test_unauthenticated_panel_is_refused_when_required(vbus: str) -> None:
     with pair(vbus, dev_key=None, cl_kw={"timeout": 0.15}) as (_dev, cl):
         cl.arm(1, [1])
         cl.press(1)
@@ -192,7 +206,7 @@ def test_unauthenticated_panel_is_refused_when_required(vbus):
         assert reasons(cl) == [SECURITY_REASONS["unauthenticated"]]
 
 
-def test_unauthenticated_mode_still_works_without_a_requirement(vbus):
+def test_unauthenticated_mode_still_works_without_a_requirement(vbus: str) -> None:
     with pair(vbus, dev_key=None, cl_kw={"key": None}) as (_dev, cl):
         cl.arm(1, [1])
         cl.press(1)
@@ -201,19 +215,20 @@ def test_unauthenticated_mode_still_works_without_a_requirement(vbus):
         JackpotPanelClient(vbus, require_auth=True)
 
 
-def test_a_lost_mac_is_recovered_not_faulted(vbus):
+def test_a_lost_mac_is_recovered_not_faulted(vbus: str) -> None:
     """A result whose MAC frame is lost is asked for again (STATUS), not refused."""
     with pair(vbus) as (dev, cl):
         codec = Codec(dev.base)
         mac_id = codec.id_of("JackpotResultMac")
-        dropped = []
+        dropped: list[can.Message] = []
 
-        def hook(msg):
+        def hook(msg: can.Message) -> can.Message | None:
             if msg.arbitration_id == mac_id and msg.is_extended_id and not dropped:
                 dropped.append(msg)
                 return None
             return msg
 
+        assert dev.node is not None
         dev.node.bus.tx_hook = hook
         cl.arm(1, [1])
         cl.press(1)
@@ -221,7 +236,7 @@ def test_a_lost_mac_is_recovered_not_faulted(vbus):
         assert dropped and cl.security_faults == 0
 
 
-def test_freshness_survives_a_panel_reboot(vbus):
+def test_freshness_survives_a_panel_reboot(vbus: str) -> None:
     with pair(vbus) as (_dev, cl):
         cl.arm(1, [1])
         cl.press(1)

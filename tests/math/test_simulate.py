@@ -2,6 +2,7 @@
 PAR sheets; and the same result for a seed however the work is partitioned."""
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -39,7 +40,7 @@ VARIANTS = {
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))
-def test_c_simulator_and_python_engine_agree_round_by_round(name):
+def test_c_simulator_and_python_engine_agree_round_by_round(name: str) -> None:
     rules = VARIANTS[name]
     tables = sim.strategy_tables(rules)
     policy = sim.TablePolicy(tables)
@@ -49,6 +50,7 @@ def test_c_simulator_and_python_engine_agree_round_by_round(name):
     seen = {"split": 0, "double": 0, "dealer_bj": 0, "player_bj": 0}
     if rules.surrender.value != "none":
         seen["surrender"] = 0
+    assert res.trace is not None and res.trace_len is not None
     for i in range(1500):
         cards = res.trace[i, : res.trace_len[i]].tolist()
         table = Table(rules, FixedCards(cards), [Main()], boxes=1)
@@ -76,13 +78,13 @@ PUBLISHED = {"vegas_s17": 0.0040, "vegas_h17": 0.0062}
 
 
 @pytest.mark.parametrize("name", sorted(PUBLISHED))
-def test_house_edge_matches_published_combinatorial_figure(name):
+def test_house_edge_matches_published_combinatorial_figure(name: str) -> None:
     res = sim.simulate(VARIANTS[name], 8_000_000, seed=2024, fresh_shoe=True)
     assert abs(res.house_edge - PUBLISHED[name]) <= res.half_width, (res.house_edge, res.half_width)
     assert 1.1 < res.std_dev < 1.2  # per-round standard deviation of blackjack, ~1.15 units
 
 
-def test_side_bet_returns_within_confidence_of_exact():
+def test_side_bet_returns_within_confidence_of_exact() -> None:
     rules = Rules.preset("nz")
     specs = [("perfect_pairs", "one"), ("super_sevens", None), ("insurance", None)]
     res = sim.simulate(rules, 3_000_000, seed=5, wagers=specs, chunk_rounds=1_000_000)
@@ -96,9 +98,9 @@ def test_side_bet_returns_within_confidence_of_exact():
         assert abs(w.return_ - float(exact[w.name])) <= 1.5 * w.half_width, (w, exact[w.name])
 
 
-def test_same_seed_same_result_on_any_partitioning():
+def test_same_seed_same_result_on_any_partitioning() -> None:
     rules = Rules.preset("nz")
-    kw = {"seed": 11, "chunk_rounds": 100_000, "wagers": [("perfect_pairs", None)]}
+    kw: dict[str, Any] = {"seed": 11, "chunk_rounds": 100_000, "wagers": [("perfect_pairs", None)]}
     one = sim.simulate(rules, 450_000, workers=1, **kw)
     two = sim.simulate(rules, 450_000, workers=2, **kw)
     assert one.tally == two.tally
@@ -107,16 +109,16 @@ def test_same_seed_same_result_on_any_partitioning():
     assert other.tally.net != one.tally.net
 
 
-def test_same_seed_same_result_on_a_dask_cluster():
+def test_same_seed_same_result_on_a_dask_cluster() -> None:
     pytest.importorskip("dask.distributed", reason="the dist extra (make setup installs it)")
     rules = Rules.preset("vegas_s17")
-    kw = {"seed": 3, "chunk_rounds": 50_000}
+    kw: dict[str, Any] = {"seed": 3, "chunk_rounds": 50_000}
     local = sim.simulate(rules, 200_000, workers=1, **kw)
     dask = sim.simulate(rules, 200_000, workers=2, scheduler="local", **kw)
     assert local.tally == dask.tally
 
 
-def test_cut_card_effect_is_reported_not_hidden():
+def test_cut_card_effect_is_reported_not_hidden() -> None:
     rules = Rules.preset("vegas_s17")
     fresh = sim.simulate(rules, 4_000_000, seed=9, fresh_shoe=True)
     cut = sim.simulate(rules, 4_000_000, seed=9)
@@ -126,7 +128,7 @@ def test_cut_card_effect_is_reported_not_hidden():
     assert abs(effect) < 3 * math.hypot(fresh.half_width, cut.half_width)
 
 
-def test_bad_simulation_inputs():
+def test_bad_simulation_inputs() -> None:
     with pytest.raises(ValueError, match="positive"):
         sim.simulate(Rules.preset("nz"), 0)
     from feltlab.errors import RulesError

@@ -18,7 +18,7 @@ from scipy import stats
 from feltlab import native
 
 
-def _falling(n, k):
+def _falling(n: int, k: int) -> int:
     return math.prod(range(n - k + 1, n + 1))
 
 
@@ -28,11 +28,11 @@ def _falling(n, k):
      (12, 6, 5), (9, 22, 2), (12, 4096, 1)],
 )  # fmt: skip
 @pytest.mark.parametrize("loose", [False, True])
-def test_batched_draw_is_exactly_uniform(width, n, k, loose):
+def test_batched_draw_is_exactly_uniform(width: int, n: int, k: int, loose: bool) -> None:
     prod = _falling(n, k)
     # the shuffles pass a bound >= the product (a cheap pre-check); test both
     bound = (1 << width) if loose else prod
-    counts = Counter()
+    counts: Counter[tuple[int, ...]] = Counter()
     rejected = 0
     for x in range(1 << width):
         idx = native.batch_draw_word(x, width, n, k, bound)
@@ -49,13 +49,13 @@ def test_batched_draw_is_exactly_uniform(width, n, k, loose):
     assert set(counts) == expected
 
 
-def test_plain_modulo_reduction_would_be_biased():
+def test_plain_modulo_reduction_would_be_biased() -> None:
     # the same counting finds the bias of x mod n, so the test can fail
     counts = Counter(x % 3 for x in range(256))
     assert set(counts.values()) == {85, 86}
 
 
-def test_batch_draw_rejects_arguments_outside_domain():
+def test_batch_draw_rejects_arguments_outside_domain() -> None:
     with pytest.raises(ValueError):
         native.batch_draw_word(256, 8, 3, 1, 3)  # x >= 2^w
     with pytest.raises(ValueError):
@@ -64,7 +64,7 @@ def test_batch_draw_rejects_arguments_outside_domain():
         native.batch_draw_word(1, 8, 17, 3, 5000)  # product > 2^8
 
 
-def test_integers_bounds_and_distribution():
+def test_integers_bounds_and_distribution() -> None:
     g = native.Xoshiro256StarStar(2024)
     draws = g.integers(6, 60_000)
     assert draws.dtype == np.uint64 and draws.min() == 0 and draws.max() == 5

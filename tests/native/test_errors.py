@@ -7,26 +7,26 @@ from feltlab import native
 
 
 @pytest.fixture
-def rng():
+def rng() -> native.Xoshiro256StarStar:
     return native.Xoshiro256StarStar(1)
 
 
 @pytest.mark.parametrize("decks", [0, 9, -1])
-def test_decks_out_of_range(rng, decks):
+def test_decks_out_of_range(rng: native.Xoshiro256StarStar, decks: int) -> None:
     with pytest.raises(ValueError, match=r"decks must be in 1\.\.8"):
         native.shuffle_batch(rng, 1, decks=decks)
     with pytest.raises(ValueError, match=r"decks must be in 1\.\.8"):
         native.new_shoe(decks)
 
 
-def test_decks_wrong_type(rng):
+def test_decks_wrong_type(rng: native.Xoshiro256StarStar) -> None:
     with pytest.raises(TypeError, match="decks must be an integer"):
         native.shuffle_batch(rng, 1, decks=6.0)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="decks must be an integer"):
         native.new_shoe(True)
 
 
-def test_negative_or_missing_n(rng):
+def test_negative_or_missing_n(rng: native.Xoshiro256StarStar) -> None:
     with pytest.raises(ValueError, match="n_shoes must be in"):
         native.shuffle_batch(rng, -1)
     with pytest.raises(TypeError, match="give n_shoes"):
@@ -37,7 +37,7 @@ def test_negative_or_missing_n(rng):
         rng.spawn(-1)
 
 
-def test_wrong_dtype(rng):
+def test_wrong_dtype(rng: native.Xoshiro256StarStar) -> None:
     with pytest.raises(TypeError, match="cards must have dtype uint8 or uint16, got int64"):
         native.shuffle(np.arange(10), rng)
     with pytest.raises(TypeError, match="out must have dtype uint16"):
@@ -48,7 +48,7 @@ def test_wrong_dtype(rng):
         native.shuffle([1, 2, 3], rng)  # type: ignore[arg-type]
 
 
-def test_non_contiguous_and_read_only(rng):
+def test_non_contiguous_and_read_only(rng: native.Xoshiro256StarStar) -> None:
     base = np.zeros((4, 104), dtype=np.uint8)
     with pytest.raises(ValueError, match="out must be C-contiguous"):
         native.shuffle_batch(rng, decks=1, out=base[:, ::2])
@@ -62,7 +62,7 @@ def test_non_contiguous_and_read_only(rng):
         native.evaluate_hands(np.zeros((3, 4), np.uint8)[:, ::2])
 
 
-def test_wrong_shapes(rng):
+def test_wrong_shapes(rng: native.Xoshiro256StarStar) -> None:
     with pytest.raises(ValueError, match="out must have 312 columns"):
         native.shuffle_batch(rng, decks=6, out=np.zeros((2, 52), np.uint8))
     with pytest.raises(ValueError, match="disagrees"):
@@ -73,7 +73,7 @@ def test_wrong_shapes(rng):
         native.evaluate_hands(np.zeros((2, 0), np.uint8))
 
 
-def test_wrong_generator_and_model_arguments(rng):
+def test_wrong_generator_and_model_arguments(rng: native.Xoshiro256StarStar) -> None:
     with pytest.raises(TypeError, match=r"rng must be a feltlab\.native generator"):
         native.shuffle(np.arange(4, dtype=np.uint8), np.random.default_rng(1))  # type: ignore[arg-type]
     a = np.arange(52, dtype=np.uint8)
@@ -83,7 +83,7 @@ def test_wrong_generator_and_model_arguments(rng):
         native.riffle_shuffle(np.zeros(5000, np.uint16), rng)
 
 
-def test_empty_inputs_are_fine(rng):
+def test_empty_inputs_are_fine(rng: native.Xoshiro256StarStar) -> None:
     assert native.shuffle_batch(rng, 0, decks=6).shape == (0, 312)
     native.shuffle(np.zeros(0, np.uint8), rng)
     assert native.evaluate_hands(np.zeros((0, 2), np.uint8)).total.shape == (0,)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from pytest import TempPathFactory
 
 pytestmark = pytest.mark.fuzz
 
@@ -18,7 +19,7 @@ FUZZ = ROOT / "native" / "fuzz"
 
 
 @pytest.fixture(scope="module")
-def asan_build(tmp_path_factory):
+def asan_build(tmp_path_factory: TempPathFactory) -> tuple[Path, dict[str, str]]:
     out = tmp_path_factory.mktemp("asan")
     subprocess.run(
         [sys.executable, str(FUZZ / "build_asan.py"), str(out)],
@@ -33,7 +34,7 @@ def asan_build(tmp_path_factory):
     return out, env
 
 
-def test_sanitizer_is_live(asan_build, tmp_path):
+def test_sanitizer_is_live(asan_build: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
     out, env = asan_build
     probe = tmp_path / "probe.py"
     probe.write_text(
@@ -48,7 +49,7 @@ def test_sanitizer_is_live(asan_build, tmp_path):
     assert r.returncode != 0 and "AddressSanitizer: heap-buffer-overflow" in r.stderr
 
 
-def test_fuzz_core_entry_points(asan_build):
+def test_fuzz_core_entry_points(asan_build: tuple[Path, dict[str, str]]) -> None:
     out, env = asan_build
     seconds = os.environ.get("FELTLAB_FUZZ_SECONDS", "30")
     r = subprocess.run(

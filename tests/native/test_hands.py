@@ -1,5 +1,6 @@
 """Hand evaluation over batches, checked exhaustively against a direct count."""
 
+from collections.abc import Sequence
 from itertools import product
 
 import numpy as np
@@ -11,7 +12,7 @@ from feltlab.cards import card_code
 NO = native.NO_CARD
 
 
-def _reference(ranks):
+def _reference(ranks: Sequence[int]) -> tuple[int, int, bool, bool, bool]:
     values = [min(r + 1, 10) for r in ranks]
     hard = sum(values)
     soft = 1 in values and hard + 10 <= 21
@@ -20,7 +21,7 @@ def _reference(ranks):
     return hard, total, soft, blackjack, hard > 21
 
 
-def test_every_two_and_three_card_rank_combination():
+def test_every_two_and_three_card_rank_combination() -> None:
     hands, expected = [], []
     for k in (2, 3):
         for ranks in product(range(13), repeat=k):
@@ -43,8 +44,8 @@ def test_every_two_and_three_card_rank_combination():
     assert len(got) == 13**2 + 13**3
 
 
-def test_hand_checked_examples():
-    rows = [
+def test_hand_checked_examples() -> None:
+    rows: list[list[str | None]] = [
         ["AS", "KH", None, None],  # blackjack, soft 21
         ["10C", "6D", "5H", None],  # three-card 21, not blackjack
         ["AS", "AH", "9C", None],  # soft 21
@@ -62,7 +63,7 @@ def test_hand_checked_examples():
     assert v.bust.tolist() == [False, False, False, True, False, True, False]
 
 
-def test_bad_card_names_row_and_column():
+def test_bad_card_names_row_and_column() -> None:
     cards = np.array([[0, 4], [52, 1]], dtype=np.uint8)
     with pytest.raises(ValueError, match=r"cards\[1, 0\] = 52 is not a card"):
         native.evaluate_hands(cards)

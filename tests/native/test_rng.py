@@ -1,6 +1,9 @@
 """Generators: xoshiro256** against an independent model of the reference code, ChaCha20
 against the RFC 8439 test vectors, state save/restore and independent streams."""
 
+from collections.abc import Sequence
+from typing import Any
+
 import pytest
 
 from feltlab import native
@@ -11,7 +14,7 @@ M64 = (1 << 64) - 1
 # ---------------------------------------------------------------- xoshiro256**
 
 
-def _rotl(x, k):
+def _rotl(x: int, k: int) -> int:
     return ((x << k) | (x >> (64 - k))) & M64
 
 
@@ -21,10 +24,10 @@ class RefXoshiro:
     JUMP = (0x180EC6D33CFD0ABA, 0xD5A61266F0C9392C, 0xA9582618E03FC9AA, 0x39ABDC4529B1661C)
     LONG_JUMP = (0x76E15D3EFEFDCBBF, 0xC5004E441C522FB3, 0x77710069854EE241, 0x39109BB02ACBE635)
 
-    def __init__(self, s):
+    def __init__(self, s: Sequence[int]) -> None:
         self.s = list(s)
 
-    def next(self):
+    def next(self) -> int:
         s = self.s
         result = (_rotl((s[1] * 5) & M64, 7) * 9) & M64
         t = (s[1] << 17) & M64
@@ -36,7 +39,7 @@ class RefXoshiro:
         s[3] = _rotl(s[3], 45)
         return result
 
-    def _jump(self, poly):
+    def _jump(self, poly: Sequence[int]) -> None:
         t = [0, 0, 0, 0]
         for word in poly:
             for b in range(64):
@@ -45,14 +48,14 @@ class RefXoshiro:
                 self.next()
         self.s = t
 
-    def jump(self):
+    def jump(self) -> None:
         self._jump(self.JUMP)
 
-    def long_jump(self):
+    def long_jump(self) -> None:
         self._jump(self.LONG_JUMP)
 
 
-def splitmix64_words(seed, n=4):
+def splitmix64_words(seed: int, n: int = 4) -> list[int]:
     out, x = [], seed
     for _ in range(n):
         x = (x + 0x9E3779B97F4A7C15) & M64
@@ -63,21 +66,21 @@ def splitmix64_words(seed, n=4):
     return out
 
 
-def test_xoshiro_first_output_hand_checked():
+def test_xoshiro_first_output_hand_checked() -> None:
     # state {1, 2, 3, 4}: rotl(2 * 5, 7) * 9 = 1280 * 9 = 11520
     g = native.Xoshiro256StarStar.from_words(1, 2, 3, 4)
     assert int(g.random_raw(1)[0]) == 11520
 
 
 @pytest.mark.parametrize("seed", [0, 1, 42, M64])
-def test_xoshiro_matches_reference_model(seed):
+def test_xoshiro_matches_reference_model(seed: int) -> None:
     g = native.Xoshiro256StarStar(seed)
     assert g.getstate()["s"] == splitmix64_words(seed)
     ref = RefXoshiro(splitmix64_words(seed))
     assert [int(v) for v in g.random_raw(1000)] == [ref.next() for _ in range(1000)]
 
 
-def test_xoshiro_jump_and_long_jump_match_reference_model():
+def test_xoshiro_jump_and_long_jump_match_reference_model() -> None:
     g = native.Xoshiro256StarStar(7)
     ref = RefXoshiro(splitmix64_words(7))
     g.random_raw(3)
@@ -92,7 +95,7 @@ def test_xoshiro_jump_and_long_jump_match_reference_model():
     assert [int(v) for v in g.random_raw(10)] == [ref.next() for _ in range(10)]
 
 
-def test_jump_commutes_with_next():
+def test_jump_commutes_with_next() -> None:
     # the jump is a polynomial in the (linear) transition: jump(next(s)) == next(jump(s))
     a = native.Xoshiro256StarStar(5)
     b = a.copy()
@@ -103,7 +106,7 @@ def test_jump_commutes_with_next():
     assert a.getstate() == b.getstate()
 
 
-def test_xoshiro_spawn_streams_are_jumps_apart():
+def test_xoshiro_spawn_streams_are_jumps_apart() -> None:
     parent = native.Xoshiro256StarStar(11)
     ref = RefXoshiro(splitmix64_words(11))
     children = parent.spawn(3)
@@ -116,7 +119,7 @@ def test_xoshiro_spawn_streams_are_jumps_apart():
     assert len(set(draws)) == 3
 
 
-def test_xoshiro_state_roundtrip_and_copy():
+def test_xoshiro_state_roundtrip_and_copy() -> None:
     g = native.Xoshiro256StarStar(3)
     g.random_raw(17)
     state = g.getstate()
@@ -127,7 +130,7 @@ def test_xoshiro_state_roundtrip_and_copy():
     assert (clone.random_raw(5) == g.random_raw(5)).all()
 
 
-def test_xoshiro_bad_state_and_seed():
+def test_xoshiro_bad_state_and_seed() -> None:
     g = native.Xoshiro256StarStar(1)
     with pytest.raises(ValueError, match="all zero"):
         g.setstate({"bit_generator": "xoshiro256**", "s": [0, 0, 0, 0]})
@@ -141,7 +144,7 @@ def test_xoshiro_bad_state_and_seed():
         native.Xoshiro256StarStar("7")  # type: ignore[arg-type]
 
 
-def test_unseeded_generators_differ():
+def test_unseeded_generators_differ() -> None:
     assert native.Xoshiro256StarStar().getstate() != native.Xoshiro256StarStar().getstate()
     assert native.ChaCha20().keystream(32) != native.ChaCha20().keystream(32)
 
@@ -151,7 +154,7 @@ def test_unseeded_generators_differ():
 RFC_KEY = bytes(range(32))
 
 
-def test_chacha20_block_function_rfc8439_2_3_2():
+def test_chacha20_block_function_rfc8439_2_3_2() -> None:
     state = [
         0x61707865, 0x3320646E, 0x79622D32, 0x6B206574,
         0x03020100, 0x07060504, 0x0B0A0908, 0x0F0E0D0C,
@@ -182,13 +185,13 @@ CIPHERTEXT = bytes.fromhex(
 )
 
 
-def test_chacha20_encryption_rfc8439_2_4_2():
+def test_chacha20_encryption_rfc8439_2_4_2() -> None:
     g = native.ChaCha20(RFC_KEY, nonce=bytes.fromhex("000000000000004a00000000"), counter=1)
     stream = g.keystream(len(PLAINTEXT))
     assert bytes(p ^ k for p, k in zip(PLAINTEXT, stream, strict=True)) == CIPHERTEXT
 
 
-def test_chacha20_words_are_little_endian_keystream():
+def test_chacha20_words_are_little_endian_keystream() -> None:
     a = native.ChaCha20(9)
     b = native.ChaCha20(9)
     stream = a.keystream(8 * 20)
@@ -198,7 +201,7 @@ def test_chacha20_words_are_little_endian_keystream():
     ]
 
 
-def test_chacha20_state_roundtrip_mid_block():
+def test_chacha20_state_roundtrip_mid_block() -> None:
     g = native.ChaCha20(12345)
     g.keystream(100)  # inside the second block
     state = g.getstate()
@@ -209,7 +212,7 @@ def test_chacha20_state_roundtrip_mid_block():
     assert g2.keystream(200) == after
 
 
-def test_chacha20_counter_carries_into_nonce_word():
+def test_chacha20_counter_carries_into_nonce_word() -> None:
     # block 2^32 - 1 then block 2^32: the counter carries into nonce word 0
     g = native.ChaCha20(5)
     st = g.getstate()
@@ -222,15 +225,15 @@ def test_chacha20_counter_carries_into_nonce_word():
     assert g.keystream(64) == h.keystream(64)
 
 
-def test_chacha20_spawn_children_independent_and_reproducible():
-    kids_a = native.ChaCha20(77).spawn(3)
-    kids_b = native.ChaCha20(77).spawn(3)
+def test_chacha20_spawn_children_independent_and_reproducible() -> None:
+    kids_a: list[Any] = native.ChaCha20(77).spawn(3)
+    kids_b: list[Any] = native.ChaCha20(77).spawn(3)
     streams = [k.keystream(32) for k in kids_a]
     assert streams == [k.keystream(32) for k in kids_b]
     assert len(set(streams)) == 3
 
 
-def test_chacha20_bad_arguments():
+def test_chacha20_bad_arguments() -> None:
     with pytest.raises(ValueError, match="32 bytes"):
         native.ChaCha20(b"short")
     with pytest.raises(ValueError, match="nonce must be 12 bytes"):

@@ -1,8 +1,10 @@
 """Shoes and Fisher-Yates shuffles: new-deck order, uniformity, reproducibility, streams."""
 
 from itertools import permutations
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 from scipy import stats
 
@@ -15,7 +17,7 @@ ORDERINGS = {p: i for i, p in enumerate(permutations(range(4)))}
 ALPHA = 1e-6
 
 
-def _ordering_counts(rows):
+def _ordering_counts(rows: npt.ArrayLike) -> npt.NDArray[np.intp]:
     """Counts of the 24 relative orders of the values 0..3 in each row."""
     rows = np.asarray(rows)
     pos = np.argsort(rows, axis=1)[:, :4] if rows.shape[1] > 4 else np.argsort(rows, axis=1)
@@ -24,11 +26,11 @@ def _ordering_counts(rows):
     return np.bincount(codes, minlength=24)
 
 
-def _chi2_pvalue(counts):
-    return stats.chisquare(counts).pvalue
+def _chi2_pvalue(counts: npt.ArrayLike) -> float:
+    return float(stats.chisquare(counts).pvalue)
 
 
-def test_new_deck_order_is_the_us_new_deck_order():
+def test_new_deck_order_is_the_us_new_deck_order() -> None:
     deck = native.new_deck_order()
     names = ["AS", "2S", "KS", "AD", "KD", "KC", "AC", "KH", "AH"]
     positions = [0, 1, 12, 13, 25, 26, 38, 39, 51]
@@ -37,7 +39,7 @@ def test_new_deck_order_is_the_us_new_deck_order():
 
 
 @pytest.mark.parametrize("decks", range(1, 9))
-def test_new_shoe_codes_and_ids(decks):
+def test_new_shoe_codes_and_ids(decks: int) -> None:
     codes = native.new_shoe(decks)
     ids = native.new_shoe(decks, ids=True)
     assert codes.dtype == np.uint8 and ids.dtype == np.uint16
@@ -47,7 +49,7 @@ def test_new_shoe_codes_and_ids(decks):
     assert sorted(ids.tolist()) == list(range(52 * decks))
 
 
-def test_all_24_orderings_of_four_cards_equally_likely():
+def test_all_24_orderings_of_four_cards_equally_likely() -> None:
     rng = native.Xoshiro256StarStar(20261129)
     n = 48_000
     rows = []
@@ -61,7 +63,7 @@ def test_all_24_orderings_of_four_cards_equally_likely():
     assert _chi2_pvalue(counts) > ALPHA
 
 
-def test_chi_square_detects_the_naive_shuffle_at_the_same_size():
+def test_chi_square_detects_the_naive_shuffle_at_the_same_size() -> None:
     # calibration: swapping with a position drawn from all n (not 0..i) is biased
     gen = np.random.default_rng(1)
     n = 48_000
@@ -76,14 +78,14 @@ def test_chi_square_detects_the_naive_shuffle_at_the_same_size():
 
 
 @pytest.mark.parametrize("rng_name", ["xoshiro256**", "chacha20"])
-def test_batch_orderings_of_four_cards_uniform(rng_name):
+def test_batch_orderings_of_four_cards_uniform(rng_name: str) -> None:
     # the relative order of cards 0..3 in a shuffled one-deck batch (four-lane C path)
     batch = native.shuffle_batch(native.make_rng(rng_name, 99), 24_000, decks=1)
     counts = _ordering_counts(batch)
     assert _chi2_pvalue(counts) > ALPHA
 
 
-def test_card_by_position_uniform_in_six_deck_batch():
+def test_card_by_position_uniform_in_six_deck_batch() -> None:
     batch = native.shuffle_batch(native.Xoshiro256StarStar(5), 20_000, decks=6, ids=True)
     # where does id 0 land?  312 positions, 20,000 shoes
     positions = np.argmax(batch == 0, axis=1)
@@ -93,7 +95,7 @@ def test_card_by_position_uniform_in_six_deck_batch():
     assert (np.sort(batch, axis=1) == np.arange(312)).all()
 
 
-def test_riffle_four_times_fails_the_position_test():
+def test_riffle_four_times_fails_the_position_test() -> None:
     # calibration of the same statistic: 4 GSR riffles of one deck are far from uniform
     rng = native.Xoshiro256StarStar(5)
     rows = np.empty((3000, 52), dtype=np.uint8)
@@ -106,7 +108,7 @@ def test_riffle_four_times_fails_the_position_test():
 
 @pytest.mark.parametrize("ids", [False, True])
 @pytest.mark.parametrize("rng_name", ["xoshiro256**", "chacha20"])
-def test_same_seed_same_shoes_and_streams_differ(ids, rng_name):
+def test_same_seed_same_shoes_and_streams_differ(ids: bool, rng_name: str) -> None:
     a = native.shuffle_batch(native.make_rng(rng_name, 3), 50, decks=8, ids=ids)
     b = native.shuffle_batch(native.make_rng(rng_name, 3), 50, decks=8, ids=ids)
     assert (a == b).all()
@@ -120,7 +122,7 @@ def test_same_seed_same_shoes_and_streams_differ(ids, rng_name):
     assert len({row.tobytes() for row in np.concatenate([a, x, y])}) == 150
 
 
-def test_batch_is_a_prefix_in_fours():
+def test_batch_is_a_prefix_in_fours() -> None:
     # rows are shuffled four at a time from one stream: 4 + 6 shoes == 10 shoes, and the
     # rows are distinct from the single-row path's order of draws
     r1 = native.Xoshiro256StarStar(8)
@@ -133,14 +135,14 @@ def test_batch_is_a_prefix_in_fours():
     assert not (singles == whole).all()
 
 
-def test_out_array_is_filled_in_place():
+def test_out_array_is_filled_in_place() -> None:
     out = np.zeros((7, 104), dtype=np.uint16)
     ret = native.shuffle_batch(native.ChaCha20(1), decks=2, ids=True, out=out)
     assert ret is out
     assert (np.sort(out, axis=1) == np.arange(104)).all()
 
 
-def test_shuffle_long_array_crosses_every_batch_regime():
+def test_shuffle_long_array_crosses_every_batch_regime() -> None:
     # 2^16 + 5000 cards: k = 4, 5 (64-bit words), then 3 per half-word
     a = np.arange(70_000, dtype=np.uint64).astype(np.uint16)
     native.shuffle(a, native.Xoshiro256StarStar(1))
@@ -149,7 +151,7 @@ def test_shuffle_long_array_crosses_every_batch_regime():
     assert fixed < 12  # fixed points of a random permutation: Poisson(1)-ish
 
 
-def test_shelf_single_pass_is_two_monotone_runs_per_shelf():
+def test_shelf_single_pass_is_two_monotone_runs_per_shelf() -> None:
     # one pass of an m-shelf machine: each shelf unloads the cards placed on top in reverse
     # order, then those placed under in order (Diaconis, Fulman and Holmes 2013), so the
     # output is at most 2m monotone runs: few turning points, where a Fisher-Yates shoe of
@@ -159,7 +161,7 @@ def test_shelf_single_pass_is_two_monotone_runs_per_shelf():
     native.shelf_shuffle(a, rng, shelves=10)
     assert sorted(a.tolist()) == list(range(312))
 
-    def turning_points(x):
+    def turning_points(x: npt.NDArray[Any]) -> int:
         return int((np.diff(np.sign(np.diff(x.astype(np.int32)))) != 0).sum())
 
     assert 0 < turning_points(a) <= 4 * 10

@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 import pytest
+from pytest import MonkeyPatch
 
 from feltlab import native
 from feltlab.rig import models
 from feltlab.rig.errors import ModelError
 
 
-def _apply(name, n=312, seed=1):
+def _apply(name: str, n: int = 312, seed: int = 1) -> npt.NDArray[np.uint16]:
     return models.parse_model(name).apply(np.arange(n, dtype=np.uint16), native.ChaCha20(seed))
 
 
 @pytest.mark.parametrize(
     "name", ["fisher-yates", "riffle:k=7", "riffle:k=1", "shelf:m=10", "shelf:m=10,passes=2"]
 )
-def test_good_models_permute(name):
+def test_good_models_permute(name: str) -> None:
     out = _apply(name)
     assert out.dtype == np.uint16 and sorted(out.tolist()) == list(range(312))
     assert not (out == np.arange(312)).all()
@@ -25,11 +27,11 @@ def test_good_models_permute(name):
     assert not models.parse_model(name).faulty
 
 
-def test_riffle_zero_passes_is_identity():
+def test_riffle_zero_passes_is_identity() -> None:
     assert (_apply("riffle:k=0") == np.arange(312)).all()
 
 
-def test_one_riffle_has_at_most_two_rising_sequences():
+def test_one_riffle_has_at_most_two_rising_sequences() -> None:
     out = _apply("riffle:k=1", n=52)
     pos = np.argsort(out)  # where each original card went
     descents = int((np.diff(pos) < 0).sum())
@@ -37,27 +39,27 @@ def test_one_riffle_has_at_most_two_rising_sequences():
 
 
 @pytest.mark.parametrize("which", ["riffle_shuffle", "shelf_shuffle"])
-def test_numpy_fallback_when_core_lacks_the_model(monkeypatch, which):
+def test_numpy_fallback_when_core_lacks_the_model(monkeypatch: MonkeyPatch, which: str) -> None:
     monkeypatch.delattr(native, which, raising=False)
     name = "riffle:k=3" if which == "riffle_shuffle" else "shelf:m=8"
     out = _apply(name)
     assert sorted(out.tolist()) == list(range(312))
 
 
-def test_stuck_card_never_moves():
+def test_stuck_card_never_moves() -> None:
     for seed in range(5):
         out = _apply("stuck:pos=17", seed=seed)
         assert out[17] == 17 and sorted(out.tolist()) == list(range(312))
 
 
-def test_missing_and_duplicate_cards():
+def test_missing_and_duplicate_cards() -> None:
     miss = _apply("missing")
     assert miss.size == 311 and len(set(miss.tolist())) == 311
     dup = _apply("duplicate:pos=3")
     assert dup.size == 312 and len(set(dup.tolist())) == 311
 
 
-def test_biased_model_is_detectably_biased():
+def test_biased_model_is_detectably_biased() -> None:
     m = models.parse_model("biased")
     rng = native.ChaCha20(5)
     counts: dict[tuple[int, ...], int] = {}
@@ -73,12 +75,12 @@ def test_biased_model_is_detectably_biased():
 @pytest.mark.parametrize(
     "bad", ["bogus", "riffle:n=3", "riffle:k=x", "shelf:m=0", "riffle:k=99", "stuck:pos"]
 )
-def test_bad_model_names(bad):
+def test_bad_model_names(bad: str) -> None:
     with pytest.raises(ModelError):
         models.parse_model(bad)
 
 
-def test_describe():
+def test_describe() -> None:
     d = models.describe(models.parse_model("shelf:m=12,passes=2"))
     assert d == {
         "name": "shelf:m=12,passes=2",

@@ -13,7 +13,7 @@ from feltlab.rig.errors import BusSpecError, ProtocolError
 from feltlab.rig.transport import BusSpec, WireClock
 
 
-def test_dbc_loads_and_is_versioned():
+def test_dbc_loads_and_is_versioned() -> None:
     db = p.load_database()
     assert db.version == f"feltlab-rig-protocol {p.PROTOCOL_MAJOR}.{p.PROTOCOL_MINOR}"
     names = {m.name for m in db.messages}
@@ -32,7 +32,7 @@ def test_dbc_loads_and_is_versioned():
     assert [m.name for m in db.messages if m.is_extended_frame] == ["JackpotResultMac"]
 
 
-def test_dbc_loads_in_cantools_command_line():
+def test_dbc_loads_in_cantools_command_line() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "cantools", "dump", p.dbc_path()],
         capture_output=True,
@@ -48,7 +48,7 @@ def test_dbc_loads_in_cantools_command_line():
     ["Heartbeat", "Command", "Ack", "Status", "Fault", "Card", "JackpotButton", "JackpotResult"],
 )
 @pytest.mark.parametrize("base", [0x100, 0x230, 0x7F0])
-def test_every_message_round_trips(name, base):
+def test_every_message_round_trips(name: str, base: int) -> None:
     codec = p.Codec(base)
     m = codec.db.get_message_by_name(name)
     rng = np.random.default_rng(7)
@@ -63,7 +63,7 @@ def test_every_message_round_trips(name, base):
         assert frame is not None and frame.name == name and frame.signals == sig
 
 
-def test_codec_ignores_other_devices_and_isotp_ids():
+def test_codec_ignores_other_devices_and_isotp_ids() -> None:
     codec = p.Codec(0x100)
     other = p.Codec(0x200).encode(
         "Heartbeat",
@@ -92,7 +92,7 @@ def test_codec_ignores_other_devices_and_isotp_ids():
         codec.decode(can.Message(arbitration_id=0x100, data=b"\x01", is_extended_id=False))
 
 
-def test_encode_refuses_out_of_range_signal():
+def test_encode_refuses_out_of_range_signal() -> None:
     codec = p.Codec(0x100)
     with pytest.raises(Exception, match="RequestId"):
         codec.encode(
@@ -101,12 +101,12 @@ def test_encode_refuses_out_of_range_signal():
 
 
 @pytest.mark.parametrize("base", [0, 0x105, 0x800, -16, True])
-def test_bad_base_refused(base):
+def test_bad_base_refused(base: int) -> None:
     with pytest.raises(ProtocolError):
         p.check_base(base)
 
 
-def test_payloads_round_trip_and_detect_corruption():
+def test_payloads_round_trip_and_detect_corruption() -> None:
     codes = np.arange(312, dtype=np.uint16) % 52
     decks = np.arange(312) // 52
     shoe = p.ShoePayload(7, 6, 234, codes.astype(np.uint8), decks.astype(np.uint8))
@@ -132,7 +132,7 @@ def test_payloads_round_trip_and_detect_corruption():
         unknown.ids()
 
 
-def test_payload_with_other_protocol_major_refused():
+def test_payload_with_other_protocol_major_refused() -> None:
     raw = bytearray(p.PrizeTablePayload(((1, 1),)).encode()[:-4])
     raw[0] = p.PROTOCOL_MAJOR + 1
     import struct
@@ -143,7 +143,7 @@ def test_payload_with_other_protocol_major_refused():
         p.PrizeTablePayload.decode(sealed)
 
 
-def test_isotp_reassembler():
+def test_isotp_reassembler() -> None:
     payload = bytes(range(20))
     frames = [bytes([0x10, 20]) + payload[:6]]
     rest = payload[6:]
@@ -161,7 +161,7 @@ def test_isotp_reassembler():
     assert r2.feed(frames[2]) is None and r2.errors == 1  # a lost frame is a sequence gap
 
 
-def test_frame_bits_bounds():
+def test_frame_bits_bounds() -> None:
     assert p.frame_bits(0x100, bytes(8), stuffing="none") == 111
     assert p.frame_bits(0x100, bytes(8), stuffing="worst") == 135
     rng = np.random.default_rng(1)
@@ -175,7 +175,7 @@ def test_frame_bits_bounds():
         p.frame_bits(1, bytes(9))
 
 
-def test_wire_clock_never_exceeds_the_bitrate():
+def test_wire_clock_never_exceeds_the_bitrate() -> None:
     import time
 
     import can
@@ -190,7 +190,7 @@ def test_wire_clock_never_exceeds_the_bitrate():
     assert clock.bits_sent >= 100 * 111
 
 
-def test_bus_spec_parsing():
+def test_bus_spec_parsing() -> None:
     s = BusSpec.parse("interface=udp_multicast,channel=ff11::1,port=43113,bitrate=500000")
     assert s.interface == "udp_multicast" and s.channel == "ff11::1" and s.bitrate == 500000
     assert dict(s.options) == {"port": 43113}
@@ -206,7 +206,7 @@ def test_bus_spec_parsing():
             BusSpec.parse(bad)
 
 
-def test_dbc_is_package_data():
+def test_dbc_is_package_data() -> None:
     from importlib import resources
 
     assert resources.files("feltlab.rig").joinpath(p.DBC_FILE).is_file()

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -21,7 +22,7 @@ from .conftest import stop_device as _stop
 from .conftest import wait_threads_gone
 
 
-def test_udp_multicast_device_in_its_own_process(udp_spec, tmp_path):
+def test_udp_multicast_device_in_its_own_process(udp_spec: str, tmp_path: Path) -> None:
     before = set(threading.enumerate())
     profile = tmp_path / "device.toml"
     profile.write_text('[device]\nkind = "batch"\ndecks = 8\nheartbeat_period = 0.05\n')
@@ -64,7 +65,7 @@ def test_udp_multicast_device_in_its_own_process(udp_spec, tmp_path):
     assert wait_threads_gone(before) == []
 
 
-def test_udp_multicast_jackpot_panel(udp_spec):
+def test_udp_multicast_jackpot_panel(udp_spec: str) -> None:
     proc = _spawn(
         [
             "device",
@@ -90,7 +91,7 @@ def test_udp_multicast_jackpot_panel(udp_spec):
         _stop(proc)
 
 
-def test_slcan_through_simulated_lawicel_adapter(vbus, tmp_path):
+def test_slcan_through_simulated_lawicel_adapter(vbus: str, tmp_path: Path) -> None:
     before = set(threading.enumerate())
     dev = BatchShuffler(vbus, seed=5, bitrate=500_000).start()
     adapter = SimulatedSlcanAdapter(vbus)
@@ -111,7 +112,7 @@ def test_slcan_through_simulated_lawicel_adapter(vbus, tmp_path):
     assert wait_threads_gone(before) == []
 
 
-def test_slcan_adapter_protocol():
+def test_slcan_adapter_protocol() -> None:
     import os
 
     with SimulatedSlcanAdapter("interface=virtual,channel=lawicel-unit") as ad:
@@ -126,7 +127,7 @@ def test_slcan_adapter_protocol():
         assert os.path.exists(ad.port)
 
 
-def test_cli_capture_decode(vbus, tmp_path):
+def test_cli_capture_decode(vbus: str, tmp_path: Path) -> None:
     cap = tmp_path / "c.blf"
     dev = BatchShuffler(vbus, seed=1).start()
     try:
@@ -144,7 +145,7 @@ def test_cli_capture_decode(vbus, tmp_path):
     assert res.exit_code == 0 and '"name": "SHOE"' in res.output
 
 
-def test_cli_device_run_errors():
+def test_cli_device_run_errors() -> None:
     r = CliRunner().invoke(
         feltlab_main,
         ["device", "run", "batch", "--model", "bogus", "--bus", "interface=virtual,channel=x"],
@@ -157,7 +158,7 @@ def test_cli_device_run_errors():
     assert r.exit_code != 0 and "ff11" in r.output
 
 
-def test_cli_device_run_in_process(vbus):
+def test_cli_device_run_in_process(vbus: str) -> None:
     r = CliRunner().invoke(
         feltlab_main,
         ["device", "run", "continuous", "--bus", vbus, "--duration", "0.2", "--seed", "1"],
@@ -165,7 +166,7 @@ def test_cli_device_run_in_process(vbus):
     assert r.exit_code == 0 and "ready" in r.output and "stopped" in r.output
 
 
-def test_rig_is_a_plugin_and_sdk_does_not_import_it():
+def test_rig_is_a_plugin_and_sdk_does_not_import_it() -> None:
     code = (
         "import sys, feltlab.plugin_manager as pm\n"
         "pm.get_plugin_manager(entry_points=False)\n"
@@ -187,7 +188,7 @@ def test_rig_is_a_plugin_and_sdk_does_not_import_it():
 
 
 @pytest.mark.parametrize("suffix", [".blf", ".asc", ".log"])
-def test_capture_formats(vbus, tmp_path, suffix):
+def test_capture_formats(vbus: str, tmp_path: Path, suffix: str) -> None:
     from feltlab.rig.capture import decode_capture
 
     cap = tmp_path / f"x{suffix}"

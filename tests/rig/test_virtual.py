@@ -5,7 +5,10 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -28,7 +31,15 @@ FAST = Timing(heartbeat_period=0.02)
 
 
 @contextmanager
-def pair(device_cls, client_cls, bus, *, dev_kw=None, cl_kw=None, clock=None):
+def pair(
+    device_cls: type[Any],
+    client_cls: type[Any],
+    bus: str,
+    *,
+    dev_kw: dict[str, Any] | None = None,
+    cl_kw: dict[str, Any] | None = None,
+    clock: SimClock | None = None,
+) -> Iterator[tuple[Any, Any]]:
     """A started device and its client; with ``clock`` (a SimClock) both in simulated time."""
     dev = device_cls(bus, **{"seed": 11, "timing": FAST, "clock": clock, **(dev_kw or {})})
     dev.start()
@@ -41,7 +52,7 @@ def pair(device_cls, client_cls, bus, *, dev_kw=None, cl_kw=None, clock=None):
         dev.stop()
 
 
-def test_batch_collect_capture_and_replay(vbus, tmp_path):
+def test_batch_collect_capture_and_replay(vbus: str, tmp_path: Path) -> None:
     before = set(threading.enumerate())
     cap = tmp_path / "run.blf"
     with pair(
@@ -69,7 +80,7 @@ def test_batch_collect_capture_and_replay(vbus, tmp_path):
     assert names["Command"] >= 8 and names["Ack"] >= 8 and names["Heartbeat"] >= 1
 
 
-def test_replay_into_client_decoder(vbus, tmp_path):
+def test_replay_into_client_decoder(vbus: str, tmp_path: Path) -> None:
     cap = tmp_path / "run.log"
     with pair(BatchShuffler, BatchShufflerClient, vbus, cl_kw={"capture": cap}) as (_, cl):
         cl.collect(1)
@@ -84,7 +95,7 @@ def test_replay_into_client_decoder(vbus, tmp_path):
         offline.close()
 
 
-def test_load_custom_order_and_unknown_decks(vbus):
+def test_load_custom_order_and_unknown_decks(vbus: str) -> None:
     with pair(
         BatchShuffler,
         BatchShufflerClient,
@@ -101,13 +112,13 @@ def test_load_custom_order_and_unknown_decks(vbus):
         assert sorted(shoe.codes.tolist()) == sorted(order.tolist())
 
 
-def test_faulty_models_are_collected_not_hidden(vbus):
+def test_faulty_models_are_collected_not_hidden(vbus: str) -> None:
     with pair(BatchShuffler, BatchShufflerClient, vbus, dev_kw={"model": "missing"}) as (_, cl):
         col = cl.collect(2)
         assert not col.missing and all(len(s.codes) == 311 for s in col.shoes)
 
 
-def test_shuffle_duration_and_busy(vbus):
+def test_shuffle_duration_and_busy(vbus: str) -> None:
     timing = Timing(heartbeat_period=0.02, shuffle_duration=0.15)
     clock = SimClock()
     with pair(BatchShuffler, BatchShufflerClient, vbus, dev_kw={"timing": timing}, clock=clock) as (
@@ -126,7 +137,7 @@ def test_shuffle_duration_and_busy(vbus):
             cl.request(0x11)  # READ_SHOE while busy: BAD_STATE
 
 
-def test_transfer_faults_recovered_by_retry(vbus):
+def test_transfer_faults_recovered_by_retry(vbus: str) -> None:
     with pair(BatchShuffler, BatchShufflerClient, vbus) as (dev, cl):
         n = cl.shuffle()
         good = cl.read_shoe(n)
@@ -137,7 +148,7 @@ def test_transfer_faults_recovered_by_retry(vbus):
         assert cl.transfer_retries >= 2 and dev.frames_dropped > 0
 
 
-def test_unrecoverable_transfer_reported_with_reason(vbus):
+def test_unrecoverable_transfer_reported_with_reason(vbus: str) -> None:
     with pair(BatchShuffler, BatchShufflerClient, vbus, cl_kw={"retries": 0}) as (dev, cl):
         cl.shuffle()
         dev.inject("silence_mid_transfer", 2)
@@ -148,7 +159,7 @@ def test_unrecoverable_transfer_reported_with_reason(vbus):
         assert "SHOE" in col.missing[0][1]
 
 
-def test_jam_fault_and_clear(vbus):
+def test_jam_fault_and_clear(vbus: str) -> None:
     with pair(BatchShuffler, BatchShufflerClient, vbus) as (_dev, cl):
         cl.inject_fault("jam")
         with pytest.raises(DeviceRefused):
@@ -161,7 +172,7 @@ def test_jam_fault_and_clear(vbus):
         assert cl.shuffle() == 1
 
 
-def test_heartbeat_supervision_lost_and_recovered(vbus):
+def test_heartbeat_supervision_lost_and_recovered(vbus: str) -> None:
     """In simulated time: lost exactly once 3 periods (60 ms) passed since the last heartbeat,
     seen at the watchdog's next quarter-period tick; recovered at the next heartbeat."""
     seen = []
@@ -187,7 +198,7 @@ def test_heartbeat_supervision_lost_and_recovered(vbus):
     assert "lost" in seen and "recovered" in seen and "online" in seen
 
 
-def test_reboot_detected_and_state_lost(vbus):
+def test_reboot_detected_and_state_lost(vbus: str) -> None:
     clock = SimClock()
     with pair(BatchShuffler, BatchShufflerClient, vbus, clock=clock) as (_dev, cl):
         cl.shuffle()
@@ -201,7 +212,7 @@ def test_reboot_detected_and_state_lost(vbus):
         assert cl.read_audit().boot_count == 1
 
 
-def test_device_speaking_another_protocol_version(vbus):
+def test_device_speaking_another_protocol_version(vbus: str) -> None:
     dev = BatchShuffler(vbus, seed=1, timing=FAST, protocol_major=1).start()  # before 2.0
     cl = BatchShufflerClient(vbus, timeout=0.2, retries=0)
     try:
@@ -218,7 +229,7 @@ def test_device_speaking_another_protocol_version(vbus):
         dev.stop()
 
 
-def test_timeouts_when_no_device(vbus):
+def test_timeouts_when_no_device(vbus: str) -> None:
     clock = SimClock()
     cl = BatchShufflerClient(vbus, timeout=0.05, retries=1, clock=clock)
     try:
@@ -233,7 +244,7 @@ def test_timeouts_when_no_device(vbus):
         cl.close()
 
 
-def test_device_bitrate_pacing(vbus):
+def test_device_bitrate_pacing(vbus: str) -> None:
     with pair(
         BatchShuffler,
         BatchShufflerClient,
@@ -249,7 +260,7 @@ def test_device_bitrate_pacing(vbus):
         assert elapsed >= frames * 111 / 125_000 * 0.9
 
 
-def test_continuous_shuffler(vbus):
+def test_continuous_shuffler(vbus: str) -> None:
     with pair(
         ContinuousShuffler,
         ContinuousShufflerClient,
@@ -271,7 +282,7 @@ def test_continuous_shuffler(vbus):
         assert sorted(cl.deal().code for _ in range(4)) == [1, 2, 3, 4]
 
 
-def test_jackpot_panel_round(vbus):
+def test_jackpot_panel_round(vbus: str) -> None:
     with pair(
         JackpotPanel,
         JackpotPanelClient,
@@ -298,11 +309,11 @@ def test_jackpot_panel_round(vbus):
             cl.arm(42, [0])
 
 
-def test_jackpot_draws_follow_the_prize_table(vbus):
+def test_jackpot_draws_follow_the_prize_table(vbus: str) -> None:
     with pair(
         JackpotPanel, JackpotPanelClient, vbus, dev_kw={"prize_table": [(100, 1), (200, 3)]}
     ) as (_, cl):
-        got = Counter()
+        got: Counter[int] = Counter()
         for r in range(200):
             cl.arm(r, [1])
             cl.press(1)
@@ -311,7 +322,7 @@ def test_jackpot_draws_follow_the_prize_table(vbus):
         assert 0.15 < got[100] / 200 < 0.35  # expected 0.25
 
 
-def test_jackpot_failures(vbus):
+def test_jackpot_failures(vbus: str) -> None:
     with pair(JackpotPanel, JackpotPanelClient, vbus, cl_kw={"timeout": 0.1}) as (dev, cl):
         cl.arm(1, [1])
         dev.inject("drop_result")
@@ -329,7 +340,7 @@ def test_jackpot_failures(vbus):
         assert {FaultCode.DISPLAY, FaultCode.BUTTON} <= codes
 
 
-def test_retry_does_not_execute_twice(vbus):
+def test_retry_does_not_execute_twice(vbus: str) -> None:
     """A repeated request id replays the reply: a lost Ack never causes a second draw."""
     with pair(JackpotPanel, JackpotPanelClient, vbus) as (dev, cl):
         cl.arm(7, [1])
@@ -361,11 +372,11 @@ def test_retry_does_not_execute_twice(vbus):
         assert dev.draws == 1 and cl.counts["JackpotResult"] == 2
 
 
-def test_make_device_from_profile(vbus):
+def test_make_device_from_profile(vbus: str) -> None:
     dev = make_device(
         "batch", vbus, {"decks": 8, "model": "shelf:m=10", "base": 0x120, "heartbeat_period": 0.05}
     )
-    assert dev.base == 0x120 and dev.decks == 8 and dev.timing.heartbeat_period == 0.05
+    assert dev.base == 0x120 and dev.decks == 8 and dev.timing.heartbeat_period == 0.05  # type: ignore[attr-defined]
     with pytest.raises(RigError, match="unknown profile key"):
         make_device("jackpot", vbus, {"decks": 6})
     with pytest.raises(RigError):
@@ -374,7 +385,7 @@ def test_make_device_from_profile(vbus):
         BatchShuffler(vbus, decks=3)
 
 
-def test_two_devices_share_one_bus(vbus):
+def test_two_devices_share_one_bus(vbus: str) -> None:
     a = BatchShuffler(vbus, seed=1, timing=FAST, base=0x100).start()
     b = JackpotPanel(vbus, seed=2, timing=FAST, base=0x300).start()
     from feltlab.rig.transport import Node
@@ -394,7 +405,7 @@ def test_two_devices_share_one_bus(vbus):
         b.stop()
 
 
-def test_capture_decoder_reports_bad_payload():
+def test_capture_decoder_reports_bad_payload() -> None:
     import can
 
     dec = CaptureDecoder()
@@ -412,7 +423,7 @@ def test_capture_decoder_reports_bad_payload():
     assert recs[-1] is not None and recs[-1].error and "CRC" in recs[-1].error
 
 
-def test_can_panel_implements_the_sdk_interface(vbus):
+def test_can_panel_implements_the_sdk_interface(vbus: str) -> None:
     from feltlab.errors import DeviceError
     from feltlab.jackpot import JackpotPanel as SdkPanel
     from feltlab.rig.clients import CanJackpotPanel
@@ -437,7 +448,7 @@ def test_can_panel_implements_the_sdk_interface(vbus):
             panel.press(4, 1, "player")
 
 
-def test_madness21_rounds_against_the_can_panel(vbus):
+def test_madness21_rounds_against_the_can_panel(vbus: str) -> None:
     engine = pytest.importorskip("feltlab.engine")
     from feltlab.plugin_manager import collect_wagers, get_plugin_manager
     from feltlab.rig.clients import CanJackpotPanel

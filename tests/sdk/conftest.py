@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 
@@ -61,12 +61,12 @@ def nz() -> Rules:
 
 
 @pytest.fixture(name="make_table")
-def make_table_fixture():
+def make_table_fixture() -> Callable[..., Table]:
     """The :func:`make_table` helper: ``make_table(rules, "10H 9S ...", boxes=3, ...)``."""
     return make_table
 
 
 @pytest.fixture(name="cards")
-def cards_fixture():
+def cards_fixture() -> Callable[[str], list[int]]:
     """The :func:`cards` helper: card codes of ``"10H 9S AD"``."""
     return cards

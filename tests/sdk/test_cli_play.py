@@ -3,25 +3,27 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
+from pytest import MonkeyPatch
 
 import feltlab.cli as cli
 from feltlab.plugin_manager import get_plugin_manager
 
 
 @pytest.fixture(autouse=True)
-def _builtins_only(monkeypatch):
+def _builtins_only(monkeypatch: MonkeyPatch) -> None:
     # installed third-party plugins (e.g. an unfinished rig entry point) stay out of these tests
     monkeypatch.setattr(cli, "get_plugin_manager", lambda: get_plugin_manager(entry_points=False))
 
 
-def _run(args):
+def _run(args: list[str]) -> Result:
     return CliRunner().invoke(cli.main, args, env={"COLUMNS": "200", "NO_COLOR": "1"})
 
 
-def test_plugins_json_lists_builtins_hooks_and_wagers():
+def test_plugins_json_lists_builtins_hooks_and_wagers() -> None:
     r = _run(["plugins", "--json"])
     assert r.exit_code == 0, r.output
     data = json.loads(r.output)
@@ -43,12 +45,12 @@ def test_plugins_json_lists_builtins_hooks_and_wagers():
     ]
 
 
-def test_plugins_table():
+def test_plugins_table() -> None:
     r = _run(["plugins"])
     assert r.exit_code == 0 and "perfect_pairs" in r.output and "15B" in r.output
 
 
-def test_play_same_seed_same_log(tmp_path):
+def test_play_same_seed_same_log(tmp_path: Path) -> None:
     a = _run(["play", "--rules", "nz", "--rounds", "20", "--seed", "1"])
     b = _run(["play", "--rules", "nz", "--rounds", "20", "--seed", "1"])
     c = _run(["play", "--rules", "nz", "--rounds", "20", "--seed", "2"])

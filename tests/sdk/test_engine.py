@@ -3,10 +3,11 @@ irregularities (rules 16.3, 16.5, 16.10), event log and replay."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from feltlab import Decision, Phase, Rules, ScriptedPolicy, Table, play_round
-from feltlab.engine import replay_round
 from feltlab.errors import (
     IllegalDecisionError,
     ReplayError,
@@ -17,14 +18,17 @@ from feltlab.errors import (
 )
 from feltlab.events import read_jsonl
 from feltlab.native import ChaCha20
+from feltlab.replay import replay_round
 from feltlab.shoe import ContinuousShuffler, Shoe
 
 
-def _dealt(table):
+def _dealt(table: Table) -> list[tuple[str, int | None]]:
     return [(e.data["to"], e.data.get("box")) for e in table.log if e.kind == "card_dealt"]
 
 
-def test_peek_deal_order_is_boxes_dealer_boxes_hole_card(vegas, make_table):
+def test_peek_deal_order_is_boxes_dealer_boxes_hole_card(
+    vegas: Rules, make_table: Callable[..., Table]
+) -> None:
     t = make_table(vegas, "2C 3C 4C 5C 6C 7C")
     t.begin_round()
     t.place(0, "a", "main", 1000)
@@ -41,7 +45,9 @@ def test_peek_deal_order_is_boxes_dealer_boxes_hole_card(vegas, make_table):
     assert t.phase is Phase.PLAYING and t.current == (0, 0)
 
 
-def test_no_hole_card_dealer_gets_one_card_in_the_initial_deal(nz, make_table):
+def test_no_hole_card_dealer_gets_one_card_in_the_initial_deal(
+    nz: Rules, make_table: Callable[..., Table]
+) -> None:
     t = make_table(nz, "2C 3C 4C 5C 6C")
     t.begin_round()
     t.place(0, "a", "main", 1000)
@@ -50,7 +56,9 @@ def test_no_hole_card_dealer_gets_one_card_in_the_initial_deal(nz, make_table):
     assert _dealt(t) == [("box", 0), ("box", 1), ("dealer", None), ("box", 0), ("box", 1)]
 
 
-def test_illegal_decisions_name_the_legal_ones(nz, make_table, cards):
+def test_illegal_decisions_name_the_legal_ones(
+    nz: Rules, make_table: Callable[..., Table], cards: Callable[[str], list[int]]
+) -> None:
     # A+6 soft 17: nz doubles hard totals only
     t = make_table(nz, "AH 9C 6D 10S")
     with pytest.raises(RoundStateError, match="phase playing"):
@@ -70,7 +78,9 @@ def test_illegal_decisions_name_the_legal_ones(nz, make_table, cards):
         t.decide("double")
 
 
-def test_split_limit_and_one_card_to_split_aces(vegas, make_table):
+def test_split_limit_and_one_card_to_split_aces(
+    vegas: Rules, make_table: Callable[..., Table]
+) -> None:
     # vegas: split to 4 hands, no resplit of aces; A,A split gets one card each
     t = make_table(vegas, "AH 9C AD 10S AC 5D")
     t.begin_round()
@@ -83,7 +93,7 @@ def test_split_limit_and_one_card_to_split_aces(vegas, make_table):
     assert len(hands) == 2 and all(len(h) == 2 for h in hands)
 
 
-def test_max_split_hands_is_enforced(nz, make_table):
+def test_max_split_hands_is_enforced(nz: Rules, make_table: Callable[..., Table]) -> None:
     # nz: three hands at most.  8,8 -> split; hand 0 gets 8 -> split; hand 0 gets 8 again
     t = make_table(nz, "8H 9C 8D 8S 8C 2D")
     t.begin_round()
@@ -96,7 +106,9 @@ def test_max_split_hands_is_enforced(nz, make_table):
         t.decide("split")
 
 
-def test_several_players_on_a_box_follow_the_controller(vegas, make_table):
+def test_several_players_on_a_box_follow_the_controller(
+    vegas: Rules, make_table: Callable[..., Table]
+) -> None:
     # ann controls box 0 (first main wager), bob backs it; 5+6 doubles, draws 10: 21 v 20
     t = make_table(vegas, "5H 10C 6D QS 10D")
     r = play_round(
@@ -109,7 +121,9 @@ def test_several_players_on_a_box_follow_the_controller(vegas, make_table):
     assert (r.net("ann"), r.net("bob")) == (2000, 4000)
 
 
-def test_wagers_are_checked_against_the_limits_and_phase(nz, make_table):
+def test_wagers_are_checked_against_the_limits_and_phase(
+    nz: Rules, make_table: Callable[..., Table]
+) -> None:
     t = make_table(nz, "5H 10C 6D QS 10D")
     t.begin_round()
     with pytest.raises(WagerError, match=r"outside the table limits 1000\.\.500000"):
@@ -126,7 +140,9 @@ def test_wagers_are_checked_against_the_limits_and_phase(nz, make_table):
         t.place(0, "a", "perfect_pairs", 500)  # rule 15B.3: before any card is dealt
 
 
-def test_insurance_pays_2_to_1_on_a_dealer_blackjack(vegas, make_table):
+def test_insurance_pays_2_to_1_on_a_dealer_blackjack(
+    vegas: Rules, make_table: Callable[..., Table]
+) -> None:
     t = make_table(vegas, "10H AS 9D KC")
     t.begin_round()
     t.place(0, "a", "main", 1000)
@@ -142,7 +158,9 @@ def test_insurance_pays_2_to_1_on_a_dealer_blackjack(vegas, make_table):
     assert r.net("a") == 0
 
 
-def test_cut_card_means_a_shuffle_after_the_round(nz, make_table):
+def test_cut_card_means_a_shuffle_after_the_round(
+    nz: Rules, make_table: Callable[..., Table]
+) -> None:
     # rule 5.7(b): the cutting card comes out after the 3rd card; the round completes first
     t = make_table(nz, "10H 6C 8D 5S 10S 9C 7D 9H", cut_after=3)
     play_round(t, [(0, "a", "main", 1000)], ScriptedPolicy({(0, 0): ["stand"]}))
@@ -156,7 +174,7 @@ def test_cut_card_means_a_shuffle_after_the_round(nz, make_table):
     )
 
 
-def test_shoe_shuffles_after_the_round_that_reached_the_cutting_card():
+def test_shoe_shuffles_after_the_round_that_reached_the_cutting_card() -> None:
     rules = Rules.preset("nz", decks=4, cut_card_from_back=104)  # 104 cards behind the card
     shoe = Shoe(rules, ChaCha20(7))
     from feltlab.plugins.main import Main
@@ -175,7 +193,9 @@ def test_shoe_shuffles_after_the_round_that_reached_the_cutting_card():
     assert shoe.remaining == 208 and not shoe.needs_shuffle  # a fresh shoe
 
 
-def test_missing_cutting_card_reshuffles_at_the_end_of_the_round(nz, make_table):
+def test_missing_cutting_card_reshuffles_at_the_end_of_the_round(
+    nz: Rules, make_table: Callable[..., Table]
+) -> None:
     t = make_table(nz, "10H 6C 8D 5S 10S 9C 7D 9H")
     t.begin_round()
     t.place(0, "a", "main", 1000)
@@ -192,7 +212,7 @@ def test_missing_cutting_card_reshuffles_at_the_end_of_the_round(nz, make_table)
     )
 
 
-def test_continuous_shuffler_returns_the_cards_and_refuses_rule_16_10():
+def test_continuous_shuffler_returns_the_cards_and_refuses_rule_16_10() -> None:
     with pytest.raises(RulesError, match="continuous"):
         Shoe(Rules.preset("nz", shuffler="continuous", cutting_cards=0), ChaCha20(1))
     rules = Rules.preset("nz", shuffler="continuous", cutting_cards=0)
@@ -208,7 +228,9 @@ def test_continuous_shuffler_returns_the_cards_and_refuses_rule_16_10():
         t.report_missing_cutting_card()
 
 
-def test_rule_16_3_card_exposed_to_the_completed_dealer_hand_is_removed(vegas, make_table):
+def test_rule_16_3_card_exposed_to_the_completed_dealer_hand_is_removed(
+    vegas: Rules, make_table: Callable[..., Table]
+) -> None:
     t = make_table(vegas, "10H 10C 9D 8S KD")
     t.begin_round()
     t.place(0, "a", "main", 1000)
@@ -223,7 +245,9 @@ def test_rule_16_3_card_exposed_to_the_completed_dealer_hand_is_removed(vegas, m
     assert card not in r.dealer_cards and r.find(0, "a", "main").net == 1000  # 19 v 18
 
 
-def test_rule_16_5_reconstruction_gives_the_round_it_should_have_had(vegas, make_table):
+def test_rule_16_5_reconstruction_gives_the_round_it_should_have_had(
+    vegas: Rules, make_table: Callable[..., Table]
+) -> None:
     deal = "10H 9C 10C 8D 7S 8S"  # box0 10, box1 9, dealer 10, box0 8, box1 7, hole 8
     script = ScriptedPolicy({(0, 0): ["stand"], (1, 0): ["stand"]})
     clean = play_round(
@@ -250,7 +274,9 @@ def test_rule_16_5_reconstruction_gives_the_round_it_should_have_had(vegas, make
     assert fixed.dealer_cards == clean.dealer_cards
 
 
-def test_rule_16_5_void_a_hand_returns_its_wagers_others_stand(vegas, make_table):
+def test_rule_16_5_void_a_hand_returns_its_wagers_others_stand(
+    vegas: Rules, make_table: Callable[..., Table]
+) -> None:
     t = make_table(vegas, "10H 9C 10C 8D 7S 8S 9S")
     t.begin_round()
     t.place(0, "a", "main", 1000)
@@ -271,7 +297,7 @@ def test_rule_16_5_void_a_hand_returns_its_wagers_others_stand(vegas, make_table
     assert r.find(1, "b", "main").outcome in ("win", "lose", "stand_off")
 
 
-def test_rule_16_5_void_the_round(vegas, make_table):
+def test_rule_16_5_void_the_round(vegas: Rules, make_table: Callable[..., Table]) -> None:
     t = make_table(vegas, "10H 9C 10C")
     t.begin_round()
     t.place(0, "a", "main", 1000)
@@ -281,7 +307,9 @@ def test_rule_16_5_void_the_round(vegas, make_table):
     assert r.void and r.net() == 0 and t.phase is Phase.IDLE
 
 
-def test_event_log_replays_a_round_to_the_identical_outcome(vegas, make_table):
+def test_event_log_replays_a_round_to_the_identical_outcome(
+    vegas: Rules, make_table: Callable[..., Table]
+) -> None:
     deal = "8H 7S 8D 10C 10D 5C 3H 2S"  # split 8s v 17: 18 stands, 8+5 hits 3
     t = make_table(vegas, deal)
     script = ScriptedPolicy({(0, 0): ["split", "stand"], (0, 1): ["hit", "stand"]})
@@ -296,7 +324,7 @@ def test_event_log_replays_a_round_to_the_identical_outcome(vegas, make_table):
         replay_round(tampered, vegas, list(t.wagers.values()), boxes=3)
 
 
-def test_replay_rejects_a_multi_round_log(vegas, make_table):
+def test_replay_rejects_a_multi_round_log(vegas: Rules, make_table: Callable[..., Table]) -> None:
     t = make_table(vegas, "10H 10C 9D 8S 10H 10C 9D 8S")
     for _ in range(2):
         play_round(t, [(0, "a", "main", 1000)], ScriptedPolicy({(0, 0): ["stand"]}))
@@ -307,11 +335,11 @@ def test_replay_rejects_a_multi_round_log(vegas, make_table):
     assert read_jsonl(one)[0].kind == "round_started"
 
 
-def test_same_seed_same_events(nz):
+def test_same_seed_same_events(nz: Rules) -> None:
     from feltlab.plugins.main import Main
     from feltlab.strategy import BasicStrategy
 
-    def run(seed):
+    def run(seed: int) -> str:
         t = Table(nz, Shoe(nz, ChaCha20(seed)), [Main()])
         for _ in range(5):
             play_round(t, [(0, "a", "main", 1000), (1, "b", "main", 1000)], BasicStrategy(nz))

@@ -5,20 +5,25 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import click
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from feltlab import Rules, ScriptedPolicy, Table, hookimpl, hookspecs, play_round
+from feltlab.engine import RoundResult
 from feltlab.errors import PluginError
+from feltlab.events import Event
 from feltlab.jackpot import FakeJackpotPanel
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.plugins.madness21 import Madness21
 from feltlab.plugins.main import Main
 from feltlab.shoe import FixedCards
+from feltlab.tournament import BettingView
 from feltlab.wagers import Limits, Paytable, WagerType, as_pays
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,40 +33,43 @@ HOOKS = sorted(
 
 
 class Recorder:
-    def __init__(self):
-        self.calls = []
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
 
     @hookimpl
-    def feltlab_table_event(self, event):
+    def feltlab_table_event(self, event: Event) -> None:
         self.calls.append(("event", event.kind))
 
     @hookimpl
-    def feltlab_round_started(self, round_no):
+    def feltlab_round_started(self, round_no: int) -> None:
         self.calls.append(("round_started", round_no))
 
     @hookimpl
-    def feltlab_card_dealt(self, card, to, box):
+    def feltlab_card_dealt(self, card: int, to: str, box: int | None) -> None:
         self.calls.append(("card_dealt", card, to, box))
 
     @hookimpl
-    def feltlab_cut_card_reached(self, round_no):
+    def feltlab_cut_card_reached(self, round_no: int) -> None:
         self.calls.append(("cut_card_reached", round_no))
 
     @hookimpl
-    def feltlab_shoe_shuffled(self, reason):
+    def feltlab_shoe_shuffled(self, reason: str) -> None:
         self.calls.append(("shoe_shuffled", reason))
 
     @hookimpl
-    def feltlab_round_settled(self, result):
+    def feltlab_round_settled(self, result: RoundResult) -> None:
         self.calls.append(("round_settled", result.net()))
 
     @hookimpl
-    def feltlab_device_fault(self, device, message):
+    def feltlab_device_fault(self, device: str, message: str) -> None:
         self.calls.append(("device_fault", device))
 
 
+Recorded = tuple[list[tuple[Any, ...]], Table]
+
+
 @pytest.fixture
-def recorded(cards):
+def recorded(cards: Callable[[str], list[int]]) -> Recorded:
     pm = get_plugin_manager(entry_points=False)
     rec = Recorder()
     pm.register(rec)
@@ -78,35 +86,35 @@ def recorded(cards):
     return rec.calls, t
 
 
-def test_hook_feltlab_table_event(recorded):
+def test_hook_feltlab_table_event(recorded: Recorded) -> None:
     calls, t = recorded
     assert [c[1] for c in calls if c[0] == "event"] == [e.kind for e in t.log]
 
 
-def test_hook_feltlab_round_started(recorded):
+def test_hook_feltlab_round_started(recorded: Recorded) -> None:
     assert ("round_started", 1) in recorded[0]
 
 
-def test_hook_feltlab_card_dealt(recorded, cards):
+def test_hook_feltlab_card_dealt(recorded: Recorded, cards: Callable[[str], list[int]]) -> None:
     dealt = [c[1:] for c in recorded[0] if c[0] == "card_dealt"]
     a, nine, k, eight = cards("AS 9C KD 8S")
     assert dealt == [(a, "box", 0), (nine, "dealer", None), (k, "box", 0), (eight, "dealer", None)]
 
 
-def test_hook_feltlab_cut_card_reached(recorded):
+def test_hook_feltlab_cut_card_reached(recorded: Recorded) -> None:
     assert ("cut_card_reached", 1) in recorded[0]
 
 
-def test_hook_feltlab_shoe_shuffled(recorded):
+def test_hook_feltlab_shoe_shuffled(recorded: Recorded) -> None:
     assert ("shoe_shuffled", "cutting_card") in recorded[0]  # rule 5.7(b)
 
 
-def test_hook_feltlab_round_settled(recorded):
+def test_hook_feltlab_round_settled(recorded: Recorded) -> None:
     # blackjack +1500, Madness 21 won during a panel failure: $25 (rule 16.12)
     assert ("round_settled", 1500 + 2500) in recorded[0]
 
 
-def test_hook_feltlab_device_fault(recorded):
+def test_hook_feltlab_device_fault(recorded: Recorded) -> None:
     assert ("device_fault", "jackpot_panel") in recorded[0]
 
 
@@ -121,17 +129,18 @@ class Lucky7(WagerType):
         "std": Paytable("std", ("lose", "seven"), as_pays([-1, 11]))
     }
 
-    def classify(self, cards):
-        return ((cards[:, 0] >> 2) == 6).astype("uint8")
+    def classify(self, cards: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+        out: npt.NDArray[np.uint8] = ((cards[:, 0] >> 2) == 6).astype(np.uint8)
+        return out
 
 
 class VendorPlugin:
     @hookimpl
-    def feltlab_register_wagers(self, register):
+    def feltlab_register_wagers(self, register: Callable[[type[WagerType]], None]) -> None:
         register(Lucky7)
 
 
-def test_hook_feltlab_register_wagers(cards):
+def test_hook_feltlab_register_wagers(cards: Callable[[str], list[int]]) -> None:
     pm = get_plugin_manager(entry_points=False)
     pm.register(VendorPlugin())
     registry = collect_wagers(pm)
@@ -151,7 +160,7 @@ def test_hook_feltlab_register_wagers(cards):
 
     class Clash:
         @hookimpl
-        def feltlab_register_wagers(self, register):
+        def feltlab_register_wagers(self, register: Callable[[type[WagerType]], None]) -> None:
             class Fake(Lucky7):
                 name = "main"
 
@@ -162,9 +171,8 @@ def test_hook_feltlab_register_wagers(cards):
         collect_wagers(pm)
 
 
-def test_hook_feltlab_register_tournament_strategies():
-    from feltlab.tournament_run import collect_strategies
-    from feltlab.tournament_session import BettingStrategy
+def test_hook_feltlab_register_tournament_strategies() -> None:
+    from feltlab.tournament import BettingStrategy, collect_strategies
 
     pm = get_plugin_manager(entry_points=False)
     assert collect_strategies(pm).names() == [
@@ -178,12 +186,14 @@ def test_hook_feltlab_register_tournament_strategies():
     class Timid(BettingStrategy):
         name = "timid"
 
-        def wager(self, view):
+        def wager(self, view: BettingView) -> int:
             return view.limits.minimum
 
     class Vendor:
         @hookimpl
-        def feltlab_register_tournament_strategies(self, register):
+        def feltlab_register_tournament_strategies(
+            self, register: Callable[[type[BettingStrategy]], None]
+        ) -> None:
             register(Timid)
 
     pm.register(Vendor(), name="acme_bots")
@@ -194,7 +204,9 @@ def test_hook_feltlab_register_tournament_strategies():
 
     class Bad:
         @hookimpl
-        def feltlab_register_tournament_strategies(self, register):
+        def feltlab_register_tournament_strategies(
+            self, register: Callable[[type[BettingStrategy]], None]
+        ) -> None:
             register(Clash)
 
     pm.register(Bad(), name="acme_clash")
@@ -202,12 +214,12 @@ def test_hook_feltlab_register_tournament_strategies():
         collect_strategies(pm)
 
 
-def test_hook_feltlab_register_commands():
+def test_hook_feltlab_register_commands() -> None:
     pm = get_plugin_manager(entry_points=False)
 
     class Commands:
         @hookimpl
-        def feltlab_register_commands(self, cli):
+        def feltlab_register_commands(self, cli: click.Group) -> None:
             cli.add_command(click.Command("hello", callback=lambda: None))
 
     pm.register(Commands())
@@ -216,12 +228,14 @@ def test_hook_feltlab_register_commands():
     assert "hello" in group.commands
 
 
-def test_unknown_hook_fails_check_pending():
+def test_unknown_hook_fails_check_pending() -> None:
     pm = get_plugin_manager(entry_points=False)
 
     class Typo:
         @hookimpl
-        def feltlab_regster_wagers(self, register):  # misspelt
+        def feltlab_regster_wagers(
+            self, register: Callable[[type[WagerType]], None]
+        ) -> None:  # misspelt
             pass
 
     pm.register(Typo())
@@ -229,13 +243,13 @@ def test_unknown_hook_fails_check_pending():
         pm.check_pending()
 
 
-def test_every_hook_has_its_own_test():
+def test_every_hook_has_its_own_test() -> None:
     names = {n for n, f in globals().items() if callable(f) and n.startswith("test_hook_")}
     missing = [h for h in HOOKS if f"test_hook_{h}" not in names]
     assert not missing, f"add a test_hook_<name> test for {missing}"
 
 
-def test_every_hook_is_documented_in_docs_plugins_md():
+def test_every_hook_is_documented_in_docs_plugins_md() -> None:
     doc = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
     headings = set(re.findall(r"^### `(feltlab_\w+)", doc, flags=re.M))
     assert headings == set(HOOKS), f"docs/plugins.md: document {set(HOOKS) - headings}"

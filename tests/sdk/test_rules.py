@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 import pytest
 
@@ -10,7 +11,7 @@ from feltlab import DealerBlackjackTakes, DoubleOn, HoleCard, Rules, ShufflerKin
 from feltlab.errors import RulesError
 
 
-def test_nz_preset_is_the_observed_nz_practice():
+def test_nz_preset_is_the_observed_nz_practice() -> None:
     r = Rules.preset("nz")  # ../shared/rules/README.md, observed NZ practice
     assert (r.decks, r.dealer_hits_soft_17, r.hole_card) == (6, False, HoleCard.NO_HOLE_CARD)
     assert r.dealer_blackjack_takes is DealerBlackjackTakes.ORIGINAL
@@ -20,7 +21,7 @@ def test_nz_preset_is_the_observed_nz_practice():
     assert r.cut_card_from_back == 78  # a quarter of 312 cards
 
 
-def test_vegas_presets_differ_only_in_soft_17():
+def test_vegas_presets_differ_only_in_soft_17() -> None:
     s17, h17 = Rules.preset("vegas_s17"), Rules.preset("vegas_h17")
     assert (s17.hole_card, s17.double_on, s17.max_split_hands) == (HoleCard.PEEK, DoubleOn.ANY, 4)
     assert not s17.dealer_hits_soft_17 and h17.dealer_hits_soft_17
@@ -41,21 +42,21 @@ def test_vegas_presets_differ_only_in_soft_17():
         ({"min_wager": 600_000}, "table limits"),
     ],
 )
-def test_invalid_rules_raise_naming_the_rule(changes, cites):
+def test_invalid_rules_raise_naming_the_rule(changes: dict[str, Any], cites: str) -> None:
     with pytest.raises(RulesError, match=cites.replace("(", r"\(").replace(")", r"\)")):
         Rules.preset("nz", **changes)
 
 
-def test_half_way_from_the_back_is_the_last_allowed_cutting_card_position():
+def test_half_way_from_the_back_is_the_last_allowed_cutting_card_position() -> None:
     assert Rules(decks=6, cut_card_from_back=156).cut_card_from_back == 156  # rule 7.6(a)
 
 
-def test_continuous_shuffler_has_no_cutting_card():
+def test_continuous_shuffler_has_no_cutting_card() -> None:
     r = Rules.preset("nz", shuffler="continuous", cutting_cards=0)
     assert r.shuffler is ShufflerKind.CONTINUOUS and r.cut_card_from_back == 0  # rule 7.6(b)
 
 
-def test_rules_round_trip_through_a_dict_and_reject_unknown_fields():
+def test_rules_round_trip_through_a_dict_and_reject_unknown_fields() -> None:
     r = Rules.preset("vegas_h17")
     assert Rules.from_dict(r.to_dict()) == r
     assert r.to_dict()["blackjack_pays"] == "3:2"
@@ -66,6 +67,6 @@ def test_rules_round_trip_through_a_dict_and_reject_unknown_fields():
     assert Rules.from_dict({"surrender": "late"}).surrender is Surrender.LATE
 
 
-def test_unknown_preset_lists_the_presets():
+def test_unknown_preset_lists_the_presets() -> None:
     with pytest.raises(RulesError, match="nz"):
         Rules.preset("atlantis")

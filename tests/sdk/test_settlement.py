@@ -8,38 +8,44 @@ dealer's second card comes after the players' draws.  Main wagers are $10 (1000 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
 from feltlab import DealerBlackjackTakes, Rules, ScriptedPolicy, play_round
+from feltlab.engine import RoundResult, Table
+
+_make_table: Callable[..., Table]
 
 
 @pytest.fixture(autouse=True)
-def _helpers(make_table):
+def _helpers(make_table: Callable[..., Table]) -> None:
     global _make_table
     _make_table = make_table
 
 
-def _play(rules, deal, boxes, script, **kw):
+def _play(rules: Rules, deal: str, boxes: int, script: Any, **kw: Any) -> RoundResult:
     table = _make_table(rules, deal, **kw)
     bets = [(b, f"p{b}", "main", 1000) for b in range(boxes)]
     return play_round(table, bets, ScriptedPolicy(script))
 
 
-def test_5_1_a_player_21_or_less_wins_when_dealer_exceeds_21(vegas):
+def test_5_1_a_player_21_or_less_wins_when_dealer_exceeds_21(vegas: Rules) -> None:
     # player 10+8 = 18 stands; dealer 6+10 = 16 draws 6 -> 22: win 1 to 1 (rule 5.4)
     r = _play(vegas, "10H 6C 8D 10S 6D", 1, {(0, 0): ["stand"]})
     s = r.find(0, "p0", "main")
     assert (s.outcome, s.net, s.rule) == ("win", 1000, "5.1(a)")
 
 
-def test_5_1_b_higher_total_wins(vegas):
+def test_5_1_b_higher_total_wins(vegas: Rules) -> None:
     # player 10+9 = 19, dealer 10+8 = 18
     r = _play(vegas, "10H 10C 9D 8S", 1, {(0, 0): ["stand"]})
     s = r.find(0, "p0", "main")
     assert (s.outcome, s.net, s.rule) == ("win", 1000, "5.1(b)")
 
 
-def test_5_1_c_blackjack_beats_a_dealer_21_of_three_cards_and_pays_3_to_2(vegas):
+def test_5_1_c_blackjack_beats_a_dealer_21_of_three_cards_and_pays_3_to_2(vegas: Rules) -> None:
     # box 0: A+K blackjack; box 1: 10+7 stands so the dealer plays: 7+4, draws 10 -> 21
     r = _play(vegas, "AS 10H 7C KD 7H 4S 10C", 2, {(1, 0): ["stand"]})
     s = r.find(0, "p0", "main")
@@ -47,7 +53,7 @@ def test_5_1_c_blackjack_beats_a_dealer_21_of_three_cards_and_pays_3_to_2(vegas)
     assert r.find(1, "p1", "main").rule == "5.1(g)"
 
 
-def test_5_1_d_dealer_blackjack_beats_a_three_card_21(nz):
+def test_5_1_d_dealer_blackjack_beats_a_three_card_21(nz: Rules) -> None:
     # no hole card: player 5+6, hits 10 -> 21 in 3 cards; dealer A, then K: blackjack
     r = _play(nz, "5H AS 6D 10C KD", 1, {(0, 0): ["hit"]})
     s = r.find(0, "p0", "main")
@@ -55,7 +61,7 @@ def test_5_1_d_dealer_blackjack_beats_a_three_card_21(nz):
     assert s.rule == "5.1(d)"
 
 
-def test_5_1_d_dealer_blackjack_beats_a_two_card_21_on_a_split_hand(nz):
+def test_5_1_d_dealer_blackjack_beats_a_two_card_21_on_a_split_hand(nz: Rules) -> None:
     # A,A split (one card each): A+K = 21 on a split hand is no blackjack; dealer 10 then A.
     # Rules.dealer_blackjack_takes = all, so rule 5.1(d) alone decides both hands.
     rules = nz.replace(dealer_blackjack_takes=DealerBlackjackTakes.ALL)
@@ -65,20 +71,20 @@ def test_5_1_d_dealer_blackjack_beats_a_two_card_21_on_a_split_hand(nz):
     assert s.net == -2000
 
 
-def test_5_1_e_equal_totals_stand_off(vegas):
+def test_5_1_e_equal_totals_stand_off(vegas: Rules) -> None:
     r = _play(vegas, "10H 10C 8D 8S", 1, {(0, 0): ["stand"]})
     s = r.find(0, "p0", "main")
     assert (s.outcome, s.net, s.rule) == ("stand_off", 0, "5.1(e)")
 
 
-def test_5_1_e_both_blackjack_stand_off(vegas):
+def test_5_1_e_both_blackjack_stand_off(vegas: Rules) -> None:
     # peek: dealer A up with Q in the hole; insurance offered and declined
     r = _play(vegas, "AS AD KH QC", 1, {})
     s = r.find(0, "p0", "main")
     assert (s.outcome, s.net, s.rule) == ("stand_off", 0, "5.1(e)")
 
 
-def test_5_1_f_player_over_21_loses_even_when_the_dealer_busts_too(vegas):
+def test_5_1_f_player_over_21_loses_even_when_the_dealer_busts_too(vegas: Rules) -> None:
     # box 0: 10+6 hits 10 -> 26; box 1: 10+7 stands; dealer 10+6 draws 10 -> 26
     r = _play(vegas, "10H 10D 10S 6C 7C 6S 10C 10D", 2, {(0, 0): ["hit"], (1, 0): ["stand"]})
     s0, s1 = r.find(0, "p0", "main"), r.find(1, "p1", "main")
@@ -86,13 +92,13 @@ def test_5_1_f_player_over_21_loses_even_when_the_dealer_busts_too(vegas):
     assert (s1.outcome, s1.net, s1.rule) == ("win", 1000, "5.1(a)")
 
 
-def test_5_1_g_dealer_higher_total_wins(vegas):
+def test_5_1_g_dealer_higher_total_wins(vegas: Rules) -> None:
     r = _play(vegas, "10H 10C 7D 9S", 1, {(0, 0): ["stand"]})
     s = r.find(0, "p0", "main")
     assert (s.outcome, s.net, s.rule) == ("lose", -1000, "5.1(g)")
 
 
-def test_5_4_a_split_ace_with_ten_is_21_paid_1_to_1_not_3_to_2(vegas):
+def test_5_4_a_split_ace_with_ten_is_21_paid_1_to_1_not_3_to_2(vegas: Rules) -> None:
     # A,A split, one card each: A+K, A+Q; dealer 10+10 = 20: two wins at 1 to 1
     r = _play(vegas, "AH 10S AD 10C KC QD", 1, {(0, 0): ["split"]})
     s = r.find(0, "p0", "main")
@@ -102,7 +108,7 @@ def test_5_4_a_split_ace_with_ten_is_21_paid_1_to_1_not_3_to_2(vegas):
     ]
 
 
-def test_5_4_blackjack_odds_round_down_to_the_cent():
+def test_5_4_blackjack_odds_round_down_to_the_cent() -> None:
     # 6 to 5 (house setting under rule 10.3) on $10.01 is 1201.2 cents -> 1201
     rules = Rules.preset("vegas_s17", blackjack_pays="6:5", wager_unit=1)
     r = _play(rules, "AS 9C KD 8S", 1, {})
@@ -112,7 +118,7 @@ def test_5_4_blackjack_odds_round_down_to_the_cent():
     assert res.find(0, "x", "main").net == 1201
 
 
-def test_no_hole_card_dealer_blackjack_takes_only_the_original_wager_of_a_double(nz):
+def test_no_hole_card_dealer_blackjack_takes_only_the_original_wager_of_a_double(nz: Rules) -> None:
     # player 5+6 doubles, draws 9 -> 20; dealer 10 then A: blackjack. Original only: -$10
     r = _play(nz, "5H 10S 6D 9C AD", 1, {(0, 0): ["double"]})
     assert r.find(0, "p0", "main").net == -1000
@@ -120,7 +126,7 @@ def test_no_hole_card_dealer_blackjack_takes_only_the_original_wager_of_a_double
     assert _play(rules, "5H 10S 6D 9C AD", 1, {(0, 0): ["double"]}).net() == -2000
 
 
-def test_no_hole_card_dealer_blackjack_and_busted_split_hands(nz):
+def test_no_hole_card_dealer_blackjack_and_busted_split_hands(nz: Rules) -> None:
     # 8,8 split: hand 0 8+10 = 18 stands; hand 1 8+5 hits 10 -> 23 busted; dealer 10 then A
     deal = "8H 10S 8D 10C 5C 10D AD"
     script = {(0, 0): ["split", "stand"], (0, 1): ["hit"]}

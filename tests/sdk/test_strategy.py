@@ -11,6 +11,8 @@ Letters: H hit, S stand, D double (Dh/Ds both D here), P split.  Columns: dealer
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from feltlab import Rules
 from feltlab.strategy import BasicStrategy, chart, dealer_distribution
 
@@ -54,7 +56,7 @@ pair 10  S S S S S S S S S S
 H17_CHANGES = {("hard 11", 11): "D", ("soft 18", 2): "D", ("soft 19", 6): "D"}
 
 
-def _parse(text):
+def _parse(text: str) -> dict[str, dict[int, str]]:
     out = {}
     for line in text.splitlines():
         parts = line.split()
@@ -63,23 +65,23 @@ def _parse(text):
     return out
 
 
-def test_vegas_s17_matches_the_published_4_to_8_deck_chart():
+def test_vegas_s17_matches_the_published_4_to_8_deck_chart() -> None:
     assert chart(Rules.preset("vegas_s17")) == _parse(S17_CHART)
 
 
-def test_vegas_h17_matches_the_published_h17_chart():
+def test_vegas_h17_matches_the_published_h17_chart() -> None:
     expected = _parse(S17_CHART)
     for (row, up), letter in H17_CHANGES.items():
         expected[row][up] = letter
     assert chart(Rules.preset("vegas_h17")) == expected
 
 
-def test_dealer_bust_probability_with_a_6_up_infinite_deck():
+def test_dealer_bust_probability_with_a_6_up_infinite_deck() -> None:
     # Griffin, The Theory of Blackjack, table of dealer outcomes (S17, no blackjack): 0.4232
     assert round(dealer_distribution(6, False, True)[22], 4) == 0.4232
 
 
-def test_nz_policy_never_doubles_a_soft_total(nz, cards):
+def test_nz_policy_never_doubles_a_soft_total(nz: Rules, cards: Callable[[str], list[int]]) -> None:
     from feltlab.engine import Decision, DecisionView
 
     legal = frozenset({Decision.HIT, Decision.STAND})

@@ -8,8 +8,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from feltlab.cards import card_code
-from feltlab.tournament import TournamentDefinition
-from feltlab.tournament_session import BettingStrategy, BettingView, SessionTable, WagerIntent
+from feltlab.tournament import (
+    BettingStrategy,
+    BettingView,
+    RoundRecord,
+    SessionResult,
+    SessionTable,
+    TournamentDefinition,
+    WagerIntent,
+)
 
 BASE: dict[str, Any] = {
     "tournament": {"name": "test", "entry_fee": 5000, "rules": "nz"},
@@ -23,7 +30,7 @@ BASE: dict[str, Any] = {
 }
 
 
-def base(**sections: dict[str, Any]) -> dict[str, Any]:
+def base(**sections: Any) -> dict[str, Any]:
     """BASE with ``sections`` merged in (section -> fields); a field set to None is deleted."""
     d = copy.deepcopy(BASE)
     for name, fields in sections.items():
@@ -39,7 +46,7 @@ def base(**sections: dict[str, Any]) -> dict[str, Any]:
     return d
 
 
-def definition(**sections: dict[str, Any]) -> TournamentDefinition:
+def definition(**sections: Any) -> TournamentDefinition:
     return TournamentDefinition.from_dict(base(**sections))
 
 
@@ -141,3 +148,16 @@ def session(
     each = [chips] * n if isinstance(chips, int) else list(chips)
     start = {f"P{i + 1}": each[i] for i in range(n)}
     return SessionTable(d, seats, source, start, **kw)
+
+
+def played(st: SessionTable) -> RoundRecord:
+    """Play one round of ``st``; fails the test if the session had already ended."""
+    rec = st.play_round()
+    assert rec is not None, "the session ended before this round"
+    return rec
+
+
+def ended(st: SessionTable) -> SessionResult:
+    """The result of ``st``; fails the test if the session has not ended."""
+    assert st.result is not None, "the session has not ended"
+    return st.result

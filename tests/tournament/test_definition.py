@@ -4,6 +4,7 @@ refused with a message naming the field."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from .conftest import base, definition
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def refused(field: str, **sections):
+def refused(field: str, **sections: Any) -> str:
     with pytest.raises(DefinitionError) as exc:
         TournamentDefinition.from_dict(base(**sections))
     assert exc.value.field == field, str(exc.value)
@@ -22,7 +23,7 @@ def refused(field: str, **sections):
     return str(exc.value)
 
 
-def test_rule_3_2_example_file_is_a_complete_definition():
+def test_rule_3_2_example_file_is_a_complete_definition() -> None:
     d = load_definition(ROOT / "examples" / "tournament.toml")
     assert d.entry_fee == 5000
     assert (d.limits.minimum, d.limits.maximum, d.limits.increment) == (10, 500, 5)
@@ -45,29 +46,29 @@ def test_rule_3_2_example_file_is_a_complete_definition():
         ("playoff", "length", "playoff.length"),  # 3.2(f)
     ],
 )
-def test_rule_3_2_missing_field_is_named(section, key, field):
+def test_rule_3_2_missing_field_is_named(section: str, key: str, field: str) -> None:
     message = refused(field, **{section: {key: None}})
     assert "missing" in message
 
 
-def test_rule_3_2_g_missing_prize_list_is_named():
+def test_rule_3_2_g_missing_prize_list_is_named() -> None:
     refused("prizes.shares", prizes={"shares": None})
 
 
-def test_rule_3_2_d_maximum_below_minimum_is_refused():
+def test_rule_3_2_d_maximum_below_minimum_is_refused() -> None:
     msg = refused("wagers.maximum", wagers={"minimum": 20, "maximum": 10, "increment": 5})
     assert "below the minimum 20" in msg
 
 
-def test_rule_3_2_e_maximum_players_below_minimum_is_refused():
+def test_rule_3_2_e_maximum_players_below_minimum_is_refused() -> None:
     refused("entry.max_players", entry={"min_players": 6, "max_players": 5})
 
 
-def test_rule_5_4_three_players_per_table_is_refused():
+def test_rule_5_4_three_players_per_table_is_refused() -> None:
     assert "rule 5.4" in refused("entry.min_players", entry={"min_players": 3})
 
 
-def test_rule_5_4_advancing_three_to_a_final_is_refused():
+def test_rule_5_4_advancing_three_to_a_final_is_refused() -> None:
     # 8 entrants: two heat tables; advancing 1 each puts 2 players at the final table
     msg = refused(
         "stages[0].advance_per_table",
@@ -77,7 +78,7 @@ def test_rule_5_4_advancing_three_to_a_final_is_refused():
     assert "only 2 players reach 'final'" in msg
 
 
-def test_rule_6_5_final_larger_than_one_table_is_refused():
+def test_rule_6_5_final_larger_than_one_table_is_refused() -> None:
     refused(
         "stages[0].advance_per_table",
         entry={"min_players": 8, "max_players": 21},
@@ -85,36 +86,36 @@ def test_rule_6_5_final_larger_than_one_table_is_refused():
     )
 
 
-def test_rule_3_2_g_prize_list_longer_than_the_field_is_refused():
+def test_rule_3_2_g_prize_list_longer_than_the_field_is_refused() -> None:
     msg = refused("prizes.shares", prizes={"shares": [3000, 2000, 2000, 1000, 1000, 1000]},
                   entry={"min_players": 5, "max_players": 7})  # fmt: skip
     assert "longer than the field" in msg
 
 
-def test_rule_3_4_prize_shares_must_distribute_the_whole_pool():
+def test_rule_3_4_prize_shares_must_distribute_the_whole_pool() -> None:
     assert "10000" in refused("prizes.shares", prizes={"shares": [5000, 3000]})
 
 
-def test_rule_4_6_increment_above_minimum_is_refused():
+def test_rule_4_6_increment_above_minimum_is_refused() -> None:
     refused("wagers.increment", wagers={"minimum": 10, "increment": 20})
 
 
-def test_rule_4_6_limits_not_multiples_of_increment_are_refused():
+def test_rule_4_6_limits_not_multiples_of_increment_are_refused() -> None:
     refused("wagers.increment", wagers={"minimum": 10, "maximum": 52, "increment": 5})
 
 
-def test_rule_4_10_playoff_chips_above_session_chips_are_refused():
+def test_rule_4_10_playoff_chips_above_session_chips_are_refused() -> None:
     refused("playoff.chips", playoff={"length": "rounds", "rounds": 1, "chips": 101})
 
 
-def test_rule_3_2_c_gratuitous_chips_have_no_price_and_sold_chips_have_one():
+def test_rule_3_2_c_gratuitous_chips_have_no_price_and_sold_chips_have_one() -> None:
     refused("chips.face_value", chips={"face_value": 100})
     refused("chips.face_value", chips={"gratuitous": False})
     d = definition(chips={"gratuitous": False, "face_value": 100})
     assert not d.gratuitous and d.chip_face_value == 100
 
 
-def test_rule_3_2_f_lengths_by_shoes_and_time():
+def test_rule_3_2_f_lengths_by_shoes_and_time() -> None:
     d = definition(session={"length": "time", "minutes": 30, "rounds": None},
                    playoff={"length": "shoes", "shoes": 1, "rounds": None})  # fmt: skip
     assert (d.session.kind, d.session.count) == (LengthKind.TIME, 1800)
@@ -122,7 +123,7 @@ def test_rule_3_2_f_lengths_by_shoes_and_time():
     refused("session.minutes", session={"length": "time", "rounds": None})
 
 
-def test_unreadable_or_invalid_toml_is_refused_naming_the_file(tmp_path):
+def test_unreadable_or_invalid_toml_is_refused_naming_the_file(tmp_path: Path) -> None:
     p = tmp_path / "t.toml"
     p.write_text("[tournament\n", encoding="utf-8")
     with pytest.raises(DefinitionError, match="not valid TOML"):

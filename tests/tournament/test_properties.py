@@ -4,12 +4,20 @@ definition allows (definition of "Session" (a)-(c), rule 3.2(f))."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from feltlab.tournament import allocate_prizes
-from feltlab.tournament_run import Applicant, run_tournament
-from feltlab.tournament_session import EndReason, LengthKind
+from feltlab.tournament import (
+    Applicant,
+    EndReason,
+    LengthKind,
+    SessionResult,
+    TournamentDefinition,
+    allocate_prizes,
+    run_tournament,
+)
 
 from .conftest import definition
 from .test_entry import registry
@@ -19,7 +27,7 @@ STRATS = REG.names()
 
 
 @st.composite
-def placings(draw):
+def placings(draw: st.DrawFn) -> list[list[str]]:
     n = draw(st.integers(2, 9))
     players = [f"P{i}" for i in range(n)]
     groups = [[players[0]], [players[1]]]
@@ -36,7 +44,9 @@ def placings(draw):
     shares=st.lists(st.integers(0, 10_000), min_size=1, max_size=7),
     groups=placings(),
 )
-def test_rule_6_8_allocation_pays_out_exactly_the_pool(pool, shares, groups):
+def test_rule_6_8_allocation_pays_out_exactly_the_pool(
+    pool: int, shares: list[int], groups: list[list[str]]
+) -> None:
     amounts = [pool * s // max(1, sum(shares)) for s in shares]
     amounts[0] += pool - sum(amounts)
     awards = allocate_prizes(amounts, groups)
@@ -46,9 +56,9 @@ def test_rule_6_8_allocation_pays_out_exactly_the_pool(pool, shares, groups):
 
 
 @st.composite
-def tournaments(draw):
+def tournaments(draw: st.DrawFn) -> tuple[TournamentDefinition, list[Applicant], int]:
     kind = draw(st.sampled_from(["rounds", "shoes", "time"]))
-    session = {"length": kind, "rounds": None}
+    session: dict[str, Any] = {"length": kind, "rounds": None}
     if kind == "rounds":
         session["rounds"] = draw(st.integers(1, 6))
     elif kind == "shoes":
@@ -75,7 +85,7 @@ def tournaments(draw):
     return d, field, draw(st.integers(0, 2**32))
 
 
-def _check_session(r, d_len, limit_one_left):
+def _check_session(r: SessionResult, d_len: Any, limit_one_left: bool) -> None:
     rounds = r.rounds
     if r.reason in (EndReason.ONE_LEFT, EndReason.RULE_4_10):
         assert limit_one_left
@@ -105,7 +115,9 @@ def _check_session(r, d_len, limit_one_left):
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tournaments())
-def test_properties_of_whole_tournaments(case):
+def test_properties_of_whole_tournaments(
+    case: tuple[TournamentDefinition, list[Applicant], int],
+) -> None:
     d, field, seed = case
     r = run_tournament(d, field, seed=seed, strategies=REG, log_cards=False)
     # rule 3.4: the pool is every fee plus the additions, all paid out

@@ -4,8 +4,10 @@ deliberately broken plugin per check: each must fail that check, with a readable
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
+from pytest import Pytester, TempPathFactory
 
 pytest_plugins = ["pytester"]
 
@@ -210,7 +212,7 @@ CHECKS = {
 
 
 @pytest.fixture(scope="module")
-def outcomes(tmp_path_factory):
+def outcomes(tmp_path_factory: TempPathFactory) -> Path:
     """Run the kit once over every class above (in process) and collect each test's
     outcome and message."""
     pytester_dir = tmp_path_factory.mktemp("kit")
@@ -219,12 +221,12 @@ def outcomes(tmp_path_factory):
     return pytester_dir
 
 
-def _run(pytester, kit_dir):
+def _run(pytester: Pytester, kit_dir: Path) -> dict[tuple[str, str], tuple[str, str]]:
     for f in kit_dir.iterdir():
         (pytester.path / f.name).write_text(f.read_text())
     pytester.syspathinsert()
     rec = pytester.inline_run("-p", "no:cacheprovider", "-q")
-    reports = {}
+    reports: dict[tuple[str, str], tuple[str, str]] = {}
     for rep in rec.getreports("pytest_runtest_logreport"):
         if rep.when == "call" or rep.outcome != "passed":
             cls, _, name = rep.nodeid.split("::", 1)[1].partition("::")
@@ -232,7 +234,9 @@ def _run(pytester, kit_dir):
     return reports
 
 
-def test_kit_passes_a_good_plugin_and_fails_each_broken_one_readably(pytester, outcomes):
+def test_kit_passes_a_good_plugin_and_fails_each_broken_one_readably(
+    pytester: Pytester, outcomes: Path
+) -> None:
     reports = _run(pytester, outcomes)
     good = {k: v for k, v in reports.items() if k[0] == "TestGood"}
     assert len(good) == 14, sorted(good)  # 3 checks + 5 checks x 2 paytables + 1
@@ -256,7 +260,7 @@ def test_kit_passes_a_good_plugin_and_fails_each_broken_one_readably(pytester, o
     assert outcome == "failed" and "no wager 'no_such_wager' is registered" in text
 
 
-def test_kit_marks_and_parametrises_its_checks(pytester, outcomes):
+def test_kit_marks_and_parametrises_its_checks(pytester: Pytester, outcomes: Path) -> None:
     for f in outcomes.iterdir():
         (pytester.path / f.name).write_text(f.read_text())
     pytester.syspathinsert()

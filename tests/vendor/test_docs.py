@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
 
-def test_hook_headings_have_the_hookspec_parameters():
+def test_hook_headings_have_the_hookspec_parameters() -> None:
     doc = (DOCS / "plugins.md").read_text(encoding="utf-8")
     headings = re.findall(r"^### `(feltlab_\w+)\(([^)]*)\)`", doc, flags=re.M)
     assert headings, "docs/plugins.md: no hook headings"
@@ -29,7 +29,7 @@ def test_hook_headings_have_the_hookspec_parameters():
         assert got == want, f"docs/plugins.md: {name}({', '.join(want)}), not ({params})"
 
 
-def test_par_sheet_doc_covers_every_json_field():
+def test_par_sheet_doc_covers_every_json_field() -> None:
     doc = (DOCS / "par-sheet.md").read_text(encoding="utf-8")
     documented = set(re.findall(r"^\| `(\w+)` \|", doc, flags=re.M))
     sheet = parsheet.par_sheet(TwentyOnePlusThree(), 6).to_dict()
@@ -39,7 +39,7 @@ def test_par_sheet_doc_covers_every_json_field():
     assert documented <= fields, f"docs/par-sheet.md documents unknown {documented - fields}"
 
 
-def test_tutorial_names_every_check_and_existing_files():
+def test_tutorial_names_every_check_and_existing_files() -> None:
     doc = (DOCS / "writing-a-wager.md").read_text(encoding="utf-8")
     checks = [n for n in dir(WagerConformance) if n.startswith("test_")]
     assert len(checks) == 8

@@ -23,7 +23,7 @@ def _new(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def test_new_wager_writes_the_package(tmp_path):
+def test_new_wager_writes_the_package(tmp_path: Path) -> None:
     code, out = _new("red_queen", "--dir", str(tmp_path / "pkg"))
     assert code == 0, out
     root = tmp_path / "pkg"
@@ -63,13 +63,13 @@ def test_new_wager_writes_the_package(tmp_path):
         ("lucky_ladies", "already installed"),  # the example package's, via its entry point
     ],
 )
-def test_new_wager_refuses_a_bad_name(tmp_path, name, needle):
+def test_new_wager_refuses_a_bad_name(tmp_path: Path, name: str, needle: str) -> None:
     code, out = _new(name, "--dir", str(tmp_path / "x"))
     assert code == 2 and needle in out, out
     assert not (tmp_path / "x").exists()
 
 
-def test_new_wager_refuses_a_non_empty_directory(tmp_path):
+def test_new_wager_refuses_a_non_empty_directory(tmp_path: Path) -> None:
     (tmp_path / "keep.txt").write_text("mine")
     code, out = _new("lucky7", "--dir", str(tmp_path))
     assert code == 2 and "already exists and is not empty" in out, out
@@ -87,7 +87,7 @@ def _env() -> dict[str, str]:
 
 
 @pytest.mark.slow
-def test_generated_package_installs_tests_green_and_has_a_par_sheet(tmp_path):
+def test_generated_package_installs_tests_green_and_has_a_par_sheet(tmp_path: Path) -> None:
     """A fresh venv sees the project's feltlab through a .pth that adds this environment's
     site-packages as a site dir (so feltlab's editable install and entry points work without
     reinstalling it); the generated package is pip-installed into it for real."""

@@ -12,7 +12,7 @@ from feltlab.cli import main
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 
 
-def test_entry_point_registers_both_wagers():
+def test_entry_point_registers_both_wagers() -> None:
     eps = {ep.name: ep.value for ep in entry_points(group="feltlab")}
     assert eps.get("sidebets") == "feltlab_sidebets.plugin"
     names = collect_wagers(get_plugin_manager()).names()
@@ -21,7 +21,7 @@ def test_entry_point_registers_both_wagers():
     assert collect_wagers(get_plugin_manager(entry_points=False)).names() == names[:5]
 
 
-def test_feltlab_plugins_lists_the_package():
+def test_feltlab_plugins_lists_the_package() -> None:
     out = CliRunner().invoke(main, ["plugins", "--json"])
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
@@ -34,7 +34,7 @@ def test_feltlab_plugins_lists_the_package():
     assert "lucky_ladies" in table.output and "feltlab-sidebets" in table.output
 
 
-def test_feltlab_math_through_the_entry_point():
+def test_feltlab_math_through_the_entry_point() -> None:
     out = CliRunner().invoke(
         main, ["math", "twenty_one_plus_three", "--paytable", "original", "--format", "json"]
     )

@@ -4,7 +4,7 @@
 applicants (bots, each with a betting strategy registered through the
 ``feltlab_register_tournament_strategies`` hook) and a seed, and plays every stage: the entry
 ledger and prize pool (3.1-3.6), the seating of each session (3.3(c), 5.2, 5.4), each session
-at each table (:class:`feltlab.tournament_session.SessionTable`), the play-offs where a result
+at each table (:class:`feltlab.tournament.SessionTable`), the play-offs where a result
 is required (6.2, 6.6, 4.10), advancement (6.3, 6.4), the final placings (6.5-6.7) and the
 prizes (6.8).  Every decision is an event of one :class:`TournamentLog`; every shoe, seating
 and bot draws from its own ChaCha20 stream derived from the seed, so the same seed gives the
@@ -30,27 +30,17 @@ from typing import Any
 import pluggy
 
 from feltlab import native
-from feltlab.tournament import (
-    Award,
-    Entry,
-    EntryError,
-    TournamentDefinition,
-    TournamentError,
-    allocate_prizes,
-    tables_for,
-)
-from feltlab.tournament_session import (
-    BettingStrategy,
-    SessionResult,
-    SessionTable,
-    Standing,
-    StrategyRegistry,
-    TournamentLog,
-    contest_groups,
-    derive_seed,
-    make_shoe,
-    resolve,
-)
+from feltlab.errors import EntryError, TournamentError
+from feltlab.plugin_manager import collect
+from feltlab.seeds import SEED_DERIVATION_VERSION, stream_key
+from feltlab.tournament.definition import TournamentDefinition, tables_for
+from feltlab.tournament.entry import Entry
+from feltlab.tournament.events import TournamentLog
+from feltlab.tournament.prizes import Award, allocate_prizes
+from feltlab.tournament.results import SessionResult, Standing, contest_groups, resolve
+from feltlab.tournament.session import SessionTable
+from feltlab.tournament.strategies import BettingStrategy, StrategyRegistry
+from feltlab.tournament.table import make_shoe
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +114,7 @@ class TournamentResult:
         return {
             "tournament": self.definition.name,
             "seed": self.seed,
+            "seed_derivation": SEED_DERIVATION_VERSION,
             "conditions": self.definition.to_dict(),
             "cancelled": self.cancelled,
             "entry": {
@@ -180,13 +171,11 @@ def _table_dict(t: TableOutcome) -> dict[str, Any]:
 
 # ===================================================================== strategies
 def collect_strategies(pm: pluggy.PluginManager) -> StrategyRegistry:
-    """Call ``feltlab_register_tournament_strategies`` on every plugin (built-ins first) and
-    return the registry.  Raises :class:`feltlab.errors.PluginError` for a name registered
-    twice."""
-    registry = StrategyRegistry()
-    for impl in pm.hook.feltlab_register_tournament_strategies.get_hookimpls():
-        impl.function(register=registry.register)
-    return registry
+    """The betting strategies every plugin registers through
+    ``feltlab_register_tournament_strategies`` (built-ins first;
+    :func:`feltlab.plugin_manager.collect`).  Raises :class:`feltlab.errors.PluginError`
+    naming the plugin for a name registered twice or a plugin failing while registering."""
+    return collect(pm, "feltlab_register_tournament_strategies", StrategyRegistry())
 
 
 # ===================================================================== the field
@@ -284,7 +273,7 @@ def run_tournament(
         except EntryError as exc:
             tlog.emit("application_refused", rule="3.2(e)", player=a.name, reason=str(exc))
             continue
-        bots[a.name] = strategies.create(a.strategy, native.ChaCha20(derive_seed(seed, a.name)))
+        bots[a.name] = strategies.create(a.strategy, native.ChaCha20(stream_key(seed, a.name)))
         tlog.emit("application", rule="3.1, 3.2(b)", player=a.name, fee=d.entry_fee,
                   strategy=a.strategy)  # fmt: skip
     for a in applicants:
@@ -317,7 +306,7 @@ def run_tournament(
                           reason="absent")  # fmt: skip
                 field_players.remove(p)
         try:
-            tables = seat_tables(field_players, native.ChaCha20(derive_seed(seed, "seat", si)))
+            tables = seat_tables(field_players, native.ChaCha20(stream_key(seed, "seat", si)))
         except TournamentError as exc:
             raise TournamentError(f"stage {stage.name!r}: {exc}") from None
         if si == last and len(tables) > 1:

@@ -1,43 +1,23 @@
-"""Tournament Blackjack (Division XI): the tournament definition, entry, prize pool and prizes.
-
-This module holds the conditions of entry the casino operator determines before a tournament
-(Division XI rule 3.2), the entry ledger (rules 3.1, 3.3-3.6), the prize pool (rule 3.4) and the
-allocation of the prize list to the final placings (rules 6.5-6.8).  Play at the tables is in
-:mod:`feltlab.tournament_session`; the whole tournament, table by table and session by session,
-in :mod:`feltlab.tournament_run`.
-
-Units: money (entry fees, prize pool, prizes, chip face values) is integer cents; tournament
-chips are integer chip units (rule 4.1: every wager is made with tournament chips).
-
-A definition is read from TOML (:func:`load_definition`) or a dict (:meth:`TournamentDefinition.
-from_dict`) and validated field by field: a missing or contradictory field raises
-:class:`DefinitionError` naming the field (``wagers.maximum``, ``prizes.shares``...).
-
-Assumptions where Division XI is silent (each is repeated where it applies):
-
-- The prize list is a list of shares of the pool in basis points (1/100 of a percent) that add
-  up to 10,000, so that everything in the pool is paid out (rule 3.4: the pool is "for
-  distribution to the winning players").  Each prize is rounded down to the cent; the cents
-  left over go to the winner.
-- The operator's additions to the pool (rule 3.4: cash, goods or services) are counted at the
-  value in cents the operator declares for them.
-- The placings of the prize list come from the final table only (rule 6.5: "the other players
-  at the table"), so the prize list may not be longer than the smallest possible final field.
-- A prize that no player can take (the final had fewer eligible players than places, e.g. after
-  a disqualification) goes to the winner, so that the pool is always paid out in full.
-"""
+"""The tournament definition (Division XI rule 3.2): the conditions of entry the casino
+operator determines before a tournament, read from TOML or a dict and validated field by field
+(:class:`feltlab.errors.DefinitionError` names the field).  See the package docstring for the
+units and the assumptions where Division XI is silent."""
 
 from __future__ import annotations
 
 import math
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from feltlab.errors import FeltlabError
+from feltlab.errors import (
+    DefinitionError,
+    FeltlabError,
+    TournamentError,
+)
 from feltlab.rules import PRESETS, Rules
 
 MIN_TABLE = 4
@@ -48,31 +28,6 @@ REFUND_NOTICE_DAYS = 7
 """A withdrawal at least this many days before play begins is refunded (rule 3.5(a))."""
 BASIS_POINTS = 10_000
 """The prize shares add up to this many basis points (the whole pool)."""
-
-
-# ===================================================================== errors
-class TournamentError(FeltlabError, ValueError):
-    """A tournament operation Division XI does not allow; the message names the rule and the
-    fix."""
-
-
-class DefinitionError(TournamentError):
-    """A tournament definition with a missing or contradictory field.  ``field`` is the dotted
-    name of the field (e.g. ``"wagers.maximum"``)."""
-
-    def __init__(self, field_name: str, message: str) -> None:
-        super().__init__(f"{field_name}: {message}")
-        self.field = field_name
-
-
-class EntryError(TournamentError):
-    """An application, withdrawal, refusal, disqualification or cancellation refused
-    (rules 3.2(e), 3.3, 3.5, 3.6)."""
-
-
-class TournamentWagerError(TournamentError):
-    """A wager that cannot be accepted at all (not in tournament chips, rule 4.1; on another
-    player's box, rule 5.5; on a void box, rule 4.9)."""
 
 
 # ===================================================================== the definition
@@ -551,236 +506,3 @@ def _validate(d: TournamentDefinition) -> None:
                     f"the prize list has {len(d.prize_shares)} places but with {n} entrants "
                     f"only {players} players play the final (rule 6.5 places them): shorten it",
                 )
-
-
-# ===================================================================== entry (3.1-3.6)
-class EntryStatus(StrEnum):
-    """Where an application stands."""
-
-    ACCEPTED = "accepted"
-    REFUSED = "refused"
-    WITHDRAWN = "withdrawn"
-    DISQUALIFIED = "disqualified"
-    CANCELLED = "cancelled"
-
-
-@dataclass
-class Entrant:
-    """One applicant: ``name`` (rule 5.3), the ``fee_paid`` and ``refunded`` cents, and the
-    ``status``."""
-
-    name: str
-    fee_paid: int
-    status: EntryStatus = EntryStatus.ACCEPTED
-    refunded: int = 0
-    reason: str = ""
-
-
-class Entry:
-    """The entry ledger of one tournament (rules 3.1-3.7).
-
-    Applications are accepted up to ``max_players`` (rule 3.2(e)); the operator may refuse any
-    (rule 3.3(a)); a player may withdraw, refunded only at least 7 days before play begins
-    (rule 3.5(a)); a disqualified player is never refunded (rule 3.6); before play begins the
-    operator may cancel for lack of participation, refunding every fee (rules 3.3(d),
-    3.5(b)).  The prize pool is every entry fee kept plus the operator's additions (rule 3.4).
-
-    Assumption: an application the operator refuses is refunded in full (the applicant never
-    became a player, so rule 3.5 does not apply to it).
-    """
-
-    def __init__(self, definition: TournamentDefinition) -> None:
-        self.definition = definition
-        self.entrants: dict[str, Entrant] = {}
-        self.started = False
-        self.cancelled = False
-
-    def _open(self, what: str) -> None:
-        if self.cancelled:
-            raise EntryError(f"{what}: the tournament was cancelled (rule 3.3(d))")
-
-    def apply(self, name: str, *, accepted_conditions: bool = True) -> Entrant:
-        """Accept ``name``'s application and entry fee (rules 3.1, 3.2(b)).  Refused with
-        :class:`EntryError` once play has begun, when the field is full (rule 3.2(e)), for a
-        name already entered, or when the applicant has not endorsed the conditions (3.7)."""
-        self._open("apply")
-        if self.started:
-            raise EntryError(f"{name!r} applied after play began: entries close at commencement")
-        if not name:
-            raise EntryError("an applicant gives a name for recording purposes (rule 5.3)")
-        if name in self.entrants:
-            raise EntryError(f"{name!r} has already applied: each applicant enters once")
-        if not accepted_conditions:
-            raise EntryError(
-                f"{name!r} has not endorsed the conditions of play on the application form "
-                "(rule 3.7): have the applicant endorse them"
-            )
-        if len(self.players) >= self.definition.max_players:
-            raise EntryError(
-                f"the field is full at entry.max_players={self.definition.max_players} "
-                f"(rule 3.2(e)): {name!r} cannot enter"
-            )
-        e = Entrant(name, self.definition.entry_fee)
-        self.entrants[name] = e
-        return e
-
-    def _get(self, name: str) -> Entrant:
-        try:
-            return self.entrants[name]
-        except KeyError:
-            raise EntryError(f"{name!r} has not applied to this tournament") from None
-
-    def refuse(self, name: str, reason: str = "") -> Entrant:
-        """The operator refuses ``name``'s application (rule 3.3(a)); the fee is returned
-        (assumption, see the class docstring).  Only before play begins."""
-        self._open("refuse")
-        e = self._get(name)
-        if self.started:
-            raise EntryError("applications are refused before play begins (rule 3.3(a))")
-        if e.status is not EntryStatus.ACCEPTED:
-            raise EntryError(f"{name!r} is {e.status.value}, not an accepted application")
-        e.status = EntryStatus.REFUSED
-        e.refunded = e.fee_paid
-        e.reason = reason or "refused by the operator (rule 3.3(a))"
-        return e
-
-    def withdraw(self, name: str, *, days_before: int) -> Entrant:
-        """``name`` withdraws ``days_before`` days before play begins: refunded in full when
-        that is at least 7 (rule 3.5(a)), else not at all (the fee stays in the pool)."""
-        self._open("withdraw")
-        e = self._get(name)
-        if e.status is not EntryStatus.ACCEPTED:
-            raise EntryError(f"{name!r} is {e.status.value} and cannot withdraw")
-        e.status = EntryStatus.WITHDRAWN
-        if days_before >= REFUND_NOTICE_DAYS and not self.started:
-            e.refunded = e.fee_paid
-            e.reason = f"withdrew {days_before} days before play (rule 3.5(a): refunded)"
-        else:
-            e.reason = (
-                f"withdrew {days_before} days before play: less than {REFUND_NOTICE_DAYS} "
-                "days, no refund (rule 3.5(a))"
-            )
-        return e
-
-    def disqualify(self, name: str, reason: str) -> Entrant:
-        """Disqualify ``name`` (rule 3.3(b): failing to comply with the rules, or to attend at
-        a designated playing time); the fee is not refunded (rule 3.6)."""
-        e = self._get(name)
-        if e.status is not EntryStatus.ACCEPTED:
-            raise EntryError(f"{name!r} is {e.status.value}, not a player")
-        e.status = EntryStatus.DISQUALIFIED
-        e.reason = reason
-        return e
-
-    def start(self) -> None:
-        """Play begins.  Raises :class:`EntryError` when fewer than ``min_players`` are
-        accepted: the operator must :meth:`cancel` (rules 3.2(e), 3.3(d))."""
-        self._open("start")
-        n = len(self.players)
-        if n < self.definition.min_players:
-            raise EntryError(
-                f"only {n} players entered, fewer than entry.min_players="
-                f"{self.definition.min_players}: cancel the tournament (rule 3.3(d))"
-            )
-        self.started = True
-
-    def cancel(self) -> None:
-        """Cancel before play begins for lack of participation (rule 3.3(d)); every fee not
-        already refunded is refunded (rule 3.5(b): the tournament does not proceed)."""
-        if self.started:
-            raise EntryError("a tournament is cancelled only prior to its commencement (3.3(d))")
-        n = len(self.players)
-        if n >= self.definition.min_players:
-            raise EntryError(
-                f"{n} players entered, enough for entry.min_players="
-                f"{self.definition.min_players}: rule 3.3(d) cancels only for lack of "
-                "participation"
-            )
-        self.cancelled = True
-        for e in self.entrants.values():
-            e.refunded = e.fee_paid
-            if e.status is EntryStatus.ACCEPTED:
-                e.status = EntryStatus.CANCELLED
-                e.reason = "the tournament did not proceed (rule 3.5(b): refunded)"
-
-    @property
-    def players(self) -> list[str]:
-        """Accepted players still in the tournament, in order of application."""
-        return [n for n, e in self.entrants.items() if e.status is EntryStatus.ACCEPTED]
-
-    @property
-    def fees_kept(self) -> int:
-        """Entry fees received and not refunded (cents)."""
-        return sum(e.fee_paid - e.refunded for e in self.entrants.values())
-
-    @property
-    def refunds(self) -> dict[str, int]:
-        """Cents refunded to each applicant who was refunded."""
-        return {n: e.refunded for n, e in self.entrants.items() if e.refunded}
-
-    @property
-    def prize_pool(self) -> int:
-        """Every entry fee kept plus the operator's additions, in cents (rule 3.4)."""
-        return 0 if self.cancelled else self.fees_kept + self.definition.additions_value
-
-
-# ===================================================================== prizes (6.5-6.8)
-@dataclass(frozen=True)
-class Award:
-    """A prize paid: ``player``, the ``place`` reached, ``amount`` in cents, and for a tie
-    (rule 6.8) the ``places`` whose prizes were combined and the players ``shared_with``."""
-
-    place: int
-    player: str
-    amount: int
-    places: tuple[int, ...] = ()
-    shared_with: tuple[str, ...] = ()
-
-
-def allocate_prizes(amounts: Sequence[int], placings: Sequence[Sequence[str]]) -> list[Award]:
-    """Pay the prize list ``amounts`` (cents, place 1 first) to ``placings``: groups of
-    players in order, each group tied at the next place (a group of one is a single place).
-
-    Rule 6.8: ``k`` players tied for a place share equally that prize combined with the
-    ``k - 1`` subsequent prizes (if any); the rule does not apply to the winner or the
-    runner-up, who must each be alone in their group (else :class:`TournamentError`: hold the
-    play-off of rule 6.6 first).  Cents that do not divide equally go one each to the tied
-    players in the order given (their box order, an assumption).  Prizes for places no player
-    reached go to the winner (an assumption: the pool is always paid out in full).  Returns
-    one :class:`Award` per player placed, including zero amounts after the prize list.
-    """
-    awards: list[Award] = []
-    place = 1
-    seen: set[str] = set()
-    for group in placings:
-        k = len(group)
-        if k == 0:
-            continue
-        if k > 1 and place <= 2:
-            raise TournamentError(
-                f"{list(group)} are tied for place {place}: rule 6.8 does not apply to the "
-                "winner or the runner-up; hold the play-off of rule 6.6 first"
-            )
-        dup = seen.intersection(group)
-        if dup:
-            raise TournamentError(f"{sorted(dup)} placed twice: each player is placed once")
-        seen.update(group)
-        places = tuple(range(place, place + k))
-        pot = sum(amounts[p - 1] for p in places if p - 1 < len(amounts))
-        share, extra = divmod(pot, k)
-        for i, player in enumerate(group):
-            awards.append(
-                Award(
-                    place,
-                    player,
-                    share + (1 if i < extra else 0),
-                    places if k > 1 else (),
-                    tuple(p for p in group if p != player) if k > 1 else (),
-                )
-            )
-        place += k
-    unclaimed = sum(amounts[place - 1 :])
-    if unclaimed and awards:
-        first = awards[0]
-        awards[0] = Award(first.place, first.player, first.amount + unclaimed)
-    return awards

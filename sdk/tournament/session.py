@@ -47,296 +47,32 @@ Assumptions where Division XI is silent (each repeated where it applies):
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import logging
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Any, ClassVar
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from feltlab import native
-from feltlab.engine import Decision, DecisionView, Phase, Table
+from feltlab.engine import Decision, DecisionView, Table, play_round
+from feltlab.errors import (
+    TournamentError,
+    TournamentWagerError,
+)
 from feltlab.events import Event
-from feltlab.rules import Rules, ShufflerKind
-from feltlab.shoe import CardSource, Shoe
+from feltlab.shoe import CardSource
 from feltlab.strategy import BasicStrategy
-from feltlab.tournament import (
+from feltlab.tournament.definition import (
     LengthKind,
     OneLeft,
     SessionLength,
     TournamentDefinition,
-    TournamentError,
-    TournamentWagerError,
-    WagerLimits,
 )
-from feltlab.wagers import Limits, WagerType
+from feltlab.tournament.events import TournamentEvent, TournamentLog
+from feltlab.tournament.results import EndReason, RoundRecord, SessionResult
+from feltlab.tournament.strategies import BettingStrategy, BettingView, WagerIntent
+from feltlab.tournament.table import ShuffleReason, TournamentShoe, main_wager, tournament_rules
+from feltlab.wagers import Limits
 
 log = logging.getLogger(__name__)
-
-MAX_PLAYOFF_DEPTH = 25
-"""Play-offs nested deeper than this (ties after ties) raise :class:`TournamentError`."""
-
-
-# ===================================================================== the event log
-@dataclass(frozen=True)
-class TournamentEvent:
-    """One tournament decision: ``seq``, ``kind``, where (``stage``, ``table``, ``session``
-    label, ``round`` within the session, 0 outside a round), the ``rule`` applied, and
-    JSON-serialisable ``data`` (chips in chip units, money in cents)."""
-
-    seq: int
-    kind: str
-    stage: str
-    table: int
-    session: str
-    round: int
-    rule: str
-    data: dict[str, Any]
-
-    def to_json(self) -> str:
-        """One line of JSON, keys sorted."""
-        return json.dumps(dataclasses.asdict(self), sort_keys=True, separators=(",", ":"))
-
-
-class TournamentLog:
-    """Every decision of a tournament, in order; with ``cards=True`` also every event of the
-    round engine (kind ``"table_event"``), so each card and each hand decision is auditable."""
-
-    def __init__(self, *, cards: bool = True) -> None:
-        self.events: list[TournamentEvent] = []
-        self.cards = cards
-
-    def emit(
-        self,
-        kind: str,
-        *,
-        stage: str = "",
-        table: int = 0,
-        session: str = "",
-        round: int = 0,
-        rule: str = "",
-        **data: Any,
-    ) -> TournamentEvent:
-        """Append an event and return it."""
-        e = TournamentEvent(len(self.events), kind, stage, table, session, round, rule, data)
-        self.events.append(e)
-        return e
-
-    def of(self, kind: str) -> list[TournamentEvent]:
-        """The events of one kind."""
-        return [e for e in self.events if e.kind == kind]
-
-    def to_jsonl(self) -> str:
-        """All events as JSON lines."""
-        return "".join(e.to_json() + "\n" for e in self.events)
-
-    def __len__(self) -> int:
-        return len(self.events)
-
-
-# ===================================================================== betting strategies
-@dataclass(frozen=True)
-class WagerIntent:
-    """What a betting strategy wants to wager: ``chips`` (tournament chips, rule 4.1) and the
-    ``seconds`` it took to place them (rule 4.11; None: the definition's default)."""
-
-    chips: int
-    seconds: float | None = None
-
-
-@dataclass(frozen=True)
-class BettingView:
-    """What a player sees when the betting marker's turn reaches them (rules 5.8-5.10): own
-    ``player``, ``box`` and ``chips``; every player's chips at the table (kept in clear view,
-    rule 5.10); the wagers placed before theirs this round, in order; the table ``limits``;
-    whether their one undersize wager (4.8(a)) is spent; the session's round number (1-based),
-    rounds played, the ``length`` of the session, whether it is a ``playoff``; ``first`` when
-    they hold the betting marker; ``last_net`` their result of the previous round."""
-
-    player: str
-    box: int
-    chips: int
-    table_chips: Mapping[str, int]
-    placed: tuple[tuple[str, int], ...]
-    limits: WagerLimits
-    undersize_used: bool
-    round: int
-    length: SessionLength
-    playoff: bool
-    first: bool
-    last_net: int | None
-    start_chips: int
-
-
-class BettingStrategy(ABC):
-    """A bot's betting strategy, registered through the
-    ``feltlab_register_tournament_strategies`` hook.  Subclasses set ``name`` and implement
-    :meth:`wager`; they may override :meth:`decide`.  ``rng`` is the bot's own seeded generator
-    (a :class:`feltlab.native.BitGenerator`): a strategy draws randomness only from it, so the
-    same seed gives the same tournament."""
-
-    name: ClassVar[str]
-    """Unique name, e.g. ``"flat"``."""
-    title: ClassVar[str] = ""
-    """One line saying what it does."""
-
-    def __init__(self, rng: native.BitGenerator) -> None:
-        self.rng = rng
-
-    @abstractmethod
-    def wager(self, view: BettingView) -> WagerIntent | int | None:
-        """The wager for this round in chips (an int or a :class:`WagerIntent`), or None to
-        make no wager (rule 4.7: disqualification, when the player could wager)."""
-
-    def decide(self, view: DecisionView, available: int) -> Decision | None:
-        """A play decision on the current hand, or None for basic strategy.  ``available`` is
-        the chips the player holds beyond those already on the box (rule 4.4)."""
-        return None
-
-    def draw(self, bound: int) -> int:
-        """A uniform integer in ``0..bound-1`` from :attr:`rng`."""
-        return int(self.rng.integers(bound)[0])
-
-
-class StrategyRegistry:
-    """Betting strategies by name, filled through ``feltlab_register_tournament_strategies``."""
-
-    def __init__(self) -> None:
-        self._types: dict[str, type[BettingStrategy]] = {}
-
-    def register(self, strategy: type[BettingStrategy]) -> None:
-        """The callback handed to plugins: add one :class:`BettingStrategy` subclass.  Raises
-        :class:`feltlab.errors.PluginError` for a non-subclass or a name already taken."""
-        from feltlab.errors import PluginError
-
-        if not (isinstance(strategy, type) and issubclass(strategy, BettingStrategy)):
-            raise PluginError(f"register() takes a BettingStrategy subclass, got {strategy!r}")
-        name = getattr(strategy, "name", "")
-        if not name:
-            raise PluginError(f"{strategy.__qualname__} has no name: set the class attribute")
-        if name in self._types and self._types[name] is not strategy:
-            raise PluginError(
-                f"betting strategy {name!r} is registered by both "
-                f"{self._types[name].__module__} and {strategy.__module__}; rename one"
-            )
-        self._types[name] = strategy
-
-    def names(self) -> list[str]:
-        """Registered names, in registration order."""
-        return list(self._types)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._types
-
-    def create(self, name: str, rng: native.BitGenerator) -> BettingStrategy:
-        """An instance of strategy ``name``; :class:`TournamentError` listing the names for an
-        unknown one."""
-        try:
-            return self._types[name](rng)
-        except KeyError:
-            raise TournamentError(
-                f"no betting strategy {name!r} is registered; loaded: {self.names()}"
-            ) from None
-
-
-def derive_seed(seed: int, *labels: object) -> int:
-    """A 256-bit key for a ChaCha20 stream named by ``labels`` under ``seed`` (SHA-256), so
-    every table, session and bot has its own reproducible stream."""
-    text = ":".join(str(x) for x in (seed, *labels))
-    return int.from_bytes(hashlib.sha256(text.encode()).digest(), "little")
-
-
-# ===================================================================== the shoe (5.7)
-class ShuffleReason(StrEnum):
-    """Why the cards are shuffled (rule 5.7): ``SESSION_START`` (a), ``CUTTING_CARD`` (b),
-    ``VACANT`` (c)."""
-
-    SESSION_START = "5.7(a)"
-    CUTTING_CARD = "5.7(b)"
-    VACANT = "5.7(c)"
-
-
-class TournamentShoe:
-    """A :class:`feltlab.shoe.CardSource` adapter that shuffles when Division XI says (5.7):
-    the engine's own sources ask for a shuffle at the end of the round in which the cutting card
-    came out (Division II); here the shoe stays in play for one more round and
-    :attr:`shoe_complete` is set at the completion of the round following it (5.7(b), which is
-    also where a session determined by shoes counts a shoe, definition of "Session" (c)).  The
-    session asks for each shuffle with :meth:`request_shuffle`; :attr:`shoe_number` is the shoe
-    number indicator (rule 2.4(b))."""
-
-    def __init__(self, inner: CardSource) -> None:
-        self.inner = inner
-        self.shoe_number = 0
-        self.shoe_complete = False
-        self.cut_round_done = False
-        self._pending = True
-        self.reason = ShuffleReason.SESSION_START
-
-    @property
-    def needs_shuffle(self) -> bool:
-        return self._pending
-
-    @property
-    def cut_card_reached(self) -> bool:
-        # announced in the round in which it appears only (the engine re-announces otherwise)
-        return self.inner.cut_card_reached and not self.cut_round_done
-
-    def request_shuffle(self, reason: ShuffleReason) -> None:
-        """Shuffle before the next round, for ``reason``."""
-        self._pending = True
-        self.reason = reason
-
-    def shuffle(self) -> dict[str, Any]:
-        info = self.inner.shuffle()
-        self._pending = False
-        self.shoe_number += 1
-        self.shoe_complete = False
-        self.cut_round_done = False
-        info.update(shoe_number=self.shoe_number, rule=self.reason.value)
-        return info
-
-    def draw(self) -> int:
-        return self.inner.draw()
-
-    def end_round(self, cards: Sequence[int]) -> None:
-        if self.cut_round_done:
-            self.shoe_complete = True
-        elif self.inner.cut_card_reached:
-            self.cut_round_done = True
-        self.inner.end_round(cards)
-
-    def report_missing_cutting_card(self) -> None:
-        self.inner.report_missing_cutting_card()
-
-
-def tournament_rules(definition: TournamentDefinition) -> Rules:
-    """The engine's rules for a tournament table: the definition's Division II rules (2.1)
-    with the main wager limits in chip units (minimum 1, so that an undersize wager valid under
-    4.8(a) can be placed; the Division XI checks are done by :class:`SessionTable`).  A
-    continuous shuffler is refused: rule 5.7 needs a cutting card."""
-    r = definition.rules
-    if r.shuffler is ShufflerKind.CONTINUOUS:
-        raise TournamentError(
-            "rule 5.7(b) shuffles at the cutting card: use a manual or automatic shuffler"
-        )
-    return r.replace(min_wager=1, max_wager=definition.limits.maximum, wager_unit=1)
-
-
-def main_wager(limits: Limits) -> WagerType:
-    """The main wager (rule 5.1) from the built-in plugins, with ``limits`` in chip units (the
-    SDK reaches plugins only through the plugin manager)."""
-    from feltlab.plugin_manager import collect_wagers, get_plugin_manager
-
-    global _MAIN_TYPE
-    if _MAIN_TYPE is None:
-        _MAIN_TYPE = collect_wagers(get_plugin_manager(entry_points=False))["main"]
-    return _MAIN_TYPE(limits=limits)
-
-
-_MAIN_TYPE: type[WagerType] | None = None
 
 
 # ===================================================================== a seat
@@ -385,50 +121,6 @@ class _ChipPolicy:
 
     def insurance(self, box: int, player: str, cards: Sequence[int], main_stake: int) -> int:
         return 0
-
-
-# ===================================================================== results
-@dataclass
-class RoundRecord:
-    """One round of a session: its number, ``first_card_at``/``ended_at`` on the session clock
-    (seconds), the chips wagered and won by each player, and the players eliminated."""
-
-    number: int
-    first_card_at: float
-    ended_at: float
-    wagers: dict[str, int]
-    net: dict[str, int]
-    cut_card: bool
-    shoe_number: int
-
-
-class EndReason(StrEnum):
-    """Why a session ended (definition of "Session"; rule 4.10)."""
-
-    ONE_LEFT = "(a) one player left"
-    TIME = "(b) time"
-    SHOES = "(c) shoes"
-    ROUNDS = "rounds"
-    RULE_4_10 = "4.10 play-off"
-    NO_PLAYERS = "no player left"
-
-
-@dataclass
-class SessionResult:
-    """The end of a session at a table: the chips each player holds (0 for those eliminated),
-    the players ``eliminated`` (round) and ``disqualified`` (reason), why and when it ended,
-    the rounds played, and ``playoff_410`` (the players who go to a rule 4.10 play-off)."""
-
-    label: str
-    chips: dict[str, int]
-    eliminated: dict[str, int]
-    disqualified: dict[str, str]
-    reason: EndReason
-    rounds: list[RoundRecord]
-    shoes_completed: int
-    clock: float
-    length: SessionLength
-    playoff_410: list[str] = field(default_factory=list)
 
 
 # ===================================================================== the session
@@ -695,19 +387,9 @@ class SessionTable:
             return None
         if self.shoe.needs_shuffle:
             self._emit("shuffle", self.shoe.reason.value, shoe_number=self.shoe.shoe_number + 1)
-        self.table.begin_round()
-        for player, amount in placed:
-            seat = self.by_player[player]
-            self.table.place(seat.box, player, "main", amount)
         cards_before = len(self.table.log)
-        self.table.deal()
-        if self.table.phase is Phase.INSURANCE:
-            self.table.close_insurance()
-        while self.table.phase is Phase.PLAYING:
-            self.table.decide(self.policy.decide(self.table.decision_view()))
-        if self.table.phase is Phase.DEALER:
-            self.table.play_dealer()
-        result = self.table.settle()
+        bets = [(self.by_player[p].box, p, "main", amount) for p, amount in placed]
+        result = play_round(self.table, bets, self.policy)
         n_cards = sum(1 for e in self.table.log.events[cards_before:] if e.kind == "card_dealt")
         first_card_at = t
         timing = self.definition.timing
@@ -830,119 +512,3 @@ _REASON_RULE = {
     EndReason.RULE_4_10: "4.10",
     EndReason.NO_PLAYERS: "4.7",
 }
-
-
-# ===================================================================== standings (6.2-6.7)
-def chip_groups(chips: Mapping[str, int], box_order: Sequence[str]) -> list[list[str]]:
-    """Players grouped by equal chips, most chips first; within a group in ``box_order``."""
-    values = sorted(set(chips.values()), reverse=True)
-    return [[p for p in box_order if p in chips and chips[p] == v] for v in values]
-
-
-PlayContest = Callable[[list[str], dict[str, int], str, int], SessionResult]
-"""``(players, chips at commencement, label, depth) -> SessionResult``: plays a play-off."""
-
-
-@dataclass
-class Standing:
-    """The outcome of a session at a table after its play-offs: ``groups`` of players in
-    order (a group of several is a tie no result was required for), the chips each held at the
-    end of the session, and the play-offs held (labels)."""
-
-    groups: list[list[str]]
-    chips: dict[str, int]
-    disqualified: dict[str, str]
-    playoffs: list[str]
-
-    @property
-    def order(self) -> list[str]:
-        """Players in order, ties in box order."""
-        return [p for g in self.groups for p in g]
-
-
-def contest_groups(
-    result: SessionResult,
-    box_order: Sequence[str],
-    play: PlayContest,
-    definition: TournamentDefinition,
-    depth: int,
-    playoffs: list[str],
-) -> list[list[str]]:
-    """The groups of a finished session, following a rule 4.10 play-off when one is due: its
-    players rank above everyone else at the table (they are the players remaining), in the
-    order of the play-off; the others by chips."""
-    if not result.playoff_410:
-        return chip_groups(result.chips, box_order)
-    if depth >= MAX_PLAYOFF_DEPTH:
-        raise TournamentError(f"more than {MAX_PLAYOFF_DEPTH} nested play-offs: stop the tie")
-    extra = min(definition.playoff_chips, definition.chips_per_session)
-    start = {p: result.chips[p] + extra for p in result.playoff_410}
-    label = f"{result.label}/4.10"
-    playoffs.append(label)
-    sub = play(list(result.playoff_410), start, label, depth + 1)
-    top = contest_groups(sub, box_order, play, definition, depth + 1, playoffs)
-    rest = {p: c for p, c in result.chips.items() if p not in result.playoff_410}
-    return top + chip_groups(rest, box_order)
-
-
-def resolve(
-    groups: list[list[str]],
-    required: int,
-    *,
-    positions: bool,
-    play: PlayContest,
-    definition: TournamentDefinition,
-    box_order: Sequence[str],
-    label: str,
-    depth: int = 0,
-    playoffs: list[str] | None = None,
-) -> list[list[str]]:
-    """Break the ties a result is required for, by play-offs (rules 6.2, 6.6, 6.7).
-
-    ``positions=True`` (the final): each of places ``1..required`` (winner, runner-up) needs
-    a single player; a tie covering one of them goes to a play-off, whose own ties are resolved
-    the same way for the places still open, so that the later placings follow 6.7's order (the
-    runner-up play-off first, then the winner's play-off, then the final session).
-    ``positions=False`` (advancement): only the cut after place ``required`` matters; a tie
-    across it goes to a play-off.  Ties no result is required for stay together (6.8).
-    """
-    playoffs = playoffs if playoffs is not None else []
-    out: list[list[str]] = []
-    pos = 1
-    for g in groups:
-        lo, hi = pos, pos + len(g) - 1
-        # the final: places 1..required each need one player; advancement: only the cut
-        need = len(g) > 1 and (lo <= required if positions else lo <= required < hi)
-        if need:
-            if depth >= MAX_PLAYOFF_DEPTH:
-                raise TournamentError(
-                    f"more than {MAX_PLAYOFF_DEPTH} nested play-offs between {g}: stop the tie"
-                )
-            name = f"{label}/play-off {len(playoffs) + 1}"
-            playoffs.append(name)
-            start = dict.fromkeys(g, definition.playoff_chips)
-            sub = play(list(g), start, name, depth + 1)
-            sub_groups = contest_groups(sub, box_order, play, definition, depth + 1, playoffs)
-            out.extend(
-                resolve(
-                    sub_groups,
-                    required - lo + 1,
-                    positions=positions,
-                    play=play,
-                    definition=definition,
-                    box_order=box_order,
-                    label=label,
-                    depth=depth + 1,
-                    playoffs=playoffs,
-                )
-            )
-        else:
-            out.append(list(g))
-        pos = hi + 1
-    return out
-
-
-def make_shoe(definition: TournamentDefinition, seed: int, *labels: object) -> Shoe:
-    """The shoe of one session at one table: the C core's Fisher-Yates over a ChaCha20 stream
-    derived from ``seed`` and ``labels``."""
-    return Shoe(tournament_rules(definition), native.ChaCha20(derive_seed(seed, *labels)))
