@@ -57,6 +57,11 @@ def _writable_c_array(arr: object, name: str, dtypes: tuple[type, ...], ndim: in
     if arr.dtype.type not in dtypes:
         want = " or ".join(np.dtype(d).name for d in dtypes)
         raise TypeError(f"{name} must have dtype {want}, got {arr.dtype}")
+    if not arr.dtype.isnative:
+        raise TypeError(
+            f"{name} has non-native byte order ({arr.dtype.str}); the core writes native "
+            f"integers: pass an array of dtype {arr.dtype.newbyteorder('=').name}"
+        )
     if arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     if not arr.flags.c_contiguous:
@@ -82,6 +87,9 @@ class BitGenerator(ABC):
     def __init__(self) -> None:
         self._state: Any = ffi.new("fl_rng *")
         self._lock = threading.Lock()
+        #: held for a whole spawn, so two threads spawning from one generator never read
+        #: the same parent state (duplicate streams)
+        self._spawn_lock = threading.Lock()
 
     # -- raw output -------------------------------------------------------
     def random_raw(self, size: int = 1) -> npt.NDArray[np.uint64]:
@@ -175,13 +183,14 @@ class Xoshiro256StarStar(BitGenerator):
         then moves n + 1 jumps ahead, so neither it nor later spawns overlap the children."""
         count = _as_int(n, "n", 0, 1 << 20)
         children: list[BitGenerator] = []
-        walker = self.copy()
-        assert isinstance(walker, Xoshiro256StarStar)
-        for _ in range(count):
+        with self._spawn_lock:
+            walker = self.copy()
+            assert isinstance(walker, Xoshiro256StarStar)
+            for _ in range(count):
+                walker.jump()
+                children.append(walker.copy())
             walker.jump()
-            children.append(walker.copy())
-        walker.jump()
-        self.setstate(walker.getstate())
+            self.setstate(walker.getstate())
         return children
 
     def getstate(self) -> dict[str, Any]:
@@ -262,7 +271,8 @@ class ChaCha20(BitGenerator):
         pseudorandom function of the parent's key: independent for any computational
         purpose)."""
         count = _as_int(n, "n", 0, 1 << 20)
-        return [ChaCha20(self.keystream(32)) for _ in range(count)]
+        with self._spawn_lock:
+            return [ChaCha20(self.keystream(32)) for _ in range(count)]
 
     def getstate(self) -> dict[str, Any]:
         key = ffi.new("uint8_t[32]")

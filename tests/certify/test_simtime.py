@@ -62,7 +62,11 @@ def test_sim_clock_refuses_a_zero_delay_loop_and_a_wait_past_its_horizon() -> No
 
 def test_a_crashing_callback_is_kept_not_raised_into_the_waiter() -> None:
     clock = SimClock()
-    clock.call_later(0.1, lambda: 1 / 0)
+
+    def crash() -> None:
+        raise ZeroDivisionError("division by zero")
+
+    clock.call_later(0.1, crash)
     assert clock.wait(lambda: None, 0.5) is None
     assert clock.crashes == [(0.1, "ZeroDivisionError: division by zero")]
 

@@ -17,6 +17,7 @@ from feltlab.rig import certify
 from feltlab.rig.battery import Verdict
 from feltlab.rig.certify import CampaignOptions, analyze_path, run_campaign
 from feltlab.rig.cli import capture as capture_cmd
+from feltlab.rig.errors import RigError
 
 
 @pytest.fixture(autouse=True)
@@ -74,7 +75,7 @@ def test_a_truncated_blf_analysed_as_a_file_is_an_error(
     cut = tmp_path / "cut.blf"
     data = (a / "capture-001.blf").read_bytes()
     cut.write_bytes(data[: len(data) * 2 // 3])
-    with pytest.raises(certify.RigError, match="is truncated: its header declares"):
+    with pytest.raises(RigError, match="is truncated: its header declares"):
         analyze_path(cut, None, out=None)
 
 

@@ -5,6 +5,7 @@ is refused as a replay in the next, live and offline."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from feltlab.rig.battery import Verdict
 from feltlab.rig.capture import read_capture
 from feltlab.rig.certify import CampaignOptions, analyze_path, run_campaign, verdict_summary
 from feltlab.rig.clients import SECURITY_REASONS, JackpotPanelClient
-from feltlab.rig.errors import SecurityFault
+from feltlab.rig.errors import RigError, SecurityFault
 from feltlab.rig.freshness import FreshnessStore, default_state_path
 from feltlab.rig.secoc import DeviceKey
 
@@ -41,7 +42,7 @@ def test_the_store_is_monotonic_atomic_and_tamper_evident(tmp_path: Path) -> Non
         store.last(KEY)
     assert exc.value.reason == "tampered"
     store.path.write_text("{not json")
-    with pytest.raises(certify.RigError, match="damaged"):
+    with pytest.raises(RigError, match="damaged"):
         store.last(KEY)
 
 
@@ -68,7 +69,7 @@ def _panel(state: Path) -> certify.Profile:
         authenticate=True,
     )
     campaign = {**prof.campaign, "freshness_state": str(state), "inject_faults": False}
-    return certify.replace(prof, campaign=campaign, raw=dict(prof.raw, campaign=campaign))
+    return replace(prof, campaign=campaign, raw=dict(prof.raw, campaign=campaign))
 
 
 def test_a_result_of_one_campaign_is_refused_as_a_replay_in_the_next(tmp_path: Path) -> None:

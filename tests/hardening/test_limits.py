@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import can
 import pytest
 
 from feltlab.rig import certify, devices
@@ -31,7 +32,7 @@ class BraggingShuffler(devices.BatchShuffler):
 class SlowHeartbeatShuffler(devices.BatchShuffler):
     """Announces a heartbeat period of 65,535 ms while beating every 0.1 s."""
 
-    def _send(self, name: str, signals: dict[str, int]) -> object:
+    def _send(self, name: str, signals: dict[str, int]) -> can.Message | None:
         if name == "Heartbeat":
             signals = {**signals, "PeriodMs": 65_535}
         return super()._send(name, signals)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -39,7 +40,7 @@ def test_a_key_in_the_simulation_table_never_reaches_a_file(tmp_path: Path) -> N
     prof = certify.quick_profile("jackpot", power_replicates=3, null_replicates=39)
     sim = {**prof.simulation, "key": SECRET, "key_id": "sim-panel"}
     camp = {**prof.campaign, "inject_faults": False}
-    prof = certify.replace(
+    prof = replace(
         prof, simulation=sim, campaign=camp, raw=dict(prof.raw, simulation=sim, campaign=camp)
     )
     out = tmp_path / "c"
