@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from pytest_benchmark.fixture import BenchmarkFixture
 
 from feltlab import native
 from feltlab import simulate as sim
@@ -24,7 +25,7 @@ HALF_WIDTH = 0.0001  # +-0.01 percentage points
 
 
 @pytest.mark.benchmark(group="analyzer")
-def test_analyzer_cdz_six_decks_split_to_four(benchmark):
+def test_analyzer_cdz_six_decks_split_to_four(benchmark: BenchmarkFixture) -> None:
     a = benchmark(native.analyze, RULES)
     assert abs(100 * a.ev + 0.402870) <= 1e-6  # Farmer's CA v7.6, the same rules
     if benchmark.stats:
@@ -33,11 +34,14 @@ def test_analyzer_cdz_six_decks_split_to_four(benchmark):
 
 
 @pytest.mark.benchmark(group="analyzer")
-def test_simulator_time_to_a_hundredth_of_a_point(benchmark):
+def test_simulator_time_to_a_hundredth_of_a_point(benchmark: BenchmarkFixture) -> None:
     rules = sim.sim_rules(Rules.preset("vegas_s17"), fresh_shoe=True)
     rounds = 2_000_000
     rng = native.Xoshiro256StarStar(3)
-    res = benchmark.pedantic(native.simulate_rounds, (rng, rules, rounds), rounds=3, iterations=1)
+    # pytest-benchmark's pedantic() is unannotated (third-party)
+    res = benchmark.pedantic(  # type: ignore[no-untyped-call]
+        native.simulate_rounds, (rng, rules, rounds), rounds=3, iterations=1
+    )
     sd = float(res.net.std()) / sim.DEFAULT_STAKE
     if benchmark.stats:
         rate = rounds / benchmark.stats.stats.mean

@@ -771,8 +771,7 @@ def _madness21_and_faults(client: Any, events_path: Path, first_round: int) -> N
     engine's event log goes to ``events_path`` (analysed offline too)."""
     from feltlab.cards import card_code
     from feltlab.engine import Decision, DecisionView, Table, play_round
-    from feltlab.plugins.madness21 import Madness21
-    from feltlab.plugins.main import Main
+    from feltlab.plugin_manager import collect_wagers, get_plugin_manager
     from feltlab.rig.clients import CanJackpotPanel
     from feltlab.rules import Rules
     from feltlab.shoe import FixedCards
@@ -781,10 +780,11 @@ def _madness21_and_faults(client: Any, events_path: Path, first_round: int) -> N
     # during which the panel's display fails
     deal = [card_code(c) for c in ["AS", "9D", "KH", "8C", "AD", "9C", "KS", "8H"]]
     panel = CanJackpotPanel(client)
+    wagers = collect_wagers(get_plugin_manager(entry_points=False))  # the built-in wagers
     table = Table(
         Rules.preset("nz"),
         FixedCards(deal),
-        [Main(), Madness21()],
+        [wagers.create("main"), wagers.create("madness21")],
         boxes=1,
         panel=panel,
         first_round=first_round & 0xFFFFFF,

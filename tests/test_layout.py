@@ -51,16 +51,7 @@ ALLOWED = {"native": {"native"}, "sdk": {"sdk", "native"}, "plugins": {"plugins"
            "rig": {"rig", "sdk", "native"}}  # fmt: skip
 
 
-RIG_IMPORTS_PLUGINS = pytest.mark.xfail(
-    strict=True,
-    reason="rig/certify.py imports the main and Madness 21 wagers directly; the rig's rewrite "
-    "takes them from the plugin manager's registry (then this xfail must go)",
-)
-
-
-@pytest.mark.parametrize(
-    "room", [pytest.param(r, marks=RIG_IMPORTS_PLUGINS) if r == "rig" else r for r in ROOMS]
-)
+@pytest.mark.parametrize("room", ROOMS)
 def test_imports_run_one_way(room: str) -> None:
     wrong = []
     for path in _modules(room):

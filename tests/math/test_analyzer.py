@@ -2,6 +2,7 @@
 independent brute-force enumeration of the dealer, and hand-checked shoes."""
 
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pytest
@@ -28,20 +29,22 @@ FARMER = [
 
 
 @pytest.mark.parametrize(("name", "changes", "percent"), FARMER, ids=[f[0] for f in FARMER])
-def test_farmer_v76_figures_to_1e_6_percentage_points(name, changes, percent):
+def test_farmer_v76_figures_to_1e_6_percentage_points(
+    name: str, changes: dict[str, Any], percent: float
+) -> None:
     a = native.analyze(AnalyzerRules(strategy="cdz", **changes))
     assert abs(a.p_total - 1.0) < 1e-12
     # the published figures have six decimals: agreement to their last digit
     assert abs(100 * a.ev - percent) <= 1e-6, f"{name}: {100 * a.ev:.8f}% vs {percent}%"
 
 
-def _dealer_brute(counts, up, h17, peek):
+def _dealer_brute(counts: tuple[int, ...], up: int, h17: bool, peek: bool) -> list[Fraction]:
     """Exact fractions by recursion over every ordered draw of the dealer."""
     comp = list(counts)
     comp[up - 1] -= 1
     out = {k: Fraction(0) for k in range(7)}
 
-    def go(hard, ace, ncards, p):
+    def go(hard: int, ace: bool, ncards: int, p: Fraction) -> None:
         soft = ace and hard <= 11
         t = hard + 10 if soft else hard
         if ncards == 2 and t == 21:
@@ -74,7 +77,9 @@ def _dealer_brute(counts, up, h17, peek):
     ("up", "h17", "peek"),
     [(6, False, False), (1, True, True), (10, False, True), (1, False, False)],
 )
-def test_dealer_probabilities_match_a_brute_force_enumeration(up, h17, peek):
+def test_dealer_probabilities_match_a_brute_force_enumeration(
+    up: int, h17: bool, peek: bool
+) -> None:
     counts = shoe_counts(1)
     got = native.dealer_probabilities(counts, up, h17=h17, peek=peek)
     want = _dealer_brute(counts, up, h17, peek)
@@ -84,7 +89,7 @@ def test_dealer_probabilities_match_a_brute_force_enumeration(up, h17, peek):
         assert got[6] == 0.0
 
 
-def test_a_shoe_of_tens_only_pushes_every_round():
+def test_a_shoe_of_tens_only_pushes_every_round() -> None:
     # 26 ten-valued cards: player 20 against dealer 20, every round a stand-off
     a = native.analyze(AnalyzerRules(counts=(0,) * 9 + (26,)))
     i = hand_index(9, 9)
@@ -93,7 +98,7 @@ def test_a_shoe_of_tens_only_pushes_every_round():
     assert a.ev == pytest.approx(0.0, abs=1e-15)
 
 
-def test_player_blackjack_value_and_dealer_blackjack_chance_hand_checked():
+def test_player_blackjack_value_and_dealer_blackjack_chance_hand_checked() -> None:
     # 1 deck, A-T against a 6: paid 3:2 with no dealer blackjack possible
     a = native.analyze(AnalyzerRules(counts=shoe_counts(1)))
     i = hand_index(0, 9)
@@ -107,7 +112,7 @@ def test_player_blackjack_value_and_dealer_blackjack_chance_hand_checked():
     assert a.prob[i, 5] == pytest.approx(p, abs=1e-15)
 
 
-def test_late_surrender_is_worth_minus_half_after_the_check():
+def test_late_surrender_is_worth_minus_half_after_the_check() -> None:
     a = native.analyze(AnalyzerRules(counts=shoe_counts(6), surrender="late"))
     i = hand_index(5, 9)  # hard 16 (6, T) against a ten
     q = a.p_dealer_bj[i, 9]
@@ -132,6 +137,8 @@ def test_late_surrender_is_worth_minus_half_after_the_check():
         (dict(hard=np.zeros((3, 3), dtype=np.uint8)), ValueError, "shape"),
     ],
 )
-def test_bad_rules_are_refused_with_the_field_named(changes, exc, words):
+def test_bad_rules_are_refused_with_the_field_named(
+    changes: dict[str, Any], exc: type[Exception], words: str
+) -> None:
     with pytest.raises(exc, match=words.replace("[", r"\[").replace("]", r"\]")):
         native.analyze(AnalyzerRules(**changes))

@@ -3,6 +3,7 @@ exact fractions, with the simulator's settlement (sim.c): the dealer takes a sec
 if some hand is live, and a blackjack then takes the original wager, the original and the
 busted hands, or everything."""
 
+from collections.abc import Iterator
 from fractions import Fraction
 
 import numpy as np
@@ -17,21 +18,21 @@ COUNTS = (1, 1, 1, 0, 1, 1, 0, 4, 0, 17)
 HANDS = 3
 
 
-def _total(cards):
+def _total(cards: list[int]) -> int:
     hard = sum(cards)
     return hard + 10 if 1 in cards and hard <= 11 else hard
 
 
-def _brute_split_8s_against_a_ten(comp, takes):
+def _brute_split_8s_against_a_ten(comp: list[int], takes: int) -> Fraction:
     """Split 8-8 against a ten (resplitting 8s to HANDS hands), hit below 17."""
 
-    def draws(comp):
+    def draws(comp: list[int]) -> Iterator[tuple[int, Fraction]]:
         n = sum(comp)
         for v in range(10):
             if comp[v]:
                 yield v + 1, Fraction(comp[v], n)
 
-    def settle(dealer, hands):
+    def settle(dealer: list[int], hands: list[list[int]]) -> int:
         t = _total(dealer)
         net = 0
         for h in hands:
@@ -42,7 +43,7 @@ def _brute_split_8s_against_a_ten(comp, takes):
                 net += 1
         return net
 
-    def dealer_draws(comp, dealer, hands):
+    def dealer_draws(comp: list[int], dealer: list[int], hands: list[list[int]]) -> Fraction | int:
         if _total(dealer) >= 17:
             return settle(dealer, hands)
         ev = Fraction(0)
@@ -52,7 +53,7 @@ def _brute_split_8s_against_a_ten(comp, takes):
             comp[c - 1] += 1
         return ev
 
-    def dealer(comp, hands):
+    def dealer(comp: list[int], hands: list[list[int]]) -> Fraction:
         busted = sum(1 for h in hands if sum(h) > 21)
         if busted == len(hands):  # nobody live: no second card, every wager lost whole
             return Fraction(-busted)
@@ -66,7 +67,7 @@ def _brute_split_8s_against_a_ten(comp, takes):
             comp[c - 1] += 1
         return ev
 
-    def play(comp, pending, done, n):
+    def play(comp: list[int], pending: list[list[int]], done: list[list[int]], n: int) -> Fraction:
         if not pending:
             return dealer(comp, done)
         cur, rest = pending[0], pending[1:]
@@ -86,7 +87,7 @@ def _brute_split_8s_against_a_ten(comp, takes):
 
 
 @pytest.mark.parametrize("takes", [0, 1, 2], ids=["original", "original_and_busted", "all"])
-def test_no_hole_card_split_matches_a_brute_force_round(takes):
+def test_no_hole_card_split_matches_a_brute_force_round(takes: int) -> None:
     hard = np.zeros((32, 11), np.uint8)
     hard[17:] = 1
     soft = hard.copy()
@@ -108,6 +109,6 @@ def test_no_hole_card_split_matches_a_brute_force_round(takes):
     assert a.p_split_approx == 0.0
 
 
-def test_the_nz_game_is_computed_without_approximation():
+def test_the_nz_game_is_computed_without_approximation() -> None:
     for strategy in ("cdz", "table"):
         assert analyze_main(Rules.preset("nz"), strategy).p_split_approx == 0.0

@@ -13,7 +13,7 @@ from feltlab.eor import HI_LO, betting_correlation, main_eor, side_bet_eor
 from feltlab.plugins.super_sevens import SuperSevens
 
 
-def test_main_wager_effects_average_to_zero_for_a_fixed_strategy():
+def test_main_wager_effects_average_to_zero_for_a_fixed_strategy() -> None:
     # burning one card of unknown rank leaves a fixed strategy's expectation unchanged
     # (exchangeability), so the effects weighted by frequency sum to zero
     e = main_eor(Rules.preset("vegas_s17"), "table")
@@ -26,19 +26,19 @@ def test_main_wager_effects_average_to_zero_for_a_fixed_strategy():
     assert e.bc_integer > 0.95
 
 
-def test_side_bet_effects_average_to_zero_and_sevens_matter_to_super_sevens():
+def test_side_bet_effects_average_to_zero_and_sevens_matter_to_super_sevens() -> None:
     e = side_bet_eor(SuperSevens(), 6)
     assert abs(np.mean(e.effects)) < 1e-12
     assert e.effects[6] == min(e.effects)  # removing a seven hurts the player most
     assert e.best_count[6] == -1.0
 
 
-def test_betting_correlation_of_a_count_with_itself_is_one():
+def test_betting_correlation_of_a_count_with_itself_is_one() -> None:
     assert betting_correlation(HI_LO, HI_LO) == pytest.approx(1.0, abs=1e-15)
     assert np.isnan(betting_correlation([1.0] * 13, HI_LO))
 
 
-def test_eor_on_the_command_line():
+def test_eor_on_the_command_line() -> None:
     out = CliRunner().invoke(
         main, ["math", "super_sevens", "--decks", "6", "--eor", "--format", "json"]
     )

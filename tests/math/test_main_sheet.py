@@ -2,6 +2,7 @@
 shape, and the rule options shared by math, simulate and play."""
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -24,7 +25,7 @@ AGREEMENT = {name: Rules.preset(name) for name in sorted(PRESETS)} | {
 
 
 @pytest.mark.parametrize("name", sorted(AGREEMENT))
-def test_fresh_shoe_simulation_agrees_with_the_exact_table_strategy(name):
+def test_fresh_shoe_simulation_agrees_with_the_exact_table_strategy(name: str) -> None:
     rules = AGREEMENT[name]
     exact = -analyze_main(rules, "table").ev
     # seeded: the same rounds every run; 8 million rounds give a 95% interval of ~0.08 pp
@@ -32,7 +33,7 @@ def test_fresh_shoe_simulation_agrees_with_the_exact_table_strategy(name):
     assert abs(res.house_edge - exact) <= res.half_width, (name, exact, res.house_edge)
 
 
-def test_simulate_cli_fresh_shoe_agrees_with_math_main_for_the_nz_preset():
+def test_simulate_cli_fresh_shoe_agrees_with_math_main_for_the_nz_preset() -> None:
     runner = CliRunner()
     out = runner.invoke(
         main, ["math", "main", "--rules", "nz", "--strategy", "table", "--format", "json"]
@@ -48,7 +49,7 @@ def test_simulate_cli_fresh_shoe_agrees_with_math_main_for_the_nz_preset():
     assert lo <= sheet["house_edge"]["value"] <= hi
 
 
-def test_main_sheet_json_has_the_par_sheet_shape_and_exact_figures():
+def test_main_sheet_json_has_the_par_sheet_shape_and_exact_figures() -> None:
     runner = CliRunner()
     out = runner.invoke(main, ["math", "main", "--rules", "vegas_s17", "--format", "json"])
     assert out.exit_code == 0, out.output
@@ -69,7 +70,7 @@ def test_main_sheet_json_has_the_par_sheet_shape_and_exact_figures():
     assert cells[("A-T", "6")]["ev"] == pytest.approx(1.5, abs=1e-15)
 
 
-def test_nz_game_house_edge_and_settlement_order():
+def test_nz_game_house_edge_and_settlement_order() -> None:
     # what a dealer blackjack takes: original only < original and busted < all wagers
     edges = {
         takes: main_par_sheet(Rules.preset("nz", dealer_blackjack_takes=takes), "cdz").house_edge
@@ -85,7 +86,7 @@ def test_nz_game_house_edge_and_settlement_order():
     assert f"house edge {100 * edges[DealerBlackjackTakes.ORIGINAL]:.6f}% (exact)" in out.output
 
 
-def test_every_rule_option_reaches_the_rules(tmp_path):
+def test_every_rule_option_reaches_the_rules(tmp_path: Path) -> None:
     f = tmp_path / "house.toml"
     f.write_text('preset = "vegas_s17"\nmax_split_hands = 3\n')
     args = [
@@ -118,7 +119,9 @@ def test_every_rule_option_reaches_the_rules(tmp_path):
         ("math", ["main", "--decks", "3"], "rule 3.3(a)"),
     ],
 )
-def test_inconsistent_rule_options_are_one_line_errors(command, args, words):
+def test_inconsistent_rule_options_are_one_line_errors(
+    command: str, args: list[str], words: str
+) -> None:
     out = CliRunner().invoke(
         main, [command, *args, "--rounds", "1"] if command != "math" else [command, *args]
     )
