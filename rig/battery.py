@@ -33,7 +33,7 @@ import numpy.typing as npt
 from scipy import stats
 
 from feltlab import native
-from feltlab.rig.seeds import child_seed
+from feltlab.seeds import child_seed
 
 
 class Verdict(StrEnum):

@@ -64,8 +64,8 @@ from feltlab.rig.measures import Measurement, within
 from feltlab.rig.protocol import Result
 from feltlab.rig.report import RECORD_VERSION, make_plots, write_report
 from feltlab.rig.secoc import DeviceKey, load_key
-from feltlab.rig.seeds import U64_MAX
 from feltlab.rig.uncertainty import HostUncertainty, combine, read_calibrations
+from feltlab.seeds import SEED_DERIVATION_VERSION, U64_MAX, part_seed
 
 log = logging.getLogger(__name__)
 
@@ -369,12 +369,6 @@ def recover_captures(out: Path) -> list[str]:
         log.warning("%s: rebuilt from its journal (%s frames) after a crash", blf.name, n)
         done.append(blf.name)
     return done
-
-
-def part_seed(seed: int, part: int) -> int:
-    """The simulated device's ChaCha20 seed for collection part ``part`` (a resumed campaign
-    restarts the device: a new, independent stream, never a repeat of the last part's)."""
-    return int.from_bytes(hashlib.sha256(f"feltlab:{seed}:{part}".encode()).digest()[:8], "little")
 
 
 def software_versions() -> dict[str, Any]:
@@ -1362,6 +1356,7 @@ def build_record(
         "software": software_versions(),
         "seed": state.get("seed"),
         "seeds": {
+            "derivation": SEED_DERIVATION_VERSION,
             "campaign": state.get("seed"),
             "device_parts": [part_seed(int(state["seed"]), i + 1) for i in range(len(captures))]
             if simulated

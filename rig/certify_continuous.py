@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
-from feltlab.rig.seeds import child_seed
+from feltlab.seeds import child_seed
 
 BINS = 16
 

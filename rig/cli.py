@@ -25,8 +25,8 @@ from feltlab.rig.devices import DEVICE_KINDS, make_device, read_profile_toml
 from feltlab.rig.errors import RigError
 from feltlab.rig.models import MODEL_NAMES
 from feltlab.rig.protocol import check_base
-from feltlab.rig.seeds import U64_MAX
 from feltlab.rig.transport import DEFAULT_UDP_GROUP, BusSpec, Node
+from feltlab.seeds import U64_MAX
 
 BUS_HELP = (
     "python-can bus as key=value pairs, e.g. "

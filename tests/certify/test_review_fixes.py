@@ -34,7 +34,7 @@ from feltlab.rig.cli import capture as capture_cmd
 from feltlab.rig.cli import certify as certify_cmd
 from feltlab.rig.clients import _describe_event
 from feltlab.rig.report import sha256_file
-from feltlab.rig.seeds import U64_MAX, child_seed
+from feltlab.seeds import U64_MAX, child_seed
 
 BIG_SEED = 2**62 - 5  # a fresh seed is 62 bits: seed * 7919 overflowed 64 bits
 
