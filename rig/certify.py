@@ -65,7 +65,8 @@ from feltlab.rig.protocol import Result
 from feltlab.rig.report import RECORD_VERSION, make_plots, write_report
 from feltlab.rig.secoc import DeviceKey, load_key
 from feltlab.rig.uncertainty import HostUncertainty, combine, read_calibrations
-from feltlab.seeds import SEED_DERIVATION_VERSION, U64_MAX, part_seed
+from feltlab.seeds import SEED_DERIVATION_VERSION, U64_MAX
+from feltlab.seeds import part_seed as part_seed  # the device seed of a part, re-exported
 
 log = logging.getLogger(__name__)
 
