@@ -7,7 +7,7 @@ CC ?= gcc
 NATIVE_SRC := $(wildcard native/src/*.c native/src/*.h native/include/*.h)
 SAN_FLAGS := -std=c11 -O1 -g -Wall -Wextra -Wpedantic -Werror -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-.PHONY: setup demo test test-python test-native lint bench bench-smoke fuzz clean
+.PHONY: setup demo test test-python test-native lint bench bench-smoke fuzz clean browser test-browser
 
 setup: $(STAMP)
 
@@ -47,6 +47,28 @@ bench-smoke: $(STAMP)
 fuzz: $(STAMP)
 	$(PY) -m pip install --quiet atheris
 	FELTLAB_FUZZ_SECONDS=$${FELTLAB_FUZZ_SECONDS:-60} $(PY) -m pytest tests/native/test_fuzz.py -m fuzz -v
+
+# The browser tests (pytest -m browser: the live view in headless Chromium) need Debian's
+# chromium and chromium-driver: installed here when missing (as root: CI; else with sudo -n).
+# When they cannot be installed, the tests say so loudly and skip; this target never fails.
+CHROMIUM ?= /usr/bin/chromium
+CHROMEDRIVER ?= /usr/bin/chromedriver
+browser:
+	@if [ -x $(CHROMIUM) ] && [ -x $(CHROMEDRIVER) ]; then \
+		echo "browser: $$($(CHROMIUM) --version 2>/dev/null || echo chromium) at $(CHROMIUM)"; \
+	else \
+		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo -n"; \
+		mkdir -p out; \
+		echo "browser: installing Debian's chromium and chromium-driver (log: out/browser-install.log)"; \
+		if $$SUDO sh -c 'apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium chromium-driver' > out/browser-install.log 2>&1; then \
+			echo "browser: installed $$($(CHROMIUM) --version 2>/dev/null)"; \
+		else \
+			echo "browser: WARNING: chromium could not be installed (see out/browser-install.log): the browser tests will be SKIPPED"; \
+		fi; \
+	fi
+
+test-browser: $(STAMP) browser
+	$(PY) -m pytest -m browser -v -s
 
 clean:
 	rm -rf $(VENV) build *.egg-info native/_core.c native/*.so native/tests/test_core .pytest_cache .mypy_cache .ruff_cache
