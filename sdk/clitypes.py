@@ -110,6 +110,19 @@ def is_terminal(stream: Any = None) -> bool:
 LIBRARY_LOGGERS = ("can", "isotp", "cantools", "asyncio", "aiohttp", "matplotlib", "distributed")
 
 
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """A handler writing to whatever ``sys.stderr`` is when a record is emitted (click's
+    test runner and pytest swap it)."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
 class _Format(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         record.short = record.name.removeprefix("feltlab.")
@@ -125,7 +138,7 @@ def setup_logging(verbosity: int = 0) -> None:
     for h in list(root.handlers):
         if getattr(h, "_feltlab", False):
             root.removeHandler(h)
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler()
     handler._feltlab = True  # type: ignore[attr-defined]
     handler.setFormatter(_Format("feltlab: %(levelname)s %(short)s: %(message)s"))
     root.addHandler(handler)
