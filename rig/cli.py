@@ -44,10 +44,11 @@ def load_profile(path: str | Path) -> dict[str, Any]:
 
     Raises :class:`RigError` for a missing or malformed file.
     """
-    from feltlab.rig.cliopts import resolve_profile
+    from feltlab.rig.cliopts import bundled_profiles, resolve_profile
 
     p = resolve_profile(str(path))
-    data = read_profile_toml(p)
+    names = ", ".join(bundled_profiles())
+    data = read_profile_toml(p, hint=f"; give a TOML file or a bundled profile name ({names})")
     table = data.get("device", data)
     if not isinstance(table, dict):
         raise RigError(f"device profile {p}: [device] must be a table")

@@ -12,8 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from feltlab.rig.errors import RigError
-from feltlab.rig.transport import DEFAULT_UDP_GROUP, BusSpec
+from feltlab.rig.transport import DEFAULT_UDP_GROUP
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -32,46 +31,33 @@ def bundled_profiles() -> list[str]:
 
 
 def resolve_profile(ref: str) -> Path:
-    """The file of profile ``ref``: a TOML path, or a bundled profile name (``batch6``,
-    ``continuous``, ``jackpot``).  Raises :class:`RigError` naming both forms otherwise."""
+    """The file of profile ``ref``: a bundled profile name (``batch6``, ``continuous``,
+    ``jackpot``) when no file of that name exists, else ``ref`` itself as a path (a missing
+    or malformed file is then refused by the loader, with its own message)."""
     p = Path(ref)
-    if p.is_file():
-        return p
     bundled = PROFILE_DIR / f"{ref}.toml"
-    if not p.suffix and bundled.is_file():
+    if not p.exists() and not p.suffix and "/" not in ref and bundled.is_file():
         return bundled
-    if p.is_dir():
-        raise RigError(f"profile {ref!r} is a folder; give a TOML file or a bundled profile name")
-    raise RigError(
-        f"no profile {ref!r}: give a TOML file or a bundled profile name "
-        f"({', '.join(bundled_profiles())})"
-    )
+    return p
 
 
 class ProfileRef(click.ParamType):  # type: ignore[type-arg]
     """A device profile: a TOML path or a bundled profile name; converts to the file's path
-    as a string."""
+    as a string (every command then reads it with the same loader checks)."""
 
     name = "profile"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        try:
-            return str(resolve_profile(str(value)))
-        except RigError as exc:
-            self.fail(str(exc), param, ctx)
+        return str(resolve_profile(str(value)))
 
 
 class BusRef(click.ParamType):  # type: ignore[type-arg]
-    """A python-can bus spec (``interface=...,channel=...``), checked when the command
-    starts; converts to the spec string as given."""
+    """A python-can bus spec (``interface=...,channel=...``), parsed by
+    :meth:`feltlab.rig.transport.BusSpec.parse` when the command opens it."""
 
     name = "bus"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        try:
-            BusSpec.parse(str(value))
-        except (RigError, ValueError) as exc:
-            self.fail(str(exc), param, ctx)
         return str(value)
 
 

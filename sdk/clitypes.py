@@ -71,7 +71,7 @@ def out_option(help: str, *, required: bool = False) -> Callable[[_F], _F]:
     """The one ``--out DIR`` of every command that writes a directory of results."""
     return click.option(
         "--out",
-        type=click.Path(file_okay=False, dir_okay=True),
+        metavar="DIR",
         default=None,
         required=required,
         help=help,
