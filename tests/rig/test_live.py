@@ -262,3 +262,19 @@ def test_certify_live_serves_the_final_verdict_and_refuses_a_busy_port(tmp_path:
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def test_watching_a_campaign_does_not_change_it(tmp_path: Path) -> None:
+    """The observer only reads: the same seed gives a byte-identical capture and the same
+    verdicts with and without the live view."""
+    from feltlab.rig.certify import verdict_summary
+
+    prof = load_profile(None, "batch")
+    plain = run_campaign(CampaignOptions(prof, tmp_path / "a", size=20, seed=77))
+    watched = run_campaign(
+        CampaignOptions(prof, tmp_path / "b", size=20, seed=77),
+        live=CampaignObserver(LiveFeed(), every=0.0),
+    )
+    a = (tmp_path / "a" / "capture-001.blf").read_bytes()
+    assert a == (tmp_path / "b" / "capture-001.blf").read_bytes()
+    assert verdict_summary(plain.record) == verdict_summary(watched.record)
