@@ -33,21 +33,36 @@ SHOES = 40
 WAIT = 30.0  # seconds any one page change may take (generous: a busy 2-core CI machine)
 
 
-def _skip_loudly(why: str) -> None:
-    banner = (
-        "\n" + "!" * 78 + f"\nBROWSER TEST NOT RUN: {why}\n"
-        "Install Debian's chromium and chromium-driver (`make browser`, as root) to run it.\n"
-        + "!"
-        * 78
-    )
-    print(banner, file=sys.stderr)
+def say(config: pytest.Config, line: str) -> None:
+    """Print ``line`` in pytest's output even while output is captured."""
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if capture is None or reporter is None:
+        print(line, file=sys.stderr)
+        return
+    with capture.global_and_fixture_disabled():
+        reporter.write_line(line)
+
+
+def _skip_loudly(config: pytest.Config, why: str) -> None:
+    bar = "!" * 78
+    for line in (
+        "",
+        bar,
+        f"BROWSER TEST NOT RUN: {why}",
+        "Install Debian's chromium and chromium-driver (`make browser`, as root) to run it.",
+        bar,
+    ):
+        say(config, line)
     pytest.skip(f"BROWSER TEST NOT RUN: {why}")
 
 
 @pytest.fixture
-def browser() -> Any:
+def browser(request: pytest.FixtureRequest) -> Any:
     if not (os.access(CHROMIUM, os.X_OK) and os.access(CHROMEDRIVER, os.X_OK)):
-        _skip_loudly(f"{CHROMIUM} or {CHROMEDRIVER} is missing and could not be installed")
+        _skip_loudly(
+            request.config, f"{CHROMIUM} or {CHROMEDRIVER} is missing and could not be installed"
+        )
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -104,7 +119,7 @@ def _artifact_dir() -> Path:
 
 
 def test_the_page_updates_during_a_campaign_and_shows_its_verdict(
-    browser: Any, tmp_path: Path
+    browser: Any, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
@@ -155,7 +170,7 @@ def test_the_page_updates_during_a_campaign_and_shows_its_verdict(
             assert "heartbeats" in device and "online" in device
             running = _artifact_dir() / "live-view-running.png"
             assert browser.save_screenshot(str(running))
-            print(f"\nlive view screenshot (running): {running}", file=sys.stderr)
+            say(request.config, f"\nlive view screenshot (running): {running}")
             gate.release(SHOES)
             wait(
                 lambda: verdict.get_attribute("data-verdict") != "",
@@ -176,6 +191,6 @@ def test_the_page_updates_during_a_campaign_and_shows_its_verdict(
         assert link.get_attribute("href") == srv.url + "report/report.html"
         shot = _artifact_dir() / "live-view.png"
         assert browser.save_screenshot(str(shot))
-        print(f"\nlive view screenshot: {shot}", file=sys.stderr)
+        say(request.config, f"live view screenshot (final): {shot}")
         browser.get(srv.url + "report/report.html")
         assert record["campaign_id"] in browser.page_source
