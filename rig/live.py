@@ -195,7 +195,20 @@ def _finite(x: Any) -> Any:
 
 
 def describe_event(kind: str, detail: Mapping[str, Any]) -> str:
-    """A one-line description of a client event (``kind`` and its ``detail``)."""
+    """A one-line description of a client event (``kind`` and its ``detail``); a fault with
+    its code and severity named from the protocol's enums."""
+    if kind == "fault":
+        from feltlab.rig.protocol import Severity
+
+        try:
+            sev = Severity(int(detail.get("severity", -1))).name
+        except ValueError:
+            sev = str(detail.get("severity"))
+        state = "raised" if detail.get("active") else "cleared"
+        return (
+            f"fault {_fault_name(int(detail.get('code', -1)))} {state} (severity {sev}, "
+            f"detail {detail.get('detail', 0)})"
+        )
     if not detail:
         return kind
     return kind + " (" + ", ".join(f"{k} {v}" for k, v in detail.items()) + ")"
@@ -220,6 +233,8 @@ class LatencyTracker:
         self._sent: dict[tuple[int, int], float] = {}
         self._shuffle: dict[int, float] = {}
         self._read: dict[int, float] = {}
+        self._deal: dict[int, float] = {}
+        self._button: dict[tuple[int, int], float] = {}
         self.samples: dict[str, deque[float]] = {}
         self.bits = 0
         self.frames = 0
@@ -257,6 +272,8 @@ class LatencyTracker:
                     self._shuffle.setdefault(rid, t)
                 elif op == self._op.READ_SHOE:
                     self._read.setdefault(rid, t)
+                elif op == self._op.DEAL:
+                    self._deal.setdefault(rid, t)
             elif frame.name == "Ack":
                 key = (int(s["RequestId"]), int(s["Opcode"]))
                 sent = self._sent.pop(key, None)
@@ -266,6 +283,16 @@ class LatencyTracker:
                     except ValueError:
                         op_name = f"OP{key[1]}"
                     self._add(f"round_trip.{op_name}", t - sent)
+            elif frame.name == "Card":
+                deal_sent = self._deal.pop(int(s["RequestId"]), None)
+                if deal_sent is not None:
+                    self._add("deal", t - deal_sent)
+            elif frame.name == "JackpotButton":
+                self._button[(int(s["Box"]), int(s["RoundId"]) & 0xFF)] = t
+            elif frame.name == "JackpotResult":
+                pressed = self._button.pop((int(s["Box"]), int(s["RoundTag"])), None)
+                if pressed is not None:
+                    self._add("button_to_result", t - pressed)
             elif frame.name == "Status" and int(s.get("State", -1)) == self._ready:
                 started = self._shuffle.pop(int(s["RequestId"]), None)
                 if started is not None:

@@ -278,3 +278,27 @@ def test_watching_a_campaign_does_not_change_it(tmp_path: Path) -> None:
     a = (tmp_path / "a" / "capture-001.blf").read_bytes()
     assert a == (tmp_path / "b" / "capture-001.blf").read_bytes()
     assert verdict_summary(plain.record) == verdict_summary(watched.record)
+
+
+def test_a_continuous_shuffler_campaign_shows_each_deal(tmp_path: Path) -> None:
+    feed = LiveFeed()
+    run_campaign(
+        CampaignOptions(load_profile("continuous"), tmp_path / "c", size=25, seed=3),
+        live=CampaignObserver(feed),
+    )
+    _, snap = feed.get()
+    assert snap["campaign"]["unit"] == "deals"
+    assert snap["latencies"]["deal"]["n"] == 25  # one DEAL answered by one Card each
+    assert snap["latencies"]["round_trip.INSERT"]["n"] == 25
+
+
+def test_fault_events_are_named_from_the_protocol() -> None:
+    from feltlab.rig.live import describe_event
+    from feltlab.rig.protocol import FaultCode, Severity
+
+    text = describe_event(
+        "fault",
+        {"code": int(FaultCode.JAM), "severity": int(Severity.ERROR), "active": 1, "detail": 60},
+    )
+    assert text == "fault JAM raised (severity ERROR, detail 60)"
+    assert describe_event("reboot", {"boot_count": 2}) == "reboot (boot_count 2)"
