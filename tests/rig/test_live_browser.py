@@ -169,7 +169,9 @@ def test_the_page_updates_during_a_campaign_and_shows_its_verdict(
             device = browser.find_element(By.ID, "device-table").text
             assert "heartbeats" in device and "online" in device
             running = _artifact_dir() / "live-view-running.png"
+            browser.set_window_size(1280, 1450)
             assert browser.save_screenshot(str(running))
+            browser.set_window_size(1280, 2200)
             say(request.config, f"\nlive view screenshot (running): {running}")
             gate.release(SHOES)
             wait(
