@@ -10,11 +10,12 @@ NATIVE_SRC := $(wildcard native/src/*.c native/src/*.h native/include/*.h)
 # links the files that existed at install time, so the install is redone whenever the list of
 # package files changes (a module added, removed or renamed); edits to existing files need nothing.
 PKG_FILES := $(sort $(shell find sdk plugins rig native -type f \( -name '*.py' -o -name '*.typed' \
-	-o -name '*.dbc' -o -name '*.j2' -o -name '*.toml' \) -not -path '*/__pycache__/*' 2>/dev/null))
+	-o -name '*.dbc' -o -name '*.j2' -o -name '*.toml' -o -name '*.html' -o -name '*.js' \
+	-o -name '*.css' \) -not -path '*/__pycache__/*' 2>/dev/null))
 FILE_LIST := $(VENV)/.feltlab-files
 SAN_FLAGS := -std=c11 -O1 -g -Wall -Wextra -Wpedantic -Werror -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-.PHONY: setup demo test test-python test-native lint bench bench-smoke fuzz clean FORCE
+.PHONY: setup demo test test-python test-native lint bench bench-smoke fuzz clean browser test-browser FORCE
 
 setup: $(STAMP)
 
@@ -62,6 +63,28 @@ fuzz: $(STAMP)
 	FELTLAB_FUZZ_SECONDS=$${FELTLAB_FUZZ_SECONDS:-60} $(PY) -m pytest tests/native/test_fuzz.py -m fuzz -v
 
 FORCE:
+
+# The browser tests (pytest -m browser: the live view in headless Chromium) need Debian's
+# chromium and chromium-driver: installed here when missing (as root: CI; else with sudo -n).
+# When they cannot be installed, the tests say so loudly and skip; this target never fails.
+CHROMIUM ?= /usr/bin/chromium
+CHROMEDRIVER ?= /usr/bin/chromedriver
+browser:
+	@if [ -x $(CHROMIUM) ] && [ -x $(CHROMEDRIVER) ]; then \
+		echo "browser: $$($(CHROMIUM) --version 2>/dev/null || echo chromium) at $(CHROMIUM)"; \
+	else \
+		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo -n"; \
+		mkdir -p out; \
+		echo "browser: installing Debian's chromium and chromium-driver (log: out/browser-install.log)"; \
+		if $$SUDO sh -c 'apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium chromium-driver' > out/browser-install.log 2>&1; then \
+			echo "browser: installed $$($(CHROMIUM) --version 2>/dev/null)"; \
+		else \
+			echo "browser: WARNING: chromium could not be installed (see out/browser-install.log): the browser tests will be SKIPPED"; \
+		fi; \
+	fi
+
+test-browser: $(STAMP) browser
+	$(PY) -m pytest -m browser -v -s
 
 clean:
 	rm -rf $(VENV) build *.egg-info native/_core.c native/*.so native/tests/test_core .pytest_cache .mypy_cache .ruff_cache

@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from feltlab.clitypes import OutputFile
+from feltlab.clitypes import OutputFile, seed_option
 from feltlab.errors import FeltlabError
 from feltlab.plugin_manager import get_plugin_manager, hookimpl
 from feltlab.tournament import (
@@ -148,10 +148,11 @@ def tournament() -> None:
 
 @tournament.command("run")
 @click.argument("definition", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=1, show_default=True)
+@seed_option(1, "Tournament seed, 0..2**64-1: the same seed gives the same tournament.")
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (--format json).")
 @click.option(
     "--events",
     "events_path",
@@ -159,7 +160,9 @@ def tournament() -> None:
     default=None,
     help="Write the whole event log (every decision and card) as JSON lines to this file.",
 )
-def run_command(definition: Path, seed: int, fmt: str, events_path: Path | None) -> None:
+def run_command(
+    definition: Path, seed: int, fmt: str, events_path: Path | None, as_json: bool = False
+) -> None:
     """Run the tournament DEFINITION (TOML) with its [field] of bots and print each session's
     standings, the play-offs and the prize list.  The same --seed gives the same tournament."""
     try:
@@ -177,7 +180,7 @@ def run_command(definition: Path, seed: int, fmt: str, events_path: Path | None)
         raise click.ClickException(f"{definition}: {exc}") from None
     if events_path is not None:
         events_path.write_text(result.log.to_jsonl(), encoding="utf-8")
-    if fmt == "json":
+    if fmt == "json" or as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:
         for line in format_result(result):

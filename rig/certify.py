@@ -482,10 +482,11 @@ def collect_part(
     progress: Progress,
     stop: threading.Event,
     have: int = 0,
+    live: Any = None,
 ) -> Collected:
     """Collect ``want`` more samples (shoes, deals or draws) into ``capture-<part>.blf``.
     Stops cleanly (capture flushed) when ``stop`` is set; device errors end the part with
-    ``error`` set."""
+    ``error`` set.  ``live``: an optional :class:`feltlab.rig.live.CampaignObserver`."""
     capture = directory / f"capture-{part:03d}.blf"
     result = Collected(requested=want)
     dev = client = None
@@ -493,6 +494,9 @@ def collect_part(
     clock = opts.new_clock(part)
     try:
         dev, client, _spec = _open(opts, capture, part, seed, clock)
+        if live is not None:
+            live.attach(client, dev, clock)
+            progress = live.progress(progress)
         hb = client.wait_online(float(opts.profile.campaign.get("online_timeout", 3.0)))
         result.online = {k: int(v) for k, v in hb.signals.items()}
         kind = opts.profile.kind
@@ -522,6 +526,8 @@ def collect_part(
     finally:
         if runner is not None and runner.pending:
             runner.after_sample(stopped=True, limits=opts.profile.limits)
+        if live is not None and client is not None:
+            live.detach(result.done, result.missing)
         if client is not None:
             key = getattr(client, "_key", None)
             if key is not None and client.freshness:
@@ -908,11 +914,13 @@ def run_campaign(
     progress: Progress | None = None,
     stop: threading.Event | None = None,
     resume: bool = False,
+    live: Any = None,
 ) -> CampaignResult:
     """Run (or, with ``resume``, continue) a campaign into ``opts.out``: collect, analyse
     from the capture, write the report.  Setting ``stop`` (e.g. on Ctrl-C) ends collection
     cleanly; the partial record then has verdict ABORTED.  Raises :class:`CampaignError` for
-    bad options."""
+    bad options.  ``live``: an optional :class:`feltlab.rig.live.CampaignObserver` told the
+    campaign's state, progress, client and record (``feltlab certify --live``)."""
     prog = progress or _NoProgress()
     stop = stop or threading.Event()
     out = opts.out
@@ -941,7 +949,12 @@ def run_campaign(
             opts.profile.key()
         if opts.seed is not None and not 0 <= opts.seed <= U64_MAX:
             raise CampaignError(f"the seed must be in 0..{U64_MAX}, got {opts.seed}")
-        _new_out_dir(out, "choose a new --out directory, or --resume {out}")
+        cmd = "jackpot-panel" if opts.profile.kind == "jackpot" else "shuffler"
+        _new_out_dir(
+            out,
+            "choose a new --out directory, or continue it with "
+            f"feltlab certify {cmd} --resume {{out}}",
+        )
     prof = opts.profile
     seed = opts.seed if opts.seed is not None else secrets.randbits(62)
     alpha = float(opts.alpha if opts.alpha is not None else prof.campaign.get("alpha", 0.01))
@@ -997,11 +1010,15 @@ def run_campaign(
         if "parts" in old or recovered:
             check_parts(out, state, _capture_paths(out))  # the recovered parts too
     (out / "campaign.json").write_text(json.dumps(state, indent=2))
+    if live is not None:
+        live.campaign_started(state, out)
     parts = _capture_paths(out)
     have = 0
     if parts:
         prog.start("reading the capture collected so far", None)
         have = _count_samples(read_campaign_capture(parts, prof.base), prof.kind)
+        if live is not None:
+            live.already_collected(have)
     part = len(parts) + 1
     collected = Collected()
     if have < size:
@@ -1015,10 +1032,16 @@ def run_campaign(
                 progress=prog,
                 stop=stop,
                 have=have,
+                live=live,
             )
     elif resume:
         log.info("nothing left to collect: %d of %d", have, size)
-    return finish(out, prof, state, collected, progress=prog)
+    if live is None:
+        return finish(out, prof, state, collected, progress=prog)
+    live.analysing()
+    result = finish(out, prof, state, collected, progress=live.progress(prog))
+    live.finished(result.record, out)
+    return result
 
 
 def _new_out_dir(out: Path, hint: str) -> None:
@@ -1514,7 +1537,7 @@ def analyze_path(
             analysis.errors.append(
                 f"collection incomplete: {have} of the {size} {what} planned "
                 f"(campaign.json) are in the capture; continue it with feltlab certify "
-                f"--resume {directory}"
+                f"{'jackpot-panel' if prof.kind == 'jackpot' else 'shuffler'} --resume {directory}"
             )
     verdict = Verdict.ABORTED if incomplete else analysis.verdict()
     record = build_record(

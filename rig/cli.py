@@ -20,19 +20,18 @@ from typing import Any, TypeVar
 
 import click
 
+from feltlab.clitypes import is_terminal, make_console, out_option, seed_option
 from feltlab.rig.capture import FORMATS, CaptureDecoder, format_record, read_capture
+from feltlab.rig.cliopts import BUS_HELP, bus_option, profile_option
 from feltlab.rig.devices import DEVICE_KINDS, make_device, read_profile_toml
 from feltlab.rig.errors import RigError
+from feltlab.rig.live_cli import Live, live_options, view
 from feltlab.rig.models import MODEL_NAMES
 from feltlab.rig.protocol import check_base
-from feltlab.rig.transport import DEFAULT_UDP_GROUP, BusSpec, Node
+from feltlab.rig.transport import BusSpec, Node
 from feltlab.seeds import U64_MAX
 
-BUS_HELP = (
-    "python-can bus as key=value pairs, e.g. "
-    f"interface=udp_multicast,channel={DEFAULT_UDP_GROUP} or interface=virtual,channel=rig "
-    "(add bitrate=500000 to pace frames)."
-)
+__all__ = ["BUS_HELP", "COMMANDS"]
 
 
 def _int_auto(value: str | None) -> int | None:
@@ -45,8 +44,11 @@ def load_profile(path: str | Path) -> dict[str, Any]:
 
     Raises :class:`RigError` for a missing or malformed file.
     """
-    p = Path(path)
-    data = read_profile_toml(p)
+    from feltlab.rig.cliopts import bundled_profiles, resolve_profile
+
+    p = resolve_profile(str(path))
+    names = ", ".join(bundled_profiles())
+    data = read_profile_toml(p, hint=f"; give a TOML file or a bundled profile name ({names})")
     table = data.get("device", data)
     if not isinstance(table, dict):
         raise RigError(f"device profile {p}: [device] must be a table")
@@ -61,15 +63,10 @@ def device() -> None:
 @device.command("run")
 @click.argument("kind", type=click.Choice(sorted(DEVICE_KINDS)))
 @click.option("--model", default=None, help=f"Shuffle model (batch): {', '.join(MODEL_NAMES)}.")
-@click.option("--bus", "bus", required=True, help=BUS_HELP)
-@click.option(
-    "--profile",
-    type=click.Path(exists=True, dir_okay=False),
-    default=None,
-    help="Device profile TOML ([device] table: base, decks, seed, timing, ...).",
-)
+@bus_option(required=True)
+@profile_option("Its [device] table gives base, decks, seed, timing, ...")
 @click.option("--base", default=None, help="Base arbitration id, e.g. 0x100.")
-@click.option("--seed", type=int, default=None, help="ChaCha20 seed (default: fresh entropy).")
+@seed_option(None, f"The device's ChaCha20 seed, 0..{U64_MAX} (default: fresh entropy).")
 @click.option("--decks", type=click.IntRange(1, 8), default=None)
 @click.option(
     "--duration",
@@ -206,7 +203,7 @@ def _quiet_stdout() -> None:
 
 @capture.command("record")
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--bus", "bus", required=True, help=BUS_HELP)
+@bus_option(required=True)
 @click.option("--duration", type=float, default=10.0, show_default=True, help="Seconds.")
 def capture_record(file: str, bus: str, duration: float) -> None:
     """Record every frame on the bus to FILE (format from the suffix: .blf, .asc, .log)."""
@@ -253,6 +250,7 @@ class _RichProgress:
             TimeRemainingColumn(),
             console=Console(stderr=True),
             transient=False,
+            disable=not is_terminal(sys.stderr),
         )
         self.task: Any = None
 
@@ -279,12 +277,25 @@ class _RichProgress:
         self.bar.stop()
 
 
-def _print_result(result: Any, *, written: bool = True) -> None:
-    from rich.console import Console
+def _print_json(result: Any, *, written: bool = True) -> None:
+    """The result as JSON on stdout: the verdict, the directory, and the record."""
+    out = {
+        "verdict": str(result.verdict),
+        "exit_code": result.exit_code,
+        "directory": str(result.directory) if written else None,
+        "record": result.record,
+    }
+    click.echo(json.dumps(out, indent=2, default=str))
+
+
+def _print_result(result: Any, *, written: bool = True, as_json: bool = False) -> None:
     from rich.table import Table
 
+    if as_json:
+        _print_json(result, written=written)
+        return
     rec = result.record
-    console = Console()
+    console = make_console()
     table = Table(title=f"{rec['device']['name']}: {rec['verdict']}")
     for col in ("check", "value", "limits / p", "verdict"):
         table.add_column(col)
@@ -365,11 +376,16 @@ def _run_certify(
     resume: str | None,
     faults: str | None = None,
     clock: str | None = None,
+    *,
+    live: str | None = None,
+    live_linger: float = 0.0,
+    as_json: bool = False,
 ) -> None:
     from feltlab.rig.certify import CampaignOptions, load_profile, run_campaign
 
     stop = threading.Event()
     directory = Path(resume or out or "feltlab-campaigns")
+    view: Live | None = None
 
     def on_sigint(signum: int, frame: Any) -> None:
         if stop.is_set():  # a second Ctrl-C: stop now
@@ -378,6 +394,8 @@ def _run_certify(
         click.echo("\nstopping: finishing the current sample, keeping the capture", err=True)
 
     try:
+        if live is not None:  # a port in use stops the command before any work
+            view = Live(live).open()
         if resume is not None:
             directory = Path(resume)
             opts = CampaignOptions(load_profile(None, "batch"), directory)
@@ -396,13 +414,24 @@ def _run_certify(
             directory = Path(out) if out else _new_campaign_dir(prof.kind)
             opts = CampaignOptions(prof, directory, bus, model, size, alpha, seed, faults, clock)
             opts.clock_mode  # noqa: B018 - refuses --clock sim with --bus before any work
+        if view is not None:
+            view.set_directory(directory)
         previous = signal.signal(signal.SIGINT, on_sigint)
         try:
             with _RichProgress() as bar:
-                result = run_campaign(opts, progress=bar, stop=stop, resume=resume is not None)
+                result = run_campaign(
+                    opts,
+                    progress=bar,
+                    stop=stop,
+                    resume=resume is not None,
+                    live=view.observer if view is not None else None,
+                )
         finally:
             signal.signal(signal.SIGINT, previous)
     except KeyboardInterrupt:
+        if view is not None:
+            view.observer.failed("interrupted at once (second Ctrl-C): no record was written")
+            view.close(0.0)
         click.echo(
             f"interrupted at once (second Ctrl-C): no record was written; the capture so far "
             f"is in {directory} (a part not closed keeps its journal, "
@@ -413,9 +442,20 @@ def _run_certify(
         )
         sys.exit(2)
     except (RigError, ValueError) as exc:
+        if view is not None:
+            view.observer.failed(str(exc))
+            view.close(0.0)
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    _print_result(result)
+    _print_result(result, as_json=as_json)
+    if view is not None:
+        sys.stdout.flush()
+        linger_stop = threading.Event()
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: linger_stop.set())
+        try:
+            view.close(live_linger, linger_stop)
+        finally:
+            signal.signal(signal.SIGINT, previous)
     sys.exit(result.exit_code)
 
 
@@ -463,16 +503,9 @@ MODEL_HELP = (
 def _certify_options(size_name: str, size_help: str) -> Callable[[_F], _F]:
     def wrap(fn: _F) -> _F:
         opts = [
-            click.option(
-                "--profile",
-                default=None,
-                help="Device profile TOML, or a bundled profile name (batch6, continuous, "
-                "jackpot). Default: the bundled simulated device.",
-            ),
-            click.option(
-                "--bus",
-                default=None,
-                help=BUS_HELP + " Default: an in-process virtual bus with the simulated device.",
+            profile_option("Default: the bundled simulated device."),
+            bus_option(
+                default_help="Default: an in-process virtual bus with the simulated device."
             ),
             click.option(
                 f"--{size_name}", size_name, type=click.IntRange(2), default=None, help=size_help
@@ -483,13 +516,8 @@ def _certify_options(size_name: str, size_help: str) -> Callable[[_F], _F]:
                 default=None,
                 help=ALPHA_HELP,
             ),
-            click.option(
-                "--seed",
-                type=click.IntRange(0, U64_MAX),
-                default=None,
-                help=f"Campaign seed, 0..{U64_MAX} (default: fresh, recorded).",
-            ),
-            click.option("--out", default=None, help="Campaign directory (must be new or empty)."),
+            seed_option(None, f"Campaign seed, 0..{U64_MAX} (default: fresh, recorded)."),
+            out_option("Campaign directory (must be new or empty)."),
             click.option(
                 "--resume",
                 default=None,
@@ -504,7 +532,11 @@ def _certify_options(size_name: str, size_help: str) -> Callable[[_F], _F]:
                 "seed gives the same capture and verdicts on any host); real: in the host's "
                 "real time. Default: sim on the in-process bus, real on --bus (always).",
             ),
+            click.option(
+                "--json", "as_json", is_flag=True, help="Print the verdict and record as JSON."
+            ),
         ]
+        fn = live_options(fn)
         for o in reversed(opts):
             fn = o(fn)
         return fn
@@ -545,6 +577,9 @@ def certify_shuffler(
     out: str | None,
     resume: str | None,
     clock: str | None,
+    as_json: bool,
+    live: str | None,
+    live_linger: float,
 ) -> None:
     """Certify a batch or continuous shuffler (the profile's kind).  With no options: the
     bundled simulated 6-deck ChaCha20 batch shuffler on an in-process virtual bus, in
@@ -561,6 +596,9 @@ def certify_shuffler(
         resume,
         faults,
         clock,
+        live=live,
+        live_linger=live_linger,
+        as_json=as_json,
     )
 
 
@@ -575,20 +613,36 @@ def certify_jackpot(
     out: str | None,
     resume: str | None,
     clock: str | None,
+    as_json: bool,
+    live: str | None,
+    live_linger: float,
 ) -> None:
     """Certify a jackpot prize panel: prize distribution, latency, failure detection and the
     Madness 21 fallback of rule 16.12 through the SDK round engine."""
-    _run_certify("jackpot", profile, bus, None, draws, alpha, seed, out, resume, None, clock)
+    _run_certify(
+        "jackpot",
+        profile,
+        bus,
+        None,
+        draws,
+        alpha,
+        seed,
+        out,
+        resume,
+        None,
+        clock,
+        live=live,
+        live_linger=live_linger,
+        as_json=as_json,
+    )
 
 
 @click.command("analyze")
 @click.argument("capture", type=click.Path(exists=True))
-@click.option("--profile", default=None, help="Device profile (default: the campaign's).")
-@click.option(
-    "--out",
-    default=None,
-    help="Write the report (record.json, report.html, junit.xml, manifest.json) into this "
-    "new or empty directory (default: print the verdicts only, write nothing).",
+@profile_option("Default: the campaign's (campaign.json).")
+@out_option(
+    "Write the report (record.json, report.html, junit.xml, manifest.json) into this "
+    "new or empty directory (default: print the verdicts only, write nothing)."
 )
 @click.option(
     "--alpha",
@@ -597,14 +651,17 @@ def certify_jackpot(
     help="Family-wise significance level, 0 < alpha < 1. Default: the campaign's "
     "(campaign.json), else 0.01.",
 )
-@click.option(
-    "--seed",
-    type=click.IntRange(0, U64_MAX),
-    default=None,
-    help=f"Seed of the power and null simulations, 0..{U64_MAX} (default: the campaign's).",
+@seed_option(
+    None, f"Seed of the power and null simulations, 0..{U64_MAX} (default: the campaign's)."
 )
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict and record as JSON.")
 def analyze(
-    capture: str, profile: str | None, out: str | None, alpha: float | None, seed: int | None
+    capture: str,
+    profile: str | None,
+    out: str | None,
+    alpha: float | None,
+    seed: int | None,
+    as_json: bool,
 ) -> None:
     """Re-run every check of a campaign offline from its CAPTURE (a capture-NNN.blf or the
     campaign directory).  Exit 0 pass, 1 fail, 2 error, 3 inconclusive."""
@@ -630,8 +687,8 @@ def analyze(
             err=True,
         )
         sys.exit(2)
-    _print_result(result, written=out is not None)
+    _print_result(result, written=out is not None, as_json=as_json)
     sys.exit(result.exit_code)
 
 
-COMMANDS = (device, capture, certify, analyze)
+COMMANDS = (device, capture, certify, analyze, view)

@@ -11,12 +11,11 @@ from pathlib import Path
 
 import click
 import numpy as np
-from rich.console import Console
 from rich.table import Table
 
 from feltlab import __version__, native
 from feltlab.cards import card_str
-from feltlab.clitypes import OutputFile
+from feltlab.clitypes import OutputFile, json_option, make_console, seed_option, setup_logging
 from feltlab.engine import Table as FeltTable
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager, plugin_summary
 from feltlab.ruleopts import rule_options
@@ -26,8 +25,16 @@ from feltlab.seeds import SEED_DERIVATION_VERSION
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="feltlab")
-def main() -> None:
+@click.option(
+    "-v",
+    "--verbose",
+    count=True,
+    help="Show more log records on stderr: -v feltlab's progress and the libraries' "
+    "(python-can, can-isotp) warnings, -vv everything.",
+)
+def main(verbose: int = 0) -> None:
     """feltlab: plugin SDK and hardware-in-the-loop test rig for casino blackjack."""
+    setup_logging(verbose)
 
 
 @main.command()
@@ -46,7 +53,7 @@ def info(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
-    console = Console()
+    console = make_console()
     table = Table(title=f"feltlab {__version__}", show_header=False)
     table.add_row("python", platform.python_version())
     table.add_row("core version", core["version"])
@@ -74,7 +81,7 @@ def info(as_json: bool) -> None:
     default="xoshiro256**",
     show_default=True,
 )
-@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True)
+@seed_option(1, "Seed of the RNG, 0..2**64-1.")
 @click.option(
     "--show",
     type=click.IntRange(0, 100),
@@ -82,17 +89,40 @@ def info(as_json: bool) -> None:
     show_default=True,
     help="Shoes to print (their first 13 cards).",
 )
-def shuffle(decks: int, shoes: int, rng_name: str, seed: int, show: int) -> None:
+@json_option("the shoes shown and the throughput")
+def shuffle(decks: int, shoes: int, rng_name: str, seed: int, show: int, as_json: bool) -> None:
     """Shuffle a batch of shoes in the C core: print a few and the throughput."""
     rng = native.make_rng(rng_name, seed)
     t0 = time.perf_counter()
     batch = native.shuffle_batch(rng, shoes, decks, ids=True)
     dt = time.perf_counter() - t0
-    console = Console()
+    console = make_console()
+    sorted_ok = bool((np.sort(batch, axis=1) == np.arange(decks * 52)).all())
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "decks": decks,
+                    "shoes": shoes,
+                    "rng": rng.name,
+                    "seed": seed,
+                    "seconds": dt,
+                    "shoes_per_second": shoes / dt,
+                    "ns_per_card": dt / (shoes * decks * 52) * 1e9,
+                    "all_permutations": sorted_ok,
+                    "shown": [
+                        [card_str(int(c)) for c in batch[i, :13]] for i in range(min(show, shoes))
+                    ],
+                },
+                indent=2,
+            )
+        )
+        if not sorted_ok:
+            sys.exit(1)
+        return
     for i in range(min(show, shoes)):
         head = " ".join(card_str(int(c)) for c in batch[i, :13])
         console.print(f"shoe {i}: {head} ...")
-    sorted_ok = bool((np.sort(batch, axis=1) == np.arange(decks * 52)).all())
     console.print(
         f"{shoes:,} {decks}-deck shoes with {rng.name} (seed {seed}) in {dt:.3f} s: "
         f"{shoes / dt:,.0f} shoes/s, {dt / (shoes * decks * 52) * 1e9:.2f} ns/card; "
@@ -113,7 +143,7 @@ def plugins(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({"plugins": rows, "wagers": wagers}, indent=2))
         return
-    console = Console()
+    console = make_console()
     table = Table(title="feltlab plugins")
     for col in ("plugin", "distribution", "version", "hooks"):
         table.add_column(col)
@@ -142,7 +172,7 @@ def plugins(as_json: bool) -> None:
 @main.command()
 @rule_options()
 @click.option("--rounds", type=click.IntRange(1, 100_000), default=20, show_default=True)
-@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True)
+@seed_option(1, "Seed of the ChaCha20 shoe and the fake jackpot panel, 0..2**64-1.")
 @click.option("--boxes", type=click.IntRange(1, 7), default=3, show_default=True)
 @click.option(
     "--events",
@@ -249,6 +279,9 @@ def play(
     is_flag=True,
     help="Effect of removal per rank, the best linear count and Hi-Lo's betting correlation.",
 )
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the PAR sheet as JSON (--format json)."
+)
 def math_cmd(
     wager: str,
     rules: Rules,
@@ -258,6 +291,7 @@ def math_cmd(
     fmt: str,
     strategy: str,
     eor: bool,
+    as_json: bool = False,
 ) -> None:
     """Print the exact PAR sheet of WAGER: every outcome's combinations, probability, pays
     and return; the return, house edge, hit frequency and standard deviation.
@@ -269,6 +303,8 @@ def math_cmd(
     from feltlab import parsheet
     from feltlab.errors import FeltlabError
 
+    if as_json:
+        fmt = "json"
     if wager == "main":
         from feltlab.maincli import print_main_sheet
 
@@ -297,10 +333,12 @@ def math_cmd(
         print_side_bet_eor(instance, counts, fmt)
         return
     sheets = [parsheet.par_sheet(instance, d) for d in counts]
+    if as_json:
+        fmt = "json"
     if fmt != "table":
         click.echo(parsheet.render(sheets, fmt), nl=False)
         return
-    console = Console()
+    console = make_console()
     for sh in sheets:
         outside = not cls.min_decks <= sh.decks <= cls.max_decks
         t = Table(
@@ -329,7 +367,7 @@ def math_cmd(
 @main.command()
 @rule_options()
 @click.option("--rounds", type=click.IntRange(1, 10**12), default=10_000_000, show_default=True)
-@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True)
+@seed_option(1, "Seed of the simulation, 0..2**64-1.")
 @click.option("--workers", type=click.IntRange(1, 1024), default=1, show_default=True)
 @click.option(
     "--scheduler",
@@ -374,14 +412,14 @@ def simulate(
         wtype = types[name]
         if wtype.card_roles and wtype.min_decks <= rules.decks <= wtype.max_decks:
             specs.append((name, None))
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     with Progress(
         "[progress.description]{task.description}",
         BarColumn(),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
         console=console,
-        disable=as_json,
+        disable=as_json or not console.is_terminal,
         transient=True,
     ) as bar:
         task = bar.add_task(f"simulating {preset}", total=rounds)
@@ -436,7 +474,7 @@ def simulate(
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
-    out = Console()
+    out = make_console()
     out.print(
         f"{preset}: {res.rounds:,} rounds, seed {seed}"
         + (", fresh shoe every round" if fresh_shoe else ", cutting card")

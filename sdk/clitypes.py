@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
+from rich.console import Console
 
 
 class OutputFile(click.ParamType):  # type: ignore[type-arg]  # generic since click 8.2
@@ -25,3 +29,131 @@ class OutputFile(click.ParamType):  # type: ignore[type-arg]  # generic since cl
         if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
             self.fail(f"{value!r} is not writable", param, ctx)
         return path
+
+
+# ---------------------------------------------------------------- shared options and output
+
+U64_MAX = (1 << 64) - 1
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def seed_option(default: int | None = None, help: str = "Seed, 0..2**64-1.") -> Callable[[_F], _F]:
+    """The one ``--seed`` of every command: an integer 0..2**64-1 (decimal or 0x hex);
+    ``default`` None means a fresh seed the command records."""
+    return click.option(
+        "--seed",
+        type=SeedInt(),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
+class SeedInt(click.IntRange):
+    """A seed: an integer in 0..2**64-1, decimal or with a 0x/0o/0b prefix."""
+
+    name = "seed"
+
+    def __init__(self) -> None:
+        super().__init__(0, U64_MAX)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            try:
+                value = int(value.replace("_", ""), 0)
+            except ValueError:
+                self.fail(f"{value!r} is not an integer (e.g. 7 or 0x2a)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+def out_option(help: str, *, required: bool = False) -> Callable[[_F], _F]:
+    """The one ``--out DIR`` of every command that writes a directory of results."""
+    return click.option(
+        "--out",
+        metavar="DIR",
+        default=None,
+        required=required,
+        help=help,
+    )
+
+
+def json_option(what: str = "the result") -> Callable[[_F], _F]:
+    """``--json``: print ``what`` as JSON on stdout instead of a table."""
+    return click.option("--json", "as_json", is_flag=True, help=f"Print {what} as JSON.")
+
+
+#: columns a rich Console uses when stdout is not a terminal: wide enough that no table
+#: cell or line is cut or wrapped (a pipe or a file has no width)
+PIPE_WIDTH = 10_000
+
+
+def make_console(*, stderr: bool = False) -> Console:
+    """A rich Console for a command's output: the terminal's width on a terminal, and when
+    the stream is a pipe or a file a width that cuts nothing and no colour codes."""
+    console = Console(stderr=stderr)
+    if not console.is_terminal:
+        console = Console(stderr=stderr, width=PIPE_WIDTH, no_color=True, soft_wrap=True)
+    return console
+
+
+def is_terminal(stream: Any = None) -> bool:
+    """True if ``stream`` (default: stderr, where progress bars go) is a terminal."""
+    s = stream if stream is not None else sys.stderr
+    try:
+        return bool(s.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+#: loggers of the libraries under feltlab: shown only with -v
+LIBRARY_LOGGERS = ("can", "isotp", "cantools", "asyncio", "aiohttp", "matplotlib", "distributed")
+
+
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """A handler writing to whatever ``sys.stderr`` is when a record is emitted (click's
+    test runner and pytest swap it)."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
+class _Format(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        record.short = record.name.removeprefix("feltlab.")
+        return super().format(record)
+
+
+def setup_logging(verbosity: int = 0) -> None:
+    """Route every log record (feltlab's and its libraries': python-can, can-isotp,
+    cantools) through one stderr handler with feltlab's format.  ``verbosity`` 0: feltlab's
+    warnings and errors only, library records hidden; 1 (``-v``): feltlab's info and the
+    libraries' warnings; 2 (``-vv``): everything at debug level."""
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        if getattr(h, "_feltlab", False):
+            root.removeHandler(h)
+    handler = _StderrHandler()
+    handler._feltlab = True  # type: ignore[attr-defined]
+    handler.setFormatter(_Format("feltlab: %(levelname)s %(short)s: %(message)s"))
+    root.addHandler(handler)
+    root.setLevel(
+        logging.DEBUG if verbosity >= 2 else logging.INFO if verbosity else logging.WARNING
+    )
+    logging.getLogger("feltlab").setLevel(
+        logging.DEBUG if verbosity >= 2 else logging.INFO if verbosity else logging.WARNING
+    )
+    lib_level = (
+        logging.DEBUG if verbosity >= 2 else logging.WARNING if verbosity else logging.CRITICAL + 1
+    )
+    for name in LIBRARY_LOGGERS:
+        logging.getLogger(name).setLevel(lib_level)
+    logging.captureWarnings(True)
+    logging.getLogger("py.warnings").setLevel(
+        logging.WARNING if verbosity else logging.CRITICAL + 1
+    )

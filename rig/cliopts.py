@@ -1,0 +1,95 @@
+"""The rig's shared command-line options: one definition of ``--bus`` and ``--profile`` for
+every rig command (as python-can's ``can/cli.py`` shares its bus options), so that
+``device run``, ``capture record``, ``certify`` and ``analyze`` accept the same forms.
+``--seed`` and ``--out`` are shared with the core commands (:mod:`feltlab.clitypes`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from feltlab.rig.transport import DEFAULT_UDP_GROUP
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+PROFILE_DIR = Path(__file__).with_name("profiles")
+
+BUS_HELP = (
+    "python-can bus as key=value pairs, e.g. "
+    f"interface=udp_multicast,channel={DEFAULT_UDP_GROUP} or interface=virtual,channel=rig "
+    "(add bitrate=500000 to pace frames)."
+)
+
+
+def bundled_profiles() -> list[str]:
+    """The names of the profiles shipped in the package (``rig/profiles/<name>.toml``)."""
+    return sorted(p.stem for p in PROFILE_DIR.glob("*.toml"))
+
+
+def resolve_profile(ref: str) -> Path:
+    """The file of profile ``ref``: a bundled profile name (``batch6``, ``continuous``,
+    ``jackpot``) when no file of that name exists, else ``ref`` itself as a path (a missing
+    or malformed file is then refused by the loader, with its own message)."""
+    p = Path(ref)
+    bundled = PROFILE_DIR / f"{ref}.toml"
+    if not p.exists() and not p.suffix and "/" not in ref and bundled.is_file():
+        return bundled
+    return p
+
+
+class ProfileRef(click.ParamType):  # type: ignore[type-arg]
+    """A device profile: a TOML path or a bundled profile name; converts to the file's path
+    as a string (every command then reads it with the same loader checks)."""
+
+    name = "profile"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        return str(resolve_profile(str(value)))
+
+
+class BusRef(click.ParamType):  # type: ignore[type-arg]
+    """A python-can bus spec (``interface=...,channel=...``), parsed by
+    :meth:`feltlab.rig.transport.BusSpec.parse` when the command opens it."""
+
+    name = "bus"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        return str(value)
+
+
+def bus_option(*, required: bool = False, default_help: str = "") -> Callable[[_F], _F]:
+    """The one ``--bus`` of the rig's commands."""
+    return click.option(
+        "--bus",
+        "bus",
+        type=BusRef(),
+        required=required,
+        default=None,
+        help=BUS_HELP + (" " + default_help if default_help else ""),
+    )
+
+
+def profile_option(default_help: str) -> Callable[[_F], _F]:
+    """The one ``--profile`` of the rig's commands: a TOML file or a bundled name."""
+    return click.option(
+        "--profile",
+        type=ProfileRef(),
+        default=None,
+        help="Device profile: a TOML file or a bundled profile name "
+        f"({', '.join(bundled_profiles())}). " + default_help,
+    )
+
+
+__all__ = [
+    "BUS_HELP",
+    "BusRef",
+    "ProfileRef",
+    "bundled_profiles",
+    "bus_option",
+    "profile_option",
+    "resolve_profile",
+]

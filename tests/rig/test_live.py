@@ -1,0 +1,304 @@
+"""The live view's feed and server (rig/live.py, rig/live_server.py) and the command
+lines that serve it (``certify --live``, ``view``), over real HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from feltlab.rig.certify import CampaignOptions, load_profile, run_campaign
+from feltlab.rig.live import (
+    CampaignObserver,
+    LiveFeed,
+    apply_record,
+    empty_snapshot,
+    histogram,
+    snapshot_from_directory,
+)
+from feltlab.rig.live_server import LiveServer, LiveServerError, parse_address
+
+FELTLAB = str(Path(sys.executable).with_name("feltlab"))
+
+
+def _get(url: str, method: str = "GET") -> tuple[int, bytes, Any]:
+    req = urllib.request.Request(url, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.read(), r.headers
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read(), exc.headers
+
+
+def test_parse_address_defaults_to_this_machine_only() -> None:
+    assert parse_address("8000") == ("127.0.0.1", 8000)
+    assert parse_address("0.0.0.0:8001") == ("0.0.0.0", 8001)
+    assert parse_address("[::1]:8002") == ("::1", 8002)
+    assert parse_address(":8003") == ("127.0.0.1", 8003)
+    for bad in ("http", "70000", "host:", "-1"):
+        with pytest.raises(LiveServerError, match=r"\[HOST:\]PORT"):
+            parse_address(bad)
+
+
+def test_histogram_counts_every_finite_sample() -> None:
+    h = histogram([0.001, 0.002, 0.002, 0.004, float("nan")], bins=3)
+    assert h["n"] == 4
+    assert h["counts"] == [1, 2, 1]  # [1, 2) ms, [2, 3) ms, [3, 4] ms
+    assert h["edges"][0] == 0.001 and h["edges"][-1] == 0.004
+    assert h["max"] == 0.004
+    assert h["p50"] == 0.002
+    assert h["scale"] == "linear"
+    assert histogram([])["n"] == 0
+    # a slow outlier 100 times the rest: log-spaced bins, one decade per two bins
+    h = histogram([0.001] * 10 + [0.1], bins=4)
+    assert h["scale"] == "log"
+    assert h["edges"] == pytest.approx([0.001, 0.001 * 10**0.5, 0.01, 0.01 * 10**0.5, 0.1])
+    assert h["counts"] == [10, 0, 0, 1]
+
+
+def test_apply_record_passes_any_verdict_and_shows_host_uncertainty(tmp_path: Path) -> None:
+    """The page takes the verdict strings as they are (issue 13 adds INCONCLUSIVE) and
+    shows the record's host_uncertainty when there is one."""
+    rec = {
+        "verdict": "INCONCLUSIVE",
+        "measurements": [
+            {
+                "name": "heartbeat_jitter.p99",
+                "value": 0.0291,
+                "unit": "s",
+                "low": None,
+                "high": 0.03,
+                "verdict": "INCONCLUSIVE",
+                "detail": {"reason": "margin within the host's uncertainty"},
+            }
+        ],
+        "collection": {"requested": 10, "collected": 9, "missing_count": 1, "missing": []},
+        "host_uncertainty": {"timestamp_resolution_s": 1e-6, "scheduling_p99_s": 0.004},
+    }
+    (tmp_path / "report.html").write_text("<html></html>")
+    snap = empty_snapshot()
+    apply_record(snap, rec, tmp_path)
+    assert snap["verdict"] == "INCONCLUSIVE"
+    assert snap["interim"] is False
+    assert snap["checks"][0]["verdict"] == "INCONCLUSIVE"
+    assert snap["checks"][0]["limits"] == "[, 0.03]"
+    assert snap["host_uncertainty"] == rec["host_uncertainty"]
+    assert snap["samples"]["missing"] == 1
+    assert snap["progress"]["done"] == 9 and snap["progress"]["total"] == 10
+    assert snap["report"] == "report/report.html"
+
+
+def test_server_is_read_only_and_refuses_a_port_in_use(tmp_path: Path) -> None:
+    feed = LiveFeed()
+    with LiveServer(feed, "127.0.0.1", 0, tmp_path) as srv:
+        status, body, headers = _get(srv.url)
+        assert status == 200 and b"feltlab" in body
+        assert "text/html" in headers["Content-Type"]
+        for name in ("live.js", "live.css"):
+            status, body, _ = _get(srv.url + "static/" + name)
+            assert status == 200 and len(body) > 500
+        for method in ("POST", "PUT", "DELETE", "PATCH"):
+            status, body, headers = _get(srv.url + "state", method)
+            assert status == 405, method
+            assert headers["Allow"] == "GET, HEAD"
+        assert _get(srv.url + "static/../record.json")[0] == 404
+        assert _get(srv.url + "report/campaign.json")[0] == 404  # only the report's files
+        assert _get(srv.url + "report/report.html")[0] == 404  # not written yet
+        (tmp_path / "report.html").write_text("<html>report</html>")
+        assert _get(srv.url + "report/report.html")[1] == b"<html>report</html>"
+        with pytest.raises(LiveServerError, match=f"port {srv.port} on 127.0.0.1 is in use"):
+            LiveServer(LiveFeed(), "127.0.0.1", srv.port).start()
+
+
+def _read_events(url: str, want_end: bool = True) -> list[dict[str, Any]]:
+    """The snapshots of an SSE stream, up to its ``end`` event."""
+    out: list[dict[str, Any]] = []
+    with urllib.request.urlopen(url + "events", timeout=30) as r:
+        event = None
+        for raw in r:
+            line = raw.decode().rstrip("\n")
+            if line.startswith("event: "):
+                event = line[7:]
+                if event == "end":
+                    break
+            elif line.startswith("data: ") and event == "snapshot":
+                out.append(json.loads(line[6:]))
+    return out
+
+
+def test_a_campaign_streams_progress_then_its_verdict(tmp_path: Path) -> None:
+    """A simulated campaign publishing after every shoe (``every=0``): the snapshots count
+    the shoes up one by one with the bus and the latencies so far, interim until the
+    record's verdict; the event stream ends with that verdict."""
+    feed = LiveFeed()
+    observer = CampaignObserver(feed, every=0.0)
+    seen: list[dict[str, Any]] = []
+    streamed: list[dict[str, Any]] = []
+    feed.subscribe(lambda: seen.append(feed.get()[1]))
+
+    class Gate:
+        def start(self, description: str, total: int | None) -> None:
+            pass
+
+        def advance(self, n: int = 1) -> None:
+            pass
+
+    out = tmp_path / "c"
+    with LiveServer(feed, "127.0.0.1", 0, out) as srv:
+        reader = threading.Thread(target=lambda: streamed.extend(_read_events(srv.url)))
+        reader.start()
+        opts = CampaignOptions(load_profile(None, "batch"), out, size=30, seed=11)
+        result = run_campaign(opts, progress=Gate(), live=observer)
+        reader.join(30)
+        assert not reader.is_alive()
+        _, final = feed.get()
+    assert streamed[-1] == final  # the stream's last snapshot is the verdict
+    assert str(result.verdict) == final["verdict"]
+    assert final["state"] == "finished" and final["interim"] is False
+    assert final["campaign"]["clock"] == "sim"
+    assert final["samples"] == {"collected": 30, "missing": 0, "missing_list": []}
+    assert final["report"] == "report/report.html"
+    # the checks are the record's, in its order
+    names = [c["name"] for c in final["checks"]]
+    assert names == [f"battery.{c['name']}" for c in result.record["battery"]["checks"]] + [
+        m["name"] for m in result.record["measurements"]
+    ]
+    collecting = [s for s in seen if s["state"] == "collecting"]
+    done = [s["progress"]["done"] for s in collecting]
+    assert done == sorted(done) and done[-1] == 30
+    assert set(range(1, 31)) <= set(done)
+    assert all(s["interim"] and s["verdict"] is None for s in seen[:-1])
+    last = collecting[-1]
+    assert last["device"]["online"] and last["device"]["heartbeats"] >= 1
+    assert last["device"]["reboots"] == 0 and last["device"]["malformed"] == 0
+    assert last["bus"]["frames_received"] > 30 * 40  # a 6-deck shoe is 45 ISO-TP frames
+    assert 0 < last["bus"]["load"] <= 1
+    # one READ_SHOE answered per shoe: first_card counts every shoe read so far
+    assert last["latencies"]["first_card"]["n"] == 30
+    assert last["latencies"]["shuffle_cycle"]["n"] == 30
+    assert sum(last["latencies"]["first_card"]["counts"]) == 30
+
+
+def test_view_of_an_interrupted_campaign_reads_its_capture(tmp_path: Path) -> None:
+    """No record: campaign.json and the capture give what was collected, no verdict, and
+    the command that continues the campaign."""
+    out = tmp_path / "c"
+    stop = threading.Event()
+
+    class StopAt:
+        n = 0
+
+        def start(self, description: str, total: int | None) -> None:
+            pass
+
+        def advance(self, n: int = 1) -> None:
+            self.n += n
+            if self.n == 12:
+                stop.set()
+
+    opts = CampaignOptions(load_profile(None, "batch"), out, size=40, seed=5)
+    run_campaign(opts, progress=StopAt(), stop=stop)
+    for name in ("record.json", "report.html", "junit.xml", "manifest.json"):
+        (out / name).unlink()
+    snap = snapshot_from_directory(out)
+    assert snap["verdict"] is None
+    assert snap["state"] == "interrupted"
+    assert snap["samples"]["collected"] == 12 and snap["samples"]["missing"] == 28
+    assert snap["latencies"]["first_card"]["n"] == 12
+    assert any(f"feltlab certify shuffler --resume {out}" in e for e in snap["errors"])
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_certify_live_serves_the_final_verdict_and_refuses_a_busy_port(tmp_path: Path) -> None:
+    env = {**os.environ, "COLUMNS": "80"}
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        r = subprocess.run(
+            [FELTLAB, "certify", "shuffler", "--shoes", "20", "--out", str(tmp_path / "x"),
+             "--live", str(port)],
+            capture_output=True, text=True, timeout=120, env=env,
+        )  # fmt: skip
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        f"error: --live: port {port} on 127.0.0.1 is in use; choose another port (or 0 for "
+        "any free one)"
+    ]
+    assert not (tmp_path / "x").exists()  # nothing was started
+    port = _free_port()
+    proc = subprocess.Popen(
+        [FELTLAB, "certify", "shuffler", "--shoes", "40", "--seed", "3",
+         "--out", str(tmp_path / "c"), "--live", f"127.0.0.1:{port}", "--live-linger", "30"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()
+        assert first.startswith(f"live view: http://127.0.0.1:{port}/ (read-only")
+        lingering = proc.stderr.readline()  # printed once the campaign is over
+        assert "serving the final page" in lingering, lingering
+        status, body, _ = _get(f"http://127.0.0.1:{port}/state")
+        snap = json.loads(body)
+        record = json.loads((tmp_path / "c" / "record.json").read_text())
+        assert snap["verdict"] == record["verdict"] == "PASS"
+        assert snap["samples"]["collected"] == 40
+        status, body, _ = _get(f"http://127.0.0.1:{port}/report/report.html")
+        assert status == 200 and body == (tmp_path / "c" / "report.html").read_bytes()
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def test_watching_a_campaign_does_not_change_it(tmp_path: Path) -> None:
+    """The observer only reads: the same seed gives a byte-identical capture and the same
+    verdicts with and without the live view."""
+    from feltlab.rig.certify import verdict_summary
+
+    prof = load_profile(None, "batch")
+    plain = run_campaign(CampaignOptions(prof, tmp_path / "a", size=20, seed=77))
+    watched = run_campaign(
+        CampaignOptions(prof, tmp_path / "b", size=20, seed=77),
+        live=CampaignObserver(LiveFeed(), every=0.0),
+    )
+    a = (tmp_path / "a" / "capture-001.blf").read_bytes()
+    assert a == (tmp_path / "b" / "capture-001.blf").read_bytes()
+    assert verdict_summary(plain.record) == verdict_summary(watched.record)
+
+
+def test_a_continuous_shuffler_campaign_shows_each_deal(tmp_path: Path) -> None:
+    feed = LiveFeed()
+    run_campaign(
+        CampaignOptions(load_profile("continuous"), tmp_path / "c", size=25, seed=3),
+        live=CampaignObserver(feed),
+    )
+    _, snap = feed.get()
+    assert snap["campaign"]["unit"] == "deals"
+    assert snap["latencies"]["deal"]["n"] == 25  # one DEAL answered by one Card each
+    assert snap["latencies"]["round_trip.INSERT"]["n"] == 25
+
+
+def test_fault_events_are_named_from_the_protocol() -> None:
+    from feltlab.rig.live import describe_event
+    from feltlab.rig.protocol import FaultCode, Severity
+
+    text = describe_event(
+        "fault",
+        {"code": int(FaultCode.JAM), "severity": int(Severity.ERROR), "active": 1, "detail": 60},
+    )
+    assert text == "fault JAM raised (severity ERROR, detail 60)"
+    assert describe_event("reboot", {"boot_count": 2}) == "reboot (boot_count 2)"
