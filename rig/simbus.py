@@ -46,6 +46,13 @@ class SimWire:
         self.free_at = 0.0
         self.frames = 0
         self.bits = 0
+        #: an optional fault injector (:class:`feltlab.rig.simchaos.WireChaos`): given each
+        #: frame and the instant its last bit passes, it returns (when, frame) deliveries
+        #: (none: lost; several: duplicated or garbage added; later: delayed or reordered).
+        self.chaos: Any = None
+        hook = getattr(clock, "on_new_wire", None)
+        if hook is not None:
+            hook(self)
 
     def transmit(self, sender: SimBus, msg: can.Message) -> None:
         bits = frame_bits(msg.arbitration_id, msg.data, extended=msg.is_extended_id)
@@ -53,6 +60,13 @@ class SimWire:
         self.free_at = end = start + bits / self.bitrate
         self.frames += 1
         self.bits += bits
+        if self.chaos is None:
+            self._deliver_at(end, sender, msg)
+            return
+        for when, out in self.chaos.deliveries(sender, msg, end):
+            self._deliver_at(when, sender, out)
+
+    def _deliver_at(self, end: float, sender: SimBus, msg: can.Message) -> None:
         data = bytes(msg.data)
         ext = msg.is_extended_id
 
