@@ -98,12 +98,37 @@ STUCK_MIN_SHOES = 60
 """Shoes of 4 decks from which a stuck card is asserted detected (worst adjusted p of 200
 simulated campaigns at 60 shoes: 4e-11)."""
 
+FAULT_SHOES = (30, 40, 12)
+"""A fault campaign (not drawn short) has ``randint(a, b) + c * faults`` shoes: enough to
+measure the heartbeat and the timings outside the fault windows."""
+
 KEY_HEX = "5f0e1d2c3b4a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"
 """The explorer's (public, test-only) panel key for authenticated jackpot campaigns."""
 
-KNOWN: dict[tuple[str, str], str] = {}
-"""(behaviour tag, invariant) -> the open issue item fixing it: violations reported as known
-(see the module doc)."""
+KNOWN: dict[tuple[str, str, str], str] = {
+    ("absurd_duration_lie", "verdict", ""): "issue 14 item 2: a wait trusts the duration the "
+    "device announces; a device beyond the profile's limits must FAIL with the figure",
+    ("absurd_duration_stall", "hang", ""): "issue 14 item 2: the shuffle wait is the announced "
+    "duration (up to 49.7 days), not capped by the profile's shuffle_cycle_max",
+    ("absurd_duration_stall", "cause", ""): "issue 14 item 2 (the campaign stops at the "
+    "explorer's horizon instead of failing shuffle_cycle)",
+    ("resend_shoe_changed", "verdict", ""): "issue 14 item 5: a repeated shoe number is "
+    "dropped as a repeated read without comparing its content",
+    ("faults_fewer_shoes", "faults", ""): "issue 14 item 6: with fewer shoes than faults, "
+    "faults mapped to one shoe index overwrite each other",
+    ("chaos", "raised", "timing samples must be finite and non-negative"): "issue 13 items 3-4: "
+    "a stale reply gives a negative latency and the analysis raises ValueError",
+    ("faults_short", "verdict", "ERROR"): "lead (certify collection) / issue 13 item 4: a "
+    "short fault campaign cannot measure heartbeat or timing outside the fault windows "
+    "(_wait_heartbeats counts the heartbeats inside them); ERROR, to be INCONCLUSIVE",
+    ("faults_short", "verdict", "heartbeat.period"): "issue 13 item 5: heartbeat.period "
+    "judged on 2-3 intervals carries the bus's queueing delay (a shoe transfer holds a "
+    "heartbeat back by up to ~20 ms): a fair device FAILs; the figure's uncertainty must "
+    "make it INCONCLUSIVE",
+}
+"""(behaviour tag, invariant, a substring of the violation) -> the open issue item (or the
+report to the lead) that fixes it: such violations are reported as known (see the module
+doc) and fail the run only with ``strict``."""
 
 
 # ===================================================================== scenarios
@@ -211,7 +236,7 @@ def _chaos(r: random.Random, ids: tuple[int, ...]) -> tuple[ChaosPlan, int]:
     which = r.sample(
         ("drop", "duplicate", "delay", "reorder", "bad_dlc", "garbage"), r.randint(1, 3)
     )
-    rates: dict[str, Any] = {w: r.choice((0.002, 0.01, 0.03, 0.1)) for w in which}
+    rates: dict[str, Any] = {w: r.choice((0.002, 0.01, 0.03, 0.06)) for w in which}
     plan = replace(
         ChaosPlan(
             delay_max=r.choice((0.002, 0.02, 0.2, 1.0)),
@@ -267,11 +292,15 @@ def _draw_batch(r: random.Random, base: dict[str, Any], shoes_max: int, small: i
     if family == "faults":
         faults = tuple(f for f in ALL_FAULTS if r.random() < 0.4) or (r.choice(ALL_FAULTS),)
         tags: tuple[str, ...] = ("faults",)
-        if r.random() < 0.1:  # fewer shoes than faults: every fault must still be injected
+        u = r.random()
+        if u < 0.1:  # fewer shoes than faults: every fault must still be injected
             size = max(2, len(faults) - 1) if len(faults) > 2 else 2
             tags = ("faults", "faults_fewer_shoes")
-        else:
+        elif u < 0.3:  # short: little left outside the fault windows to measure
             size = max(size, len(faults) + 3)
+            tags = ("faults", "faults_short")
+        else:
+            size = r.randint(FAULT_SHOES[0], FAULT_SHOES[1]) + FAULT_SHOES[2] * len(faults)
         return Scenario(
             **base,
             **common,
@@ -360,8 +389,8 @@ def _draw_batch(r: random.Random, base: dict[str, Any], shoes_max: int, small: i
 
 def _draw_continuous(r: random.Random, base: dict[str, Any]) -> Scenario:
     family = r.choices(("fair", "timing", "chaos", "misbehave"), (0.35, 0.3, 0.25, 0.1))[0]
-    size = r.randint(20, 60)
-    dev = {"decks": r.choice((1, 2, 6)), "slots": r.choice((8, 38))}
+    size = r.randint(40, 80)  # enough deals for returned cards to be dealt again
+    dev = {"decks": r.choice((1, 2)), "slots": r.choice((8, 38))}
     common: dict[str, Any] = {"family": family, "device": dev, "campaign": {"null_replicates": 19}}
     if family == "fair":
         return Scenario(**base, **common, size=size, expect="PASS")
@@ -687,8 +716,12 @@ def run_scenario(
 
 def _split_known(out: Outcome) -> None:
     still = []
+    tags = set(out.scenario.tags)
     for name, text in out.violations:
-        why = next((KNOWN[(t, name)] for t in out.scenario.tags if (t, name) in KNOWN), None)
+        why = next(
+            (w for (t, n, sub), w in KNOWN.items() if t in tags and n == name and sub in text),
+            None,
+        )
         if why is None:
             still.append((name, text))
         else:
