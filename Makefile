@@ -7,7 +7,7 @@ CC ?= gcc
 NATIVE_SRC := $(wildcard native/src/*.c native/src/*.h native/include/*.h)
 SAN_FLAGS := -std=c11 -O1 -g -Wall -Wextra -Wpedantic -Werror -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-.PHONY: setup demo test test-python test-native lint bench bench-smoke fuzz clean
+.PHONY: setup demo test test-python test-native lint bench bench-smoke fuzz explore clean
 
 setup: $(STAMP)
 
@@ -37,6 +37,12 @@ lint: $(STAMP)
 	$(PY) -m ruff check sdk plugins rig native tests benchmarks tools
 	$(PY) -m ruff format --check sdk plugins rig native tests benchmarks tools
 	$(PY) tools/typecheck.py
+
+# deterministic simulation testing of the rig (docs/certification.md): exit 1 on a violation
+EXPLORE_CAMPAIGNS ?= 500
+EXPLORE_SEED ?= 1
+explore: $(STAMP)
+	$(VENV)/bin/feltlab certify explore --campaigns $(EXPLORE_CAMPAIGNS) --seed $(EXPLORE_SEED)
 
 bench: $(STAMP)
 	$(PY) -m pytest benchmarks --benchmark-only --benchmark-columns=mean,stddev,ops,rounds --benchmark-sort=name
