@@ -643,6 +643,10 @@ def run_scenario(
     is a ``raised`` violation.  The directory is removed unless ``keep`` (or a violation)."""
     out = Outcome(sc)
     directory = root / f"c{sc.index:06d}"
+    n = 1
+    while directory.exists():  # a campaign replayed again keeps the earlier directory
+        n += 1
+        directory = root / f"c{sc.index:06d}-{n}"
     key_file = root / "explore-panel.key"
     if sc.authenticate and not key_file.exists():
         key_file.write_text(KEY_HEX + "\n")
