@@ -187,3 +187,22 @@ def test_bad_inputs_are_clear_errors() -> None:
         explore.explore(1, 1, shoes_max=3)
     result = CliRunner().invoke(explore_command, ["--replay", "nonsense"])
     assert result.exit_code == 2 and "SEED:INDEX" in result.output
+
+
+def test_a_shoe_the_device_did_not_make_is_a_violation(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the device's ground truth remembers every shoe reversed: the capture then holds shoes
+    # the device (so the truth says) never made
+    class Reversed(dict):  # type: ignore[type-arg]
+        def __setitem__(self, k: int, v: tuple[bytes, bytes]) -> None:
+            super().__setitem__(k, (v[0][::-1], v[1][::-1]))
+
+    class LyingTruth(explore.GroundTruth):
+        def __init__(self) -> None:
+            super().__init__()
+            self.shoes = Reversed()
+
+    monkeypatch.setattr(explore, "GroundTruth", LyingTruth)
+    sc = _first(lambda s: s.kind == "batch" and s.family == "fair")
+    (o,) = explore.explore(1, SEED, first=sc.index).outcomes
+    assert o.verdict == "PASS"
+    assert [name for name, _ in o.violations] == ["genuine"]
