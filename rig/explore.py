@@ -114,6 +114,8 @@ KNOWN: dict[tuple[str, str, str], str] = {
     "explorer's horizon instead of failing shuffle_cycle)",
     ("resend_shoe_changed", "verdict", ""): "issue 14 item 5: a repeated shoe number is "
     "dropped as a repeated read without comparing its content",
+    ("resend_shoe_changed", "cause", ""): "issue 14 item 5 (the changed shoe is not found; "
+    "the campaign FAILs for another reason)",
     ("faults_fewer_shoes", "faults", ""): "issue 14 item 6: with fewer shoes than faults, "
     "faults mapped to one shoe index overwrite each other",
     ("chaos", "raised", "timing samples must be finite and non-negative"): "issue 13 items 3-4: "
@@ -200,10 +202,11 @@ class Scenario:
         return d
 
 
-def campaign_rng(seed: int, index: int) -> random.Random:
+def campaign_rng(seed: int, index: int, stream: str = "") -> random.Random:
     """The generator of campaign ``index`` of run ``seed`` (SHA-256 of both: campaigns are
-    independent and each is replayable alone)."""
-    digest = hashlib.sha256(f"feltlab-explore:{seed}:{index}".encode()).digest()
+    independent and each is replayable alone); ``stream`` names an independent one."""
+    salt = f":{stream}" if stream else ""
+    digest = hashlib.sha256(f"feltlab-explore:{seed}:{index}{salt}".encode()).digest()
     return random.Random(int.from_bytes(digest[:16], "little"))
 
 
@@ -370,6 +373,31 @@ def _draw_batch(r: random.Random, base: dict[str, Any], shoes_max: int, small: i
     )
     at = r.randint(1, size)
     delay = round(r.uniform(0.55, 1.5), 3) if name == "late_reply" else 0.0
+    x = campaign_rng(base["seed"], base["index"], "reply_latency")
+    if x.random() < 1 / 7:  # a stream of its own: the other draws stay as they were
+        r, name = x, "reply_latency"  # the command round trip within, at, beyond its limits
+        p99, mx = lim["round_trip_p99"], lim["round_trip_max"]
+        case = r.choice(("within", "at", "beyond_p99", "beyond_max"))
+        delay = round(
+            {
+                "within": r.uniform(0.0, 0.4 * p99),
+                "at": p99 * r.uniform(0.9, 0.97),
+                "beyond_p99": r.uniform(1.3 * p99, 0.9 * mx),
+                "beyond_max": r.uniform(1.1 * mx, 1.5 * mx),
+            }[case],
+            4,
+        )
+        expect = {"within": "PASS", "at": "ANY"}.get(case, "NOT_PASS")
+        return Scenario(
+            **base,
+            **common,
+            size=size,
+            expect=expect,
+            causes=("round_trip", "first_card") if expect == "NOT_PASS" else (),
+            model="fisher-yates",
+            misbehaviour=Misbehaviour(name, 1, delay),
+            tags=(f"timing_round_trip_{case}",),
+        )
     expect, causes = {
         "absurd_duration_lie": ("NOT_PASS", ("shuffle",)),
         "absurd_duration_stall": ("NOT_PASS", ("shuffle",)),

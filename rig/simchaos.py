@@ -158,6 +158,7 @@ MISBEHAVIOURS = (
     "late_reply",  # batch: the READ_SHOE of one shoe is answered after the host's timeout
     "spontaneous_reboot",  # any: the device reboots by itself once
     "replay_result",  # jackpot: one result is replaced by an earlier signed one
+    "reply_latency",  # batch: every command answered ``delay`` s late
 )
 
 #: 2^32 - 1 ms (about 49.7 days): the largest shuffle duration an Ack can announce.
@@ -167,7 +168,8 @@ ABSURD_MS = 0xFFFFFFFF
 @dataclass(frozen=True)
 class Misbehaviour:
     """One misbehaviour (:data:`MISBEHAVIOURS`) starting at sample ``at`` (1-based shoe or
-    draw); ``delay`` (seconds) is how late a ``late_reply`` comes."""
+    draw); ``delay`` (seconds) is how late a ``late_reply`` comes, or every reply of a
+    ``reply_latency`` device."""
 
     name: str
     at: int = 1
@@ -285,6 +287,9 @@ def misbehaving_device(
 
         def on_command(self: Any, frame: Any) -> None:
             s = frame.signals
+            if mb is not None and mb.name == "reply_latency" and self.state != State.BOOT:
+                self._schedule(mb.delay, lambda: base_cls._on_command(self, frame))
+                return
             if (
                 mb is not None
                 and mb.name == "late_reply"
