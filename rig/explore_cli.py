@@ -70,7 +70,7 @@ def _line(o: object) -> str:
     type=click.FloatRange(1, 3600),
     default=60.0,
     show_default=True,
-    help="Host seconds after which one campaign counts as hung.",
+    help="CPU seconds of this process after which one campaign counts as hung.",
 )
 @click.option("--strict", is_flag=True, help="Known violations (open issues) fail the run too.")
 @click.option("--verbose", "-v", is_flag=True, help="One line per campaign.")
