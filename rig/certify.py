@@ -33,6 +33,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from feltlab import native
+from feltlab.errors import FeltlabError
 from feltlab.rig import battery
 from feltlab.rig.battery import Verdict
 from feltlab.rig.certify_capture import CaptureData, read_campaign_capture, timestamp_resolution
@@ -449,7 +450,7 @@ def collect_part(
         _wait_heartbeats(client, opts.profile.heartbeat_period, stop)
     except KeyboardInterrupt:
         result.aborted = True
-    except RigError as exc:
+    except FeltlabError as exc:  # a rig error, or the SDK's (a withdrawn Madness 21 wager)
         result.error = str(exc)
         log.error("collection stopped: %s", exc)
     finally:
