@@ -15,7 +15,7 @@ PKG_FILES := $(sort $(shell find sdk plugins rig native -type f \( -name '*.py' 
 FILE_LIST := $(VENV)/.feltlab-files
 SAN_FLAGS := -std=c11 -O1 -g -Wall -Wextra -Wpedantic -Werror -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-.PHONY: setup demo test test-python test-native lint bench bench-smoke fuzz clean browser test-browser FORCE
+.PHONY: setup demo test test-python test-native lint bench bench-smoke fuzz explore clean browser test-browser FORCE
 
 setup: $(STAMP)
 
@@ -51,6 +51,12 @@ lint: $(STAMP)
 	$(PY) -m ruff check sdk plugins rig native tests benchmarks
 	$(PY) -m ruff format --check sdk plugins rig native tests benchmarks
 	$(PY) -m mypy
+
+# deterministic simulation testing of the rig (docs/certification.md): exit 1 on a violation
+EXPLORE_CAMPAIGNS ?= 500
+EXPLORE_SEED ?= 1
+explore: $(STAMP)
+	$(VENV)/bin/feltlab certify explore --campaigns $(EXPLORE_CAMPAIGNS) --seed $(EXPLORE_SEED)
 
 bench: $(STAMP)
 	$(PY) -m pytest benchmarks --benchmark-only --benchmark-columns=mean,stddev,ops,rounds --benchmark-sort=name

@@ -31,6 +31,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from feltlab import native
+from feltlab.errors import FeltlabError
 from feltlab.rig.battery import Verdict
 from feltlab.rig.certify_analysis import (
     Analysis,
@@ -520,7 +521,7 @@ def collect_part(
     except LimitExceeded as exc:  # the device went beyond its declared limits: a FAIL
         result.limits_exceeded.append((exc.what, exc.value, exc.limit, str(exc)))
         log.error("collection stopped: %s", exc)
-    except RigError as exc:
+    except FeltlabError as exc:  # a rig error, or the SDK's (a withdrawn Madness 21 wager)
         result.error = str(exc)
         log.error("collection stopped: %s", exc)
     finally:

@@ -691,4 +691,11 @@ def analyze(
     sys.exit(result.exit_code)
 
 
+def _add_explore() -> None:
+    from feltlab.rig.explore_cli import explore_command
+
+    certify.add_command(explore_command)
+
+
+_add_explore()
 COMMANDS = (device, capture, certify, analyze, view)

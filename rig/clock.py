@@ -164,8 +164,7 @@ class SimClock(Clock):
             return False
         _, _, call = heapq.heappop(self._heap)
         if when > self._now:
-            self._now = when
-            self._same_instant = 0
+            self._advance(when)  # the horizon holds while events keep coming, too
         self._same_instant += 1
         if self._same_instant > self.max_events:
             raise SimulationStall(

@@ -57,6 +57,13 @@ class SimWire:
         self._pending: list[tuple[int, int, SimBus, can.Message]] = []
         self._seq = itertools.count()
         self._busy = False
+        #: an optional fault injector (:class:`feltlab.rig.simchaos.WireChaos`): given each
+        #: frame and the instant its last bit passes, it returns (when, frame) deliveries
+        #: (none: lost; several: duplicated or garbage added; later: delayed or reordered).
+        self.chaos: Any = None
+        hook = getattr(clock, "on_new_wire", None)
+        if hook is not None:
+            hook(self)
 
     def transmit(self, sender: SimBus, msg: can.Message) -> None:
         prio = (msg.arbitration_id << 1 | 1) if msg.is_extended_id else msg.arbitration_id << 19
@@ -65,6 +72,8 @@ class SimWire:
             self._next()
 
     def _next(self) -> None:
+        """Put the lowest pending identifier on the idle wire; when its last bit has passed,
+        deliver it (through :attr:`chaos`, if any) and arbitrate again."""
         if not self._pending:
             self._busy = False
             return
@@ -73,6 +82,15 @@ class SimWire:
         bits = frame_bits(msg.arbitration_id, msg.data, extended=msg.is_extended_id)
         self.frames += 1
         self.bits += bits
+        end = self.clock.now() + bits / self.bitrate
+        if self.chaos is None:
+            self._deliver_at(end, sender, msg)
+        else:
+            for when, out in self.chaos.deliveries(sender, msg, end):
+                self._deliver_at(when, sender, out)
+        self.clock.call_at(end, self._next)
+
+    def _deliver_at(self, end: float, sender: SimBus, msg: can.Message) -> None:
         data = bytes(msg.data)
         ext = msg.is_extended_id
 
@@ -90,9 +108,8 @@ class SimWire:
                             channel=self.channel,
                         )
                     )
-            self._next()
 
-        self.clock.call_later(bits / self.bitrate, deliver)
+        self.clock.call_at(end, deliver)
 
 
 def sim_wire(clock: SimClock, channel: str, bitrate: int | None) -> SimWire:

@@ -1,0 +1,208 @@
+"""Deterministic simulation testing of the rig (issue 13 item 2): ``feltlab certify explore``
+runs random campaigns in simulated time and checks invariants on each.  A fixed-seed run
+holds every invariant, a check broken on purpose is reported with the command that replays
+its campaign, and the same seed gives the same outcomes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import can
+import pytest
+from click.testing import CliRunner
+
+from feltlab.rig import certify, explore
+from feltlab.rig.battery import Verdict
+from feltlab.rig.clock import SimClock, SimulationStall
+from feltlab.rig.explore_cli import explore_command
+from feltlab.rig.simchaos import ChaosPlan, Misbehaviour, WireChaos
+
+SEED = 1
+N = 150
+
+
+@pytest.fixture(autouse=True)
+def _isolated(no_can_env: None) -> None:
+    """No developer CAN settings (tests/conftest.py)."""
+
+
+@pytest.fixture(scope="module")
+def run() -> explore.RunSummary:
+    return explore.explore(N, SEED)
+
+
+def _first(pred: object, seed: int = SEED) -> explore.Scenario:
+    for i in range(2000):
+        sc = explore.draw_scenario(seed, i)
+        if pred(sc):  # type: ignore[operator]
+            return sc
+    raise AssertionError("no such scenario in 2000 draws")
+
+
+def test_a_fixed_seed_run_holds_every_invariant(run: explore.RunSummary) -> None:
+    assert len(run.outcomes) == N
+    bad = [(o.scenario.replay, o.violations) for o in run.outcomes if o.violations]
+    assert bad == []
+    assert all(status == "ok" for status, _ in run.calibration), run.calibration
+    kinds = {o.scenario.kind for o in run.outcomes}
+    families = {o.scenario.family for o in run.outcomes}
+    assert kinds == {"batch", "continuous", "jackpot"}
+    assert {"fair", "model", "faults", "timing", "chaos", "misbehave"} <= families
+    # the run checked something: fair devices passed, defective ones did not
+    fair = [o for o in run.outcomes if o.scenario.expect == "PASS" and not o.scenario.tags]
+    assert fair and all(o.verdict == "PASS" or o.fair_statistical_fail for o in fair)
+    defective = [o for o in run.outcomes if o.scenario.expect == "NOT_PASS" and not o.known]
+    assert defective and all(o.verdict in ("FAIL", "ERROR") for o in defective)
+    for o in run.outcomes:  # analysed offline, unless that raised (a known violation)
+        assert o.offline is not None or any(n == "raised" for n, _, _ in o.known), o
+
+
+def test_the_same_seed_gives_the_same_outcomes(run: explore.RunSummary) -> None:
+    again = explore.explore(12, SEED)
+    assert [o.fingerprint() for o in again.outcomes] == [o.fingerprint() for o in run.outcomes[:12]]
+    assert [explore.draw_scenario(SEED, i) for i in range(50)] == [
+        explore.draw_scenario(SEED, i) for i in range(50)
+    ]
+    assert explore.draw_scenario(SEED, 3) != explore.draw_scenario(SEED + 1, 3)
+
+
+def test_a_campaign_replays_alone_with_the_same_outcome(run: explore.RunSummary) -> None:
+    o = next(o for o in run.outcomes if o.scenario.family == "chaos" and o.chaos_counts)
+    (alone,) = explore.explore(1, SEED, first=o.scenario.index).outcomes
+    assert alone.fingerprint() == o.fingerprint()
+
+
+def test_a_broken_check_is_reported_with_its_replay_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # every analysis says PASS: a device that drops a card must then be caught
+    sc = _first(lambda s: (s.model or "").startswith("missing"))
+    monkeypatch.setattr(certify.Analysis, "verdict", lambda self: Verdict.PASS)
+    result = CliRunner().invoke(
+        explore_command,
+        ["--campaigns", "1", "--seed", str(SEED), "--first", str(sc.index), "--out", str(tmp_path)],
+    )
+    assert result.exit_code == 1, result.output
+    assert "VIOLATION [verdict]" in result.output
+    assert f"feltlab certify explore --replay {SEED}:{sc.index}" in result.output
+    assert "PASSed" in result.output
+    assert (tmp_path / f"c{sc.index:06d}" / "capture-001.blf").exists()  # kept to look at
+
+
+def test_a_broken_offline_analysis_is_a_violation(monkeypatch: pytest.MonkeyPatch) -> None:
+    sc = _first(lambda s: s.kind == "batch" and s.family == "fair")
+    real = certify.analyze_path
+
+    def lossy(*a: object, **kw: object) -> certify.CampaignResult:
+        res = real(*a, **kw)  # type: ignore[arg-type]
+        res.record["measurements"] = res.record["measurements"][1:]
+        return res
+
+    monkeypatch.setattr(certify, "analyze_path", lossy)
+    (o,) = explore.explore(1, SEED, first=sc.index).outcomes
+    assert [name for name, _ in o.violations] == ["offline"]
+
+
+def test_a_lost_shoe_not_counted_is_a_violation(monkeypatch: pytest.MonkeyPatch) -> None:
+    sc = _first(lambda s: s.kind == "batch" and s.family == "fair")
+    real = certify._missing_measurement
+
+    def forgetful(kind: str, size: int, have: int | None, *a: object, **kw: object) -> object:
+        return real(kind, size, size, *a, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(certify, "_missing_measurement", forgetful)
+    real_collect = certify._collect_batch
+
+    def short(opts: object, client: object, want: int, *a: object, **kw: object) -> None:
+        real_collect(opts, client, want - 1, *a, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(certify, "_collect_batch", short)
+    (o,) = explore.explore(1, SEED, first=sc.index).outcomes
+    assert "counted" in [name for name, _ in o.violations]
+
+
+def test_a_hang_is_bounded_and_named() -> None:
+    sc = _first(
+        lambda s: s.misbehaviour is not None and s.misbehaviour.name == "absurd_duration_stall"
+    )
+    (o,) = explore.explore(1, SEED, first=sc.index).outcomes
+    hangs = [t for n, t, _ in o.known if n == "hang"]
+    assert hangs and "horizon" in hangs[0]
+    assert o.sim_seconds <= 120.0 + 30.0 * sc.size + 1.0
+    assert o.wall < 30.0
+
+
+def test_the_simulated_horizon_holds_while_events_keep_coming() -> None:
+    clock = SimClock(horizon=5.0)
+
+    def tick() -> None:
+        clock.call_later(0.1, tick)
+
+    tick()
+    with pytest.raises(SimulationStall, match="horizon"):
+        clock.wait(lambda: None, 3600.0)
+    assert clock.now() <= 5.1
+
+
+def test_wire_chaos_is_a_pure_function_of_its_seed() -> None:
+    plan = ChaosPlan(
+        drop=0.1,
+        duplicate=0.1,
+        delay=0.2,
+        reorder=0.1,
+        bad_dlc=0.1,
+        garbage=0.1,
+        start=0.0,
+        garbage_ids=(0x100, 0x101),
+    )
+
+    def trace(seed: int) -> list[tuple[float, int, bytes]]:
+        chaos = WireChaos(plan, seed, SimClock())
+        out = []
+        for k in range(200):
+            msg = can.Message(arbitration_id=0x102, data=bytes([k % 256] * 8), is_extended_id=False)
+            for when, m in chaos.deliveries(None, msg, k * 0.001):
+                out.append((round(when, 9), m.arbitration_id, bytes(m.data)))
+        return out
+
+    a = trace(7)
+    assert a == trace(7) and a != trace(8)
+    sent = {bytes([k % 256] * 8) for k in range(200)}
+    lengths = {len(d) for _, _, d in a}
+    assert len(lengths) > 1  # wrong DLCs and garbage of every length
+    assert len([d for _, _, d in a if d in sent]) != 200  # lost, duplicated or altered
+
+
+def test_bad_inputs_are_clear_errors() -> None:
+    with pytest.raises(ValueError, match="SEED:INDEX"):
+        explore.parse_replay("7")
+    with pytest.raises(ValueError, match="non-negative"):
+        explore.parse_replay("-1:3")
+    assert explore.parse_replay("7:42") == (7, 42)
+    with pytest.raises(ValueError, match="probability"):
+        ChaosPlan(drop=1.5)
+    with pytest.raises(ValueError, match="unknown misbehaviour"):
+        Misbehaviour("gremlins")
+    with pytest.raises(ValueError, match="shoes-max"):
+        explore.explore(1, 1, shoes_max=3)
+    result = CliRunner().invoke(explore_command, ["--replay", "nonsense"])
+    assert result.exit_code == 2 and "SEED:INDEX" in result.output
+
+
+def test_a_shoe_the_device_did_not_make_is_a_violation(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the device's ground truth remembers every shoe reversed: the capture then holds shoes
+    # the device (so the truth says) never made
+    class Reversed(dict):  # type: ignore[type-arg]
+        def __setitem__(self, k: int, v: tuple[bytes, bytes]) -> None:
+            super().__setitem__(k, (v[0][::-1], v[1][::-1]))
+
+    class LyingTruth(explore.GroundTruth):
+        def __init__(self) -> None:
+            super().__init__()
+            self.shoes = Reversed()
+
+    monkeypatch.setattr(explore, "GroundTruth", LyingTruth)
+    sc = _first(lambda s: s.kind == "batch" and s.family == "fair")
+    (o,) = explore.explore(1, SEED, first=sc.index).outcomes
+    assert o.verdict == "PASS"
+    assert [name for name, _ in o.violations] == ["genuine"]
