@@ -1271,7 +1271,8 @@ def _missing_measurement(
 ) -> Measurement:
     """``collection.<samples>_missing``: the planned samples (``campaign.json``) that are not
     in the capture.  FAIL when the device failed to deliver a sample it was asked for
-    (``failed``); ERROR when collection stopped early for another reason (``why``:
+    (``failed``) and it is not in the capture (one that came too late for the host but reached
+    the capture is counted in ``late``; its lateness is judged by the timing checks); ERROR when collection stopped early for another reason (``why``:
     interrupted, the bus or device gone, nothing collected); PASS at 0."""
     unit = SIZE_KEY[kind]
     name = f"collection.{unit}_missing"
@@ -1281,7 +1282,10 @@ def _missing_measurement(
     detail: dict[str, Any] = {"planned": size, "collected": have}
     if failed:
         detail["reasons"] = list(failed[:10])
+    if failed and lost:
         return Measurement(name, float(lost), unit, None, 0.0, Verdict.FAIL, detail)
+    if failed:  # the host gave up on them, but the device's (late) replies are in the capture
+        detail["late"] = len(failed)
     if lost:
         detail["reason"] = why
         return Measurement(name, float(lost), unit, None, 0.0, Verdict.ERROR, detail)

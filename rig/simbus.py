@@ -84,13 +84,23 @@ class SimWire:
         self.bits += bits
         end = self.clock.now() + bits / self.bitrate
         if self.chaos is None:
-            self._deliver_at(end, sender, msg)
+            deliver = self._delivery(sender, msg)
         else:
             for when, out in self.chaos.deliveries(sender, msg, end):
-                self._deliver_at(when, sender, out)
-        self.clock.call_at(end, self._next)
+                self.clock.call_at(when, self._delivery(sender, out))
 
-    def _deliver_at(self, end: float, sender: SimBus, msg: can.Message) -> None:
+            def deliver() -> None:
+                pass
+
+        def frame_end() -> None:
+            # the receivers see the frame; what is queued at this instant (the replies their
+            # listeners queued included) competes for the next arbitration
+            deliver()
+            self._next()
+
+        self.clock.call_at(end, frame_end)
+
+    def _delivery(self, sender: SimBus, msg: can.Message) -> Callable[[], None]:
         data = bytes(msg.data)
         ext = msg.is_extended_id
 
@@ -109,7 +119,7 @@ class SimWire:
                         )
                     )
 
-        self.clock.call_at(end, deliver)
+        return deliver
 
 
 def sim_wire(clock: SimClock, channel: str, bitrate: int | None) -> SimWire:
