@@ -110,6 +110,8 @@ KEY_HEX = "5f0e1d2c3b4a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"
 KNOWN: dict[tuple[str, str, str], str] = {
     ("absurd_duration_lie", "verdict", ""): "issue 14 item 2: a wait trusts the duration the "
     "device announces; a device beyond the profile's limits must FAIL with the figure",
+    ("absurd_duration_lie", "cause", ""): "issue 14 item 2 (the absurd announced duration is "
+    "not found; the campaign FAILs for another reason)",
     ("absurd_duration_stall", "hang", ""): "issue 14 item 2: the shuffle wait is the announced "
     "duration (up to 49.7 days), not capped by the profile's shuffle_cycle_max",
     ("absurd_duration_stall", "cause", ""): "issue 14 item 2 (the campaign stops at the "
