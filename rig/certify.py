@@ -61,7 +61,7 @@ from feltlab.rig.errors import (
     SecurityFault,
 )
 from feltlab.rig.freshness import FRESHNESS_STARTS, FreshnessStore, freshness_starts
-from feltlab.rig.measures import Measurement, within
+from feltlab.rig.measures import Measurement
 from feltlab.rig.protocol import Result
 from feltlab.rig.report import RECORD_VERSION, make_plots, write_report
 from feltlab.rig.secoc import DeviceKey, load_key
@@ -410,8 +410,6 @@ class Collected:
     stale_replies: int = 0
     #: declared limits the device went beyond: (what, value s, limit s, message); a FAIL
     limits_exceeded: list[tuple[str, float, float, str]] = field(default_factory=list)
-    #: heartbeat periods the device announced beyond the declared one (ms)
-    announced_periods_ms: list[int] = field(default_factory=list)
 
 
 def freshness_store(prof: Profile) -> FreshnessStore:
@@ -535,9 +533,6 @@ def collect_part(
                 freshness_store(opts.profile).remember(key, client.freshness)
             result.bus = client.node.stats()
             result.stale_replies = client.stale_replies
-            result.announced_periods_ms = sorted(
-                {e.detail["announced_ms"] for e in client.events if e.kind == "period_mismatch"}
-            )
             client.close()  # flushes the capture
         if dev is not None:
             dev.stop()
@@ -1181,24 +1176,8 @@ def finish(
             failed=[f"{i}: {r}" for i, r in collected.missing],
         )
     )
-    for what, value, limit, message in collected.limits_exceeded:
-        analysis.measurements.append(
-            within(f"{what}.announced", value, "s", None, limit, reason=message)
-        )
-    if collected.announced_periods_ms:
-        declared = prof.heartbeat_period
-        tol = prof.limits.get("heartbeat_period_tolerance", 0.05)
-        analysis.measurements.append(
-            within(
-                "heartbeat.announced_period",
-                max(collected.announced_periods_ms) / 1000.0,
-                "s",
-                declared * (1 - tol),
-                declared * (1 + tol),
-                reason="the device's heartbeat announced a period beyond the declared one; "
-                "supervision kept 1.5 times the declared period",
-            )
-        )
+    # the announced limits the device went beyond are judged from the capture
+    # (certify_analysis._announced), so that analyze reaches the same verdict offline
     verdict = Verdict.ABORTED if collected.aborted else analysis.verdict()
     record = build_record(
         prof,
@@ -1272,7 +1251,8 @@ def _missing_measurement(
     """``collection.<samples>_missing``: the planned samples (``campaign.json``) that are not
     in the capture.  FAIL when the device failed to deliver a sample it was asked for
     (``failed``) and it is not in the capture (one that came too late for the host but reached
-    the capture is counted in ``late``; its lateness is judged by the timing checks); ERROR when collection stopped early for another reason (``why``:
+    the capture is counted in ``late``; its lateness is judged by the timing checks); ERROR
+    when collection stopped early for another reason (``why``:
     interrupted, the bus or device gone, nothing collected); PASS at 0."""
     unit = SIZE_KEY[kind]
     name = f"collection.{unit}_missing"
@@ -1307,6 +1287,7 @@ def _collection(size: int, have: int | None, collected: Collected | None) -> dic
         "missing": collected.missing[:50] if collected else [],
         "bus": collected.bus if collected else {},
         "stale_replies": collected.stale_replies if collected else 0,
+        "limits_exceeded": [m for *_, m in collected.limits_exceeded] if collected else [],
         "rig_errors": [e for _, e in collected.crashes][:20] if collected else [],
     }
 

@@ -142,7 +142,45 @@ def _timing(
     )
 
 
+def _announced(a: Analysis, data: CaptureData, prof: Profile) -> None:
+    """What the device announced beyond its declared limits (issue 14: nothing a device
+    sends bounds a wait): a heartbeat period over 1.5 times the declared one, a shuffle
+    duration over ``shuffle_cycle_max``; each a FAIL with the figure, from the capture."""
+    from feltlab.rig.clients import WAIT_CEILING
+
+    declared = prof.heartbeat_period
+    over = [p for p in data.announced_periods_ms if p / 1000.0 > declared * 1.5]
+    if over:
+        tol = prof.limits.get("heartbeat_period_tolerance", 0.05)
+        a.measurements.append(
+            within(
+                "heartbeat.announced_period",
+                max(over) / 1000.0,
+                "s",
+                declared * (1 - tol),
+                declared * (1 + tol),
+                reason="the device's heartbeat announced a period beyond the declared one; "
+                "supervision kept 1.5 times the declared period",
+            )
+        )
+    cap = min(prof.limits.get("shuffle_cycle_max", WAIT_CEILING), WAIT_CEILING)
+    if data.announced_shuffle_ms and max(data.announced_shuffle_ms) / 1000.0 > cap:
+        worst = max(data.announced_shuffle_ms) / 1000.0
+        a.measurements.append(
+            within(
+                "shuffle_cycle.announced",
+                worst,
+                "s",
+                None,
+                cap,
+                reason=f"device announced a {worst:.3f} s shuffle, beyond the declared "
+                f"shuffle_cycle_max of {cap:.3f} s: not waited for",
+            )
+        )
+
+
 def _heartbeat(a: Analysis, data: CaptureData, prof: Profile) -> None:
+    _announced(a, data, prof)
     gaps = np.asarray(data.heartbeat_gaps, dtype=np.float64)
     period = prof.heartbeat_period
     if gaps.size < 2:

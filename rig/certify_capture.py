@@ -71,6 +71,10 @@ class CaptureData:
     excluded_samples: int = 0
     #: replies in the capture that answer no request in flight (late, repeated, stale)
     stale_replies: int = 0
+    #: every heartbeat period the device announced (PeriodMs) and every shuffle duration
+    #: its SHUFFLE acknowledgements announced (ms): judged against the declared limits
+    announced_periods_ms: set[int] = field(default_factory=set)
+    announced_shuffle_ms: list[int] = field(default_factory=list)
     #: shoe numbers the device sent again with other content (each a FAIL)
     repeat_mismatches: list[str] = field(default_factory=list)
 
@@ -198,6 +202,7 @@ def _read_part(
                 data.heartbeat_gaps.append(t - last_hb)
             last_hb = t
             data.heartbeat_kind = s["Kind"]
+            data.announced_periods_ms.add(int(s["PeriodMs"]))
         elif name == "Command":
             key = (s["RequestId"], s["Opcode"])
             op = s["Opcode"]
@@ -213,6 +218,8 @@ def _read_part(
             elif op == Opcode.PRESS:
                 fault_cmd[FaultCode.BUTTON] = t
         elif name == "Ack":
+            if s["Opcode"] == Opcode.SHUFFLE and s["Result"] == Result.OK:
+                data.announced_shuffle_ms.append(int(s["Value"]))
             key = (s["RequestId"], s["Opcode"])
             sent = pending.pop(key, None)
             if sent is not None:

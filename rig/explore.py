@@ -108,22 +108,6 @@ KEY_HEX = "5f0e1d2c3b4a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"
 """The explorer's (public, test-only) panel key for authenticated jackpot campaigns."""
 
 KNOWN: dict[tuple[str, str, str], str] = {
-    ("absurd_duration_lie", "verdict", ""): "issue 14 item 2: a wait trusts the duration the "
-    "device announces; a device beyond the profile's limits must FAIL with the figure",
-    ("absurd_duration_lie", "cause", ""): "issue 14 item 2 (the absurd announced duration is "
-    "not found; the campaign FAILs for another reason)",
-    ("absurd_duration_stall", "hang", ""): "issue 14 item 2: the shuffle wait is the announced "
-    "duration (up to 49.7 days), not capped by the profile's shuffle_cycle_max",
-    ("absurd_duration_stall", "cause", ""): "issue 14 item 2 (the campaign stops at the "
-    "explorer's horizon instead of failing shuffle_cycle)",
-    ("resend_shoe_changed", "verdict", ""): "issue 14 item 5: a repeated shoe number is "
-    "dropped as a repeated read without comparing its content",
-    ("resend_shoe_changed", "cause", ""): "issue 14 item 5 (the changed shoe is not found; "
-    "the campaign FAILs for another reason)",
-    ("faults_fewer_shoes", "faults", ""): "issue 14 item 6: with fewer shoes than faults, "
-    "faults mapped to one shoe index overwrite each other",
-    ("chaos", "raised", "timing samples must be finite and non-negative"): "issue 13 items 3-4: "
-    "a stale reply gives a negative latency and the analysis raises ValueError",
     ("faults_short", "verdict", "ERROR"): "lead (certify collection) / issue 13 item 4: a "
     "short fault campaign cannot measure heartbeat or timing outside the fault windows "
     "(_wait_heartbeats counts the heartbeats inside them); ERROR, to be INCONCLUSIVE",
@@ -744,10 +728,18 @@ def run_scenario(
         out.violations.append((name, text))
 
     with _quiet_feltlab(tap), _patched(sc.kind, dev_cls):
+        refused = "faults_fewer_shoes" in sc.tags
         try:
             result = certify.run_campaign(opts)
+        except certify.CampaignError as exc:
+            # issue 14 item 6: a plan with too few shoes is refused up front, saying how many
+            if not (refused and "needs at least" in str(exc)):
+                violate("raised", f"run_campaign raised CampaignError: {exc}")
+            refused = False
         except Exception as exc:  # every exception is a finding
             violate("raised", f"run_campaign raised {type(exc).__name__}: {exc}")
+        if refused:
+            violate("faults", "a fault plan with fewer shoes than it needs was not refused")
         if result is not None:
             try:
                 offline = certify.analyze_path(directory, None, out=None)
