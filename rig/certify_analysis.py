@@ -598,6 +598,10 @@ def _authenticate(
         except SecurityFault as exc:
             refused.append({**row, "reason": exc.reason})
             continue
+        armed = [r for p, ta, r in data.arms if p == part and ta <= t]
+        if v.fresh and armed and sig["RoundTag"] != armed[-1] & 0xFF:
+            refused.append({**row, "reason": "replayed"})  # authentic, of another round
+            continue
         if v.fresh:
             accepted_round[v.freshness] = sig["RoundTag"]
             prizes.append(sig["PrizeCents"])

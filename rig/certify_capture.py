@@ -71,6 +71,8 @@ class CaptureData:
     excluded_samples: int = 0
     #: replies in the capture that answer no request in flight (late, repeated, stale)
     stale_replies: int = 0
+    #: jackpot: (part, time, round id) of every ARM command
+    arms: list[tuple[int, float, int]] = field(default_factory=list)
     #: every heartbeat period the device announced (PeriodMs) and every shuffle duration
     #: its SHUFFLE acknowledgements announced (ms): judged against the declared limits
     announced_periods_ms: set[int] = field(default_factory=set)
@@ -217,6 +219,8 @@ def _read_part(
                 fault_cmd[FaultCode.DISPLAY] = t
             elif op == Opcode.PRESS:
                 fault_cmd[FaultCode.BUTTON] = t
+            elif op == Opcode.ARM:
+                data.arms.append((part, t, s["Arg32"]))
         elif name == "Ack":
             if s["Opcode"] == Opcode.SHUFFLE and s["Result"] == Result.OK:
                 data.announced_shuffle_ms.append(int(s["Value"]))

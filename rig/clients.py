@@ -923,6 +923,21 @@ class JackpotPanelClient(DeviceClient):
         except SecurityFault as exc:
             self._refuse(exc, pending)
             return
+        if verdict.fresh and self.round_id >= 0 and (
+            pending.signals["RoundTag"] != self.round_id & 0xFF
+        ):
+            # authentic and newer than the last accepted, but of another round: a result the
+            # host never accepted (its round was refused), sent again now (a stale replay)
+            self._refuse(
+                SecurityFault(
+                    f"panel 0x{self.base:03X}: a result tagged for round "
+                    f"{pending.signals['RoundTag']} arrived while round "
+                    f"{self.round_id & 0xFF} is armed: refused as replayed",
+                    "replayed",
+                ),
+                pending,
+            )
+            return
         if verdict.fresh:
             self._round_fvs.add(verdict.freshness)
             self._results.append(pending)

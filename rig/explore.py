@@ -692,7 +692,7 @@ def run_scenario(
     while directory.exists():  # a campaign replayed again keeps the earlier directory
         n += 1
         directory = root / f"c{sc.index:06d}-{n}"
-    key_file = root / "explore-panel.key"
+    key_file = (root / "explore-panel.key").resolve()  # a profile resolves relative paths
     if sc.authenticate and not key_file.exists():
         key_file.write_text(KEY_HEX + "\n")
     truth = GroundTruth()
@@ -711,6 +711,10 @@ def run_scenario(
     t0 = time.perf_counter()
     result = offline = None
     prof = scenario_profile(sc, key_file)
+    # each campaign is its own lab: its panel's freshness state lives in its directory, so a
+    # campaign never depends on the ones before it (nor touches the user's state file)
+    camp = {**prof.campaign, "freshness_state": str((directory / "freshness.json").resolve())}
+    prof = replace(prof, campaign=camp, raw=dict(prof.raw, campaign=camp))
     opts = _ExploreOptions(
         prof,
         directory,
