@@ -56,11 +56,13 @@ from feltlab.rig.errors import (
     DeviceLost,
     DeviceRefused,
     LimitExceeded,
+    ProfileError,
     RigError,
     SecurityFault,
 )
 from feltlab.rig.freshness import FRESHNESS_STARTS, FreshnessStore, freshness_starts
 from feltlab.rig.measures import Measurement, within
+from feltlab.rig.profile_check import check_profile
 from feltlab.rig.protocol import Result
 from feltlab.rig.report import RECORD_VERSION, make_plots, write_report
 from feltlab.rig.secoc import DeviceKey, load_key
@@ -239,6 +241,10 @@ def profile_from_dict(data: dict[str, Any], path: str | None = None) -> Profile:
                 f"{where}: [{table}] must be a table (a [{table}] section), "
                 f"got {type(data[table]).__name__} {data[table]!r}"
             )
+    try:
+        check_profile(where, data)
+    except ProfileError as exc:
+        raise CampaignError(str(exc)) from None
     limits = data.get("limits", {})
     if not isinstance(limits, dict) or not all(
         isinstance(v, int | float) and v >= 0 for v in limits.values()

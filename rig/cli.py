@@ -27,6 +27,7 @@ from feltlab.rig.devices import DEVICE_KINDS, make_device, read_profile_toml
 from feltlab.rig.errors import RigError
 from feltlab.rig.live_cli import Live, live_options, view
 from feltlab.rig.models import MODEL_NAMES
+from feltlab.rig.profile_check import check_device_table
 from feltlab.rig.protocol import check_base
 from feltlab.rig.transport import BusSpec, Node
 from feltlab.seeds import U64_MAX
@@ -52,6 +53,7 @@ def load_profile(path: str | Path) -> dict[str, Any]:
     table = data.get("device", data)
     if not isinstance(table, dict):
         raise RigError(f"device profile {p}: [device] must be a table")
+    check_device_table(str(p), "device" if "device" in data else "profile", table)
     return {k: v for k, v in table.items() if k not in ("kind", "name", "description")}
 
 
