@@ -213,7 +213,8 @@ def _capture_cases() -> Iterator[Case]:
     rnd = random.Random(1414)
     noise = bytes(rnd.randrange(256) for _ in range(2048))
     for fmt in ("blf", "asc", "log"):
-        yield Case(f"capture-empty-{fmt}", "capture decode {f}", b"", "no frame", f".{fmt}")
+        phrase = "no frame" if fmt != "blf" else "BLF"
+        yield Case(f"capture-empty-{fmt}", "capture decode {f}", b"", phrase, f".{fmt}")
         yield Case(f"capture-random-{fmt}", "capture decode {f}", noise, "", f".{fmt}")
         yield Case(f"analyze-random-{fmt}", "analyze {f}", noise, "", f".{fmt}")
     yield Case("analyze-empty-blf", "analyze {f}", b"", "", ".blf")
@@ -310,7 +311,6 @@ def _campaign_cases() -> Iterator[Case]:
         "empty-object": b"{}",
         "no-profile": drop("profile"),
         "no-kind": drop("kind"),
-        "no-parts": drop("parts"),
         "no-campaign-id": drop("campaign_id"),
         "profile-number": put("profile", 5),
         "profile-data-list": lambda s: dict(s, profile=dict(s["profile"], data=[1])),
@@ -349,7 +349,8 @@ def _tournament_cases() -> Iterator[Case]:
     yield Case("tournament-binary", run, bytes(range(256)) * 4, "UTF-8")
     yield Case("tournament-utf16", run, EXAMPLE_TOURNAMENT.encode("utf-16"), "UTF-8")
     yield Case("tournament-truncated", run, EXAMPLE_TOURNAMENT[:300].encode(), "")
-    yield Case("tournament-dev-zero", "tournament run /dev/zero", None, "larger than")
+    yield Case("tournament-dev-zero", "tournament run /dev/zero", None, "regular file")
+    yield Case("tournament-huge", run, b"# x\n" * 600_000, "larger than")
     for cid, (key, value, phrase) in {
         "bots-100000000": ("bots", "100000000", "bots"),
         "bots-negative": ("bots", "-1", "bots"),
@@ -360,12 +361,12 @@ def _tournament_cases() -> Iterator[Case]:
         "decks-float": ("decks", "6.5", "decks"),
         "entry-fee-negative": ("entry_fee", "-1", "entry_fee"),
         "rounds-huge": ("rounds", "10000000000", "rounds"),
-        "per-session-huge": ("per_session", "100000000000000000000", ""),
+        "minimum-string": ("minimum", '"ten"', "minimum"),
         "shares-bad-sum": ("shares", "[1, 2]", "shares"),
         "time-limit-nan": ("time_limit_seconds", "nan", "time_limit_seconds"),
         "name-number": ("name", "5", "name"),
         "rules-unknown": ("rules", '"atlantis"', "rules"),
-        "max-players-huge": ("max_players", "100000000", "max_players"),
+        "max-players-huge": ("max_players", "100000000", ""),
     }.items():
         text = _sub(EXAMPLE_TOURNAMENT, key, value)
         yield Case(f"tournament-{cid}", run, text.encode(), phrase)
@@ -392,7 +393,7 @@ def _option_cases() -> Iterator[Case]:
         (
             "udp-port-70000",
             "certify shuffler --shoes 2 "
-            "--bus interface=udp_multicast,channel=ff15:7079:7468:6f6e:6465:6d6f:6d63:6173,port=70000"
+            "--bus interface=udp_multicast,channel=ff11::4645:4c54,port=70000"
             " --clock real " + out,
             "port",
         ),
@@ -455,8 +456,9 @@ def _option_cases() -> Iterator[Case]:
             "base",
         ),
         ("shoes-above-65535", f"certify shuffler --shoes 70000 {out}", "65535"),
-        ("deals-huge", f"certify shuffler --profile continuous --deals 10000000000 {out}", ""),
-        ("draws-huge", f"certify jackpot-panel --draws 10000000000 {out}", ""),
+        ("shoes-65536", f"certify shuffler --shoes 65536 {out}", "65535"),
+        ("deals-huge", f"certify shuffler --profile continuous --deals 10000000000 {out}", "deals"),
+        ("draws-huge", f"certify jackpot-panel --draws 10000000000 {out}", "draws"),
         ("live-port-70000", f"certify shuffler --shoes 2 --live 70000 {out}", "port"),
         ("out-unwritable", f"certify shuffler --shoes 2 --out {ro}/c", "c"),
         ("analyze-out-unwritable", "analyze {tmp}/campaign --out " + ro + "/r", "r"),
@@ -563,3 +565,28 @@ def test_bad_input_is_refused(scratch: Path, case: Case) -> None:
     assert case.phrase.lower() in line.lower(), f"{case.id}: {case.phrase!r} not in {line!r}"
     assert len(line) > 20, line
     assert not math.isnan(elapsed)
+
+
+def test_capture_decode_json_is_valid_json_for_nan_and_infinite_timestamps(tmp_path: Path) -> None:
+    """``capture decode --json`` writes null for a NaN or infinite number (RFC 8259 JSON has
+    neither): a candump log whose timestamps are ``nan`` and ``inf``."""
+    from feltlab.rig.cli import json_safe
+
+    assert json_safe({"a": [math.nan, math.inf, -math.inf, 1.5], "b": "x"}) == {
+        "a": [None, None, None, 1.5],
+        "b": "x",
+    }
+    log = tmp_path / "nan.log"
+    # two frames at 0x10A (the batch shuffler at 0x100), decoded as malformed SHOE payloads
+    log.write_text("(nan) vcan0 10A#0100640000000000\n(inf) vcan0 10A#0100640001000000\n")
+    result = CliRunner().invoke(main, ["capture", "decode", str(log), "--json"])
+    assert "Traceback" not in result.output
+    lines = [line for line in result.stdout.splitlines() if line.startswith("{")]
+    assert len(lines) == 2, result.output
+
+    def refuse(constant: str) -> Any:
+        raise AssertionError(f"{constant} is not JSON")
+
+    for line in lines:
+        item = json.loads(line, parse_constant=refuse)
+        assert item["timestamp"] is None
