@@ -80,10 +80,10 @@ MAX_DURATION = 7 * 86400.0
 
 def duration_option(default: float | None, help: str) -> Callable[[_F], _F]:
     """The ``--duration`` of ``device run`` and ``capture record``: seconds in
-    (0, :data:`MAX_DURATION`]."""
+    [0, :data:`MAX_DURATION`]."""
     return click.option(
         "--duration",
-        type=Seconds(0, MAX_DURATION, min_open=True),
+        type=Seconds(0, MAX_DURATION),
         default=default,
         show_default=default is not None,
         help=help,
