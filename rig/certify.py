@@ -957,7 +957,10 @@ def _read_state(directory: Path) -> dict[str, Any]:
     try:
         state = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise CampaignError(f"{path} is missing or unreadable ({exc}); {hint}") from None
+        raise CampaignError(
+            f"cannot resume from or analyse {directory}: {path.name} is missing or unreadable "
+            f"({exc}); {hint}"
+        ) from None
     if not isinstance(state, dict):
         raise CampaignError(
             f"{path}: campaign.json must hold a JSON object, got {type(state).__name__}; {hint}"
