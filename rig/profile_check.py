@@ -123,6 +123,8 @@ CAMPAIGN: dict[str, Num | Kind] = {
     "power_replicates": Num(0, MAX_REPLICATES, integer=True),
     "null_replicates": Num(1, MAX_REPLICATES, integer=True),
     "box": Num(1, 7, integer=True),
+    "timeout": Num(0, 60, open_low=True),
+    "online_timeout": Num(0, LIMIT_CEILING, open_low=True),
     "inject_faults": FLAG,
 }
 
