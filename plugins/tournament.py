@@ -127,6 +127,10 @@ BUILTIN_STRATEGIES: tuple[type[BettingStrategy], ...] = (
 )
 
 
+MAX_DEFINITION_BYTES = 1 << 20
+"""The largest tournament definition read (bytes)."""
+
+
 @hookimpl
 def feltlab_register_tournament_strategies(
     register: Callable[[type[BettingStrategy]], None],
@@ -166,9 +170,24 @@ def run_command(
     """Run the tournament DEFINITION (TOML) with its [field] of bots and print each session's
     standings, the play-offs and the prize list.  The same --seed gives the same tournament."""
     try:
-        data = tomllib.loads(definition.read_text(encoding="utf-8"))
+        if definition.exists() and not definition.is_file():
+            raise click.ClickException(
+                f"cannot read {definition}: it is not a regular file; give a definition TOML file"
+            )
+        with definition.open("rb") as fh:  # bounded: /dev/zero or a huge file is refused
+            raw = fh.read(MAX_DEFINITION_BYTES + 1)
+        if len(raw) > MAX_DEFINITION_BYTES:
+            raise click.ClickException(
+                f"cannot read {definition}: it is larger than {MAX_DEFINITION_BYTES} bytes; "
+                "give a definition TOML file"
+            )
+        data = tomllib.loads(raw.decode("utf-8"))
     except OSError as exc:
         raise click.ClickException(f"cannot read {definition}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise click.ClickException(
+            f"{definition} is not UTF-8 text (byte {exc.start}): save it as UTF-8"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise click.ClickException(f"{definition} is not valid TOML: {exc}") from None
     try:
@@ -179,7 +198,13 @@ def run_command(
     except FeltlabError as exc:
         raise click.ClickException(f"{definition}: {exc}") from None
     if events_path is not None:
-        events_path.write_text(result.log.to_jsonl(), encoding="utf-8")
+        try:
+            events_path.write_text(result.log.to_jsonl(), encoding="utf-8")
+        except OSError as exc:
+            raise click.ClickException(
+                f"cannot write the events to {events_path}: {exc.strerror or exc}; give a "
+                "writable --events file"
+            ) from None
     if fmt == "json" or as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:

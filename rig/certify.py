@@ -57,11 +57,13 @@ from feltlab.rig.errors import (
     DeviceLost,
     DeviceRefused,
     LimitExceeded,
+    ProfileError,
     RigError,
     SecurityFault,
 )
 from feltlab.rig.freshness import FRESHNESS_STARTS, FreshnessStore, freshness_starts
-from feltlab.rig.measures import Measurement
+from feltlab.rig.measures import Measurement, within
+from feltlab.rig.profile_check import MAX_PART_SAMPLES, check_profile
 from feltlab.rig.protocol import Result
 from feltlab.rig.report import RECORD_VERSION, make_plots, write_report
 from feltlab.rig.secoc import DeviceKey, load_key
@@ -240,6 +242,10 @@ def profile_from_dict(data: dict[str, Any], path: str | None = None) -> Profile:
                 f"{where}: [{table}] must be a table (a [{table}] section), "
                 f"got {type(data[table]).__name__} {data[table]!r}"
             )
+    try:
+        check_profile(where, data)
+    except ProfileError as exc:
+        raise CampaignError(str(exc)) from None
     limits = data.get("limits", {})
     if not isinstance(limits, dict) or not all(
         isinstance(v, int | float) and v >= 0 for v in limits.values()
@@ -892,15 +898,81 @@ def check_parts(directory: Path, state: dict[str, Any], captures: Sequence[Path]
             )
 
 
+def _is_int(v: Any, low: int, high: int) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and low <= v <= high
+
+
+_STATE_FIELDS: dict[str, tuple[str, Any]] = {
+    "campaign_id": ("a string", lambda v: isinstance(v, str)),
+    "kind": (f"one of {', '.join(BUNDLED)}", lambda v: v in BUNDLED),
+    "profile": (
+        "a table with the profile's data",
+        lambda v: (
+            isinstance(v, dict)
+            and isinstance(v.get("data"), dict)
+            and isinstance(v.get("path"), str | None)
+        ),
+    ),
+    "size": (f"an integer in 2..{MAX_PART_SAMPLES}", lambda v: _is_int(v, 2, MAX_PART_SAMPLES)),
+    "alpha": (
+        "a number in (0, 1)",
+        lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1,
+    ),
+    "seed": (f"an integer in 0..{U64_MAX}", lambda v: _is_int(v, 0, U64_MAX)),
+    "bus": ("a bus spec or null", lambda v: isinstance(v, str | None)),
+    "model": ("a model name or null", lambda v: isinstance(v, str | None)),
+    "started": ("a date string", lambda v: isinstance(v, str)),
+}
+_STATE_OPTIONAL: dict[str, tuple[str, Any]] = {
+    "faults": ("a fault list or null", lambda v: isinstance(v, str | None)),
+    "clock": ('"sim", "real" or null', lambda v: v in ("sim", "real", None)),
+    "parts": (
+        "a list of parts (part, file, campaign_id, sha256)",
+        lambda v: (
+            isinstance(v, list)
+            and all(
+                isinstance(p, dict)
+                and isinstance(p.get("file"), str)
+                and isinstance(p.get("sha256"), str)
+                for p in v
+            )
+        ),
+    ),
+    "recovered_parts": ("a list", lambda v: isinstance(v, list)),
+}
+
+
 def _read_state(directory: Path) -> dict[str, Any]:
+    """The campaign's ``campaign.json``, checked field by field (type and range).  Raises
+    :class:`CampaignError` naming the file and the first bad or missing field."""
     path = directory / "campaign.json"
+    hint = (
+        "give the --out directory of a campaign (its campaign.json is written by feltlab "
+        "certify and must not be edited), or analyse one capture-NNN.blf as a file"
+    )
     try:
-        state: dict[str, Any] = json.loads(path.read_text())
+        state = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise CampaignError(
-            f"cannot resume from {directory}: {path.name} missing or unreadable ({exc}); "
-            "--resume takes the --out directory of an interrupted campaign"
-        ) from exc
+            f"cannot resume from or analyse {directory}: {path.name} is missing or unreadable "
+            f"({exc}); {hint}"
+        ) from None
+    if not isinstance(state, dict):
+        raise CampaignError(
+            f"{path}: campaign.json must hold a JSON object, got {type(state).__name__}; {hint}"
+        )
+    for name, (want, ok) in _STATE_FIELDS.items():
+        if name not in state:
+            raise CampaignError(f"{path}: campaign.json has no {name!r} field; {hint}")
+        if not ok(state[name]):
+            raise CampaignError(
+                f"{path}: campaign.json field {name!r} = {state[name]!r:.60} must be {want}; {hint}"
+            )
+    for name, (want, ok) in _STATE_OPTIONAL.items():
+        if name in state and not ok(state[name]):
+            raise CampaignError(
+                f"{path}: campaign.json field {name!r} = {state[name]!r:.60} must be {want}; {hint}"
+            )
     return state
 
 

@@ -22,11 +22,12 @@ import click
 
 from feltlab.clitypes import is_terminal, make_console, out_option, seed_option
 from feltlab.rig.capture import FORMATS, CaptureDecoder, format_record, read_capture
-from feltlab.rig.cliopts import BUS_HELP, bus_option, profile_option
+from feltlab.rig.cliopts import BUS_HELP, bus_option, duration_option, profile_option
 from feltlab.rig.devices import DEVICE_KINDS, make_device, read_profile_toml
 from feltlab.rig.errors import RigError
 from feltlab.rig.live_cli import Live, live_options, view
 from feltlab.rig.models import MODEL_NAMES
+from feltlab.rig.profile_check import MAX_PART_SAMPLES, check_device_table
 from feltlab.rig.protocol import check_base
 from feltlab.rig.transport import BusSpec, Node
 from feltlab.seeds import U64_MAX
@@ -52,6 +53,7 @@ def load_profile(path: str | Path) -> dict[str, Any]:
     table = data.get("device", data)
     if not isinstance(table, dict):
         raise RigError(f"device profile {p}: [device] must be a table")
+    check_device_table(str(p), "device" if "device" in data else "profile", table)
     return {k: v for k, v in table.items() if k not in ("kind", "name", "description")}
 
 
@@ -68,12 +70,7 @@ def device() -> None:
 @click.option("--base", default=None, help="Base arbitration id, e.g. 0x100.")
 @seed_option(None, f"The device's ChaCha20 seed, 0..{U64_MAX} (default: fresh entropy).")
 @click.option("--decks", type=click.IntRange(1, 8), default=None)
-@click.option(
-    "--duration",
-    type=float,
-    default=None,
-    help="Stop after this many seconds (default: run until interrupted).",
-)
+@duration_option(None, "Stop after this many seconds (default: run until interrupted).")
 def device_run(
     kind: str,
     model: str | None,
@@ -166,7 +163,7 @@ def capture_decode(file: str, bases: tuple[str, ...], as_json: bool) -> None:
                 }
                 if rec.value is not None and hasattr(rec.value, "codes"):
                     item["codes"] = [int(c) for c in rec.value.codes]
-                click.echo(json.dumps(item))
+                click.echo(json.dumps(json_safe(item), allow_nan=False))
             else:
                 click.echo(format_record(rec))
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly
@@ -190,6 +187,18 @@ def capture_decode(file: str, bases: tuple[str, ...], as_json: bool) -> None:
         )
 
 
+def json_safe(obj: Any) -> Any:
+    """``obj`` with every NaN or infinite float replaced by None, so that it is valid JSON
+    (RFC 8259 has no NaN or Infinity): a capture's timestamps and signals may hold them."""
+    if isinstance(obj, float):
+        return obj if obj == obj and obj not in (float("inf"), float("-inf")) else None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
 def _quiet_stdout() -> None:
     """After a broken pipe: point stdout at /dev/null so that the exit flush is silent."""
     import os
@@ -204,7 +213,7 @@ def _quiet_stdout() -> None:
 @capture.command("record")
 @click.argument("file", type=click.Path(dir_okay=False))
 @bus_option(required=True)
-@click.option("--duration", type=float, default=10.0, show_default=True, help="Seconds.")
+@duration_option(10.0, "Seconds.")
 def capture_record(file: str, bus: str, duration: float) -> None:
     """Record every frame on the bus to FILE (format from the suffix: .blf, .asc, .log)."""
     if Path(file).suffix.lower() not in FORMATS:
@@ -217,6 +226,10 @@ def capture_record(file: str, bus: str, duration: float) -> None:
         node = Node(bus, pace=False, capture=file)
     except RigError as exc:
         raise click.ClickException(str(exc)) from exc
+    except OSError as exc:  # the capture file cannot be created
+        raise click.ClickException(
+            f"cannot write {file}: {exc.strerror or exc}; give a FILE in a writable folder"
+        ) from exc
     try:
         time.sleep(duration)
     except KeyboardInterrupt:  # pragma: no cover - interactive
@@ -508,7 +521,11 @@ def _certify_options(size_name: str, size_help: str) -> Callable[[_F], _F]:
                 default_help="Default: an in-process virtual bus with the simulated device."
             ),
             click.option(
-                f"--{size_name}", size_name, type=click.IntRange(2), default=None, help=size_help
+                f"--{size_name}",
+                size_name,
+                type=click.IntRange(2, MAX_PART_SAMPLES),
+                default=None,
+                help=size_help + f" At most {MAX_PART_SAMPLES} (16-bit shoe and draw numbers).",
             ),
             click.option(
                 "--alpha",
@@ -556,7 +573,12 @@ def certify() -> None:
     default=None,
     help=MODEL_HELP,
 )
-@click.option("--deals", type=click.IntRange(2), default=None, help="Continuous shuffler: deals.")
+@click.option(
+    "--deals",
+    type=click.IntRange(2, MAX_PART_SAMPLES),
+    default=None,
+    help=f"Continuous shuffler: deals (2..{MAX_PART_SAMPLES}).",
+)
 @click.option(
     "--faults",
     default=None,

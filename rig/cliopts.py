@@ -61,6 +61,35 @@ class BusRef(click.ParamType):  # type: ignore[type-arg]
         return str(value)
 
 
+class Seconds(click.FloatRange):
+    """A duration in seconds within ``min..max``: NaN and infinities are refused (click's
+    FloatRange lets NaN through, since every comparison with it is false)."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        rv = super().convert(value, param, ctx)
+        if rv != rv:  # NaN
+            self.fail(f"{value!r} is not a number of seconds: give a finite duration", param, ctx)
+        return rv
+
+
+MAX_DURATION = 7 * 86400.0
+"""The longest ``--duration`` (seconds): a week."""
+
+
+def duration_option(default: float | None, help: str) -> Callable[[_F], _F]:
+    """The ``--duration`` of ``device run`` and ``capture record``: seconds in
+    [0, :data:`MAX_DURATION`]."""
+    return click.option(
+        "--duration",
+        type=Seconds(0, MAX_DURATION),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
 def bus_option(*, required: bool = False, default_help: str = "") -> Callable[[_F], _F]:
     """The one ``--bus`` of the rig's commands."""
     return click.option(
@@ -86,10 +115,13 @@ def profile_option(default_help: str) -> Callable[[_F], _F]:
 
 __all__ = [
     "BUS_HELP",
+    "MAX_DURATION",
     "BusRef",
     "ProfileRef",
+    "Seconds",
     "bundled_profiles",
     "bus_option",
+    "duration_option",
     "profile_option",
     "resolve_profile",
 ]

@@ -1023,6 +1023,10 @@ def make_device(
         raise ProfileError(f"bad {kind} device profile: {exc}") from exc
 
 
+MAX_PROFILE_BYTES = 1 << 20
+"""The largest device profile read (bytes): a profile is a few kilobytes of TOML."""
+
+
 def read_profile_toml(
     path: Path, *, error: type[RigError] = RigError, hint: str = ""
 ) -> dict[str, Any]:
@@ -1030,7 +1034,16 @@ def read_profile_toml(
     :class:`RigError`) naming the file for one that is missing, not UTF-8 or not TOML;
     ``hint`` is appended to the message."""
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        if path.exists() and not path.is_file():
+            raise error(f"cannot read device profile {path}: it is not a regular file{hint}")
+        with path.open("rb") as fh:  # bounded: /dev/zero or a huge file is refused
+            raw = fh.read(MAX_PROFILE_BYTES + 1)
+        if len(raw) > MAX_PROFILE_BYTES:
+            raise error(
+                f"cannot read device profile {path}: it is larger than {MAX_PROFILE_BYTES} "
+                "bytes; give a device profile TOML file"
+            )
+        return tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise error(
             f"cannot read device profile {path}: it is not UTF-8 text (byte {exc.start}: "

@@ -142,6 +142,10 @@ _KINDS: dict[str, tuple[tuple[str, ...], bool]] = {
 MODEL_NAMES = tuple(_KINDS)
 
 
+MAX_CARDS = 8 * 52
+"""The most cards in a shoe (8 decks): a model's ``pos`` lies in ``0..MAX_CARDS - 1``."""
+
+
 def parse_model(text: str) -> ShuffleModel:
     """A :class:`ShuffleModel` from its name, e.g. ``riffle:k=7`` or ``shelf:m=10,passes=2``.
 
@@ -166,6 +170,11 @@ def parse_model(text: str) -> ShuffleModel:
             params[key] = int(value, 0)
         except ValueError as exc:
             raise ModelError(f"model {text!r}: {key} must be an integer") from exc
+    if "pos" in params and not 0 <= params["pos"] < MAX_CARDS:
+        raise ModelError(
+            f"model {text!r}: pos={params['pos']} is not a card position: give pos in "
+            f"0..{MAX_CARDS - 1} (a shoe holds at most 8 decks)"
+        )
     if kind == "riffle" and not 0 <= params.get("k", 7) <= 64:
         raise ModelError("riffle:k must be in 0..64")
     if kind == "shelf" and not 1 <= params.get("m", 10) <= 256:

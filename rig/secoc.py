@@ -60,14 +60,15 @@ def _key_bytes(text: str | bytes, where: str) -> bytes:
     try:
         return bytes.fromhex(stripped.decode("ascii"))
     except (UnicodeDecodeError, ValueError):
-        if isinstance(text, str):
-            raise DeviceKeyError(f"{where}: the key must be hex digits") from None
-        return raw  # a binary key file
+        raise DeviceKeyError(
+            f"{where}: the key must be hex digits (e.g. 64 for a 32-byte key); a key file "
+            "holds the key as hex text, never as raw bytes"
+        ) from None
 
 
 def load_key(profile: Mapping[str, Any], base_dir: str | Path | None = None) -> DeviceKey | None:
     """The key of a device profile's ``[device]`` table: ``key`` (hex digits) or
-    ``key_file`` (a file of hex digits or raw bytes; relative to ``base_dir``), named by
+    ``key_file`` (a file of hex digits, never raw bytes; relative to ``base_dir``), named by
     ``key_id`` (default: the file name, or ``"profile"``).  None when neither is given.
 
     Raises :class:`DeviceKeyError` (naming the key id or file, never the key).

@@ -98,8 +98,19 @@ class BusSpec:
                 )
         if not self.channel:
             raise BusSpecError(f"interface {self.interface} needs a channel")
-        if self.bitrate is not None and (not isinstance(self.bitrate, int) or self.bitrate <= 0):
-            raise BusSpecError(f"bitrate must be a positive integer (bit/s), got {self.bitrate!r}")
+        if self.bitrate is not None and (
+            isinstance(self.bitrate, bool)
+            or not isinstance(self.bitrate, int)
+            or not 0 < self.bitrate <= 8_000_000
+        ):
+            raise BusSpecError(
+                f"bitrate must be an integer in 1..8000000 (bit/s), got {self.bitrate!r}"
+            )
+        port = dict(self.options).get("port")
+        if port is not None and (
+            isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535
+        ):
+            raise BusSpecError(f"port must be an integer in 0..65535 (a UDP port), got {port!r}")
 
     def __str__(self) -> str:
         parts = [f"interface={self.interface}", f"channel={self.channel}"]

@@ -317,6 +317,12 @@ def math_cmd(
             f"no wager {wager!r}; installed: {', '.join(types.names())}", param_hint="WAGER"
         )
     cls = types[wager]
+    if paytable is not None and not paytable.strip():
+        raise click.BadParameter(
+            "the paytable name is empty: give one of the wager's paytables, or omit --paytable "
+            "for its first",
+            param_hint="--paytable",
+        )
     try:
         instance = cls(paytable=paytable)
     except FeltlabError as exc:

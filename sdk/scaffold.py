@@ -84,8 +84,13 @@ def new_wager(name: str, directory: Path | None = None, *, taken: list[str]) -> 
     }
     for rel, template in files.items():
         path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(template.format(**values) if template else "", encoding="utf-8")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(template.format(**values) if template else "", encoding="utf-8")
+        except OSError as exc:
+            raise ScaffoldError(
+                f"cannot write {path}: {exc.strerror or exc}; give a writable --dir"
+            ) from None
         log.info("wrote %s", path)
     return NewWager(root, dist, module, tuple(files))
 

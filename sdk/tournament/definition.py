@@ -363,6 +363,10 @@ def _enum(sec: Mapping[str, Any], name: str, kind: type[StrEnum], default: Any) 
         raise DefinitionError(name, f"{value!r} is not one of {[m.value for m in kind]}") from None
 
 
+MAX_SESSION_COUNT = 10_000
+"""The most rounds or shoes a session or play-off may last."""
+
+
 def _length(sec: Mapping[str, Any], prefix: str) -> SessionLength:
     kind = _enum(sec, f"{prefix}.length", LengthKind, LengthKind.ROUNDS)
     if "length" not in sec:
@@ -371,11 +375,16 @@ def _length(sec: Mapping[str, Any], prefix: str) -> SessionLength:
         minutes = _get(sec, f"{prefix}.minutes", (int, float), None)
         if minutes is None:
             raise DefinitionError(f"{prefix}.minutes", "missing: length = 'time' needs minutes")
+        if not 0 < minutes <= 24 * 60:
+            raise DefinitionError(f"{prefix}.minutes", f"must be in (0, 1440], got {minutes!r}")
         return SessionLength(kind, round(float(minutes) * 60))
     key = kind.value
     if key not in sec:
         raise DefinitionError(f"{prefix}.{key}", f"missing: length = '{key}' needs {key}")
-    return SessionLength(kind, _int(f"{prefix}.{key}", sec[key]))
+    count = _int(f"{prefix}.{key}", sec[key])
+    if not 1 <= count <= MAX_SESSION_COUNT:
+        raise DefinitionError(f"{prefix}.{key}", f"must be in 1..{MAX_SESSION_COUNT}, got {count}")
+    return SessionLength(kind, count)
 
 
 def _validate(d: TournamentDefinition) -> None:
@@ -414,8 +423,10 @@ def _validate(d: TournamentDefinition) -> None:
             f"the minimum {lim.minimum} and maximum {lim.maximum} must be multiples of the "
             f"increment {lim.increment} (rule 4.6)",
         )
-    if lim.time_limit_seconds < 0:
-        raise DefinitionError("wagers.time_limit_seconds", "must be 0 (none) or more (4.11)")
+    if not 0 <= lim.time_limit_seconds <= 3600:  # also refuses NaN
+        raise DefinitionError(
+            "wagers.time_limit_seconds", "must be 0 (none) to 3600 seconds (4.11)"
+        )
     if lim.minimum > d.chips_per_session:
         raise DefinitionError(
             "wagers.minimum",

@@ -179,6 +179,10 @@ def collect_strategies(pm: pluggy.PluginManager) -> StrategyRegistry:
 
 
 # ===================================================================== the field
+MAX_BOTS = 10_000
+"""The most bots a ``[field]`` may enter (the entry's max_players bounds who plays)."""
+
+
 def load_field(data: Mapping[str, Any], registry: StrategyRegistry) -> list[Applicant]:
     """The applicants of a definition file's ``[field]`` table: ``bots = N`` bots named
     ``P01``.. with the ``strategies`` list taken in turn, and/or ``[[field.players]]`` (name,
@@ -220,8 +224,10 @@ def load_field(data: Mapping[str, Any], registry: StrategyRegistry) -> list[Appl
             )
         )
     bots = f.get("bots", 0)
-    if isinstance(bots, bool) or not isinstance(bots, int) or bots < 0:
-        raise DefinitionError("field.bots", f"must be a whole number, got {bots!r}")
+    if isinstance(bots, bool) or not isinstance(bots, int) or not 0 <= bots <= MAX_BOTS:
+        raise DefinitionError(
+            "field.bots", f"must be a whole number in 0..{MAX_BOTS}, got {bots!r}"
+        )
     width = max(2, len(str(bots)))
     for k in range(bots):
         out.append(Applicant(f"P{k + 1:0{width}d}", strategies[k % len(strategies)]))

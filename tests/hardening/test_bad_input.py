@@ -58,6 +58,27 @@ def scratch(tmp_path_factory: TempPathFactory) -> Path:
     (d / "nokey.toml").write_text('[device]\nkind = "jackpot"\nauthenticate = true\n')
     (d / "empty.asc").write_text("")
     (d / "garbage.asc").write_text("this is not\nan ASC capture\n")
+    (d / "tournament.toml").write_text(text)
+    (d / "utf16.toml").write_bytes(text.encode("utf-16"))
+    bots = re.sub(r"(?m)^bots\s*=.*$", "bots = 100000000", text)
+    assert bots != text, "examples/tournament.toml has no bots line to break"
+    (d / "many_bots.toml").write_text(bots)
+    (d / "heartbeat.toml").write_text(
+        re.sub(r"(?m)^heartbeat_period\s*=.*$", "heartbeat_period = 65.535", prof)
+    )
+    (d / "nan.toml").write_text(
+        re.sub(r"(?m)^shuffle_cycle_max\s*=.*$", "shuffle_cycle_max = nan", prof)
+    )
+    (d / "replicates.toml").write_text(
+        re.sub(r"(?m)^power_replicates\s*=.*$", "power_replicates = 1e10", prof)
+    )
+    (d / "binary.key").write_bytes(bytes(range(200, 240)))
+    (d / "hexless.toml").write_text(
+        '[device]\nkind = "jackpot"\nauthenticate = true\nkey_file = "binary.key"\n'
+    )
+    (d / "badstate").mkdir()
+    (d / "badstate" / "campaign.json").write_text("[1, 2, 3]")
+    (d / "badstate" / "capture-001.blf").write_bytes(b"not a capture")
     return d
 
 
