@@ -62,7 +62,7 @@ from feltlab.rig.errors import (
     SecurityFault,
 )
 from feltlab.rig.freshness import FRESHNESS_STARTS, FreshnessStore, freshness_starts
-from feltlab.rig.measures import Measurement, within
+from feltlab.rig.measures import Measurement
 from feltlab.rig.profile_check import MAX_PART_SAMPLES, check_profile
 from feltlab.rig.protocol import Result
 from feltlab.rig.report import RECORD_VERSION, make_plots, write_report

@@ -923,8 +923,10 @@ class JackpotPanelClient(DeviceClient):
         except SecurityFault as exc:
             self._refuse(exc, pending)
             return
-        if verdict.fresh and self.round_id >= 0 and (
-            pending.signals["RoundTag"] != self.round_id & 0xFF
+        if (
+            verdict.fresh
+            and self.round_id >= 0
+            and (pending.signals["RoundTag"] != self.round_id & 0xFF)
         ):
             # authentic and newer than the last accepted, but of another round: a result the
             # host never accepted (its round was refused), sent again now (a stale replay)
