@@ -1,0 +1,304 @@
+/* The combinatorial analyzer's hand and dealer DAGs, the dealer-distribution cache and the
+ * main (unsplit) pass (method: analyzer.c's header comment). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer_internal.h"
+
+int node_find(const an_ctx *c, const uint8_t *cnt) {
+    uint64_t k = key_of(cnt) + 1;
+    uint32_t h = hash64(k) & (HASH_SIZE - 1);
+    while (c->hkeys[h]) {
+        if (c->hkeys[h] == k) return c->hidx[h];
+        h = (h + 1) & (HASH_SIZE - 1);
+    }
+    return -1;
+}
+
+int build_nodes(an_ctx *c) {
+    memset(&c->nodes[0], 0, sizeof c->nodes[0]);
+    c->nn = 1;
+    {
+        uint64_t k = key_of(c->nodes[0].cnt) + 1;
+        uint32_t h = hash64(k) & (HASH_SIZE - 1);
+        c->hkeys[h] = k;
+        c->hidx[h] = 0;
+    }
+    for (int i = 0; i < c->nn; i++) {
+        for (int v = 0; v < NV; v++) {
+            an_node *a = &c->nodes[i];
+            int hard = a->hard + v + 1;
+            if (hard > 21) {
+                a->child[v] = -1;
+                continue;
+            }
+            uint8_t cnt[NV];
+            memcpy(cnt, a->cnt, NV);
+            cnt[v]++;
+            int j = node_find(c, cnt);
+            if (j < 0) {
+                if (c->nn >= NODE_CAP) return 0;
+                j = c->nn++;
+                an_node *b = &c->nodes[j];
+                memcpy(b->cnt, cnt, NV);
+                b->n = (uint8_t)(a->n + 1);
+                b->hard = (uint8_t)hard;
+                uint64_t k = key_of(cnt) + 1;
+                uint32_t h = hash64(k) & (HASH_SIZE - 1);
+                while (c->hkeys[h]) h = (h + 1) & (HASH_SIZE - 1);
+                c->hkeys[h] = k;
+                c->hidx[h] = (int16_t)j;
+            }
+            c->nodes[i].child[v] = (int16_t)j;
+        }
+    }
+    return 1;
+}
+
+static int dealer_stands(const fl_analyzer_rules *r, int hard, int ace) {
+    int soft = ace && hard <= 11;
+    int t = hard + (soft ? 10 : 0);
+    return t > 17 || (t == 17 && !(soft && r->h17));
+}
+
+/* the dealer's drawn-multiset DAG for up card value `up` (1..10), in BFS order */
+int build_dealer(an_ctx *c, int up) {
+    an_dstate *ds = c->ds;
+    memset(&ds[0], 0, sizeof ds[0]);
+    memset(c->dkeys, 0, sizeof(*c->dkeys) * DHASH_SIZE);
+    int n = 1;
+    for (int i = 0; i < n; i++) {
+        int hard0 = up, ace0 = up == 1;
+        for (int v = 0; v < NV; v++) {
+            hard0 += ds[i].d[v] * (v + 1);
+            ace0 |= v == 0 && ds[i].d[v];
+        }
+        for (int v = 0; v < NV; v++) {
+            int hard = hard0 + v + 1, ace = ace0 || v == 0;
+            if (ds[i].nd == 0 && ((up == 1 && v == 9) || (up == 10 && v == 0))) {
+                ds[i].next[v] = -(1 + OUT_BJ);
+                continue;
+            }
+            if (hard > 21) {
+                ds[i].next[v] = -(1 + OUT_BUST);
+                continue;
+            }
+            if (dealer_stands(c->r, hard, ace)) {
+                int t = hard + (ace && hard <= 11 ? 10 : 0);
+                ds[i].next[v] = (int16_t)(-(1 + (t - 17)));
+                continue;
+            }
+            /* find or add the state d + v among states of nd + 1 cards (all after i) */
+            uint8_t d[NV];
+            memcpy(d, ds[i].d, NV);
+            d[v]++;
+            uint64_t key = key_of(d) + 1;
+            uint32_t h = hash64(key) & (DHASH_SIZE - 1);
+            int j = -1;
+            while (c->dkeys[h]) {
+                if (c->dkeys[h] == key) {
+                    j = c->didx[h];
+                    break;
+                }
+                h = (h + 1) & (DHASH_SIZE - 1);
+            }
+            if (j < 0) {
+                if (n >= DSTATE_CAP) return 0;
+                j = n++;
+                memset(&ds[j], 0, sizeof ds[j]);
+                memcpy(ds[j].d, d, NV);
+                ds[j].nd = (uint8_t)(ds[i].nd + 1);
+                c->dkeys[h] = key;
+                c->didx[h] = (int16_t)j;
+            }
+            ds[i].next[v] = (int16_t)j;
+        }
+    }
+    c->nds = n;
+    return 1;
+}
+
+/* dealer outcome distribution for composition comp (counts, total N) */
+void dealer_pass(an_ctx *c, const int32_t *comp, int32_t N, double out[N_OUT]) {
+    for (int o = 0; o < N_OUT; o++) out[o] = 0.0;
+    double *pr = c->dprob;
+    for (int s = 0; s < c->nds; s++) pr[s] = 0.0;
+    pr[0] = 1.0;
+    for (int s = 0; s < c->nds; s++) {
+        double ps = pr[s];
+        if (ps == 0.0) continue;
+        const an_dstate *st = &c->ds[s];
+        double denom;
+        int excl = -1;
+        if (s == 0 && c->hole_x >= 0) {
+            excl = c->hole_x;
+            denom = (double)(N - comp[excl]);
+        } else {
+            denom = (double)(N - st->nd);
+        }
+        if (denom <= 0.0) continue;
+        double inv = ps / denom;
+        for (int v = 0; v < NV; v++) {
+            if (v == excl) continue;
+            int32_t left = comp[v] - st->d[v];
+            if (left <= 0) continue;
+            double p = inv * (double)left;
+            int nx = st->next[v];
+            if (nx >= 0)
+                pr[nx] += p;
+            else
+                out[-nx - 1] += p;
+        }
+    }
+}
+
+const double *cached_dist(an_ctx *c, const uint8_t *removed_extra, int extra_v,
+                          int extra_n) {
+    /* composition: s0 less `removed_extra` (a node's counts) less extra_n cards of extra_v */
+    uint8_t rem[NV];
+    memcpy(rem, removed_extra, NV);
+    if (extra_n) rem[extra_v] = (uint8_t)(rem[extra_v] + extra_n);
+    uint64_t k = key_of(rem) + 1;
+    an_cache *ca = &c->cache;
+    uint32_t h = hash64(k) & (ca->cap - 1);
+    while (ca->keys[h]) {
+        if (ca->keys[h] == k) return ca->dist[ca->slot[h]];
+        h = (h + 1) & (ca->cap - 1);
+    }
+    if (ca->used * 2 >= ca->cap || ca->used >= ca->dcap) {
+        /* grow both */
+        uint32_t ncap = ca->cap * 2;
+        uint64_t *nk = calloc(ncap, sizeof *nk);
+        int32_t *ns = calloc(ncap, sizeof *ns);
+        double(*nd)[N_OUT] = realloc(ca->dist, sizeof(*nd) * ncap);
+        if (!nk || !ns || !nd) {
+            free(nk);
+            free(ns);
+            if (nd) ca->dist = nd;
+            c->err = 1;
+            return NULL;
+        }
+        ca->dist = nd;
+        ca->dcap = ncap;
+        for (uint32_t i = 0; i < ca->cap; i++)
+            if (ca->keys[i]) {
+                uint32_t j = hash64(ca->keys[i]) & (ncap - 1);
+                while (nk[j]) j = (j + 1) & (ncap - 1);
+                nk[j] = ca->keys[i];
+                ns[j] = ca->slot[i];
+            }
+        free(ca->keys);
+        free(ca->slot);
+        ca->keys = nk;
+        ca->slot = ns;
+        ca->cap = ncap;
+        h = hash64(k) & (ca->cap - 1);
+        while (ca->keys[h]) h = (h + 1) & (ca->cap - 1);
+    }
+    int32_t comp[NV], N = 0;
+    for (int v = 0; v < NV; v++) {
+        comp[v] = c->s0[v] - rem[v];
+        N += comp[v];
+    }
+    uint32_t slot = ca->used++;
+    ca->keys[h] = k;
+    ca->slot[h] = (int32_t)slot;
+    dealer_pass(c, comp, N, ca->dist[slot]);
+    return ca->dist[slot];
+}
+
+void cache_reset(an_cache *ca) {
+    memset(ca->keys, 0, sizeof(*ca->keys) * ca->cap);
+    ca->used = 0;
+}
+
+/* ------------------------------------------------------------ main (unsplit) pass */
+
+void main_pass(an_ctx *c) {
+    const fl_analyzer_rules *r = c->r;
+    int cdz = r->strategy == FL_AN_CDZ;
+    for (int i = c->nn - 1; i >= 1; i--) {
+        const an_node *a = &c->nodes[i];
+        int32_t comp[NV];
+        int32_t N = comp_of(c, a, 0, 0, comp);
+        c->valid[i] = N >= 0;
+        if (N < 0 || a->n < 2) continue;
+        int soft, t = node_total(a, &soft);
+        const double *d = cached_dist(c, a->cnt, 0, 0);
+        if (!d) return;
+        c->nobj[i] = stand_nobj(d, t);
+        c->pbj[i] = d[OUT_BJ];
+        {
+            double w = d[OUT_BUST], pu = 0.0;
+            for (int o = 0; o < 5; o++) {
+                if (t > 17 + o) w += d[o];
+                if (t == 17 + o) pu += d[o];
+            }
+            c->svec[i][0] = w;
+            c->svec[i][1] = pu;
+            c->svec[i][2] = 1.0 - w - pu;
+        }
+        double st = c->nobj[i] - d[OUT_BJ]; /* an unsplit live hand loses one unit */
+        c->stand[i] = st;
+        double p[NV];
+        draw_probs(c, comp, N, p);
+        double hit = 0.0;
+        double hv[3] = {0.0, 0.0, 0.0};
+        if (t < 21) {
+            for (int v = 0; v < NV; v++) {
+                if (p[v] == 0.0) continue;
+                int j = a->child[v];
+                hit += p[v] * (j < 0 ? -1.0 : c->best[j]);
+                if (j < 0) {
+                    hv[2] += p[v];
+                } else {
+                    for (int k = 0; k < 3; k++) hv[k] += p[v] * c->vec[j][k];
+                }
+            }
+        } else {
+            hit = -2.0; /* never hit 21 */
+            hv[2] = 1.0;
+        }
+        memcpy(c->hvec[i], hv, sizeof hv);
+        c->hit[i] = hit;
+        int take_hit;
+        if (cdz) {
+            take_hit = t < 21 && hit > st;
+        } else {
+            int act = table_action(c, a);
+            take_hit = t < 21 && (act == 0 || act == 2);
+        }
+        c->dec[i] = (uint8_t)take_hit;
+        c->best[i] = take_hit ? hit : st;
+        memcpy(c->vec[i], take_hit ? c->hvec[i] : c->svec[i], sizeof c->vec[i]);
+        if (a->n == 2) {
+            double ld = r->peek ? 0.0 : (r->enhc_takes == 2 ? -2.0 : -1.0);
+            double dv = 0.0, dd[4] = {0.0, 0.0, 0.0, 0.0};
+            for (int v = 0; v < NV; v++) {
+                if (p[v] == 0.0) continue;
+                int j = a->child[v];
+                if (j < 0) {
+                    dv += p[v] * -2.0;
+                    dd[0] += p[v];
+                } else {
+                    int st2, t2 = node_total(&c->nodes[j], &st2);
+                    const double *dj = cached_dist(c, c->nodes[j].cnt, 0, 0);
+                    if (!dj) return;
+                    dv += p[v] * (2.0 * stand_nobj(dj, t2) + dj[OUT_BJ] * ld);
+                    double w = dj[OUT_BUST], pu = 0.0;
+                    for (int o = 0; o < 5; o++) {
+                        if (t2 > 17 + o) w += dj[o];
+                        if (t2 == 17 + o) pu += dj[o];
+                    }
+                    double lose = 1.0 - w - pu - dj[OUT_BJ];
+                    dd[3] += p[v] * w;
+                    dd[2] += p[v] * pu;
+                    dd[0] += p[v] * lose;
+                    dd[ld == -1.0 ? 1 : 0] += p[v] * dj[OUT_BJ];
+                }
+            }
+            c->dbl[i] = dv;
+            memcpy(c->dvec[i], dd, sizeof dd);
+        }
+    }
+}
