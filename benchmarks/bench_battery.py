@@ -1,10 +1,10 @@
 """Analysis throughput of the whole randomness battery: 1,000,000 decks of 52 cards.
 
-- ``feltlab battery (C kernels)``: :func:`feltlab.rig.battery.run_battery` with card codes
+- ``feltlab battery (C kernels)``: :func:`feltlab.rig.certify.battery.run_battery` with card codes
   (integrity, the one-pass C kernel for rising sequences, turning points, successions, the
   guesser and the position table, successive-shoe rho, adjacent rank pairs, then every
   p-value and Holm).  Target: under 3 s on one core.
-- ``numpy reference``: the same statistics by :mod:`feltlab.rig.certify_reference`, the
+- ``numpy reference``: the same statistics by :mod:`feltlab.rig.certify.reference`, the
   straightforward whole-array numpy implementation (in chunks of 100,000 shoes to bound
   memory), followed by the same p-value step, in the same run.
 
@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 from feltlab import native
-from feltlab.rig import battery
-from feltlab.rig import certify_reference as ref
+from feltlab.rig.certify import battery
+from feltlab.rig.certify import reference as ref
 
 DECKS = 1_000_000
 CHUNK = 100_000

@@ -25,11 +25,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from feltlab.rig.bus.slcan_sim import SimulatedSlcanAdapter
+from feltlab.rig.bus.transport import WireClock, open_bus
 from feltlab.rig.clients import BatchShufflerClient, ContinuousShufflerClient
 from feltlab.rig.devices import BatchShuffler, Timing
-from feltlab.rig.protocol import Codec
-from feltlab.rig.slcan_sim import SimulatedSlcanAdapter
-from feltlab.rig.transport import WireClock, open_bus
+from feltlab.rig.protocol.codec import Codec
 
 FRAMES = 50_000
 UDP_FRAMES = 20_000

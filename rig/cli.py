@@ -21,15 +21,15 @@ from typing import Any, TypeVar
 import click
 
 from feltlab.clitypes import is_terminal, make_console, out_option, seed_option
+from feltlab.rig.bus.transport import BusSpec
+from feltlab.rig.certify.profile_check import MAX_PART_SAMPLES
 from feltlab.rig.cli_capture import capture as capture
 from feltlab.rig.cli_capture import json_safe as json_safe
 from feltlab.rig.cli_device import device as device
 from feltlab.rig.cli_device import load_profile as load_profile
 from feltlab.rig.cliopts import BUS_HELP, bus_option, profile_option
 from feltlab.rig.errors import RigError
-from feltlab.rig.live_cli import Live, live_options, view
-from feltlab.rig.profile_check import MAX_PART_SAMPLES
-from feltlab.rig.transport import BusSpec
+from feltlab.rig.live.cli import Live, live_options, view
 from feltlab.seeds import U64_MAX
 
 __all__ = ["BUS_HELP", "COMMANDS"]
@@ -190,7 +190,7 @@ def _run_certify(
     live_linger: float = 0.0,
     as_json: bool = False,
 ) -> None:
-    from feltlab.rig.certify import CampaignOptions, load_profile, run_campaign
+    from feltlab.rig.certify.campaign import CampaignOptions, load_profile, run_campaign
 
     stop = threading.Event()
     directory = Path(resume or out or "feltlab-campaigns")
@@ -217,7 +217,7 @@ def _run_certify(
             if bus is not None:
                 BusSpec.parse(bus)
             if model is not None:
-                from feltlab.rig.models import parse_model
+                from feltlab.rig.devices.models import parse_model
 
                 parse_model(model)
             directory = Path(out) if out else _new_campaign_dir(prof.kind)
@@ -483,7 +483,7 @@ def analyze(
 ) -> None:
     """Re-run every check of a campaign offline from its CAPTURE (a capture-NNN.blf or the
     campaign directory).  Exit 0 pass, 1 fail, 2 error, 3 inconclusive."""
-    from feltlab.rig.certify import analyze_path
+    from feltlab.rig.certify.campaign import analyze_path
 
     try:
         with _RichProgress() as bar:
@@ -510,7 +510,7 @@ def analyze(
 
 
 def _add_explore() -> None:
-    from feltlab.rig.explore_cli import explore_command
+    from feltlab.rig.explore.cli import explore_command
 
     certify.add_command(explore_command)
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import click
 
-from feltlab.rig.capture import FORMATS, CaptureDecoder, format_record, read_capture
+from feltlab.rig.bus.capture import FORMATS, CaptureDecoder, format_record, read_capture
+from feltlab.rig.bus.transport import Node
 from feltlab.rig.cliopts import bus_option, duration_option
 from feltlab.rig.errors import RigError
-from feltlab.rig.protocol import check_base
-from feltlab.rig.transport import Node
+from feltlab.rig.protocol.codec import check_base
 
 
 @click.group()

@@ -13,12 +13,12 @@ from typing import Any
 import click
 
 from feltlab.clitypes import seed_option
+from feltlab.rig.bus.transport import BusSpec
+from feltlab.rig.certify.profile_check import check_device_table
 from feltlab.rig.cliopts import bus_option, duration_option, profile_option
 from feltlab.rig.devices import DEVICE_KINDS, make_device, read_profile_toml
+from feltlab.rig.devices.models import MODEL_NAMES
 from feltlab.rig.errors import RigError
-from feltlab.rig.models import MODEL_NAMES
-from feltlab.rig.profile_check import check_device_table
-from feltlab.rig.transport import BusSpec
 from feltlab.seeds import U64_MAX
 
 

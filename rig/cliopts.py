@@ -12,11 +12,11 @@ from typing import Any, TypeVar
 
 import click
 
-from feltlab.rig.transport import DEFAULT_UDP_GROUP
+from feltlab.rig.bus.transport import DEFAULT_UDP_GROUP
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-PROFILE_DIR = Path(__file__).with_name("profiles")
+PROFILE_DIR = Path(__file__).parent / "certify" / "profiles"  # certify.profile.PROFILE_DIR
 
 BUS_HELP = (
     "python-can bus as key=value pairs, e.g. "
@@ -26,7 +26,7 @@ BUS_HELP = (
 
 
 def bundled_profiles() -> list[str]:
-    """The names of the profiles shipped in the package (``rig/profiles/<name>.toml``)."""
+    """The names of the profiles shipped in the package (``rig/certify/profiles/<name>.toml``)."""
     return sorted(p.stem for p in PROFILE_DIR.glob("*.toml"))
 
 
@@ -53,7 +53,7 @@ class ProfileRef(click.ParamType):  # type: ignore[type-arg]
 
 class BusRef(click.ParamType):  # type: ignore[type-arg]
     """A python-can bus spec (``interface=...,channel=...``), parsed by
-    :meth:`feltlab.rig.transport.BusSpec.parse` when the command opens it."""
+    :meth:`feltlab.rig.bus.transport.BusSpec.parse` when the command opens it."""
 
     name = "bus"
 

@@ -18,7 +18,7 @@ def no_can_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
         if key.startswith("CAN_"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
-    # the lab's panel freshness state (feltlab.rig.freshness) goes under that HOME
+    # the lab's panel freshness state (feltlab.rig.protocol.freshness) goes under that HOME
     monkeypatch.delenv("FELTLAB_STATE_DIR", raising=False)
     monkeypatch.delenv("XDG_STATE_HOME", raising=False)
 

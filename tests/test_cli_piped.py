@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from feltlab.rig.certify import CampaignOptions, load_profile, run_campaign
+from feltlab.rig.certify.campaign import CampaignOptions, load_profile, run_campaign
 
 pytestmark = pytest.mark.slow
 

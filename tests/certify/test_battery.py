@@ -10,8 +10,8 @@ import pytest
 from scipy import stats
 
 from feltlab import native
-from feltlab.rig import battery
-from feltlab.rig.battery import Verdict
+from feltlab.rig.certify import battery
+from feltlab.rig.certify.battery import Verdict
 
 
 def test_eulerian_pmf_small_cases_exact() -> None:

@@ -18,13 +18,18 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from feltlab.rig import certify
-from feltlab.rig.battery import Verdict
-from feltlab.rig.certify import CampaignOptions, analyze_path, run_campaign, verdict_summary
-from feltlab.rig.certify_continuous import gap_test, simulate_gaps
+from feltlab.rig.certify import campaign as certify
+from feltlab.rig.certify.analyze_continuous import gap_test, simulate_gaps
+from feltlab.rig.certify.battery import Verdict
+from feltlab.rig.certify.campaign import (
+    CampaignOptions,
+    analyze_path,
+    run_campaign,
+    verdict_summary,
+)
+from feltlab.rig.certify.report import sha256_file
 from feltlab.rig.cli import analyze as analyze_cmd
 from feltlab.rig.cli import certify as certify_cmd
-from feltlab.rig.report import sha256_file
 
 
 @pytest.fixture(autouse=True)

@@ -1,5 +1,5 @@
 """The C battery kernels give exactly the statistics of the straightforward numpy reference
-(feltlab.rig.certify_reference), on fair, faulty and hand-made batches."""
+(feltlab.rig.certify.reference), on fair, faulty and hand-made batches."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from feltlab import native
-from feltlab.rig import battery
-from feltlab.rig import certify_reference as ref
+from feltlab.rig.certify import battery
+from feltlab.rig.certify import reference as ref
 
 
 @pytest.mark.parametrize(

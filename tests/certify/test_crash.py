@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from feltlab.rig import certify
-from feltlab.rig.capture import journal_path, read_journal
-from feltlab.rig.certify_capture import read_campaign_capture
+from feltlab.rig.bus.capture import journal_path, read_journal
+from feltlab.rig.certify import campaign as certify
+from feltlab.rig.certify.decode import read_campaign_capture
 
 
 def _toml(data: dict[str, Any]) -> str:

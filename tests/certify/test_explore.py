@@ -11,11 +11,12 @@ import can
 import pytest
 from click.testing import CliRunner
 
-from feltlab.rig import certify, explore
-from feltlab.rig.battery import Verdict
+from feltlab.rig.bus.chaos import ChaosPlan, Misbehaviour, WireChaos
+from feltlab.rig.certify import campaign as certify
+from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.clock import SimClock, SimulationStall
-from feltlab.rig.explore_cli import explore_command
-from feltlab.rig.simchaos import ChaosPlan, Misbehaviour, WireChaos
+from feltlab.rig.explore import runner as explore
+from feltlab.rig.explore.cli import explore_command
 
 SEED = 1
 N = 150

@@ -12,11 +12,16 @@ from typing import Any
 
 import pytest
 
-from feltlab.rig import certify
-from feltlab.rig.battery import Verdict
-from feltlab.rig.certify import CampaignOptions, analyze_path, run_campaign, verdict_summary
-from feltlab.rig.certify_capture import read_campaign_capture
-from feltlab.rig.certify_faults import ALL_FAULTS
+from feltlab.rig.certify import campaign as certify
+from feltlab.rig.certify.battery import Verdict
+from feltlab.rig.certify.campaign import (
+    CampaignOptions,
+    analyze_path,
+    run_campaign,
+    verdict_summary,
+)
+from feltlab.rig.certify.decode import read_campaign_capture
+from feltlab.rig.certify.faults import ALL_FAULTS
 
 KEY = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 

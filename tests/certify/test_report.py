@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from feltlab.rig import battery, measures, report
-from feltlab.rig.battery import Verdict
+from feltlab.rig.certify import battery, measures, report
+from feltlab.rig.certify.battery import Verdict
 
 
 def _record(

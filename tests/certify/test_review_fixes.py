@@ -16,10 +16,8 @@ import can
 import pytest
 from click.testing import CliRunner
 
-from feltlab.rig import certify
 from feltlab.rig import cli as rig_cli
-from feltlab.rig.battery import Verdict, estimate_power
-from feltlab.rig.capture import (
+from feltlab.rig.bus.capture import (
     CaptureWriter,
     decode_capture,
     format_record,
@@ -27,13 +25,15 @@ from feltlab.rig.capture import (
     read_capture,
     recover_capture,
 )
-from feltlab.rig.certify import CampaignOptions, analyze_path, run_campaign
-from feltlab.rig.certify_continuous import gap_test, simulate_gaps
+from feltlab.rig.certify import campaign as certify
+from feltlab.rig.certify.analyze_continuous import gap_test, simulate_gaps
+from feltlab.rig.certify.battery import Verdict, estimate_power
+from feltlab.rig.certify.campaign import CampaignOptions, analyze_path, run_campaign
+from feltlab.rig.certify.report import sha256_file
 from feltlab.rig.cli import analyze as analyze_cmd
 from feltlab.rig.cli import capture as capture_cmd
 from feltlab.rig.cli import certify as certify_cmd
 from feltlab.rig.clients import _describe_event
-from feltlab.rig.report import sha256_file
 from feltlab.seeds import U64_MAX, child_seed
 
 BIG_SEED = 2**62 - 5  # a fresh seed is 62 bits: seed * 7919 overflowed 64 bits
@@ -182,7 +182,7 @@ def test_missing_count_when_the_bus_cannot_be_opened(tmp_path: Path) -> None:
 
 
 def _frames(n: int) -> list[can.Message]:
-    from feltlab.rig.protocol import Codec
+    from feltlab.rig.protocol.codec import Codec
 
     codec = Codec(0x100)
     msg = codec.db.get_message_by_name("Command")

@@ -13,14 +13,19 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from feltlab.rig import certify
-from feltlab.rig.battery import Verdict
-from feltlab.rig.certify import CampaignOptions, analyze_path, run_campaign, verdict_summary
+from feltlab.rig.certify import campaign as certify
+from feltlab.rig.certify.battery import Verdict
+from feltlab.rig.certify.campaign import (
+    CampaignOptions,
+    analyze_path,
+    run_campaign,
+    verdict_summary,
+)
 from feltlab.rig.cli import certify as certify_cmd
 from feltlab.rig.clients import BatchShufflerClient
 from feltlab.rig.clock import SimClock, SimulationStall
 from feltlab.rig.devices import BatchShuffler, Timing
-from feltlab.rig.protocol import Channel, Opcode, Result, frame_bits
+from feltlab.rig.protocol.codec import Channel, Opcode, Result, frame_bits
 
 BUS = "interface=virtual,channel=simtime"
 
@@ -76,7 +81,7 @@ def test_a_frame_takes_its_bit_time_on_the_simulated_wire() -> None:
     clock = SimClock()
     dev = BatchShuffler(BUS, seed=1, clock=clock, timing=Timing(heartbeat_period=0.1))
     got: list[can.Message] = []
-    from feltlab.rig.transport import Node
+    from feltlab.rig.bus.transport import Node
 
     node = Node(BUS, clock=clock)
     node.add_listener(got.append)
@@ -185,7 +190,7 @@ def test_latencies_of_a_lagging_device_are_paired_and_never_negative(
     assert rec["battery"] is not None and rec["battery"]["n_shoes"] == 30
     firsts = [m for m in rec["measurements"] if m["name"].startswith("first_card.")]
     assert firsts and all(m["value"] is not None and m["value"] > 0 for m in firsts)
-    from feltlab.rig.certify_capture import read_campaign_capture
+    from feltlab.rig.certify.decode import read_campaign_capture
 
     data = read_campaign_capture([tmp_path / "lag" / "capture-001.blf"], 0x100)
     assert data.stale_replies == 29  # every read after the first brings one stale transfer

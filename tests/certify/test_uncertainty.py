@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from feltlab.rig import certify, measures, uncertainty
-from feltlab.rig.battery import Verdict
-from feltlab.rig.certify import CampaignOptions, run_campaign
-from feltlab.rig.clock import RealClock, SimClock
-from feltlab.rig.uncertainty import (
+from feltlab.rig.certify import campaign as certify
+from feltlab.rig.certify import measures, uncertainty
+from feltlab.rig.certify.battery import Verdict
+from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.certify.uncertainty import (
     CalibrationError,
     HostUncertainty,
     calibrate_host,
@@ -27,6 +27,7 @@ from feltlab.rig.uncertainty import (
     spread,
     timestamp_source,
 )
+from feltlab.rig.clock import RealClock, SimClock
 
 
 @pytest.fixture(autouse=True)
@@ -176,7 +177,7 @@ def test_timestamp_sources_of_the_buses() -> None:
 
 
 def test_an_open_python_can_bus_is_named_by_its_interface() -> None:
-    from feltlab.rig.transport import RigBus, open_bus
+    from feltlab.rig.bus.transport import RigBus, open_bus
 
     bus = open_bus("interface=virtual,channel=open-bus-calibration")
     try:

@@ -15,11 +15,12 @@ import can
 import pytest
 from click.testing import CliRunner
 
-from feltlab.rig import battery, certify, measures
-from feltlab.rig.battery import Verdict, combine_verdicts
-from feltlab.rig.certify import CampaignOptions, analyze_path, run_campaign
+from feltlab.rig.certify import battery, measures
+from feltlab.rig.certify import campaign as certify
+from feltlab.rig.certify.battery import Verdict, combine_verdicts
+from feltlab.rig.certify.campaign import CampaignOptions, analyze_path, run_campaign
 from feltlab.rig.cli import analyze as analyze_cmd
-from feltlab.rig.protocol import Codec, Opcode
+from feltlab.rig.protocol.codec import Codec, Opcode
 
 
 @pytest.fixture(autouse=True)

@@ -48,7 +48,7 @@ def scratch(tmp_path_factory: TempPathFactory) -> Path:
     (d / "max_below_min.toml").write_text(maxed)
     from importlib.resources import files
 
-    prof = (files("feltlab.rig") / "profiles" / "batch6.toml").read_text()
+    prof = (files("feltlab.rig.certify") / "profiles" / "batch6.toml").read_text()
     (d / "profile.toml").write_text(re.sub(r"(?m)^decks\s*=.*$", "decks = 3", prof))
     (d / "latin1.toml").write_bytes(
         '[device]\nkind = "batch"\nname = "Bj\u00f6rn"\n'.encode("latin-1")

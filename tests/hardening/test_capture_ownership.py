@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from feltlab.rig import certify
-from feltlab.rig.battery import Verdict
-from feltlab.rig.certify import CampaignOptions, analyze_path, run_campaign
+from feltlab.rig.certify import campaign as certify
+from feltlab.rig.certify.battery import Verdict
+from feltlab.rig.certify.campaign import CampaignOptions, analyze_path, run_campaign
 from feltlab.rig.cli import capture as capture_cmd
 from feltlab.rig.errors import RigError
 

@@ -33,9 +33,9 @@ from feltlab.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_TOURNAMENT = (ROOT / "examples" / "tournament.toml").read_text()
-BATCH = (files("feltlab.rig") / "profiles" / "batch6.toml").read_text()
-CONTINUOUS = (files("feltlab.rig") / "profiles" / "continuous.toml").read_text()
-JACKPOT = (files("feltlab.rig") / "profiles" / "jackpot.toml").read_text()
+BATCH = (files("feltlab.rig.certify") / "profiles" / "batch6.toml").read_text()
+CONTINUOUS = (files("feltlab.rig.certify") / "profiles" / "continuous.toml").read_text()
+JACKPOT = (files("feltlab.rig.certify") / "profiles" / "jackpot.toml").read_text()
 BOUND = 10.0
 """Seconds any one case may take (each takes well under one second when refused)."""
 

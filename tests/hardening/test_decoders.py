@@ -24,11 +24,11 @@ from pytest import LogCaptureFixture
 
 from feltlab.errors import FeltlabError
 from feltlab.events import Event, read_jsonl
-from feltlab.rig.capture import CaptureDecoder, decode_capture
+from feltlab.rig.bus.capture import CaptureDecoder, decode_capture
 from feltlab.rig.clients import BatchShufflerClient, JackpotPanelClient
 from feltlab.rig.devices import BatchShuffler, JackpotPanel, Timing, make_device
 from feltlab.rig.errors import ProtocolError
-from feltlab.rig.protocol import (
+from feltlab.rig.protocol.codec import (
     EXT_SHIFT,
     PAYLOAD_CLASSES,
     PROTOCOL_MAJOR,

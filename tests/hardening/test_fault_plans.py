@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from feltlab.rig import certify
-from feltlab.rig.battery import Verdict
-from feltlab.rig.certify import CampaignOptions, run_campaign
-from feltlab.rig.certify_faults import ALL_FAULTS
+from feltlab.rig.certify import campaign as certify
+from feltlab.rig.certify.battery import Verdict
+from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.certify.faults import ALL_FAULTS
 
 
 @pytest.fixture(autouse=True)

@@ -10,14 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from feltlab.rig import certify
-from feltlab.rig.battery import Verdict
-from feltlab.rig.capture import read_capture
-from feltlab.rig.certify import CampaignOptions, analyze_path, run_campaign, verdict_summary
+from feltlab.rig.bus.capture import read_capture
+from feltlab.rig.certify import campaign as certify
+from feltlab.rig.certify.battery import Verdict
+from feltlab.rig.certify.campaign import (
+    CampaignOptions,
+    analyze_path,
+    run_campaign,
+    verdict_summary,
+)
 from feltlab.rig.clients import SECURITY_REASONS, JackpotPanelClient
 from feltlab.rig.errors import RigError, SecurityFault
-from feltlab.rig.freshness import FreshnessStore, default_state_path
-from feltlab.rig.secoc import DeviceKey
+from feltlab.rig.protocol.freshness import FreshnessStore, default_state_path
+from feltlab.rig.protocol.secoc import DeviceKey
 
 
 @pytest.fixture(autouse=True)

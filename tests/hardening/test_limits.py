@@ -9,10 +9,11 @@ from pathlib import Path
 import can
 import pytest
 
-from feltlab.rig import certify, devices
-from feltlab.rig.battery import Verdict
-from feltlab.rig.certify import CampaignOptions, run_campaign
-from feltlab.rig.protocol import Opcode, Result
+from feltlab.rig import devices
+from feltlab.rig.certify import campaign as certify
+from feltlab.rig.certify.battery import Verdict
+from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.protocol.codec import Opcode, Result
 
 
 @pytest.fixture(autouse=True)

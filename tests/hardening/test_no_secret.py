@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from feltlab.rig import certify
-from feltlab.rig.certify import CampaignOptions, redact_secrets, run_campaign
+from feltlab.rig.certify import campaign as certify
+from feltlab.rig.certify.campaign import CampaignOptions, redact_secrets, run_campaign
 
 SECRET = "5ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2"
 

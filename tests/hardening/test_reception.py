@@ -12,7 +12,7 @@ from typing import Any
 import can
 import pytest
 
-from feltlab.rig.transport import DEFAULT_UDP_GROUP, Node
+from feltlab.rig.bus.transport import DEFAULT_UDP_GROUP, Node
 
 
 class _FlakyBus(can.BusABC):

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from feltlab.rig import certify, devices
-from feltlab.rig.battery import Verdict
-from feltlab.rig.certify import CampaignOptions, analyze_path, run_campaign
-from feltlab.rig.protocol import Channel, Opcode, Result
+from feltlab.rig import devices
+from feltlab.rig.certify import campaign as certify
+from feltlab.rig.certify.battery import Verdict
+from feltlab.rig.certify.campaign import CampaignOptions, analyze_path, run_campaign
+from feltlab.rig.protocol.codec import Channel, Opcode, Result
 
 
 @pytest.fixture(autouse=True)

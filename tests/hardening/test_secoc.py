@@ -16,12 +16,12 @@ import pytest
 from pytest import LogCaptureFixture
 
 from feltlab.errors import DeviceError
-from feltlab.rig.capture import CaptureDecoder
+from feltlab.rig.bus.capture import CaptureDecoder
 from feltlab.rig.clients import SECURITY_REASONS, CanJackpotPanel, JackpotPanelClient
 from feltlab.rig.devices import JackpotPanel, Timing, make_device
 from feltlab.rig.errors import DeviceKeyError, DeviceTimeout, SecurityFault
-from feltlab.rig.protocol import Codec
-from feltlab.rig.secoc import DeviceKey, FreshnessVerifier, authenticator, load_key
+from feltlab.rig.protocol.codec import Codec
+from feltlab.rig.protocol.secoc import DeviceKey, FreshnessVerifier, authenticator, load_key
 
 KEY = DeviceKey("panel-7", bytes(range(32)))
 FAST = Timing(heartbeat_period=0.02)

@@ -1,4 +1,4 @@
-"""The live view's feed and server (rig/live.py, rig/live_server.py) and the command
+"""The live view's feed and server (rig/live/observer.py, rig/live/server.py) and the command
 lines that serve it (``certify --live``, ``view``), over real HTTP on 127.0.0.1."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from feltlab.rig.certify import CampaignOptions, load_profile, run_campaign
-from feltlab.rig.live import (
+from feltlab.rig.certify.campaign import CampaignOptions, load_profile, run_campaign
+from feltlab.rig.live.observer import (
     CampaignObserver,
     LiveFeed,
     apply_record,
@@ -25,7 +25,7 @@ from feltlab.rig.live import (
     histogram,
     snapshot_from_directory,
 )
-from feltlab.rig.live_server import LiveServer, LiveServerError, parse_address
+from feltlab.rig.live.server import LiveServer, LiveServerError, parse_address
 
 FELTLAB = str(Path(sys.executable).with_name("feltlab"))
 
@@ -267,7 +267,7 @@ def test_certify_live_serves_the_final_verdict_and_refuses_a_busy_port(tmp_path:
 def test_watching_a_campaign_does_not_change_it(tmp_path: Path) -> None:
     """The observer only reads: the same seed gives a byte-identical capture and the same
     verdicts with and without the live view."""
-    from feltlab.rig.certify import verdict_summary
+    from feltlab.rig.certify.campaign import verdict_summary
 
     prof = load_profile(None, "batch")
     plain = run_campaign(CampaignOptions(prof, tmp_path / "a", size=20, seed=77))
@@ -293,8 +293,8 @@ def test_a_continuous_shuffler_campaign_shows_each_deal(tmp_path: Path) -> None:
 
 
 def test_fault_events_are_named_from_the_protocol() -> None:
-    from feltlab.rig.live import describe_event
-    from feltlab.rig.protocol import FaultCode, Severity
+    from feltlab.rig.live.observer import describe_event
+    from feltlab.rig.protocol.codec import FaultCode, Severity
 
     text = describe_event(
         "fault",

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from feltlab.rig.certify import CampaignOptions, load_profile, run_campaign
-from feltlab.rig.live import CampaignObserver, LiveFeed
-from feltlab.rig.live_server import LiveServer
+from feltlab.rig.certify.campaign import CampaignOptions, load_profile, run_campaign
+from feltlab.rig.live.observer import CampaignObserver, LiveFeed
+from feltlab.rig.live.server import LiveServer
 
 pytestmark = pytest.mark.browser
 

@@ -8,7 +8,7 @@ import pytest
 from pytest import MonkeyPatch
 
 from feltlab import native
-from feltlab.rig import models
+from feltlab.rig.devices import models
 from feltlab.rig.errors import ModelError
 
 

@@ -8,9 +8,9 @@ import sys
 import numpy as np
 import pytest
 
-from feltlab.rig import protocol as p
+from feltlab.rig.bus.transport import BusSpec, WireClock
 from feltlab.rig.errors import BusSpecError, ProtocolError
-from feltlab.rig.transport import BusSpec, WireClock
+from feltlab.rig.protocol import codec as p
 
 
 def test_dbc_loads_and_is_versioned() -> None:
@@ -209,4 +209,4 @@ def test_bus_spec_parsing() -> None:
 def test_dbc_is_package_data() -> None:
     from importlib import resources
 
-    assert resources.files("feltlab.rig").joinpath(p.DBC_FILE).is_file()
+    assert resources.files("feltlab.rig.protocol").joinpath(p.DBC_FILE).is_file()

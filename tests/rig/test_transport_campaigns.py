@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from feltlab.rig import certify
-from feltlab.rig.battery import Verdict
-from feltlab.rig.certify import CampaignOptions, run_campaign
-from feltlab.rig.slcan_sim import SimulatedSlcanAdapter
+from feltlab.rig.bus.slcan_sim import SimulatedSlcanAdapter
+from feltlab.rig.certify import campaign as certify
+from feltlab.rig.certify.battery import Verdict
+from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
 
 from .conftest import spawn_device, stop_device
 
@@ -107,7 +107,7 @@ def test_the_simulated_adapter_never_echoes_the_hosts_frames(udp_spec: str) -> N
     not echo either)."""
     import can
 
-    from feltlab.rig.transport import open_bus
+    from feltlab.rig.bus.transport import open_bus
 
     other = open_bus(udp_spec)  # another node on the adapter's CAN side
     with SimulatedSlcanAdapter(udp_spec) as ad:

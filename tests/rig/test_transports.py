@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from feltlab.cli import main as feltlab_main
+from feltlab.rig.bus.slcan_sim import SimulatedSlcanAdapter
 from feltlab.rig.clients import BatchShufflerClient, JackpotPanelClient
 from feltlab.rig.devices import BatchShuffler
-from feltlab.rig.slcan_sim import SimulatedSlcanAdapter
 
 from .conftest import spawn_device as _spawn
 from .conftest import stop_device as _stop
@@ -189,7 +189,7 @@ def test_rig_is_a_plugin_and_sdk_does_not_import_it() -> None:
 
 @pytest.mark.parametrize("suffix", [".blf", ".asc", ".log"])
 def test_capture_formats(vbus: str, tmp_path: Path, suffix: str) -> None:
-    from feltlab.rig.capture import decode_capture
+    from feltlab.rig.bus.capture import decode_capture
 
     cap = tmp_path / f"x{suffix}"
     dev = BatchShuffler(vbus, seed=1).start()

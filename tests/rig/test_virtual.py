@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from feltlab import native
-from feltlab.rig.capture import CaptureDecoder, decode_capture, read_capture, replay
+from feltlab.rig.bus.capture import CaptureDecoder, decode_capture, read_capture, replay
 from feltlab.rig.clients import (
     BatchShufflerClient,
     ContinuousShufflerClient,
@@ -23,7 +23,7 @@ from feltlab.rig.clients import (
 from feltlab.rig.clock import SimClock
 from feltlab.rig.devices import BatchShuffler, ContinuousShuffler, JackpotPanel, Timing, make_device
 from feltlab.rig.errors import DeviceLost, DeviceRefused, DeviceTimeout, ProtocolError, RigError
-from feltlab.rig.protocol import PROTOCOL_MAJOR, FaultCode, Result, ShoePayload
+from feltlab.rig.protocol.codec import PROTOCOL_MAJOR, FaultCode, Result, ShoePayload
 
 from .conftest import wait_threads_gone
 
@@ -388,7 +388,7 @@ def test_make_device_from_profile(vbus: str) -> None:
 def test_two_devices_share_one_bus(vbus: str) -> None:
     a = BatchShuffler(vbus, seed=1, timing=FAST, base=0x100).start()
     b = JackpotPanel(vbus, seed=2, timing=FAST, base=0x300).start()
-    from feltlab.rig.transport import Node
+    from feltlab.rig.bus.transport import Node
 
     node = Node(vbus, pace=False)
     ca = BatchShufflerClient(node, timeout=0.3)

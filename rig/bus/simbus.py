@@ -1,0 +1,424 @@
+"""The in-process bus in simulated time: a classic CAN wire and ISO-TP channels driven by a
+:class:`feltlab.rig.clock.SimClock` (docs/design.md, "One clock").
+
+A frame sent on a :class:`SimBus` occupies the wire for its exact bit time at the bus
+bitrate (:func:`feltlab.rig.protocol.codec.frame_bits`, stuff bits counted); frames queue behind
+each other in the order sent, as on a bus with one frame in flight, and every other node on
+the channel receives the frame when its last bit has passed, stamped with the simulated wall
+time of that instant. ISO-TP (ISO 15765-2) is can-isotp's own state machine
+(``isotp.TransportLayerLogic``), processed whenever a frame arrives, a payload is queued or
+one of its timers (N_Bs, N_Cr, STmin) expires, with those timers read from the clock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import itertools
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import can
+import isotp
+from isotp.tools import Timer as _IsoTpTimer
+
+from feltlab.rig.clock import ScheduledCall, SimClock
+from feltlab.rig.errors import RigError
+from feltlab.rig.protocol.codec import frame_bits
+
+log = logging.getLogger(__name__)
+
+#: the bitrate of a simulated bus whose spec and profile name none (bit/s).
+DEFAULT_SIM_BITRATE = 500_000
+
+
+class SimWire:
+    """One simulated CAN channel: the nodes on it, the frames waiting for the wire and the
+    one in flight.
+
+    Arbitration as ISO 11898-1: whenever the wire falls idle, the pending frame with the
+    lowest identifier goes next (frames of one identifier in the order sent); a frame in
+    flight is never pre-empted.  So a heartbeat waits at most one frame behind a long ISO-TP
+    transfer on a higher identifier, as on a real bus.
+    """
+
+    def __init__(self, clock: SimClock, channel: str, bitrate: int) -> None:
+        if bitrate <= 0:
+            raise ValueError("bitrate must be positive (bit/s)")
+        self.clock = clock
+        self.channel = channel
+        self.bitrate = bitrate
+        self.buses: list[SimBus] = []
+        self.frames = 0
+        self.bits = 0
+        self._pending: list[tuple[int, int, SimBus, can.Message]] = []
+        self._seq = itertools.count()
+        self._busy = False
+        #: an optional fault injector (:class:`feltlab.rig.bus.chaos.WireChaos`): given each
+        #: frame and the instant its last bit passes, it returns (when, frame) deliveries
+        #: (none: lost; several: duplicated or garbage added; later: delayed or reordered).
+        self.chaos: Any = None
+        hook = getattr(clock, "on_new_wire", None)
+        if hook is not None:
+            hook(self)
+
+    def transmit(self, sender: SimBus, msg: can.Message) -> None:
+        prio = (msg.arbitration_id << 1 | 1) if msg.is_extended_id else msg.arbitration_id << 19
+        heapq.heappush(self._pending, (prio, next(self._seq), sender, msg))
+        if not self._busy:
+            self._next()
+
+    def _next(self) -> None:
+        """Put the lowest pending identifier on the idle wire; when its last bit has passed,
+        deliver it (through :attr:`chaos`, if any) and arbitrate again."""
+        if not self._pending:
+            self._busy = False
+            return
+        self._busy = True
+        _, _, sender, msg = heapq.heappop(self._pending)
+        bits = frame_bits(msg.arbitration_id, msg.data, extended=msg.is_extended_id)
+        self.frames += 1
+        self.bits += bits
+        end = self.clock.now() + bits / self.bitrate
+        if self.chaos is None:
+            deliver = self._delivery(sender, msg)
+        else:
+            for when, out in self.chaos.deliveries(sender, msg, end):
+                self.clock.call_at(when, self._delivery(sender, out))
+
+            def deliver() -> None:
+                pass
+
+        def frame_end() -> None:
+            # the receivers see the frame; what is queued at this instant (the replies their
+            # listeners queued included) competes for the next arbitration
+            deliver()
+            self._next()
+
+        self.clock.call_at(end, frame_end)
+
+    def _delivery(self, sender: SimBus, msg: can.Message) -> Callable[[], None]:
+        data = bytes(msg.data)
+        ext = msg.is_extended_id
+
+        def deliver() -> None:
+            stamp = self.clock.wall()
+            for bus in list(self.buses):
+                if bus is not sender and not bus.closed:
+                    bus.deliver(
+                        can.Message(
+                            timestamp=stamp,
+                            arbitration_id=msg.arbitration_id,
+                            data=data,
+                            is_extended_id=ext,
+                            is_rx=True,
+                            channel=self.channel,
+                        )
+                    )
+
+        return deliver
+
+
+def sim_wire(clock: SimClock, channel: str, bitrate: int | None) -> SimWire:
+    """The wire of ``channel`` on ``clock`` (created on first use). Raises RigError when
+    two nodes name different bitrates for one channel."""
+    wires: dict[str, SimWire] = clock.__dict__.setdefault("_sim_wires", {})
+    wire = wires.get(channel)
+    rate = int(bitrate) if bitrate else None
+    if wire is None:
+        wire = wires[channel] = SimWire(clock, channel, rate or DEFAULT_SIM_BITRATE)
+    elif rate is not None and rate != wire.bitrate:
+        raise RigError(
+            f"simulated bus {channel!r} runs at {wire.bitrate} bit/s; a node asked for {rate}"
+        )
+    return wire
+
+
+class SimBus(can.BusABC):
+    """A python-can bus on a :class:`SimWire`. It has no receive queue: a received frame is
+    handed at once to :attr:`on_receive` (set by the :class:`feltlab.rig.bus.transport.Node`),
+    in simulated time; :meth:`recv` is never used."""
+
+    def __init__(self, wire: SimWire, **kwargs: Any) -> None:
+        self.wire = wire
+        self.closed = False
+        self.on_receive: Callable[[can.Message], None] | None = None
+        super().__init__(channel=wire.channel, **kwargs)
+        self.channel_info = f"simulated {wire.channel} at {wire.bitrate} bit/s"
+        wire.buses.append(self)
+
+    def deliver(self, msg: can.Message) -> None:
+        if self.on_receive is not None:
+            self.on_receive(msg)
+
+    def send(self, msg: can.Message, timeout: float | None = None) -> None:
+        if self.closed:
+            raise can.CanOperationError("the simulated bus is shut down")
+        self.wire.transmit(self, msg)
+
+    def _recv_internal(self, timeout: float | None) -> tuple[can.Message | None, bool]:
+        return None, False
+
+    def shutdown(self) -> None:
+        if not self.closed:
+            self.closed = True
+            if self in self.wire.buses:
+                self.wire.buses.remove(self)
+        super().shutdown()
+
+
+class SimListeners:
+    """What a :class:`Node` in simulated time has instead of a ``can.Notifier``: the same
+    ``add_listener`` / ``remove_listener`` / ``stop``, called synchronously on delivery."""
+
+    def __init__(self) -> None:
+        self.listeners: list[Callable[[can.Message], Any]] = []
+
+    def add_listener(self, fn: Callable[[can.Message], Any]) -> None:
+        self.listeners.append(fn)
+
+    def remove_listener(self, fn: Callable[[can.Message], Any]) -> None:
+        self.listeners.remove(fn)
+
+    def dispatch(self, msg: can.Message) -> None:
+        for fn in list(self.listeners):
+            try:
+                fn(msg)
+            except Exception:  # a listener's bug must not stop the others (python-can #1039)
+                log.exception("a listener failed on frame 0x%03X", msg.arbitration_id)
+
+    def stop(self, timeout: float = 0.0) -> None:
+        self.listeners.clear()
+
+
+class _ClockTimer(_IsoTpTimer):
+    """can-isotp's Timer reading a :class:`SimClock` instead of ``time.perf_counter_ns``."""
+
+    def __init__(self, clock: SimClock, timeout: float) -> None:
+        self._clock = clock
+        super().__init__(timeout)
+
+    def start(self, timeout: float | None = None) -> None:
+        if timeout is not None:
+            self.set_timeout(timeout)
+        self.start_time = round(self._clock.now() * 1e9)
+
+    def elapsed_ns(self) -> int:
+        if self.start_time is None:
+            return 0
+        return round(self._clock.now() * 1e9) - self.start_time
+
+    def elapsed(self) -> float:
+        return self.elapsed_ns() / 1e9
+
+    def deadline(self) -> float | None:
+        """Simulated time at which this timer times out, or None when stopped."""
+        if self.start_time is None:
+            return None
+        return (self.start_time + self.timeout) / 1e9
+
+
+class _ClockLogic(isotp.TransportLayerLogic):
+    """can-isotp's ISO-TP state machine with its timers on a :class:`SimClock` (it creates
+    them in ``__init__``, ``load_params`` and the two ``_start_rx_*_timer`` methods)."""
+
+    def __init__(self, clock: SimClock, *args: Any, **kwargs: Any) -> None:
+        self._clock = clock
+        super().__init__(*args, **kwargs)
+        self.timer_tx_stmin = _ClockTimer(clock, 0)
+
+    def load_params(self) -> None:
+        super().load_params()
+        clock = self.__dict__.get("_clock")
+        if clock is not None:
+            self.timer_rx_fc = _ClockTimer(clock, self.params.rx_flowcontrol_timeout / 1000)
+            self.timer_rx_cf = _ClockTimer(clock, self.params.rx_consecutive_frame_timeout / 1000)
+
+    def _start_rx_fc_timer(self) -> None:
+        self.timer_rx_fc = _ClockTimer(self._clock, self.params.rx_flowcontrol_timeout / 1000)
+        self.timer_rx_fc.start()
+
+    def _start_rx_cf_timer(self) -> None:
+        self.timer_rx_cf = _ClockTimer(self._clock, self.params.rx_consecutive_frame_timeout / 1000)
+        self.timer_rx_cf.start()
+
+    def deadlines(self) -> list[float]:
+        out = []
+        for t in (self.timer_rx_fc, self.timer_rx_cf, self.timer_tx_stmin):
+            d = t.deadline() if isinstance(t, _ClockTimer) else None
+            if d is not None:
+                out.append(d)
+        return out
+
+
+class SimStack:
+    """The part of ``isotp.NotifierBasedCanStack`` the rig uses, in simulated time."""
+
+    def __init__(self, channel: SimIsoTpChannel) -> None:
+        self._ch = channel
+
+    def recv(self, block: bool = False, timeout: float | None = None) -> bytearray | None:
+        return self._ch.logic.recv(block=False)
+
+    def available(self) -> bool:
+        return self._ch.logic.available()
+
+    def transmitting(self) -> bool:
+        return self._ch.logic.transmitting()
+
+    def stop_sending(self) -> None:
+        self._ch.logic.stop_sending()
+
+
+class SimIsoTpChannel:
+    """An ISO-TP link (normal 11-bit addressing) in simulated time, with the interface of
+    :class:`feltlab.rig.bus.transport.IsoTpChannel`. ``on_payload`` (if given) is called with
+    each complete payload instead of queueing it for :meth:`recv`."""
+
+    def __init__(
+        self,
+        name: str,
+        node: Any,
+        txid: int,
+        rxid: int,
+        *,
+        cf_timeout: float = 0.25,
+        fc_timeout: float = 1.0,
+        blocksize: int = 0,
+        stmin: int = 0,
+        on_payload: Callable[[bytes], None] | None = None,
+    ) -> None:
+        from feltlab.rig.bus.transport import TransferError
+
+        self._transfer_error = TransferError
+        self.name = name
+        self.node = node
+        self.clock: SimClock = node.clock
+        self.rxid = rxid
+        self.errors: list[str] = []
+        self._error_flag = threading.Event()
+        self.on_payload = on_payload
+        self._rx: deque[isotp.CanMessage] = deque()
+        self._wake: ScheduledCall | None = None
+        self._closed = False
+        address = isotp.Address(isotp.AddressingMode.Normal_11bits, txid=txid, rxid=rxid)
+        params = {
+            "stmin": stmin,
+            "blocksize": blocksize,
+            "rx_consecutive_frame_timeout": max(1, int(cf_timeout * 1000)),
+            "rx_flowcontrol_timeout": max(1, int(fc_timeout * 1000)),
+            "max_frame_size": 4095,
+            "blocking_send": False,
+        }
+        self.logic = _ClockLogic(
+            self.clock, self._rxfn, self._txfn, address, self._on_error, params
+        )
+        self.stack = SimStack(self)
+        node.add_listener(self._on_frame)
+
+    def _rxfn(self, timeout: float) -> isotp.CanMessage | None:
+        return self._rx.popleft() if self._rx else None
+
+    def _txfn(self, msg: isotp.CanMessage) -> None:
+        try:
+            self.node.bus.send(
+                can.Message(
+                    arbitration_id=msg.arbitration_id,
+                    data=bytes(msg.data),
+                    is_extended_id=msg.is_extended_id,
+                )
+            )
+        except can.CanError as exc:
+            self._on_error(exc)
+
+    def _on_error(self, error: Exception) -> None:
+        self.errors.append(f"{type(error).__name__}: {error}")
+        log.debug("ISO-TP %s: %s", self.name, error)
+        self._error_flag.set()
+
+    def _on_frame(self, msg: can.Message) -> None:
+        if msg.arbitration_id != self.rxid or msg.is_extended_id or self._closed:
+            return
+        self._rx.append(
+            isotp.CanMessage(arbitration_id=msg.arbitration_id, data=bytes(msg.data), dlc=msg.dlc)
+        )
+        self.pump()
+
+    def pump(self) -> None:
+        """Process the state machine until it rests; plan a wake-up at its next timer."""
+        if self._closed:
+            return
+        self.logic.process()
+        while self._rx:
+            self.logic.process()
+        if self.on_payload is not None:
+            while self.logic.available():
+                data = self.logic.recv(block=False)
+                if data is not None:
+                    self.on_payload(bytes(data))
+        active = (
+            self.logic.rx_state != self.logic.RxState.IDLE
+            or self.logic.tx_state != self.logic.TxState.IDLE
+            or not self.logic.tx_queue.empty()
+        )
+        dls = self.logic.deadlines() if active else []
+        if dls:
+            when = min(dls) + 1e-6  # can-isotp times out strictly after its timeout
+            if self._wake is None or self._wake.cancelled or self._wake.when > when:
+                if self._wake is not None:
+                    self._wake.cancel()
+                self._wake = self.clock.call_at(when, self._on_wake)
+
+    def _on_wake(self) -> None:
+        self._wake = None
+        self.pump()
+
+    def send(self, payload: bytes) -> None:
+        """Queue ``payload`` (at most 4095 bytes) for transmission."""
+        self.logic.send(payload)
+        self.pump()
+
+    def send_and_wait(self, payload: bytes, timeout: float) -> None:
+        """Send ``payload`` and wait (simulated) until its last frame is queued on the wire.
+        Raises :class:`TransferError` on a failed or unfinished transfer."""
+        self._error_flag.clear()
+        self.send(payload)
+        done = self.clock.wait(
+            lambda: self._error_flag.is_set() or not self.logic.transmitting(), timeout
+        )
+        if self._error_flag.is_set():
+            raise self._transfer_error(f"ISO-TP {self.name}: {self.errors[-1]}")
+        if not done:
+            self.logic.stop_sending()
+            raise self._transfer_error(f"ISO-TP {self.name}: send not finished in {timeout:.3f} s")
+
+    def clear(self) -> None:
+        """Forget errors and drop any payload already received."""
+        self._error_flag.clear()
+        while self.logic.available():
+            self.logic.recv(block=False)
+
+    def recv(self, timeout: float) -> bytes:
+        """The next complete payload. Raises :class:`TransferError` on a stack error or when
+        nothing completes within ``timeout`` simulated seconds."""
+        got = self.clock.wait(lambda: self.logic.available() or self._error_flag.is_set(), timeout)
+        if self.logic.available():
+            data = self.logic.recv(block=False)
+            assert data is not None
+            return bytes(data)
+        if got and self._error_flag.is_set():
+            self._error_flag.clear()
+            raise self._transfer_error(f"ISO-TP {self.name}: {self.errors[-1]}")
+        raise self._transfer_error(f"ISO-TP {self.name}: no payload within {timeout:.3f} s")
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._wake is not None:
+            self._wake.cancel()
+        with contextlib.suppress(ValueError):
+            self.node.remove_listener(self._on_frame)

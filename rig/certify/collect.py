@@ -1,0 +1,500 @@
+"""Collection of a certification campaign: :class:`CampaignOptions`, opening the device and
+its client (:func:`_open`), the collection loops of each device kind (``_collect_*``), the
+Madness 21 part of a jackpot campaign, the lab's freshness state (:func:`freshness_store`)
+and the host's timing calibration around a part (:func:`watch_host`,
+:func:`calibrate_after`).  :func:`feltlab.rig.certify.campaign.collect_part` drives them."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from feltlab import native
+from feltlab.rig.certify.faults import (
+    FaultPlan,
+    FaultRunner,
+    fault_plan,
+)
+from feltlab.rig.certify.profile import CampaignError, Profile, Progress
+from feltlab.rig.certify.uncertainty import read_calibrations
+from feltlab.rig.clock import SIM_EPOCH, Clock, RealClock, SimClock
+from feltlab.rig.errors import (
+    DeviceLost,
+    DeviceRefused,
+    LimitExceeded,
+    RigError,
+    SecurityFault,
+)
+from feltlab.rig.protocol.codec import Result
+from feltlab.rig.protocol.freshness import FRESHNESS_STARTS, FreshnessStore, freshness_starts
+from feltlab.seeds import part_seed
+
+log = logging.getLogger("feltlab.rig.certify")  # the campaign's logger, as before the split
+
+PART_SPACING = 1_000_000.0
+"""Simulated seconds between the starts of two collection parts (11.6 days)."""
+
+
+@dataclass(frozen=True)
+class CampaignOptions:
+    """What ``feltlab certify`` was asked: the profile, the bus (None: an in-process virtual
+    bus with the simulated device), the simulated model (None: the profile's; with a bus and
+    no model, no device is started), the sample size (shoes, deals or draws; None: the
+    profile's), alpha, the seed (None: fresh) and the output directory.
+
+    ``clock``: ``"sim"`` runs the simulated device in simulated time on the in-process bus (a
+    deterministic discrete-event schedule: the campaign is a pure function of its seed),
+    ``"real"`` in the host's real time; None chooses ``"sim"`` for a simulated device on the
+    in-process bus and ``"real"`` for any device on an external ``bus``, which is always
+    certified in real time.
+    """
+
+    profile: Profile
+    out: Path
+    bus: str | None = None
+    model: str | None = None
+    size: int | None = None
+    alpha: float | None = None
+    seed: int | None = None
+    faults: str | None = None
+    clock: str | None = None
+
+    @property
+    def simulated(self) -> bool:
+        return self.bus is None or self.model is not None
+
+    @property
+    def clock_mode(self) -> str:
+        """``"sim"`` or ``"real"`` (see the class docstring). Raises CampaignError for a
+        simulated clock asked of an external bus, or an unknown mode."""
+        mode = self.clock or ("sim" if self.bus is None else "real")
+        if mode not in ("sim", "real"):
+            raise CampaignError(f"--clock must be sim or real, got {mode!r}")
+        if mode == "sim" and self.bus is not None:
+            raise CampaignError(
+                "simulated time drives only the in-process bus; a device on --bus is "
+                "certified in real time (--clock real)"
+            )
+        return mode
+
+    def new_clock(self, part: int = 1) -> Clock:
+        """A new clock of :attr:`clock_mode` for collection part ``part``.  Simulated parts
+        follow each other on the wall clock: part ``p`` starts ``(p - 1) * 10**6`` simulated
+        seconds after 2000-01-01, so a resumed campaign's parts never overlap in time."""
+        if self.clock_mode == "real":
+            return RealClock("campaign")
+        return SimClock(epoch=SIM_EPOCH + (part - 1) * PART_SPACING)
+
+
+@dataclass
+class Collected:
+    """What a collection part did: shoes requested and received, or why it stopped."""
+
+    requested: int = 0
+    done: int = 0
+    missing: list[tuple[int, str]] = field(default_factory=list)
+    aborted: bool = False
+    error: str | None = None
+    online: dict[str, int] = field(default_factory=dict)
+    #: (clock time in s, error) of each scheduled callback that raised (a device or rig bug)
+    crashes: list[tuple[float, str]] = field(default_factory=list)
+    #: the host node's bus counters: frames, receive errors (undecodable input refused),
+    #: listener and capture-writer errors (:meth:`feltlab.rig.bus.transport.Node.stats`)
+    bus: dict[str, Any] = field(default_factory=dict)
+    #: replies the client discarded as answering no request in flight (protocol 2.0)
+    stale_replies: int = 0
+    #: declared limits the device went beyond: (what, value s, limit s, message); a FAIL
+    limits_exceeded: list[tuple[str, float, float, str]] = field(default_factory=list)
+
+
+def freshness_store(prof: Profile) -> FreshnessStore:
+    """The lab's freshness state for ``prof``'s panel: ``[campaign] freshness_state`` or the
+    default location (:mod:`feltlab.rig.protocol.freshness`)."""
+    where = prof.campaign.get("freshness_state")
+    return FreshnessStore(Path(str(where)).expanduser() if where else None)
+
+
+def _open(
+    opts: CampaignOptions, capture: Path, part: int, seed: int, clock: Clock
+) -> tuple[Any, Any, str]:
+    """Start the simulated device (if any) and the client on ``clock``; returns (device,
+    client, spec)."""
+    from feltlab.rig.clients import CLIENT_KINDS
+    from feltlab.rig.devices import make_device
+
+    prof = opts.profile
+    spec = opts.bus
+    if spec is None:
+        rate = prof.device.get("bitrate")
+        spec = f"interface=virtual,channel=feltlab-certify-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        if rate:
+            spec += f",bitrate={int(rate)}"
+    dev = None
+    key = prof.key() if prof.kind == "jackpot" else None
+    last_fv = freshness_store(prof).last(key) if key is not None else 0
+    if opts.simulated:
+        dev_opts = prof.device_options(simulated=True)
+        extra: dict[str, Any] = {"seed": part_seed(seed, part)}
+        if key is not None:  # the simulated panel's non-volatile draw count
+            extra["draws"] = last_fv
+        if opts.model is not None:
+            if prof.kind != "batch":
+                raise CampaignError(f"--model applies to batch shufflers, not {prof.kind}")
+            extra["model"] = opts.model
+        dev = make_device(prof.kind, spec, dev_opts, clock=clock, **extra).start()
+    kw: dict[str, Any] = {}
+    if key is not None:
+        kw = {"key": key, "require_auth": prof.authenticate, "freshness": last_fv}
+        starts = freshness_starts(capture.parent)
+        starts[part] = last_fv
+        (capture.parent / FRESHNESS_STARTS).write_text(json.dumps(starts, sort_keys=True))
+    try:
+        client = CLIENT_KINDS[prof.kind](
+            spec,
+            base=prof.base,
+            timeout=float(prof.campaign.get("timeout", 0.5)),
+            capture=capture,
+            heartbeat_period=prof.heartbeat_period,
+            clock=clock,
+            limits=prof.limits,
+            **kw,
+        )
+    except BaseException:
+        if dev is not None:
+            dev.stop()
+        raise
+    return dev, client, spec
+
+
+MIN_HEARTBEATS = 4
+"""Heartbeats a part waits for before it closes (at most ``MIN_HEARTBEATS + 2`` periods),
+so that ``heartbeat.period`` is measurable even from the smallest campaigns."""
+
+
+def _wait_heartbeats(client: Any, period: float, stop: threading.Event) -> None:
+    client.clock.wait(
+        lambda: client.counts.get("Heartbeat", 0) >= MIN_HEARTBEATS or stop.is_set(),
+        (MIN_HEARTBEATS + 2) * period,
+    )
+
+
+def campaign_fault_plan(prof: Profile, override: str | None) -> FaultPlan | None:
+    """The fault plan of a campaign (profile ``[faults]``, ``--faults``), or None.  Raises
+    :class:`CampaignError` for a bad plan or a device kind without fault campaigns."""
+    try:
+        plan = fault_plan(prof.raw.get("faults"), override)
+    except ValueError as exc:
+        raise CampaignError(str(exc)) from exc
+    if plan is not None and prof.kind != "batch":
+        raise CampaignError(
+            f"fault campaigns drive batch shufflers in this version, not {prof.kind} devices "
+            "(a jackpot panel's campaign injects its own faults: inject_faults)"
+        )
+    return plan
+
+
+def _wait_back(client: Any, timeout: float) -> bool:
+    """Wait (bounded) until a lost device sends heartbeats again."""
+    client.clock.wait(lambda: not client.lost, timeout)
+    return not client.lost
+
+
+def _collect_batch(
+    opts: CampaignOptions,
+    client: Any,
+    want: int,
+    result: Collected,
+    progress: Progress,
+    stop: threading.Event,
+    faults: FaultRunner | None = None,
+) -> None:
+    """Collect ``want`` shoes.  A shoe that fails is collected again: after a lost device
+    comes back (within the plan's recovery timeout, else the part stops with an error),
+    after a refused SHUFFLE (the fault is cleared) and after a failed read; after a reboot
+    the input order is loaded again."""
+    decks = int(opts.profile.device.get("decks", 6))
+    loaded = native.new_shoe(decks, ids=True)
+    l_codes, l_decks = (loaded % 52).astype(np.uint8), (loaded // 52).astype(np.uint8)
+    client.load(l_codes, l_decks)
+    every = max(1, int(opts.profile.campaign.get("ping_every", 1)))
+    back_timeout = faults.plan.recovery_timeout if faults else 5.0
+
+    def rebooted() -> int:
+        return sum(1 for e in list(client.events) if e.kind == "reboot")
+
+    reboots = rebooted()
+    progress.start("collecting shoes", want)
+    for i in range(want):
+        if stop.is_set():
+            break
+        if faults is not None:
+            faults.before_sample(i)
+        last = ""
+        for _attempt in range(4):
+            try:
+                if rebooted() != reboots:  # a rebooted shuffler forgot its input order
+                    reboots = rebooted()
+                    client.load(l_codes, l_decks)
+                number = client.shuffle()
+                shoe = client.read_shoe(number)
+            except DeviceLost as exc:
+                last = str(exc)
+                if not _wait_back(client, back_timeout):
+                    raise DeviceLost(
+                        f"{exc}; not back within {back_timeout:.1f} s: the campaign stops"
+                    ) from exc
+                continue
+            except DeviceRefused as exc:
+                last = str(exc)
+                if exc.result == Result.BUSY:  # e.g. still booting: give it a moment
+                    client.clock.sleep(min(0.05 * 2**_attempt, float(client.timeout)))
+                    continue
+                with contextlib.suppress(RigError):
+                    client.clear_fault()
+                continue
+            except LimitExceeded:
+                raise  # retrying cannot help: the device announced more than it declared
+            except RigError as exc:
+                last = str(exc)
+                continue
+            result.done += 1
+            if faults is not None:
+                faults.shoe_collected(shoe.codes, shoe.card_decks)
+            break
+        else:
+            result.missing.append((i, last))
+            if len(result.missing) > max(10, want // 10):
+                raise RigError(f"{len(result.missing)} shoes not received; the last: {last}")
+        if faults is not None and faults.pending:
+            faults.after_sample(limits=opts.profile.limits)
+        if i % every == 0:
+            if faults is None:
+                client.ping()
+            else:
+                with contextlib.suppress(RigError):
+                    client.ping()
+        if i % 100 == 99 and client.node.capture is not None:
+            client.node.capture.sync()
+        progress.advance()
+
+
+def _collect_continuous(
+    opts: CampaignOptions,
+    client: Any,
+    want: int,
+    result: Collected,
+    progress: Progress,
+    stop: threading.Event,
+) -> None:
+    decks = int(opts.profile.device.get("decks", 6))
+    ids = native.new_shoe(decks, ids=True)
+    client.load((ids % 52).astype(np.uint8), (ids // 52).astype(np.uint8))
+    every = max(1, int(opts.profile.campaign.get("ping_every", 10)))
+    progress.start("dealing and returning cards", want)
+    for i in range(want):
+        if stop.is_set():
+            break
+        card = client.deal()
+        client.insert(card.code, card.deck)
+        result.done += 1
+        if i % every == 0:
+            client.ping()
+        progress.advance()
+
+
+def _collect_jackpot(
+    opts: CampaignOptions,
+    client: Any,
+    want: int,
+    result: Collected,
+    progress: Progress,
+    stop: threading.Event,
+    directory: Path,
+    part: int,
+) -> None:
+    camp = opts.profile.campaign
+    box = int(camp.get("box", 1))
+    every = max(1, int(camp.get("ping_every", 5)))
+    client.prize_table()
+    progress.start("drawing prizes", want)
+    round_base = part * 1_000_000
+    forge_at = want // 2 if camp.get("inject_faults", True) and client.require_auth else -1
+    i = 0
+    while result.done < want:
+        if stop.is_set():
+            return
+        trial = None
+        if i == forge_at:
+            trial = _inject_forgery(client)
+        client.arm(round_base + i, [box])
+        client.press(box)
+        try:
+            cents = client.result(box)
+        except SecurityFault as exc:
+            if trial is None or i > forge_at + 3:
+                raise
+            log.info("the forged result was refused: %s", exc)
+            i += 1
+            continue
+        finally:
+            if trial is not None:
+                _end_forgery(client, trial, directory)
+        client.display(cents)
+        result.done += 1
+        if i % every == 0:
+            client.ping()
+        i += 1
+        progress.advance()
+    if camp.get("inject_faults", True) and not stop.is_set():
+        _madness21_and_faults(client, directory / f"madness21-{part:03d}.jsonl", round_base + want)
+
+
+def _inject_forgery(client: Any) -> dict[str, Any]:
+    """Have the panel forge its next result (altered after signing): the client must
+    refuse it as a security fault."""
+    client.inject_fault("forge_result")
+    return {"fault": "forge_result", "injected_at": client.clock.wall()}
+
+
+def _end_forgery(client: Any, trial: dict[str, Any], directory: Path) -> None:
+    """Record the forged-result trial in ``faults.jsonl``: its ``security`` event."""
+    import hashlib as _h
+
+    t0 = trial["injected_at"]
+    ev = next((e for e in list(client.events) if e.kind == "security" and e.timestamp >= t0), None)
+    now = client.clock.wall()
+    row = {
+        "fault": "forge_result",
+        "sample": -1,
+        "injected_at": trial["injected_at"],
+        "shoes_before": 0,
+        "digest_before": _h.sha256().hexdigest(),
+        "detected_at": ev.timestamp if ev is not None else None,
+        "detected_by": "security" if ev is not None else None,
+        "recovered_at": None,
+        "ended_at": now,
+        "outcome": "recovered" if not client.lost else "stopped",
+        "detail": {"reason": ev.detail.get("reason") if ev is not None else None},
+    }
+    with (directory / "faults.jsonl").open("a", encoding="utf-8") as f:
+        f.write(json.dumps(row) + "\n")
+
+
+def _madness21_and_faults(client: Any, events_path: Path, first_round: int) -> None:
+    """Rule 16.12 end to end: Madness 21 rounds through the SDK round engine with
+    :class:`CanJackpotPanel`; a display failure during a won round must settle the won wager
+    at $25 and withdraw the option.  Then a button failure, for its detection time.  The
+    engine's event log goes to ``events_path`` (analysed offline too)."""
+    from feltlab.cards import card_code
+    from feltlab.engine import Decision, DecisionView, Table, play_round
+    from feltlab.plugin_manager import collect_wagers, get_plugin_manager
+    from feltlab.rig.clients import CanJackpotPanel
+    from feltlab.rules import Rules
+    from feltlab.shoe import FixedCards
+
+    # player blackjack (AS KH), dealer 9D 8C (stands); twice: a round that works, then one
+    # during which the panel's display fails
+    deal = [card_code(c) for c in ["AS", "9D", "KH", "8C", "AD", "9C", "KS", "8H"]]
+    panel = CanJackpotPanel(client)
+    wagers = collect_wagers(get_plugin_manager(entry_points=False))  # the built-in wagers
+    table = Table(
+        Rules.preset("nz"),
+        FixedCards(deal),
+        [wagers.create("main"), wagers.create("madness21")],
+        boxes=1,
+        panel=panel,
+        first_round=first_round & 0xFFFFFF,
+    )
+    bets = [(0, "p1", "main", 1000), (0, "p1", "madness21", 500)]
+
+    class _Stand:
+        def decide(self, view: DecisionView) -> Decision:
+            return Decision.STAND
+
+        def insurance(self, box: int, player: str, cards: Sequence[int], main_stake: int) -> int:
+            return 0
+
+    play_round(table, bets, _Stand())
+    client.inject_fault("display")
+    play_round(table, bets, _Stand())
+    table.begin_round()
+    table.place(0, "p1", "main", 1000)
+    withdrawn = "madness21" in table.withdrawn
+    try:
+        table.place(0, "p1", "madness21", 500)
+        offered = True
+    except Exception:
+        offered = False
+    text = table.log.to_jsonl()
+    text += json.dumps({"check": "withdrawn", "withdrawn": withdrawn, "offered": offered}) + "\n"
+    events_path.write_text(text)
+    client.inject_fault("clear")
+    client.clear_fault()
+    # a button failure: PRESS -> Fault BUTTON (failure detection time)
+    client.inject_fault("button")
+    client.arm(first_round + 10, [1])
+    with contextlib.suppress(RigError):
+        client.press(1)
+    client.inject_fault("clear")
+    client.clear_fault()
+
+
+@contextlib.contextmanager
+def watch_host(out: Path, state: dict[str, Any], clock: Clock | None = None) -> Iterator[None]:
+    """Around a collection part: calibrate the host's timing uncertainty before it (on the
+    campaign's bus, :func:`feltlab.rig.certify.uncertainty.calibrate_into`) and sample the timer
+    overshoot all through it (:class:`feltlab.rig.certify.uncertainty.HostMonitor`), both recorded
+    in ``out/host-uncertainty.jsonl``.  ``clock``: the campaign's (default: a real clock of
+    its own).  In simulated time (``clock.simulated``, or ``state["clock"] ==
+    "sim"``) it records simulated time and measures nothing."""
+    from feltlab.rig.certify.uncertainty import (
+        HostMonitor,
+        HostUncertainty,
+        calibrate_into,
+        record_calibration,
+    )
+    from feltlab.rig.clock import RealClock
+
+    if state.get("clock") == "sim" or (clock is not None and clock.simulated):
+        record_calibration(out, HostUncertainty.simulated_time("before"))
+        yield
+        return
+    own = clock is None
+    real: Clock = RealClock("feltlab-calibration") if clock is None else clock
+    calibrate_into(out, real, state.get("bus"), when="before")
+    monitor = HostMonitor(real, state.get("bus"), out).start()
+    try:
+        yield
+    finally:
+        monitor.stop()
+        if own:
+            real.close()
+
+
+def calibrate_after(out: Path, state: dict[str, Any]) -> None:
+    """Record one more calibration of the host's timing uncertainty in ``out`` after
+    collection, on the campaign's bus, unless the campaign ran in simulated time
+    (``state["clock"] == "sim"`` or a simulated calibration recorded): the analysis
+    then uses the worst of the calibrations before, during and after.  A calibration that
+    cannot run is logged, never the loss of the record."""
+    from feltlab.rig.certify.uncertainty import calibrate_into
+    from feltlab.rig.clock import RealClock
+
+    recorded = read_calibrations(out)
+    if state.get("clock") == "sim" or any(c.simulated for c in recorded):
+        return
+    clock = RealClock("feltlab-calibration")
+    try:
+        calibrate_into(out, clock, state.get("bus"), when="after collection")
+    finally:
+        clock.close()

@@ -1,0 +1,288 @@
+"""Everything a certification campaign needs, read back from its capture.
+
+A campaign's capture (one BLF file per collection part: ``capture-001.blf``, ...) is its raw
+record: the verdicts are computed from it, live and offline alike.  This module runs the rig's
+own decoders (:class:`feltlab.rig.bus.capture.CaptureDecoder`: the DBC and ISO-TP payloads) over
+it and returns, per device base, the LOAD and SHOE payloads, the dealt cards, the jackpot
+draws, and the timing samples (timestamps are the frames' epoch stamps, as captured).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from feltlab.rig.bus.capture import CaptureDecoder, read_capture
+from feltlab.rig.protocol.codec import (
+    Channel,
+    FaultCode,
+    LoadPayload,
+    Opcode,
+    Result,
+    ShoePayload,
+    State,
+)
+
+
+#: the resolution of a capture timestamp, seconds: a float64 epoch stamp near 2024 has a
+#: spacing of 2.4e-7 s (BLF itself stores nanoseconds); time.time() on Linux resolves 1 ns.
+def timestamp_resolution(stamp: float) -> float:
+    """The resolution in seconds of a captured epoch timestamp near ``stamp``."""
+    clock = time.get_clock_info("time").resolution
+    return float(max(np.spacing(np.float64(stamp)), clock, 1e-9))
+
+
+@dataclass
+class ShoeRead:
+    """One shoe as read from the capture: its part (1-based), the device's shoe number, the
+    payload, and the LOAD in force when it was shuffled."""
+
+    part: int
+    number: int
+    shoe: ShoePayload
+    load: LoadPayload | None
+
+    @property
+    def label(self) -> str:
+        return f"part {self.part} shoe {self.number}"
+
+
+@dataclass
+class CaptureData:
+    """What a campaign's capture holds for one device base (see module doc)."""
+
+    base: int
+    frames: int = 0
+    parts: int = 0
+    shoes: list[ShoeRead] = field(default_factory=list)
+    loads: list[tuple[int, LoadPayload]] = field(default_factory=list)
+    payload_errors: list[str] = field(default_factory=list)
+    heartbeat_gaps: list[float] = field(default_factory=list)
+    heartbeat_kind: int | None = None
+    timings: dict[str, list[float]] = field(default_factory=dict)
+    # continuous shuffler: ("deal", code, deck, sequence) / ("insert", code, deck) / ("load", ...)
+    card_events: list[tuple[Any, ...]] = field(default_factory=list)
+    prizes: list[int] = field(default_factory=list)
+    prize_tables: list[tuple[tuple[int, int], ...]] = field(default_factory=list)
+    faults: list[dict[str, int]] = field(default_factory=list)
+    first_stamp: float = 0.0
+    # jackpot: (part, time, signals, Mac of its JackpotResultMac) of every JackpotResult
+    results: list[tuple[int, float, dict[str, int], int | None]] = field(default_factory=list)
+    #: time spans of injected faults: timing samples and heartbeat gaps there are left out
+    exclude: list[tuple[float, float]] = field(default_factory=list)
+    exclude_heartbeats: list[tuple[float, float]] = field(default_factory=list)
+    excluded_samples: int = 0
+    #: replies in the capture that answer no request in flight (late, repeated, stale)
+    stale_replies: int = 0
+    #: jackpot: (part, time, round id) of every ARM command
+    arms: list[tuple[int, float, int]] = field(default_factory=list)
+    #: every heartbeat period the device announced (PeriodMs) and every shuffle duration
+    #: its SHUFFLE acknowledgements announced (ms): judged against the declared limits
+    announced_periods_ms: set[int] = field(default_factory=set)
+    announced_shuffle_ms: list[int] = field(default_factory=list)
+    #: shoe numbers the device sent again with other content (each a FAIL)
+    repeat_mismatches: list[str] = field(default_factory=list)
+
+    def timing(self, name: str) -> list[float]:
+        return self.timings.setdefault(name, [])
+
+    def disturbed(self, start: float, end: float, *, heartbeat: bool = False) -> bool:
+        """True (and counted) if ``start..end`` overlaps a fault window (of the heartbeat's
+        faults, with ``heartbeat``)."""
+        for lo, hi in self.exclude_heartbeats if heartbeat else self.exclude:
+            if start <= hi and end >= lo:
+                self.excluded_samples += 1
+                return True
+        return False
+
+    def sample(self, name: str, start: float, end: float, divide: int = 1) -> None:
+        """Add the duration ``end - start`` (divided by ``divide``) to timing ``name``,
+        unless a fault disturbed it."""
+        if not self.disturbed(start, end):
+            self.timing(name).append((end - start) / divide)
+
+
+def read_campaign_capture(
+    paths: Sequence[str | Path],
+    base: int,
+    *,
+    progress: Callable[[int], None] | None = None,
+    exclude: Sequence[tuple[float, float]] = (),
+    exclude_heartbeats: Sequence[tuple[float, float]] = (),
+) -> CaptureData:
+    """Decode ``paths`` (the parts of one campaign, in order) for the device at ``base``.
+
+    ``progress(frames)`` is called every 10,000 frames; ``exclude`` are (start, end) epoch
+    spans of injected faults whose timing samples are left out (``exclude_heartbeats``: whose
+    heartbeat intervals are).  Raises RigError for a
+    missing file.
+    """
+    data = CaptureData(base, exclude=list(exclude), exclude_heartbeats=list(exclude_heartbeats))
+    for part, path in enumerate(paths, start=1):
+        _read_part(Path(path), part, data, progress)
+        data.parts = part
+    return data
+
+
+def _read_part(
+    path: Path, part: int, data: CaptureData, progress: Callable[[int], None] | None
+) -> None:
+    base = data.base
+    dec = CaptureDecoder([base])
+    shoe_id = base + Channel.SHOE
+    msgs = list(read_capture(path))
+    msgs.sort(key=lambda m: m.timestamp)  # host frames and device frames, in wire order
+    pending: dict[tuple[int, int], tuple[float, int, int]] = {}  # (rid, op) -> (t, a8, a32)
+    # protocol 2.0: a reply carries the request id of the command it answers, so each
+    # latency runs from a request to its own reply and can never be negative
+    shuffle_sent: dict[int, float] = {}  # SHUFFLE rid -> time
+    read_shoe_sent: dict[int, float] = {}  # READ_SHOE rid -> time
+    xfer_first: float | None = None
+    last_hb: float | None = None
+    last_load: LoadPayload | None = None
+    deals_since_load = 0
+    deal_sent: dict[int, float] = {}
+    seen_sequences: set[int] = set()
+    seen_draws: set[int] = set()
+    buttons: dict[tuple[int, int], float] = {}
+    fault_cmd: dict[int, float] = {}  # FaultCode -> time of the command that should raise it
+    last_ack_key: tuple[int, int] | None = None
+    seen_shoes: dict[int, ShoePayload] = {}
+    for i, msg in enumerate(msgs):
+        data.frames += 1
+        if progress is not None and data.frames % 10_000 == 0:
+            progress(10_000)
+        t = float(msg.timestamp)
+        if not data.first_stamp:
+            data.first_stamp = t
+        if msg.arbitration_id == shoe_id and msg.data and msg.data[0] >> 4 in (0, 1):
+            xfer_first = t
+        rec = dec.feed(msg)
+        if rec is None:
+            continue
+        if rec.kind == "payload":
+            if rec.error is not None:
+                data.payload_errors.append(f"{path.name}: {rec.name}: {rec.error}")
+                continue
+            if rec.name == "LOAD":
+                load: LoadPayload = rec.value
+                last_load = load
+                data.loads.append((part, load))
+                deals_since_load = 0
+                data.card_events.append(("load", load.mode, load.codes, load.card_decks))
+            elif rec.name == "PRIZE_TABLE":
+                data.prize_tables.append(rec.value.rows)
+            elif rec.name == "SHOE":
+                shoe: ShoePayload = rec.value
+                asked = read_shoe_sent.pop(shoe.request_id, None)
+                if asked is not None and xfer_first is not None:
+                    # paired by request id; a transfer stamped before its own request (a
+                    # damaged time base) gives a negative sample, counted as bad by the analysis
+                    data.sample("first_card", asked, xfer_first)
+                    if len(shoe.codes):
+                        data.sample("per_card", xfer_first, t, len(shoe.codes))
+                else:  # answers no READ_SHOE in flight: a late or repeated transfer
+                    data.stale_replies += 1
+                first = seen_shoes.get(shoe.shoe_number)
+                if first is not None:  # a repeated read: the same shoe, card for card?
+                    if not (
+                        np.array_equal(first.codes, shoe.codes)
+                        and np.array_equal(first.card_decks, shoe.card_decks)
+                        and first.cut_position == shoe.cut_position
+                    ):
+                        same_n = first.codes.size == shoe.codes.size
+                        diff = int((first.codes != shoe.codes).sum()) if same_n else "all"
+                        data.repeat_mismatches.append(
+                            f"{path.name}: shoe {shoe.shoe_number} was sent again with other "
+                            f"content (positions differing: {diff})"
+                        )
+                    continue
+                seen_shoes[shoe.shoe_number] = shoe
+                data.shoes.append(ShoeRead(part, shoe.shoe_number, shoe, last_load))
+            continue
+        s = rec.fields
+        name = rec.name
+        if name == "Heartbeat":
+            if last_hb is not None and not data.disturbed(last_hb, t, heartbeat=True):
+                data.heartbeat_gaps.append(t - last_hb)
+            last_hb = t
+            data.heartbeat_kind = s["Kind"]
+            data.announced_periods_ms.add(int(s["PeriodMs"]))
+        elif name == "Command":
+            key = (s["RequestId"], s["Opcode"])
+            op = s["Opcode"]
+            pending[key] = (t, s["Arg8"], s["Arg32"])
+            if op == Opcode.SHUFFLE:
+                shuffle_sent.setdefault(s["RequestId"], t)  # a retry keeps the first time
+            elif op == Opcode.READ_SHOE:
+                read_shoe_sent.setdefault(s["RequestId"], t)
+            elif op == Opcode.DEAL:
+                deal_sent[s["RequestId"]] = t
+            elif op == Opcode.DISPLAY:
+                fault_cmd[FaultCode.DISPLAY] = t
+            elif op == Opcode.PRESS:
+                fault_cmd[FaultCode.BUTTON] = t
+            elif op == Opcode.ARM:
+                data.arms.append((part, t, s["Arg32"]))
+        elif name == "Ack":
+            if s["Opcode"] == Opcode.SHUFFLE and s["Result"] == Result.OK:
+                data.announced_shuffle_ms.append(int(s["Value"]))
+            key = (s["RequestId"], s["Opcode"])
+            sent = pending.pop(key, None)
+            if sent is not None:
+                data.sample(f"round_trip.{_op_name(s['Opcode'])}", sent[0], t)
+                if (
+                    s["Opcode"] == Opcode.INSERT
+                    and s["Result"] == Result.OK
+                    and key != last_ack_key
+                ):
+                    data.card_events.append(("insert", sent[1], sent[2] & 0xFF))
+            last_ack_key = key
+        elif name == "Status":
+            if s["State"] == State.READY:
+                started = shuffle_sent.pop(s["RequestId"], None)
+                if started is not None:
+                    data.sample("shuffle_cycle", started, t)
+        elif name == "Card":
+            sent_at = deal_sent.pop(s["RequestId"], None)
+            if s["Sequence"] in seen_sequences:  # a replayed reply
+                continue
+            seen_sequences.add(s["Sequence"])
+            if sent_at is not None:
+                which = "first_card" if deals_since_load == 0 else "per_card"
+                data.sample(which, sent_at, t)
+            deals_since_load += 1
+            data.card_events.append(("deal", s["Code"], s["Deck"], s["Sequence"]))
+        elif name == "JackpotButton":
+            buttons[(s["Box"], s["RoundId"] & 0xFF)] = t
+        elif name == "JackpotResultMac":
+            if data.results and data.results[-1][3] is None:
+                data.results[-1] = (*data.results[-1][:3], int(s["Mac"]))
+        elif name == "JackpotResult":
+            data.results.append((part, t, dict(s), None))
+            if s["DrawCounter"] in seen_draws:
+                continue
+            seen_draws.add(s["DrawCounter"])
+            data.prizes.append(s["PrizeCents"])
+            pressed = buttons.pop((s["Box"], s["RoundTag"]), None)
+            if pressed is not None:
+                data.sample("button_to_result", pressed, t)
+        elif name == "Fault":
+            data.faults.append(dict(s))
+            code = s["FaultCode"]
+            started = fault_cmd.pop(code, None)
+            if started is not None and s["Active"]:
+                data.timing("failure_detection").append(t - started)  # a fault, measured
+        _ = i
+
+
+def _op_name(op: int) -> str:
+    try:
+        return Opcode(op).name.lower()
+    except ValueError:
+        return f"0x{op:02x}"

@@ -1,0 +1,235 @@
+"""The range of every field of a device profile (docs/certification.md), checked once where the
+profile is read (:func:`feltlab.rig.certify.profile.profile_from_dict`, ``feltlab device
+run``), so that
+no value of the wrong type, out of range, NaN or infinite reaches a device, a wait or a
+simulation loop.  Each refusal is one :class:`~feltlab.rig.errors.ProfileError` naming the
+table, the field, the value and the allowed range.
+
+Ceilings (issue 14): :data:`HEARTBEAT_PERIOD_CEILING` (a declared heartbeat period above it,
+or above the profile's ``[limits] heartbeat_period_max``, is refused: lost detection is 3
+periods), :data:`MAX_PART_SAMPLES` (a campaign of more shoes, deals or draws is refused, since
+the protocol's 16-bit shoe and draw numbers would wrap within a part), and
+:data:`LIMIT_CEILING` for every timing limit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from feltlab.rig.errors import ProfileError
+
+HEARTBEAT_PERIOD_CEILING = 5.0
+"""Seconds: the longest heartbeat period a profile may declare (lost detection after three
+missed periods, so within 15 s)."""
+
+MAX_PART_SAMPLES = 65_535
+"""The most shoes (deals, draws) a campaign may collect: shoe and draw numbers are 16-bit
+fields (docs/protocol.md) and must never wrap within a collection part, so a larger campaign
+is refused (run several campaigns), not split."""
+
+LIMIT_CEILING = 600.0
+"""Seconds: the largest timing limit a profile may declare (the clients' wait ceiling)."""
+
+MAX_REPLICATES = 10_000
+"""The most power or null Monte Carlo replicates a profile may ask for."""
+
+
+@dataclass(frozen=True)
+class Num:
+    """A number field: ``integer`` or real, within ``low..high`` (``open_low``: > low)."""
+
+    low: float
+    high: float
+    integer: bool = False
+    open_low: bool = False
+    open_high: bool = False
+
+    def describe(self) -> str:
+        lo = f"{self.low:g}" if not self.integer else f"{int(self.low)}"
+        hi = f"{self.high:g}" if not self.integer else f"{int(self.high)}"
+        kind = "an integer" if self.integer else "a finite number"
+        left = "(" if self.open_low else "["
+        right = ")" if self.open_high else "]"
+        return f"{kind} in {left}{lo}, {hi}{right}"
+
+    def ok(self, v: Any) -> bool:
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            return False
+        if self.integer and not isinstance(v, int):
+            return False
+        if isinstance(v, float) and not math.isfinite(v):
+            return False
+        above = v > self.low if self.open_low else v >= self.low
+        below = v < self.high if self.open_high else v <= self.high
+        return above and below
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A field of one Python type (``str``, ``bool`` or ``list``)."""
+
+    type: type
+    name: str
+
+    def describe(self) -> str:
+        return self.name
+
+    def ok(self, v: Any) -> bool:
+        if self.type is not bool and isinstance(v, bool):
+            return False
+        return isinstance(v, self.type)
+
+
+SECONDS = Num(0, 60)
+SAMPLES = Num(2, MAX_PART_SAMPLES, integer=True)
+TEXT = Kind(str, "a string")
+FLAG = Kind(bool, "true or false")
+
+DEVICE: dict[str, Num | Kind] = {
+    "kind": TEXT,
+    "name": TEXT,
+    "description": TEXT,
+    "base": Num(0, 0x7F0, integer=True),
+    "decks": Num(1, 8, integer=True),
+    "bitrate": Num(5_000, 1_000_000, integer=True),
+    "heartbeat_period": Num(0.001, HEARTBEAT_PERIOD_CEILING),
+    "reports_decks": FLAG,
+    "slots": Num(1, 1024, integer=True),
+    "prize_table": Kind(list, "a list of [cents, weight] rows"),
+    "authenticate": FLAG,
+    "key": TEXT,
+    "key_file": TEXT,
+    "key_id": TEXT,
+    "seed": Num(0, 2**64 - 1, integer=True),
+    "penetration": Num(0, 1, open_low=True, open_high=True),
+    "protocol_major": Num(0, 255, integer=True),
+    "model": TEXT,
+    "shuffle_duration": SECONDS,
+    "card_latency": SECONDS,
+    "button_latency": SECONDS,
+    "boot_time": SECONDS,
+}
+"""The fields of ``[device]`` and ``[simulation]`` (which may override device fields)."""
+
+CAMPAIGN: dict[str, Num | Kind] = {
+    "shoes": SAMPLES,
+    "deals": SAMPLES,
+    "draws": SAMPLES,
+    "alpha": Num(0, 1, open_low=True, open_high=True),
+    "ping_every": Num(1, MAX_PART_SAMPLES, integer=True),
+    "power_alternatives": Kind(list, "a list of shuffle model names"),
+    "power_replicates": Num(0, MAX_REPLICATES, integer=True),
+    "null_replicates": Num(1, MAX_REPLICATES, integer=True),
+    "box": Num(1, 7, integer=True),
+    "timeout": Num(0, 60, open_low=True),
+    "online_timeout": Num(0, LIMIT_CEILING, open_low=True),
+    "inject_faults": FLAG,
+}
+
+LIMIT = Num(0, LIMIT_CEILING)
+FRACTION_LIMITS = {"heartbeat_period_tolerance": Num(0, 1)}
+
+
+def _refuse(where: str, table: str, key: str, value: Any, spec: Num | Kind) -> ProfileError:
+    return ProfileError(
+        f"{where}: [{table}] {key} = {value!r} is out of range: give {spec.describe()}"
+    )
+
+
+def _check_table(
+    where: str, table: str, data: Mapping[str, Any], fields: Mapping[str, Num | Kind]
+) -> None:
+    for key, value in data.items():
+        spec = fields.get(key)
+        if spec is not None and not spec.ok(value):
+            raise _refuse(where, table, key, value, spec)
+
+
+def _check_prizes(where: str, rows: list[Any]) -> None:
+    cents, weight = Num(1, 10**12, integer=True), Num(1, 2**32, integer=True)
+    if not rows:
+        raise ProfileError(f"{where}: [device] prize_table is empty: give [cents, weight] rows")
+    for row in rows:
+        if not (isinstance(row, list) and len(row) == 2 and cents.ok(row[0]) and weight.ok(row[1])):
+            raise ProfileError(
+                f"{where}: [device] prize_table row {row!r} is malformed: give [cents, weight] "
+                f"with cents {cents.describe()} and weight {weight.describe()}"
+            )
+
+
+def check_device_table(where: str, table: str, data: Mapping[str, Any]) -> None:
+    """Refuse a ``[device]`` (or ``[simulation]``) field of the wrong type or out of range.
+
+    Raises :class:`ProfileError` naming the table, field, value and range.
+    """
+    _check_table(where, table, data, DEVICE)
+    if "prize_table" in data:
+        _check_prizes(where, data["prize_table"])
+    if "model" in data:
+        from feltlab.rig.devices.models import parse_model
+
+        try:
+            parse_model(data["model"])
+        except ValueError as exc:
+            raise ProfileError(f"{where}: [{table}] model: {exc}") from None
+
+
+def check_profile(where: str, data: Mapping[str, Any]) -> None:
+    """Refuse any field of a parsed profile TOML of the wrong type or out of range: the
+    ``[device]``, ``[simulation]``, ``[campaign]`` and ``[limits]`` tables (ranges in this
+    module), and a declared heartbeat period above the ceiling.
+
+    Raises :class:`ProfileError` naming the table, field, value and range.
+    """
+    dev = data.get("device")
+    if isinstance(dev, Mapping):
+        check_device_table(where, "device", dev)
+    sim = data.get("simulation")
+    if isinstance(sim, Mapping):
+        check_device_table(where, "simulation", sim)
+    camp = data.get("campaign")
+    if isinstance(camp, Mapping):
+        _check_table(where, "campaign", camp, CAMPAIGN)
+        alts = camp.get("power_alternatives", [])
+        from feltlab.rig.devices.models import parse_model
+
+        for alt in alts:
+            if not isinstance(alt, str):
+                raise ProfileError(
+                    f"{where}: [campaign] power_alternatives holds {alt!r}: give model names "
+                    'such as "riffle:k=7"'
+                )
+            try:
+                parse_model(alt)
+            except ValueError as exc:
+                raise ProfileError(f"{where}: [campaign] power_alternatives: {exc}") from None
+    limits = data.get("limits")
+    if isinstance(limits, Mapping):
+        for key, value in limits.items():
+            spec = FRACTION_LIMITS.get(key, LIMIT)
+            if not spec.ok(value):
+                raise ProfileError(
+                    f"{where}: [limits] {key} = {value!r} is out of range: give "
+                    f"{spec.describe()} (seconds, or a fraction for a tolerance)"
+                )
+        ceiling = limits.get("heartbeat_period_max")
+        if isinstance(dev, Mapping) and isinstance(ceiling, int | float):
+            period = dev.get("heartbeat_period", 0.1)
+            if period > ceiling:
+                raise ProfileError(
+                    f"{where}: [device] heartbeat_period = {period!r} is above the profile's "
+                    f"[limits] heartbeat_period_max = {ceiling!r}: declare a shorter period"
+                )
+
+
+__all__ = [
+    "HEARTBEAT_PERIOD_CEILING",
+    "LIMIT_CEILING",
+    "MAX_PART_SAMPLES",
+    "MAX_REPLICATES",
+    "check_device_table",
+    "check_profile",
+]

@@ -1,0 +1,438 @@
+"""The records of a certification campaign: the capture parts tied to ``campaign.json``
+(:func:`record_part`, :func:`check_parts`, its checked reading, crash recovery), the
+versioned JSON record (:func:`build_record`, :func:`clock_record`, :func:`device_name`,
+the collection's own measurement) and :func:`verdict_summary`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import platform
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from feltlab import native
+from feltlab.rig.certify.analyze import (
+    Analysis,
+)
+from feltlab.rig.certify.battery import Verdict
+from feltlab.rig.certify.collect import Collected
+from feltlab.rig.certify.decode import CaptureData, read_campaign_capture
+from feltlab.rig.certify.measures import Measurement
+from feltlab.rig.certify.profile import BUNDLED, EXIT_CODES, SIZE_KEY, CampaignError, Profile
+from feltlab.rig.certify.profile_check import MAX_PART_SAMPLES
+from feltlab.rig.certify.report import RECORD_VERSION, make_plots
+from feltlab.seeds import SEED_DERIVATION_VERSION, U64_MAX, part_seed
+
+log = logging.getLogger("feltlab.rig.certify")  # the campaign's logger, as before the split
+
+
+@dataclass
+class CampaignResult:
+    """The outcome of a campaign: verdict, exit code, the record and where it was written."""
+
+    verdict: Verdict
+    record: dict[str, Any]
+    directory: Path
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES.get(self.verdict, 2)
+
+
+def _capture_paths(out: Path) -> list[Path]:
+    return sorted(out.glob("capture-[0-9][0-9][0-9].blf"))
+
+
+def recover_captures(out: Path) -> list[str]:
+    """Rebuild every capture part left unfinished by a crash (kill -9, power loss) from its
+    journal (:func:`feltlab.rig.bus.capture.recover_capture`); returns the parts recovered."""
+    from feltlab.rig.bus.capture import JOURNAL_SUFFIX, recover_capture
+
+    done = []
+    for j in sorted(out.glob(f"capture-[0-9][0-9][0-9]{JOURNAL_SUFFIX}")):
+        blf = j.with_name(j.name[: -len(JOURNAL_SUFFIX)] + ".blf")
+        n = recover_capture(blf)
+        log.warning("%s: rebuilt from its journal (%s frames) after a crash", blf.name, n)
+        done.append(blf.name)
+    return done
+
+
+def software_versions() -> dict[str, Any]:
+    """Versions of feltlab, Python and the libraries a verdict depends on."""
+    out: dict[str, Any] = {"python": platform.python_version()}
+    for dist in ("feltlab", "numpy", "scipy", "python-can", "cantools", "can-isotp"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:  # pragma: no cover - always installed
+            out[dist] = None
+    try:
+        out["core"] = native.core_info()
+    except Exception:  # pragma: no cover - informational
+        out["core"] = None
+    return out
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def record_part(directory: Path, part: int, capture: Path, *, recovered: bool = False) -> None:
+    """Tie capture part ``part`` to its campaign: its SHA-256 (of the closed file), the
+    campaign id and the device seed go into ``campaign.json``'s ``parts`` (written
+    atomically).  ``--resume`` and ``analyze`` then refuse a capture that is not this one."""
+    state = _read_state(directory)
+    parts = [p for p in state.get("parts", []) if p.get("part") != part]
+    parts.append(
+        {
+            "part": part,
+            "file": capture.name,
+            "campaign_id": state.get("campaign_id"),
+            "device_seed": part_seed(int(state["seed"]), part) if "seed" in state else None,
+            "sha256": _sha256(capture),
+            "recovered": recovered,
+        }
+    )
+    state["parts"] = sorted(parts, key=lambda p: int(p["part"]))
+    tmp = directory / "campaign.json.tmp"
+    tmp.write_text(json.dumps(state, indent=2))
+    os.replace(tmp, directory / "campaign.json")
+
+
+def check_parts(directory: Path, state: dict[str, Any], captures: Sequence[Path]) -> None:
+    """Raise :class:`CampaignError` for a capture part of ``directory`` that is not the one
+    its campaign recorded (another campaign's capture, or a file changed since).  Campaigns
+    from before parts were recorded (no ``parts`` in campaign.json) are not checked."""
+    if "parts" not in state:
+        return
+    known = {p["file"]: p for p in state["parts"]}
+    for cap in captures:
+        entry = known.get(cap.name)
+        if entry is None:
+            raise CampaignError(
+                f"{cap} was not collected by campaign {state.get('campaign_id')} (no such "
+                "part in its campaign.json): remove it, or analyse it on its own as a file"
+            )
+        if entry.get("campaign_id") != state.get("campaign_id") or entry["sha256"] != _sha256(cap):
+            raise CampaignError(
+                f"{cap} does not belong to campaign {state.get('campaign_id')}: its SHA-256 "
+                "differs from the one recorded when the part closed (another campaign's "
+                "capture, or a file changed since); restore the original part"
+            )
+
+
+def _is_int(v: Any, low: int, high: int) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and low <= v <= high
+
+
+_STATE_FIELDS: dict[str, tuple[str, Any]] = {
+    "campaign_id": ("a string", lambda v: isinstance(v, str)),
+    "kind": (f"one of {', '.join(BUNDLED)}", lambda v: v in BUNDLED),
+    "profile": (
+        "a table with the profile's data",
+        lambda v: (
+            isinstance(v, dict)
+            and isinstance(v.get("data"), dict)
+            and isinstance(v.get("path"), str | None)
+        ),
+    ),
+    "size": (f"an integer in 2..{MAX_PART_SAMPLES}", lambda v: _is_int(v, 2, MAX_PART_SAMPLES)),
+    "alpha": (
+        "a number in (0, 1)",
+        lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1,
+    ),
+    "seed": (f"an integer in 0..{U64_MAX}", lambda v: _is_int(v, 0, U64_MAX)),
+    "bus": ("a bus spec or null", lambda v: isinstance(v, str | None)),
+    "model": ("a model name or null", lambda v: isinstance(v, str | None)),
+    "started": ("a date string", lambda v: isinstance(v, str)),
+}
+_STATE_OPTIONAL: dict[str, tuple[str, Any]] = {
+    "faults": ("a fault list or null", lambda v: isinstance(v, str | None)),
+    "clock": ('"sim", "real" or null', lambda v: v in ("sim", "real", None)),
+    "parts": (
+        "a list of parts (part, file, campaign_id, sha256)",
+        lambda v: (
+            isinstance(v, list)
+            and all(
+                isinstance(p, dict)
+                and isinstance(p.get("file"), str)
+                and isinstance(p.get("sha256"), str)
+                for p in v
+            )
+        ),
+    ),
+    "recovered_parts": ("a list", lambda v: isinstance(v, list)),
+}
+
+
+def _read_state(directory: Path) -> dict[str, Any]:
+    """The campaign's ``campaign.json``, checked field by field (type and range).  Raises
+    :class:`CampaignError` naming the file and the first bad or missing field."""
+    path = directory / "campaign.json"
+    hint = (
+        "give the --out directory of a campaign (its campaign.json is written by feltlab "
+        "certify and must not be edited), or analyse one capture-NNN.blf as a file"
+    )
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CampaignError(
+            f"cannot resume from or analyse {directory}: {path.name} is missing or unreadable "
+            f"({exc}); {hint}"
+        ) from None
+    if not isinstance(state, dict):
+        raise CampaignError(
+            f"{path}: campaign.json must hold a JSON object, got {type(state).__name__}; {hint}"
+        )
+    for name, (want, ok) in _STATE_FIELDS.items():
+        if name not in state:
+            raise CampaignError(f"{path}: campaign.json has no {name!r} field; {hint}")
+        if not ok(state[name]):
+            raise CampaignError(
+                f"{path}: campaign.json field {name!r} = {state[name]!r:.60} must be {want}; {hint}"
+            )
+    for name, (want, ok) in _STATE_OPTIONAL.items():
+        if name in state and not ok(state[name]):
+            raise CampaignError(
+                f"{path}: campaign.json field {name!r} = {state[name]!r:.60} must be {want}; {hint}"
+            )
+    return state
+
+
+def _missing_measurement(
+    kind: str, size: int, have: int | None, why: str, *, failed: Sequence[str] = ()
+) -> Measurement:
+    """``collection.<samples>_missing``: the planned samples (``campaign.json``) that are not
+    in the capture.  FAIL when the device failed to deliver a sample it was asked for
+    (``failed``) and it is not in the capture (one that came too late for the host but reached
+    the capture is counted in ``late``; its lateness is judged by the timing checks); ERROR
+    when collection stopped early for another reason (``why``:
+    interrupted, the bus or device gone, nothing collected); PASS at 0."""
+    unit = SIZE_KEY[kind]
+    name = f"collection.{unit}_missing"
+    if have is None:
+        return Measurement(name, None, unit, None, 0.0, Verdict.ERROR, {"reason": why})
+    lost = max(0, size - have)
+    detail: dict[str, Any] = {"planned": size, "collected": have}
+    if failed:
+        detail["reasons"] = list(failed[:10])
+    if failed and lost:
+        return Measurement(name, float(lost), unit, None, 0.0, Verdict.FAIL, detail)
+    if failed:  # the host gave up on them, but the device's (late) replies are in the capture
+        detail["late"] = len(failed)
+    if lost:
+        detail["reason"] = why
+        return Measurement(name, float(lost), unit, None, 0.0, Verdict.ERROR, detail)
+    return Measurement(name, 0.0, unit, None, 0.0, Verdict.PASS, detail)
+
+
+def _collection(size: int, have: int | None, collected: Collected | None) -> dict[str, Any]:
+    """The record's ``collection``: the planned size, the samples in the capture (every
+    part), whether this run was interrupted, and this run's own part."""
+    return {
+        "requested": size,
+        "collected": have,
+        "missing_count": None if have is None else max(0, size - have),
+        "complete": have is not None and have >= size,
+        "aborted": collected.aborted if collected else False,
+        "this_part": {"requested": collected.requested, "collected": collected.done}
+        if collected
+        else None,
+        "missing": collected.missing[:50] if collected else [],
+        "bus": collected.bus if collected else {},
+        "stale_replies": collected.stale_replies if collected else 0,
+        "limits_exceeded": [m for *_, m in collected.limits_exceeded] if collected else [],
+        "rig_errors": [e for _, e in collected.crashes][:20] if collected else [],
+    }
+
+
+KIND_LABELS = {1: "batch shuffler", 2: "continuous shuffler", 3: "jackpot prize panel"}
+"""What a device calls itself in its heartbeat (``Kind``)."""
+
+
+def device_name(prof: Profile, state: dict[str, Any], heartbeat_kind: int | None = None) -> str:
+    """The device under test, for titles and records: the simulated device and its model,
+    or the device that answered on the bus (its heartbeat's kind, its base id, the bus)."""
+    simulated = state.get("bus") is None or state.get("model") is not None
+    if simulated:
+        if prof.kind != "batch":
+            return prof.name
+        model = state.get("model") or prof.simulation.get("model") or "fisher-yates"
+        decks = prof.device.get("decks", 6)
+        return f"feltlab simulated {decks}-deck batch shuffler (ChaCha20, model {model})"
+    label = KIND_LABELS.get(heartbeat_kind or 0)
+    who = (
+        label
+        if label
+        else (f"device of kind {heartbeat_kind}" if heartbeat_kind is not None else "device")
+    )
+    heard = "" if heartbeat_kind is not None else " (no heartbeat heard)"
+    return f"{who} at 0x{prof.base:03X} on {state.get('bus')}{heard}"
+
+
+def _plots(analysis: Analysis) -> list[tuple[str, str]]:
+    p = analysis.plots
+    try:
+        return make_plots(
+            position_counts=p.get("position_counts"),
+            rising=p.get("rising"),
+            eulerian=p.get("eulerian"),
+            latencies=p.get("latencies"),
+        )
+    except Exception as exc:  # a plot must never lose the record
+        log.warning("plots failed: %s", exc)
+        return []
+
+
+def build_record(
+    prof: Profile,
+    state: dict[str, Any],
+    analysis: Analysis,
+    captures: Sequence[Path],
+    verdict: Verdict,
+    collected: Collected | None = None,
+    *,
+    collection: dict[str, Any] | None = None,
+    heartbeat_kind: int | None = None,
+) -> dict[str, Any]:
+    """The versioned JSON record of a campaign (see docs/certification.md)."""
+    model = state.get("model") or prof.simulation.get("model") or "fisher-yates"
+    simulated = state.get("bus") is None or state.get("model") is not None
+    if heartbeat_kind is None and collected is not None:
+        heartbeat_kind = collected.online.get("Kind")
+    return {
+        "record_version": RECORD_VERSION,
+        "campaign_id": state.get("campaign_id"),
+        "kind": prof.kind,
+        "device": {
+            "name": device_name(prof, state, heartbeat_kind),
+            "profile_name": prof.name,
+            "kind": prof.kind,
+            "base": f"0x{prof.base:03X}",
+            "simulated": simulated,
+            "model": model if simulated and prof.kind == "batch" else None,
+            "bus": state.get("bus") or "in-process virtual bus",
+            "heartbeat": collected.online if collected else {},
+            "key_id": prof.key_id,
+            "authenticate": prof.authenticate,
+        },
+        "profile": prof.to_dict(),
+        "software": software_versions(),
+        "seed": state.get("seed"),
+        "seeds": {
+            "derivation": SEED_DERIVATION_VERSION,
+            "campaign": state.get("seed"),
+            "device_parts": [part_seed(int(state["seed"]), i + 1) for i in range(len(captures))]
+            if simulated
+            else None,
+            "power_and_null_simulations": state.get("seed"),
+        },
+        "options": {
+            "size": state.get("size"),
+            "alpha": state.get("alpha"),
+            "faults": state.get("faults"),
+        },
+        "recovered_parts": state.get("recovered_parts", []),
+        "clock": clock_record(state),
+        "started": state.get("started"),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "verdict": str(verdict),
+        "capture": ", ".join(p.name for p in captures),
+        "captures": [p.name for p in captures],
+        "collection": collection
+        if collection is not None
+        else _collection(int(state.get("size") or 0), None, collected),
+        "battery": analysis.battery.to_dict() if analysis.battery else None,
+        "measurements": [m.to_dict() for m in analysis.measurements],
+        "errors": analysis.errors,
+        "detail": analysis.detail,
+        "faults": analysis.faults,
+        "security_faults": analysis.security_faults,
+        "host_uncertainty": analysis.host.to_dict()
+        if analysis.host is not None
+        else {
+            "source": "not measured",
+            "reason": "no calibration recorded with the capture (host-uncertainty.jsonl): "
+            "timing verdicts use the plain PASS/FAIL rule",
+        },
+    }
+
+
+def clock_record(state: dict[str, Any]) -> dict[str, Any]:
+    """What the record says of the campaign's time base (``state["clock"]``; campaigns
+    from before the clock option ran in real time)."""
+    mode = state.get("clock") or "real"
+    if mode == "sim":
+        text = (
+            "simulated time: the device's timing model, the frames' bit times at the bus "
+            "bitrate and the host's timeouts on one deterministic discrete-event clock; the "
+            "timings are the simulated device's, independent of the host"
+        )
+    else:
+        text = "real time: the host's monotonic clock and software timestamps"
+    return {"mode": mode, "description": text}
+
+
+def verdict_summary(record: dict[str, Any]) -> dict[str, Any]:
+    """The verdicts and statistics of a record, for comparing a live campaign with its
+    offline re-analysis (times, software and the live collection's bookkeeping excluded:
+    the shoes that never arrived are not in the capture)."""
+    bat = record.get("battery") or {}
+    return {
+        "verdict": record["verdict"],
+        "battery": [
+            (c["name"], c["statistic"], c["p_value"], c["adjusted_p"], c["verdict"], c["power"])
+            for c in bat.get("checks", [])
+        ],
+        "integrity": bat.get("integrity"),
+        "measurements": [
+            (m["name"], m["value"], m["verdict"])
+            for m in record["measurements"]
+            if not m["name"].startswith("collection.")
+        ],
+    }
+
+
+def _new_out_dir(out: Path, hint: str) -> None:
+    """Create ``out`` (or accept it empty).  Raises :class:`CampaignError` when it is a
+    file, not empty, or cannot be created; ``hint`` (``{out}`` substituted) says what to do."""
+    if out.exists() and not out.is_dir():
+        raise CampaignError(f"{out} is a file, not a directory: give a new or empty directory")
+    try:
+        if out.exists() and any(out.iterdir()):
+            raise CampaignError(f"{out} is not empty: " + hint.format(out=out))
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CampaignError(f"cannot create the directory {out}: {exc.strerror or exc}") from exc
+
+
+def _refuse_complete(out: Path, prof: Profile, size: int) -> None:
+    """Refuse to resume a finished campaign (its record written, every sample collected):
+    resuming would only rewrite its record.  Raises :class:`CampaignError`."""
+    if not (out / "record.json").exists():
+        return
+    parts = _capture_paths(out)
+    have = _count_samples(read_campaign_capture(parts, prof.base), prof.kind) if parts else 0
+    if have >= size:
+        raise CampaignError(
+            f"campaign complete ({have} of {size} {SIZE_KEY[prof.kind]} collected); "
+            f"use feltlab analyze {out} to check it again"
+        )
+
+
+def _count_samples(data: CaptureData, kind: str) -> int:
+    if kind == "batch":
+        return len(data.shoes)
+    if kind == "continuous":
+        return sum(1 for e in data.card_events if e[0] == "deal")
+    return len(data.prizes)

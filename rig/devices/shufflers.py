@@ -1,0 +1,260 @@
+"""The simulated shufflers of :mod:`feltlab.rig.devices`: batch and continuous."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import can
+import numpy as np
+
+from feltlab import native
+from feltlab.rig.bus.transport import BusSpec
+from feltlab.rig.devices.base import SimDevice
+from feltlab.rig.devices.models import ShuffleModel, parse_model
+from feltlab.rig.errors import RigError
+from feltlab.rig.protocol.codec import (
+    UNKNOWN_DECK,
+    Channel,
+    FaultCode,
+    Kind,
+    LoadPayload,
+    Opcode,
+    Result,
+    Severity,
+    ShoePayload,
+    State,
+)
+
+log = logging.getLogger("feltlab.rig.devices")
+
+
+class BatchShuffler(SimDevice):
+    """A batch shuffler of ``decks`` (4-8) decks applying ``model`` (see
+    :mod:`feltlab.rig.devices.models`): LOAD an input order (default: new-deck order), SHUFFLE
+    (Arg32 = cutting-card position, 0 = ``penetration`` of the shoe), READ_SHOE over ISO-TP.  With
+    ``reports_decks=False`` the device sends deck index 0xFF (it cannot tell decks apart).
+
+    Raises ValueError for decks outside 4..8 and :class:`ModelError` for a bad model.
+    """
+
+    kind = Kind.BATCH_SHUFFLER
+    kind_name = "batch"
+    tx_channels = (Channel.SHOE, Channel.AUDIT)
+    rx_channels = (Channel.LOAD,)
+
+    def __init__(
+        self,
+        bus: str | BusSpec | can.BusABC,
+        *,
+        decks: int = 6,
+        model: str | ShuffleModel = "fisher-yates",
+        reports_decks: bool = True,
+        penetration: float = 0.75,
+        **kw: Any,
+    ) -> None:
+        if not 4 <= decks <= 8:
+            raise ValueError(f"a batch shuffler holds 4-8 decks, got {decks}")
+        if not 0.0 < penetration < 1.0:
+            raise ValueError("penetration must be a fraction in (0, 1)")
+        self.decks = decks
+        self.model = parse_model(model) if isinstance(model, str) else model
+        self.reports_decks = reports_decks
+        self.penetration = penetration
+        super().__init__(bus, **kw)
+        self.shoe_count = 0
+        self.shoe: ShoePayload | None = None
+
+    def _reset(self) -> None:
+        ids = native.new_shoe(self.decks, ids=True)
+        self.in_codes = (ids % 52).astype(np.uint8)
+        self.in_decks = (ids // 52).astype(np.uint8)
+        self.shoe = None
+
+    def _status(self, rid: int = 0) -> None:
+        self._send(
+            "Status",
+            {
+                "State": int(self.state),
+                "Kind": int(self.kind),
+                "ShoeCount": self.shoe_count & 0xFFFF,
+                "CutPosition": self.shoe.cut_position if self.shoe else 0,
+                "Cards": int(self.in_codes.size),
+                "Decks": self.decks,
+                "RequestId": rid,
+            },
+        )
+
+    def _on_payload(self, channel: Channel, data: bytes) -> None:
+        try:
+            load = LoadPayload.decode(data)
+        except RigError as exc:
+            log.info("batch: LOAD refused: %s", exc)
+            self._fault(FaultCode.LOAD_CRC, Severity.WARNING, len(data), active=False)
+            return
+        self.in_codes, self.in_decks = load.codes, load.card_decks
+        self._status()
+
+    def _execute_kind(self, rid: int, op: int, a8: int, a32: int) -> bool:
+        if op == Opcode.SHUFFLE:
+            if self.state == State.BUSY:
+                self._ack(rid, op, Result.BUSY)
+            elif self.state == State.FAULT:
+                self._ack(rid, op, Result.FAULT, int(self.active_fault))
+            elif "jam" in self.faults:
+                self.faults.pop("jam")
+                self.state = State.FAULT
+                self._ack(rid, op, Result.FAULT, int(FaultCode.JAM))
+                self._fault(FaultCode.JAM, Severity.ERROR, self.shoe_count)
+            else:
+                self._shuffle(rid, op, a32)
+            return True
+        if op == Opcode.READ_SHOE:
+            if self.shoe is None or self.state != State.READY:
+                self._ack(rid, op, Result.BAD_STATE)
+            elif a32 and a32 & 0xFFFF != self.shoe.shoe_number:
+                self._ack(rid, op, Result.BAD_ARGUMENT, self.shoe.shoe_number)
+            else:
+                payload = replace(self.shoe, request_id=rid).encode()
+                self._ack(rid, op, Result.OK, len(payload))
+                self._send_payload(Channel.SHOE, payload)
+            return True
+        return False
+
+    def _shuffle(self, rid: int, op: int, cut: int) -> None:
+        n = self.in_codes.size
+        perm = self.model.apply(np.arange(n, dtype=np.uint16), self.rng)
+        codes = self.in_codes[perm]
+        decks = self.in_decks[perm] if self.reports_decks else np.full(perm.size, UNKNOWN_DECK)
+        if cut == 0 or cut > perm.size:
+            cut = round(perm.size * self.penetration)
+        self.shoe_count += 1
+        self.shoe = ShoePayload(
+            self.shoe_count & 0xFFFF,
+            self.decks,
+            cut,
+            codes.astype(np.uint8),
+            decks.astype(np.uint8),
+        )
+        self.state = State.BUSY
+        self._ack(rid, op, Result.OK, round(self.timing.shuffle_duration * 1000))
+
+        def done() -> None:
+            self.state = State.READY
+            self._status(rid)
+
+        if self.timing.shuffle_duration > 0:
+            self._schedule(self.timing.shuffle_duration, done)
+        else:
+            done()
+
+
+class ContinuousShuffler(SimDevice):
+    """A continuous shuffler with ``slots`` slots: returned cards go into a random slot at a
+    random depth; DEAL takes the first card of a random non-empty slot and answers with a Card
+    frame after ``card_latency``; INSERT (Arg8 code, Arg32 deck) or LOAD mode 1 returns cards.
+    Starts loaded with ``decks`` decks (1-8)."""
+
+    kind = Kind.CONTINUOUS_SHUFFLER
+    kind_name = "continuous"
+    tx_channels = (Channel.AUDIT,)
+    rx_channels = (Channel.LOAD,)
+
+    def __init__(
+        self, bus: str | BusSpec | can.BusABC, *, decks: int = 6, slots: int = 38, **kw: Any
+    ) -> None:
+        if not 1 <= decks <= 8:
+            raise ValueError(f"decks must be 1..8, got {decks}")
+        if not 1 <= slots <= 255:
+            raise ValueError(f"slots must be 1..255, got {slots}")
+        self.decks = decks
+        self.n_slots = slots
+        super().__init__(bus, **kw)
+        self.sequence = 0
+
+    def _reset(self) -> None:
+        self.slots: list[list[tuple[int, int]]] = [[] for _ in range(self.n_slots)]
+        ids = native.new_shoe(self.decks, ids=True)
+        self._insert(ids % 52, ids // 52)
+
+    @property
+    def cards(self) -> int:
+        return sum(len(s) for s in self.slots)
+
+    def _insert(self, codes: Sequence[int] | np.ndarray, decks: Sequence[int] | np.ndarray) -> None:
+        n = len(codes)
+        if n == 0:
+            return
+        which = self.rng.integers(self.n_slots, n)
+        depth = self.rng.random_raw(n)
+        for i in range(n):
+            slot = self.slots[int(which[i])]
+            slot.insert(int(depth[i]) % (len(slot) + 1), (int(codes[i]), int(decks[i])))
+
+    def _status(self, rid: int = 0) -> None:
+        self._send(
+            "Status",
+            {
+                "State": int(self.state),
+                "Kind": int(self.kind),
+                "ShoeCount": self.sequence & 0xFFFF,
+                "CutPosition": 0,
+                "Cards": self.cards,
+                "Decks": self.decks,
+                "RequestId": rid,
+            },
+        )
+
+    def _on_payload(self, channel: Channel, data: bytes) -> None:
+        try:
+            load = LoadPayload.decode(data)
+        except RigError as exc:
+            log.info("continuous: LOAD refused: %s", exc)
+            self._fault(FaultCode.LOAD_CRC, Severity.WARNING, len(data), active=False)
+            return
+        if load.mode == 0:
+            self.slots = [[] for _ in range(self.n_slots)]
+        self._insert(load.codes, load.card_decks)
+        self._status()
+
+    def _execute_kind(self, rid: int, op: int, a8: int, a32: int) -> bool:
+        if op == Opcode.DEAL:
+            nonempty = [i for i, s in enumerate(self.slots) if s]
+            if not nonempty:
+                self._ack(rid, op, Result.EMPTY)
+                return True
+            slot_no = nonempty[int(self.rng.integers(len(nonempty))[0])]
+            code, deck = self.slots[slot_no].pop(0)
+            self.sequence = (self.sequence + 1) & 0xFFFF
+            signals = {
+                "RequestId": rid,
+                "Code": code,
+                "Deck": deck,
+                "Sequence": self.sequence,
+                "Remaining": self.cards,
+                "Slot": slot_no,
+            }
+            replies = self._collect
+            if self.timing.card_latency > 0:
+
+                def later() -> None:
+                    self._collect = replies
+                    try:
+                        self._send("Card", signals)
+                    finally:
+                        self._collect = None
+
+                self._schedule(self.timing.card_latency, later)
+            else:
+                self._send("Card", signals)
+            return True
+        if op == Opcode.INSERT:
+            if a8 > 51:
+                self._ack(rid, op, Result.BAD_ARGUMENT)
+            else:
+                self._insert([a8], [a32 & 0xFF])
+                self._ack(rid, op, Result.OK, self.cards)
+            return True
+        return False

@@ -1,0 +1,2 @@
+"""Deterministic simulation testing of the rig: scenarios, invariants and the runner
+(docs/certification.md, "The explorer")."""

@@ -1,0 +1,216 @@
+"""The explorer's invariants (:mod:`feltlab.rig.explore.runner`): what one explored campaign did,
+the checks on its live and offline records, and the calibration of a run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import can
+
+from feltlab.rig.bus.chaos import GroundTruth
+from feltlab.rig.certify import campaign as certify
+from feltlab.rig.certify.campaign import verdict_summary
+from feltlab.rig.explore.scenarios import ALPHA, CALIBRATION_P, KNOWN, STATISTICAL, Scenario
+
+
+@dataclass
+class Outcome:
+    """What one explored campaign did and which invariants it broke."""
+
+    scenario: Scenario
+    verdict: str | None = None
+    offline: str | None = None
+    violations: list[tuple[str, str]] = field(default_factory=list)
+    known: list[tuple[str, str, str]] = field(default_factory=list)
+    fair_statistical_fail: bool = False
+    fair: bool = False
+    wall: float = 0.0
+    sim_seconds: float = 0.0
+    chaos_counts: dict[str, int] = field(default_factory=dict)
+    directory: Path | None = None
+
+    def fingerprint(self) -> tuple[Any, ...]:
+        """What must be equal when the same campaign runs twice."""
+        return (
+            self.scenario.replay,
+            self.verdict,
+            self.offline,
+            tuple(self.violations),
+            round(self.sim_seconds, 9),
+            tuple(sorted(self.chaos_counts.items())),
+        )
+
+
+def _split_known(out: Outcome) -> None:
+    still = []
+    tags = set(out.scenario.tags)
+    for name, text in out.violations:
+        why = next(
+            (w for (t, n, sub), w in KNOWN.items() if t in tags and n == name and sub in text),
+            None,
+        )
+        if why is None:
+            still.append((name, text))
+        else:
+            out.known.append((name, text, why))
+    out.violations = still
+
+
+def _causes_text(rec: dict[str, Any]) -> str:
+    bat = rec.get("battery") or {}
+    parts = [f"battery.{c['name']}" for c in bat.get("checks", []) if c["verdict"] != "PASS"]
+    if bat.get("integrity"):
+        parts.append(f"integrity: {bat['integrity']}")
+    parts += [m["name"] for m in rec["measurements"] if m["verdict"] != "PASS"]
+    parts += [str(e) for e in rec.get("errors", [])]
+    return " | ".join(parts)
+
+
+def _statistical_only(rec: dict[str, Any]) -> bool:
+    """True when every non-PASS item of a FAIL record is a statistical check (and there is
+    no error)."""
+    if rec["verdict"] != "FAIL" or rec.get("errors"):
+        return False
+    bat = rec.get("battery") or {}
+    if bat.get("integrity"):
+        return False
+    bad = [f"battery.{c['name']}" for c in bat.get("checks", []) if c["verdict"] != "PASS"]
+    bad += [m["name"] for m in rec["measurements"] if m["verdict"] != "PASS"]
+    return bool(bad) and all(b.startswith(STATISTICAL) for b in bad)
+
+
+def check_campaign(
+    sc: Scenario,
+    out: Outcome,
+    rec: dict[str, Any],
+    off: dict[str, Any] | None,
+    truth: GroundTruth,
+    directory: Path,
+) -> None:
+    """Check the invariants of one finished campaign (its live record ``rec``, the offline
+    record ``off``, the device's ground ``truth``); adds to ``out.violations``."""
+
+    def violate(name: str, text: str) -> None:
+        out.violations.append((name, text))
+
+    verdict = rec["verdict"]
+    out.verdict = verdict
+    out.fair = sc.expect == "PASS"
+    causes = _causes_text(rec)
+    if sc.expect == "PASS" and verdict != "PASS":
+        if _statistical_only(rec):
+            out.fair_statistical_fail = True
+        else:
+            violate("verdict", f"a well-behaved device got {verdict}: {causes}")
+    elif sc.expect == "NOT_PASS":
+        if verdict == "PASS":
+            violate("verdict", f"a defective or misbehaving device PASSed ({sc.describe()})")
+        elif not any(c in causes for c in sc.causes):
+            violate("cause", f"{verdict} without naming {' or '.join(sc.causes)}: {causes}")
+    if verdict not in ("PASS", "FAIL", "ERROR"):
+        violate("verdict", f"verdict {verdict} (the campaign was not interrupted)")
+    # counted: collected + missing = planned, said by the collection measurement
+    col = rec["collection"]
+    unit = certify.SIZE_KEY[sc.kind]
+    meas = {m["name"]: m for m in rec["measurements"]}
+    miss = meas.get(f"collection.{unit}_missing")
+    if col["requested"] != sc.size:
+        violate("counted", f"the record plans {col['requested']} {unit}, asked {sc.size}")
+    if col["collected"] is not None:
+        lost = sc.size - min(col["collected"], sc.size)
+        if col["missing_count"] != lost:
+            violate("counted", f"{lost} {unit} missing, the record counts {col['missing_count']}")
+        if miss is None or miss["value"] != float(lost):
+            violate("counted", f"collection.{unit}_missing does not say {lost}: {miss}")
+        elif (miss["verdict"] == "PASS") != (lost == 0):
+            violate("counted", f"collection.{unit}_missing is {miss['verdict']} with {lost} lost")
+    elif miss is None or miss["verdict"] == "PASS":
+        violate("counted", "nothing collected could be analysed, yet no missing count")
+    # capture: every part opens with python-can's LogReader and holds the frames counted
+    frames = 0
+    for name in rec.get("captures", []):
+        try:
+            with can.LogReader(str(directory / name)) as reader:
+                frames += sum(1 for _ in reader)
+        except Exception as exc:
+            violate("capture", f"can.LogReader cannot read {name}: {type(exc).__name__}: {exc}")
+    counted = (rec.get("detail") or {}).get("frames")
+    if counted is not None and counted != frames:
+        violate("capture", f"LogReader reads {frames} frames, the record counts {counted}")
+    # genuine: the shoes analysed are the device's
+    if sc.kind == "batch":
+        _check_genuine(rec, truth, directory, violate)
+    # faults: every requested fault is in the fault table
+    if sc.faults:
+        got = {f["fault"] for f in rec.get("faults", [])}
+        lost_faults = [f for f in sc.faults.split(",") if f not in got]
+        if lost_faults and col.get("complete"):
+            violate("faults", f"fault(s) {', '.join(lost_faults)} requested but not injected")
+    # offline: the same checks from the capture
+    if off is None:
+        return
+    out.offline = off["verdict"]
+    a, b = verdict_summary(rec), verdict_summary(off)
+    stopped = bool(col.get("missing_count")) or any(
+        str(e).startswith("collection:") for e in rec.get("errors", [])
+    )
+    for key in a:
+        if key == "verdict":
+            if a[key] != b[key] and not (stopped and b[key] in ("ABORTED", "ERROR")):
+                violate("offline", f"live {a[key]}, feltlab analyze {b[key]}")
+        elif a[key] != b[key]:
+            violate("offline", f"{key} differs: live {_short(a[key])}, offline {_short(b[key])}")
+
+
+def _short(v: Any) -> str:
+    text = json.dumps(v, default=str)
+    return text if len(text) < 300 else text[:300] + "..."
+
+
+def _check_genuine(
+    rec: dict[str, Any], truth: GroundTruth, directory: Path, violate: Callable[[str, str], None]
+) -> None:
+    from feltlab.rig.certify.decode import read_campaign_capture
+
+    if not rec.get("captures") or not truth.shoes:
+        return
+    try:
+        data = read_campaign_capture(
+            [directory / n for n in rec["captures"]], int(rec["profile"]["data"]["device"]["base"])
+        )
+    except Exception as exc:  # the analysis reads it too: reported there
+        violate("capture", f"the capture cannot be decoded: {type(exc).__name__}: {exc}")
+        return
+    for s in data.shoes:
+        real = truth.shoes.get(s.number)
+        got = (bytes(s.shoe.codes), bytes(s.shoe.card_decks))
+        if real is None:
+            violate("genuine", f"{s.label} was never shuffled by the device")
+            return
+        if real != got:
+            violate("genuine", f"{s.label} in the capture differs from the shoe the device made")
+            return
+
+
+def calibration(outcomes: list[Outcome]) -> list[tuple[str, str]]:
+    """Per kind: the fair campaigns that FAILed only statistical checks against alpha
+    (one-sided binomial; a violation below :data:`CALIBRATION_P`)."""
+    from scipy import stats
+
+    out = []
+    for kind in ("batch", "continuous", "jackpot"):
+        fair = [o for o in outcomes if o.fair and o.scenario.kind == kind]
+        k = sum(o.fair_statistical_fail for o in fair)
+        if not fair:
+            continue
+        p = float(stats.binom.sf(k - 1, len(fair), ALPHA)) if k else 1.0
+        line = (
+            f"{kind}: {k} statistical FAIL(s) of {len(fair)} fair campaigns "
+            f"(alpha {ALPHA}; P = {p:.3g})"
+        )
+        out.append(("violation" if p < CALIBRATION_P else "ok", line))
+    return out

@@ -1,0 +1,120 @@
+"""The live view of a finished campaign (:mod:`feltlab.rig.live.observer`): a snapshot rebuilt from
+its directory (record and capture), for ``feltlab live DIR``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from feltlab.rig.live.state import UNITS, _json_safe, apply_record, empty_snapshot, histogram
+
+
+def snapshot_from_directory(directory: Path) -> dict[str, Any]:
+    """The snapshot of a finished or interrupted campaign in ``directory``: its record
+    (``record.json``) when there is one, else ``campaign.json``; the device's counters and
+    the latency histograms from its capture (every ``capture-NNN.blf``).
+
+    Raises :class:`feltlab.rig.errors.RigError` when ``directory`` holds no campaign.
+    """
+    import json
+
+    from feltlab.rig.certify.campaign import SIZE_KEY, clock_record, profile_from_dict
+    from feltlab.rig.certify.decode import read_campaign_capture
+    from feltlab.rig.errors import RigError
+
+    state_path = directory / "campaign.json"
+    record_path = directory / "record.json"
+    if not directory.is_dir():
+        raise RigError(f"{directory} is not a directory: give a campaign's --out directory")
+    if not state_path.is_file() and not record_path.is_file():
+        raise RigError(
+            f"{directory} holds no campaign (no campaign.json or record.json): give a "
+            "campaign's --out directory"
+        )
+    try:
+        state = json.loads(state_path.read_text()) if state_path.is_file() else {}
+        record = json.loads(record_path.read_text()) if record_path.is_file() else None
+    except (OSError, ValueError) as exc:
+        raise RigError(f"{directory}: cannot read the campaign's JSON ({exc})") from exc
+    snap = empty_snapshot()
+    kind = str(state.get("kind") or (record or {}).get("kind") or "batch")
+    prof_data = (state.get("profile") or {}).get("data") or (record or {}).get("profile", {}).get(
+        "data"
+    )
+    clock = clock_record(state) if state else (record or {}).get("clock") or {}
+    snap["campaign"] = {
+        "id": state.get("campaign_id"),
+        "kind": kind,
+        "device": (prof_data or {}).get("name") or kind,
+        "profile": (state.get("profile") or {}).get("path"),
+        "seed": state.get("seed"),
+        "size": state.get("size"),
+        "unit": UNITS.get(kind, "samples"),
+        "clock": clock.get("mode"),
+        "clock_description": clock.get("description"),
+        "directory": str(directory),
+        "bus": state.get("bus") or "in-process virtual bus",
+    }
+    snap["progress"]["total"] = state.get("size")
+    captures = sorted(directory.glob("capture-[0-9][0-9][0-9].blf"))
+    if captures and prof_data:
+        try:
+            prof = profile_from_dict(prof_data, (state.get("profile") or {}).get("path"))
+            data = read_campaign_capture(captures, prof.base)
+            _apply_capture(snap, data, kind)
+        except (RigError, ValueError, OSError, EOFError) as exc:
+            snap["errors"].append(f"capture: {exc}")
+    if record is not None:
+        apply_record(snap, record, directory)
+    else:
+        have = snap["samples"]["collected"]
+        size = state.get("size")
+        snap["state"] = "interrupted"
+        snap["phase"] = "interrupted: no record was written"
+        snap["samples"]["missing"] = None if size is None else max(0, int(size) - have)
+        snap["errors"].append(
+            f"no record: the campaign was interrupted with {have} of {size} "
+            f"{SIZE_KEY.get(kind, 'samples')} in the capture; continue it with feltlab "
+            f"certify {'jackpot-panel' if kind == 'jackpot' else 'shuffler'} --resume {directory}"
+        )
+    return _json_safe(snap)  # type: ignore[no-any-return]
+
+
+def _apply_capture(snap: dict[str, Any], data: Any, kind: str) -> None:
+    """The device's counters and the latency histograms of a capture (CaptureData)."""
+    from feltlab.rig.certify.campaign import _count_samples
+
+    have = _count_samples(data, kind)
+    snap["samples"]["collected"] = have
+    snap["progress"]["done"] = have
+    total = snap["progress"].get("total")
+    snap["progress"]["fraction"] = min(1.0, have / total) if total else 0.0
+    gaps = list(data.heartbeat_gaps)
+    lat = {name: histogram(v) for name, v in sorted(data.timings.items()) if v}
+    if gaps:
+        lat["heartbeat_interval"] = histogram(gaps)
+    snap["latencies"] = lat
+    active = [dict(f) for f in data.faults if f.get("Active")]
+    snap["device"] = {
+        "online": data.heartbeat_kind is not None,
+        "lost": None,
+        "heartbeats": len(gaps) + (1 if data.heartbeat_kind is not None else 0),
+        "heartbeats_missed": None,
+        "reboots": None,
+        "faults": len(active),
+        "faults_active": [],
+        "malformed": len(data.payload_errors),
+        "stale_replies": int(data.stale_replies),
+        "transfer_errors": None,
+        "retransmissions": None,
+        "last_heartbeat": None,
+    }
+    snap["bus"] = {
+        "frames_sent": None,
+        "frames_received": None,
+        "frames_in_capture": int(data.frames),
+        "frames_lost": None,
+        "bitrate": None,
+        "bits": None,
+        "load": None,
+    }

@@ -1,0 +1,187 @@
+"""Authenticated jackpot results in the manner of AUTOSAR SecOC (Specification of Secure
+Onboard Communication): each JackpotResult is followed by a JackpotResultMac frame carrying
+a 64-bit truncated HMAC-SHA256 over the data id, the result's 8 bytes and the complete 64-bit
+freshness value; the 16-bit DrawCounter is the transmitted (truncated) freshness value.
+
+The key of a device comes from its profile (``key`` hex digits, or ``key_file``) with a
+``key_id``; the key itself is never logged, never in a ``repr`` and never in a capture or a
+report (only the key id is).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from feltlab.rig.errors import DeviceKeyError, SecurityFault
+
+#: bytes of the truncated authenticator (SecOCAuthInfoTxLength = 64 bits).
+MAC_BYTES = 8
+#: bits of the complete freshness value kept by both sides (SecOCFreshnessValueLength).
+FRESHNESS_BITS = 64
+#: bits of the freshness value transmitted (the DrawCounter; SecOCFreshnessValueTxLength).
+TRUNCATED_BITS = 16
+#: shortest key accepted (128 bits).
+MIN_KEY_BYTES = 16
+_TRUNC_MASK = (1 << TRUNCATED_BITS) - 1
+_FV_MAX = (1 << FRESHNESS_BITS) - 1
+
+
+@dataclass(frozen=True)
+class DeviceKey:
+    """A device's HMAC-SHA256 key and its public ``key_id``; ``repr`` shows the id only."""
+
+    key_id: str
+    key: bytes = field(repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.key_id, str) or not self.key_id.strip():
+            raise DeviceKeyError("a device key needs a non-empty key_id (a name, not the key)")
+        if not isinstance(self.key, bytes) or len(self.key) < MIN_KEY_BYTES:
+            raise DeviceKeyError(
+                f"key {self.key_id!r} is shorter than {MIN_KEY_BYTES} bytes: use a random "
+                "key of 32 bytes (64 hex digits)"
+            )
+
+    def __repr__(self) -> str:
+        return f"DeviceKey(key_id={self.key_id!r})"
+
+    __str__ = __repr__
+
+
+def _key_bytes(text: str | bytes, where: str) -> bytes:
+    raw = text.encode("utf-8") if isinstance(text, str) else text
+    stripped = b"".join(raw.split())
+    try:
+        return bytes.fromhex(stripped.decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        raise DeviceKeyError(
+            f"{where}: the key must be hex digits (e.g. 64 for a 32-byte key); a key file "
+            "holds the key as hex text, never as raw bytes"
+        ) from None
+
+
+def load_key(profile: Mapping[str, Any], base_dir: str | Path | None = None) -> DeviceKey | None:
+    """The key of a device profile's ``[device]`` table: ``key`` (hex digits) or
+    ``key_file`` (a file of hex digits, never raw bytes; relative to ``base_dir``), named by
+    ``key_id`` (default: the file name, or ``"profile"``).  None when neither is given.
+
+    Raises :class:`DeviceKeyError` (naming the key id or file, never the key).
+    """
+    key = profile.get("key")
+    key_file = profile.get("key_file")
+    if key is None and key_file is None:
+        return None
+    if key is not None and key_file is not None:
+        raise DeviceKeyError("give either key or key_file in the device profile, not both")
+    if isinstance(key, DeviceKey):
+        return key
+    if key_file is not None:
+        path = Path(str(key_file))
+        if base_dir is not None and not path.is_absolute():
+            path = Path(base_dir) / path
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise DeviceKeyError(f"key file {path}: cannot read it ({exc.strerror})") from None
+        key_id = str(profile.get("key_id") or path.name)
+        return DeviceKey(key_id, _key_bytes(data, f"key file {path}"))
+    key_id = str(profile.get("key_id") or "profile")
+    if not isinstance(key, str | bytes):
+        raise DeviceKeyError(f"key {key_id!r}: give the key as a string of hex digits")
+    return DeviceKey(key_id, _key_bytes(key, f"key {key_id!r}"))
+
+
+def authenticator(
+    key: DeviceKey | bytes, data_id: int, payload: bytes | bytearray, freshness: int
+) -> bytes:
+    """The truncated MAC (the first :data:`MAC_BYTES` bytes of HMAC-SHA256) over
+    ``data_id`` (2 bytes, big-endian) || ``payload`` || ``freshness`` (8 bytes, big-endian):
+    SecOC's DataToAuthenticator."""
+    k = key.key if isinstance(key, DeviceKey) else key
+    msg = data_id.to_bytes(2, "big") + bytes(payload) + freshness.to_bytes(8, "big")
+    return hmac.new(k, msg, hashlib.sha256).digest()[:MAC_BYTES]
+
+
+@dataclass(frozen=True)
+class Verified:
+    """A verified result: its complete freshness value, and ``fresh`` (False for a
+    byte-identical repeat of a result accepted before)."""
+
+    freshness: int
+    fresh: bool
+
+
+class FreshnessVerifier:
+    """The receiver side: keeps the last accepted complete freshness value (``last``) and
+    reconstructs each received one from its 16 transmitted bits as SecOC does (the smallest
+    value greater than ``last`` whose low 16 bits match), then verifies the MAC.
+
+    :meth:`verify` raises :class:`SecurityFault` with reason ``forged`` or ``reordered``, and
+    returns ``Verified(fv, fresh=False)`` for a byte-identical repeat of an accepted result
+    (the caller decides whether that is a retransmission or a replay).
+    """
+
+    def __init__(self, key: DeviceKey, data_id: int, last: int = 0, history: int = 1024) -> None:
+        if not 0 <= last <= _FV_MAX:
+            raise ValueError("the last accepted freshness value must fit 64 bits")
+        self.key = key
+        self.data_id = data_id
+        self.last = last
+        #: the value the lab had accepted before this session (feltlab.rig.protocol.freshness)
+        self.start = last
+        self._accepted: OrderedDict[int, bytes] = OrderedDict()
+        self._history = history
+
+    def verify(self, payload: bytes, truncated: int, mac: bytes) -> Verified:
+        truncated &= _TRUNC_MASK
+        last = self.last
+        old = last - ((last - truncated) & _TRUNC_MASK)
+        if old >= 1 and hmac.compare_digest(
+            mac, authenticator(self.key, self.data_id, payload, old)
+        ):
+            if self._accepted.get(old) == bytes(payload) + bytes(mac):
+                return Verified(old, fresh=False)
+            if old <= self.start:
+                raise SecurityFault(
+                    f"jackpot result with freshness {old} is at or below the {self.start} "
+                    "the lab accepted before this session: refused as a replay from an "
+                    f"earlier session (key {self.key.key_id!r})",
+                    "replayed",
+                )
+            raise SecurityFault(
+                f"jackpot result with freshness {old} is older than the last accepted "
+                f"({last}): refused as reordered (key {self.key.key_id!r})",
+                "reordered",
+            )
+        new = last + 1 + ((truncated - last - 1) & _TRUNC_MASK)
+        if new <= _FV_MAX and hmac.compare_digest(
+            mac, authenticator(self.key, self.data_id, payload, new)
+        ):
+            self.last = new
+            self._accepted[new] = bytes(payload) + bytes(mac)
+            while len(self._accepted) > self._history:
+                self._accepted.popitem(last=False)
+            return Verified(new, fresh=True)
+        raise SecurityFault(
+            f"jackpot result (DrawCounter {truncated}) failed its MAC check with key "
+            f"{self.key.key_id!r}: refused as forged (or the key or freshness is out of sync)",
+            "forged",
+        )
+
+
+__all__ = [
+    "FRESHNESS_BITS",
+    "MAC_BYTES",
+    "TRUNCATED_BITS",
+    "DeviceKey",
+    "FreshnessVerifier",
+    "Verified",
+    "authenticator",
+    "load_key",
+]
