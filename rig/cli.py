@@ -29,6 +29,7 @@ from feltlab.rig.cli_device import device as device
 from feltlab.rig.cli_device import load_profile as load_profile
 from feltlab.rig.cliopts import BUS_HELP, bus_option, profile_option
 from feltlab.rig.errors import RigError
+from feltlab.rig.kinds import get_kind
 from feltlab.rig.live.cli import Live, live_options, view
 from feltlab.seeds import U64_MAX
 
@@ -192,6 +193,7 @@ def _run_certify(
 ) -> None:
     from feltlab.rig.certify.campaign import CampaignOptions, load_profile, run_campaign
 
+    command = get_kind(kind).command  # the command certifies the kinds that name it
     stop = threading.Event()
     directory = Path(resume or out or "feltlab-campaigns")
     view: Live | None = None
@@ -210,10 +212,11 @@ def _run_certify(
             opts = CampaignOptions(load_profile(None, "batch"), directory)
         else:
             prof = load_profile(profile, kind)
-            if kind == "jackpot" and prof.kind != "jackpot":
-                raise RigError(f"profile {prof.path} is a {prof.kind} profile, not a panel's")
-            if kind != "jackpot" and prof.kind == "jackpot":
-                raise RigError(f"profile {prof.path} is a panel's: use certify jackpot-panel")
+            if prof.device_kind.command != command:
+                raise RigError(
+                    f"profile {prof.path} is a {prof.kind} profile, not a "
+                    f"{command.rsplit('-', 1)[-1]}'s: use certify {prof.device_kind.command}"
+                )
             if bus is not None:
                 BusSpec.parse(bus)
             if model is not None:
@@ -245,7 +248,7 @@ def _run_certify(
             f"interrupted at once (second Ctrl-C): no record was written; the capture so far "
             f"is in {directory} (a part not closed keeps its journal, "
             f"capture-NNN.journal.log, which analyze and capture decode read); continue "
-            f"with feltlab certify {'jackpot-panel' if kind == 'jackpot' else 'shuffler'} "
+            f"with feltlab certify {command} "
             f"--resume {directory}",
             err=True,
         )

@@ -15,10 +15,11 @@ import click
 from feltlab.clitypes import seed_option
 from feltlab.rig.bus.transport import BusSpec
 from feltlab.rig.certify.profile_check import check_device_table
-from feltlab.rig.cliopts import bus_option, duration_option, profile_option
-from feltlab.rig.devices import DEVICE_KINDS, make_device, read_profile_toml
+from feltlab.rig.cliopts import KindChoice, bus_option, duration_option, profile_option
+from feltlab.rig.devices import make_device, read_profile_toml
 from feltlab.rig.devices.models import MODEL_NAMES
 from feltlab.rig.errors import RigError
+from feltlab.rig.kinds import get_kind
 from feltlab.seeds import U64_MAX
 
 
@@ -50,7 +51,7 @@ def device() -> None:
 
 
 @device.command("run")
-@click.argument("kind", type=click.Choice(sorted(DEVICE_KINDS)))
+@click.argument("kind", type=KindChoice())
 @click.option("--model", default=None, help=f"Shuffle model (batch): {', '.join(MODEL_NAMES)}.")
 @bus_option(required=True)
 @profile_option("Its [device] table gives base, decks, seed, timing, ...")
@@ -78,9 +79,10 @@ def device_run(
             "decks": decks,
             "model": model,
         }
-        if kind != "batch" and model is not None:
+        dk = get_kind(kind)
+        if not dk.models and model is not None:
             raise RigError(f"--model applies to the batch shuffler, not {kind}")
-        if kind == "jackpot":
+        if "decks" not in dk.device_keys:
             extra.pop("decks")
         dev = make_device(kind, spec, opts, **extra)
     except (RigError, ValueError) as exc:

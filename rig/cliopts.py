@@ -25,6 +25,25 @@ BUS_HELP = (
 )
 
 
+class KindChoice(click.Choice[str]):
+    """A device kind: one of the kinds registered when the command runs or shows its help
+    (:func:`feltlab.rig.kinds.names`), so a kind registered by a module of its own is a
+    choice too, and building the command line imports no kind."""
+
+    def __init__(self) -> None:
+        super().__init__((), case_sensitive=True)
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        from feltlab.rig.kinds import names
+
+        return tuple(sorted(names()))
+
+    @choices.setter
+    def choices(self, value: Any) -> None:
+        """Ignored: the choices are the registry's."""
+
+
 def bundled_profiles() -> list[str]:
     """The names of the profiles shipped in the package (``rig/certify/profiles/<name>.toml``)."""
     return sorted(p.stem for p in PROFILE_DIR.glob("*.toml"))
@@ -117,6 +136,7 @@ __all__ = [
     "BUS_HELP",
     "MAX_DURATION",
     "BusRef",
+    "KindChoice",
     "ProfileRef",
     "Seconds",
     "bundled_profiles",

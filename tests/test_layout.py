@@ -1,7 +1,8 @@
 """The rooms and arrows of docs/design.md, checked on the source: imports run one way
-(plugins -> sdk -> native; rig -> sdk, native), the SDK reaches plugins only through the plugin
-manager's list of built-in modules, and no module of sdk/, plugins/ or native/ is over 600
-lines (rig/ is being split into its stages and joins the size check when it is)."""
+(plugins -> sdk -> native; rig -> sdk, native), the rig's stages import down its data flow
+(docs/design.md, "Subpackages and arrows"), the SDK reaches plugins only through the plugin
+manager's list of built-in modules, and no module of sdk/, plugins/, rig/ or native/ is over
+600 lines."""
 
 from __future__ import annotations
 
@@ -77,7 +78,7 @@ def test_sdk_reaches_plugins_only_through_the_plugin_manager() -> None:
     assert mentions == own and len(own) == len(BUILTIN_PLUGINS)
 
 
-@pytest.mark.parametrize("room", ["sdk", "plugins", "native"])
+@pytest.mark.parametrize("room", ["sdk", "plugins", "rig", "native"])
 def test_no_module_over_600_lines(room: str) -> None:
     long = {
         str(p.relative_to(ROOT)): n
@@ -85,3 +86,73 @@ def test_no_module_over_600_lines(room: str) -> None:
         if (n := len(p.read_text().splitlines())) > MAX_LINES
     }
     assert not long, f"modules over {MAX_LINES} lines: {long}; split them along what they do"
+
+
+_BASE = {"base"}
+_BELOW_CERTIFY = {"certify", "clients", "devices", "bus", "protocol", "base"}
+RIG_ALLOWED = {
+    "base": _BASE,
+    "protocol": {"protocol"} | _BASE,
+    "bus": {"bus", "protocol"} | _BASE,
+    "devices": {"devices", "bus", "protocol"} | _BASE,
+    "clients": {"clients", "bus", "protocol"} | _BASE,
+    "certify": _BELOW_CERTIFY,
+    "live": {"live"} | _BELOW_CERTIFY,
+    "explore": {"explore"} | _BELOW_CERTIFY,
+}
+RIG_STAGES = ("bus", "protocol", "devices", "clients", "certify", "live", "explore")
+
+
+def _stage_of(name: str) -> str | None:
+    """The stage of a ``feltlab.rig...`` module name (docs/design.md): a subpackage, ``base``
+    (the clock, the errors, the kind registry) or ``top`` (the commands, the plugin, the
+    built-in kinds' modules, which wire every stage together)."""
+    if name != "feltlab.rig" and not name.startswith("feltlab.rig."):
+        return None
+    parts = name.split(".")[2:]
+    if parts[:1] == ["kinds"]:  # the registry is the base, the kinds' own modules the top
+        own = len(parts) > 1 and (ROOT / "rig" / "kinds" / f"{parts[1]}.py").exists()
+        return "top" if own else "base"
+    if not parts or parts[0] in ("clock", "errors"):
+        return "base"
+    return parts[0] if parts[0] in RIG_STAGES else "top"
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """The module names ``path`` imports at run time: every import but those under
+    ``if TYPE_CHECKING:`` (type names only, as pytest's hookspec.py imports them)."""
+    tree = ast.parse(path.read_text(), str(path))
+    typing_only = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for stmt in node.body
+        for n in ast.walk(stmt)
+    }
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+    return names
+
+
+def test_rig_stages_import_down_the_data_flow() -> None:
+    wrong = []
+    for path in _modules("rig"):
+        rel = path.relative_to(ROOT / "rig").with_suffix("")
+        me = _stage_of(".".join(("feltlab", "rig", *rel.parts)).removesuffix(".__init__"))
+        if me == "top":
+            continue
+        assert me is not None
+        for name in _runtime_imports(path):
+            target = _stage_of(name)
+            if target is not None and target != "top" and target not in RIG_ALLOWED[me]:
+                wrong.append(f"rig/{rel}.py ({me}) imports {name} ({target})")
+            elif target == "top":
+                wrong.append(f"rig/{rel}.py ({me}) imports {name} (the top)")
+    assert not wrong, f"imports against the rig's arrows in docs/design.md: {sorted(wrong)}"

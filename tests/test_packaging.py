@@ -31,9 +31,10 @@ SUBPACKAGES = (
     "feltlab.rig.protocol",
     "feltlab.rig.devices",
     "feltlab.rig.clients",
-    "feltlab.rig.certify",
-    "feltlab.rig.live",
-    "feltlab.rig.explore",
+    "feltlab.rig.certify.campaign",
+    "feltlab.rig.live.observer",
+    "feltlab.rig.explore.runner",
+    "feltlab.rig.kinds",
     "feltlab.native",
     "feltlab.native._core",
 )

@@ -24,20 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from feltlab.errors import FeltlabError
-from feltlab.rig.certify.analyze import (
-    Analysis,
-    analyze_batch,
-    analyze_continuous,
-    analyze_jackpot,
-    guard,
-)
+from feltlab.rig.certify.analyze import Analysis, guard
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.collect import (
     CampaignOptions,
     Collected,
     _collect_batch,
-    _collect_continuous,
-    _collect_jackpot,
     _open,
     _wait_heartbeats,
     calibrate_after,
@@ -54,10 +46,8 @@ from feltlab.rig.certify.faults import (
     shoes_needed,
 )
 from feltlab.rig.certify.profile import (
-    BUNDLED,
     EXIT_CODES,
     REDACTED,
-    SIZE_KEY,
     CampaignError,
     Profile,
     Progress,
@@ -92,10 +82,15 @@ from feltlab.rig.errors import (
     LimitExceeded,
     RigError,
 )
+from feltlab.rig.kinds import FieldView
 from feltlab.seeds import U64_MAX
 from feltlab.seeds import part_seed as part_seed  # the device seed of a part, re-exported
 
 log = logging.getLogger(__name__)
+
+BUNDLED = FieldView("profile")
+"""The default profile of each registered device kind: a live view of the registry
+(:attr:`feltlab.rig.kinds.DeviceKind.profile`)."""
 
 
 def collect_part(
@@ -125,7 +120,7 @@ def collect_part(
             progress = live.progress(progress)
         hb = client.wait_online(float(opts.profile.campaign.get("online_timeout", 3.0)))
         result.online = {k: int(v) for k, v in hb.signals.items()}
-        kind = opts.profile.kind
+        kind = opts.profile.device_kind
         plan = campaign_fault_plan(opts.profile, opts.faults)
         if plan is not None:
             done = [t["fault"] for t in read_trials(directory)]
@@ -134,12 +129,17 @@ def collect_part(
             runner = FaultRunner(
                 plan, client, want, directory, have=have, done=done, previous=previous
             )
-        if kind == "batch":
-            _collect_batch(opts, client, want, result, progress, stop, runner)
-        elif kind == "continuous":
-            _collect_continuous(opts, client, want, result, progress, stop)
-        else:
-            _collect_jackpot(opts, client, want, result, progress, stop, directory, part)
+        kind.collect(
+            opts,
+            client,
+            want,
+            result,
+            progress,
+            stop,
+            faults=runner,
+            directory=directory,
+            part=part,
+        )
         _wait_heartbeats(client, opts.profile.heartbeat_period, stop)
     except KeyboardInterrupt:
         result.aborted = True
@@ -211,11 +211,11 @@ def run_campaign(
         )
     else:
         campaign_fault_plan(opts.profile, opts.faults)  # bad plans and keys: before mkdir
-        if opts.profile.kind == "jackpot":
+        if opts.profile.device_kind.keyed:
             opts.profile.key()
         if opts.seed is not None and not 0 <= opts.seed <= U64_MAX:
             raise CampaignError(f"the seed must be in 0..{U64_MAX}, got {opts.seed}")
-        cmd = "jackpot-panel" if opts.profile.kind == "jackpot" else "shuffler"
+        cmd = opts.profile.device_kind.command
         _new_out_dir(
             out,
             "choose a new --out directory, or continue it with "
@@ -226,7 +226,8 @@ def run_campaign(
     alpha = float(opts.alpha if opts.alpha is not None else prof.campaign.get("alpha", 0.01))
     if not 0 < alpha < 1:
         raise CampaignError(f"alpha must be in (0, 1), got {alpha}")
-    size = int(opts.size if opts.size is not None else prof.campaign.get(SIZE_KEY[prof.kind], 100))
+    unit = prof.device_kind.unit
+    size = int(opts.size if opts.size is not None else prof.campaign.get(unit, 100))
     if size < 2:
         raise CampaignError(f"the sample size must be at least 2, got {size}")
     state = {
@@ -250,7 +251,7 @@ def run_campaign(
             f"{shoes_needed(len(plan.faults))} shoes; give --shoes "
             f"{shoes_needed(len(plan.faults))} or fewer faults"
         )
-    if prof.kind == "jackpot":
+    if prof.device_kind.keyed:
         prof.key()  # so does a missing or bad key
     recovered: list[str] = []
     if resume:
@@ -346,12 +347,9 @@ def analyze_campaign(
             errors=[f"no heartbeat from a device at 0x{prof.base:03X} in the capture"], host=host
         )
         return a, data
-    if prof.kind == "batch":
-        a = analyze_batch(data, prof, alpha=alpha, seed=seed, progress=prog, host=host)
-    elif prof.kind == "continuous":
-        a = analyze_continuous(data, prof, alpha=alpha, seed=seed, progress=prog, host=host)
-    else:
-        a = analyze_jackpot(data, prof, alpha=alpha, directory=directory, progress=prog, host=host)
+    a = prof.device_kind.analyze(
+        data, prof, alpha=alpha, seed=seed, directory=directory, progress=prog, host=host
+    )
     a.detail["frames"] = data.frames
     a.detail["parts"] = data.parts
     if trials:
@@ -500,7 +498,7 @@ def analyze_path(
         collection.update(
             missing_count=max(0, size - have), complete=not incomplete, aborted=incomplete
         )
-        what = SIZE_KEY[prof.kind]
+        what = prof.device_kind.unit
         analysis.measurements.append(
             _missing_measurement(
                 prof.kind,
@@ -513,7 +511,7 @@ def analyze_path(
             analysis.errors.append(
                 f"collection incomplete: {have} of the {size} {what} planned "
                 f"(campaign.json) are in the capture; continue it with feltlab certify "
-                f"{'jackpot-panel' if prof.kind == 'jackpot' else 'shuffler'} --resume {directory}"
+                f"{prof.device_kind.command} --resume {directory}"
             )
     verdict = Verdict.ABORTED if incomplete else analysis.verdict()
     record = build_record(
@@ -536,7 +534,6 @@ __all__ = [
     "BUNDLED",
     "EXIT_CODES",
     "REDACTED",
-    "SIZE_KEY",
     "Analysis",
     "CampaignError",
     "CampaignOptions",

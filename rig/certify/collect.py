@@ -129,10 +129,10 @@ def _open(
 ) -> tuple[Any, Any, str]:
     """Start the simulated device (if any) and the client on ``clock``; returns (device,
     client, spec)."""
-    from feltlab.rig.clients import CLIENT_KINDS
     from feltlab.rig.devices import make_device
 
     prof = opts.profile
+    kind = prof.device_kind
     spec = opts.bus
     if spec is None:
         rate = prof.device.get("bitrate")
@@ -140,7 +140,7 @@ def _open(
         if rate:
             spec += f",bitrate={int(rate)}"
     dev = None
-    key = prof.key() if prof.kind == "jackpot" else None
+    key = prof.key() if kind.keyed else None
     last_fv = freshness_store(prof).last(key) if key is not None else 0
     if opts.simulated:
         dev_opts = prof.device_options(simulated=True)
@@ -148,7 +148,7 @@ def _open(
         if key is not None:  # the simulated panel's non-volatile draw count
             extra["draws"] = last_fv
         if opts.model is not None:
-            if prof.kind != "batch":
+            if not kind.models:
                 raise CampaignError(f"--model applies to batch shufflers, not {prof.kind}")
             extra["model"] = opts.model
         dev = make_device(prof.kind, spec, dev_opts, clock=clock, **extra).start()
@@ -159,7 +159,7 @@ def _open(
         starts[part] = last_fv
         (capture.parent / FRESHNESS_STARTS).write_text(json.dumps(starts, sort_keys=True))
     try:
-        client = CLIENT_KINDS[prof.kind](
+        client = kind.client(
             spec,
             base=prof.base,
             timeout=float(prof.campaign.get("timeout", 0.5)),
@@ -195,7 +195,7 @@ def campaign_fault_plan(prof: Profile, override: str | None) -> FaultPlan | None
         plan = fault_plan(prof.raw.get("faults"), override)
     except ValueError as exc:
         raise CampaignError(str(exc)) from exc
-    if plan is not None and prof.kind != "batch":
+    if plan is not None and not prof.device_kind.fault_campaigns:
         raise CampaignError(
             f"fault campaigns drive batch shufflers in this version, not {prof.kind} devices "
             "(a jackpot panel's campaign injects its own faults: inject_faults)"

@@ -18,19 +18,18 @@ from feltlab.rig.errors import (
     ProfileError,
     RigError,
 )
+from feltlab.rig.kinds import DeviceKind, UnknownDeviceKind, get_kind
+from feltlab.rig.kinds import names as kind_names
 from feltlab.rig.protocol.secoc import DeviceKey, load_key
 
 log = logging.getLogger("feltlab.rig.certify")  # the campaign's logger, as before the split
 
 PROFILE_DIR = Path(__file__).with_name("profiles")
-BUNDLED = {"batch": "batch6", "continuous": "continuous", "jackpot": "jackpot"}
-"""The bundled default profile of each device kind (``rig/certify/profiles/<name>.toml``)."""
+"""The bundled profiles (``rig/certify/profiles/<name>.toml``); each device kind names its
+default (:attr:`feltlab.rig.kinds.DeviceKind.profile`)."""
 
 EXIT_CODES = {Verdict.PASS: 0, Verdict.FAIL: 1, Verdict.INCONCLUSIVE: 3}
 """Exit code of a verdict; anything else (ERROR, ABORTED) is 2."""
-
-
-SIZE_KEY = {"batch": "shoes", "continuous": "deals", "jackpot": "draws"}
 
 
 class CampaignError(RigError):
@@ -71,10 +70,13 @@ class Profile:
     path: str | None = None
 
     @property
-    def base(self) -> int:
-        from feltlab.rig.protocol.codec import DEFAULT_BASE
+    def device_kind(self) -> DeviceKind:
+        """The profile's device kind, from the registry (:mod:`feltlab.rig.kinds`)."""
+        return get_kind(self.kind)
 
-        return int(self.device.get("base", DEFAULT_BASE[self.kind]))
+    @property
+    def base(self) -> int:
+        return int(self.device.get("base", self.device_kind.base))
 
     @property
     def heartbeat_period(self) -> float:
@@ -125,7 +127,7 @@ class Profile:
         opts = {k: v for k, v in self.device.items() if k not in skip}
         if simulated:
             opts.update(self.simulation)
-        if self.kind == "jackpot":
+        if self.device_kind.keyed:
             key = self.key()
             if key is not None:
                 opts["key"] = key
@@ -178,9 +180,9 @@ def profile_from_dict(data: dict[str, Any], path: str | None = None) -> Profile:
     if not isinstance(dev, dict):
         raise CampaignError(f"{where}: needs a [device] table (see docs/certification.md)")
     kind = dev.get("kind")
-    if kind not in BUNDLED:
+    if kind not in kind_names():
         raise CampaignError(
-            f"{where}: [device] kind must be one of {', '.join(BUNDLED)}, got {kind!r}"
+            f"{where}: [device] kind must be one of {', '.join(kind_names())}, got {kind!r}"
         )
     for table in ("campaign", "simulation", "faults"):
         if table in data and not isinstance(data[table], dict):
@@ -211,12 +213,16 @@ def profile_from_dict(data: dict[str, Any], path: str | None = None) -> Profile:
 
 def load_profile(ref: str | Path | None, kind: str = "batch") -> Profile:
     """The profile at path ``ref``, or the bundled profile named ``ref`` (``batch6``,
-    ``continuous``, ``jackpot``), or (``ref`` None) the bundled default of ``kind``.
+    ``continuous``, ``jackpot``), or (``ref`` None) the default profile of device ``kind``
+    (:attr:`feltlab.rig.kinds.DeviceKind.profile`).
 
     Raises :class:`CampaignError` for a missing or malformed file.
     """
     if ref is None:
-        ref = BUNDLED[kind]
+        try:
+            ref = get_kind(kind).profile
+        except UnknownDeviceKind as exc:
+            raise CampaignError(str(exc)) from None
     p = Path(ref)
     if not p.exists() and (PROFILE_DIR / f"{ref}.toml").exists():
         p = PROFILE_DIR / f"{ref}.toml"

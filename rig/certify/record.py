@@ -25,9 +25,11 @@ from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.collect import Collected
 from feltlab.rig.certify.decode import CaptureData, read_campaign_capture
 from feltlab.rig.certify.measures import Measurement
-from feltlab.rig.certify.profile import BUNDLED, EXIT_CODES, SIZE_KEY, CampaignError, Profile
+from feltlab.rig.certify.profile import EXIT_CODES, CampaignError, Profile
 from feltlab.rig.certify.profile_check import MAX_PART_SAMPLES
 from feltlab.rig.certify.report import RECORD_VERSION, make_plots
+from feltlab.rig.kinds import by_heartbeat, get_kind
+from feltlab.rig.kinds import names as kind_names
 from feltlab.seeds import SEED_DERIVATION_VERSION, U64_MAX, part_seed
 
 log = logging.getLogger("feltlab.rig.certify")  # the campaign's logger, as before the split
@@ -137,7 +139,7 @@ def _is_int(v: Any, low: int, high: int) -> bool:
 
 _STATE_FIELDS: dict[str, tuple[str, Any]] = {
     "campaign_id": ("a string", lambda v: isinstance(v, str)),
-    "kind": (f"one of {', '.join(BUNDLED)}", lambda v: v in BUNDLED),
+    "kind": ("a registered device kind", lambda v: isinstance(v, str) and v in kind_names()),
     "profile": (
         "a table with the profile's data",
         lambda v: (
@@ -218,7 +220,7 @@ def _missing_measurement(
     the capture is counted in ``late``; its lateness is judged by the timing checks); ERROR
     when collection stopped early for another reason (``why``:
     interrupted, the bus or device gone, nothing collected); PASS at 0."""
-    unit = SIZE_KEY[kind]
+    unit = get_kind(kind).unit
     name = f"collection.{unit}_missing"
     if have is None:
         return Measurement(name, None, unit, None, 0.0, Verdict.ERROR, {"reason": why})
@@ -256,21 +258,15 @@ def _collection(size: int, have: int | None, collected: Collected | None) -> dic
     }
 
 
-KIND_LABELS = {1: "batch shuffler", 2: "continuous shuffler", 3: "jackpot prize panel"}
-"""What a device calls itself in its heartbeat (``Kind``)."""
-
-
 def device_name(prof: Profile, state: dict[str, Any], heartbeat_kind: int | None = None) -> str:
     """The device under test, for titles and records: the simulated device and its model,
     or the device that answered on the bus (its heartbeat's kind, its base id, the bus)."""
     simulated = state.get("bus") is None or state.get("model") is not None
     if simulated:
-        if prof.kind != "batch":
-            return prof.name
         model = state.get("model") or prof.simulation.get("model") or "fisher-yates"
-        decks = prof.device.get("decks", 6)
-        return f"feltlab simulated {decks}-deck batch shuffler (ChaCha20, model {model})"
-    label = KIND_LABELS.get(heartbeat_kind or 0)
+        return prof.device_kind.simulated_name(prof, str(model))
+    heard_kind = by_heartbeat(heartbeat_kind)  # what the device calls itself (``Kind``)
+    label = heard_kind.label if heard_kind is not None else None
     who = (
         label
         if label
@@ -318,9 +314,10 @@ def build_record(
             "name": device_name(prof, state, heartbeat_kind),
             "profile_name": prof.name,
             "kind": prof.kind,
+            "label": prof.device_kind.label,
             "base": f"0x{prof.base:03X}",
             "simulated": simulated,
-            "model": model if simulated and prof.kind == "batch" else None,
+            "model": model if simulated and prof.device_kind.models else None,
             "bus": state.get("bus") or "in-process virtual bus",
             "heartbeat": collected.online if collected else {},
             "key_id": prof.key_id,
@@ -425,14 +422,11 @@ def _refuse_complete(out: Path, prof: Profile, size: int) -> None:
     have = _count_samples(read_campaign_capture(parts, prof.base), prof.kind) if parts else 0
     if have >= size:
         raise CampaignError(
-            f"campaign complete ({have} of {size} {SIZE_KEY[prof.kind]} collected); "
+            f"campaign complete ({have} of {size} {prof.device_kind.unit} collected); "
             f"use feltlab analyze {out} to check it again"
         )
 
 
 def _count_samples(data: CaptureData, kind: str) -> int:
-    if kind == "batch":
-        return len(data.shoes)
-    if kind == "continuous":
-        return sum(1 for e in data.card_events if e[0] == "deal")
-    return len(data.prizes)
+    """The samples of device ``kind`` in a decoded capture (shoes, deals, draws, ...)."""
+    return get_kind(kind).count(data)

@@ -34,14 +34,7 @@ from feltlab.rig.protocol.codec import (
 log = logging.getLogger(__name__)
 
 
-CLIENT_KINDS: dict[str, type[DeviceClient]] = {
-    "batch": BatchShufflerClient,
-    "continuous": ContinuousShufflerClient,
-    "jackpot": JackpotPanelClient,
-}
-
 __all__ = [
-    "CLIENT_KINDS",
     "BatchShufflerClient",
     "CanJackpotPanel",
     "Collection",

@@ -27,8 +27,8 @@ from feltlab.rig.errors import (
     ProtocolError,
     RigError,
 )
+from feltlab.rig.kinds import get_kind
 from feltlab.rig.protocol.codec import (
-    DEFAULT_BASE,
     EXT_SHIFT,
     PAYLOAD_RID_OFFSET,
     PROTOCOL_MAJOR,
@@ -41,6 +41,7 @@ from feltlab.rig.protocol.codec import (
     Opcode,
     Result,
 )
+from feltlab.rig.protocol.inject import FAULTS
 
 log = logging.getLogger("feltlab.rig.clients")
 
@@ -81,7 +82,7 @@ class DeviceClient:
     ) -> None:
         if timeout <= 0 or retries < 0:
             raise ValueError("timeout must be > 0 seconds and retries >= 0")
-        self.codec = Codec(base if base is not None else DEFAULT_BASE[self.kind_name])
+        self.codec = Codec(base if base is not None else get_kind(self.kind_name).base)
         self.base = self.codec.base
         self.timeout = timeout
         self.retries = retries
@@ -476,9 +477,7 @@ class DeviceClient:
 
     def inject_fault(self, fault: str, value: int = 0) -> None:
         """Ask a simulated device in test mode to inject ``fault`` (see
-        :data:`feltlab.rig.devices.FAULTS`)."""
-        from feltlab.rig.devices import FAULTS
-
+        :data:`feltlab.rig.protocol.inject.FAULTS`)."""
         self.request(Opcode.INJECT_FAULT, FAULTS[fault], value)
         self.injected_fault = None if fault == "clear" else fault
 

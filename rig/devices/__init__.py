@@ -23,24 +23,24 @@ import can
 
 from feltlab.rig.bus.transport import BusSpec
 from feltlab.rig.devices.base import DEFAULT_PRIZE_TABLE as DEFAULT_PRIZE_TABLE
-from feltlab.rig.devices.base import FAULT_NAMES as FAULT_NAMES
-from feltlab.rig.devices.base import FAULTS as FAULTS
 from feltlab.rig.devices.base import SimDevice as SimDevice
 from feltlab.rig.devices.base import Timing as Timing
 from feltlab.rig.devices.panel import JackpotPanel as JackpotPanel
 from feltlab.rig.devices.shufflers import BatchShuffler as BatchShuffler
 from feltlab.rig.devices.shufflers import ContinuousShuffler as ContinuousShuffler
 from feltlab.rig.errors import ProfileError, RigError
+from feltlab.rig.kinds import FieldView, get_kind
+from feltlab.rig.protocol.inject import FAULT_NAMES as FAULT_NAMES
+from feltlab.rig.protocol.inject import FAULTS as FAULTS
 from feltlab.rig.protocol.secoc import load_key
 
 log = logging.getLogger(__name__)
 
 
-DEVICE_KINDS: dict[str, type[SimDevice]] = {
-    "batch": BatchShuffler,
-    "continuous": ContinuousShuffler,
-    "jackpot": JackpotPanel,
-}
+DEVICE_KINDS = FieldView("simulator")
+"""The simulator class of each registered device kind: a live view of the registry
+(:mod:`feltlab.rig.kinds`), never a second table; setting an item replaces that kind's
+simulator in the registry (tests swap one in with ``monkeypatch.setitem``)."""
 
 
 def make_device(
@@ -56,9 +56,8 @@ def make_device(
     :class:`~feltlab.rig.errors.ProfileError` for a value of the wrong type or out of range
     (:class:`~feltlab.rig.errors.DeviceKeyError` for a bad key).
     """
-    cls = DEVICE_KINDS.get(kind)
-    if cls is None:
-        raise RigError(f"unknown device kind {kind!r}; choose one of {', '.join(DEVICE_KINDS)}")
+    dk = get_kind(kind)  # UnknownDeviceKind (a RigError) names the known kinds
+    cls = dk.simulator
     opts: dict[str, Any] = dict(profile or {})
     opts.update({k: v for k, v in kw.items() if v is not None})
     timing_keys = {
@@ -75,7 +74,7 @@ def make_device(
         )
         if "prize_table" in opts:
             opts["prize_table"] = [tuple(r) for r in opts["prize_table"]]
-        if kind == "jackpot":
+        if dk.keyed:
             key = load_key(opts)
             for name in ("key", "key_file", "key_id"):
                 opts.pop(name, None)
@@ -91,18 +90,15 @@ def make_device(
             "protocol_major",
             "clock",
         }
-        allowed |= {
-            "batch": {"decks", "model", "reports_decks", "penetration"},
-            "continuous": {"decks", "slots"},
-            "jackpot": {"prize_table", "key", "draws"},
-        }[kind]
+        allowed |= dk.device_keys
         unknown = set(opts) - allowed
         if unknown:
             raise RigError(
                 f"unknown profile key(s) for a {kind} device: {', '.join(sorted(unknown))}; "
                 f"allowed: {', '.join(sorted(allowed | timing_keys))}"
             )
-        return cls(bus, timing=timing, **opts)
+        device: SimDevice = cls(bus, timing=timing, **opts)
+        return device
     except RigError:
         raise
     except (TypeError, ValueError, OverflowError, KeyError) as exc:

@@ -20,8 +20,8 @@ from feltlab import native
 from feltlab.rig.bus.transport import BusSpec, IsoTpChannel, Node
 from feltlab.rig.clock import Clock, RealClock, ScheduledCall
 from feltlab.rig.errors import RigError
+from feltlab.rig.kinds import get_kind
 from feltlab.rig.protocol.codec import (
-    DEFAULT_BASE,
     PROTOCOL_MAJOR,
     PROTOCOL_MINOR,
     AuditEntry,
@@ -36,26 +36,10 @@ from feltlab.rig.protocol.codec import (
     Severity,
     State,
 )
+from feltlab.rig.protocol.inject import FAULT_NAMES as FAULT_NAMES
+from feltlab.rig.protocol.inject import FAULTS as FAULTS
 
 log = logging.getLogger("feltlab.rig.devices")
-
-#: injectable faults: name -> number used by the INJECT_FAULT command (Arg8).
-FAULTS: dict[str, int] = {
-    "stop_heartbeats": 1,
-    "silence_mid_transfer": 2,
-    "corrupt_frame": 3,
-    "jump_counter": 4,
-    "reboot": 5,
-    "jam": 6,
-    "drop_result": 7,
-    "button": 8,
-    "display": 9,
-    "forge_result": 10,
-    "replay_result": 11,
-    "reorder_results": 12,
-    "clear": 15,
-}
-FAULT_NAMES = {v: k for k, v in FAULTS.items()}
 
 #: a Madness 21 style prize table: (prize in cents, weight).
 DEFAULT_PRIZE_TABLE: tuple[tuple[int, int], ...] = (
@@ -92,9 +76,10 @@ class SimDevice(ABC):
     """Base of the simulated devices.
 
     ``bus``: spec string, :class:`BusSpec` or an open python-can bus.  ``base``: arbitration
-    id base (multiple of 0x10; default per kind: batch 0x100, continuous 0x200, jackpot
-    0x300).  ``seed``: ChaCha20 key (int) or None for fresh entropy.  ``bitrate`` (bit/s)
-    paces the device's frames; ``test_mode`` enables the PRESS and INJECT_FAULT commands.
+    id base (multiple of 0x10; default: its kind's, :attr:`feltlab.rig.kinds.DeviceKind.base`:
+    batch 0x100, continuous 0x200, jackpot 0x300).  ``seed``: ChaCha20 key (int) or None for
+    fresh entropy.  ``bitrate`` (bit/s) paces the device's frames; ``test_mode`` enables the
+    PRESS and INJECT_FAULT commands.
     ``clock``: the clock that drives the device (default: a real clock of its own).
     """
 
@@ -119,7 +104,7 @@ class SimDevice(ABC):
     ) -> None:
         self._own_clock = clock is None
         self.clock: Clock = clock if clock is not None else RealClock(f"sim-{self.kind_name}")
-        self.codec = Codec(base if base is not None else DEFAULT_BASE[self.kind_name])
+        self.codec = Codec(base if base is not None else get_kind(self.kind_name).base)
         self.base = self.codec.base
         self.timing = timing or Timing()
         self.rng = native.ChaCha20(seed)

@@ -11,10 +11,11 @@ from typing import Any
 
 import can
 
-from feltlab.rig.bus.chaos import GroundTruth
-from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.campaign import verdict_summary
+from feltlab.rig.devices.misbehaving import GroundTruth
 from feltlab.rig.explore.scenarios import ALPHA, CALIBRATION_P, KNOWN, STATISTICAL, Scenario
+from feltlab.rig.kinds import get_kind
+from feltlab.rig.kinds import names as kind_names
 
 
 @dataclass
@@ -115,7 +116,7 @@ def check_campaign(
         violate("verdict", f"verdict {verdict} (the campaign was not interrupted)")
     # counted: collected + missing = planned, said by the collection measurement
     col = rec["collection"]
-    unit = certify.SIZE_KEY[sc.kind]
+    unit = get_kind(sc.kind).unit
     meas = {m["name"]: m for m in rec["measurements"]}
     miss = meas.get(f"collection.{unit}_missing")
     if col["requested"] != sc.size:
@@ -142,8 +143,9 @@ def check_campaign(
     if counted is not None and counted != frames:
         violate("capture", f"LogReader reads {frames} frames, the record counts {counted}")
     # genuine: the shoes analysed are the device's
-    if sc.kind == "batch":
-        _check_genuine(rec, truth, directory, violate)
+    check_truth = get_kind(sc.kind).check_truth
+    if check_truth is not None:
+        check_truth(rec, truth, directory, violate)
     # faults: every requested fault is in the fault table
     if sc.faults:
         got = {f["fault"] for f in rec.get("faults", [])}
@@ -202,7 +204,7 @@ def calibration(outcomes: list[Outcome]) -> list[tuple[str, str]]:
     from scipy import stats
 
     out = []
-    for kind in ("batch", "continuous", "jackpot"):
+    for kind in kind_names():
         fair = [o for o in outcomes if o.fair and o.scenario.kind == kind]
         k = sum(o.fair_statistical_fail for o in fair)
         if not fair:

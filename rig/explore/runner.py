@@ -17,7 +17,7 @@ What a campaign draws (:func:`draw_scenario`):
   on the device's ids: :class:`feltlab.rig.bus.chaos.WireChaos`); ``misbehave`` (absurd
   shuffle durations announced in the acknowledgement, a shoe re-sent with different content,
   repeated and late replies, spontaneous reboots, replayed jackpot results:
-  :func:`feltlab.rig.bus.chaos.misbehaving_device`).
+  :func:`feltlab.rig.devices.misbehaving.misbehaving_device`).
 
 Invariants (:func:`check_campaign`; each violation names one):
 
@@ -72,12 +72,12 @@ from pathlib import Path
 from typing import Any
 
 from feltlab.errors import FeltlabError
-from feltlab.rig import devices
-from feltlab.rig.bus.chaos import ChaosPlan, WireChaos, misbehaving_device
-from feltlab.rig.bus.chaos import GroundTruth as GroundTruth  # re-exported: tests replace it
+from feltlab.rig.bus.chaos import ChaosPlan, WireChaos
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.campaign import CampaignOptions, Profile, quick_profile
 from feltlab.rig.clock import SimClock, SimulationStall
+from feltlab.rig.devices.misbehaving import GroundTruth as GroundTruth  # tests replace it
+from feltlab.rig.devices.misbehaving import misbehaving_device
 from feltlab.rig.explore.checks import Outcome as Outcome
 from feltlab.rig.explore.checks import _split_known
 from feltlab.rig.explore.checks import calibration as calibration
@@ -87,6 +87,7 @@ from feltlab.rig.explore.scenarios import KEY_HEX
 from feltlab.rig.explore.scenarios import KNOWN as KNOWN
 from feltlab.rig.explore.scenarios import Scenario as Scenario
 from feltlab.rig.explore.scenarios import draw_scenario as draw_scenario
+from feltlab.rig.kinds import get_kind, register_kind
 
 log = logging.getLogger(__name__)
 
@@ -186,20 +187,21 @@ def _quiet_feltlab(tap: _LogTap) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _patched(kind: str, device_cls: type[Any]) -> Iterator[None]:
-    """The campaign's device class in ``devices.DEVICE_KINDS`` and no report plots, for
-    the duration of one campaign (the explorer is single-threaded)."""
+    """The campaign's device class as the simulator of its kind in the registry
+    (:mod:`feltlab.rig.kinds`) and no report plots, for the duration of one campaign (the
+    explorer is single-threaded)."""
     import jinja2
 
-    saved_cls = devices.DEVICE_KINDS[kind]
+    saved_kind = get_kind(kind)
     saved_plots = certify._plots
     saved_compile = jinja2.Environment.from_string
-    devices.DEVICE_KINDS[kind] = device_cls
+    register_kind(replace(saved_kind, simulator=device_cls), replace_existing=True)
     certify._plots = lambda analysis: []
     jinja2.Environment.from_string = _cached_template  # type: ignore[method-assign,assignment]
     try:
         yield
     finally:
-        devices.DEVICE_KINDS[kind] = saved_cls
+        register_kind(saved_kind, replace_existing=True)
         certify._plots = saved_plots
         jinja2.Environment.from_string = saved_compile  # type: ignore[method-assign]
 

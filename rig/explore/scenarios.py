@@ -8,9 +8,11 @@ import random
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from feltlab.rig.bus.chaos import ChaosPlan, Misbehaviour
+from feltlab.rig.bus.chaos import ChaosPlan
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.faults import ALL_FAULTS
+from feltlab.rig.devices.misbehaving import Misbehaviour
+from feltlab.rig.kinds import kinds
 
 ALPHA = 0.01
 """The significance level of every explored campaign (the profiles' default)."""
@@ -132,7 +134,9 @@ def draw_scenario(seed: int, index: int, *, shoes_max: int = 64) -> Scenario:
     """The scenario of campaign ``index`` of run ``seed`` (see the module doc).
     ``shoes_max`` (>= 5) caps a batch campaign's shoes."""
     r = campaign_rng(seed, index)
-    kind = r.choices(("batch", "continuous", "jackpot"), (0.6, 0.15, 0.25))[0]
+    explored = [k for k in kinds() if k.draw_scenario is not None and k.explore_weight > 0]
+    dk = r.choices(explored, [k.explore_weight for k in explored])[0]
+    kind = dk.name
     cseed = r.getrandbits(62)
     base = {
         "seed": seed,
@@ -142,11 +146,9 @@ def draw_scenario(seed: int, index: int, *, shoes_max: int = 64) -> Scenario:
         "shoes_max": shoes_max,
     }
     small = min(shoes_max, 12)
-    if kind == "batch":
-        return _draw_batch(r, base, shoes_max, small)
-    if kind == "continuous":
-        return _draw_continuous(r, base)
-    return _draw_jackpot(r, base)
+    assert dk.draw_scenario is not None
+    scenario: Scenario = dk.draw_scenario(r, base, shoes_max, small)
+    return scenario
 
 
 def _chaos(r: random.Random, ids: tuple[int, ...]) -> tuple[ChaosPlan, int]:

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from feltlab.rig.live.offline import snapshot_from_directory as snapshot_from_directory
-from feltlab.rig.live.state import MAX_EVENTS, UNITS, _fault_name, _json_safe
+from feltlab.rig.live.state import MAX_EVENTS, _fault_name, _json_safe, unit_of
 from feltlab.rig.live.state import SCHEMA as SCHEMA
 from feltlab.rig.live.state import VERDICTS as VERDICTS
 from feltlab.rig.live.state import LatencyTracker as LatencyTracker
@@ -108,7 +108,7 @@ class CampaignObserver:
                 "profile": (state.get("profile") or {}).get("path"),
                 "seed": state.get("seed"),
                 "size": state.get("size"),
-                "unit": UNITS.get(kind, "samples"),
+                "unit": unit_of(kind),
                 "clock": clock["mode"],
                 "clock_description": clock["description"],
                 "directory": str(directory),

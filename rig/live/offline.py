@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from feltlab.rig.live.state import UNITS, _json_safe, apply_record, empty_snapshot, histogram
+from feltlab.rig.live.state import _json_safe, apply_record, empty_snapshot, histogram, unit_of
 
 
 def snapshot_from_directory(directory: Path) -> dict[str, Any]:
@@ -18,9 +18,10 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
     """
     import json
 
-    from feltlab.rig.certify.campaign import SIZE_KEY, clock_record, profile_from_dict
+    from feltlab.rig.certify.campaign import clock_record, profile_from_dict
     from feltlab.rig.certify.decode import read_campaign_capture
     from feltlab.rig.errors import RigError
+    from feltlab.rig.kinds import kinds
 
     state_path = directory / "campaign.json"
     record_path = directory / "record.json"
@@ -49,7 +50,7 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
         "profile": (state.get("profile") or {}).get("path"),
         "seed": state.get("seed"),
         "size": state.get("size"),
-        "unit": UNITS.get(kind, "samples"),
+        "unit": unit_of(kind),
         "clock": clock.get("mode"),
         "clock_description": clock.get("description"),
         "directory": str(directory),
@@ -72,10 +73,11 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
         snap["state"] = "interrupted"
         snap["phase"] = "interrupted: no record was written"
         snap["samples"]["missing"] = None if size is None else max(0, int(size) - have)
+        dk = next((k for k in kinds() if k.name == kind), None)
         snap["errors"].append(
             f"no record: the campaign was interrupted with {have} of {size} "
-            f"{SIZE_KEY.get(kind, 'samples')} in the capture; continue it with feltlab "
-            f"certify {'jackpot-panel' if kind == 'jackpot' else 'shuffler'} --resume {directory}"
+            f"{unit_of(kind)} in the capture; continue it with feltlab "
+            f"certify {dk.command if dk else 'shuffler'} --resume {directory}"
         )
     return _json_safe(snap)  # type: ignore[no-any-return]
 

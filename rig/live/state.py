@@ -18,11 +18,23 @@ import numpy as np
 log = logging.getLogger("feltlab.rig.live")
 
 SCHEMA = 1
-UNITS = {"batch": "shoes", "continuous": "deals", "jackpot": "draws"}
 #: the verdict strings a record can carry (issue 13's per-check verdicts included)
 VERDICTS = ("PASS", "FAIL", "ERROR", "INCONCLUSIVE", "ABORTED")
 MAX_EVENTS = 200
 MAX_SAMPLES = 200_000
+
+
+def unit_of(kind: str) -> str:
+    """What a sample of device ``kind`` is called (``shoes``; the registry's
+    :attr:`~feltlab.rig.kinds.DeviceKind.unit`), ``samples`` for an unknown kind."""
+    from feltlab.rig.kinds import UnknownDeviceKind, get_kind
+
+    try:
+        return get_kind(kind).unit
+    except UnknownDeviceKind:
+        return "samples"
+
+
 HIST_BINS = 24
 #: standard CAN 2.0A frame bits before stuffing: SOF, 11-bit id, RTR, IDE, r0, DLC (4),
 #: CRC (15) and its delimiter, ACK slot and delimiter, EOF (7), intermission (3)

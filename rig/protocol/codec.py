@@ -40,8 +40,6 @@ UNKNOWN_DECK = 0xFF
 EXT_SHIFT = 18
 EXT_TAG_MASK = (1 << EXT_SHIFT) - 1
 
-DEFAULT_BASE = {"batch": 0x100, "continuous": 0x200, "jackpot": 0x300}
-
 
 class State(enum.IntEnum):
     BOOT = 0

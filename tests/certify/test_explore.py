@@ -11,10 +11,11 @@ import can
 import pytest
 from click.testing import CliRunner
 
-from feltlab.rig.bus.chaos import ChaosPlan, Misbehaviour, WireChaos
+from feltlab.rig.bus.chaos import ChaosPlan, WireChaos
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.clock import SimClock, SimulationStall
+from feltlab.rig.devices.misbehaving import Misbehaviour
 from feltlab.rig.explore import runner as explore
 from feltlab.rig.explore.cli import explore_command
 

@@ -1,0 +1,110 @@
+"""The batch shuffler kind (docs/certification.md, "Batch shufflers"): a whole shoe per
+SHUFFLE, read over ISO-TP; the randomness battery, timings and fault campaigns.
+
+The certify and explore stages are imported when a campaign or the explorer calls them, so a
+simulated device or a client alone imports neither."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from feltlab.rig.clients.shufflers import BatchShufflerClient
+from feltlab.rig.devices.misbehaving import GroundTruth, batch_misbehaviour
+from feltlab.rig.devices.shufflers import BatchShuffler
+from feltlab.rig.kinds import DeviceKind, register_kind
+
+if TYPE_CHECKING:
+    from feltlab.rig.certify.analyze import Analysis
+    from feltlab.rig.certify.collect import CampaignOptions, Collected
+    from feltlab.rig.certify.decode import CaptureData
+    from feltlab.rig.certify.faults import FaultRunner
+    from feltlab.rig.certify.profile import Profile, Progress
+    from feltlab.rig.certify.uncertainty import HostUncertainty
+    from feltlab.rig.explore.scenarios import Scenario
+
+
+def collect(
+    opts: CampaignOptions,
+    client: Any,
+    want: int,
+    result: Collected,
+    progress: Progress,
+    stop: threading.Event,
+    *,
+    faults: FaultRunner | None,
+    directory: Path,
+    part: int,
+) -> None:
+    # through the campaign module, which re-exports it: a test replaces it there
+    from feltlab.rig.certify import campaign
+
+    campaign._collect_batch(opts, client, want, result, progress, stop, faults)
+
+
+def analyze(
+    data: CaptureData,
+    prof: Profile,
+    *,
+    alpha: float,
+    seed: int,
+    directory: Path | None,
+    progress: Progress,
+    host: HostUncertainty | None,
+) -> Analysis:
+    from feltlab.rig.certify.analyze import analyze_batch
+
+    return analyze_batch(data, prof, alpha=alpha, seed=seed, progress=progress, host=host)
+
+
+def count(data: CaptureData) -> int:
+    """The shoes in a capture."""
+    return len(data.shoes)
+
+
+def simulated_name(prof: Profile, model: str) -> str:
+    decks = prof.device.get("decks", 6)
+    return f"feltlab simulated {decks}-deck batch shuffler (ChaCha20, model {model})"
+
+
+def draw_scenario(r: random.Random, base: dict[str, Any], shoes_max: int, small: int) -> Scenario:
+    from feltlab.rig.explore.scenarios import _draw_batch
+
+    return _draw_batch(r, base, shoes_max, small)
+
+
+def check_truth(
+    rec: dict[str, Any], truth: GroundTruth, directory: Path, violate: Callable[[str, str], None]
+) -> None:
+    """The explorer's ``genuine`` invariant: the shoes analysed are the device's."""
+    from feltlab.rig.explore.checks import _check_genuine
+
+    _check_genuine(rec, truth, directory, violate)
+
+
+BATCH = register_kind(
+    DeviceKind(
+        name="batch",
+        label="batch shuffler",
+        simulator=BatchShuffler,
+        client=BatchShufflerClient,
+        base=0x100,
+        profile="batch6",
+        unit="shoes",
+        command="shuffler",
+        collect=collect,
+        analyze=analyze,
+        count=count,
+        device_keys=frozenset({"decks", "model", "reports_decks", "penetration"}),
+        models=True,
+        fault_campaigns=True,
+        simulated_name=simulated_name,
+        misbehave=batch_misbehaviour,
+        explore_weight=0.6,
+        draw_scenario=draw_scenario,
+        check_truth=check_truth,
+    )
+)

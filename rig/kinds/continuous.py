@@ -1,0 +1,90 @@
+"""The continuous shuffler kind (docs/certification.md, "Continuous shufflers"): one card per
+DEAL, returned by INSERT; the return-gap test and the card latency.
+
+The certify and explore stages are imported when a campaign or the explorer calls them, so a
+simulated device or a client alone imports neither."""
+
+from __future__ import annotations
+
+import random
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from feltlab.rig.clients.shufflers import ContinuousShufflerClient
+from feltlab.rig.devices.misbehaving import continuous_misbehaviour
+from feltlab.rig.devices.shufflers import ContinuousShuffler
+from feltlab.rig.kinds import DeviceKind, register_kind
+
+if TYPE_CHECKING:
+    from feltlab.rig.certify.analyze import Analysis
+    from feltlab.rig.certify.collect import CampaignOptions, Collected
+    from feltlab.rig.certify.decode import CaptureData
+    from feltlab.rig.certify.faults import FaultRunner
+    from feltlab.rig.certify.profile import Profile, Progress
+    from feltlab.rig.certify.uncertainty import HostUncertainty
+    from feltlab.rig.explore.scenarios import Scenario
+
+
+def collect(
+    opts: CampaignOptions,
+    client: Any,
+    want: int,
+    result: Collected,
+    progress: Progress,
+    stop: threading.Event,
+    *,
+    faults: FaultRunner | None,
+    directory: Path,
+    part: int,
+) -> None:
+    from feltlab.rig.certify.collect import _collect_continuous
+
+    _collect_continuous(opts, client, want, result, progress, stop)
+
+
+def analyze(
+    data: CaptureData,
+    prof: Profile,
+    *,
+    alpha: float,
+    seed: int,
+    directory: Path | None,
+    progress: Progress,
+    host: HostUncertainty | None,
+) -> Analysis:
+    from feltlab.rig.certify.analyze import analyze_continuous
+
+    return analyze_continuous(data, prof, alpha=alpha, seed=seed, progress=progress, host=host)
+
+
+def count(data: CaptureData) -> int:
+    """The deals in a capture."""
+    return sum(1 for e in data.card_events if e[0] == "deal")
+
+
+def draw_scenario(r: random.Random, base: dict[str, Any], shoes_max: int, small: int) -> Scenario:
+    from feltlab.rig.explore.scenarios import _draw_continuous
+
+    return _draw_continuous(r, base)
+
+
+CONTINUOUS = register_kind(
+    DeviceKind(
+        name="continuous",
+        label="continuous shuffler",
+        simulator=ContinuousShuffler,
+        client=ContinuousShufflerClient,
+        base=0x200,
+        profile="continuous",
+        unit="deals",
+        command="shuffler",
+        collect=collect,
+        analyze=analyze,
+        count=count,
+        device_keys=frozenset({"decks", "slots"}),
+        misbehave=continuous_misbehaviour,
+        explore_weight=0.15,
+        draw_scenario=draw_scenario,
+    )
+)
