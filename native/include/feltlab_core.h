@@ -294,6 +294,15 @@ fl_status fl_analyze(const fl_analyzer_rules *rules, fl_analysis *out);
 fl_status fl_dealer_probabilities(const uint32_t counts[10], unsigned up, unsigned h17,
                                   unsigned peek, double out[7]);
 
+/* ---------------------------------------------------------------- CAN bus timing */
+/* Bits a classic CAN data frame occupies on the wire (ISO 11898-1), interframe space
+ * included: SOF, identifier (11 bits, or 29 with SRR and IDE when `extended`), RTR, IDE/r0,
+ * DLC, the `n` data bytes and the CRC-15, with one stuff bit after every five equal bits in
+ * SOF..CRC, then the fixed 13 bits (CRC delimiter, ACK slot and delimiter, EOF, intermission).
+ * 47 + 8n bits before stuffing for an 11-bit id.  Returns -1 when n > 8 or data is NULL with
+ * n > 0. */
+int fl_can_frame_bits(uint32_t arbitration_id, unsigned extended, const uint8_t *data, size_t n);
+
 /* ---------------------------------------------------------------- build info */
 const char *fl_core_version(void);
 const char *fl_core_compiler(void);

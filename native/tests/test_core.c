@@ -229,6 +229,18 @@ static void test_analyzer(void) {
     CHECK(fl_dealer_probabilities(NULL, 1, 0, 1, d) == FL_ERR_NULL);
 }
 
+static void test_can_frame_bits(void) {
+    /* id 0, no data: 34 dominant bits (CRC 0), stuff bits after zeros 5..30: 6; 13 fixed. */
+    CHECK(fl_can_frame_bits(0, 0, NULL, 0) == 53);
+    uint8_t data[8] = {0};
+    int bits = fl_can_frame_bits(0x100, 0, data, 8);
+    CHECK(bits >= 111 && bits <= 135);
+    bits = fl_can_frame_bits(0x1FFFFFFF, 1, data, 8);
+    CHECK(bits >= 131 && bits <= 160);
+    CHECK(fl_can_frame_bits(0x100, 0, data, 9) == -1);
+    CHECK(fl_can_frame_bits(0x100, 0, NULL, 1) == -1);
+}
+
 int main(void) {
     test_models();
     test_chacha_block();
@@ -238,6 +250,7 @@ int main(void) {
     test_bad_arguments();
     test_hands();
     test_analyzer();
+    test_can_frame_bits();
     if (failures) {
         fprintf(stderr, "%d failed\n", failures);
         return 1;
