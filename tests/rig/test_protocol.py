@@ -11,6 +11,7 @@ import pytest
 from feltlab.rig import protocol as p
 from feltlab.rig.errors import BusSpecError, ProtocolError
 from feltlab.rig.transport import BusSpec, WireClock
+
 from .can_reference import crc15, reference_frame_bits
 
 
