@@ -34,9 +34,6 @@ KEY_HEX = "5f0e1d2c3b4a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"
 """The explorer's (public, test-only) panel key for authenticated jackpot campaigns."""
 
 KNOWN: dict[tuple[str, str, str], str] = {
-    ("faults_short", "verdict", "ERROR"): "lead (certify collection) / issue 13 item 4: a "
-    "short fault campaign cannot measure heartbeat or timing outside the fault windows "
-    "(_wait_heartbeats counts the heartbeats inside them); ERROR, to be INCONCLUSIVE",
     ("faults_short", "verdict", "heartbeat.period"): "issue 13 item 5: heartbeat.period "
     "judged on 2-3 intervals carries the bus's queueing delay (a shoe transfer holds a "
     "heartbeat back by up to ~20 ms): a fair device FAILs; the figure's uncertainty must "
