@@ -325,7 +325,7 @@ class SimIsoTpChannel:
         stmin: int = 0,
         on_payload: Callable[[bytes], None] | None = None,
     ) -> None:
-        from feltlab.rig.transport import TransferError
+        from feltlab.rig.transport import TransferError, isotp_link
 
         self._transfer_error = TransferError
         self.name = name
@@ -342,15 +342,7 @@ class SimIsoTpChannel:
         self._defer_for = cf_timeout / 2  # flushed well before an N_Cr timeout could fall due
         self._wake: ScheduledCall | None = None
         self._closed = False
-        address = isotp.Address(isotp.AddressingMode.Normal_11bits, txid=txid, rxid=rxid)
-        params = {
-            "stmin": stmin,
-            "blocksize": blocksize,
-            "rx_consecutive_frame_timeout": max(1, int(cf_timeout * 1000)),
-            "rx_flowcontrol_timeout": max(1, int(fc_timeout * 1000)),
-            "max_frame_size": 4095,
-            "blocking_send": False,
-        }
+        address, params = isotp_link(txid, rxid, cf_timeout, fc_timeout, blocksize, stmin)
         self.logic = _ClockLogic(
             self.clock, self._rxfn, self._txfn, address, self._on_error, params
         )

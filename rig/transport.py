@@ -292,6 +292,26 @@ class TransferError(ProtocolError):
     out; the message names the channel and the cause."""
 
 
+def isotp_link(
+    txid: int, rxid: int, cf_timeout: float, fc_timeout: float, blocksize: int, stmin: int
+) -> tuple[isotp.Address, dict[str, Any]]:
+    """The can-isotp address (normal 11-bit addressing) and parameters of a rig ISO-TP link,
+    in real time (:class:`IsoTpChannel`) and simulated time
+    (:class:`feltlab.rig.simbus.SimIsoTpChannel`) alike: N_Cr ``cf_timeout`` and N_Bs
+    ``fc_timeout`` in seconds (whole ms, at least 1), the receiver's block size and STmin,
+    payloads up to 4095 bytes (ISO 15765-2 classic), non-blocking sends."""
+    address = isotp.Address(isotp.AddressingMode.Normal_11bits, txid=txid, rxid=rxid)
+    params = {
+        "stmin": stmin,
+        "blocksize": blocksize,
+        "rx_consecutive_frame_timeout": max(1, int(cf_timeout * 1000)),
+        "rx_flowcontrol_timeout": max(1, int(fc_timeout * 1000)),
+        "max_frame_size": 4095,
+        "blocking_send": False,
+    }
+    return address, params
+
+
 class _FilteredStack(isotp.NotifierBasedCanStack):
     """NotifierBasedCanStack that buffers only its own receive id (the stock one buffers
     every frame on the bus)."""
@@ -330,15 +350,7 @@ class IsoTpChannel:
         self.name = name
         self.errors: list[str] = []
         self._error_flag = threading.Event()
-        address = isotp.Address(isotp.AddressingMode.Normal_11bits, txid=txid, rxid=rxid)
-        params = {
-            "stmin": stmin,
-            "blocksize": blocksize,
-            "rx_consecutive_frame_timeout": max(1, int(cf_timeout * 1000)),
-            "rx_flowcontrol_timeout": max(1, int(fc_timeout * 1000)),
-            "max_frame_size": 4095,
-            "blocking_send": False,
-        }
+        address, params = isotp_link(txid, rxid, cf_timeout, fc_timeout, blocksize, stmin)
         self.stack = _FilteredStack(
             rxid,
             bus,
