@@ -43,9 +43,11 @@ from feltlab.native.sim import (
     DOUBLE_ELSE_HIT,
     DOUBLE_ELSE_STAND,
     HIT,
+    RECORD_DTYPE,
     STAND,
     SimResult,
     SimRules,
+    dealer_final,
     simulate_rounds,
 )
 from feltlab.native.stats import (
@@ -67,6 +69,7 @@ __all__ = [
     "MAX_MODEL_CARDS",
     "MAX_SHELVES",
     "NO_CARD",
+    "RECORD_DTYPE",
     "RNG_NAMES",
     "STAND",
     "Analysis",
@@ -86,6 +89,7 @@ __all__ = [
     "chacha20_block",
     "check_permutations",
     "core_info",
+    "dealer_final",
     "dealer_probabilities",
     "evaluate_hands",
     "make_rng",
