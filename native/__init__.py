@@ -40,6 +40,8 @@ from feltlab.native.core import (
 )
 from feltlab.native.hands import HandValues, evaluate_hands
 from feltlab.native.sim import (
+    DF_CLASSES,
+    DF_MAX_CARDS,
     DOUBLE_ELSE_HIT,
     DOUBLE_ELSE_STAND,
     HIT,
@@ -62,6 +64,8 @@ RNG_NAMES = ("xoshiro256**", "chacha20")
 
 __all__ = [
     "CARDS_PER_DECK",
+    "DF_CLASSES",
+    "DF_MAX_CARDS",
     "DOUBLE_ELSE_HIT",
     "DOUBLE_ELSE_STAND",
     "HIT",
