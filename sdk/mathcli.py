@@ -221,11 +221,7 @@ def simulate(
 
     preset = rules_name
     types = collect_wagers(get_plugin_manager())
-    specs: list[tuple[str, str | None]] = []
-    for name in types.names():
-        wtype = types[name]
-        if wtype.card_roles and wtype.min_decks <= rules.decks <= wtype.max_decks:
-            specs.append((name, None))
+    specs, skipped = sim.wager_specs(types, rules)
     console = make_console(stderr=True)
     with Progress(
         "[progress.description]{task.description}",
@@ -284,6 +280,10 @@ def simulate(
             }
             for w in res.wagers
         ],
+        "skipped": [
+            {"wager": name, "reason": reason}
+            for name, reason in skipped + sorted(res.tally.skipped.items())
+        ],
     }
     if as_json:
         click.echo(json.dumps(data, indent=2))
@@ -318,3 +318,9 @@ def simulate(
             f"{100 * w.hit_frequency:.3f}%",
         )
     out.print(t)
+    for name, reason in skipped + sorted(res.tally.skipped.items()):
+        out.print(f"not simulated: {name}: {reason}")
+    if any(types[w.name].dealer_plays_out for w in res.wagers):
+        out.print(
+            "a wager in play requires the dealer to play out: the dealer completes every hand"
+        )
