@@ -268,7 +268,15 @@ def new() -> None:
     default=None,
     help="Where to create the package (default: ./feltlab-NAME); must be empty or absent.",
 )
-def new_wager_cmd(name: str, directory: str | None) -> None:
+@click.option(
+    "--decided",
+    type=click.Choice(["initial-deal", "round-end"]),
+    default="initial-deal",
+    show_default=True,
+    help="initial-deal: a wager of the box's first two cards; round-end: a wager decided by "
+    "play, read from the round record (the dealer's final hand).",
+)
+def new_wager_cmd(name: str, directory: str | None, decided: str = "initial-deal") -> None:
     """Create a side-bet package for the wager NAME: pyproject.toml with the `feltlab` entry
     point, the plugin module with a documented wager type, a test file using the conformance
     kit, and a README."""
@@ -278,7 +286,7 @@ def new_wager_cmd(name: str, directory: str | None) -> None:
 
     taken = collect_wagers(get_plugin_manager()).names()
     try:
-        made = new_wager(name, Path(directory) if directory else None, taken=taken)
+        made = new_wager(name, Path(directory) if directory else None, taken=taken, decided=decided)
     except ScaffoldError as exc:
         raise click.UsageError(str(exc)) from None
     click.echo(f"created {made.distribution} in {made.root}:")
