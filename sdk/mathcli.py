@@ -69,6 +69,12 @@ from feltlab.seeds import SEED_DERIVATION_VERSION
     help="Rounds of a simulated PAR sheet (a play-decided wager with no exact analysis).",
 )
 @seed_option(1, "Seed of a simulated PAR sheet, 0..2**64-1.")
+@click.option(
+    "--simulated",
+    is_flag=True,
+    help="A play-decided wager: the simulated PAR sheet (--rounds, --seed) even where an exact "
+    "one exists, to compare the two.",
+)
 def math_cmd(
     wager: str,
     rules: Rules,
@@ -83,6 +89,7 @@ def math_cmd(
     stake: int | None = None,
     rounds: int = 2_000_000,
     seed: int = 1,
+    simulated: bool = False,
 ) -> None:
     """Print the PAR sheet of WAGER: every outcome's combinations, probability, pays and
     return; the return, house edge, hit frequency and standard deviation, and how it was
@@ -127,7 +134,16 @@ def math_cmd(
         from feltlab.mathcli_play import special_sheets
 
         sheets = special_sheets(
-            instance, rules, rules_name, decks, profile, stake, rounds, seed, eor=eor
+            instance,
+            rules,
+            rules_name,
+            decks,
+            profile,
+            stake,
+            rounds,
+            seed,
+            eor=eor,
+            simulated=simulated,
         )
     elif not instance.card_roles:
         raise click.UsageError(

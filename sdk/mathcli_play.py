@@ -24,10 +24,12 @@ def special_sheets(
     seed: int,
     *,
     eor: bool = False,
+    simulated: bool = False,
 ) -> list[ParSheet]:
     """The PAR sheets of a play-decided or panel-paid ``wager``, one per deck count
     (``decks``, default: the rules' deck count for a play-decided wager, the wager's range for
-    a panel-paid one).  Raises :class:`click.UsageError` with the reason on bad input."""
+    a panel-paid one); ``simulated``: the simulated sheet of a play-decided wager even where an
+    exact one exists.  Raises :class:`click.UsageError` with the reason on bad input."""
     from feltlab import playmath, prizes
 
     if eor:
@@ -41,11 +43,15 @@ def special_sheets(
             for d in decks or (rules.decks,):
                 r = rules.replace(decks=d, cut_card_from_back=min(rules.cut_card_from_back, 26 * d))
                 wager.check_rules(r)
-                out.append(
-                    playmath.play_par_sheet(
+                if simulated:
+                    sheet = playmath.simulated_par_sheet(
+                        wager, r, rounds=rounds, seed=seed, rules_name=rules_name
+                    )
+                else:
+                    sheet = playmath.play_par_sheet(
                         wager, r, rules_name=rules_name, rounds=rounds, seed=seed
                     )
-                )
+                out.append(sheet)
             return out
         path = Path(profile) if profile else prizes.bundled_panel_profile()
         table = prizes.load_prize_table(path)

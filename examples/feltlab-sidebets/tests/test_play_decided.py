@@ -125,6 +125,12 @@ def test_feltlab_math_says_how_each_sheet_was_computed() -> None:
     (sheet,) = json.loads(res.output)
     assert sheet["method"] == "exact" and sheet["rules"] == "vegas_s17"
     assert round(100 * sheet["house_edge"]["value"], 2) == 8.25
+    args = ["math", "buster_blackjack", "--rules", "vegas_s17", "--paytable", "wizard"]
+    res = runner.invoke(main, [*args, "--simulated", "--rounds", "300000", "--json"])
+    assert res.exit_code == 0, res.output
+    (sim,) = json.loads(res.output)
+    assert sim["method"].startswith("simulated: 300,000 rounds, +-")
+    assert abs(sim["return"]["value"] - sheet["return"]["value"]) <= 1.3 * sim["half_width"] + 0.001
     res = runner.invoke(
         main, ["math", "bust_bonus", "--rules", "vegas_h17", "--rounds", "200000", "--json"]
     )

@@ -82,8 +82,7 @@ class BustBonus(WagerType):
                 + [_SILVER_DOLLAR[u][1] for u in UPS]
                 + [25, 75]
             ),
-            f"Wizard of Odds, Bust Bonus, the Silver Dollar casino pay table "
-            f"({WIZARD_BUST_BONUS})",
+            f"Wizard of Odds, Bust Bonus, the Silver Dollar casino pay table ({WIZARD_BUST_BONUS})",
         )
     }
 
