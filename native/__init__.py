@@ -40,12 +40,16 @@ from feltlab.native.core import (
 )
 from feltlab.native.hands import HandValues, evaluate_hands
 from feltlab.native.sim import (
+    DF_CLASSES,
+    DF_MAX_CARDS,
     DOUBLE_ELSE_HIT,
     DOUBLE_ELSE_STAND,
     HIT,
+    RECORD_DTYPE,
     STAND,
     SimResult,
     SimRules,
+    dealer_final,
     simulate_rounds,
 )
 from feltlab.native.stats import (
@@ -60,6 +64,8 @@ RNG_NAMES = ("xoshiro256**", "chacha20")
 
 __all__ = [
     "CARDS_PER_DECK",
+    "DF_CLASSES",
+    "DF_MAX_CARDS",
     "DOUBLE_ELSE_HIT",
     "DOUBLE_ELSE_STAND",
     "HIT",
@@ -67,6 +73,7 @@ __all__ = [
     "MAX_MODEL_CARDS",
     "MAX_SHELVES",
     "NO_CARD",
+    "RECORD_DTYPE",
     "RNG_NAMES",
     "STAND",
     "Analysis",
@@ -86,6 +93,7 @@ __all__ = [
     "chacha20_block",
     "check_permutations",
     "core_info",
+    "dealer_final",
     "dealer_probabilities",
     "evaluate_hands",
     "make_rng",

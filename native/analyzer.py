@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab.native._core import ffi, lib
+from feltlab.native.core import _as_int as _int
 
 STAND, HIT, DOUBLE, SPLIT, SURRENDER, BLACKJACK = 0, 1, 2, 3, 4, 5
 """Action codes of :attr:`Analysis.action` (BLACKJACK: a player blackjack, no decision)."""
@@ -129,15 +130,6 @@ def _flag(value: object, name: str) -> int:
     if not isinstance(value, bool | int | np.bool_) or int(value) not in (0, 1):
         raise TypeError(f"{name} must be a bool, got {value!r}")
     return int(bool(value))
-
-
-def _int(value: object, name: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise TypeError(f"{name} must be an integer in {lo}..{hi}, got {type(value).__name__}")
-    v = int(value)
-    if not lo <= v <= hi:
-        raise ValueError(f"{name} must be in {lo}..{hi}, got {v}")
-    return v
 
 
 def _counts(counts: object) -> list[int]:

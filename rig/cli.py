@@ -144,8 +144,9 @@ def _print_result(result: Any, *, written: bool = True, as_json: bool = False) -
     elif hu.get("source") == "measured":
         console.print(
             f"real time: host timing uncertainty {hu['seconds']:.3g} s (p99), "
-            f"{hu['seconds_max']:.3g} s (max); timing verdicts within it of a limit are "
-            "INCONCLUSIVE"
+            f"{hu['seconds_max']:.3g} s (max)"
+            + (", the device's side on this host included" if hu.get("device_on_host") else "")
+            + "; timing verdicts within it of a limit are INCONCLUSIVE"
         )
     elif hu:
         console.print(f"real time: host timing uncertainty {hu.get('source')}")
@@ -187,6 +188,7 @@ def _run_certify(
     faults: str | None = None,
     clock: str | None = None,
     *,
+    device_on_host: bool = False,
     live: str | None = None,
     live_linger: float = 0.0,
     as_json: bool = False,
@@ -224,7 +226,14 @@ def _run_certify(
 
                 parse_model(model)
             directory = Path(out) if out else _new_campaign_dir(prof.kind)
-            opts = CampaignOptions(prof, directory, bus, model, size, alpha, seed, faults, clock)
+            if device_on_host and bus is None:
+                raise RigError(
+                    "--device-on-host is for a device on --bus; the simulated device of the "
+                    "in-process bus is always counted as on this host"
+                )
+            opts = CampaignOptions(
+                prof, directory, bus, model, size, alpha, seed, faults, clock, device_on_host
+            )
             opts.clock_mode  # noqa: B018 - refuses --clock sim with --bus before any work
         if view is not None:
             view.set_directory(directory)
@@ -349,6 +358,15 @@ def _certify_options(size_name: str, size_help: str) -> Callable[[_F], _F]:
                 "real time. Default: sim on the in-process bus, real on --bus (always).",
             ),
             click.option(
+                "--device-on-host",
+                is_flag=True,
+                default=False,
+                help="The device on --bus runs on this same computer (e.g. feltlab device "
+                "run): real-time timing verdicts also count this host's scheduling latency "
+                "on the device's side (recorded). Never set it for a device on its own "
+                "hardware.",
+            ),
+            click.option(
                 "--json", "as_json", is_flag=True, help="Print the verdict and record as JSON."
             ),
         ]
@@ -398,6 +416,7 @@ def certify_shuffler(
     out: str | None,
     resume: str | None,
     clock: str | None,
+    device_on_host: bool,
     as_json: bool,
     live: str | None,
     live_linger: float,
@@ -417,6 +436,7 @@ def certify_shuffler(
         resume,
         faults,
         clock,
+        device_on_host=device_on_host,
         live=live,
         live_linger=live_linger,
         as_json=as_json,
@@ -434,6 +454,7 @@ def certify_jackpot(
     out: str | None,
     resume: str | None,
     clock: str | None,
+    device_on_host: bool,
     as_json: bool,
     live: str | None,
     live_linger: float,
@@ -452,6 +473,7 @@ def certify_jackpot(
         resume,
         None,
         clock,
+        device_on_host=device_on_host,
         live=live,
         live_linger=live_linger,
         as_json=as_json,

@@ -45,7 +45,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -70,6 +70,34 @@ from feltlab.conformance_target import (
 )
 
 MARKER = "feltlab_conformance"
+
+
+def _round_settlement(t: Target, paytable: str, stake: int, *, rounds: int | None = None) -> None:
+    """A play-decided wager: live sessions settle every bet as ``classify_round`` on the
+    box's round record and the paytable say, in integer cents, with the dealer's hand played
+    out when the wager requires it."""
+    from feltlab.conformance_round import SESSION_ROUNDS, live_session
+
+    s = live_session(t, paytable, stake=stake, rounds=rounds or SESSION_ROUNDS)
+    label = f"{t.label}, paytable {paytable!r}, rules {t.rules_name!r}, {stake} cents staked"
+    if s.short_dealer:
+        _fail(
+            f"{label}: the wager sets dealer_plays_out but the dealer stopped short of 17 in "
+            f"{len(s.short_dealer)} round(s) (e.g. dealer {s.short_dealer[0]}): the table must "
+            "complete the dealer's hand while such a wager is in play"
+        )
+    if s.mismatches:
+        more = f" (and {len(s.mismatches) - 1} more)" if len(s.mismatches) > 1 else ""
+        _fail(
+            f"{label}: {s.mismatches[0]}{more}: settle() must agree with classify_round() on "
+            "the round record (drop the settle() override, or decide through "
+            "self.classify_round(view.record.row()) and self.paytable.net)"
+        )
+    bad = [x for *_, x in s.settled if isinstance(x.net, bool) or not isinstance(x.net, int)]
+    if bad:
+        _fail(f"{label}: settled net {bad[0].net!r}: Settlement.net must be an int of cents")
+
+
 ROUNDS_INI = "feltlab_conformance_rounds"
 
 
@@ -183,6 +211,8 @@ class WagerConformance:
         """Live rounds settle every outcome as the classifier and the paytable say."""
         t = self._target()
         w = t.instance(paytable)
+        if w.round_fields:
+            return _round_settlement(t, paytable, w.limits.minimum)
         rules = t.rules
         missing = []
         for outcome, rows in _candidates(t, paytable).items():
@@ -218,6 +248,16 @@ class WagerConformance:
         if _paytable_problems(t, paytable):
             pytest.skip("the paytable is not exact: test_paytable_exact names the problem")
         rounds = self._rounds(request)
+        if w.round_fields:
+            from feltlab.conformance_round import monte_carlo_check
+
+            try:
+                message = monte_carlo_check(t, paytable, rounds, self.seed, _z(self.confidence))
+            except LookupError as exc:
+                pytest.skip(f"no exact PAR sheet ({exc}): its simulated PAR sheet is the figure")
+            if message:
+                _fail(message)
+            return
         sheet = parsheet.par_sheet(w, t.decks)
         mc = _monte_carlo(t, paytable, rounds, self.seed)
         z = _z(self.confidence)
@@ -251,6 +291,17 @@ class WagerConformance:
             return
         if _paytable_problems(t, paytable):
             pytest.skip("the paytable is not exact: test_paytable_exact names the problem")
+        if w.round_fields:
+            from feltlab.conformance_round import simulated_edge
+
+            edge = simulated_edge(t, paytable, 400_000, self.seed)
+            if edge <= 0:
+                _fail(
+                    f"{t.label}, paytable {paytable!r}, {t.decks} decks: its PAR sheet's house "
+                    f"edge is {100 * edge:.4f}%: the wager pays the player on average; check "
+                    "the paytable, or set allow_player_edge = True for a deliberate promotion"
+                )
+            return
         sheet = parsheet.par_sheet(w, t.decks)
         if sheet.house_edge <= 0:
             _fail(
@@ -329,6 +380,10 @@ class WagerConformance:
         top = lim.maximum - lim.maximum % lim.unit
         mid = lim.minimum + (top - lim.minimum) // 3 // lim.unit * lim.unit
         stakes = sorted({lim.minimum, mid, top})
+        if w.round_fields:
+            for stake in stakes[1:]:
+                _round_settlement(t, paytable, stake, rounds=60)
+            return
         for outcome, rows in _candidates(t, paytable).items():
             row = rows[0]
             for stake in stakes:
@@ -350,23 +405,32 @@ class WagerConformance:
         """The classifier is a pure function of the cards; a seed fixes every result."""
         t = self._target()
         w = t.instance(paytable)
-        rows = _sample_rows(t, paytable, 4096)
+        rows: Any
+        classify: Any
+        if w.round_fields:
+            from feltlab.conformance_round import records
+
+            rows = records(t.spec, paytable, 4096, 2).copy()
+            classify = w.classify_round
+        else:
+            rows = _sample_rows(t, paytable, 4096)
+            classify = w.classify
         before = rows.copy()
-        first = np.asarray(w.classify(rows)).copy()
+        first = np.asarray(classify(rows)).copy()
         problems = []
         if not np.array_equal(rows, before):
             problems.append(
                 "classify() changed the array it was given: never write into `cards` "
                 "(work on a copy, e.g. `cards >> 2` rather than `cards >>= 2`)"
             )
-        again = np.asarray(w.classify(before.copy()))
+        again = np.asarray(classify(before.copy()))
         if not np.array_equal(first, again):
             n = int((first != again).sum())
             problems.append(
                 f"classify() gave different outcomes for the same {len(rows)} deals on a second "
                 f"call ({n} differ): it must not use randomness or keep state between calls"
             )
-        reverse = np.asarray(w.classify(np.ascontiguousarray(before[::-1])))[::-1]
+        reverse = np.asarray(classify(np.ascontiguousarray(before[::-1])))[::-1]
         if not problems and not np.array_equal(first, reverse):
             problems.append(
                 "classify() gave different outcomes when the same deals came in another order: "
@@ -374,12 +438,18 @@ class WagerConformance:
             )
         if not problems:
             rounds = min(self._rounds(request), 50_000)
-            a = _monte_carlo(t, paytable, rounds, self.seed)
-            b = _monte_carlo(t, paytable, rounds, self.seed)
-            if a.counts != b.counts:
+            if w.round_fields:
+                from feltlab.conformance_round import outcome_counts
+
+                ca = outcome_counts(t, paytable, rounds, self.seed)
+                cb = outcome_counts(t, paytable, rounds, self.seed)
+            else:
+                ca = _monte_carlo(t, paytable, rounds, self.seed).counts
+                cb = _monte_carlo(t, paytable, rounds, self.seed).counts
+            if ca != cb:
                 problems.append(
                     f"two simulations with seed {self.seed} counted different outcomes "
-                    f"({a.counts} vs {b.counts})"
+                    f"({ca} vs {cb})"
                 )
         if not problems:
             logs = [_session_log(t, w, self.seed) for _ in range(2)]

@@ -23,6 +23,12 @@ import pytest
 
 PROJECT = "feltlab"
 CANDIDATES_PER_OUTCOME = 12
+NO_INPUTS = (
+    "declares neither card_roles nor round_fields, so nothing says what decides it: a "
+    "card-decided wager names the cards its classify() reads (card_roles), a wager decided by "
+    "the round's play names the round-record fields its classify_round() reads (round_fields, "
+    "docs/writing-a-wager.md)"
+)
 """Deals tried per outcome when looking for one that a live round reproduces."""
 
 
@@ -214,14 +220,20 @@ def _declaration_problems(t: Target) -> Iterator[str]:
         yield f"decided = {w.decided!r} must be a feltlab.Decided member"
     roles = tuple(w.card_roles)
     bad = [r for r in roles if r not in CARD_ROLES]
+    if w.round_fields:
+        from feltlab.conformance_round import round_declaration_problems
+
+        yield from round_declaration_problems(t)
+    elif not roles:
+        yield NO_INPUTS
     if bad:
         yield f"card_roles {bad} are not card roles; use {sorted(CARD_ROLES)}"
-    if not 1 <= len(roles) <= MAX_ROLES or len(set(roles)) != len(roles):
+    if roles and (len(roles) > MAX_ROLES or len(set(roles)) != len(roles)):
         yield (
             f"card_roles {roles}: a card-decided wager names 1 to {MAX_ROLES} distinct roles "
             "(its classify() columns)"
         )
-    if w.classify is WagerType.classify:
+    if not w.round_fields and w.classify is WagerType.classify:
         yield "implement classify(cards) (the vectorised outcome classifier)"
     if not w.paytables:
         yield "declare at least one paytable"
@@ -260,7 +272,13 @@ def _paytable_problems(t: Target, paytable: str) -> list[str]:
             out.append(f"outcome {name!r} pays {pays}: a pay is -1 (lose) or >= 0")
     if not any(p is None or p > 0 for p in table.pays):
         out.append("no outcome pays anything")
-    if not out:
+    if not out and w.round_fields:
+        from feltlab.conformance_round import classify_problems
+
+        out += classify_problems(t, paytable)
+    elif not out and not w.card_roles:
+        out.append(NO_INPUTS)
+    elif not out:
         k = len(w.card_roles)
         sample = code_tuples(min(k, 2)) if k <= 2 else _sample_rows(t, paytable, 20_000)
         idx = np.asarray(w.classify(np.ascontiguousarray(sample)))
@@ -288,6 +306,8 @@ def _enumerated(spec: Spec, paytable: str) -> tuple[npt.NDArray[np.uint8], npt.N
 
     t = _resolve(spec)
     w = t.instance(paytable)
+    if not 1 <= len(w.card_roles) <= 4:
+        _fail(f"{t.label}: {NO_INPUTS}" if not w.card_roles else f"{t.label}: too many card_roles")
     tuples = code_tuples(len(w.card_roles))
     ok = (multiplicities(tuples, t.decks) > 0) & offered_mask(w, tuples)
     tuples = np.ascontiguousarray(tuples[ok])

@@ -537,7 +537,8 @@ class Table(Settling, Irregularities):
     def play_dealer(self) -> None:
         """Complete the dealer's hand: under no-hole-card play the second card first (if any
         hand or insurance is still undecided), then draw to 17 (standing on soft 17 unless
-        ``dealer_hits_soft_17``), only while some hand is neither busted nor a blackjack."""
+        ``dealer_hits_soft_17``), only while some hand is neither busted nor a blackjack, or
+        always when a wager in play requires it (``WagerType.dealer_plays_out``)."""
         self._need(Phase.DEALER, op="play_dealer")
         hands = [h for b in self.live_boxes for h in b.hands]
         insured = any(
@@ -545,10 +546,11 @@ class Table(Settling, Irregularities):
             for b in self.live_boxes
             for (p, w) in b.bets
         )
-        if len(self.dealer) < 2 and (insured or any(not h.busted for h in hands)):
+        out = self._plays_out()
+        if len(self.dealer) < 2 and (insured or out or any(not h.busted for h in hands)):
             self._give(self._draw(), None)
         open_hands = (not h.busted and not h.blackjack and not h.surrendered for h in hands)
-        if not is_natural(self.dealer) and any(open_hands):
+        if not is_natural(self.dealer) and (out or any(open_hands)):
             while True:
                 total, soft = hand_total(self.dealer)
                 if total < 17 or (total == 17 and soft and self.rules.dealer_hits_soft_17):

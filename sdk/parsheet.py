@@ -75,7 +75,12 @@ class ParSheet:
 
     ``total_combinations``: ordered deals of the wager's cards (conditional on the wager
     being offered, e.g. the dealer showing an ace for insurance).  ``return_`` and
-    ``house_edge`` exclude jackpot outcomes (whose prize comes from a panel); ``note`` says so.
+    ``house_edge`` exclude jackpot outcomes (whose prize comes from a panel), unless a prize
+    table was given; ``note`` says so.  ``method`` says how the sheet was computed:
+    ``"exact"`` (enumeration, or the exact analysis of :mod:`feltlab.playmath`), or
+    ``"simulated: N rounds, +-H"`` (the C round simulator; ``half_width`` H is the 95%
+    half-width of the return, and ``combinations`` count rounds).  ``rules``: the table rules
+    of a play-decided wager's sheet (their name), "" for a card-decided one.
     """
 
     wager: str
@@ -90,6 +95,13 @@ class ParSheet:
     hit_frequency: Fraction
     variance: Fraction
     note: str = ""
+    method: str = "exact"
+    half_width: float | None = None
+    rules: str = ""
+    average_prize: Fraction | None = None
+    """A panel-paid wager's average prize in cents (:mod:`feltlab.prizes`), else None."""
+    stake: int | None = None
+    """The stake in cents the return per unit is computed at (a panel-paid wager)."""
 
     @property
     def std_dev(self) -> float:
@@ -112,6 +124,11 @@ class ParSheet:
             "paytable": self.paytable,
             "decks": self.decks,
             "card_roles": list(self.card_roles),
+            "method": self.method,
+            "half_width": self.half_width,
+            "rules": self.rules,
+            "average_prize_cents": fr(self.average_prize),
+            "stake_cents": self.stake,
             "total_combinations": self.total_combinations,
             "outcomes": [
                 {
@@ -220,6 +237,13 @@ def par_sheet(wager: WagerType, decks: int) -> ParSheet:
     )
 
 
+def _how(s: ParSheet) -> str:
+    """How the house edge was computed, for a sentence: "exactly p/q" or the method."""
+    if s.method == "exact" and s.total_combinations:
+        return f"exactly {s.house_edge}"
+    return s.method
+
+
 def _pct(x: Fraction | None) -> str:
     return "" if x is None else f"{100 * float(x):.4f}%"
 
@@ -282,7 +306,7 @@ def render(sheets: list[ParSheet], fmt: str) -> str:
     if fmt == "md":
         out: list[str] = []
         for s in sheets:
-            out.append(f"### {s.title}, paytable {s.paytable}, {s.decks} decks\n")
+            out.append(f"### {s.title}, paytable {s.paytable}, {s.decks} decks ({s.method})\n")
             out.append("| outcome | combinations | probability | pays | return |")
             out.append("| --- | ---: | ---: | ---: | ---: |")
             for ln in s.lines:
@@ -293,7 +317,7 @@ def render(sheets: list[ParSheet], fmt: str) -> str:
                 )
             out.append(f"| **total** | {s.total_combinations:,} | 1 | | {float(s.return_):.8f} |\n")
             out.append(
-                f"House edge {_pct(s.house_edge)} (exactly {s.house_edge}), hit "
+                f"House edge {_pct(s.house_edge)} ({_how(s)}), hit "
                 f"frequency {_pct(s.hit_frequency)}, standard deviation {s.std_dev:.4f}."
                 + (f" Note: {s.note}." if s.note else "")
                 + "\n"

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from feltlab.hands import hand_total, is_natural
 from feltlab.rules import Rules
 from feltlab.wagers import Bet, HandView, Settlement
+
+if TYPE_CHECKING:
+    from feltlab.record import RoundRecord
 
 MAIN = "main"
 """Name of the main wager (rule 5.1)."""
@@ -107,12 +111,14 @@ class DecisionView:
 class RoundResult:
     """A finished round: its number, every decided wager, the dealer's cards, and whether the
     round was void (rule 16.5).  ``settlements`` are ``(bet, settlement)`` pairs in the order
-    they were decided."""
+    they were decided.  ``record``: the :class:`feltlab.record.RoundRecord` (every live box's
+    final hands and the dealer's final hand); None for a void round."""
 
     round: int
     settlements: tuple[tuple[Bet, Settlement], ...]
     dealer_cards: tuple[int, ...]
     void: bool = False
+    record: RoundRecord | None = None
 
     def net(self, player: str | None = None, wager: str | None = None) -> int:
         """Sum of net cents, optionally for one player and/or one wager type."""

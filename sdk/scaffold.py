@@ -9,8 +9,10 @@ The package it writes::
         src/feltlab_<name>/plugin.py     a documented WagerType and its register hook
         tests/test_<name>.py    the conformance kit (feltlab.conformance.WagerConformance)
 
-The wager it starts from is deliberately simple (the box's first two cards are suited, 3 to
-1; a suited pair 15 to 1) so that every file is short and the tests pass from the first run.
+The wager it starts from is deliberately simple (the box's first two cards are suited, 2 to
+1; a suited pair 10 to 1) so that every file is short and the tests pass from the first run.
+With ``decided="round-end"`` it is a play-decided wager instead, read from the round record
+(the dealer busts, 2 to 1, the dealer playing out; :mod:`feltlab.scaffold_round`).
 """
 
 from __future__ import annotations
@@ -57,11 +59,23 @@ def check_name(name: str, taken: list[str]) -> None:
         )
 
 
-def new_wager(name: str, directory: Path | None = None, *, taken: list[str]) -> NewWager:
+DECIDED = ("initial-deal", "round-end")
+"""What the scaffolded wager is decided by: its first two cards, or the round record."""
+
+
+def new_wager(
+    name: str, directory: Path | None = None, *, taken: list[str], decided: str = "initial-deal"
+) -> NewWager:
     """Write a wager plugin package for ``name`` into ``directory`` (default
-    ``./feltlab-<name>``).  Raises :class:`ScaffoldError` for a bad or taken name, or when the
-    directory exists and is not empty."""
+    ``./feltlab-<name>``); ``decided``: one of :data:`DECIDED`.  Raises :class:`ScaffoldError`
+    for a bad or taken name, another ``decided``, or when the directory exists and is not
+    empty."""
+    from feltlab import scaffold_round
+
     check_name(name, taken)
+    if decided not in DECIDED:
+        raise ScaffoldError(f"decided={decided!r}: choose one of {', '.join(DECIDED)}")
+    round_end = decided == "round-end"
     dist = f"feltlab-{name.replace('_', '-')}"
     module = f"feltlab_{name}"
     root = Path(directory) if directory is not None else Path.cwd() / dist
@@ -79,8 +93,8 @@ def new_wager(name: str, directory: Path | None = None, *, taken: list[str]) -> 
         "README.md": README,
         f"src/{module}/__init__.py": INIT,
         f"src/{module}/py.typed": "",
-        f"src/{module}/plugin.py": PLUGIN,
-        f"tests/test_{name}.py": TEST,
+        f"src/{module}/plugin.py": scaffold_round.PLUGIN if round_end else PLUGIN,
+        f"tests/test_{name}.py": scaffold_round.TEST if round_end else TEST,
     }
     for rel, template in files.items():
         path = root / rel

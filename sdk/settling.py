@@ -6,6 +6,7 @@ missing (rule 16.10)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from feltlab.errors import (
@@ -13,6 +14,7 @@ from feltlab.errors import (
     WagerError,
 )
 from feltlab.jackpot import EMPLOYEE, FAILURE_PAYOUT
+from feltlab.record import BoxRecord, DealerRecord, HandRecord, RoundRecord
 from feltlab.round import (
     JACKPOT_PANEL,
     Phase,
@@ -44,10 +46,39 @@ class Settling:
             detail=list(s.detail),
         )
 
+    def _plays_out(self: TableState) -> bool:
+        """A wager placed on a live box requires the dealer to complete the hand
+        (``WagerType.dealer_plays_out``)."""
+        return any(self.wagers[w].dealer_plays_out for b in self.live_boxes for (_, w) in b.bets)
+
+    def _round_record(self: TableState) -> RoundRecord:
+        """The round's record: every live box's final hands and the dealer's final hand."""
+        dealer = DealerRecord.of(self.dealer)
+        boxes = {
+            b.index: BoxRecord(
+                b.index,
+                tuple(
+                    HandRecord.of(
+                        h.cards,
+                        doubled=h.doubled,
+                        from_split=h.from_split,
+                        surrendered=h.surrendered,
+                    )
+                    for h in b.hands
+                ),
+                dealer,
+            )
+            for b in self.live_boxes
+        }
+        return RoundRecord(self.round_no, boxes, dealer)
+
     def _settle_ready(self: TableState, *, final: bool = False) -> list[tuple[Bet, Settlement]]:
         jackpots: list[tuple[Bet, Settlement]] = []
+        record = self._round_record() if final else None
         for b in self.live_boxes:
             view = self.view(b.index, final=final)
+            if record is not None:
+                view = replace(view, record=record.boxes[b.index])
             for bet in list(b.bets.values()):
                 key = (b.index, bet.player, bet.wager)
                 if key in self.settled:
@@ -113,7 +144,8 @@ class Settling:
         return self._finish(void=False)
 
     def _finish(self: TableState, *, void: bool) -> RoundResult:
-        result = RoundResult(self.round_no, tuple(self.order), tuple(self.dealer), void)
+        record = None if void else self._round_record()
+        result = RoundResult(self.round_no, tuple(self.order), tuple(self.dealer), void, record)
         self._result = result  # the round_settled observers read it
         totals: dict[str, int] = {}
         for bet, s in self.order:

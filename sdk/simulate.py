@@ -232,9 +232,12 @@ class Tally:
     net_sq: int = 0
     wagers: dict[str, list[int]] = field(default_factory=dict)
     offered: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Wagers that could not be settled in this chunk, with the reason."""
 
     def add(self, other: Tally) -> None:
         """Add another tally in place."""
+        self.skipped.update(other.skipped)
         self.rounds += other.rounds
         self.net += other.net
         self.net_sq += other.net_sq
@@ -255,7 +258,7 @@ def classify_side_bets(
 
     out: dict[str, tuple[npt.NDArray[np.int64], int]] = {}
     for w in wagers:
-        if not w.card_roles or any(r not in ROLE_COLUMNS for r in w.card_roles):
+        if w.round_fields or not w.card_roles or any(r not in ROLE_COLUMNS for r in w.card_roles):
             continue
         cols = np.ascontiguousarray(initial[:, [ROLE_COLUMNS[r] for r in w.card_roles]])
         ok = (cols != native.NO_CARD).all(axis=1)
@@ -267,6 +270,77 @@ def classify_side_bets(
     return out
 
 
+def classify_round_bets(
+    records: npt.NDArray[np.void], wagers: Iterable[WagerType]
+) -> dict[str, tuple[npt.NDArray[np.int64], int]]:
+    """Outcome counts of each play-decided wager (``round_fields``) over the simulator's round
+    records ``(n,)`` :data:`feltlab.record.RECORD_DTYPE`: {name: (counts, rounds)}."""
+    from feltlab.playmath import _outcomes
+
+    out: dict[str, tuple[npt.NDArray[np.int64], int]] = {}
+    for w in wagers:
+        if w.round_fields:
+            idx = _outcomes(w, records)
+            out[w.name] = (np.bincount(idx, minlength=len(w.paytable.pays)), len(records))
+    return out
+
+
+RECORD_BATCH = 200_000
+"""Rounds per simulator call when round records are kept (151 bytes a round); each call
+starts from a freshly shuffled shoe."""
+
+
+def _simulate_with_records(
+    rules: Rules, chunk: int, n_rounds: int, seed: int, instances: Sequence[WagerType],
+    fresh_shoe: bool,
+) -> Tally:  # fmt: skip
+    """A chunk with play-decided wagers: the simulator keeps round records, in batches of
+    :data:`RECORD_BATCH` rounds, and plays the dealer out when one of them requires it."""
+    from dataclasses import replace
+
+    rng = chunk_generator(seed, chunk)
+    plays_out = any(w.dealer_plays_out for w in instances)
+    sr = replace(sim_rules(rules, fresh_shoe=fresh_shoe), dealer_plays_out=plays_out)
+    tally = Tally()
+    left = n_rounds
+    while left:
+        n = min(left, RECORD_BATCH)
+        res = native.simulate_rounds(rng, sr, n, record=True)
+        assert res.record is not None
+        net = res.net.astype(np.int64)
+        part = Tally(rounds=n, net=int(net.sum()), net_sq=int((net * net).sum()))
+        _settle_side_bets(part, res.initial, res.record, instances)
+        tally.add(part)
+        left -= n
+    return tally
+
+
+def _settle_side_bets(
+    tally: Tally,
+    initial: npt.NDArray[np.uint8],
+    record: npt.NDArray[np.void] | None,
+    instances: Sequence[WagerType],
+) -> None:
+    """Count every wager's outcomes into ``tally``; a wager whose classifier fails is
+    recorded in ``tally.skipped`` with the reason instead of stopping the run."""
+    for w in instances:
+        try:
+            if w.round_fields:
+                if record is None:
+                    continue
+                got = classify_round_bets(record, [w])
+            else:
+                got = classify_side_bets(initial, [w])
+        except Exception as exc:  # a plugin's classifier: report it, keep simulating
+            tally.skipped[w.name] = f"its classifier failed: {exc}"
+            continue
+        for name, (counts, offered) in got.items():
+            mine = tally.wagers.setdefault(name, [0] * len(counts))
+            for i, c in enumerate(counts):
+                mine[i] += int(c)
+            tally.offered[name] = tally.offered.get(name, 0) + offered
+
+
 def run_chunk(
     rules: Rules,
     chunk: int,
@@ -276,16 +350,17 @@ def run_chunk(
     fresh_shoe: bool = False,
 ) -> Tally:
     """Simulate chunk ``chunk`` (``n_rounds`` rounds) of seed ``seed``: a pure function of its
-    arguments, so any worker may run it.  ``wager_specs``: (wager name, paytable) pairs."""
+    arguments, so any worker may run it.  ``wager_specs``: (wager name, paytable) pairs.  With
+    a play-decided wager among them the simulator keeps round records and plays the dealer
+    out when one requires it (:func:`_simulate_with_records`)."""
+    instances = [_wager(name, table) for name, table in wager_specs]
+    if any(w.round_fields for w in instances):
+        return _simulate_with_records(rules, chunk, n_rounds, seed, instances, fresh_shoe)
     rng = chunk_generator(seed, chunk)
     res = native.simulate_rounds(rng, sim_rules(rules, fresh_shoe=fresh_shoe), n_rounds)
     net = res.net.astype(np.int64)
     tally = Tally(rounds=n_rounds, net=int(net.sum()), net_sq=int((net * net).sum()))
-    if wager_specs:
-        instances = [_wager(name, table) for name, table in wager_specs]
-        for name, (counts, offered) in classify_side_bets(res.initial, instances).items():
-            tally.wagers[name] = [int(c) for c in counts]
-            tally.offered[name] = offered
+    _settle_side_bets(tally, res.initial, None, instances)
     return tally
 
 
@@ -340,7 +415,7 @@ def _wager(name: str, paytable: str | None) -> WagerType:
 def _estimates(tally: Tally, specs: Sequence[tuple[str, str | None]]) -> tuple[WagerEstimate, ...]:
     out = []
     for name, table in specs:
-        if name not in tally.wagers:
+        if name not in tally.wagers or name in tally.skipped:
             continue
         w = _wager(name, table)
         counts = np.array(tally.wagers[name], dtype=np.float64)
@@ -365,6 +440,39 @@ def _estimates(tally: Tally, specs: Sequence[tuple[str, str | None]]) -> tuple[W
             )
         )
     return tuple(out)
+
+
+def wager_specs(
+    registry: Any, rules: Rules
+) -> tuple[list[tuple[str, str | None]], list[tuple[str, str]]]:
+    """The installed wagers the simulator can settle under ``rules`` as ``(name, None)``
+    specs (each with its first paytable), and every other one with the reason:
+    ``(specs, skipped)``.  ``registry``: :func:`feltlab.plugin_manager.collect_wagers`'s."""
+    specs: list[tuple[str, str | None]] = []
+    skipped: list[tuple[str, str]] = []
+    for name in registry.names():
+        w = registry[name]
+        if name == "main":
+            continue
+        if not w.min_decks <= rules.decks <= w.max_decks:
+            skipped.append(
+                (
+                    name,
+                    f"played with {w.min_decks} to {w.max_decks} decks, the rules have "
+                    f"{rules.decks}",
+                )
+            )
+        elif w.round_fields:
+            specs.append((name, None))
+        elif not w.card_roles:
+            skipped.append((name, "no classifier: neither card_roles nor round_fields"))
+        elif any(r not in ROLE_COLUMNS for r in w.card_roles):
+            skipped.append(
+                (name, f"reads card roles the simulator does not record: {w.card_roles}")
+            )
+        else:
+            specs.append((name, None))
+    return specs, skipped
 
 
 def simulate(

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from feltlab.events import Event
 from feltlab.jackpot import JackpotPanel
+from feltlab.record import RoundRecord
 from feltlab.round import Phase, RoundResult, _Box
 from feltlab.shoe import CardSource
 from feltlab.wagers import Bet, RoundView, Settlement, WagerType
@@ -62,5 +63,9 @@ class TableState(Protocol):
     def _settle_ready(self, *, final: bool = False) -> list[tuple[Bet, Settlement]]: ...
 
     def _finish(self, *, void: bool) -> RoundResult: ...
+
+    def _plays_out(self) -> bool: ...
+
+    def _round_record(self) -> RoundRecord: ...
 
     def _fault(self, device: str, message: str, *, during: str) -> None: ...

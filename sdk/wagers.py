@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from fractions import Fraction
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +37,9 @@ import numpy.typing as npt
 from feltlab.errors import RulesError, WagerError
 from feltlab.registry import Registry
 from feltlab.rules import MAX_DECKS, MIN_DECKS, Rules
+
+if TYPE_CHECKING:
+    from feltlab.record import BoxRecord
 
 NO_CARD = 255
 """Pads a role that was never dealt (the value of ``feltlab.native.NO_CARD``)."""
@@ -204,7 +207,9 @@ class Settlement:
 class RoundView:
     """What a wager may read when it settles: the rules, one box's cards and hands, the
     dealer's cards and whether the dealer's hand is complete; ``final`` is True at the end of
-    the round (every wager must then be decided).  Cards are codes."""
+    the round (every wager must then be decided).  Cards are codes.  ``record``: at the end
+    of the round, the box's :class:`feltlab.record.BoxRecord` (its final hands and the
+    dealer's), None before."""
 
     rules: Rules
     box: int
@@ -214,6 +219,7 @@ class RoundView:
     dealer_done: bool
     final: bool
     main_stakes: Mapping[str, int] = field(default_factory=dict)
+    record: BoxRecord | None = None
 
     def role(self, name: str) -> int:
         """The card of role ``name`` (see :data:`CARD_ROLES`), or :data:`NO_CARD`."""
@@ -246,6 +252,13 @@ class WagerType(ABC):
     a panel failure (rule 16.12)."""
     paytables: ClassVar[Mapping[str, Paytable]] = {}
     default_limits: ClassVar[Limits] = Limits(100, 10_000)
+    round_fields: ClassVar[tuple[str, ...]] = ()
+    """A play-decided wager: the fields of the round record (:data:`feltlab.record.
+    RECORD_DTYPE`) its :meth:`classify_round` reads; empty for a card-decided wager."""
+    dealer_plays_out: ClassVar[bool] = False
+    """The dealer completes the hand even when every hand of the box has busted,
+    surrendered or has a blackjack (Buster Blackjack's rule); the engine and the simulator do
+    so only in rounds where such a wager is in play."""
 
     def __init__(self, *, limits: Limits | None = None, paytable: str | None = None) -> None:
         self.limits = limits or self.default_limits
@@ -285,6 +298,27 @@ class WagerType(ABC):
             "simulate it with the round engine"
         )
 
+    def classify_round(self, records: npt.NDArray[np.void]) -> npt.NDArray[np.uint8]:
+        """Outcome index of each round record: ``(n,)`` :data:`feltlab.record.RECORD_DTYPE`
+        -> ``(n,)`` uint8 indexes into ``self.paytable.outcomes``, reading only the fields
+        named in ``round_fields``.  Raises :class:`WagerError` for a wager not decided by
+        play."""
+        raise WagerError(
+            f"{self.title} declares no round_fields: it is decided by its card_roles "
+            "(classify), not by the round record"
+        )
+
+    def _checked_record(self, records: npt.NDArray[np.void]) -> npt.NDArray[np.void]:
+        from feltlab.record import RECORD_DTYPE
+
+        arr = np.asarray(records)
+        if arr.dtype != RECORD_DTYPE or arr.ndim != 1:
+            raise WagerError(
+                f"{self.name}.classify_round needs an (n,) array of feltlab.record.RECORD_DTYPE "
+                f"round records, got {arr.dtype} {arr.shape}"
+            )
+        return arr
+
     def _checked(self, cards: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
         arr = np.asarray(cards)
         k = len(self.card_roles)
@@ -300,22 +334,31 @@ class WagerType(ABC):
         """Decide ``bet`` in a live round, or return None while it cannot be decided yet.
 
         The default runs :meth:`classify` on one row made of ``card_roles`` once every role has
-        been dealt (or at the end of the round, missing roles as :data:`NO_CARD`)."""
-        row = [view.role(r) for r in self.card_roles]
-        if NO_CARD in row and not view.final:
-            return None
-        result = np.asarray(self.classify(np.array([row], dtype=np.uint8)))
+        been dealt (or at the end of the round, missing roles as :data:`NO_CARD`); a
+        play-decided wager (``round_fields``) runs :meth:`classify_round` on the box's round
+        record at the end of the round."""
+        if self.round_fields:
+            if view.record is None:
+                return None
+            result = np.asarray(self.classify_round(view.record.row()))
+            what, fn = "the round record", "classify_round"
+        else:
+            row = [view.role(r) for r in self.card_roles]
+            if NO_CARD in row and not view.final:
+                return None
+            result = np.asarray(self.classify(np.array([row], dtype=np.uint8)))
+            what, fn = f"cards {row}", "classify"
         n_out = len(self.paytable.outcomes)
         if result.shape != (1,) or not np.issubdtype(result.dtype, np.integer):
             raise WagerError(
-                f"{self.name}.classify must return an (n,) array of outcome indexes (uint8) "
+                f"{self.name}.{fn} must return an (n,) array of outcome indexes (uint8) "
                 f"for an (n, {len(self.card_roles)}) batch; for one row it returned "
                 f"{result.dtype} {result.shape}"
             )
         outcome = int(result[0])
         if not 0 <= outcome < n_out:
             raise WagerError(
-                f"{self.name}.classify returned outcome {outcome} for cards {row}; its paytable "
+                f"{self.name}.{fn} returned outcome {outcome} for {what}; its paytable "
                 f"{self.paytable.name!r} has outcomes 0..{n_out - 1} {self.paytable.outcomes}"
             )
         name = self.paytable.outcomes[outcome]
@@ -332,6 +375,8 @@ class WagerType(ABC):
             "placed": self.placed.value,
             "decided": self.decided.value,
             "card_roles": list(self.card_roles),
+            "round_fields": list(self.round_fields),
+            "dealer_plays_out": self.dealer_plays_out,
             "decks": [self.min_decks, self.max_decks],
             "limits": {
                 "minimum": self.limits.minimum,

@@ -192,7 +192,37 @@ typedef struct {
     uint8_t pair[13][11];
     uint32_t surrender;           /* 0 none, 1 late, 2 early (see fl_analyzer_rules) */
     uint8_t surr[32][11];         /* 1: surrender this hard two-card total (after the pair check) */
+    uint32_t dealer_plays_out;    /* 1: the dealer completes the hand even when every hand of
+                                   * the box has busted, surrendered or has a blackjack (a wager
+                                   * like Buster Blackjack is in play); 0: as the round engine */
 } fl_sim_rules;
+
+/*
+ * The round record of one box (record.c; feltlab.record.RECORD_DTYPE is the same layout):
+ * the box's final hands in play order and the dealer's final hand.  Every field is a byte;
+ * cards are codes (rank * 4 + suit), FL_NO_CARD past a hand's n_cards.  hand_total: the best
+ * total (one ace as 11 when that stays <= 21); hand_blackjack: a two-card 21 not from a
+ * split; dealer_suited: every dealer card of one suit; dealer_up: the first dealer card.
+ */
+#define FL_REC_HANDS 4  /* the [4] dimensions below */
+#define FL_REC_CARDS 24 /* the [24] dimensions below */
+typedef struct {
+    uint8_t n_hands;
+    uint8_t hand_n_cards[4];
+    uint8_t hand_total[4];
+    uint8_t hand_bust[4];
+    uint8_t hand_blackjack[4];
+    uint8_t hand_doubled[4];
+    uint8_t hand_surrendered[4];
+    uint8_t hand_cards[4][24];
+    uint8_t dealer_n_cards;
+    uint8_t dealer_total;
+    uint8_t dealer_bust;
+    uint8_t dealer_blackjack;
+    uint8_t dealer_up;
+    uint8_t dealer_suited;
+    uint8_t dealer_cards[24];
+} fl_round_record;
 
 /*
  * Simulates n_rounds rounds.  net[i]: the main wager's net result in cents.
@@ -204,6 +234,23 @@ typedef struct {
 fl_status fl_simulate_rounds(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
                              int32_t *net, uint8_t *initial, uint8_t *trace, size_t trace_cap,
                              uint8_t *trace_len);
+
+/* As fl_simulate_rounds, and (when `records` is not NULL) each round's record in records[i]. */
+fl_status fl_simulate_rounds_rec(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
+                                 int32_t *net, uint8_t *initial, uint8_t *trace,
+                                 size_t trace_cap, uint8_t *trace_len, fl_round_record *records);
+
+/*
+ * The exact distribution of the dealer's final hand (dealer_final.c), drawn out to 17 from
+ * a shoe of counts[v] cards of value v + 1 (counts[0] aces, counts[9] ten-valued) after the
+ * up card (value index `up`, 0 ace .. 9 ten, already removed from counts) - the dealer
+ * completes the hand whatever the players hold.  out[n * FL_DF_CLASSES + k]: probability of
+ * a final hand of n cards (0 <= n <= FL_DF_MAX_CARDS) in class k: 0..9 totals 17..26, 10 a
+ * blackjack.  Float64 sums of products (relative error below 1e-12).
+ */
+#define FL_DF_MAX_CARDS 24
+#define FL_DF_CLASSES 11
+fl_status fl_dealer_final(const uint32_t *counts, uint32_t up, uint32_t h17, double *out);
 
 /* ---------------------------------------------------------------- hands */
 
@@ -293,6 +340,15 @@ fl_status fl_analyze(const fl_analyzer_rules *rules, fl_analysis *out);
  * counts); peek: conditioned on no blackjack. */
 fl_status fl_dealer_probabilities(const uint32_t counts[10], unsigned up, unsigned h17,
                                   unsigned peek, double out[7]);
+
+/* ---------------------------------------------------------------- CAN bus timing */
+/* Bits a classic CAN data frame occupies on the wire (ISO 11898-1), interframe space
+ * included: SOF, identifier (11 bits, or 29 with SRR and IDE when `extended`), RTR, IDE/r0,
+ * DLC, the `n` data bytes and the CRC-15, with one stuff bit after every five equal bits in
+ * SOF..CRC, then the fixed 13 bits (CRC delimiter, ACK slot and delimiter, EOF, intermission).
+ * 47 + 8n bits before stuffing for an 11-bit id.  Returns -1 when n > 8 or data is NULL with
+ * n > 0. */
+int fl_can_frame_bits(uint32_t arbitration_id, unsigned extended, const uint8_t *data, size_t n);
 
 /* ---------------------------------------------------------------- build info */
 const char *fl_core_version(void);

@@ -93,4 +93,10 @@ static inline int fl_batch_draw64(uint64_t x, uint64_t n, unsigned k, uint64_t b
  * hands.c); Python's one definition is feltlab.cards.RANK_VALUES (docs/design.md). */
 extern const uint8_t fl_card_value[52];
 
+/* The round record (record.c): clear it, then add the box's hands in order and the dealer's. */
+void fl_record_clear(fl_round_record *rec);
+void fl_record_hand(fl_round_record *rec, const uint8_t *cards, unsigned n, int doubled,
+                    int from_split, int surrendered);
+void fl_record_dealer(fl_round_record *rec, const uint8_t *cards, unsigned n);
+
 #endif

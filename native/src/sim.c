@@ -202,8 +202,29 @@ static int outcome_of(const sim_hand *h, const sim_hand *dealer) {
     return pt > dt ? 1 : (pt == dt ? 0 : -1);
 }
 
+/* the dealer draws to 17 (a wager that needs the dealer's hand completed is in play) */
+static void dealer_completes(const fl_sim_rules *r, sim_shoe *s, sim_hand *d) {
+    int soft;
+    unsigned t = best_total(d, &soft);
+    while ((t < 17 || (t == 17 && soft && r->h17)) && d->n < 23 && s->ok) {
+        add_card(d, deal(s));
+        t = best_total(d, &soft);
+    }
+}
+
+/* the round record (record.c) of the box's hands and the dealer's */
+static void emit_record(fl_round_record *rec, const sim_hand *hands, unsigned n_hands,
+                        const sim_hand *dealer, int surrendered) {
+    fl_record_clear(rec);
+    for (unsigned i = 0; i < n_hands; i++)
+        fl_record_hand(rec, hands[i].cards, hands[i].n, hands[i].doubled, hands[i].from_split,
+                       surrendered && i == 0);
+    fl_record_dealer(rec, dealer->cards, dealer->n);
+}
+
 static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t *initial,
-                      uint8_t *trace, unsigned trace_cap, unsigned *trace_n) {
+                      uint8_t *trace, unsigned trace_cap, unsigned *trace_n,
+                      fl_round_record *rec) {
     sim_hand hands[4];
     sim_hand dealer;
     unsigned n_hands = 1;
@@ -238,6 +259,7 @@ static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t 
     int dealer_bj_peeked = !surrendered && r->peek && is_natural(&dealer);
     if (surrendered) {
         if (dealer.n < 2) add_card(&dealer, deal(s)); /* dealt to the box's live hand */
+        if (r->dealer_plays_out) dealer_completes(r, s, &dealer);
     } else if (!dealer_bj_peeked) {
         auto_done(r, h0, 1);
         for (unsigned i = 0; i < n_hands; i++) {
@@ -299,14 +321,14 @@ static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t 
             any_live |= live;
             any_open |= live && !(is_natural(&hands[i]) && !hands[i].from_split) && !surrendered;
         }
-        if (dealer.n < 2 && any_live) add_card(&dealer, deal(s));
+        if (dealer.n < 2 && (any_live || r->dealer_plays_out)) add_card(&dealer, deal(s));
         if (dealer.n < 2 && initial && s->dealt < s->size) {
             /* nobody needs the dealer's second card; for side bets (insurance) it is the
              * card the dealer would have taken: fix it without dealing it */
             fix_next(s);
             initial[4] = s->cards[s->dealt];
         }
-        if (!is_natural(&dealer) && any_open) {
+        if (!is_natural(&dealer) && (any_open || r->dealer_plays_out)) {
             for (;;) {
                 int soft;
                 unsigned t = best_total(&dealer, &soft);
@@ -323,6 +345,7 @@ static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t 
         int lost_all = r->surrender == 1 && !r->peek && is_natural(&dealer);
         *net = lost_all ? -r->stake : -(r->stake - r->stake / 2);
         if (initial && dealer.n >= 2) initial[4] = dealer.cards[1];
+        if (rec) emit_record(rec, hands, n_hands, &dealer, 1);
         if (trace) {
             unsigned m = s->dealt - first;
             if (m > trace_cap) m = trace_cap;
@@ -352,6 +375,7 @@ static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t 
     }
     *net = total;
     if (initial && dealer.n >= 2) initial[4] = dealer.cards[1];
+    if (rec) emit_record(rec, hands, n_hands, &dealer, 0);
     if (trace) {
         unsigned m = s->dealt - first;
         if (m > trace_cap) m = trace_cap;
@@ -364,12 +388,20 @@ static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t 
 fl_status fl_simulate_rounds(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
                              int32_t *net, uint8_t *initial, uint8_t *trace, size_t trace_cap,
                              uint8_t *trace_len) {
+    return fl_simulate_rounds_rec(rng, rules, n_rounds, net, initial, trace, trace_cap, trace_len,
+                                  NULL);
+}
+
+fl_status fl_simulate_rounds_rec(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
+                                 int32_t *net, uint8_t *initial, uint8_t *trace,
+                                 size_t trace_cap, uint8_t *trace_len, fl_round_record *records) {
     if (!rng || !rules || (n_rounds && !net)) return FL_ERR_NULL;
     if (rng->kind != FL_RNG_XOSHIRO256SS && rng->kind != FL_RNG_CHACHA20) return FL_ERR_KIND;
     const fl_sim_rules *r = rules;
     if (r->decks < 1 || r->decks > FL_MAX_DECKS) return FL_ERR_DECKS;
     if (r->bj_den < 1 || r->max_hands < 1 || r->max_hands > 4 || r->double_on > 3 ||
-        r->enhc_takes > 2 || r->stake < 1 || r->stake > 1000000000 / 8 || r->surrender > 2)
+        r->enhc_takes > 2 || r->stake < 1 || r->stake > 1000000000 / 8 || r->surrender > 2 ||
+        r->dealer_plays_out > 1)
         return FL_ERR_RANGE;
     uint32_t size = r->decks * 52;
     /* keep at least 26 cards behind the cut: no round of one box needs more (4 hands of
@@ -393,7 +425,8 @@ fl_status fl_simulate_rounds(fl_rng *rng, const fl_sim_rules *rules, size_t n_ro
         if (s.cut == 0 || s.dealt >= s.cut) s.dealt = s.fixed = 0; /* shuffle, lazily */
         unsigned tn = 0;
         if (!play_round(r, &s, &net[i], initial ? initial + 5 * i : NULL,
-                        trace ? trace + i * trace_cap : NULL, (unsigned)trace_cap, &tn)) {
+                        trace ? trace + i * trace_cap : NULL, (unsigned)trace_cap, &tn,
+                        records ? records + i : NULL)) {
             if (s.use_x) rng->u.xoshiro = s.x;
             return s.dealt >= s.size ? FL_ERR_RANGE : FL_ERR_EXHAUSTED;
         }

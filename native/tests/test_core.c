@@ -229,6 +229,41 @@ static void test_analyzer(void) {
     CHECK(fl_dealer_probabilities(NULL, 1, 0, 1, d) == FL_ERR_NULL);
 }
 
+static void test_can_frame_bits(void) {
+    /* id 0, no data: 34 dominant bits (CRC 0), stuff bits after zeros 5..30: 6; 13 fixed. */
+    CHECK(fl_can_frame_bits(0, 0, NULL, 0) == 53);
+    uint8_t data[8] = {0};
+    int bits = fl_can_frame_bits(0x100, 0, data, 8);
+    CHECK(bits >= 111 && bits <= 135);
+    bits = fl_can_frame_bits(0x1FFFFFFF, 1, data, 8);
+    CHECK(bits >= 131 && bits <= 160);
+    CHECK(fl_can_frame_bits(0x100, 0, data, 9) == -1);
+    CHECK(fl_can_frame_bits(0x100, 0, NULL, 1) == -1);
+}
+
+/* The dealer's final hand from a full 6-deck shoe, H17, averaged over the up card: every
+ * probability sums to 1 and a bust on exactly 3 cards has the Wizard of Odds' Buster
+ * Blackjack probability 0.173032 (six decks, dealer hits soft 17). */
+static void test_dealer_final(void) {
+    static double out[(FL_DF_MAX_CARDS + 1) * FL_DF_CLASSES];
+    double sum = 0, bust3 = 0;
+    for (uint32_t up = 0; up < 10; up++) {
+        uint32_t c[10];
+        for (int v = 0; v < 10; v++) c[v] = v == 9 ? 96 : 24;
+        double w = (double)c[up] / 312.0;
+        c[up]--;
+        CHECK(fl_dealer_final(c, up, 1, out) == FL_OK);
+        for (int i = 0; i < (FL_DF_MAX_CARDS + 1) * FL_DF_CLASSES; i++) sum += w * out[i];
+        for (int k = 5; k < 10; k++) bust3 += w * out[3 * FL_DF_CLASSES + k];
+    }
+    CHECK(fabs(sum - 1.0) < 1e-12);
+    CHECK(fabs(bust3 - 0.173032) < 5e-7);
+    uint32_t c[10] = {0};
+    CHECK(fl_dealer_final(NULL, 0, 0, out) == FL_ERR_NULL);
+    CHECK(fl_dealer_final(c, 10, 0, out) == FL_ERR_RANGE);
+    CHECK(fl_dealer_final(c, 0, 0, out) == FL_ERR_RANGE); /* an empty shoe */
+}
+
 int main(void) {
     test_models();
     test_chacha_block();
@@ -238,6 +273,8 @@ int main(void) {
     test_bad_arguments();
     test_hands();
     test_analyzer();
+    test_can_frame_bits();
+    test_dealer_final();
     if (failures) {
         fprintf(stderr, "%d failed\n", failures);
         return 1;

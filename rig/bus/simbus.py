@@ -197,19 +197,19 @@ class SimListeners:
 class _ClockTimer(_IsoTpTimer):
     """can-isotp's Timer reading a :class:`SimClock` instead of ``time.perf_counter_ns``."""
 
-    def __init__(self, clock: SimClock, timeout: float) -> None:
-        self._clock = clock
+    def __init__(self, now: Callable[[], float], timeout: float) -> None:
+        self._now = now
         super().__init__(timeout)
 
     def start(self, timeout: float | None = None) -> None:
         if timeout is not None:
             self.set_timeout(timeout)
-        self.start_time = round(self._clock.now() * 1e9)
+        self.start_time = round(self._now() * 1e9)
 
     def elapsed_ns(self) -> int:
         if self.start_time is None:
             return 0
-        return round(self._clock.now() * 1e9) - self.start_time
+        return round(self._now() * 1e9) - self.start_time
 
     def elapsed(self) -> float:
         return self.elapsed_ns() / 1e9
@@ -223,27 +223,61 @@ class _ClockTimer(_IsoTpTimer):
 
 class _ClockLogic(isotp.TransportLayerLogic):
     """can-isotp's ISO-TP state machine with its timers on a :class:`SimClock` (it creates
-    them in ``__init__``, ``load_params`` and the two ``_start_rx_*_timer`` methods)."""
+    them in ``__init__``, ``load_params`` and the two ``_start_rx_*_timer`` methods).
+
+    Its time is :meth:`now`: the clock's, or :attr:`arrival` while it processes a frame
+    that arrived earlier and waited in its channel's queue (:class:`SimIsoTpChannel`
+    defers frames that need no answer), so that every timer starts and expires exactly as
+    if each frame had been processed the instant its last bit passed."""
 
     def __init__(self, clock: SimClock, *args: Any, **kwargs: Any) -> None:
         self._clock = clock
+        #: the arrival time of the frame being processed (None: the clock's now)
+        self.arrival: float | None = None
         super().__init__(*args, **kwargs)
-        self.timer_tx_stmin = _ClockTimer(clock, 0)
+        self.timer_tx_stmin = _ClockTimer(self.now, 0)
+
+    def now(self) -> float:
+        return self._clock.now() if self.arrival is None else self.arrival
 
     def load_params(self) -> None:
         super().load_params()
-        clock = self.__dict__.get("_clock")
-        if clock is not None:
-            self.timer_rx_fc = _ClockTimer(clock, self.params.rx_flowcontrol_timeout / 1000)
-            self.timer_rx_cf = _ClockTimer(clock, self.params.rx_consecutive_frame_timeout / 1000)
+        if self.__dict__.get("_clock") is not None:
+            self.timer_rx_fc = _ClockTimer(self.now, self.params.rx_flowcontrol_timeout / 1000)
+            self.timer_rx_cf = _ClockTimer(
+                self.now, self.params.rx_consecutive_frame_timeout / 1000
+            )
 
     def _start_rx_fc_timer(self) -> None:
-        self.timer_rx_fc = _ClockTimer(self._clock, self.params.rx_flowcontrol_timeout / 1000)
+        self.timer_rx_fc = _ClockTimer(self.now, self.params.rx_flowcontrol_timeout / 1000)
         self.timer_rx_fc.start()
 
     def _start_rx_cf_timer(self) -> None:
-        self.timer_rx_cf = _ClockTimer(self._clock, self.params.rx_consecutive_frame_timeout / 1000)
+        self.timer_rx_cf = _ClockTimer(self.now, self.params.rx_consecutive_frame_timeout / 1000)
         self.timer_rx_cf.start()
+
+    def quiet_consecutive_frame(self, data: bytes, queued: int) -> bool:
+        """True when ``data``, arriving after ``queued`` frames still waiting, is a
+        consecutive frame this state machine will only store: receiving, nothing to send,
+        the next sequence number, a full frame (8 bytes, as the sender's others) that
+        neither completes the payload nor ends a block (no flow control due).  Such a
+        frame may wait in the queue; any other is processed at once, with those before it.
+        """
+        if (
+            len(data) != 8
+            or data[0] >> 4 != 2
+            or self.rx_state != self.RxState.WAIT_CF
+            or self.tx_state != self.TxState.IDLE
+            or self.pending_flow_control_tx
+            or not self.tx_queue.empty()
+            or self.actual_rxdl != 8
+        ):
+            return False
+        if data[0] & 0x0F != (self.last_seqnum + 1 + queued) & 0x0F:
+            return False
+        left = self.rx_frame_length - len(self.rx_buffer) - 7 * queued
+        block = self.rx_block_counter + queued + 1
+        return left > 7 and not (self.params.blocksize > 0 and block % self.params.blocksize == 0)
 
     def deadlines(self) -> list[float]:
         out = []
@@ -275,7 +309,7 @@ class SimStack:
 
 class SimIsoTpChannel:
     """An ISO-TP link (normal 11-bit addressing) in simulated time, with the interface of
-    :class:`feltlab.rig.bus.transport.IsoTpChannel`. ``on_payload`` (if given) is called with
+    :class:`feltlab.rig.bus.isotp_channel.IsoTpChannel`. ``on_payload`` (if given) is called with
     each complete payload instead of queueing it for :meth:`recv`."""
 
     def __init__(
@@ -291,7 +325,7 @@ class SimIsoTpChannel:
         stmin: int = 0,
         on_payload: Callable[[bytes], None] | None = None,
     ) -> None:
-        from feltlab.rig.bus.transport import TransferError
+        from feltlab.rig.bus.isotp_channel import TransferError, isotp_link
 
         self._transfer_error = TransferError
         self.name = name
@@ -301,18 +335,14 @@ class SimIsoTpChannel:
         self.errors: list[str] = []
         self._error_flag = threading.Event()
         self.on_payload = on_payload
-        self._rx: deque[isotp.CanMessage] = deque()
+        self._rx: deque[tuple[isotp.CanMessage, float]] = deque()
+        #: consecutive frames waiting (they need no answer: see ``quiet_consecutive_frame``)
+        self._quiet = 0
+        self._flush: ScheduledCall | None = None
+        self._defer_for = cf_timeout / 2  # flushed well before an N_Cr timeout could fall due
         self._wake: ScheduledCall | None = None
         self._closed = False
-        address = isotp.Address(isotp.AddressingMode.Normal_11bits, txid=txid, rxid=rxid)
-        params = {
-            "stmin": stmin,
-            "blocksize": blocksize,
-            "rx_consecutive_frame_timeout": max(1, int(cf_timeout * 1000)),
-            "rx_flowcontrol_timeout": max(1, int(fc_timeout * 1000)),
-            "max_frame_size": 4095,
-            "blocking_send": False,
-        }
+        address, params = isotp_link(txid, rxid, cf_timeout, fc_timeout, blocksize, stmin)
         self.logic = _ClockLogic(
             self.clock, self._rxfn, self._txfn, address, self._on_error, params
         )
@@ -320,7 +350,11 @@ class SimIsoTpChannel:
         node.add_listener(self._on_frame)
 
     def _rxfn(self, timeout: float) -> isotp.CanMessage | None:
-        return self._rx.popleft() if self._rx else None
+        if not self._rx:
+            self.logic.arrival = None
+            return None
+        msg, self.logic.arrival = self._rx.popleft()
+        return msg
 
     def _txfn(self, msg: isotp.CanMessage) -> None:
         try:
@@ -342,18 +376,36 @@ class SimIsoTpChannel:
     def _on_frame(self, msg: can.Message) -> None:
         if msg.arbitration_id != self.rxid or msg.is_extended_id or self._closed:
             return
+        data = bytes(msg.data)
+        now = self.clock.now()
+        quiet = self.logic.quiet_consecutive_frame(data, self._quiet)
         self._rx.append(
-            isotp.CanMessage(arbitration_id=msg.arbitration_id, data=bytes(msg.data), dlc=msg.dlc)
+            (isotp.CanMessage(arbitration_id=msg.arbitration_id, data=data, dlc=msg.dlc), now)
         )
+        if quiet:
+            # nothing to answer: it waits, to be processed with its arrival time as "now"
+            self._quiet += 1
+            if self._flush is None:
+                self._flush = self.clock.call_at(now + self._defer_for, self._on_flush)
+            return
+        self.pump()
+
+    def _on_flush(self) -> None:
+        self._flush = None
         self.pump()
 
     def pump(self) -> None:
         """Process the state machine until it rests; plan a wake-up at its next timer."""
         if self._closed:
             return
+        if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None
+        self._quiet = 0
         self.logic.process()
         while self._rx:
             self.logic.process()
+        self.logic.arrival = None
         if self.on_payload is not None:
             while self.logic.available():
                 data = self.logic.recv(block=False)
@@ -420,5 +472,7 @@ class SimIsoTpChannel:
         self._closed = True
         if self._wake is not None:
             self._wake.cancel()
+        if self._flush is not None:
+            self._flush.cancel()
         with contextlib.suppress(ValueError):
             self.node.remove_listener(self._on_frame)

@@ -127,7 +127,7 @@ def _timing(
     samples = data.timings.get(sample, [])
     if not samples:
         if f"{name}_p99" in limits or f"{name}_max" in limits:
-            a.measurements.append(within(f"{name}.p99", None, "s", reason="no samples"))
+            a.measurements.append(_unmeasured(data, f"{name}.p99", sample))
         return
     u99, umax = a.uncertainty(divide)
     a.measurements.extend(
@@ -141,6 +141,29 @@ def _timing(
             uncertainty_max=umax,
             lengthened=not between_device_frames,
         )
+    )
+
+
+def _unmeasured(
+    data: CaptureData, name: str, sample: str, *, need: str = "samples", have: int = 0
+) -> Measurement:
+    """A measurement with too few samples (``have``): INCONCLUSIVE when samples were left out
+    because they fell in the windows of injected faults (the device was not at fault: the
+    campaign's own plan left too little to measure, and more shoes would do), else ERROR."""
+    left_out = data.excluded_by.get(sample, 0)
+    if not left_out:
+        return within(name, None, "s", reason=f"no {need}" if not have else f"{have} {need}")
+    return Measurement(
+        name,
+        None,
+        "s",
+        verdict=Verdict.INCONCLUSIVE,
+        detail={
+            "reason": f"{left_out} {need} fell in the windows of injected faults and "
+            f"{have} are left, too few to judge: collect more shoes (each fault takes its "
+            "shoe and the next)",
+            "samples_in_fault_windows": left_out,
+        },
     )
 
 
@@ -186,7 +209,11 @@ def _heartbeat(a: Analysis, data: CaptureData, prof: Profile) -> None:
     gaps = np.asarray(data.heartbeat_gaps, dtype=np.float64)
     period = prof.heartbeat_period
     if gaps.size < 2:
-        a.measurements.append(within("heartbeat.period", None, "s", reason="< 3 heartbeats"))
+        a.measurements.append(
+            _unmeasured(
+                data, "heartbeat.period", "heartbeat", need="heartbeat intervals", have=gaps.size
+            )
+        )
         return
     tol = prof.limits.get("heartbeat_period_tolerance", 0.05)
     res = timestamp_resolution(data.first_stamp)

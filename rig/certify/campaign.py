@@ -208,6 +208,7 @@ def run_campaign(
             state["seed"],
             state.get("faults"),
             state.get("clock"),
+            bool(state.get("device_on_host", False)),
         )
     else:
         campaign_fault_plan(opts.profile, opts.faults)  # bad plans and keys: before mkdir
@@ -241,6 +242,7 @@ def run_campaign(
         "seed": seed,
         "faults": opts.faults,
         "clock": opts.clock_mode,
+        "device_on_host": opts.device_shares_host,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     plan = campaign_fault_plan(prof, opts.faults)  # a bad plan stops here, before collection

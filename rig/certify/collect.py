@@ -57,6 +57,10 @@ class CampaignOptions:
     ``"real"`` in the host's real time; None chooses ``"sim"`` for a simulated device on the
     in-process bus and ``"real"`` for any device on an external ``bus``, which is always
     certified in real time.
+
+    ``device_on_host``: the device on ``bus`` runs on this same host (e.g. ``feltlab device
+    run``); real-time timing verdicts then count the host's scheduling latency on the
+    device's side as well (:mod:`feltlab.rig.certify.uncertainty`).
     """
 
     profile: Profile
@@ -68,10 +72,19 @@ class CampaignOptions:
     seed: int | None = None
     faults: str | None = None
     clock: str | None = None
+    device_on_host: bool = False
 
     @property
     def simulated(self) -> bool:
         return self.bus is None or self.model is not None
+
+    @property
+    def device_shares_host(self) -> bool:
+        """The device under test runs on the certifying host: a simulated device the rig
+        runs itself, or ``device_on_host`` (one started with ``feltlab device run`` here).
+        In real time its own timing then carries the host's scheduling latency too
+        (:mod:`feltlab.rig.certify.uncertainty`)."""
+        return self.simulated or self.device_on_host
 
     @property
     def clock_mode(self) -> str:
@@ -471,8 +484,9 @@ def watch_host(out: Path, state: dict[str, Any], clock: Clock | None = None) -> 
         return
     own = clock is None
     real: Clock = RealClock("feltlab-calibration") if clock is None else clock
-    calibrate_into(out, real, state.get("bus"), when="before")
-    monitor = HostMonitor(real, state.get("bus"), out).start()
+    on_host = bool(state.get("device_on_host"))
+    calibrate_into(out, real, state.get("bus"), when="before", device_on_host=on_host)
+    monitor = HostMonitor(real, state.get("bus"), out, device_on_host=on_host).start()
     try:
         yield
     finally:
@@ -495,6 +509,12 @@ def calibrate_after(out: Path, state: dict[str, Any]) -> None:
         return
     clock = RealClock("feltlab-calibration")
     try:
-        calibrate_into(out, clock, state.get("bus"), when="after collection")
+        calibrate_into(
+            out,
+            clock,
+            state.get("bus"),
+            when="after collection",
+            device_on_host=bool(state.get("device_on_host")),
+        )
     finally:
         clock.close()

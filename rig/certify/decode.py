@@ -77,6 +77,8 @@ class CaptureData:
     exclude: list[tuple[float, float]] = field(default_factory=list)
     exclude_heartbeats: list[tuple[float, float]] = field(default_factory=list)
     excluded_samples: int = 0
+    #: samples left out by fault windows, per timing name ("heartbeat" for the gaps)
+    excluded_by: dict[str, int] = field(default_factory=dict)
     #: replies in the capture that answer no request in flight (late, repeated, stale)
     stale_replies: int = 0
     #: jackpot: (part, time, round id) of every ARM command
@@ -91,19 +93,24 @@ class CaptureData:
     def timing(self, name: str) -> list[float]:
         return self.timings.setdefault(name, [])
 
-    def disturbed(self, start: float, end: float, *, heartbeat: bool = False) -> bool:
-        """True (and counted) if ``start..end`` overlaps a fault window (of the heartbeat's
-        faults, with ``heartbeat``)."""
+    def disturbed(
+        self, start: float, end: float, *, heartbeat: bool = False, name: str | None = None
+    ) -> bool:
+        """True (and counted, per ``name``: default "heartbeat" with ``heartbeat``) if
+        ``start..end`` overlaps a fault window (of the heartbeat's faults, with
+        ``heartbeat``)."""
         for lo, hi in self.exclude_heartbeats if heartbeat else self.exclude:
             if start <= hi and end >= lo:
                 self.excluded_samples += 1
+                key = name or ("heartbeat" if heartbeat else "other")
+                self.excluded_by[key] = self.excluded_by.get(key, 0) + 1
                 return True
         return False
 
     def sample(self, name: str, start: float, end: float, divide: int = 1) -> None:
         """Add the duration ``end - start`` (divided by ``divide``) to timing ``name``,
         unless a fault disturbed it."""
-        if not self.disturbed(start, end):
+        if not self.disturbed(start, end, name=name):
             self.timing(name).append((end - start) / divide)
 
 

@@ -205,7 +205,10 @@ def timing_measurements(
     - no valid sample: every measurement is ERROR with its reason;
     - ``uncertainty`` (seconds; the host's, see :func:`within`) makes the p99 verdict
       INCONCLUSIVE when its margin to the limit lies within it; ``uncertainty_max``
-      (default ``uncertainty``) does the same for the max; ``lengthened``: the samples are
+      (default ``uncertainty``) does the same for the max; with fewer than 100 valid
+      samples the p99 is interpolated between the two largest, so it takes the max's
+      uncertainty (a p99 bound covers 99 of 100 delays, not the largest); ``lengthened``:
+      the samples are
       latencies from a host frame to the device's reply, which the host's delays can only
       lengthen (one-sided, see :func:`within`).
     """
@@ -235,7 +238,8 @@ def timing_measurements(
         ]
     s = summarize(split.valid, common["resolution_s"])
     values = {"p50": s.p50, "p95": s.p95, "p99": s.p99, "max": s.max}
-    u = {"p99": uncertainty, "max": uncertainty if uncertainty_max is None else uncertainty_max}
+    u_max = uncertainty if uncertainty_max is None else uncertainty_max
+    u = {"p99": uncertainty if split.valid.size >= 100 else u_max, "max": u_max}
     out: list[Measurement] = []
     for q in names:
         m = within(

@@ -161,6 +161,7 @@ _STATE_FIELDS: dict[str, tuple[str, Any]] = {
 _STATE_OPTIONAL: dict[str, tuple[str, Any]] = {
     "faults": ("a fault list or null", lambda v: isinstance(v, str | None)),
     "clock": ('"sim", "real" or null', lambda v: v in ("sim", "real", None)),
+    "device_on_host": ("true or false", lambda v: isinstance(v, bool)),
     "parts": (
         "a list of parts (part, file, campaign_id, sha256)",
         lambda v: (
@@ -319,6 +320,7 @@ def build_record(
             "simulated": simulated,
             "model": model if simulated and prof.device_kind.models else None,
             "bus": state.get("bus") or "in-process virtual bus",
+            "on_certifying_host": bool(state.get("device_on_host", simulated)),
             "heartbeat": collected.online if collected else {},
             "key_id": prof.key_id,
             "authenticate": prof.authenticate,

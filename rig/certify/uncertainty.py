@@ -25,6 +25,17 @@ percentile, plus twice the timestamp resolution (a duration has two stamps).  A 
 whose margin to its limit lies within it is INCONCLUSIVE
 (:func:`feltlab.rig.certify.measures.within`).
 
+**A device on the certifying host** (a simulated device the rig runs in real time, or one
+started on the same machine with ``feltlab device run``; ``device_on_host``) shares the
+host's CPU: its own timers wake late by the host's scheduling latency, so every timing it
+emits (a heartbeat's send, a reply's) carries that latency once more.  All through
+collection a child process of the rig samples the timer overshoot another process of this
+host sees (:class:`~feltlab.rig.certify.uncertainty_measure.SiblingSampler`: a process queued
+behind others waits longer than the rig's own threads do); the bounds then add that
+device-side overshoot (p99 for ``seconds``, max for ``seconds_max``; the rig's own when no
+sibling sample exists), and the record says so.  A real device on its own hardware never
+sets it.
+
 In simulated time (:class:`~feltlab.rig.clock.SimClock`, ``clock.simulated``) the host takes
 no part in any timing: the uncertainty is exactly 0 and the record says "simulated time".
 
@@ -51,6 +62,7 @@ import numpy as np
 from feltlab.rig.certify.uncertainty_measure import LOOPBACK_ID as LOOPBACK_ID
 from feltlab.rig.certify.uncertainty_measure import BusRef as BusRef
 from feltlab.rig.certify.uncertainty_measure import CalibrationError as CalibrationError
+from feltlab.rig.certify.uncertainty_measure import SiblingSampler as SiblingSampler
 from feltlab.rig.certify.uncertainty_measure import _loopback_reason, _spec
 from feltlab.rig.certify.uncertainty_measure import interface_of as interface_of
 from feltlab.rig.certify.uncertainty_measure import loopback_spec as loopback_spec
@@ -139,6 +151,8 @@ class HostUncertainty:
     resolution_s: float = 0.0
     timestamp_sources: dict[str, str] = field(default_factory=dict)
     measured: tuple[tuple[str, float, str], ...] = ()
+    device_on_host: bool = False
+    device_side: Spread | None = None
 
     @property
     def simulated(self) -> bool:
@@ -168,6 +182,10 @@ class HostUncertainty:
             "resolution_s": self.resolution_s,
             "timestamp_sources": dict(self.timestamp_sources),
             "measured": [{"label": a, "epoch": b, "time": c} for a, b, c in self.measured],
+            "device_on_host": self.device_on_host,
+            "device_side_overshoot": None
+            if self.device_side is None
+            else self.device_side.to_dict(),
         }
 
     @classmethod
@@ -184,6 +202,10 @@ class HostUncertainty:
             float(d.get("resolution_s", 0.0)),
             dict(d.get("timestamp_sources", {})),
             tuple((m["label"], float(m["epoch"]), m["time"]) for m in d.get("measured", [])),
+            bool(d.get("device_on_host", False)),
+            None
+            if d.get("device_side_overshoot") is None
+            else Spread.from_dict(d["device_side_overshoot"]),
         )
 
 
@@ -197,11 +219,15 @@ def from_samples(
     loopback_reason: str | None = None,
     label: str = "before",
     epoch: float | None = None,
+    device_on_host: bool = False,
+    device_side: Sequence[float] | np.ndarray | None = None,
 ) -> HostUncertainty:
     """A :class:`HostUncertainty` from measured samples (seconds): the timer ``overshoot``
     of each sleep, the ``loopback`` round trips (None: not measured, ``loopback_reason``
     says why), the timestamp ``resolution``.  ``seconds`` = max(overshoot p99, loopback p99)
-    + 2 * resolution; ``seconds_max`` the same with the maxima.  Raises
+    + 2 * resolution; ``seconds_max`` the same with the maxima; with ``device_on_host`` the
+    p99 (max) of ``device_side`` (another process's overshoot; default ``overshoot``) is
+    added (the device's own late wake-ups).  Raises
     :class:`CalibrationError` for an empty or non-finite sample."""
     timer = spread(overshoot)
     lb = spread(loopback) if loopback is not None and len(loopback) else None
@@ -209,6 +235,11 @@ def from_samples(
         raise CalibrationError(f"resolution must be finite non-negative seconds: {resolution}")
     p99 = max(timer.p99, lb.p99 if lb else 0.0) + 2 * resolution
     top = max(timer.max, lb.max if lb else 0.0) + 2 * resolution
+    side: Spread | None = None
+    if device_on_host:
+        side = spread(device_side) if device_side is not None and len(device_side) else timer
+        p99 += side.p99
+        top += side.max
     at = time.time() if epoch is None else epoch
     return HostUncertainty(
         "measured",
@@ -221,6 +252,8 @@ def from_samples(
         resolution,
         dict(sources or {}),
         ((label, at, _iso(at)),),
+        device_on_host,
+        side,
     )
 
 
@@ -259,6 +292,12 @@ def combine(calibrations: Sequence[HostUncertainty]) -> HostUncertainty | None:
         max(c.resolution_s for c in real),
         sources,
         tuple(m for c in calibrations for m in c.measured),
+        any(c.device_on_host for c in real),
+        max(
+            (c.device_side for c in real if c.device_side is not None),
+            key=lambda sp: sp.p99,
+            default=None,
+        ),
     )
 
 
@@ -273,12 +312,14 @@ def calibrate_host(
     samples: int = 100,
     delay: float = 0.001,
     loopback_samples: int = 50,
+    device_on_host: bool = False,
 ) -> HostUncertainty:
     """Measure the host's timing uncertainty on the bus ``bus_spec`` (a spec, an open
     python-can bus, or None: the in-process virtual bus) with ``clock``: ``samples`` sleeps
     of ``delay`` seconds, up to ``loopback_samples`` loopback round trips where the bus
     allows, the timestamp source and resolution.  ``when`` labels the calibration
-    ("before", "during shoe 500", "after").
+    ("before", "during shoe 500", "after"); ``device_on_host``: the device under test runs
+    on this host (see the module doc).
 
     What collection calls before a campaign and every so often during it (then
     :func:`record_calibration`).  In simulated time (``clock.simulated``) it measures
@@ -321,6 +362,7 @@ def calibrate_host(
         loopback_reason=reason,
         label=when,
         epoch=clock.wall(),
+        device_on_host=device_on_host,
     )
 
 
@@ -350,8 +392,10 @@ class HostMonitor:
         *,
         delay: float = 0.001,
         every: float = 0.01,
+        device_on_host: bool = False,
     ) -> None:
         self.clock = clock
+        self.device_on_host = device_on_host
         self.bus_spec = bus_spec
         self.directory = directory
         self.delay = delay
@@ -361,6 +405,8 @@ class HostMonitor:
         self.worst = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._sibling: SiblingSampler | None = None
+        self.sibling_samples: list[float] = []
         self._rng = np.random.default_rng(0)  # reservoir sampling past MAX_SAMPLES
 
     def __enter__(self) -> HostMonitor:
@@ -375,6 +421,8 @@ class HostMonitor:
                 target=self._run, name="feltlab-host-monitor", daemon=True
             )
             self._thread.start()
+            if self.device_on_host:
+                self._sibling = SiblingSampler(delay=self.delay, every=self.every)
         return self
 
     def _run(self) -> None:
@@ -412,6 +460,9 @@ class HostMonitor:
             loopback_reason="not sent during collection (measured before and after)",
             label="during collection",
             epoch=self.clock.wall(),
+            device_on_host=self.device_on_host,
+            device_side=self.sibling_samples
+            or (list(self._sibling.samples) if self._sibling is not None else None),
         )
 
     def stop(self) -> HostUncertainty | None:
@@ -421,6 +472,9 @@ class HostMonitor:
         if self._thread is not None:
             self._thread.join(timeout=2.0)
             self._thread = None
+        if self._sibling is not None:
+            self.sibling_samples = self._sibling.stop()
+            self._sibling = None
         hu = self.result()
         if hu is not None:
             try:
@@ -440,7 +494,7 @@ def record_calibration(directory: Path, hu: HostUncertainty) -> None:
 
 
 def calibrate_into(
-    directory: Path, clock: Clock, bus_spec: BusRef, *, when: str
+    directory: Path, clock: Clock, bus_spec: BusRef, *, when: str, device_on_host: bool = False
 ) -> HostUncertainty | None:
     """:func:`calibrate_host` then :func:`record_calibration` into the campaign
     ``directory``: the one call collection makes before the first sample (``when="before"``)
@@ -448,7 +502,7 @@ def calibrate_into(
     calibration that cannot run is logged and returns None (a campaign is never lost to
     its calibration)."""
     try:
-        hu = calibrate_host(clock, bus_spec, when=when)
+        hu = calibrate_host(clock, bus_spec, when=when, device_on_host=device_on_host)
         record_calibration(directory, hu)
     except (CalibrationError, OSError) as exc:
         log.warning("host calibration (%s) failed: %s", when, exc)
@@ -491,6 +545,7 @@ __all__ = [
     "CalibrationError",
     "HostMonitor",
     "HostUncertainty",
+    "SiblingSampler",
     "Spread",
     "calibrate_host",
     "calibrate_into",

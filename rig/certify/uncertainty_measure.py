@@ -6,6 +6,8 @@ Re-exported by :mod:`feltlab.rig.certify.uncertainty`."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 
 import can
@@ -149,6 +151,86 @@ def measure_loopback(
         a.shutdown()
         b.shutdown()
     return out
+
+
+class SiblingSampler:
+    """Timer overshoot seen by **another process** of this host, as a device started here
+    (``feltlab device run``) sees it: a child Python process sleeps ``delay`` seconds every
+    ``every`` seconds and reports how much longer each sleep took (seconds, one line each);
+    :meth:`stop` ends it and returns the samples.  The rig's own threads do not see the
+    scheduling delays of a separate process (a process queued behind others on a busy
+    CPU), and those delay the device's own timers.  The child exits when its parent does
+    (its stdin closes) or after ``limit`` seconds.  Never raises: a child that cannot start
+    leaves :attr:`samples` empty and :attr:`error` set."""
+
+    def __init__(self, *, delay: float = 0.001, every: float = 0.01, limit: float = 86400.0):
+        self.samples: list[float] = []
+        self.error: str | None = None
+        self._proc: subprocess.Popen[str] | None = None
+        self._reader: threading.Thread | None = None
+        cmd = [sys.executable, "-I", "-S", "-c", _SIBLING_CHILD, repr(delay), repr(every)]
+        cmd.append(repr(limit))
+        try:
+            self._proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
+        except OSError as exc:
+            self.error = f"sibling sampler did not start: {exc}"
+            return
+        self._reader = threading.Thread(target=self._read, name="feltlab-sibling", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self._proc is not None and self._proc.stdout is not None
+        for line in self._proc.stdout:
+            try:
+                self.samples.append(max(0.0, float(line)))
+            except ValueError:
+                continue
+
+    def stop(self) -> list[float]:
+        """End the child (closing its stdin, then SIGTERM if need be) and return the
+        overshoots it reported (seconds)."""
+        proc = self._proc
+        if proc is None:
+            return list(self.samples)
+        self._proc = None
+        try:
+            if proc.stdin is not None:
+                proc.stdin.close()
+            proc.wait(timeout=2.0)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait(timeout=5.0)
+        if self._reader is not None:
+            self._reader.join(timeout=2.0)
+        return list(self.samples)
+
+
+#: the child of :class:`SiblingSampler`, run with ``python -I -S -c`` so that it starts in
+#: milliseconds (no feltlab, no site packages): argv ``delay every limit`` (seconds)
+_SIBLING_CHILD = """
+import sys, threading, time
+delay, every, limit = (float(a) for a in sys.argv[1:4])
+done = threading.Event()
+def watch_parent():
+    sys.stdin.read()
+    done.set()
+threading.Thread(target=watch_parent, daemon=True).start()
+end = time.monotonic() + limit
+while not done.is_set() and time.monotonic() < end:
+    t0 = time.monotonic()
+    time.sleep(delay)
+    try:
+        print(repr(time.monotonic() - t0 - delay), flush=True)
+    except OSError:
+        break
+    done.wait(every)
+"""
 
 
 def _spec(spec: BusSpec | str) -> BusSpec:

@@ -13,7 +13,8 @@ from typing import Any, ClassVar, Self
 
 import can
 
-from feltlab.rig.bus.transport import BusSpec, IsoTpChannel, Node, TransferError
+from feltlab.rig.bus.isotp_channel import IsoTpChannel, TransferError
+from feltlab.rig.bus.transport import BusSpec, Node
 from feltlab.rig.clients.events import (
     LOST_AFTER_PERIODS,
     DeviceEvent,

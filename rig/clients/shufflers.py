@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from feltlab.rig.bus.transport import TransferError
+from feltlab.rig.bus.isotp_channel import TransferError
 from feltlab.rig.clients.base import DeviceClient
 from feltlab.rig.clients.events import (
     WAIT_CEILING,

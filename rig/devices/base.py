@@ -17,7 +17,8 @@ from typing import ClassVar, Self
 import can
 
 from feltlab import native
-from feltlab.rig.bus.transport import BusSpec, IsoTpChannel, Node
+from feltlab.rig.bus.isotp_channel import IsoTpChannel
+from feltlab.rig.bus.transport import BusSpec, Node
 from feltlab.rig.clock import Clock, RealClock, ScheduledCall
 from feltlab.rig.errors import RigError
 from feltlab.rig.kinds import get_kind

@@ -84,6 +84,27 @@ def _statistical_only(rec: dict[str, Any]) -> bool:
     return bool(bad) and all(b.startswith(STATISTICAL) for b in bad)
 
 
+PLAN_LEFT_TOO_LITTLE = "windows of injected faults"
+"""The reason an INCONCLUSIVE measurement gives when the campaign's own fault plan left too
+few clean samples to judge (:func:`feltlab.rig.certify.analyze._unmeasured`)."""
+
+
+def _inconclusive_by_plan(rec: dict[str, Any]) -> bool:
+    """True when the record is INCONCLUSIVE only because its fault plan left too few clean
+    samples: every item that is not PASS is INCONCLUSIVE with that reason."""
+    if rec["verdict"] != "INCONCLUSIVE" or rec.get("errors"):
+        return False
+    bat = rec.get("battery") or {}
+    if any(c["verdict"] != "PASS" for c in bat.get("checks", [])) or bat.get("integrity"):
+        return False
+    odd = [m for m in rec["measurements"] if m["verdict"] != "PASS"]
+    return bool(odd) and all(
+        m["verdict"] == "INCONCLUSIVE"
+        and PLAN_LEFT_TOO_LITTLE in str((m.get("detail") or {}).get("reason", ""))
+        for m in odd
+    )
+
+
 def check_campaign(
     sc: Scenario,
     out: Outcome,
@@ -102,7 +123,8 @@ def check_campaign(
     out.verdict = verdict
     out.fair = sc.expect == "PASS"
     causes = _causes_text(rec)
-    if sc.expect == "PASS" and verdict != "PASS":
+    by_plan = _inconclusive_by_plan(rec)
+    if sc.expect == "PASS" and verdict != "PASS" and not by_plan:
         if _statistical_only(rec):
             out.fair_statistical_fail = True
         else:
@@ -112,7 +134,7 @@ def check_campaign(
             violate("verdict", f"a defective or misbehaving device PASSed ({sc.describe()})")
         elif not any(c in causes for c in sc.causes):
             violate("cause", f"{verdict} without naming {' or '.join(sc.causes)}: {causes}")
-    if verdict not in ("PASS", "FAIL", "ERROR"):
+    if verdict not in ("PASS", "FAIL", "ERROR") and not by_plan:
         violate("verdict", f"verdict {verdict} (the campaign was not interrupted)")
     # counted: collected + missing = planned, said by the collection measurement
     col = rec["collection"]

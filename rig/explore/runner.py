@@ -21,8 +21,10 @@ What a campaign draws (:func:`draw_scenario`):
 
 Invariants (:func:`check_campaign`; each violation names one):
 
-- ``verdict``: a well-behaved fair device PASSes; a defective or misbehaving one ends FAIL or
-  ERROR (``cause``: naming it).  A campaign is only asserted to detect a defect where the
+- ``verdict``: a well-behaved fair device PASSes (or is INCONCLUSIVE only because the
+  campaign's own fault plan left too few clean samples to judge, each such measurement
+  saying so); a defective or misbehaving one ends FAIL or ERROR (``cause``: naming it).
+  A campaign is only asserted to detect a defect where the
   sample has the power (measured, docs/certification.md): integrity defects (missing,
   duplicate) always; riffle:k<=3 and shelf:m<=40 from 2 shoes; stuck from 60 shoes of 4
   decks; biased never at these sizes (a known false negative).

@@ -210,3 +210,33 @@ def test_a_shoe_the_device_did_not_make_is_a_violation(monkeypatch: pytest.Monke
     (o,) = explore.explore(1, SEED, first=sc.index).outcomes
     assert o.verdict == "PASS"
     assert [name for name, _ in o.violations] == ["genuine"]
+
+
+def test_a_short_fault_campaign_of_a_fair_device_is_inconclusive_not_error() -> None:
+    # 3:16 draws a fair batch shuffler with 3 faults in 9 shoes: every per-card and ping
+    # sample falls in a fault window.  That is the plan's doing, not the device's: the
+    # measurements say so (INCONCLUSIVE, collect more shoes) and the invariants hold.
+    sc = explore.draw_scenario(3, 16)
+    assert "faults_short" in sc.tags and sc.expect == "PASS"
+    (o,) = explore.explore(1, 3, first=16).outcomes
+    assert o.verdict == o.offline == "INCONCLUSIVE"
+    assert o.violations == [] and o.known == []
+
+
+def test_an_inconclusive_verdict_for_another_reason_is_still_a_violation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the same campaign, with the reason changed: the explorer must not accept it
+    from feltlab.rig.certify import analyze as certify_analysis
+
+    real = certify_analysis._unmeasured
+
+    def vague(*a: object, **k: object) -> object:
+        m = real(*a, **k)  # type: ignore[arg-type]
+        m.detail["reason"] = "something else"
+        return m
+
+    monkeypatch.setattr(certify_analysis, "_unmeasured", vague)
+    (o,) = explore.explore(1, 3, first=16).outcomes
+    assert o.verdict == "INCONCLUSIVE"
+    assert any(name == "verdict" for name, _ in o.violations)

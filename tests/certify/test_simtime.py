@@ -195,3 +195,60 @@ def test_latencies_of_a_lagging_device_are_paired_and_never_negative(
     data = read_campaign_capture([tmp_path / "lag" / "capture-001.blf"], 0x100)
     assert data.stale_replies == 29  # every read after the first brings one stale transfer
     assert min(data.timings["first_card"]) > 0
+
+
+class _CutAfter:
+    """A wire chaos hook: passes frames unchanged, and loses every consecutive frame of
+    ``rxid`` after the first ``keep`` (a sender gone silent mid-transfer)."""
+
+    def __init__(self, rxid: int, keep: int) -> None:
+        self.rxid, self.keep, self.seen = rxid, keep, 0
+        self.last_end = 0.0
+
+    def deliveries(
+        self, sender: object, msg: can.Message, end: float
+    ) -> list[tuple[float, can.Message]]:
+        if msg.arbitration_id == self.rxid and msg.data[0] >> 4 == 2:
+            self.seen += 1
+            if self.seen > self.keep:
+                return []
+            self.last_end = end
+        return [(end, msg)]
+
+
+@pytest.mark.parametrize("keep", [1, 9, 40])
+def test_iso_tp_times_out_exactly_n_cr_after_the_last_frame(keep: int) -> None:
+    """Consecutive frames that need no answer wait in the receiver's queue and are processed
+    in one pass, but with their own arrival times: the N_Cr timeout still falls due exactly
+    cf_timeout after the last frame that arrived, and a whole payload still arrives."""
+    from feltlab.rig.bus.transport import Node
+
+    clock = SimClock()
+    a, b = Node(BUS, clock=clock), Node(BUS, clock=clock)
+    tx = a.open_channel("tx", 0x7A0, 0x7A8)
+    rx = b.open_channel("rx", 0x7A8, 0x7A0, cf_timeout=0.25)
+    try:
+        payload = bytes(range(256)) * 2  # 512 bytes: a first frame and 73 consecutive frames
+        tx.send(payload)
+        assert rx.recv(1.0) == payload
+        cut = _CutAfter(0x7A0, keep)
+        from feltlab.rig.bus.simbus import sim_wire
+
+        sim_wire(clock, "simtime", None).chaos = cut
+        failed_at: list[float] = []
+        real_error = rx._on_error
+
+        def on_error(error: Exception) -> None:
+            failed_at.append(clock.now())
+            real_error(error)
+
+        rx.logic.error_handler = on_error
+        tx.send(payload)
+        with pytest.raises(Exception, match="ISO-TP rx"):
+            rx.recv(2.0)
+        assert failed_at, "no N_Cr timeout"
+        # can-isotp times out strictly after the timeout; the channel wakes 1 us after it
+        assert failed_at[0] == pytest.approx(cut.last_end + 0.25 + 1e-6, abs=1e-9)
+    finally:
+        a.close()
+        b.close()

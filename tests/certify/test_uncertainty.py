@@ -8,6 +8,7 @@ import json
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -118,6 +119,32 @@ def test_timing_measurements_take_the_uncertainty_per_statistic() -> None:
     assert [m.verdict for m in plain][2:] == [Verdict.FAIL, Verdict.PASS]
 
 
+def test_a_p99_of_few_samples_takes_the_max_uncertainty() -> None:
+    # 5 samples: the p99 lies between the two largest, so the p99 bound (99 of 100 delays)
+    # does not cover it; it takes the max bound.  100 samples: the p99 bound again.
+    few = np.array([0.001, 0.002, 0.003, 0.004, 0.040])  # p99 = 0.03856
+    kw: dict[str, Any] = {"limit_p99": 0.030, "uncertainty": 0.002, "uncertainty_max": 0.02}
+    by = {m.name: m for m in measures.timing_measurements("jitter", few, **kw)}
+    assert by["jitter.p99"].verdict is Verdict.INCONCLUSIVE
+    assert by["jitter.p99"].detail["uncertainty_s"] == 0.02
+    many = np.concatenate([np.full(99, 0.001), [0.040]])  # p99 = 0.00139: no matter
+    many[-2] = 0.035  # p99 = 0.035 + 0.01 * 0.005 = 0.03505
+    by = {m.name: m for m in measures.timing_measurements("jitter", many, **kw)}
+    assert by["jitter.p99"].verdict is Verdict.FAIL  # 5 ms over, 2 ms unsure
+
+
+def test_the_sibling_sampler_measures_another_process() -> None:
+    from feltlab.rig.certify.uncertainty_measure import SiblingSampler
+
+    s = SiblingSampler(delay=0.001, every=0.005)
+    deadline = time.monotonic() + 30.0
+    while len(s.samples) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    got = s.stop()
+    assert len(got) >= 3 and all(x >= 0.0 and np.isfinite(x) for x in got)
+    assert s.stop() == got  # stopping twice is harmless
+
+
 def test_simulated_time_is_exactly_zero_and_measures_nothing() -> None:
     clock = SimClock()
     hu = calibrate_host(clock, "interface=virtual,channel=sim-calibration")
@@ -141,6 +168,26 @@ def test_combine_keeps_the_worst_and_every_measurement() -> None:
     assert [m[0] for m in both.measured] == ["before", "during shoe 100"]
     assert combine([]) is None
     assert before.loopback is None and before.loopback_reason == "not measured"
+
+
+def test_a_device_on_the_host_counts_the_overshoot_on_its_side_too(tmp_path: Path) -> None:
+    # 99 sleeps 1 ms late, one 8 ms: alone p99 is the receiver's; a device on this host
+    # wakes late by the same latency, so its bound adds the overshoot p99 (max) once more
+    over = [1e-3] * 99 + [8e-3]
+    p99 = spread(over).p99
+    alone = from_samples(over, [5e-4] * 10, resolution=1e-6, label="before", epoch=0.0)
+    shared = from_samples(
+        over, [5e-4] * 10, resolution=1e-6, label="before", epoch=0.0, device_on_host=True
+    )
+    assert alone.seconds == pytest.approx(p99 + 2e-6)
+    assert shared.seconds == pytest.approx(2 * p99 + 2e-6)
+    assert shared.seconds_max == pytest.approx(2 * 8e-3 + 2e-6)
+    assert not alone.device_on_host and shared.device_on_host
+    both = combine([alone, shared])
+    assert both is not None and both.device_on_host and both.seconds == shared.seconds
+    record_calibration(tmp_path, shared)
+    assert read_calibrations(tmp_path) == [shared]
+    assert shared.to_dict()["device_on_host"] is True
 
 
 def test_calibrations_round_trip_through_the_campaign_file(tmp_path: Path) -> None:
@@ -244,6 +291,25 @@ def test_host_monitor_keeps_a_bounded_sample_and_the_worst(tmp_path: Path) -> No
     last = read_calibrations(tmp_path)[-1]
     assert live.seen >= 1 and last.timer is not None and last.timer.n == live.seen + 1
     assert last.measured[0][0] == "during collection" and last.loopback is None
+
+
+def test_host_monitor_of_a_device_on_the_host_samples_a_sibling(tmp_path: Path) -> None:
+    real = RealClock("test-monitor-sibling")
+    try:
+        mon = uncertainty.HostMonitor(real, None, tmp_path, every=0.002, device_on_host=True)
+        with mon:
+            deadline = time.monotonic() + 30.0
+            while (mon._sibling is None or len(mon._sibling.samples) < 3) and (
+                time.monotonic() < deadline
+            ):
+                time.sleep(0.02)
+    finally:
+        real.close()
+    last = read_calibrations(tmp_path)[-1]
+    assert len(mon.sibling_samples) >= 3 and last.device_on_host
+    assert last.device_side is not None and last.device_side.n == len(mon.sibling_samples)
+    assert last.timer is not None
+    assert last.seconds >= last.timer.p99 + last.device_side.p99
 
 
 def test_a_campaign_records_its_uncertainty_and_uses_it(tmp_path: Path) -> None:

@@ -129,3 +129,30 @@ def test_generated_package_installs_tests_green_and_has_a_par_sheet(tmp_path: Pa
     )  # fmt: skip
     dists = {p["distribution"] for p in json.loads(plugins.stdout)["plugins"]}
     assert "feltlab-lucky7" in dists
+
+
+pytest_plugins = ["pytester"]
+
+
+def test_new_wager_decided_round_end_scaffolds_a_play_decided_wager(
+    tmp_path: Path, pytester: pytest.Pytester
+) -> None:
+    """``--decided round-end``: a wager read from the round record, the dealer playing out;
+    its generated tests (the conformance kit pointed at the module, as before installing it,
+    and the exact PAR sheet) pass as written."""
+    code, out = _new("dealer_bust", "--dir", str(tmp_path / "pkg"), "--decided", "round-end")
+    assert code == 0, out
+    root = tmp_path / "pkg"
+    plugin = (root / "src/feltlab_dealer_bust/plugin.py").read_text()
+    assert 'round_fields = ("dealer_bust",)' in plugin and "dealer_plays_out = True" in plugin
+    assert "def classify_round(" in plugin and "decided = Decided.ROUND_END" in plugin
+    test = (root / "tests/test_dealer_bust.py").read_text()
+    test = test.replace(
+        'wager = "dealer_bust"', 'wager = "dealer_bust"\n    plugin = "feltlab_dealer_bust.plugin"'
+    )
+    (pytester.path / "test_dealer_bust.py").write_text(test)
+    pytester.syspathinsert(root / "src")
+    result = pytester.runpytest_inprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=9)
+    code, out = _new("dealer_bust", "--dir", str(tmp_path / "other"), "--decided", "later")
+    assert code == 2 and "round-end" in out

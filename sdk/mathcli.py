@@ -1,0 +1,342 @@
+"""``feltlab math`` and ``feltlab simulate``: PAR sheets and Monte Carlo on the command line
+(commands of :mod:`feltlab.cli`, kept here so each module stays under 600 lines)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from rich.table import Table
+
+from feltlab.clitypes import make_console, seed_option
+from feltlab.plugin_manager import collect_wagers, get_plugin_manager
+from feltlab.ruleopts import rule_options
+from feltlab.rules import Rules
+from feltlab.seeds import SEED_DERIVATION_VERSION
+
+
+@click.command("math")
+@click.argument("wager")
+@rule_options(decks=False)
+@click.option(
+    "--decks",
+    type=click.IntRange(1, 8),
+    multiple=True,
+    help="Deck count (repeatable); default: the wager's allowed range.",
+)
+@click.option("--paytable", default=None, help="Paytable name; default: the wager's first.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "csv", "md"]),
+    default="table",
+    show_default=True,
+)
+@click.option(
+    "--strategy",
+    type=click.Choice(["cdz", "table"]),
+    default="cdz",
+    show_default=True,
+    help="main: CDZ- optimum, or the simulator's total-dependent tables.",
+)
+@click.option(
+    "--eor",
+    is_flag=True,
+    help="Effect of removal per rank, the best linear count and Hi-Lo's betting correlation.",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the PAR sheet as JSON (--format json)."
+)
+@click.option(
+    "--profile",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Madness 21: the jackpot panel profile whose prize table pays the win "
+    "(default: the bundled panel, rig/certify/profiles/jackpot.toml).",
+)
+@click.option(
+    "--stake",
+    type=click.IntRange(1, 10**9),
+    default=None,
+    help="Madness 21: the stake in cents the return per unit is computed at (default: the "
+    "wager's minimum).",
+)
+@click.option(
+    "--rounds",
+    type=click.IntRange(1, 10**10),
+    default=2_000_000,
+    show_default=True,
+    help="Rounds of a simulated PAR sheet (a play-decided wager with no exact analysis).",
+)
+@seed_option(1, "Seed of a simulated PAR sheet, 0..2**64-1.")
+@click.option(
+    "--simulated",
+    is_flag=True,
+    help="A play-decided wager: the simulated PAR sheet (--rounds, --seed) even where an exact "
+    "one exists, to compare the two.",
+)
+def math_cmd(
+    wager: str,
+    rules: Rules,
+    rules_name: str,
+    decks: tuple[int, ...],
+    paytable: str | None,
+    fmt: str,
+    strategy: str,
+    eor: bool,
+    as_json: bool = False,
+    profile: str | None = None,
+    stake: int | None = None,
+    rounds: int = 2_000_000,
+    seed: int = 1,
+    simulated: bool = False,
+) -> None:
+    """Print the PAR sheet of WAGER: every outcome's combinations, probability, pays and
+    return; the return, house edge, hit frequency and standard deviation, and how it was
+    computed ("exact", or "simulated: N rounds, +-").
+
+    A card-decided wager: exact enumeration of the initial deals its outcome depends on, over
+    the shoe's exact composition.  A play-decided wager (decided by the round record): exact
+    when it reads rank-level facts of the dealer's final hand and makes the dealer play out,
+    under the rule options; else simulated (--rounds, --seed) with a 95% interval.  WAGER
+    "main": the main wager's exact PAR sheet by the C core's combinatorial analyzer
+    (--strategy cdz or table).  Madness 21: the win pays the average prize of the panel's
+    prize table (--profile) per --stake.
+    """
+    from feltlab import parsheet
+    from feltlab.errors import FeltlabError
+
+    if as_json:
+        fmt = "json"
+    if wager == "main":
+        from feltlab.maincli import print_main_sheet
+
+        print_main_sheet(rules, rules_name, decks, strategy, fmt, eor=eor)
+        return
+
+    types = collect_wagers(get_plugin_manager())
+    if wager not in types:
+        raise click.BadParameter(
+            f"no wager {wager!r}; installed: {', '.join(types.names())}", param_hint="WAGER"
+        )
+    cls = types[wager]
+    if paytable is not None and not paytable.strip():
+        raise click.BadParameter(
+            "the paytable name is empty: give one of the wager's paytables, or omit --paytable "
+            "for its first",
+            param_hint="--paytable",
+        )
+    try:
+        instance = cls(paytable=paytable)
+    except FeltlabError as exc:
+        raise click.BadParameter(str(exc), param_hint="--paytable") from None
+    if instance.round_fields or cls.decided_by_panel:
+        from feltlab.mathcli_play import special_sheets
+
+        sheets = special_sheets(
+            instance,
+            rules,
+            rules_name,
+            decks,
+            profile,
+            stake,
+            rounds,
+            seed,
+            eor=eor,
+            simulated=simulated,
+        )
+    elif not instance.card_roles:
+        raise click.UsageError(
+            f"{cls.title} is decided by play, not by the initial deal: use "
+            f"`feltlab simulate --rules {rules_name}` for its return"
+        )
+    else:
+        counts = list(decks) or list(range(cls.min_decks, cls.max_decks + 1))
+        if eor:
+            from feltlab.maincli import print_side_bet_eor
+
+            print_side_bet_eor(instance, counts, fmt)
+            return
+        sheets = [parsheet.par_sheet(instance, d) for d in counts]
+    if as_json:
+        fmt = "json"
+    if fmt != "table":
+        click.echo(parsheet.render(sheets, fmt), nl=False)
+        return
+    console = make_console()
+    for sh in sheets:
+        outside = not cls.min_decks <= sh.decks <= cls.max_decks
+        t = Table(
+            title=f"{sh.title}: paytable {sh.paytable}, {sh.decks} decks"
+            + (f", rules {sh.rules}" if sh.rules else "")
+            + f" ({sh.method})"
+            + (" (outside the wager's deck range)" if outside else "")
+        )
+        simulated = sh.method.startswith("simulated")
+        for col in ("outcome", "rounds" if simulated else "combinations", "probability", "pays",
+                    "return"):  # fmt: skip
+            t.add_column(col, justify="left" if col == "outcome" else "right")
+        for ln in sh.lines:
+            t.add_row(
+                ln.outcome,
+                f"{ln.combinations:,}" if sh.total_combinations else "-",
+                f"{float(ln.probability):.8f}",
+                parsheet._pays(ln.pays),
+                "" if ln.return_ is None else f"{float(ln.return_):+.8f}",
+            )
+        total = f"{sh.total_combinations:,}" if sh.total_combinations else "-"
+        t.add_row("total", total, "1", "", f"{float(sh.return_):+.8f}")
+        console.print(t)
+        console.print(
+            f"house edge {100 * float(sh.house_edge):.4f}% ({parsheet._how(sh)}), "
+            f"hit frequency {100 * float(sh.hit_frequency):.4f}%, "
+            f"standard deviation {sh.std_dev:.4f}" + (f"; {sh.note}" if sh.note else "")
+        )
+
+
+@click.command()
+@rule_options()
+@click.option("--rounds", type=click.IntRange(1, 10**12), default=10_000_000, show_default=True)
+@seed_option(1, "Seed of the simulation, 0..2**64-1.")
+@click.option("--workers", type=click.IntRange(1, 1024), default=1, show_default=True)
+@click.option(
+    "--scheduler",
+    default=None,
+    help="Dask scheduler address (tcp://host:8786), or 'local' for a LocalCluster.",
+)
+@click.option(
+    "--fresh-shoe",
+    is_flag=True,
+    help="Deal every round from a freshly shuffled shoe (no cut-card effect).",
+)
+@click.option(
+    "--chunk",
+    "chunk_rounds",
+    type=click.IntRange(1, 10**9),
+    default=2_000_000,
+    show_default=True,
+    help="Rounds per chunk (part of what the seed determines).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def simulate(
+    rules: Rules,
+    rules_name: str,
+    rounds: int,
+    seed: int,
+    workers: int,
+    scheduler: str | None,
+    fresh_shoe: bool,
+    chunk_rounds: int,
+    as_json: bool,
+) -> None:
+    """Simulate rounds in the C core with basic strategy: the main wager's house edge with a
+    95% confidence interval, each side wager's return, and rounds/s."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    from feltlab import simulate as sim
+
+    preset = rules_name
+    types = collect_wagers(get_plugin_manager())
+    specs, skipped = sim.wager_specs(types, rules)
+    console = make_console(stderr=True)
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        disable=as_json or not console.is_terminal,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(f"simulating {preset}", total=rounds)
+        try:
+            res = sim.simulate(
+                rules,
+                rounds,
+                seed=seed,
+                workers=workers,
+                scheduler=scheduler,
+                chunk_rounds=chunk_rounds,
+                wagers=specs,
+                fresh_shoe=fresh_shoe,
+                progress=lambda n: bar.update(task, completed=n),
+            )
+        except RuntimeError as exc:
+            raise click.ClickException(str(exc)) from None
+        except ValueError as exc:  # Dask: an address it cannot parse
+            raise click.BadParameter(
+                f"{scheduler!r} is not a Dask scheduler address ({exc}); write e.g. "
+                "tcp://host:8786, or local",
+                param_hint="--scheduler",
+            ) from None
+        except OSError as exc:  # Dask: the scheduler could not be reached
+            raise click.ClickException(
+                f"cannot reach the Dask scheduler {scheduler!r}: {exc}; start one with "
+                "`dask scheduler` or use --scheduler local"
+            ) from None
+    data = {
+        "rules": preset,
+        "rounds": res.rounds,
+        "seed": seed,
+        "seed_derivation": SEED_DERIVATION_VERSION,
+        "fresh_shoe": fresh_shoe,
+        "house_edge": res.house_edge,
+        "ci95": [res.house_edge - res.half_width, res.house_edge + res.half_width],
+        "std_dev": res.std_dev,
+        "rounds_per_second": res.rounds_per_second,
+        "workers": workers,
+        "wagers": [
+            {
+                "wager": w.name,
+                "paytable": w.paytable,
+                "rounds": w.rounds,
+                "return": None if w.return_ != w.return_ else w.return_,
+                "ci95_half_width": None if w.half_width != w.half_width else w.half_width,
+                "hit_frequency": w.hit_frequency,
+            }
+            for w in res.wagers
+        ],
+        "skipped": [
+            {"wager": name, "reason": reason}
+            for name, reason in skipped + sorted(res.tally.skipped.items())
+        ],
+    }
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    out = make_console()
+    out.print(
+        f"{preset}: {res.rounds:,} rounds, seed {seed}"
+        + (", fresh shoe every round" if fresh_shoe else ", cutting card")
+        + f": house edge {100 * res.house_edge:.3f}% "
+        f"(95% CI {100 * (res.house_edge - res.half_width):.3f}% .. "
+        f"{100 * (res.house_edge + res.half_width):.3f}%), "
+        f"sd {res.std_dev:.3f} per round, {res.rounds_per_second:,.0f} rounds/s "
+        f"on {workers} worker(s)"
+    )
+    if not fresh_shoe and res.wagers:
+        out.print(
+            "side-bet returns below are dealt with a cutting card, so they include the "
+            "cut-card effect; to compare with an exact PAR sheet (`feltlab math`), run with "
+            "--fresh-shoe"
+        )
+    t = Table(title="side wagers (return per unit wagered)")
+    for col in ("wager", "paytable", "rounds offered", "return", "95% CI", "hit frequency"):
+        t.add_column(col)
+    for w in res.wagers:
+        panel = w.return_ != w.return_  # NaN: paid by the jackpot panel
+        t.add_row(
+            w.name,
+            w.paytable,
+            f"{w.rounds:,}",
+            "panel prize" if panel else f"{100 * w.return_:+.3f}%",
+            "" if panel else f"±{100 * w.half_width:.3f}%",
+            f"{100 * w.hit_frequency:.3f}%",
+        )
+    out.print(t)
+    for name, reason in skipped + sorted(res.tally.skipped.items()):
+        out.print(f"not simulated: {name}: {reason}")
+    if any(types[w.name].dealer_plays_out for w in res.wagers):
+        out.print(
+            "a wager in play requires the dealer to play out: the dealer completes every hand"
+        )
