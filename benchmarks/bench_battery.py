@@ -4,7 +4,7 @@
   (integrity, the one-pass C kernel for rising sequences, turning points, successions, the
   guesser and the position table, successive-shoe rho, adjacent rank pairs, then every
   p-value and Holm).  Target: under 3 s on one core.
-- ``numpy reference``: the same statistics by :mod:`feltlab.rig.certify.reference`, the
+- ``numpy reference``: the same statistics by tests/certify/battery_reference.py (test-only), the
   straightforward whole-array numpy implementation (in chunks of 100,000 shoes to bound
   memory), followed by the same p-value step, in the same run.
 
@@ -23,7 +23,7 @@ import pytest
 
 from feltlab import native
 from feltlab.rig.certify import battery
-from feltlab.rig.certify import reference as ref
+from tests.certify import battery_reference as ref
 
 DECKS = 1_000_000
 CHUNK = 100_000

@@ -1,5 +1,5 @@
 """The C battery kernels give exactly the statistics of the straightforward numpy reference
-(feltlab.rig.certify.reference), on fair, faulty and hand-made batches."""
+(tests/certify/battery_reference.py), on fair, faulty and hand-made batches."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import pytest
 
 from feltlab import native
 from feltlab.rig.certify import battery
-from feltlab.rig.certify import reference as ref
+
+from . import battery_reference as ref
 
 
 @pytest.mark.parametrize(
