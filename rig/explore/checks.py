@@ -71,22 +71,28 @@ def _causes_text(rec: dict[str, Any]) -> str:
     return " | ".join(parts)
 
 
+PLAN_LEFT_TOO_LITTLE = "windows of injected faults"
+"""The reason an INCONCLUSIVE measurement gives when the campaign's own fault plan left too
+few clean samples to judge (:func:`feltlab.rig.certify.analyze._unmeasured`)."""
+
+
+def _by_plan(m: dict[str, Any]) -> bool:
+    """An INCONCLUSIVE measurement because the fault plan left too few clean samples."""
+    reason = str((m.get("detail") or {}).get("reason", ""))
+    return m["verdict"] == "INCONCLUSIVE" and PLAN_LEFT_TOO_LITTLE in reason
+
+
 def _statistical_only(rec: dict[str, Any]) -> bool:
     """True when every non-PASS item of a FAIL record is a statistical check (and there is
-    no error)."""
+    no error), apart from measurements INCONCLUSIVE by the fault plan (:func:`_by_plan`)."""
     if rec["verdict"] != "FAIL" or rec.get("errors"):
         return False
     bat = rec.get("battery") or {}
     if bat.get("integrity"):
         return False
     bad = [f"battery.{c['name']}" for c in bat.get("checks", []) if c["verdict"] != "PASS"]
-    bad += [m["name"] for m in rec["measurements"] if m["verdict"] != "PASS"]
+    bad += [m["name"] for m in rec["measurements"] if m["verdict"] != "PASS" and not _by_plan(m)]
     return bool(bad) and all(b.startswith(STATISTICAL) for b in bad)
-
-
-PLAN_LEFT_TOO_LITTLE = "windows of injected faults"
-"""The reason an INCONCLUSIVE measurement gives when the campaign's own fault plan left too
-few clean samples to judge (:func:`feltlab.rig.certify.analyze._unmeasured`)."""
 
 
 def _inconclusive_by_plan(rec: dict[str, Any]) -> bool:
@@ -98,11 +104,7 @@ def _inconclusive_by_plan(rec: dict[str, Any]) -> bool:
     if any(c["verdict"] != "PASS" for c in bat.get("checks", [])) or bat.get("integrity"):
         return False
     odd = [m for m in rec["measurements"] if m["verdict"] != "PASS"]
-    return bool(odd) and all(
-        m["verdict"] == "INCONCLUSIVE"
-        and PLAN_LEFT_TOO_LITTLE in str((m.get("detail") or {}).get("reason", ""))
-        for m in odd
-    )
+    return bool(odd) and all(_by_plan(m) for m in odd)
 
 
 def check_campaign(
