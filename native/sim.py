@@ -19,6 +19,17 @@ from feltlab.native.core import (
 )
 
 HIT, STAND, DOUBLE_ELSE_HIT, DOUBLE_ELSE_STAND = 0, 1, 2, 3
+SIM_VERSION: int = lib.FL_SIM_VERSION
+"""The C simulator's version (``FL_SIM_VERSION``): with the seed derivation, what a seed
+reproduces (version 2: ``SIM_LANES`` shoes interleaved per call)."""
+SIM_LANES: int = lib.FL_SIM_LANES
+SIM_INPUTS: int = lib.FL_SIM_INPUTS
+"""Per-round inputs a side table may index: 0..4 the initial cards P1, P2, D1, P3, D2."""
+SIDE_CARD_VALUES: int = lib.FL_SIDE_CARD_VALUES
+"""Values of a card input: codes 0..51 and 52 for a card never dealt (``NO_CARD``)."""
+SIDE_MAX_INPUTS: int = lib.FL_SIDE_MAX_INPUTS
+NOT_OFFERED: int = lib.FL_SIDE_NOT_OFFERED
+"""The outcome index of a table entry where the wager is not on offer."""
 
 
 @dataclass(frozen=True)
@@ -134,3 +145,78 @@ def simulate_rounds(
         )
     _check(st, "simulate_rounds")
     return SimResult(net, initial, trace, tlen)
+
+
+@dataclass(frozen=True)
+class SideTable:
+    """A side wager's outcome table for :func:`simulate_tally`: ``table`` a C-contiguous
+    uint8 array (any shape) indexed by ``sum(value(inputs[j]) * strides[j])`` in its flat
+    order, each entry an outcome index or :data:`NOT_OFFERED`; ``inputs``: which per-round
+    inputs (0..4: P1, P2, D1, P3, D2 as card code 0..51 or 52 for no card); ``strides``:
+    entries per step of each input."""
+
+    table: npt.NDArray[np.uint8]
+    inputs: tuple[int, ...]
+    strides: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TallyResult:
+    """Exact sums of :func:`simulate_tally`: ``rounds``; ``net`` and ``net_sq``: the main
+    wager's net result summed (cents) and squared (cents^2); ``counts``: per table, ``(256,)``
+    int64 counts of each outcome index (index 255: rounds not on offer)."""
+
+    rounds: int
+    net: int
+    net_sq: int
+    counts: tuple[npt.NDArray[np.int64], ...]
+
+
+def simulate_tally(
+    rng: BitGenerator, rules: SimRules, n_rounds: int, tables: tuple[SideTable, ...] = ()
+) -> TallyResult:
+    """Simulate ``n_rounds`` rounds (the same rounds as :func:`simulate_rounds` from the same
+    generator state) keeping only exact sums and each table's outcome counts, in the C core.
+    Raises ValueError for bad rules or a table whose indexes could leave it."""
+    n = _as_int(n_rounds, "n_rounds", 0, 1 << 40)
+    c = _sim_struct(rules)
+    if len(tables) > 64:
+        raise ValueError(f"at most 64 side tables per simulation, got {len(tables)}")
+    ct = ffi.new("fl_side_table[]", max(len(tables), 1))
+    keep: list[Any] = []
+    counts = [np.zeros(256, dtype=np.uint64) for _ in tables]
+    for k, t in enumerate(tables):
+        arr = np.ascontiguousarray(t.table, dtype=np.uint8)
+        if not 1 <= len(t.inputs) <= SIDE_MAX_INPUTS or len(t.strides) != len(t.inputs):
+            raise ValueError(
+                f"side table {k}: 1..{SIDE_MAX_INPUTS} inputs with one stride each, got "
+                f"{len(t.inputs)} inputs and {len(t.strides)} strides"
+            )
+        top = sum(s * (SIDE_CARD_VALUES - 1) for s in t.strides)
+        if any(not 0 <= i < SIM_INPUTS for i in t.inputs) or top >= arr.size:
+            raise ValueError(
+                f"side table {k}: inputs must be 0..{SIM_INPUTS - 1} and every index below "
+                f"its {arr.size} entries (largest {top}); build it with feltlab.sidetables"
+            )
+        keep.append(arr)
+        ct[k].table = ffi.from_buffer("uint8_t[]", arr)
+        ct[k].size = arr.size
+        ct[k].n_inputs = len(t.inputs)
+        for j, (i, s) in enumerate(zip(t.inputs, t.strides, strict=True)):
+            ct[k].input[j] = i
+            ct[k].stride[j] = s
+        ct[k].counts = ffi.from_buffer("uint64_t[]", counts[k])
+    sums = ffi.new("fl_sim_sums *")
+    ptr = _rng_ptr(rng)
+    with rng._lock:
+        st = lib.fl_simulate_tally(ptr, c, n, ct, len(tables), sums)
+    _check(st, "simulate_tally")
+    net = (sums.net_hi << 64) | sums.net_lo
+    if net >> 127:
+        net -= 1 << 128
+    return TallyResult(
+        int(sums.rounds),
+        net,
+        (sums.sq_hi << 64) | sums.sq_lo,
+        tuple(x.astype(np.int64) for x in counts),
+    )

@@ -98,8 +98,42 @@ def _action(rules: Rules, cards: tuple[int, ...], up: int, allow_split: bool) ->
     return base
 
 
+STRATEGY_FORMAT = 1
+"""Version of the cached strategy tables' layout (part of their cache key)."""
+
+
+def _strategy_key(rules: Rules) -> str:
+    import inspect
+
+    from feltlab import cache, strategy
+
+    try:
+        source = inspect.getsource(strategy) + inspect.getsource(compute_strategy_tables)
+    except OSError:  # no source to key on: never reuse a cached table
+        source = str(time.time_ns())
+    return cache.digest("strategy", STRATEGY_FORMAT, repr(rules), cache.digest(source))
+
+
 @lru_cache(maxsize=64)
 def strategy_tables(rules: Rules) -> StrategyTables:
+    """:func:`compute_strategy_tables` of ``rules``, cached in memory and on disk
+    (``feltlab.cache``, kind ``strategy``) under a key of the rules' every field and the
+    source of the strategy code, so ``feltlab simulate`` does not recompute it at each
+    start."""
+    from feltlab import cache
+
+    key = _strategy_key(rules)
+    arr = cache.load("strategy", key)
+    if arr is not None and arr.shape == (4, 32, 11):
+        return StrategyTables(arr[0].copy(), arr[1].copy(), arr[2, :13].copy(), arr[3].copy())
+    t = compute_strategy_tables(rules)
+    packed = np.zeros((4, 32, 11), dtype=np.uint8)
+    packed[0], packed[1], packed[2, :13], packed[3] = t.hard, t.soft, t.pair, t.surr
+    cache.store("strategy", key, packed)
+    return t
+
+
+def compute_strategy_tables(rules: Rules) -> StrategyTables:
     """Basic strategy for ``rules`` as tables: each cell is the best action for a
     representative two-card hand of that total (hard t: two different non-pair values, e.g.
     2 + (t - 2); soft t: ace + (t - 11); soft 12: ace + ace, not split) against the up card.
@@ -232,6 +266,8 @@ class Tally:
     net_sq: int = 0
     wagers: dict[str, list[int]] = field(default_factory=dict)
     offered: dict[str, int] = field(default_factory=dict)
+    chunk: int = field(default=-1, compare=False)
+    trace: native.SimResult | None = field(default=None, compare=False, repr=False)
 
     def add(self, other: Tally) -> None:
         """Add another tally in place."""
@@ -274,19 +310,45 @@ def run_chunk(
     seed: int,
     wager_specs: Sequence[tuple[str, str | None]] = (),
     fresh_shoe: bool = False,
+    trace: bool = False,
 ) -> Tally:
     """Simulate chunk ``chunk`` (``n_rounds`` rounds) of seed ``seed``: a pure function of its
-    arguments, so any worker may run it.  ``wager_specs``: (wager name, paytable) pairs."""
+    arguments, so any worker may run it.  ``wager_specs``: (wager name, paytable) pairs.
+
+    Every wager is tallied inside the C simulator through its lookup table
+    (``feltlab.sidetables``) unless ``trace`` asks for the per-round arrays (kept in the
+    tally's ``trace``) or a wager is too large to tabulate: then the simulator writes the
+    per-round arrays and every wager is classified in batches (the same counts)."""
+    from feltlab import sidetables
+
     rng = chunk_generator(seed, chunk)
-    res = native.simulate_rounds(rng, sim_rules(rules, fresh_shoe=fresh_shoe), n_rounds)
-    net = res.net.astype(np.int64)
-    tally = Tally(rounds=n_rounds, net=int(net.sum()), net_sq=int((net * net).sum()))
-    if wager_specs:
-        instances = [_wager(name, table) for name, table in wager_specs]
+    srules = sim_rules(rules, fresh_shoe=fresh_shoe)
+    instances = [_wager(name, table) for name, table in wager_specs]
+    tables = [] if trace else [sidetables.side_table(w) for w in instances]
+    if trace or any(t is None for t in tables):
+        res = native.simulate_rounds(rng, srules, n_rounds)
+        net = res.net.astype(np.int64)
+        tally = Tally(rounds=n_rounds, net=int(net.sum()), net_sq=int((net * net).sum()))
         for name, (counts, offered) in classify_side_bets(res.initial, instances).items():
             tally.wagers[name] = [int(c) for c in counts]
             tally.offered[name] = offered
+        tally.chunk = chunk
+        tally.trace = res if trace else None
+        return tally
+    out = native.simulate_tally(rng, srules, n_rounds, tuple(t for t in tables if t is not None))
+    tally = Tally(rounds=out.rounds, net=out.net, net_sq=out.net_sq, chunk=chunk)
+    for w, counts in zip(instances, out.counts, strict=True):
+        k = len(w.paytable.pays)
+        tally.wagers[w.name] = [int(c) for c in counts[:k]]
+        tally.offered[w.name] = int(counts[: native.NOT_OFFERED].sum())
     return tally
+
+
+def batch_wagers(specs: Sequence[tuple[str, str | None]]) -> tuple[str, ...]:
+    """The wagers of ``specs`` too large to tabulate (settled by the batch path)."""
+    from feltlab import sidetables
+
+    return tuple(name for name, table in specs if sidetables.too_large(_wager(name, table)))
 
 
 @dataclass(frozen=True)
@@ -308,7 +370,10 @@ class SimulationResult:
     """House edge of the main wager (per unit of the initial stake) with its 95% confidence
     interval, per-wager returns, rounds simulated and rounds per second (wall clock).
     ``seed_derivation`` is the :data:`feltlab.seeds.SEED_DERIVATION_VERSION` that turned
-    ``seed`` into the chunks' generators."""
+    ``seed`` into the chunks' generators and ``simulator_version`` the C simulator's
+    (``feltlab.native.SIM_VERSION``) that dealt them: both say what reproduces the seed.
+    ``batch_wagers``: wagers too large to tabulate, settled by the batch path.  ``trace``:
+    the per-round arrays in chunk order (``net``, ``initial``) when asked for."""
 
     rules: Rules
     rounds: int
@@ -321,6 +386,9 @@ class SimulationResult:
     workers: int
     tally: Tally
     seed_derivation: int = SEED_DERIVATION_VERSION
+    simulator_version: int = native.SIM_VERSION
+    batch_wagers: tuple[str, ...] = ()
+    trace: native.SimResult | None = field(default=None, compare=False, repr=False)
 
     @property
     def rounds_per_second(self) -> float:
@@ -378,13 +446,15 @@ def simulate(
     wagers: Sequence[tuple[str, str | None]] = (),
     fresh_shoe: bool = False,
     progress: Callable[[int], None] | None = None,
+    trace: bool = False,
 ) -> SimulationResult:
     """Simulate ``rounds`` rounds under ``rules`` with basic strategy.
 
     ``workers`` > 1 runs chunks in local processes; ``scheduler`` (a Dask scheduler address,
     or ``"local"`` for a LocalCluster of ``workers`` processes) runs them on Dask distributed
     (the ``dist`` extra).  ``wagers``: side bets to settle, as (name, paytable or None).
-    ``progress`` is called with the rounds finished so far.  The result depends only on
+    ``progress`` is called with the rounds finished so far.  ``trace`` keeps every round's
+    net result and initial cards (``SimulationResult.trace``).  The result depends only on
     ``rules``, ``rounds``, ``seed``, ``chunk_rounds`` and ``fresh_shoe``, never on the
     partitioning.  Raises ValueError for a non-positive count.
     """
@@ -393,14 +463,17 @@ def simulate(
     sizes = [chunk_rounds] * (rounds // chunk_rounds)
     if rounds % chunk_rounds:
         sizes.append(rounds % chunk_rounds)
-    args = [(rules, i, n, seed, tuple(wagers), fresh_shoe) for i, n in enumerate(sizes)]
+    args = [(rules, i, n, seed, tuple(wagers), fresh_shoe, trace) for i, n in enumerate(sizes)]
     total = Tally()
+    traces: dict[int, native.SimResult] = {}
     done = 0
     t0 = time.perf_counter()
 
     def collect(t: Tally) -> None:
         nonlocal done
         total.add(t)
+        if t.trace is not None:
+            traces[t.chunk] = t.trace
         done += t.rounds
         if progress:
             progress(done)
@@ -454,6 +527,15 @@ def simulate(
         seconds=seconds,
         workers=workers,
         tally=total,
+        batch_wagers=batch_wagers(wagers),
+        trace=_joined(traces) if trace else None,
+    )
+
+
+def _joined(traces: dict[int, native.SimResult]) -> native.SimResult:
+    parts = [traces[k] for k in sorted(traces)]
+    return native.SimResult(
+        np.concatenate([p.net for p in parts]), np.concatenate([p.initial for p in parts])
     )
 
 

@@ -229,6 +229,78 @@ static void test_analyzer(void) {
     CHECK(fl_dealer_probabilities(NULL, 1, 0, 1, d) == FL_ERR_NULL);
 }
 
+/* The tally of fl_simulate_tally equals what fl_simulate_rounds' per-round arrays give for
+ * the same generator: sums of net and net^2, and a pair table's counts over P1, P2 (a crude
+ * strategy: stand on 12 and up, hit below). */
+static void test_simulate_tally(void) {
+    static fl_sim_rules r;
+    memset(&r, 0, sizeof r);
+    r.decks = 6;
+    r.peek = 1;
+    r.bj_num = 3;
+    r.bj_den = 2;
+    r.max_hands = 4;
+    r.split_aces_one_card = 1;
+    r.double_after_split = 1;
+    r.cut_position = 234;
+    r.stake = 1000;
+    for (int t = 0; t < 32; t++)
+        for (int u = 0; u < 11; u++) {
+            r.hard[t][u] = t >= 12 ? 1 : 0;
+            r.soft[t][u] = t >= 18 ? 1 : 0;
+        }
+    for (int u = 0; u < 11; u++) r.pair[0][u] = r.pair[7][u] = 1; /* split aces and eights */
+    enum { N = 20000 };
+    static int32_t net[N];
+    static uint8_t init[5 * N];
+    static uint8_t pair_table[53 * 53];
+    for (int a = 0; a < 53; a++)
+        for (int b = 0; b < 53; b++)
+            pair_table[a * 53 + b] =
+                (a == 52 || b == 52) ? FL_SIDE_NOT_OFFERED : (uint8_t)((a >> 2) == (b >> 2));
+    fl_rng g1, g2;
+    fl_rng_seed_xoshiro(&g1, 77);
+    fl_rng_seed_xoshiro(&g2, 77);
+    CHECK(fl_simulate_rounds(&g1, &r, N, net, init, NULL, 0, NULL) == FL_OK);
+    int64_t sum = 0, sq = 0;
+    uint64_t pairs = 0;
+    for (int i = 0; i < N; i++) {
+        sum += net[i];
+        sq += (int64_t)net[i] * net[i];
+        pairs += (init[5 * i] >> 2) == (init[5 * i + 1] >> 2);
+    }
+    uint64_t counts[256];
+    memset(counts, 0, sizeof counts);
+    fl_side_table t = {pair_table, sizeof pair_table, 2, {0, 1, 0, 0, 0, 0}, {53, 1, 0, 0, 0, 0},
+                       counts};
+    fl_sim_sums sums;
+    memset(&sums, 0, sizeof sums);
+    CHECK(fl_simulate_tally(&g2, &r, N, &t, 1, &sums) == FL_OK);
+    CHECK(sums.rounds == N);
+    CHECK((int64_t)sums.net_lo == sum && sums.net_hi == (sum < 0 ? UINT64_MAX : 0));
+    CHECK(sums.sq_lo == (uint64_t)sq && sums.sq_hi == 0);
+    CHECK(counts[1] == pairs && counts[0] == N - pairs && counts[FL_SIDE_NOT_OFFERED] == 0);
+    /* both generators were left in the same state (long-jumped once per lane) */
+    uint64_t s1[4], s2[4];
+    CHECK(fl_xoshiro_get(&g1, s1) == FL_OK && fl_xoshiro_get(&g2, s2) == FL_OK);
+    CHECK(memcmp(s1, s2, sizeof s1) == 0);
+    /* tables whose indexes could leave them, or name no input, are refused */
+    fl_side_table bad = t;
+    bad.size = 53 * 53 - 1;
+    CHECK(fl_simulate_tally(&g2, &r, 10, &bad, 1, &sums) == FL_ERR_RANGE);
+    bad = t;
+    bad.input[1] = FL_SIM_INPUTS;
+    CHECK(fl_simulate_tally(&g2, &r, 10, &bad, 1, &sums) == FL_ERR_RANGE);
+    bad = t;
+    bad.n_inputs = 0;
+    CHECK(fl_simulate_tally(&g2, &r, 10, &bad, 1, &sums) == FL_ERR_RANGE);
+    bad = t;
+    bad.counts = NULL;
+    CHECK(fl_simulate_tally(&g2, &r, 10, &bad, 1, &sums) == FL_ERR_NULL);
+    CHECK(fl_simulate_tally(&g2, &r, 10, NULL, 1, &sums) == FL_ERR_NULL);
+    CHECK(fl_simulate_tally(&g2, &r, 10, NULL, 0, NULL) == FL_ERR_NULL);
+}
+
 int main(void) {
     test_models();
     test_chacha_block();
@@ -238,6 +310,7 @@ int main(void) {
     test_bad_arguments();
     test_hands();
     test_analyzer();
+    test_simulate_tally();
     if (failures) {
         fprintf(stderr, "%d failed\n", failures);
         return 1;
