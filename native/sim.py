@@ -153,11 +153,19 @@ class SideTable:
     uint8 array (any shape) indexed by ``sum(value(inputs[j]) * strides[j])`` in its flat
     order, each entry an outcome index or :data:`NOT_OFFERED`; ``inputs``: which per-round
     inputs (0..4: P1, P2, D1, P3, D2 as card code 0..51 or 52 for no card); ``strides``:
-    entries per step of each input."""
+    entries per step of each input.
+
+    Factored in two levels when ``pre`` (uint16) is given: the first ``n_pre`` inputs index
+    ``pre`` with their strides, giving a class below ``n_classes``; the entry is then
+    ``table[class * class_stride + sum over the other inputs]``."""
 
     table: npt.NDArray[np.uint8]
     inputs: tuple[int, ...]
     strides: tuple[int, ...]
+    pre: npt.NDArray[np.uint16] | None = None
+    n_pre: int = 0
+    n_classes: int = 0
+    class_stride: int = 0
 
 
 @dataclass(frozen=True)
@@ -192,7 +200,27 @@ def simulate_tally(
                 f"side table {k}: 1..{SIDE_MAX_INPUTS} inputs with one stride each, got "
                 f"{len(t.inputs)} inputs and {len(t.strides)} strides"
             )
-        top = sum(s * (SIDE_CARD_VALUES - 1) for s in t.strides)
+        steps = [s * (SIDE_CARD_VALUES - 1) for s in t.strides]
+        top = sum(steps[t.n_pre :]) + max(t.n_classes - 1, 0) * t.class_stride
+        pre = None
+        if t.pre is not None:
+            pre = np.ascontiguousarray(t.pre, dtype=np.uint16)
+            bad = (
+                not 0 < t.n_pre < len(t.inputs)
+                or sum(steps[: t.n_pre]) >= pre.size
+                or int(pre.max(initial=0)) >= t.n_classes
+            )
+            if bad:
+                raise ValueError(
+                    f"side table {k}: its first-level table must cover its first {t.n_pre} "
+                    f"inputs with classes below {t.n_classes}; build it with feltlab.sidetables"
+                )
+            keep.append(pre)
+            ct[k].pre = ffi.from_buffer("uint16_t[]", pre)
+            ct[k].pre_size = pre.size
+            ct[k].n_pre = t.n_pre
+            ct[k].n_classes = t.n_classes
+            ct[k].class_stride = t.class_stride
         if any(not 0 <= i < SIM_INPUTS for i in t.inputs) or top >= arr.size:
             raise ValueError(
                 f"side table {k}: inputs must be 0..{SIM_INPUTS - 1} and every index below "

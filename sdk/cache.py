@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -36,16 +37,22 @@ def _path(kind: str, key: str) -> Path:
 
 def load(kind: str, key: str) -> npt.NDArray[np.uint8] | None:
     """The cached uint8 array ``kind``/``key``, or None (absent, unreadable, not uint8)."""
+    arr = load_any(kind, key)
+    if arr is None or arr.dtype != np.uint8:
+        return None
+    return arr
+
+
+def load_any(kind: str, key: str) -> npt.NDArray[Any] | None:
+    """The cached array ``kind``/``key`` of any numeric dtype, or None."""
     try:
         arr = np.load(_path(kind, key), allow_pickle=False)
     except (OSError, ValueError):
         return None
-    if arr.dtype != np.uint8:
-        return None
     return np.ascontiguousarray(arr)
 
 
-def store(kind: str, key: str, arr: npt.NDArray[np.uint8]) -> None:
+def store(kind: str, key: str, arr: npt.NDArray[Any]) -> None:
     """Write ``arr`` as ``kind``/``key`` (silently skipped when the cache is not writable)."""
     path = _path(kind, key)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
@@ -58,4 +65,4 @@ def store(kind: str, key: str, arr: npt.NDArray[np.uint8]) -> None:
         tmp.unlink(missing_ok=True)
 
 
-__all__ = ["cache_dir", "digest", "load", "store"]
+__all__ = ["cache_dir", "digest", "load", "load_any", "store"]

@@ -45,8 +45,8 @@ from feltlab import cache, native
 from feltlab.errors import WagerError
 from feltlab.wagers import WagerType
 
-TABLE_FORMAT = 1
-"""Version of the table layout, part of every cache key."""
+TABLE_FORMAT = 2
+"""Version of the table layout, part of every cache key (2: factored in two levels)."""
 CARD_ROLES = {"P1": 0, "P2": 1, "D1": 2, "P3": 3, "D2": 4}
 """The simulator's per-round input index of each card role."""
 MAX_TABLE_ENTRIES = native.SIDE_CARD_VALUES**4
@@ -153,26 +153,102 @@ def build_table(wager: WagerType) -> npt.NDArray[np.uint8]:
     return table.reshape(shape)
 
 
-_MEMORY: dict[str, npt.NDArray[np.uint8]] = {}
+def factor(
+    table: npt.NDArray[np.uint8],
+) -> tuple[npt.NDArray[np.uint16] | None, npt.NDArray[np.uint8]]:
+    """Factor ``table`` exactly in two levels where that shrinks it at least fourfold: for the
+    best split of its inputs into a first ``a`` and the rest, ``pre`` (the first inputs'
+    shape, uint16) numbers the distinct sub-tables of the rest and ``main`` (shape
+    ``(classes, *rest)``) holds each once, so ``table[i, j] == main[pre[i], j]``.  Returns
+    ``(None, table)`` when no split pays (a table the C simulator reads from cache is
+    smaller, and faster).  E.g. Lucky Ladies: (P1, P2) fall into few classes for (D1, D2)."""
+    shape = table.shape
+    best: tuple[int, npt.NDArray[np.uint16], npt.NDArray[np.uint8]] | None = None
+    for a in range(1, table.ndim):
+        n_first = int(np.prod(shape[:a]))
+        rows = table.reshape(n_first, -1)
+        classes: dict[bytes, int] = {}
+        inverse = np.empty(n_first, dtype=np.int64)
+        for r in range(n_first):  # distinct rows by their bytes (np.unique is far slower)
+            inverse[r] = classes.setdefault(rows[r].tobytes(), len(classes))
+            if len(classes) >= 1 << 16:
+                break
+        if len(classes) >= 1 << 16:
+            continue
+        firsts = np.unique(inverse, return_index=True)[1]
+        uniq = rows[firsts]
+        size = uniq.size + 2 * n_first
+        if best is None or size < best[0]:
+            pre = inverse.reshape(shape[:a]).astype(np.uint16)
+            best = (size, pre, np.ascontiguousarray(uniq.reshape((len(uniq), *shape[a:]))))
+    if best is None or 4 * best[0] > table.size:
+        return None, table
+    return best[1], best[2]
+
+
+_MEMORY: dict[str, tuple[npt.NDArray[np.uint16] | None, npt.NDArray[np.uint8]]] = {}
 
 
 def side_table(wager: WagerType) -> native.SideTable | None:
-    """The C simulator's :class:`feltlab.native.SideTable` of ``wager`` (built, or read from
-    the memory or disk cache); None when the wager is not tabulable or too large (the
-    caller settles it by the batch path).  Raises WagerError for a bad classifier."""
+    """The C simulator's :class:`feltlab.native.SideTable` of ``wager`` (built and
+    :func:`factor`-ed, or read from the memory or disk cache); None when the wager is not
+    tabulable or too large (the caller settles it by the batch path).  Raises WagerError
+    for a bad classifier."""
     inputs = table_inputs(wager)
     if inputs is None or too_large(wager):
         return None
     key = cache_key(wager)
-    table = _MEMORY.get(key)
-    if table is None:
-        table = cache.load("tables", key)
-        if table is None:
-            table = build_table(wager)
-            cache.store("tables", key, table)
-        _MEMORY[key] = table
-    strides = tuple(int(s) // table.itemsize for s in table.strides)
-    return native.SideTable(table, tuple(i.column for i in inputs), strides)
+    parts = _MEMORY.get(key)
+    if parts is None:
+        parts = _load(key)
+        if parts is None:
+            parts = factor(build_table(wager))
+            _store(key, parts)
+        _MEMORY[key] = parts
+    pre, main = parts
+    columns = tuple(i.column for i in inputs)
+    if pre is None:
+        strides = tuple(int(s) // main.itemsize for s in main.strides)
+        return native.SideTable(main, columns, strides)
+    pre_strides = tuple(int(s) // pre.itemsize for s in pre.strides)
+    rest = tuple(int(s) // main.itemsize for s in main.strides)
+    return native.SideTable(
+        main,
+        columns,
+        pre_strides + rest[1:],
+        pre=pre,
+        n_pre=pre.ndim,
+        n_classes=main.shape[0],
+        class_stride=rest[0],
+    )
+
+
+def _load(key: str) -> tuple[npt.NDArray[np.uint16] | None, npt.NDArray[np.uint8]] | None:
+    main = cache.load("tables", key)
+    if main is None:
+        return None
+    pre = cache.load_any("tables", key + "-pre")
+    if pre is not None and pre.dtype == np.uint16:
+        return pre, main
+    return None if pre is not None else (None, main)
+
+
+def _store(key: str, parts: tuple[npt.NDArray[np.uint16] | None, npt.NDArray[np.uint8]]) -> None:
+    pre, main = parts
+    if pre is not None:  # written first: a main table without it is read as one level
+        cache.store("tables", key + "-pre", pre)
+    cache.store("tables", key, main)
+
+
+def full_table(wager: WagerType) -> npt.NDArray[np.uint8] | None:
+    """The one-level table of ``wager`` (its factored form expanded), or None as for
+    :func:`side_table`."""
+    t = side_table(wager)
+    if t is None:
+        return None
+    if t.pre is None:
+        return t.table
+    return t.table[t.pre]
 
 
 __all__ = [
@@ -182,6 +258,8 @@ __all__ = [
     "TableInput",
     "build_table",
     "cache_key",
+    "factor",
+    "full_table",
     "side_table",
     "table_entries",
     "table_inputs",

@@ -234,6 +234,12 @@ fl_status fl_simulate_rounds(fl_rng *rng, const fl_sim_rules *rules, size_t n_ro
  * the outcome index of the round, FL_SIDE_NOT_OFFERED where the wager is not
  * on offer (or a role was never dealt); counts (256 counters, caller-owned,
  * added to) counts each index.  Every reachable index must lie below size.
+ *
+ * Optionally factored in two levels (n_pre > 0): the first n_pre inputs index
+ * pre (pre_size entries, each a class below n_classes) and the class counts
+ * class_stride entries of table, the remaining inputs their strides:
+ * table[pre[sum_{j<n_pre} ...] * class_stride + sum_{j>=n_pre} ...].  Every
+ * reachable index of both must lie within them (checked, pre scanned).
  */
 typedef struct {
     const uint8_t *table;
@@ -242,6 +248,11 @@ typedef struct {
     uint32_t input[6];                  /* each < FL_SIM_INPUTS */
     uint32_t stride[6];
     uint64_t *counts;                   /* 256 counters */
+    const uint16_t *pre;                /* NULL: one level */
+    size_t pre_size;
+    uint32_t n_pre;                     /* 0..n_inputs - 1 */
+    uint32_t n_classes;
+    uint32_t class_stride;
 } fl_side_table;
 
 /* Exact sums over rounds of the main wager's net result (cents) and its square, as

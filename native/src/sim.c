@@ -404,11 +404,25 @@ static fl_status check_tables(const fl_side_table *t, size_t n) {
     for (size_t k = 0; k < n; k++) {
         if (!t[k].table || !t[k].counts) return FL_ERR_NULL;
         if (t[k].n_inputs < 1 || t[k].n_inputs > FL_SIDE_MAX_INPUTS) return FL_ERR_RANGE;
-        uint64_t top = 0; /* the largest reachable index */
+        if (t[k].n_pre >= t[k].n_inputs) return FL_ERR_RANGE;
+        uint64_t top_pre = 0, top = 0; /* the largest reachable indexes */
         for (uint32_t j = 0; j < t[k].n_inputs; j++) {
             if (t[k].input[j] >= FL_SIM_INPUTS || t[k].stride[j] > ((uint32_t)1 << 26))
                 return FL_ERR_RANGE;
-            top += (uint64_t)t[k].stride[j] * (input_values[t[k].input[j]] - 1);
+            uint64_t step = (uint64_t)t[k].stride[j] * (input_values[t[k].input[j]] - 1);
+            if (j < t[k].n_pre)
+                top_pre += step;
+            else
+                top += step;
+        }
+        if (t[k].n_pre) {
+            if (!t[k].pre) return FL_ERR_NULL;
+            if (top_pre >= t[k].pre_size || t[k].n_classes < 1 ||
+                t[k].class_stride > ((uint32_t)1 << 26))
+                return FL_ERR_RANGE;
+            for (size_t i = 0; i < t[k].pre_size; i++)
+                if (t[k].pre[i] >= t[k].n_classes) return FL_ERR_RANGE;
+            top += (uint64_t)(t[k].n_classes - 1) * t[k].class_stride;
         }
         if (top >= t[k].size) return FL_ERR_RANGE;
     }
@@ -432,8 +446,12 @@ static inline void tally_round(const sim_out *o, const uint8_t init[5]) {
     for (int k = 0; k < 5; k++) in[k] = init[k] == FL_NO_CARD ? 52 : init[k];
     for (size_t k = 0; k < o->n_tables; k++) {
         const fl_side_table *t = &o->tables[k];
-        uint32_t idx = 0;
-        for (uint32_t j = 0; j < t->n_inputs; j++) idx += in[t->input[j]] * t->stride[j];
+        uint32_t idx = 0, j = 0;
+        if (t->n_pre) {
+            for (; j < t->n_pre; j++) idx += in[t->input[j]] * t->stride[j];
+            idx = t->pre[idx] * t->class_stride;
+        }
+        for (; j < t->n_inputs; j++) idx += in[t->input[j]] * t->stride[j];
         t->counts[t->table[idx]]++;
     }
 }

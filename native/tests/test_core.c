@@ -272,7 +272,7 @@ static void test_simulate_tally(void) {
     uint64_t counts[256];
     memset(counts, 0, sizeof counts);
     fl_side_table t = {pair_table, sizeof pair_table, 2, {0, 1, 0, 0, 0, 0}, {53, 1, 0, 0, 0, 0},
-                       counts};
+                       counts, NULL, 0, 0, 0, 0};
     fl_sim_sums sums;
     memset(&sums, 0, sizeof sums);
     CHECK(fl_simulate_tally(&g2, &r, N, &t, 1, &sums) == FL_OK);
@@ -284,6 +284,37 @@ static void test_simulate_tally(void) {
     uint64_t s1[4], s2[4];
     CHECK(fl_xoshiro_get(&g1, s1) == FL_OK && fl_xoshiro_get(&g2, s2) == FL_OK);
     CHECK(memcmp(s1, s2, sizeof s1) == 0);
+    /* the same pair table factored in two levels: P1 -> its rank (13 classes), then the
+     * class's row over P2 (main[rank][P2]) */
+    static uint16_t pre[53];
+    static uint8_t main_t[14 * 53];
+    for (int a = 0; a < 53; a++) pre[a] = a == 52 ? 13 : (uint16_t)(a >> 2);
+    for (int c = 0; c < 14; c++)
+        for (int b = 0; b < 53; b++)
+            main_t[c * 53 + b] =
+                (c == 13 || b == 52) ? FL_SIDE_NOT_OFFERED : (uint8_t)(c == (b >> 2));
+    uint64_t counts2[256];
+    memset(counts2, 0, sizeof counts2);
+    fl_side_table f = {main_t, sizeof main_t, 2, {0, 1, 0, 0, 0, 0}, {1, 1, 0, 0, 0, 0},
+                       counts2, pre, 53, 1, 14, 53};
+    fl_rng g3;
+    fl_rng_seed_xoshiro(&g3, 77);
+    fl_sim_sums sums3;
+    memset(&sums3, 0, sizeof sums3);
+    CHECK(fl_simulate_tally(&g3, &r, N, &f, 1, &sums3) == FL_OK);
+    CHECK(memcmp(counts, counts2, sizeof counts) == 0);
+    fl_side_table badf = f;
+    pre[5] = 14; /* a class beyond the main table */
+    CHECK(fl_simulate_tally(&g3, &r, 10, &badf, 1, &sums3) == FL_ERR_RANGE);
+    pre[5] = 1;
+    badf.n_pre = 2; /* no input left for the main table */
+    CHECK(fl_simulate_tally(&g3, &r, 10, &badf, 1, &sums3) == FL_ERR_RANGE);
+    badf = f;
+    badf.pre = NULL;
+    CHECK(fl_simulate_tally(&g3, &r, 10, &badf, 1, &sums3) == FL_ERR_NULL);
+    badf = f;
+    badf.size = 13 * 53; /* class 13 would index past the end */
+    CHECK(fl_simulate_tally(&g3, &r, 10, &badf, 1, &sums3) == FL_ERR_RANGE);
     /* tables whose indexes could leave them, or name no input, are refused */
     fl_side_table bad = t;
     bad.size = 53 * 53 - 1;

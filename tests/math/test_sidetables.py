@@ -45,11 +45,12 @@ def test_every_installed_table_agrees_with_its_classifier_on_random_rounds() -> 
     rng = np.random.default_rng(5)
     for name, table in ALL:
         w = sim._wager(name, table)
-        t = sidetables.side_table(w)
-        assert t is not None, name
+        full = sidetables.full_table(w)
+        assert full is not None, name
+        assert np.array_equal(full, sidetables.build_table(w)), name  # factored exactly
         cards = rng.integers(0, 52, size=(5000, len(w.card_roles)), dtype=np.uint8)
         want = np.asarray(w.classify(cards))
-        got = t.table[tuple(cards.T)]
+        got = full[tuple(cards.T)]
         offered = got != native.NOT_OFFERED
         assert np.array_equal(got[offered], want[offered]), name
         if name == "insurance":  # offered only under an ace up (D1 is its first role)
@@ -101,12 +102,27 @@ def test_a_wager_too_large_to_tabulate_is_named_and_takes_the_batch_path(
     assert res.tally.wagers["five_cards"] == res.tally.wagers["super_sevens"]
 
 
+def test_a_four_card_table_is_factored_in_two_levels() -> None:
+    w = sim._wager("lucky_ladies", None)
+    t = sidetables.side_table(w)
+    assert t is not None and t.pre is not None and t.n_pre >= 1
+    # far smaller than the 53^4 entries, and exactly the same function
+    assert t.table.size + 2 * t.pre.size < 53**4 // 4
+    full = sidetables.build_table(w)
+    i = np.random.default_rng(1).integers(0, 53, size=(4, 2000))
+    first = tuple(i[: t.n_pre])
+    rest = tuple(i[t.n_pre :])
+    assert np.array_equal(t.table[(t.pre[first], *rest)], full[tuple(i)])
+
+
 def test_tables_are_cached_on_disk_under_a_key_of_their_inputs() -> None:
     w = Insurance()
     key = sidetables.cache_key(w)
     sidetables.side_table(w)
-    stored = cache.load("tables", key)
-    assert stored is not None and np.array_equal(stored, sidetables.build_table(w))
+    stored = cache.load("tables", key)  # insurance: factored (D1 -> ace or not)
+    pre = cache.load_any("tables", key + "-pre")
+    assert stored is not None and pre is not None
+    assert np.array_equal(stored[pre], sidetables.build_table(w))
     assert key != sidetables.cache_key(PerfectPairs())
     one, two = PerfectPairs(paytable="one"), PerfectPairs(paytable="two")
     assert sidetables.cache_key(one) != sidetables.cache_key(two)
