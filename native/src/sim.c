@@ -138,14 +138,21 @@ static void start_shoes(sim_shoe *lanes) {
         for (unsigned l = 0; l < FL_SIM_LANES; l++) fix_at(&lanes[l]);
 }
 
-/* deal one card */
-static inline uint8_t deal(sim_shoe *s) {
+/* the rare path of deal: the card is not fixed yet, or the shoe is out of cards */
+static __attribute__((noinline)) uint8_t deal_slow(sim_shoe *s) {
     if (s->dealt >= s->size) { /* out of cards: excluded by the cut-position check */
         s->ok = 0;
         return 0;
     }
     fix_next(s);
     return s->cards[s->dealt++];
+}
+
+/* deal one card: one comparison on the common path (fixed <= size, so a fixed card is
+ * always in the shoe) */
+static inline uint8_t deal(sim_shoe *s) {
+    if (__builtin_expect(s->dealt < s->fixed, 1)) return s->cards[s->dealt++];
+    return deal_slow(s);
 }
 
 static inline unsigned value_of(uint8_t c) { return fl_card_value[c]; }
