@@ -123,7 +123,10 @@ def simulate_rounds(
 ) -> SimResult:
     """Simulate ``n_rounds`` rounds of one box in the C core (see native/src/sim.c for the
     semantics, which follow feltlab's round engine card for card).  ``trace_cap`` > 0 also
-    records up to that many cards dealt per round.  Raises ValueError for bad rules."""
+    records up to that many cards dealt per round.  Shoes are prepared :data:`SIM_LANES` at a
+    time, shoe k from ``rng`` long-jumped k % SIM_LANES times (simulator version
+    :data:`SIM_VERSION`); ``rng`` is left long-jumped SIM_LANES times, so a next call never
+    overlaps this one.  Raises ValueError for bad rules."""
     n = _as_int(n_rounds, "n_rounds", 0, 1 << 40)
     cap = _as_int(trace_cap, "trace_cap", 0, 255)
     c = _sim_struct(rules)
