@@ -228,6 +228,7 @@ fl_status fl_simulate_rounds(fl_rng *rng, const fl_sim_rules *rules, size_t n_ro
 #define FL_SIDE_CARD_VALUES 53
 #define FL_SIDE_MAX_INPUTS 6
 #define FL_SIDE_NOT_OFFERED 255
+#define FL_SIDE_MAX_TABLES 64
 
 /*
  * A side wager's outcome table: table[sum_j value(input[j]) * stride[j]] is
@@ -268,7 +269,7 @@ typedef struct {
 /*
  * Simulates n_rounds rounds as fl_simulate_rounds does (the same rounds for
  * the same generator), keeping only sums (added to *sums) and each table's
- * outcome counts: no per-round arrays.
+ * outcome counts: no per-round arrays.  At most FL_SIDE_MAX_TABLES tables.
  */
 fl_status fl_simulate_tally(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
                             const fl_side_table *tables, size_t n_tables, fl_sim_sums *sums);

@@ -30,6 +30,7 @@
 
 #include "feltlab_core.h"
 #include "internal.h"
+#include "side_tables.h"
 
 enum { ACT_HIT = 0, ACT_STAND = 1, ACT_DOUBLE_HIT = 2, ACT_DOUBLE_STAND = 3 };
 
@@ -400,42 +401,6 @@ static fl_status check_rules(const fl_sim_rules *r) {
     return FL_OK;
 }
 
-/* values each per-round input takes (the five cards: codes 0..51 and 52 for none); inputs
- * from the round record go after them */
-static const uint32_t input_values[FL_SIM_INPUTS] = {
-    FL_SIDE_CARD_VALUES, FL_SIDE_CARD_VALUES, FL_SIDE_CARD_VALUES, FL_SIDE_CARD_VALUES,
-    FL_SIDE_CARD_VALUES};
-
-static fl_status check_tables(const fl_side_table *t, size_t n) {
-    if (n && !t) return FL_ERR_NULL;
-    for (size_t k = 0; k < n; k++) {
-        if (!t[k].table || !t[k].counts) return FL_ERR_NULL;
-        if (t[k].n_inputs < 1 || t[k].n_inputs > FL_SIDE_MAX_INPUTS) return FL_ERR_RANGE;
-        if (t[k].n_pre >= t[k].n_inputs) return FL_ERR_RANGE;
-        uint64_t top_pre = 0, top = 0; /* the largest reachable indexes */
-        for (uint32_t j = 0; j < t[k].n_inputs; j++) {
-            if (t[k].input[j] >= FL_SIM_INPUTS || t[k].stride[j] > ((uint32_t)1 << 26))
-                return FL_ERR_RANGE;
-            uint64_t step = (uint64_t)t[k].stride[j] * (input_values[t[k].input[j]] - 1);
-            if (j < t[k].n_pre)
-                top_pre += step;
-            else
-                top += step;
-        }
-        if (t[k].n_pre) {
-            if (!t[k].pre) return FL_ERR_NULL;
-            if (top_pre >= t[k].pre_size || t[k].n_classes < 1 ||
-                t[k].class_stride > ((uint32_t)1 << 26))
-                return FL_ERR_RANGE;
-            for (size_t i = 0; i < t[k].pre_size; i++)
-                if (t[k].pre[i] >= t[k].n_classes) return FL_ERR_RANGE;
-            top += (uint64_t)(t[k].n_classes - 1) * t[k].class_stride;
-        }
-        if (top >= t[k].size) return FL_ERR_RANGE;
-    }
-    return FL_OK;
-}
-
 /* what one run writes: per-round arrays (any may be NULL) and/or the tally */
 typedef struct {
     int32_t *net;
@@ -447,21 +412,6 @@ typedef struct {
     size_t n_tables;
     fl_sim_sums *sums;
 } sim_out;
-
-static inline void tally_round(const sim_out *o, const uint8_t init[5]) {
-    uint8_t in[FL_SIM_INPUTS];
-    for (int k = 0; k < 5; k++) in[k] = init[k] == FL_NO_CARD ? 52 : init[k];
-    for (size_t k = 0; k < o->n_tables; k++) {
-        const fl_side_table *t = &o->tables[k];
-        uint32_t idx = 0, j = 0;
-        if (t->n_pre) {
-            for (; j < t->n_pre; j++) idx += in[t->input[j]] * t->stride[j];
-            idx = t->pre[idx] * t->class_stride;
-        }
-        for (; j < t->n_inputs; j++) idx += in[t->input[j]] * t->stride[j];
-        t->counts[t->table[idx]]++;
-    }
-}
 
 /* FL_SIM_LANES shoes prepared at a time, then played one after the other (see the header) */
 static fl_status run_lanes(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds,
@@ -515,7 +465,7 @@ static fl_status run_lanes(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds,
         if (o->sums) {
             net_sum += v;
             sq_sum += (uint64_t)((int64_t)v * v);
-            tally_round(o, init);
+            fl_side_lookup_round(o->tables, o->n_tables, init);
         }
     }
     if (use_x) rng->u.xoshiro = g.u.xoshiro; /* long-jumped once per lane */
@@ -548,7 +498,7 @@ fl_status fl_simulate_tally(fl_rng *rng, const fl_sim_rules *rules, size_t n_rou
     if (!rng || !rules || !sums) return FL_ERR_NULL;
     if (rng->kind != FL_RNG_XOSHIRO256SS && rng->kind != FL_RNG_CHACHA20) return FL_ERR_KIND;
     fl_status st = check_rules(rules);
-    if (st == FL_OK) st = check_tables(tables, n_tables);
+    if (st == FL_OK) st = fl_side_check_tables(tables, n_tables);
     if (st != FL_OK) return st;
     sim_out o = {NULL, NULL, NULL, 0, NULL, tables, n_tables, sums};
     return run_lanes(rng, rules, n_rounds, &o);
