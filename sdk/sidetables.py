@@ -17,9 +17,9 @@ counted, as in the batch path (``feltlab.simulate.classify_side_bets``).
 
 Round-record fields (the play-decided wagers of issue 16: who finished how, the dealer's
 final total...) are meant to be added as further :class:`TableInput` kinds: a field becomes
-a simulator input (appended after the five cards in ``FL_SIM_INPUTS`` and its value count in
-sim.c's ``input_values``) and :func:`table_inputs` maps the wager's declared field to it; the
-table, its cache and the C lookup need nothing else.
+a simulator input (appended after the five cards in ``FL_SIM_INPUTS``, its value count in
+``input_values`` in native/src/side_tables.c) and :func:`table_inputs` maps the wager's
+declared field to it; the table, its cache and the C lookup need nothing else.
 
 Size: a table has the product of its inputs' value counts entries; above
 :data:`MAX_TABLE_ENTRIES` (53^4, 7.9 M: four card roles) the wager is not tabulated and is
