@@ -59,7 +59,7 @@ explore: $(STAMP)
 	$(VENV)/bin/feltlab certify explore --campaigns $(EXPLORE_CAMPAIGNS) --seed $(EXPLORE_SEED)
 
 bench: $(STAMP)
-	$(PY) -m pytest benchmarks --benchmark-only --benchmark-columns=mean,stddev,ops,rounds --benchmark-sort=name
+	$(PY) -m pytest benchmarks --benchmark-only --benchmark-group-by=fullname --benchmark-columns=mean,stddev,rounds --benchmark-sort=name
 
 bench-smoke: $(STAMP)
 	$(PY) -m pytest benchmarks --benchmark-disable -q

@@ -1,9 +1,12 @@
 """pytest-benchmark set-up for feltlab's benchmarks.
 
 - Collects ``bench_*.py`` files here (the plain ``pytest`` run never looks in this folder).
-- After a timed run, prints each path's shoes/s and ns/card and its ratio to the
-  ``numpy permuted`` baseline of the same deck count measured in the same run, and adds the
-  same table to pytest-benchmark's JSON (``--benchmark-json``, ``--benchmark-autosave``).
+- After a timed run, prints one comparison table per subject (benchmarks/compare.py: feltlab's
+  figure, the named baseline's measured alternately in the same run with calls of the same
+  size, the ratio, the target, met or not), the rig's frames/s, frames lost and round-trip
+  percentiles; pytest-benchmark's own tables hold one benchmark each (``make bench`` groups
+  by full name), so none compares calls of different sizes.  The shuffle paths' ratios to
+  ``numpy permuted`` go to pytest-benchmark's JSON (``--benchmark-json``).
   Under ``--benchmark-disable`` nothing is timed and nothing is printed.
 """
 
@@ -13,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from benchmarks.compare import RESULTS, Comparison
 
 BASELINE = "numpy permuted"
 # Rows of the ratio table, in order; the feltlab paths are the point, the rest is context.
@@ -74,45 +79,107 @@ def ratio_rows(benchmarks: list[Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _ratio(value: float | None, width: int, digits: int) -> str:
-    return f"{'n/a':>{width}}" if value is None else f"{value:>{width}.{digits}f}"
+def _fmt(value: float, unit: str) -> str:
+    if unit == "s":
+        return f"{value:.3f} s"
+    if unit.startswith("ns"):
+        return f"{value:,.1f} {unit}"
+    return f"{value:,.0f} {unit}"
+
+
+def comparison_lines(c: Comparison) -> list[str]:
+    """One subject's table: feltlab's figure, the baseline's, the ratio, the target, met."""
+    if c.absolute:
+        sign = ">=" if c.higher else "<="
+        target = f"{sign} {_fmt(c.target, c.unit)} (feltlab's own figure)"
+    else:
+        target = f">= {c.target:g}x"
+    rows = [
+        ("feltlab", c.feltlab_label, _fmt(c.feltlab, c.unit)),
+        ("baseline", c.baseline_label, _fmt(c.baseline, c.unit)),
+    ]
+    width = max(len(r[1]) for r in rows)
+    derived = c.note.startswith("pytest-benchmark")
+    how = "pytest-benchmark means" if derived else f"median of {c.repeats}, alternating"
+    out = [f"[{c.subject}]  calls: {c.size}; {how}"]
+    out += [f"  {k:<8}  {label:<{width}}  {fig:>22}" for k, label, fig in rows]
+    how_fast = "faster" if c.ratio >= 1 else "slower"
+    if c.higher:
+        ratio = f"{c.ratio:.2f}x (feltlab / baseline): {how_fast}"
+    else:
+        ratio = f"{c.ratio:.2f}x (baseline / feltlab, {c.unit}): {how_fast}"
+    out.append(f"  ratio     {ratio}; target {target}: {'MET' if c.met else 'NOT MET'}")
+    if c.note:
+        out.append(f"  ({c.note})")
+    return out
+
+
+def _rig_lines(benchmarks: list[Any]) -> list[str]:
+    out = []
+    for b in benchmarks:
+        info = b.extra_info
+        if "frames_per_s" in info:
+            lost = int(info["frames"]) - int(info["received"])
+            paced = f", paced to {info['bitrate']:,} bit/s" if info.get("bitrate") else ""
+            out.append(
+                f"  {b.name:<52} {info['frames_per_s']:>10,.0f} frames/s, "
+                f"{lost:,} of {info['frames']:,} frames lost ({info['loss']:.2%}){paced}"
+            )
+        elif "p50_us" in info:
+            out.append(
+                f"  {b.name:<52} round trip p50 {info['p50_us']:,.0f} us, p90 "
+                f"{info['p90_us']:,.0f} us, p99 {info['p99_us']:,.0f} us, max "
+                f"{info['max_us']:,.0f} us ({info['pings']} pings)"
+            )
+    return out
+
+
+def derived_comparisons(benchmarks: list[Any]) -> list[Comparison]:
+    """Comparisons made of two pytest-benchmark runs of the same size in this run: the
+    randomness battery's C kernels against its numpy reference (target: under 3 s)."""
+    paths = {
+        str(b.extra_info.get("path")): b for b in benchmarks if "battery_decks" in b.extra_info
+    }
+    c, ref = paths.get("feltlab battery (C kernels)"), paths.get("numpy reference")
+    if c is None or ref is None or c.extra_info["battery_decks"] != ref.extra_info["battery_decks"]:
+        return []
+    return [
+        Comparison(
+            "randomness battery",
+            "feltlab battery (C kernels)",
+            c.stats.mean,
+            "numpy reference (certify_reference)",
+            ref.stats.mean,
+            "s",
+            False,
+            3.0,
+            f"{c.extra_info['battery_decks']:,} decks of 52 cards per call",
+            min(len(c.stats.data), len(ref.stats.data)),
+            absolute=True,
+            note="pytest-benchmark runs one after the other: C mean of 3 rounds, numpy 1",
+        )
+    ]
 
 
 @pytest.hookimpl(trylast=True)  # after pytest-benchmark's own tables
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     benchmarks = _timed(config)
-    rows = ratio_rows(benchmarks)
+    if not benchmarks:
+        return
     tr = terminalreporter
-    if rows:
+    comparisons = RESULTS + derived_comparisons(benchmarks)
+    if comparisons:
         tr.ensure_newline()
-        tr.section("shuffle throughput vs numpy Generator.permuted (same run, mean times)")
-        header = (
-            f"{'decks':>5}  {'path':<28} {'shoes/call':>10} {'shoes/s':>12} {'ns/card':>9}"
-            f"  {'shoes/s ratio':>13} {'ns/card ratio':>13}"
-        )
-        tr.write_line(header)
-        tr.write_line("-" * len(header))
-        for r in rows:
-            tr.write_line(
-                f"{r['decks']:>5}  {r['path']:<28} {r['shoes']:>10,} {r['shoes_per_s']:>12,.0f}"
-                f" {r['ns_per_card']:>9.3f}  {_ratio(r['shoes_per_s_ratio'], 12, 2)}x"
-                f" {_ratio(r['ns_per_card_ratio'], 13, 3)}"
-            )
-        tr.write_line(
-            "shoes/s ratio = path / numpy permuted (higher is faster); "
-            "ns/card ratio = path / numpy permuted (lower is faster)"
-        )
-    sim = {
-        str(b.extra_info["path"]): b.extra_info
-        for b in benchmarks
-        if "rounds_per_s" in b.extra_info
-    }
-    if sim:
-        tr.section("round simulation (rounds per second, same run; target 30M/s per core)")
-        base = sim.get("Python round engine", {}).get("rounds_per_s")
-        for path, info in sim.items():
-            ratio = f"  {info['rounds_per_s'] / base:,.0f}x the Python engine" if base else ""
-            tr.write_line(f"{path:<32} {info['rounds_per_s']:>14,.0f} rounds/s{ratio}")
+        tr.section("feltlab against named baselines (same run, same call sizes)")
+        for c in comparisons:
+            for line in comparison_lines(c):
+                tr.write_line(line)
+            tr.write_line("")
+    rig = _rig_lines(benchmarks)
+    if rig:
+        tr.section("rig: frames/s, frames lost, round-trip percentiles")
+        for line in rig:
+            tr.write_line(line)
     for bench in benchmarks:
         info = bench.extra_info
         if "hands_per_s" in info:

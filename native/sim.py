@@ -45,6 +45,17 @@ RECORD_DTYPE = np.dtype(
 assert RECORD_DTYPE.itemsize == ffi.sizeof("fl_round_record")
 DF_MAX_CARDS = int(lib.FL_DF_MAX_CARDS)
 DF_CLASSES = int(lib.FL_DF_CLASSES)
+SIM_VERSION: int = lib.FL_SIM_VERSION
+"""The C simulator's version (``FL_SIM_VERSION``): with the seed derivation, what a seed
+reproduces (version 2: ``SIM_LANES`` shoes interleaved per call)."""
+SIM_LANES: int = lib.FL_SIM_LANES
+SIM_INPUTS: int = lib.FL_SIM_INPUTS
+"""Per-round inputs a side table may index: 0..4 the initial cards P1, P2, D1, P3, D2."""
+SIDE_CARD_VALUES: int = lib.FL_SIDE_CARD_VALUES
+"""Values of a card input: codes 0..51 and 52 for a card never dealt (``NO_CARD``)."""
+SIDE_MAX_INPUTS: int = lib.FL_SIDE_MAX_INPUTS
+NOT_OFFERED: int = lib.FL_SIDE_NOT_OFFERED
+"""The outcome index of a table entry where the wager is not on offer."""
 
 
 @dataclass(frozen=True)
@@ -143,7 +154,10 @@ def simulate_rounds(
     """Simulate ``n_rounds`` rounds of one box in the C core (see native/src/sim.c for the
     semantics, which follow feltlab's round engine card for card).  ``trace_cap`` > 0 also
     records up to that many cards dealt per round; ``record`` fills ``SimResult.record``
-    (151 bytes a round).  Raises ValueError for bad rules."""
+    (151 bytes a round).  Shoes are prepared :data:`SIM_LANES` at a time, shoe k from ``rng``
+    long-jumped k % SIM_LANES times (simulator version :data:`SIM_VERSION`); ``rng`` is left
+    long-jumped SIM_LANES times, so a next call never overlaps this one.  Raises ValueError
+    for bad rules."""
     n = _as_int(n_rounds, "n_rounds", 0, 1 << 40)
     cap = _as_int(trace_cap, "trace_cap", 0, 255)
     c = _sim_struct(rules)
@@ -185,3 +199,106 @@ def dealer_final(counts: tuple[int, ...], up: int, h17: bool) -> npt.NDArray[np.
     )
     _check(st, "dealer_final")
     return out
+
+
+@dataclass(frozen=True)
+class SideTable:
+    """A side wager's outcome table for :func:`simulate_tally`: ``table`` a C-contiguous
+    uint8 array (any shape) indexed by ``sum(value(inputs[j]) * strides[j])`` in its flat
+    order, each entry an outcome index or :data:`NOT_OFFERED`; ``inputs``: which per-round
+    inputs (0..4: P1, P2, D1, P3, D2 as card code 0..51 or 52 for no card); ``strides``:
+    entries per step of each input.
+
+    Factored in two levels when ``pre`` (uint16) is given: the first ``n_pre`` inputs index
+    ``pre`` with their strides, giving a class below ``n_classes``; the entry is then
+    ``table[class * class_stride + sum over the other inputs]``."""
+
+    table: npt.NDArray[np.uint8]
+    inputs: tuple[int, ...]
+    strides: tuple[int, ...]
+    pre: npt.NDArray[np.uint16] | None = None
+    n_pre: int = 0
+    n_classes: int = 0
+    class_stride: int = 0
+
+
+@dataclass(frozen=True)
+class TallyResult:
+    """Exact sums of :func:`simulate_tally`: ``rounds``; ``net`` and ``net_sq``: the main
+    wager's net result summed (cents) and squared (cents^2); ``counts``: per table, ``(256,)``
+    int64 counts of each outcome index (index 255: rounds not on offer)."""
+
+    rounds: int
+    net: int
+    net_sq: int
+    counts: tuple[npt.NDArray[np.int64], ...]
+
+
+def simulate_tally(
+    rng: BitGenerator, rules: SimRules, n_rounds: int, tables: tuple[SideTable, ...] = ()
+) -> TallyResult:
+    """Simulate ``n_rounds`` rounds (the same rounds as :func:`simulate_rounds` from the same
+    generator state) keeping only exact sums and each table's outcome counts, in the C core.
+    Raises ValueError for bad rules or a table whose indexes could leave it."""
+    n = _as_int(n_rounds, "n_rounds", 0, 1 << 40)
+    c = _sim_struct(rules)
+    if len(tables) > 64:
+        raise ValueError(f"at most 64 side tables per simulation, got {len(tables)}")
+    ct = ffi.new("fl_side_table[]", max(len(tables), 1))
+    keep: list[Any] = []
+    counts = [np.zeros(256, dtype=np.uint64) for _ in tables]
+    for k, t in enumerate(tables):
+        arr = np.ascontiguousarray(t.table, dtype=np.uint8)
+        if not 1 <= len(t.inputs) <= SIDE_MAX_INPUTS or len(t.strides) != len(t.inputs):
+            raise ValueError(
+                f"side table {k}: 1..{SIDE_MAX_INPUTS} inputs with one stride each, got "
+                f"{len(t.inputs)} inputs and {len(t.strides)} strides"
+            )
+        steps = [s * (SIDE_CARD_VALUES - 1) for s in t.strides]
+        top = sum(steps[t.n_pre :]) + max(t.n_classes - 1, 0) * t.class_stride
+        pre = None
+        if t.pre is not None:
+            pre = np.ascontiguousarray(t.pre, dtype=np.uint16)
+            bad = (
+                not 0 < t.n_pre < len(t.inputs)
+                or sum(steps[: t.n_pre]) >= pre.size
+                or int(pre.max(initial=0)) >= t.n_classes
+            )
+            if bad:
+                raise ValueError(
+                    f"side table {k}: its first-level table must cover its first {t.n_pre} "
+                    f"inputs with classes below {t.n_classes}; build it with feltlab.sidetables"
+                )
+            keep.append(pre)
+            ct[k].pre = ffi.from_buffer("uint16_t[]", pre)
+            ct[k].pre_size = pre.size
+            ct[k].n_pre = t.n_pre
+            ct[k].n_classes = t.n_classes
+            ct[k].class_stride = t.class_stride
+        if any(not 0 <= i < SIM_INPUTS for i in t.inputs) or top >= arr.size:
+            raise ValueError(
+                f"side table {k}: inputs must be 0..{SIM_INPUTS - 1} and every index below "
+                f"its {arr.size} entries (largest {top}); build it with feltlab.sidetables"
+            )
+        keep.append(arr)
+        ct[k].table = ffi.from_buffer("uint8_t[]", arr)
+        ct[k].size = arr.size
+        ct[k].n_inputs = len(t.inputs)
+        for j, (i, s) in enumerate(zip(t.inputs, t.strides, strict=True)):
+            ct[k].input[j] = i
+            ct[k].stride[j] = s
+        ct[k].counts = ffi.from_buffer("uint64_t[]", counts[k])
+    sums = ffi.new("fl_sim_sums *")
+    ptr = _rng_ptr(rng)
+    with rng._lock:
+        st = lib.fl_simulate_tally(ptr, c, n, ct, len(tables), sums)
+    _check(st, "simulate_tally")
+    net = (sums.net_hi << 64) | sums.net_lo
+    if net >> 127:
+        net -= 1 << 128
+    return TallyResult(
+        int(sums.rounds),
+        net,
+        (sums.sq_hi << 64) | sums.sq_lo,
+        tuple(x.astype(np.int64) for x in counts),
+    )

@@ -23,7 +23,29 @@ from feltlab.ruleopts import rule_options
 from feltlab.rules import Rules
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The command group, with the plugins' commands (``feltlab_register_commands``) added
+    only when a command that is not built in is asked for or the commands are listed: a
+    built-in command such as ``feltlab simulate`` starts without importing the rig."""
+
+    _plugins_added = False
+
+    def _add_plugins(self) -> None:
+        if not self._plugins_added:
+            self._plugins_added = True
+            _register_plugin_commands()
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            self._add_plugins()
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._add_plugins()
+        return super().list_commands(ctx)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="feltlab")
 @click.option(
     "-v",
@@ -313,9 +335,6 @@ def _register_plugin_commands() -> None:
         pm = get_plugin_manager(entry_points=False)
     for failure in call_isolated(pm.hook.feltlab_register_commands, cli=main):
         click.echo(f"feltlab: warning: {failure}; its commands are unavailable", err=True)
-
-
-_register_plugin_commands()
 
 
 if __name__ == "__main__":  # python -m feltlab.cli

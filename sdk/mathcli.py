@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import json
+from pathlib import Path
 
 import click
 from rich.table import Table
@@ -12,7 +12,6 @@ from feltlab.clitypes import make_console, seed_option
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.ruleopts import rule_options
 from feltlab.rules import Rules
-from feltlab.seeds import SEED_DERIVATION_VERSION
 
 
 @click.command("math")
@@ -217,6 +216,14 @@ def math_cmd(
     show_default=True,
     help="Rounds per chunk (part of what the seed determines).",
 )
+@click.option(
+    "--trace",
+    "trace_path",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    default=None,
+    help="Also write every round's net result (cents) and initial cards to this .npz file "
+    "(per-round arrays: slower, and 6 bytes per round in memory).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def simulate(
     rules: Rules,
@@ -227,10 +234,12 @@ def simulate(
     scheduler: str | None,
     fresh_shoe: bool,
     chunk_rounds: int,
+    trace_path: Path | None,
     as_json: bool,
 ) -> None:
     """Simulate rounds in the C core with basic strategy: the main wager's house edge with a
-    95% confidence interval, each side wager's return, and rounds/s."""
+    95% confidence interval, each side wager's return (tallied in C through each wager's
+    lookup table; play-decided wagers from the round records), and rounds/s."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
     from feltlab import simulate as sim
@@ -260,6 +269,7 @@ def simulate(
                 wagers=specs,
                 fresh_shoe=fresh_shoe,
                 progress=lambda n: bar.update(task, completed=n),
+                trace=trace_path is not None,
             )
         except RuntimeError as exc:
             raise click.ClickException(str(exc)) from None
@@ -274,69 +284,16 @@ def simulate(
                 f"cannot reach the Dask scheduler {scheduler!r}: {exc}; start one with "
                 "`dask scheduler` or use --scheduler local"
             ) from None
-    data = {
-        "rules": preset,
-        "rounds": res.rounds,
-        "seed": seed,
-        "seed_derivation": SEED_DERIVATION_VERSION,
-        "fresh_shoe": fresh_shoe,
-        "house_edge": res.house_edge,
-        "ci95": [res.house_edge - res.half_width, res.house_edge + res.half_width],
-        "std_dev": res.std_dev,
-        "rounds_per_second": res.rounds_per_second,
-        "workers": workers,
-        "wagers": [
-            {
-                "wager": w.name,
-                "paytable": w.paytable,
-                "rounds": w.rounds,
-                "return": None if w.return_ != w.return_ else w.return_,
-                "ci95_half_width": None if w.half_width != w.half_width else w.half_width,
-                "hit_frequency": w.hit_frequency,
-            }
-            for w in res.wagers
-        ],
-        "skipped": [
-            {"wager": name, "reason": reason}
-            for name, reason in skipped + sorted(res.tally.skipped.items())
-        ],
-    }
-    if as_json:
-        click.echo(json.dumps(data, indent=2))
-        return
-    out = make_console()
-    out.print(
-        f"{preset}: {res.rounds:,} rounds, seed {seed}"
-        + (", fresh shoe every round" if fresh_shoe else ", cutting card")
-        + f": house edge {100 * res.house_edge:.3f}% "
-        f"(95% CI {100 * (res.house_edge - res.half_width):.3f}% .. "
-        f"{100 * (res.house_edge + res.half_width):.3f}%), "
-        f"sd {res.std_dev:.3f} per round, {res.rounds_per_second:,.0f} rounds/s "
-        f"on {workers} worker(s)"
+    from feltlab.simcli import report_simulation
+
+    report_simulation(
+        res,
+        preset,
+        seed,
+        fresh_shoe,
+        workers,
+        trace_path,
+        as_json,
+        skipped=skipped + sorted(res.tally.skipped.items()),
+        plays_out=any(types[w.name].dealer_plays_out for w in res.wagers),
     )
-    if not fresh_shoe and res.wagers:
-        out.print(
-            "side-bet returns below are dealt with a cutting card, so they include the "
-            "cut-card effect; to compare with an exact PAR sheet (`feltlab math`), run with "
-            "--fresh-shoe"
-        )
-    t = Table(title="side wagers (return per unit wagered)")
-    for col in ("wager", "paytable", "rounds offered", "return", "95% CI", "hit frequency"):
-        t.add_column(col)
-    for w in res.wagers:
-        panel = w.return_ != w.return_  # NaN: paid by the jackpot panel
-        t.add_row(
-            w.name,
-            w.paytable,
-            f"{w.rounds:,}",
-            "panel prize" if panel else f"{100 * w.return_:+.3f}%",
-            "" if panel else f"±{100 * w.half_width:.3f}%",
-            f"{100 * w.hit_frequency:.3f}%",
-        )
-    out.print(t)
-    for name, reason in skipped + sorted(res.tally.skipped.items()):
-        out.print(f"not simulated: {name}: {reason}")
-    if any(types[w.name].dealer_plays_out for w in res.wagers):
-        out.print(
-            "a wager in play requires the dealer to play out: the dealer completes every hand"
-        )

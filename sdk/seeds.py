@@ -18,6 +18,13 @@ feltlab 0.1, kept bit for bit:
 - :func:`chunk_generator`: chunk ``i`` of a simulation draws from xoshiro256** seeded with the
   seed and jumped ``i + 1`` times (2^128 outputs per jump), so chunks never overlap and a seed
   gives the same result on any number of workers.
+
+What a seed reproduces also depends on the C simulator that consumes the chunk generators:
+``feltlab.native.SIM_VERSION`` (``FL_SIM_VERSION`` in native/include/feltlab_core.h).
+Simulator version 2 (issue 17) prepares shoes four at a time, shoe ``k`` of a chunk drawn from
+the chunk generator long-jumped ``k % 4`` times; version 1 dealt every shoe from the chunk
+generator itself.  The derivation of the chunk generators is unchanged (still version 1), so
+a simulation result records both: ``seed_derivation`` and ``simulator_version``.
 """
 
 from __future__ import annotations

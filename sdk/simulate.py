@@ -23,345 +23,96 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from feltlab import native
-from feltlab.cards import card_value
-from feltlab.engine import Decision, DecisionView
-from feltlab.errors import RulesError
 from feltlab.rules import (
-    DealerBlackjackTakes,
-    DoubleOn,
-    HoleCard,
     Rules,
-    ShufflerKind,
-    Surrender,
 )
-from feltlab.seeds import SEED_DERIVATION_VERSION, chunk_generator
-from feltlab.strategy import action_values
-from feltlab.wagers import WagerType
-
-HIT, STAND, DOUBLE_HIT, DOUBLE_STAND = (
-    native.HIT,
-    native.STAND,
-    native.DOUBLE_ELSE_HIT,
-    native.DOUBLE_ELSE_STAND,
+from feltlab.seeds import SEED_DERIVATION_VERSION
+from feltlab.simchunk import (
+    RECORD_BATCH as RECORD_BATCH,
 )
-ROLE_COLUMNS = {"P1": 0, "P2": 1, "D1": 2, "P3": 3, "D2": 4}
-"""Columns of the simulator's initial cards for each card role of a wager."""
-DEFAULT_STAKE = 1000
-"""Cents on the main wager per round (blackjack at 3 to 2 pays exactly 1500)."""
-MIN_BEHIND_CUT = 26
-
-
-def _code(value: int, suit: int = 0) -> int:
-    """A card code of blackjack value 1..10 (10 as a ten)."""
-    return (value - 1) * 4 + suit
-
-
-@dataclass(frozen=True)
-class StrategyTables:
-    """``hard``/``soft``: ``(32, 11)`` uint8 actions by [total][up value 1..10] (0 hit, 1 stand,
-    2 double else hit, 3 double else stand); ``pair``: ``(13, 11)`` uint8, 1 to split;
-    ``surr``: ``(32, 11)`` uint8, 1 to surrender a hard two-card total (when the rules allow
-    it; a pair the ``pair`` table splits is split)."""
-
-    hard: npt.NDArray[np.uint8]
-    soft: npt.NDArray[np.uint8]
-    pair: npt.NDArray[np.uint8]
-    surr: npt.NDArray[np.uint8] = field(default_factory=lambda: np.zeros((32, 11), dtype=np.uint8))
-
-
-def _surrenders(rules: Rules, cards: tuple[int, ...], up: int) -> bool:
-    av = action_values(rules, cards, up)
-    if av.surrender is None:
-        return False
-    others = [av.stand, av.hit] + ([av.double] if av.double is not None else [])
-    return av.surrender > max(others) + 1e-12
-
-
-def _action(rules: Rules, cards: tuple[int, ...], up: int, allow_split: bool) -> int:
-    av = action_values(rules, cards, up)
-    best = max(av.stand, av.hit)
-    base = HIT if av.hit > av.stand + 1e-12 else STAND
-    if av.split is not None and allow_split and av.split > max(best, av.double or -9) + 1e-12:
-        return 4
-    if av.double is not None and av.double > best + 1e-12:
-        return DOUBLE_HIT if base == HIT else DOUBLE_STAND
-    return base
-
-
-@lru_cache(maxsize=64)
-def strategy_tables(rules: Rules) -> StrategyTables:
-    """Basic strategy for ``rules`` as tables: each cell is the best action for a
-    representative two-card hand of that total (hard t: two different non-pair values, e.g.
-    2 + (t - 2); soft t: ace + (t - 11); soft 12: ace + ace, not split) against the up card.
-    Hard totals from 21 and soft 21 stand.  Multi-card hands use their total's cell (a double
-    then falls back to hit or stand)."""
-    hard = np.full((32, 11), STAND, dtype=np.uint8)
-    soft = np.full((32, 11), STAND, dtype=np.uint8)
-    pair = np.zeros((13, 11), dtype=np.uint8)
-    surr = np.zeros((32, 11), dtype=np.uint8)
-    for up_value in range(1, 11):
-        up = _code(up_value, 1)
-        for t in range(4, 21):
-            if t == 4:
-                cards = (_code(2), _code(2, 2))  # only 2 + 2 makes a two-card hard 4
-            else:
-                a = 2 if t - 2 != 2 else 3
-                b = t - a
-                if b > 10:
-                    a, b = t - 10, 10
-                cards = (_code(a), _code(b, 2))
-            act = _action(rules, cards, up, allow_split=False)
-            hard[t, up_value] = act
-            surr[t, up_value] = _surrenders(rules, cards, up)
-        for t in range(12, 21):
-            cards = (_code(1), _code(t - 11, 2)) if t > 12 else (_code(1), _code(1, 2))
-            soft[t, up_value] = _action(rules, cards, up, allow_split=False)
-        for rank in range(13):
-            cards = (rank * 4, rank * 4 + 2)
-            pair[rank, up_value] = 1 if _action(rules, cards, up, allow_split=True) == 4 else 0
-    return StrategyTables(hard, soft, pair, surr)
-
-
-class TablePolicy:
-    """A round-engine policy that plays :class:`StrategyTables` exactly as the C simulator
-    does (the differential test's Python side).  Never insures."""
-
-    def __init__(self, tables: StrategyTables) -> None:
-        self.t = tables
-
-    def decide(self, view: DecisionView) -> Decision:
-        """The table's action for ``view``, falling back as the simulator does."""
-        cards = view.cards
-        up = card_value(view.dealer_up)
-        if len(cards) == 2 and Decision.SPLIT in view.legal and self.t.pair[cards[0] >> 2, up]:
-            return Decision.SPLIT
-        hard = sum(card_value(c) for c in cards)
-        soft = any((c >> 2) == 0 for c in cards) and hard + 10 <= 21
-        total = hard + 10 if soft else hard
-        if Decision.SURRENDER in view.legal and not soft and self.t.surr[total, up]:
-            return Decision.SURRENDER
-        a = int((self.t.soft if soft else self.t.hard)[total, up])
-        if a in (DOUBLE_HIT, DOUBLE_STAND):
-            if Decision.DOUBLE in view.legal:
-                return Decision.DOUBLE
-            a = HIT if a == DOUBLE_HIT else STAND
-        if a == HIT and Decision.HIT in view.legal:
-            return Decision.HIT
-        return Decision.STAND
-
-    def insurance(self, box: int, player: str, cards: Sequence[int], main_stake: int) -> int:
-        """0: never insures."""
-        return 0
-
-
-def sim_rules(
-    rules: Rules,
-    *,
-    tables: StrategyTables | None = None,
-    stake: int = DEFAULT_STAKE,
-    fresh_shoe: bool = False,
-) -> native.SimRules:
-    """The C simulator's :class:`feltlab.native.SimRules` for ``rules``.  ``fresh_shoe``
-    deals every round from a freshly shuffled shoe (where a combinatorial analysis applies
-    exactly); a continuous shuffler is modelled the same way (an ideal one).  Raises
-    :class:`RulesError` for a cutting card too near the back for a round to finish."""
-    t = tables or strategy_tables(rules)
-    size = rules.decks * 52
-    if fresh_shoe or rules.shuffler is ShufflerKind.CONTINUOUS:
-        cut = 0
-    else:
-        cut = size - rules.cut_card_from_back
-        if rules.cut_card_from_back < MIN_BEHIND_CUT:
-            raise RulesError(
-                f"cut_card_from_back={rules.cut_card_from_back}: the simulator needs at least "
-                f"{MIN_BEHIND_CUT} cards behind the cutting card so no round runs out of cards"
-            )
-    takes = {
-        DealerBlackjackTakes.ORIGINAL: 0,
-        DealerBlackjackTakes.ORIGINAL_AND_BUSTED: 1,
-        DealerBlackjackTakes.ALL: 2,
-    }[rules.dealer_blackjack_takes]
-    double_on = {
-        DoubleOn.ANY: 0,
-        DoubleOn.HARD: 1,
-        DoubleOn.NINE_TO_ELEVEN: 2,
-        DoubleOn.TEN_OR_ELEVEN: 3,
-    }[rules.double_on]
-    return native.SimRules(
-        decks=rules.decks,
-        h17=rules.dealer_hits_soft_17,
-        peek=rules.hole_card is HoleCard.PEEK,
-        enhc_takes=takes,
-        bj_num=rules.blackjack_pays.numerator,
-        bj_den=rules.blackjack_pays.denominator,
-        double_on=double_on,
-        double_after_split=rules.double_after_split,
-        max_hands=rules.max_split_hands,
-        resplit_aces=rules.resplit_aces,
-        split_aces_one_card=rules.split_aces_one_card,
-        cut_position=cut,
-        stake=stake,
-        hard=t.hard,
-        soft=t.soft,
-        pair=t.pair,
-        surrender={Surrender.NONE: 0, Surrender.LATE: 1, Surrender.EARLY: 2}[rules.surrender],
-        surr=t.surr,
-    )
-
-
-# ---------------------------------------------------------------- chunked simulation
-
-
-@dataclass
-class Tally:
-    """Exact integer sums over rounds: ``rounds``, ``net`` and ``net_sq`` (cents, cents^2) of
-    the main wager, and per side wager its outcome counts and the rounds it was on offer."""
-
-    rounds: int = 0
-    net: int = 0
-    net_sq: int = 0
-    wagers: dict[str, list[int]] = field(default_factory=dict)
-    offered: dict[str, int] = field(default_factory=dict)
-    skipped: dict[str, str] = field(default_factory=dict)
-    """Wagers that could not be settled in this chunk, with the reason."""
-
-    def add(self, other: Tally) -> None:
-        """Add another tally in place."""
-        self.skipped.update(other.skipped)
-        self.rounds += other.rounds
-        self.net += other.net
-        self.net_sq += other.net_sq
-        for k, v in other.wagers.items():
-            mine = self.wagers.setdefault(k, [0] * len(v))
-            for i, x in enumerate(v):
-                mine[i] += x
-        for k, n in other.offered.items():
-            self.offered[k] = self.offered.get(k, 0) + n
-
-
-def classify_side_bets(
-    initial: npt.NDArray[np.uint8], wagers: Iterable[WagerType]
-) -> dict[str, tuple[npt.NDArray[np.int64], int]]:
-    """Outcome counts of each card-decided wager over the simulator's ``initial`` cards
-    ``(n, 5)``: {name: (counts per paytable outcome, rounds on offer)}."""
-    from feltlab.parsheet import offered_mask
-
-    out: dict[str, tuple[npt.NDArray[np.int64], int]] = {}
-    for w in wagers:
-        if w.round_fields or not w.card_roles or any(r not in ROLE_COLUMNS for r in w.card_roles):
-            continue
-        cols = np.ascontiguousarray(initial[:, [ROLE_COLUMNS[r] for r in w.card_roles]])
-        ok = (cols != native.NO_CARD).all(axis=1)
-        ok &= offered_mask(w, cols)
-        sel = np.ascontiguousarray(cols[ok])
-        idx = np.asarray(w.classify(sel)).astype(np.int64)
-        counts = np.bincount(idx, minlength=len(w.paytable.pays)).astype(np.int64)
-        out[w.name] = (counts, int(ok.sum()))
-    return out
-
-
-def classify_round_bets(
-    records: npt.NDArray[np.void], wagers: Iterable[WagerType]
-) -> dict[str, tuple[npt.NDArray[np.int64], int]]:
-    """Outcome counts of each play-decided wager (``round_fields``) over the simulator's round
-    records ``(n,)`` :data:`feltlab.record.RECORD_DTYPE`: {name: (counts, rounds)}."""
-    from feltlab.playmath import _outcomes
-
-    out: dict[str, tuple[npt.NDArray[np.int64], int]] = {}
-    for w in wagers:
-        if w.round_fields:
-            idx = _outcomes(w, records)
-            out[w.name] = (np.bincount(idx, minlength=len(w.paytable.pays)), len(records))
-    return out
-
-
-RECORD_BATCH = 200_000
-"""Rounds per simulator call when round records are kept (151 bytes a round); each call
-starts from a freshly shuffled shoe."""
-
-
-def _simulate_with_records(
-    rules: Rules, chunk: int, n_rounds: int, seed: int, instances: Sequence[WagerType],
-    fresh_shoe: bool,
-) -> Tally:  # fmt: skip
-    """A chunk with play-decided wagers: the simulator keeps round records, in batches of
-    :data:`RECORD_BATCH` rounds, and plays the dealer out when one of them requires it."""
-    from dataclasses import replace
-
-    rng = chunk_generator(seed, chunk)
-    plays_out = any(w.dealer_plays_out for w in instances)
-    sr = replace(sim_rules(rules, fresh_shoe=fresh_shoe), dealer_plays_out=plays_out)
-    tally = Tally()
-    left = n_rounds
-    while left:
-        n = min(left, RECORD_BATCH)
-        res = native.simulate_rounds(rng, sr, n, record=True)
-        assert res.record is not None
-        net = res.net.astype(np.int64)
-        part = Tally(rounds=n, net=int(net.sum()), net_sq=int((net * net).sum()))
-        _settle_side_bets(part, res.initial, res.record, instances)
-        tally.add(part)
-        left -= n
-    return tally
-
-
-def _settle_side_bets(
-    tally: Tally,
-    initial: npt.NDArray[np.uint8],
-    record: npt.NDArray[np.void] | None,
-    instances: Sequence[WagerType],
-) -> None:
-    """Count every wager's outcomes into ``tally``; a wager whose classifier fails is
-    recorded in ``tally.skipped`` with the reason instead of stopping the run."""
-    for w in instances:
-        try:
-            if w.round_fields:
-                if record is None:
-                    continue
-                got = classify_round_bets(record, [w])
-            else:
-                got = classify_side_bets(initial, [w])
-        except Exception as exc:  # a plugin's classifier: report it, keep simulating
-            tally.skipped[w.name] = f"its classifier failed: {exc}"
-            continue
-        for name, (counts, offered) in got.items():
-            mine = tally.wagers.setdefault(name, [0] * len(counts))
-            for i, c in enumerate(counts):
-                mine[i] += int(c)
-            tally.offered[name] = tally.offered.get(name, 0) + offered
-
-
-def run_chunk(
-    rules: Rules,
-    chunk: int,
-    n_rounds: int,
-    seed: int,
-    wager_specs: Sequence[tuple[str, str | None]] = (),
-    fresh_shoe: bool = False,
-) -> Tally:
-    """Simulate chunk ``chunk`` (``n_rounds`` rounds) of seed ``seed``: a pure function of its
-    arguments, so any worker may run it.  ``wager_specs``: (wager name, paytable) pairs.  With
-    a play-decided wager among them the simulator keeps round records and plays the dealer
-    out when one requires it (:func:`_simulate_with_records`)."""
-    instances = [_wager(name, table) for name, table in wager_specs]
-    if any(w.round_fields for w in instances):
-        return _simulate_with_records(rules, chunk, n_rounds, seed, instances, fresh_shoe)
-    rng = chunk_generator(seed, chunk)
-    res = native.simulate_rounds(rng, sim_rules(rules, fresh_shoe=fresh_shoe), n_rounds)
-    net = res.net.astype(np.int64)
-    tally = Tally(rounds=n_rounds, net=int(net.sum()), net_sq=int((net * net).sum()))
-    _settle_side_bets(tally, res.initial, None, instances)
-    return tally
+from feltlab.simchunk import (
+    Tally as Tally,
+)
+from feltlab.simchunk import (
+    _settle_side_bets as _settle_side_bets,
+)
+from feltlab.simchunk import (
+    _simulate_with_records as _simulate_with_records,
+)
+from feltlab.simchunk import (
+    _wager as _wager,
+)
+from feltlab.simchunk import (
+    batch_wagers as batch_wagers,
+)
+from feltlab.simchunk import (
+    classify_round_bets as classify_round_bets,
+)
+from feltlab.simchunk import (
+    classify_side_bets as classify_side_bets,
+)
+from feltlab.simchunk import (
+    run_chunk as run_chunk,
+)
+from feltlab.simstrategy import (
+    DEFAULT_STAKE as DEFAULT_STAKE,
+)
+from feltlab.simstrategy import (
+    DOUBLE_HIT as DOUBLE_HIT,
+)
+from feltlab.simstrategy import (
+    DOUBLE_STAND as DOUBLE_STAND,
+)
+from feltlab.simstrategy import (
+    HIT as HIT,
+)
+from feltlab.simstrategy import (
+    MIN_BEHIND_CUT as MIN_BEHIND_CUT,
+)
+from feltlab.simstrategy import (
+    ROLE_COLUMNS as ROLE_COLUMNS,
+)
+from feltlab.simstrategy import (
+    STAND as STAND,
+)
+from feltlab.simstrategy import (
+    STRATEGY_FORMAT as STRATEGY_FORMAT,
+)
+from feltlab.simstrategy import (
+    StrategyTables as StrategyTables,
+)
+from feltlab.simstrategy import (
+    TablePolicy as TablePolicy,
+)
+from feltlab.simstrategy import (
+    _action as _action,
+)
+from feltlab.simstrategy import (
+    _code as _code,
+)
+from feltlab.simstrategy import (
+    _strategy_key as _strategy_key,
+)
+from feltlab.simstrategy import (
+    _surrenders as _surrenders,
+)
+from feltlab.simstrategy import (
+    compute_strategy_tables as compute_strategy_tables,
+)
+from feltlab.simstrategy import (
+    sim_rules as sim_rules,
+)
+from feltlab.simstrategy import (
+    strategy_tables as strategy_tables,
+)
 
 
 @dataclass(frozen=True)
@@ -383,7 +134,10 @@ class SimulationResult:
     """House edge of the main wager (per unit of the initial stake) with its 95% confidence
     interval, per-wager returns, rounds simulated and rounds per second (wall clock).
     ``seed_derivation`` is the :data:`feltlab.seeds.SEED_DERIVATION_VERSION` that turned
-    ``seed`` into the chunks' generators."""
+    ``seed`` into the chunks' generators and ``simulator_version`` the C simulator's
+    (``feltlab.native.SIM_VERSION``) that dealt them: both say what reproduces the seed.
+    ``batch_wagers``: wagers too large to tabulate, settled by the batch path.  ``trace``:
+    the per-round arrays in chunk order (``net``, ``initial``) when asked for."""
 
     rules: Rules
     rounds: int
@@ -396,20 +150,14 @@ class SimulationResult:
     workers: int
     tally: Tally
     seed_derivation: int = SEED_DERIVATION_VERSION
+    simulator_version: int = native.SIM_VERSION
+    batch_wagers: tuple[str, ...] = ()
+    trace: native.SimResult | None = field(default=None, compare=False, repr=False)
 
     @property
     def rounds_per_second(self) -> float:
         """Rounds simulated per wall-clock second."""
         return self.rounds / self.seconds if self.seconds > 0 else math.inf
-
-
-@lru_cache(maxsize=64)
-def _wager(name: str, paytable: str | None) -> WagerType:
-    """An instance of the installed wager type ``name`` (the plugins are loaded once per
-    process, not once per chunk)."""
-    from feltlab.plugin_manager import collect_wagers, get_plugin_manager
-
-    return collect_wagers(get_plugin_manager())[name](paytable=paytable)
 
 
 def _estimates(tally: Tally, specs: Sequence[tuple[str, str | None]]) -> tuple[WagerEstimate, ...]:
@@ -486,13 +234,15 @@ def simulate(
     wagers: Sequence[tuple[str, str | None]] = (),
     fresh_shoe: bool = False,
     progress: Callable[[int], None] | None = None,
+    trace: bool = False,
 ) -> SimulationResult:
     """Simulate ``rounds`` rounds under ``rules`` with basic strategy.
 
     ``workers`` > 1 runs chunks in local processes; ``scheduler`` (a Dask scheduler address,
     or ``"local"`` for a LocalCluster of ``workers`` processes) runs them on Dask distributed
     (the ``dist`` extra).  ``wagers``: side bets to settle, as (name, paytable or None).
-    ``progress`` is called with the rounds finished so far.  The result depends only on
+    ``progress`` is called with the rounds finished so far.  ``trace`` keeps every round's
+    net result and initial cards (``SimulationResult.trace``).  The result depends only on
     ``rules``, ``rounds``, ``seed``, ``chunk_rounds`` and ``fresh_shoe``, never on the
     partitioning.  Raises ValueError for a non-positive count.
     """
@@ -501,14 +251,17 @@ def simulate(
     sizes = [chunk_rounds] * (rounds // chunk_rounds)
     if rounds % chunk_rounds:
         sizes.append(rounds % chunk_rounds)
-    args = [(rules, i, n, seed, tuple(wagers), fresh_shoe) for i, n in enumerate(sizes)]
+    args = [(rules, i, n, seed, tuple(wagers), fresh_shoe, trace) for i, n in enumerate(sizes)]
     total = Tally()
+    traces: dict[int, native.SimResult] = {}
     done = 0
     t0 = time.perf_counter()
 
     def collect(t: Tally) -> None:
         nonlocal done
         total.add(t)
+        if t.trace is not None:
+            traces[t.chunk] = t.trace
         done += t.rounds
         if progress:
             progress(done)
@@ -562,6 +315,15 @@ def simulate(
         seconds=seconds,
         workers=workers,
         tally=total,
+        batch_wagers=batch_wagers(wagers),
+        trace=_joined(traces) if trace else None,
+    )
+
+
+def _joined(traces: dict[int, native.SimResult]) -> native.SimResult:
+    parts = [traces[k] for k in sorted(traces)]
+    return native.SimResult(
+        np.concatenate([p.net for p in parts]), np.concatenate([p.initial for p in parts])
     )
 
 

@@ -28,3 +28,10 @@ def vbus(request: pytest.FixtureRequest) -> str:
     """A virtual bus spec no other test uses."""
     folder = request.path.parent.name
     return f"interface=virtual,channel={folder}-{os.getpid()}-{next(_counter)}"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _feltlab_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Computed tables (feltlab.cache) go to a folder of this session, never a developer's
+    ~/.cache; subprocesses inherit it."""
+    os.environ["FELTLAB_CACHE_DIR"] = str(tmp_path_factory.mktemp("feltlab-cache"))

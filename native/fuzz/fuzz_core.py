@@ -129,6 +129,27 @@ def one_input(data: bytes) -> None:
         net = ffi.new("int32_t[]", max(rounds, 1))
         init = ffi.new("uint8_t[]", 5 * max(rounds, 1))
         _ok(lib.fl_simulate_rounds(rng, r, rounds, net, init, ffi.NULL, 0, ffi.NULL))
+        # a side table of fuzzed shape, strides and two-level classes: refused or in bounds
+        size = fdp.ConsumeIntInRange(1, 4096)
+        table = ffi.new("uint8_t[]", fdp.ConsumeBytes(size).ljust(size, b"\0"))
+        pre_size = fdp.ConsumeIntInRange(1, 4096)
+        pre = ffi.new("uint16_t[]", pre_size)
+        for i in range(min(pre_size, 64)):
+            pre[i] = fdp.ConsumeIntInRange(0, 70)
+        counts = ffi.new("uint64_t[]", 256)
+        t = ffi.new("fl_side_table *")
+        t.table, t.size, t.counts = table, size, counts
+        t.n_inputs = fdp.ConsumeIntInRange(0, 7)
+        for j in range(6):
+            t.input[j] = fdp.ConsumeIntInRange(0, 6)
+            t.stride[j] = fdp.ConsumeIntInRange(0, 4096)
+        if fdp.ConsumeBool():
+            t.pre, t.pre_size = pre, pre_size
+            t.n_pre = fdp.ConsumeIntInRange(0, 6)
+            t.n_classes = fdp.ConsumeIntInRange(0, 80)
+            t.class_stride = fdp.ConsumeIntInRange(0, 4096)
+        sums = ffi.new("fl_sim_sums *")
+        _ok(lib.fl_simulate_tally(rng, r, rounds, t, 1, sums))
     else:
         ks = ffi.new("uint8_t[]", max(n, 1))
         _ok(lib.fl_chacha_keystream(rng, ks, n))

@@ -252,6 +252,75 @@ fl_status fl_simulate_rounds_rec(fl_rng *rng, const fl_sim_rules *rules, size_t 
 #define FL_DF_CLASSES 11
 fl_status fl_dealer_final(const uint32_t *counts, uint32_t up, uint32_t h17, double *out);
 
+/*
+ * Simulator version: what a seed reproduces.  Version 2 prepares shoes
+ * FL_SIM_LANES at a time (their cards up to the cut fixed with the lanes'
+ * draws interleaved) and plays them one after the other: shoe k of a call is
+ * drawn from lane k % FL_SIM_LANES, whose xoshiro256** generator is the
+ * caller's long-jumped (2^192 outputs) l times; on return the caller's
+ * generator is long-jumped FL_SIM_LANES times (so a next call never
+ * overlaps).  Under ChaCha20 the lanes draw in turn from the caller's stream.
+ * Version 1 (feltlab 0.1) dealt one shoe at a time from the caller's generator.
+ */
+#define FL_SIM_VERSION 2
+#define FL_SIM_LANES 4
+
+/*
+ * Per-round inputs a side-wager table may index: 0..4 the initial cards of
+ * fl_simulate_rounds' `initial` (P1, P2, D1, P3, D2), each as its card code
+ * 0..51 or 52 for FL_NO_CARD (FL_SIDE_CARD_VALUES values).  Inputs from the
+ * round record (the play-decided wagers) are to be appended after these.
+ */
+#define FL_SIM_INPUTS 5
+#define FL_SIDE_CARD_VALUES 53
+#define FL_SIDE_MAX_INPUTS 6
+#define FL_SIDE_NOT_OFFERED 255
+#define FL_SIDE_MAX_TABLES 64
+
+/*
+ * A side wager's outcome table: table[sum_j value(input[j]) * stride[j]] is
+ * the outcome index of the round, FL_SIDE_NOT_OFFERED where the wager is not
+ * on offer (or a role was never dealt); counts (256 counters, caller-owned,
+ * added to) counts each index.  Every reachable index must lie below size.
+ *
+ * Optionally factored in two levels (n_pre > 0): the first n_pre inputs index
+ * pre (pre_size entries, each a class below n_classes) and the class counts
+ * class_stride entries of table, the remaining inputs their strides:
+ * table[pre[sum_{j<n_pre} ...] * class_stride + sum_{j>=n_pre} ...].  Every
+ * reachable index of both must lie within them (checked, pre scanned).
+ */
+typedef struct {
+    const uint8_t *table;
+    size_t size;
+    uint32_t n_inputs;                  /* 1..FL_SIDE_MAX_INPUTS */
+    uint32_t input[6];                  /* each < FL_SIM_INPUTS */
+    uint32_t stride[6];
+    uint64_t *counts;                   /* 256 counters */
+    const uint16_t *pre;                /* NULL: one level */
+    size_t pre_size;
+    uint32_t n_pre;                     /* 0..n_inputs - 1 */
+    uint32_t n_classes;
+    uint32_t class_stride;
+} fl_side_table;
+
+/* Exact sums over rounds of the main wager's net result (cents) and its square, as
+ * 128-bit integers (low word, high word; net two's complement). */
+typedef struct {
+    uint64_t rounds;
+    uint64_t net_lo;
+    uint64_t net_hi;
+    uint64_t sq_lo;
+    uint64_t sq_hi;
+} fl_sim_sums;
+
+/*
+ * Simulates n_rounds rounds as fl_simulate_rounds does (the same rounds for
+ * the same generator), keeping only sums (added to *sums) and each table's
+ * outcome counts: no per-round arrays.  At most FL_SIDE_MAX_TABLES tables.
+ */
+fl_status fl_simulate_tally(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
+                            const fl_side_table *tables, size_t n_tables, fl_sim_sums *sums);
+
 /* ---------------------------------------------------------------- hands */
 
 #define FL_HAND_SOFT 1u      /* an ace counts 11 in `total` */

@@ -30,6 +30,7 @@
 
 #include "feltlab_core.h"
 #include "internal.h"
+#include "side_tables.h"
 
 enum { ACT_HIT = 0, ACT_STAND = 1, ACT_DOUBLE_HIT = 2, ACT_DOUBLE_STAND = 3 };
 
@@ -104,8 +105,7 @@ static inline void fy_step(sim_shoe *s, uint32_t p, uint64_t idx) {
  * positions per 32-bit half-word (Lemire's method batched, as in the shuffles: 416 x 415 <
  * 2^32), so the positions after it are fixed ahead too; a shoe is still a uniformly random
  * order, drawn only as far as it is dealt. */
-static inline void fix_next(sim_shoe *s) {
-    if (s->fixed > s->dealt) return;
+static inline void fix_at(sim_shoe *s) {
     uint32_t p = s->fixed;
     uint64_t n = s->size - p, idx[2];
     int accepted;
@@ -123,14 +123,37 @@ static inline void fix_next(sim_shoe *s) {
     }
 }
 
-/* deal one card */
-static inline uint8_t deal(sim_shoe *s) {
+static inline void fix_next(sim_shoe *s) {
+    if (s->fixed <= s->dealt) fix_at(s);
+}
+
+/* A batch of new shoes, one per lane: the positions up to the cut are fixed at once, the
+ * lanes' batched draws taking turns (FL_SIM_LANES independent generator chains and swap
+ * streams in flight, as in the batch shuffles), in a tight loop that does not wait on play.
+ * These are the very draws of fixing the cards one by one as dealt, so each shoe is still a
+ * uniformly random order; the few cards past the cut stay lazy. */
+static void start_shoes(sim_shoe *lanes) {
+    for (unsigned l = 0; l < FL_SIM_LANES; l++) lanes[l].dealt = lanes[l].fixed = 0;
+    const uint32_t cut = lanes[0].cut;
+    while (lanes[0].fixed < cut && lanes[0].ok)
+        for (unsigned l = 0; l < FL_SIM_LANES; l++) fix_at(&lanes[l]);
+}
+
+/* the rare path of deal: the card is not fixed yet, or the shoe is out of cards */
+static __attribute__((noinline)) uint8_t deal_slow(sim_shoe *s) {
     if (s->dealt >= s->size) { /* out of cards: excluded by the cut-position check */
         s->ok = 0;
         return 0;
     }
     fix_next(s);
     return s->cards[s->dealt++];
+}
+
+/* deal one card: one comparison on the common path (fixed <= size, so a fixed card is
+ * always in the shoe) */
+static inline uint8_t deal(sim_shoe *s) {
+    if (__builtin_expect(s->dealt < s->fixed, 1)) return s->cards[s->dealt++];
+    return deal_slow(s);
 }
 
 static inline unsigned value_of(uint8_t c) { return fl_card_value[c]; }
@@ -385,19 +408,7 @@ static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t 
     return s->ok;
 }
 
-fl_status fl_simulate_rounds(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
-                             int32_t *net, uint8_t *initial, uint8_t *trace, size_t trace_cap,
-                             uint8_t *trace_len) {
-    return fl_simulate_rounds_rec(rng, rules, n_rounds, net, initial, trace, trace_cap, trace_len,
-                                  NULL);
-}
-
-fl_status fl_simulate_rounds_rec(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
-                                 int32_t *net, uint8_t *initial, uint8_t *trace,
-                                 size_t trace_cap, uint8_t *trace_len, fl_round_record *records) {
-    if (!rng || !rules || (n_rounds && !net)) return FL_ERR_NULL;
-    if (rng->kind != FL_RNG_XOSHIRO256SS && rng->kind != FL_RNG_CHACHA20) return FL_ERR_KIND;
-    const fl_sim_rules *r = rules;
+static fl_status check_rules(const fl_sim_rules *r) {
     if (r->decks < 1 || r->decks > FL_MAX_DECKS) return FL_ERR_DECKS;
     if (r->bj_den < 1 || r->max_hands < 1 || r->max_hands > 4 || r->double_on > 3 ||
         r->enhc_takes > 2 || r->stake < 1 || r->stake > 1000000000 / 8 || r->surrender > 2 ||
@@ -412,26 +423,116 @@ fl_status fl_simulate_rounds_rec(fl_rng *rng, const fl_sim_rules *rules, size_t 
     for (int t = 0; t < 32; t++)
         for (int u = 0; u < 11; u++)
             if (r->hard[t][u] > 3 || r->soft[t][u] > 3 || r->surr[t][u] > 1) return FL_ERR_RANGE;
-    sim_shoe s;
-    memset(&s, 0, sizeof s);
-    s.size = size;
-    s.cut = r->cut_position;
-    s.ok = 1;
-    s.use_x = rng->kind == FL_RNG_XOSHIRO256SS;
-    if (s.use_x) s.x = rng->u.xoshiro;
-    s.rng = rng;
-    (void)fl_new_shoe_codes(r->decks, s.cards, size);
-    for (size_t i = 0; i < n_rounds; i++) {
-        if (s.cut == 0 || s.dealt >= s.cut) s.dealt = s.fixed = 0; /* shuffle, lazily */
-        unsigned tn = 0;
-        if (!play_round(r, &s, &net[i], initial ? initial + 5 * i : NULL,
-                        trace ? trace + i * trace_cap : NULL, (unsigned)trace_cap, &tn,
-                        records ? records + i : NULL)) {
-            if (s.use_x) rng->u.xoshiro = s.x;
-            return s.dealt >= s.size ? FL_ERR_RANGE : FL_ERR_EXHAUSTED;
-        }
-        if (trace_len) trace_len[i] = (uint8_t)tn;
-    }
-    if (s.use_x) rng->u.xoshiro = s.x;
     return FL_OK;
+}
+
+/* what one run writes: per-round arrays (any may be NULL) and/or the tally */
+typedef struct {
+    int32_t *net;
+    uint8_t *initial;
+    uint8_t *trace;
+    size_t trace_cap;
+    uint8_t *trace_len;
+    const fl_side_table *tables;
+    size_t n_tables;
+    fl_sim_sums *sums;
+    fl_round_record *records; /* each round's record (the play-decided wagers' input) */
+} sim_out;
+
+/* FL_SIM_LANES shoes prepared at a time, then played one after the other (see the header) */
+static fl_status run_lanes(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds,
+                           const sim_out *o) {
+    sim_shoe lanes[FL_SIM_LANES];
+    const int use_x = rng->kind == FL_RNG_XOSHIRO256SS;
+    fl_rng g = *rng;
+    for (unsigned l = 0; l < FL_SIM_LANES; l++) {
+        sim_shoe *s = &lanes[l];
+        memset(s, 0, sizeof *s);
+        s->size = r->decks * 52;
+        s->cut = r->cut_position;
+        s->ok = 1;
+        s->use_x = use_x;
+        s->rng = rng;
+        if (use_x) {
+            s->x = g.u.xoshiro;
+            (void)fl_xoshiro_long_jump(&g);
+        }
+        (void)fl_new_shoe_codes(r->decks, s->cards, s->size);
+    }
+    __extension__ __int128 net_sum = 0;
+    fl_u128 sq_sum = 0;
+    fl_status st = FL_OK;
+    /* the shoe in play is a copy at one fixed place (lanes[cur] while it is played), which
+     * the compiler keeps as a local: play through a pointer into the lanes was slower */
+    sim_shoe play;
+    sim_shoe *const s = &play;
+    unsigned cur = FL_SIM_LANES; /* FL_SIM_LANES: a new batch is due */
+    for (size_t i = 0; i < n_rounds; i++) {
+        if (cur == FL_SIM_LANES) { /* shuffle (rule 5.7(b)), a batch of shoes at a time */
+            start_shoes(lanes);
+            cur = 0;
+            play = lanes[0];
+        }
+        unsigned tn = 0;
+        int32_t v = 0;
+        uint8_t local[5];
+        uint8_t *init = o->initial ? o->initial + 5 * i : local;
+        if (!play_round(r, s, &v, init, o->trace ? o->trace + i * o->trace_cap : NULL,
+                        (unsigned)o->trace_cap, &tn, o->records ? o->records + i : NULL)) {
+            st = s->dealt >= s->size ? FL_ERR_RANGE : FL_ERR_EXHAUSTED;
+            break;
+        }
+        if (s->cut == 0 || s->dealt >= s->cut) { /* the cutting card came out */
+            lanes[cur++] = play;
+            if (cur < FL_SIM_LANES) play = lanes[cur];
+        }
+        if (o->net) o->net[i] = v;
+        if (o->trace_len) o->trace_len[i] = (uint8_t)tn;
+        if (o->sums) {
+            net_sum += v;
+            sq_sum += (uint64_t)((int64_t)v * v);
+            fl_side_lookup_round(o->tables, o->n_tables, init);
+        }
+    }
+    if (use_x) rng->u.xoshiro = g.u.xoshiro; /* long-jumped once per lane */
+    if (o->sums && st == FL_OK) {
+        fl_sim_sums *m = o->sums;
+        fl_u128 net = ((fl_u128)m->net_hi << 64 | m->net_lo) + (fl_u128)net_sum;
+        fl_u128 sq = ((fl_u128)m->sq_hi << 64 | m->sq_lo) + sq_sum;
+        m->rounds += n_rounds;
+        m->net_lo = (uint64_t)net;
+        m->net_hi = (uint64_t)(net >> 64);
+        m->sq_lo = (uint64_t)sq;
+        m->sq_hi = (uint64_t)(sq >> 64);
+    }
+    return st;
+}
+
+fl_status fl_simulate_rounds(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
+                             int32_t *net, uint8_t *initial, uint8_t *trace, size_t trace_cap,
+                             uint8_t *trace_len) {
+    return fl_simulate_rounds_rec(rng, rules, n_rounds, net, initial, trace, trace_cap, trace_len,
+                                  NULL);
+}
+
+fl_status fl_simulate_rounds_rec(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
+                                 int32_t *net, uint8_t *initial, uint8_t *trace,
+                                 size_t trace_cap, uint8_t *trace_len, fl_round_record *records) {
+    if (!rng || !rules || (n_rounds && !net)) return FL_ERR_NULL;
+    if (rng->kind != FL_RNG_XOSHIRO256SS && rng->kind != FL_RNG_CHACHA20) return FL_ERR_KIND;
+    fl_status st = check_rules(rules);
+    if (st != FL_OK) return st;
+    sim_out o = {net, initial, trace, trace_cap, trace_len, NULL, 0, NULL, records};
+    return run_lanes(rng, rules, n_rounds, &o);
+}
+
+fl_status fl_simulate_tally(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
+                            const fl_side_table *tables, size_t n_tables, fl_sim_sums *sums) {
+    if (!rng || !rules || !sums) return FL_ERR_NULL;
+    if (rng->kind != FL_RNG_XOSHIRO256SS && rng->kind != FL_RNG_CHACHA20) return FL_ERR_KIND;
+    fl_status st = check_rules(rules);
+    if (st == FL_OK) st = fl_side_check_tables(tables, n_tables);
+    if (st != FL_OK) return st;
+    sim_out o = {NULL, NULL, NULL, 0, NULL, tables, n_tables, sums, NULL};
+    return run_lanes(rng, rules, n_rounds, &o);
 }

@@ -264,6 +264,109 @@ static void test_dealer_final(void) {
     CHECK(fl_dealer_final(c, 0, 0, out) == FL_ERR_RANGE); /* an empty shoe */
 }
 
+/* The tally of fl_simulate_tally equals what fl_simulate_rounds' per-round arrays give for
+ * the same generator: sums of net and net^2, and a pair table's counts over P1, P2 (a crude
+ * strategy: stand on 12 and up, hit below). */
+static void test_simulate_tally(void) {
+    static fl_sim_rules r;
+    memset(&r, 0, sizeof r);
+    r.decks = 6;
+    r.peek = 1;
+    r.bj_num = 3;
+    r.bj_den = 2;
+    r.max_hands = 4;
+    r.split_aces_one_card = 1;
+    r.double_after_split = 1;
+    r.cut_position = 234;
+    r.stake = 1000;
+    for (int t = 0; t < 32; t++)
+        for (int u = 0; u < 11; u++) {
+            r.hard[t][u] = t >= 12 ? 1 : 0;
+            r.soft[t][u] = t >= 18 ? 1 : 0;
+        }
+    for (int u = 0; u < 11; u++) r.pair[0][u] = r.pair[7][u] = 1; /* split aces and eights */
+    enum { N = 20000 };
+    static int32_t net[N];
+    static uint8_t init[5 * N];
+    static uint8_t pair_table[53 * 53];
+    for (int a = 0; a < 53; a++)
+        for (int b = 0; b < 53; b++)
+            pair_table[a * 53 + b] =
+                (a == 52 || b == 52) ? FL_SIDE_NOT_OFFERED : (uint8_t)((a >> 2) == (b >> 2));
+    fl_rng g1, g2;
+    fl_rng_seed_xoshiro(&g1, 77);
+    fl_rng_seed_xoshiro(&g2, 77);
+    CHECK(fl_simulate_rounds(&g1, &r, N, net, init, NULL, 0, NULL) == FL_OK);
+    int64_t sum = 0, sq = 0;
+    uint64_t pairs = 0;
+    for (int i = 0; i < N; i++) {
+        sum += net[i];
+        sq += (int64_t)net[i] * net[i];
+        pairs += (init[5 * i] >> 2) == (init[5 * i + 1] >> 2);
+    }
+    uint64_t counts[256];
+    memset(counts, 0, sizeof counts);
+    fl_side_table t = {pair_table, sizeof pair_table, 2, {0, 1, 0, 0, 0, 0}, {53, 1, 0, 0, 0, 0},
+                       counts, NULL, 0, 0, 0, 0};
+    fl_sim_sums sums;
+    memset(&sums, 0, sizeof sums);
+    CHECK(fl_simulate_tally(&g2, &r, N, &t, 1, &sums) == FL_OK);
+    CHECK(sums.rounds == N);
+    CHECK((int64_t)sums.net_lo == sum && sums.net_hi == (sum < 0 ? UINT64_MAX : 0));
+    CHECK(sums.sq_lo == (uint64_t)sq && sums.sq_hi == 0);
+    CHECK(counts[1] == pairs && counts[0] == N - pairs && counts[FL_SIDE_NOT_OFFERED] == 0);
+    /* both generators were left in the same state (long-jumped once per lane) */
+    uint64_t s1[4], s2[4];
+    CHECK(fl_xoshiro_get(&g1, s1) == FL_OK && fl_xoshiro_get(&g2, s2) == FL_OK);
+    CHECK(memcmp(s1, s2, sizeof s1) == 0);
+    /* the same pair table factored in two levels: P1 -> its rank (13 classes), then the
+     * class's row over P2 (main[rank][P2]) */
+    static uint16_t pre[53];
+    static uint8_t main_t[14 * 53];
+    for (int a = 0; a < 53; a++) pre[a] = a == 52 ? 13 : (uint16_t)(a >> 2);
+    for (int c = 0; c < 14; c++)
+        for (int b = 0; b < 53; b++)
+            main_t[c * 53 + b] =
+                (c == 13 || b == 52) ? FL_SIDE_NOT_OFFERED : (uint8_t)(c == (b >> 2));
+    uint64_t counts2[256];
+    memset(counts2, 0, sizeof counts2);
+    fl_side_table f = {main_t, sizeof main_t, 2, {0, 1, 0, 0, 0, 0}, {1, 1, 0, 0, 0, 0},
+                       counts2, pre, 53, 1, 14, 53};
+    fl_rng g3;
+    fl_rng_seed_xoshiro(&g3, 77);
+    fl_sim_sums sums3;
+    memset(&sums3, 0, sizeof sums3);
+    CHECK(fl_simulate_tally(&g3, &r, N, &f, 1, &sums3) == FL_OK);
+    CHECK(memcmp(counts, counts2, sizeof counts) == 0);
+    fl_side_table badf = f;
+    pre[5] = 14; /* a class beyond the main table */
+    CHECK(fl_simulate_tally(&g3, &r, 10, &badf, 1, &sums3) == FL_ERR_RANGE);
+    pre[5] = 1;
+    badf.n_pre = 2; /* no input left for the main table */
+    CHECK(fl_simulate_tally(&g3, &r, 10, &badf, 1, &sums3) == FL_ERR_RANGE);
+    badf = f;
+    badf.pre = NULL;
+    CHECK(fl_simulate_tally(&g3, &r, 10, &badf, 1, &sums3) == FL_ERR_NULL);
+    badf = f;
+    badf.size = 13 * 53; /* class 13 would index past the end */
+    CHECK(fl_simulate_tally(&g3, &r, 10, &badf, 1, &sums3) == FL_ERR_RANGE);
+    /* tables whose indexes could leave them, or name no input, are refused */
+    fl_side_table bad = t;
+    bad.size = 53 * 53 - 1;
+    CHECK(fl_simulate_tally(&g2, &r, 10, &bad, 1, &sums) == FL_ERR_RANGE);
+    bad = t;
+    bad.input[1] = FL_SIM_INPUTS;
+    CHECK(fl_simulate_tally(&g2, &r, 10, &bad, 1, &sums) == FL_ERR_RANGE);
+    bad = t;
+    bad.n_inputs = 0;
+    CHECK(fl_simulate_tally(&g2, &r, 10, &bad, 1, &sums) == FL_ERR_RANGE);
+    bad = t;
+    bad.counts = NULL;
+    CHECK(fl_simulate_tally(&g2, &r, 10, &bad, 1, &sums) == FL_ERR_NULL);
+    CHECK(fl_simulate_tally(&g2, &r, 10, NULL, 1, &sums) == FL_ERR_NULL);
+    CHECK(fl_simulate_tally(&g2, &r, 10, NULL, 0, NULL) == FL_ERR_NULL);
+}
+
 int main(void) {
     test_models();
     test_chacha_block();
@@ -275,6 +378,7 @@ int main(void) {
     test_analyzer();
     test_can_frame_bits();
     test_dealer_final();
+    test_simulate_tally();
     if (failures) {
         fprintf(stderr, "%d failed\n", failures);
         return 1;

@@ -112,10 +112,18 @@ def test_same_seed_same_result_on_any_partitioning() -> None:
 def test_same_seed_same_result_on_a_dask_cluster() -> None:
     pytest.importorskip("dask.distributed", reason="the dist extra (make setup installs it)")
     rules = Rules.preset("vegas_s17")
-    kw: dict[str, Any] = {"seed": 3, "chunk_rounds": 50_000}
+    # the same seed and chunk size on 1 worker, 2 processes and a Dask LocalCluster, side
+    # bets tallied in C included
+    kw: dict[str, Any] = {
+        "seed": 3,
+        "chunk_rounds": 50_000,
+        "wagers": [("perfect_pairs", None), ("super_sevens", None), ("insurance", None)],
+    }
     local = sim.simulate(rules, 200_000, workers=1, **kw)
+    procs = sim.simulate(rules, 200_000, workers=2, **kw)
     dask = sim.simulate(rules, 200_000, workers=2, scheduler="local", **kw)
-    assert local.tally == dask.tally
+    assert local.tally == procs.tally == dask.tally
+    assert sum(local.tally.wagers["perfect_pairs"]) == 200_000
 
 
 def test_cut_card_effect_is_reported_not_hidden() -> None:

@@ -1,0 +1,267 @@
+"""Side wagers compiled into lookup tables that the C simulator indexes (issue 17).
+
+A card-decided wager's outcome is a function of a few finite inputs: the card codes of its
+``card_roles``.  :func:`side_table` evaluates the wager's own vectorised ``classify`` once on
+every combination of those inputs and stores the outcome index of each in a uint8 table; the
+C simulator (``fl_simulate_tally``, native/src/sim.c) then looks each round up and counts the
+outcomes, so no per-round array leaves C.  Since the table is the classifier evaluated
+everywhere, it agrees with the classifier (and with live settlement) by construction.
+
+Inputs (:class:`TableInput`): each is one of the simulator's per-round inputs
+(``feltlab.native.SIM_INPUTS``: 0..4 the initial cards P1, P2, D1, P3, D2) with its number
+of values; a card input takes the code 0..51, or 52 for a role never dealt (``NO_CARD``).
+The table is C-ordered over the inputs in the order of ``card_roles``.  Entries where a role
+was never dealt, or where the wager is not on offer (``feltlab.parsheet.offered_mask``: an
+insurance wager without an ace up), hold :data:`feltlab.native.NOT_OFFERED` and are not
+counted, as in the batch path (``feltlab.simulate.classify_side_bets``).
+
+Round-record fields (the play-decided wagers of issue 16: who finished how, the dealer's
+final total...) are meant to be added as further :class:`TableInput` kinds: a field becomes
+a simulator input (appended after the five cards in ``FL_SIM_INPUTS``, its value count in
+``input_values`` in native/src/side_tables.c) and :func:`table_inputs` maps the wager's
+declared field to it; the table, its cache and the C lookup need nothing else.
+
+Size: a table has the product of its inputs' value counts entries; above
+:data:`MAX_TABLE_ENTRIES` (53^4, 7.9 M: four card roles) the wager is not tabulated and is
+settled by the batch path (``feltlab simulate`` names it).
+
+Cache: a table is kept in memory per (wager type, paytable) and on disk
+(:mod:`feltlab.cache`, kind ``tables``: ``$FELTLAB_CACHE_DIR``, default ``~/.cache/feltlab``),
+keyed by a SHA-256 of the wager's module and class, its paytable, the source of the class's
+module and the table format, so an edited classifier is tabulated afresh.  An unwritable
+cache is skipped.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from feltlab import cache, native
+from feltlab.errors import WagerError
+from feltlab.wagers import WagerType
+
+TABLE_FORMAT = 2
+"""Version of the table layout, part of every cache key (2: factored in two levels)."""
+CARD_ROLES = {"P1": 0, "P2": 1, "D1": 2, "P3": 3, "D2": 4}
+"""The simulator's per-round input index of each card role."""
+MAX_TABLE_ENTRIES = native.SIDE_CARD_VALUES**4
+"""The largest table built (53^4 entries, 7.9 MB): larger wagers take the batch path."""
+_ROWS_PER_BATCH = 1 << 20
+
+
+@dataclass(frozen=True)
+class TableInput:
+    """One input of a side table: ``name`` (a card role), ``column`` (the simulator's
+    per-round input index) and ``values`` (how many values it takes)."""
+
+    name: str
+    column: int
+    values: int
+
+
+def table_inputs(wager: WagerType) -> tuple[TableInput, ...] | None:
+    """The inputs of ``wager``'s table, in the order of its ``card_roles``; None when the
+    wager is not decided by finite simulator inputs (no roles, or a role the simulator does
+    not deal)."""
+    roles = tuple(wager.card_roles)
+    if not roles or any(r not in CARD_ROLES for r in roles):
+        return None
+    return tuple(TableInput(r, CARD_ROLES[r], native.SIDE_CARD_VALUES) for r in roles)
+
+
+def table_entries(wager: WagerType) -> int | None:
+    """Entries the table of ``wager`` would have (None: not tabulable at all)."""
+    inputs = table_inputs(wager)
+    if inputs is None:
+        return None
+    return int(np.prod([i.values for i in inputs], dtype=np.int64))
+
+
+def too_large(wager: WagerType) -> bool:
+    """True when ``wager`` has simulator inputs but more than :data:`MAX_TABLE_ENTRIES`
+    combinations of them (it is settled by the batch path)."""
+    n = table_entries(wager)
+    return n is not None and n > MAX_TABLE_ENTRIES
+
+
+def _source_digest(wager: WagerType) -> str:
+    mod = sys.modules.get(type(wager).__module__)
+    try:
+        text = inspect.getsource(mod) if mod is not None else ""
+    except (OSError, TypeError):  # no source (a frozen or interactive module)
+        text = repr(type(wager).__dict__.get("classify"))
+    return cache.digest(text)
+
+
+def cache_key(wager: WagerType) -> str:
+    """The SHA-256 key of ``wager``'s table (see the module docstring)."""
+    t = type(wager)
+    pt = wager.paytable
+    parts = [
+        f"format={TABLE_FORMAT}",
+        f"sim_inputs={native.SIM_INPUTS}",
+        f"{t.__module__}.{t.__qualname__}",
+        f"paytable={pt.name}",
+        f"outcomes={pt.outcomes}",
+        f"pays={pt.pays}",
+        f"source={_source_digest(wager)}",
+    ]
+    return cache.digest(*parts)
+
+
+def build_table(wager: WagerType) -> npt.NDArray[np.uint8]:
+    """Evaluate ``wager.classify`` on every combination of its inputs: a C-ordered uint8
+    array of shape ``(values,) * roles`` of outcome indexes, NOT_OFFERED where a role was
+    never dealt or the wager is not offered.  Raises WagerError when the wager is not
+    tabulable, too large, or its classifier returns an index outside its paytable."""
+    from feltlab.parsheet import offered_mask
+
+    inputs = table_inputs(wager)
+    n = table_entries(wager)
+    if inputs is None or n is None:
+        raise WagerError(f"{wager.name}: no card roles the simulator deals; nothing to tabulate")
+    if n > MAX_TABLE_ENTRIES:
+        raise WagerError(
+            f"{wager.name}: {n:,} input combinations exceed the {MAX_TABLE_ENTRIES:,} of a "
+            "side table; it is settled by the batch path"
+        )
+    shape = tuple(i.values for i in inputs)
+    table = np.full(n, native.NOT_OFFERED, dtype=np.uint8)
+    n_out = len(wager.paytable.pays)
+    for start in range(0, n, _ROWS_PER_BATCH):
+        flat = np.arange(start, min(start + _ROWS_PER_BATCH, n), dtype=np.int64)
+        cols = np.stack(np.unravel_index(flat, shape), axis=1).astype(np.uint8)
+        dealt = (cols < native.SIDE_CARD_VALUES - 1).all(axis=1)
+        cards = np.ascontiguousarray(cols[dealt])
+        if not len(cards):
+            continue
+        offered = offered_mask(wager, cards)
+        cards = np.ascontiguousarray(cards[offered])
+        out = np.asarray(wager.classify(cards)).astype(np.int64)
+        if out.size and (out.min() < 0 or out.max() >= n_out):
+            raise WagerError(
+                f"{wager.name}.classify returned {int(out.max())}, outside its paytable's "
+                f"{n_out} outcomes; return an index into paytable.outcomes"
+            )
+        rows = flat[dealt][offered]
+        table[rows] = out.astype(np.uint8)
+    return table.reshape(shape)
+
+
+def factor(
+    table: npt.NDArray[np.uint8],
+) -> tuple[npt.NDArray[np.uint16] | None, npt.NDArray[np.uint8]]:
+    """Factor ``table`` exactly in two levels where that shrinks it at least fourfold: for the
+    best split of its inputs into a first ``a`` and the rest, ``pre`` (the first inputs'
+    shape, uint16) numbers the distinct sub-tables of the rest and ``main`` (shape
+    ``(classes, *rest)``) holds each once, so ``table[i, j] == main[pre[i], j]``.  Returns
+    ``(None, table)`` when no split pays (a table the C simulator reads from cache is
+    smaller, and faster).  E.g. Lucky Ladies: (P1, P2) fall into few classes for (D1, D2)."""
+    shape = table.shape
+    best: tuple[int, npt.NDArray[np.uint16], npt.NDArray[np.uint8]] | None = None
+    for a in range(1, table.ndim):
+        n_first = int(np.prod(shape[:a]))
+        rows = table.reshape(n_first, -1)
+        classes: dict[bytes, int] = {}
+        inverse = np.empty(n_first, dtype=np.int64)
+        for r in range(n_first):  # distinct rows by their bytes (np.unique is far slower)
+            inverse[r] = classes.setdefault(rows[r].tobytes(), len(classes))
+            if len(classes) >= 1 << 16:
+                break
+        if len(classes) >= 1 << 16:
+            continue
+        firsts = np.unique(inverse, return_index=True)[1]
+        uniq = rows[firsts]
+        size = uniq.size + 2 * n_first
+        if best is None or size < best[0]:
+            pre = inverse.reshape(shape[:a]).astype(np.uint16)
+            best = (size, pre, np.ascontiguousarray(uniq.reshape((len(uniq), *shape[a:]))))
+    if best is None or 4 * best[0] > table.size:
+        return None, table
+    return best[1], best[2]
+
+
+_MEMORY: dict[str, tuple[npt.NDArray[np.uint16] | None, npt.NDArray[np.uint8]]] = {}
+
+
+def side_table(wager: WagerType) -> native.SideTable | None:
+    """The C simulator's :class:`feltlab.native.SideTable` of ``wager`` (built and
+    :func:`factor`-ed, or read from the memory or disk cache); None when the wager is not
+    tabulable or too large (the caller settles it by the batch path).  Raises WagerError
+    for a bad classifier."""
+    inputs = table_inputs(wager)
+    if inputs is None or too_large(wager):
+        return None
+    key = cache_key(wager)
+    parts = _MEMORY.get(key)
+    if parts is None:
+        parts = _load(key)
+        if parts is None:
+            parts = factor(build_table(wager))
+            _store(key, parts)
+        _MEMORY[key] = parts
+    pre, main = parts
+    columns = tuple(i.column for i in inputs)
+    if pre is None:
+        strides = tuple(int(s) // main.itemsize for s in main.strides)
+        return native.SideTable(main, columns, strides)
+    pre_strides = tuple(int(s) // pre.itemsize for s in pre.strides)
+    rest = tuple(int(s) // main.itemsize for s in main.strides)
+    return native.SideTable(
+        main,
+        columns,
+        pre_strides + rest[1:],
+        pre=pre,
+        n_pre=pre.ndim,
+        n_classes=main.shape[0],
+        class_stride=rest[0],
+    )
+
+
+def _load(key: str) -> tuple[npt.NDArray[np.uint16] | None, npt.NDArray[np.uint8]] | None:
+    main = cache.load("tables", key)
+    if main is None:
+        return None
+    pre = cache.load_any("tables", key + "-pre")
+    if pre is not None and pre.dtype == np.uint16:
+        return pre, main
+    return None if pre is not None else (None, main)
+
+
+def _store(key: str, parts: tuple[npt.NDArray[np.uint16] | None, npt.NDArray[np.uint8]]) -> None:
+    pre, main = parts
+    if pre is not None:  # written first: a main table without it is read as one level
+        cache.store("tables", key + "-pre", pre)
+    cache.store("tables", key, main)
+
+
+def full_table(wager: WagerType) -> npt.NDArray[np.uint8] | None:
+    """The one-level table of ``wager`` (its factored form expanded), or None as for
+    :func:`side_table`."""
+    t = side_table(wager)
+    if t is None:
+        return None
+    if t.pre is None:
+        return t.table
+    return t.table[t.pre]
+
+
+__all__ = [
+    "CARD_ROLES",
+    "MAX_TABLE_ENTRIES",
+    "TABLE_FORMAT",
+    "TableInput",
+    "build_table",
+    "cache_key",
+    "factor",
+    "full_table",
+    "side_table",
+    "table_entries",
+    "table_inputs",
+    "too_large",
+]

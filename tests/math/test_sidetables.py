@@ -1,0 +1,157 @@
+"""Side wagers as lookup tables for the C simulator (feltlab.sidetables, issue 17): each table
+is the wager's classifier evaluated everywhere, the C tally equals the batch path round for
+round, too-large wagers are named and fall back, and the caches key on what the table
+depends on."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from feltlab import cache, native, sidetables
+from feltlab import simulate as sim
+from feltlab.errors import WagerError
+from feltlab.plugins.insurance import Insurance
+from feltlab.plugins.perfect_pairs import PerfectPairs
+from feltlab.plugins.super_sevens import SuperSevens
+from feltlab.rules import Rules
+from feltlab.wagers import WagerType
+
+ALL = [
+    ("perfect_pairs", None),
+    ("super_sevens", None),
+    ("insurance", None),
+    ("madness21", None),
+    ("lucky_ladies", None),
+    ("twenty_one_plus_three", None),
+]
+
+
+def test_perfect_pairs_table_holds_the_rule_15b5_classes() -> None:
+    t = sidetables.side_table(PerfectPairs())
+    assert t is not None and t.table.shape == (53, 53) and t.inputs == (0, 1)
+    assert t.strides == (53, 1)
+    # 7 of clubs (24) with: 7 of clubs (perfect), 7 of spades (27: coloured, both black),
+    # 7 of hearts (26: mixed), 8 of clubs (28: no pair); J-Q is no pair (rule 1.0)
+    assert [int(t.table[24, c]) for c in (24, 27, 26, 28)] == [3, 2, 1, 0]
+    assert int(t.table[40, 44]) == 0
+    assert int(t.table[24, 52]) == native.NOT_OFFERED  # a role never dealt is not counted
+    # classes: 52 * 52 ordered pairs = 2704; perfect 52 (same card code), coloured 52 * 1...
+    counts = np.bincount(t.table[:52, :52].ravel(), minlength=4)
+    assert counts.tolist() == [2704 - 13 * 16, 13 * 8, 13 * 4, 13 * 4]
+
+
+def test_every_installed_table_agrees_with_its_classifier_on_random_rounds() -> None:
+    rng = np.random.default_rng(5)
+    for name, table in ALL:
+        w = sim._wager(name, table)
+        full = sidetables.full_table(w)
+        assert full is not None, name
+        assert np.array_equal(full, sidetables.build_table(w)), name  # factored exactly
+        cards = rng.integers(0, 52, size=(5000, len(w.card_roles)), dtype=np.uint8)
+        want = np.asarray(w.classify(cards))
+        got = full[tuple(cards.T)]
+        offered = got != native.NOT_OFFERED
+        assert np.array_equal(got[offered], want[offered]), name
+        if name == "insurance":  # offered only under an ace up (D1 is its first role)
+            assert np.array_equal(offered, (cards[:, 0] >> 2) == 0)
+        else:
+            assert offered.all(), name
+
+
+def test_c_tally_equals_the_batch_path_for_the_same_seed() -> None:
+    rules = Rules.preset("vegas_s17")
+    kw = {"seed": 21, "chunk_rounds": 60_000, "wagers": ALL}
+    tabled = sim.simulate(rules, 150_000, **kw)  # type: ignore[arg-type]
+    traced = sim.simulate(rules, 150_000, trace=True, **kw)  # type: ignore[arg-type]
+    assert tabled.tally == traced.tally
+    assert tabled.batch_wagers == () and tabled.simulator_version == native.SIM_VERSION
+    assert traced.trace is not None and traced.trace.net.shape == (150_000,)
+    assert int(traced.trace.net.astype(np.int64).sum()) == tabled.tally.net
+    assert tabled.tally.offered["insurance"] == int(((traced.trace.initial[:, 2] >> 2) == 0).sum())
+
+
+class FiveCards(WagerType):
+    """A wager on all five initial cards (53^5 combinations: too large to tabulate)."""
+
+    name = "five_cards"
+    card_roles = ("P1", "P2", "D1", "P3", "D2")
+    paytables = SuperSevens.paytables
+
+    def classify(self, cards: np.ndarray) -> np.ndarray:
+        c = self._checked(cards)
+        return np.asarray(SuperSevens().classify(np.ascontiguousarray(c[:, [0, 1, 3]])))
+
+
+def test_a_wager_too_large_to_tabulate_is_named_and_takes_the_batch_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    w = FiveCards()
+    assert sidetables.table_entries(w) == 53**5 and sidetables.too_large(w)
+    assert sidetables.side_table(w) is None
+    with pytest.raises(WagerError, match="exceed the 7,890,481 of a side table"):
+        sidetables.build_table(w)
+    from feltlab import simchunk
+
+    real = sim._wager
+
+    def fake(n: str, t: str | None) -> WagerType:
+        return FiveCards() if n == "five_cards" else real(n, t)
+
+    monkeypatch.setattr(sim, "_wager", fake)  # the estimates' lookup
+    monkeypatch.setattr(simchunk, "_wager", fake)  # the chunks' lookup
+    specs = [("five_cards", None), ("super_sevens", None)]
+    res = sim.simulate(Rules.preset("nz"), 40_000, seed=4, chunk_rounds=40_000, wagers=specs)
+    assert res.batch_wagers == ("five_cards",)
+    # the same three cards (P1, P2, P3) decide both: the same counts
+    assert res.tally.wagers["five_cards"] == res.tally.wagers["super_sevens"]
+
+
+def test_a_four_card_table_is_factored_in_two_levels() -> None:
+    w = sim._wager("lucky_ladies", None)
+    t = sidetables.side_table(w)
+    assert t is not None and t.pre is not None and t.n_pre >= 1
+    # far smaller than the 53^4 entries, and exactly the same function
+    assert t.table.size + 2 * t.pre.size < 53**4 // 4
+    full = sidetables.build_table(w)
+    i = np.random.default_rng(1).integers(0, 53, size=(4, 2000))
+    first = tuple(i[: t.n_pre])
+    rest = tuple(i[t.n_pre :])
+    assert np.array_equal(t.table[(t.pre[first], *rest)], full[tuple(i)])
+
+
+def test_tables_are_cached_on_disk_under_a_key_of_their_inputs() -> None:
+    w = Insurance()
+    key = sidetables.cache_key(w)
+    sidetables.side_table(w)
+    stored = cache.load("tables", key)  # insurance: factored (D1 -> ace or not)
+    pre = cache.load_any("tables", key + "-pre")
+    assert stored is not None and pre is not None
+    assert np.array_equal(stored[pre], sidetables.build_table(w))
+    assert key != sidetables.cache_key(PerfectPairs())
+    one, two = PerfectPairs(paytable="one"), PerfectPairs(paytable="two")
+    assert sidetables.cache_key(one) != sidetables.cache_key(two)
+
+
+def test_strategy_tables_are_cached_on_disk_keyed_by_the_rules() -> None:
+    rules = Rules.preset("vegas_h17")
+    computed = sim.compute_strategy_tables(rules)
+    sim.strategy_tables.cache_clear()
+    first = sim.strategy_tables(rules)  # computed and stored (or read back)
+    sim.strategy_tables.cache_clear()
+    second = sim.strategy_tables(rules)  # read from disk
+    for name in ("hard", "soft", "pair", "surr"):
+        assert np.array_equal(getattr(first, name), getattr(computed, name)), name
+        assert np.array_equal(getattr(second, name), getattr(computed, name)), name
+    assert sim._strategy_key(rules) != sim._strategy_key(Rules.preset("vegas_s17"))
+
+
+def test_a_classifier_index_outside_the_paytable_is_refused() -> None:
+    class Bad(PerfectPairs):
+        name = "bad_pairs"
+
+        def classify(self, cards: np.ndarray) -> np.ndarray:
+            return np.full(len(cards), 7, dtype=np.uint8)
+
+    with pytest.raises(WagerError, match="outside its paytable's 4 outcomes"):
+        sidetables.build_table(Bad())
