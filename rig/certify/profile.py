@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.profile_check import check_profile
+from feltlab.rig.certify.profile_check import check_known_names, check_profile
 from feltlab.rig.devices import read_profile_toml
 from feltlab.rig.errors import (
     DeviceKeyError,
@@ -173,6 +173,30 @@ def redact_secrets(obj: Any) -> Any:
     return obj
 
 
+_LIMIT_NAMES: dict[str, frozenset[str] | None] = {}
+
+
+def _kind_limits(dk: DeviceKind, path: str | None) -> frozenset[str] | None:
+    """The ``[limits]`` names a profile of kind ``dk`` may declare: those of the kind's
+    bundled profile (its checks' limits), plus ``heartbeat_period_max`` (issue 14's ceiling);
+    None (not checked) when that profile is the one being read or cannot be read."""
+    ref = dk.profile
+    p = Path(ref)
+    if not p.exists():
+        p = PROFILE_DIR / f"{ref}.toml"
+    if path is not None and Path(path).resolve() == p.resolve():
+        return None
+    key = str(p)
+    if key not in _LIMIT_NAMES:
+        try:
+            raw = read_profile_toml(p, error=CampaignError, hint="")
+            lim = raw.get("limits", {})
+            _LIMIT_NAMES[key] = frozenset(lim) | {"heartbeat_period_max"}
+        except (CampaignError, OSError):
+            _LIMIT_NAMES[key] = None
+    return _LIMIT_NAMES[key]
+
+
 def profile_from_dict(data: dict[str, Any], path: str | None = None) -> Profile:
     """A :class:`Profile` from parsed TOML.  Raises :class:`CampaignError` naming the field."""
     where = path or "profile"
@@ -190,7 +214,15 @@ def profile_from_dict(data: dict[str, Any], path: str | None = None) -> Profile:
                 f"{where}: [{table}] must be a table (a [{table}] section), "
                 f"got {type(data[table]).__name__} {data[table]!r}"
             )
+    dk = get_kind(str(kind))
     try:
+        check_known_names(
+            where,
+            data,
+            device_keys=dk.device_keys,
+            unit=dk.unit,
+            limits=_kind_limits(dk, path),
+        )
         check_profile(where, data)
     except ProfileError as exc:
         raise CampaignError(str(exc)) from None

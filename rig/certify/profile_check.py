@@ -127,6 +127,7 @@ CAMPAIGN: dict[str, Num | Kind] = {
     "timeout": Num(0, 60, open_low=True),
     "online_timeout": Num(0, LIMIT_CEILING, open_low=True),
     "inject_faults": FLAG,
+    "freshness_state": TEXT,
 }
 
 LIMIT = Num(0, LIMIT_CEILING)
@@ -175,6 +176,56 @@ def check_device_table(where: str, table: str, data: Mapping[str, Any]) -> None:
             parse_model(data["model"])
         except ValueError as exc:
             raise ProfileError(f"{where}: [{table}] model: {exc}") from None
+
+
+TABLES = ("profile_version", "device", "model", "limits", "campaign", "simulation", "faults")
+"""The top-level entries of a profile (docs/certification.md; ``[model]`` documents the
+declared shuffling model of a continuous shuffler)."""
+
+
+def _unknown(where: str, table: str, keys: Any, known: set[str], what: str) -> None:
+    """Refuse the first of ``keys`` not in ``known``, suggesting the nearest known name."""
+    import difflib
+
+    for key in keys:
+        if key not in known:
+            near = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.6)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            raise ProfileError(
+                f"{where}: unknown {what} {key!r}{'' if table == '' else f' in [{table}]'}; "
+                f"{hint}known: {', '.join(sorted(known))}"
+            )
+
+
+def check_known_names(
+    where: str,
+    data: Mapping[str, Any],
+    *,
+    device_keys: frozenset[str] = frozenset(),
+    unit: str | None = None,
+    limits: frozenset[str] | None = None,
+) -> None:
+    """Refuse a profile entry feltlab does not know, so that a typo never passes unnoticed
+    (a misspelt ``[limtis]`` would otherwise certify with no timing limit at all): a
+    top-level table outside :data:`TABLES`; a ``[device]`` or ``[simulation]`` key outside
+    :data:`DEVICE` and the kind's ``device_keys``; a ``[campaign]`` key outside
+    :data:`CAMPAIGN` and the kind's sample ``unit``; a ``[limits]`` name outside ``limits``
+    (the names its kind's bundled profile declares; None: not checked).
+
+    Raises :class:`ProfileError` naming the entry and the nearest known name.
+    """
+    _unknown(where, "", data.keys(), set(TABLES), "table")
+    for table in ("device", "simulation"):
+        sub = data.get(table)
+        if isinstance(sub, Mapping):
+            _unknown(where, table, sub.keys(), set(DEVICE) | set(device_keys), "key")
+    camp = data.get("campaign")
+    if isinstance(camp, Mapping):
+        known = set(CAMPAIGN) | ({unit} if unit else set())
+        _unknown(where, "campaign", camp.keys(), known, "key")
+    lim = data.get("limits")
+    if limits is not None and isinstance(lim, Mapping):
+        _unknown(where, "limits", lim.keys(), set(limits), "limit")
 
 
 def check_profile(where: str, data: Mapping[str, Any]) -> None:
@@ -230,6 +281,8 @@ __all__ = [
     "LIMIT_CEILING",
     "MAX_PART_SAMPLES",
     "MAX_REPLICATES",
+    "TABLES",
     "check_device_table",
+    "check_known_names",
     "check_profile",
 ]
