@@ -8,6 +8,7 @@ decoded messages; ``feltlab capture record FILE --bus SPEC`` records a bus.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import struct
@@ -22,6 +23,7 @@ import click
 
 from feltlab.clitypes import is_terminal, make_console, out_option, seed_option
 from feltlab.rig.bus.transport import BusSpec
+from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.profile_check import MAX_PART_SAMPLES
 from feltlab.rig.cli_capture import capture as capture
 from feltlab.rig.cli_capture import json_safe as json_safe
@@ -137,8 +139,9 @@ def _print_result(result: Any, *, written: bool = True, as_json: bool = False) -
     hu = rec.get("host_uncertainty") or {}
     if clock.get("mode") == "sim":
         console.print(
-            "[bold]simulated time[/bold]: " + clock["description"] + "; the host's timing "
-            "uncertainty is exactly 0",
+            "[bold]simulated time[/bold]"
+            + str(clock["description"]).removeprefix("simulated time")
+            + "; the host's timing uncertainty is exactly 0",
             soft_wrap=True,
         )
     elif hu.get("source") == "measured":
@@ -220,7 +223,11 @@ def _run_certify(
                     f"{command.rsplit('-', 1)[-1]}'s: use certify {prof.device_kind.command}"
                 )
             if bus is not None:
-                BusSpec.parse(bus)
+                spec = BusSpec.parse(bus)
+                if spec.interface != "slcan":  # a serial adapter is opened once, by the campaign
+                    from feltlab.rig.bus.transport import open_bus
+
+                    open_bus(spec).shutdown()  # a bus that cannot open stops here, no campaign
             if model is not None:
                 from feltlab.rig.devices.models import parse_model
 
@@ -266,8 +273,18 @@ def _run_certify(
         if view is not None:
             view.observer.failed(str(exc))
             view.close(0.0)
+        if out is None and resume is None and directory.is_dir():
+            # a default directory made for a campaign refused before any work: leave none
+            with contextlib.suppress(OSError):
+                directory.rmdir()  # only if still empty
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
+    if result.verdict == Verdict.ABORTED:
+        click.echo(
+            f"interrupted: the record says ABORTED; continue the campaign with "
+            f"feltlab certify {command} --resume {directory}",
+            err=True,
+        )
     _print_result(result, as_json=as_json)
     if view is not None:
         sys.stdout.flush()

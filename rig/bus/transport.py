@@ -150,7 +150,16 @@ def open_bus(spec: BusSpec | str) -> can.BusABC:
             f"cannot open bus {s}: python-can has no interface {s.interface!r}; use one of {known}"
         ) from exc
     except (can.CanError, OSError, ValueError, ImportError, TypeError) as exc:
-        raise BusSpecError(f"cannot open bus {s}: {exc}") from exc
+        hint = _OPEN_HINTS.get(s.interface, "check the interface, channel and options")
+        raise BusSpecError(f"cannot open bus {s}: {exc}; {hint}") from exc
+
+
+_OPEN_HINTS = {
+    "socketcan": "socketcan needs Linux's CAN support and the interface up (e.g. "
+    "`sudo modprobe vcan; sudo ip link add dev vcan0 type vcan; sudo ip link set up vcan0`)",
+    "slcan": "give the adapter's serial port (e.g. /dev/ttyACM0) and check it is not in use",
+    "udp_multicast": "give an IPv6 multicast group (e.g. ff11::4645:4c54) and a free port",
+}
 
 
 class WireClock:

@@ -308,6 +308,8 @@ def run_scenario(
             # issue 14 item 6: a plan with too few shoes is refused up front, saying how many
             if not (refused and "needs at least" in str(exc)):
                 violate("raised", f"run_campaign raised CampaignError: {exc}")
+            else:  # the rig refused the plan before any work, as it must: say so
+                out.verdict = out.offline = "REFUSED"
             refused = False
         except Exception as exc:  # every exception is a finding
             violate("raised", f"run_campaign raised {type(exc).__name__}: {exc}")
