@@ -128,6 +128,13 @@ def _sim_struct(r: SimRules) -> Any:
         )
     c.cut_position = cut
     c.stake = _as_int(r.stake, "stake", 1, 10**8)
+    top = c.stake * max(8, -(-c.bj_num // c.bj_den))  # 4 doubled hands, or a blackjack
+    if top > 2**31 - 1:
+        raise ValueError(
+            f"a round could pay {top} cents (stake {c.stake} x {max(8, -(-c.bj_num // c.bj_den))})"
+            ", beyond the simulator's int32 cents per round: lower the stake or the blackjack "
+            "odds"
+        )
     c.surrender = _as_int(r.surrender, "surrender", 0, 2)
     c.dealer_plays_out = int(bool(r.dealer_plays_out))
     for name, shape, top in (

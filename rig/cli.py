@@ -195,6 +195,7 @@ def _run_certify(
     live: str | None = None,
     live_linger: float = 0.0,
     as_json: bool = False,
+    size_option: str | None = None,
 ) -> None:
     from feltlab.rig.certify.campaign import CampaignOptions, load_profile, run_campaign
 
@@ -214,6 +215,21 @@ def _run_certify(
             view = Live(live).open()
         if resume is not None:
             directory = Path(resume)
+            _refuse_resume_options(
+                directory,
+                command,
+                {
+                    "--profile": profile,
+                    "--bus": bus,
+                    "--model": model,
+                    f"--{size_option or 'shoes'}": size,
+                    "--alpha": alpha,
+                    "--seed": seed,
+                    "--faults": faults,
+                    "--clock": clock,
+                    "--device-on-host": device_on_host or None,
+                },
+            )
             opts = CampaignOptions(load_profile(None, "batch"), directory)
         else:
             prof = load_profile(profile, kind)
@@ -221,6 +237,12 @@ def _run_certify(
                 raise RigError(
                     f"profile {prof.path} is a {prof.kind} profile, not a "
                     f"{command.rsplit('-', 1)[-1]}'s: use certify {prof.device_kind.command}"
+                )
+            unit = prof.device_kind.unit
+            if size_option is not None and size_option != unit:
+                raise RigError(
+                    f"--{size_option} does not apply to a {prof.device_kind.label}, which is "
+                    f"certified in {unit}: give --{unit}"
                 )
             if bus is not None:
                 spec = BusSpec.parse(bus)
@@ -295,6 +317,32 @@ def _run_certify(
         finally:
             signal.signal(signal.SIGINT, previous)
     sys.exit(result.exit_code)
+
+
+def _refuse_resume_options(directory: Path, command: str, given: dict[str, Any]) -> None:
+    """``--resume`` continues a campaign exactly as it was started (its campaign.json):
+    refuse an option that would change it, and a campaign another command certifies.
+    Raises RigError naming them."""
+    extra = [name for name, value in given.items() if value is not None]
+    if extra:
+        raise RigError(
+            f"--resume continues the campaign as it was started ({directory / 'campaign.json'}): "
+            f"drop {', '.join(extra)}"
+        )
+    state = directory / "campaign.json"
+    try:
+        kind = json.loads(state.read_text()).get("kind")
+    except (OSError, ValueError, AttributeError):
+        return  # the campaign's own checks say what is wrong with it
+    try:
+        theirs = get_kind(str(kind)).command
+    except RigError:
+        return
+    if theirs != command:
+        raise RigError(
+            f"{directory} is a {kind} campaign: continue it with feltlab certify {theirs} "
+            f"--resume {directory}"
+        )
 
 
 def _new_campaign_dir(kind: str) -> Path:
@@ -441,12 +489,14 @@ def certify_shuffler(
     """Certify a batch or continuous shuffler (the profile's kind).  With no options: the
     bundled simulated 6-deck ChaCha20 batch shuffler on an in-process virtual bus, in
     simulated time."""
+    if deals is not None and shoes is not None:
+        raise click.UsageError("give --shoes (a batch shuffler) or --deals (a continuous one)")
     _run_certify(
         "batch",
         profile,
         bus,
         model,
-        deals if deals else shoes,
+        deals if deals is not None else shoes,
         alpha,
         seed,
         out,
@@ -457,6 +507,7 @@ def certify_shuffler(
         live=live,
         live_linger=live_linger,
         as_json=as_json,
+        size_option="deals" if deals is not None else "shoes" if shoes is not None else None,
     )
 
 

@@ -41,6 +41,13 @@ def bundled_panel_profile() -> Path:
     )
 
 
+MAX_PRIZE_CENTS = 10**12
+"""The largest prize a panel's prize table may declare (cents): the rig's profile check and
+the PAR sheet refuse more."""
+MAX_PRIZE_WEIGHT = 2**32
+"""The largest weight of a prize-table row (the panel draws from 32-bit weights)."""
+
+
 def load_prize_table(path: Path) -> tuple[tuple[int, int], ...]:
     """The ``[device] prize_table`` of the profile at ``path``: ``(cents, weight)`` rows.
     Raises :class:`WagerError` naming the problem (missing, unreadable, not TOML, no prize
@@ -64,10 +71,12 @@ def load_prize_table(path: Path) -> tuple[tuple[int, int], ...]:
     for i, row in enumerate(table):
         ok = isinstance(row, list) and len(row) == 2
         ok = ok and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in row)
+        ok = ok and row[0] <= MAX_PRIZE_CENTS and row[1] <= MAX_PRIZE_WEIGHT
         if not ok:
             raise WagerError(
                 f"profile {str(path)!r}: prize_table row {i} is {row!r}; each row is "
-                "[cents > 0, weight > 0], integers"
+                f"[cents, weight], integers, cents in 1..{MAX_PRIZE_CENTS} and weight in "
+                f"1..{MAX_PRIZE_WEIGHT}"
             )
         rows.append((int(row[0]), int(row[1])))
     return tuple(rows)

@@ -196,6 +196,12 @@ class Rules:
             )
         if self.blackjack_pays <= 0:
             raise RulesError(f"blackjack_pays={self.blackjack_pays} must be positive (rule 5.4)")
+        bj = self.blackjack_pays
+        if bj.numerator > 1000 or bj.denominator > 1000:
+            raise RulesError(
+                f"blackjack_pays={bj.numerator}:{bj.denominator} is out of range: the win and "
+                "the stake of the odds (in lowest terms) must each be 1..1000, e.g. 3:2 or 6:5"
+            )
         if not 1 <= self.max_split_hands <= 4:
             raise RulesError(f"max_split_hands={self.max_split_hands} must be 1 (no split) to 4")
         continuous = self.shuffler is ShufflerKind.CONTINUOUS

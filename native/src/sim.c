@@ -414,6 +414,9 @@ static fl_status check_rules(const fl_sim_rules *r) {
         r->enhc_takes > 2 || r->stake < 1 || r->stake > 1000000000 / 8 || r->surrender > 2 ||
         r->dealer_plays_out > 1)
         return FL_ERR_RANGE;
+    /* the most a round can win (4 doubled hands, or a blackjack) must fit the int32 net */
+    uint64_t odds = ((uint64_t)r->bj_num + r->bj_den - 1) / r->bj_den;
+    if ((uint64_t)r->stake * (odds > 8 ? odds : 8) > INT32_MAX) return FL_ERR_RANGE;
     uint32_t size = r->decks * 52;
     /* keep at least 26 cards behind the cut: no round of one box needs more (4 hands of
      * 5 small cards and a dealer's 6); a round that still ran out would fail with

@@ -461,6 +461,12 @@ def analyze_path(
         raise CampaignError(f"no capture-NNN.blf in {path}")
     if profile_ref is not None:
         prof = load_profile(profile_ref)
+        if state and state.get("kind") not in (None, prof.kind):
+            raise CampaignError(
+                f"profile {prof.path} is a {prof.kind} profile but {directory} holds a "
+                f"{state['kind']} campaign: give a {state['kind']} profile, or none (the "
+                "campaign's own)"
+            )
     elif state:
         prof = profile_from_dict(state["profile"]["data"], state["profile"]["path"])
     else:

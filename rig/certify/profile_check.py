@@ -150,7 +150,10 @@ def _check_table(
 
 
 def _check_prizes(where: str, rows: list[Any]) -> None:
-    cents, weight = Num(1, 10**12, integer=True), Num(1, 2**32, integer=True)
+    from feltlab.prizes import MAX_PRIZE_CENTS, MAX_PRIZE_WEIGHT
+
+    cents = Num(1, MAX_PRIZE_CENTS, integer=True)
+    weight = Num(1, MAX_PRIZE_WEIGHT, integer=True)
     if not rows:
         raise ProfileError(f"{where}: [device] prize_table is empty: give [cents, weight] rows")
     for row in rows:

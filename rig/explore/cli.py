@@ -98,6 +98,12 @@ def explore_command(
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--replay") from exc
         seed, first, campaigns, verbose = s, i, 1, True
+    if first + campaigns - 1 > 2**64 - 1:
+        raise click.BadParameter(
+            f"campaign indexes run {first}..{first + campaigns - 1}, past 2**64 - 1: lower "
+            "--first or --campaigns",
+            param_hint="--first",
+        )
     root = Path(out) if out else None
     sink = open(json_out, "w", encoding="utf-8") if json_out else None  # noqa: SIM115
     done = [0]

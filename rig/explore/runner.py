@@ -424,8 +424,9 @@ def parse_replay(text: str) -> tuple[int, int]:
         seed, index = int(s), int(i)
     except ValueError:
         raise ValueError(f"--replay takes SEED:INDEX (e.g. 1:42), got {text!r}") from None
-    if seed < 0 or index < 0:
-        raise ValueError(f"--replay takes non-negative SEED:INDEX, got {text!r}")
+    top = 2**64 - 1
+    if not (0 <= seed <= top and 0 <= index <= top):
+        raise ValueError(f"--replay takes non-negative SEED:INDEX, each 0..{top}, got {text!r}")
     return seed, index
 
 
