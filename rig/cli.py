@@ -159,6 +159,11 @@ def _print_result(result: Any, *, written: bool = True, as_json: bool = False) -
         console.print(
             f"collected {got['collected']}"
             + (f" of {planned} planned" if planned is not None else "")
+            + (
+                f" (+{got['beyond_plan']} beyond the plan, drawn by the checks after collection)"
+                if got.get("beyond_plan")
+                else ""
+            )
             + (f", {got['missing_count']} missing" if got.get("missing_count") else "")
         )
     if bat.get("integrity"):

@@ -240,11 +240,16 @@ def _missing_measurement(
 
 
 def _collection(size: int, have: int | None, collected: Collected | None) -> dict[str, Any]:
-    """The record's ``collection``: the planned size, the samples in the capture (every
-    part), whether this run was interrupted, and this run's own part."""
+    """The record's ``collection``: the planned size, the samples of the plan in the capture
+    (every part; ``collected + missing_count == requested``), those beyond it
+    (``beyond_plan``), whether this run was interrupted, and this run's own part."""
+    planned = None if have is None else min(have, size)
     return {
         "requested": size,
-        "collected": have,
+        "collected": planned,
+        # samples beyond the plan: a panel's draws by the failure-detection and Madness 21
+        # fallback checks after collection (analysed with the others, counted apart)
+        "beyond_plan": None if have is None else have - planned,
         "missing_count": None if have is None else max(0, size - have),
         "complete": have is not None and have >= size,
         "aborted": collected.aborted if collected else False,

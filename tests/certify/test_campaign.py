@@ -266,3 +266,13 @@ def test_profiles_bundled_and_errors(tmp_path: Path) -> None:
     with pytest.raises(certify.CampaignError, match="cannot resume"):
         run_campaign(CampaignOptions(fast(), tmp_path / "nothing"), resume=True)
     assert np.isfinite(certify.part_seed(1, 2))
+
+
+def test_a_panels_draws_beyond_the_plan_are_counted_apart(tmp_path: Path) -> None:
+    # 30 draws planned; the failure-detection and fallback checks after collection draw 2
+    # more: collected + missing = planned, and the 2 are said, not hidden nor miscounted
+    prof = certify.quick_profile("jackpot", power_replicates=2, null_replicates=39)
+    res = run_campaign(CampaignOptions(prof, tmp_path / "j", size=30, seed=7))
+    col = res.record["collection"]
+    assert (col["requested"], col["collected"], col["missing_count"]) == (30, 30, 0)
+    assert col["beyond_plan"] == 2 and col["complete"] is True
