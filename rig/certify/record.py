@@ -249,7 +249,7 @@ def _collection(size: int, have: int | None, collected: Collected | None) -> dic
         "collected": planned,
         # samples beyond the plan: a panel's draws by the failure-detection and Madness 21
         # fallback checks after collection (analysed with the others, counted apart)
-        "beyond_plan": None if have is None else have - planned,
+        "beyond_plan": None if have is None or planned is None else have - planned,
         "missing_count": None if have is None else max(0, size - have),
         "complete": have is not None and have >= size,
         "aborted": collected.aborted if collected else False,
