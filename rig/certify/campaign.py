@@ -93,6 +93,11 @@ BUNDLED = FieldView("profile")
 (:attr:`feltlab.rig.kinds.DeviceKind.profile`)."""
 
 
+DRAIN_SECONDS = 0.5
+"""How long (seconds) a collection part keeps the capture open after its last sample: twice
+the N_Cr consecutive-frame timeout of the rig's ISO-TP links (0.25 s)."""
+
+
 def collect_part(
     opts: CampaignOptions,
     directory: Path,
@@ -141,6 +146,11 @@ def collect_part(
             part=part,
         )
         _wait_heartbeats(client, opts.profile.heartbeat_period, stop)
+        if not stop.is_set():
+            # the capture stays open a moment longer than ISO-TP's N_Cr: a transfer or reply
+            # the device sends after the last sample (a shoe re-sent with other cards) is
+            # recorded and judged, never lost by closing too early
+            client.clock.sleep(DRAIN_SECONDS)
     except KeyboardInterrupt:
         result.aborted = True
     except LimitExceeded as exc:  # the device went beyond its declared limits: a FAIL

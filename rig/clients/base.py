@@ -116,6 +116,8 @@ class DeviceClient:
         self._acks: dict[int, Frame] = {}
         self._status: Frame | None = None
         self._statuses: dict[int, Frame] = {}
+        #: Status frames the device sent on its own (RequestId 0: the answer to a LOAD)
+        self._own_statuses: list[Frame] = []
         self._rid = itertools.count(0)
         #: request ids with a reply still awaited (a count per id)
         self._awaiting: dict[int, int] = {}
@@ -269,7 +271,9 @@ class DeviceClient:
     def _on_status(self, f: Frame) -> None:
         self._status = f
         rid = f.signals["RequestId"]
-        if rid == 0:  # sent on its own (e.g. after a LOAD)
+        if rid == 0:  # sent on its own (the answer to a LOAD, docs/protocol.md)
+            self._own_statuses.append(f)
+            del self._own_statuses[:-8]
             return
         if rid not in self._awaiting:
             self._stale("Status", rid)
@@ -545,9 +549,21 @@ class DeviceClient:
             if attempt:
                 self.transfer_retries += 1
             try:
+                marker = self._own_statuses[-1] if self._own_statuses else None
                 link.send_and_wait(data, self.timeout)
+                # the device answers a LOAD with a Status of its own (RequestId 0) once it
+                # has taken the cards: wait for it, so that no later command (a SHUFFLE)
+                # can overtake the LOAD; a STATUS poll alone cannot tell when the count
+                # does not change (208 cards before and after)
+
+                def answered(marker: Frame | None = marker) -> Frame | None:
+                    own = self._own_statuses
+                    return own[-1] if own and own[-1] is not marker else None
+
+                answer = self._wait(answered, self.timeout)
+                cards = int(answer.signals["Cards"]) if answer is not None else -1
                 deadline = self.clock.now() + self.timeout
-                while True:
+                while cards != expect_cards:
                     cards = self.status()["Cards"]
                     if cards == expect_cards or self.clock.now() > deadline:
                         break

@@ -249,3 +249,17 @@ def test_a_statistical_fail_beside_a_plan_inconclusive_is_calibrated_not_a_viola
     (o,) = explore.explore(1, 7, first=8107).outcomes
     assert o.verdict == "FAIL" and o.fair_statistical_fail
     assert o.violations == [] and o.known == []
+
+
+@pytest.mark.parametrize("replay", [(8, 6724), (8, 11714)])
+def test_a_shoe_resent_changed_after_the_last_sample_is_still_caught(
+    replay: tuple[int, int],
+) -> None:
+    # the device re-sends its last shoe with two cards swapped: the capture stays open
+    # long enough (campaign.DRAIN_SECONDS) to record the twin, and the campaign FAILs
+    seed, index = replay
+    sc = explore.draw_scenario(seed, index)
+    assert sc.misbehaviour is not None and sc.misbehaviour.name == "resend_shoe_changed"
+    assert sc.misbehaviour.at == sc.size  # the very last shoe
+    (o,) = explore.explore(1, seed, first=index).outcomes
+    assert o.verdict == "FAIL" and o.violations == []
