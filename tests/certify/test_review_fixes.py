@@ -290,7 +290,9 @@ def test_default_campaign_folders_never_collide(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(rig_cli.time, "time", lambda: 1_700_000_000.25)  # type: ignore[attr-defined]
+    from feltlab.rig import cli_campaign_dir
+
+    monkeypatch.setattr(cli_campaign_dir.time, "time", lambda: 1_700_000_000.25)  # type: ignore[attr-defined]
     a = rig_cli._new_campaign_dir("batch")
     b = rig_cli._new_campaign_dir("batch")
     assert a != b and a.is_dir() and b.is_dir()
