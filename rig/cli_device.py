@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import signal
 import sys
 import threading
@@ -43,6 +44,11 @@ def load_profile(path: str | Path) -> dict[str, Any]:
         raise RigError(f"device profile {p}: [device] must be a table")
     check_device_table(str(p), "device" if "device" in data else "profile", table)
     return {k: v for k, v in table.items() if k not in ("kind", "name", "description")}
+
+
+STOP_DEADLINE = 8.0
+"""Seconds ``feltlab device run`` may take to stop once asked (SIGTERM, Ctrl-C, the end of
+``--duration``) before it dumps its threads' stacks and exits."""
 
 
 @click.group()
@@ -106,5 +112,9 @@ def device_run(
             if t_end is not None and time.monotonic() >= t_end:
                 break
     finally:
+        # stopping is bounded: a stop that hangs dumps every thread's stack on stderr and
+        # ends the process (a device process must never outlive its SIGTERM)
+        faulthandler.dump_traceback_later(STOP_DEADLINE, exit=True)
         dev.stop()
+        faulthandler.cancel_dump_traceback_later()
     click.echo(f"device {kind} at 0x{dev.base:03X} stopped")
