@@ -46,6 +46,20 @@ def load_profile(path: str | Path) -> dict[str, Any]:
     return {k: v for k, v in table.items() if k not in ("kind", "name", "description")}
 
 
+def _stop_watchdog() -> bool:
+    """Arm :data:`STOP_DEADLINE` on the process's real stderr (False: there is none, as
+    under click's test runner)."""
+    err = sys.__stderr__
+    try:
+        if err is None:
+            return False
+        err.fileno()
+    except (OSError, ValueError, AttributeError):
+        return False
+    faulthandler.dump_traceback_later(STOP_DEADLINE, exit=True, file=err)
+    return True
+
+
 STOP_DEADLINE = 8.0
 """Seconds ``feltlab device run`` may take to stop once asked (SIGTERM, Ctrl-C, the end of
 ``--duration``) before it dumps its threads' stacks and exits."""
@@ -114,7 +128,8 @@ def device_run(
     finally:
         # stopping is bounded: a stop that hangs dumps every thread's stack on stderr and
         # ends the process (a device process must never outlive its SIGTERM)
-        faulthandler.dump_traceback_later(STOP_DEADLINE, exit=True)
+        watchdog = _stop_watchdog()
         dev.stop()
-        faulthandler.cancel_dump_traceback_later()
+        if watchdog:
+            faulthandler.cancel_dump_traceback_later()
     click.echo(f"device {kind} at 0x{dev.base:03X} stopped")
