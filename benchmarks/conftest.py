@@ -148,7 +148,7 @@ def derived_comparisons(benchmarks: list[Any]) -> list[Comparison]:
             "randomness battery",
             "feltlab battery (C kernels)",
             c.stats.mean,
-            "numpy reference (certify_reference)",
+            "numpy reference (tests/certify/battery_reference.py)",
             ref.stats.mean,
             "s",
             False,
