@@ -6,7 +6,6 @@ simulator.  Every failure is raised by :func:`_fail` as one paragraph naming the
 
 from __future__ import annotations
 
-import difflib
 import functools
 import importlib
 import inspect
@@ -185,6 +184,7 @@ def _hook_problems(t: Target) -> Iterator[str]:
     marked one names a hook of :mod:`feltlab.hookspecs` (pluggy reports an unknown hook only at
     ``check_pending()``, and silently ignores an unmarked function)."""
     from feltlab import hookspecs
+    from feltlab.errors import nearest_name
 
     spec_names = sorted(n for n in dir(hookspecs) if n.startswith("feltlab_"))
     for plugin in t.providers:
@@ -192,8 +192,8 @@ def _hook_problems(t: Target) -> Iterator[str]:
         for name, fn in inspect.getmembers(plugin, callable):
             marked = getattr(fn, f"{PROJECT}_impl", None) is not None
             if marked and name not in spec_names:
-                near = difflib.get_close_matches(name, spec_names, n=1)
-                hint = f" (did you mean {near[0]!r}?)" if near else ""
+                near = nearest_name(name, spec_names)
+                hint = f" (did you mean {near!r}?)" if near else ""
                 yield (
                     f"{name}() in {where!r} is marked @hookimpl but is not a feltlab hook"
                     f"{hint}: name it after a hook of feltlab.hookspecs"

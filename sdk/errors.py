@@ -68,3 +68,12 @@ class EntryError(TournamentError):
 class TournamentWagerError(TournamentError):
     """A wager that cannot be accepted at all (not in tournament chips, rule 4.1; on another
     player's box, rule 5.5; on a void box, rule 4.9)."""
+
+
+def nearest_name(name: str, known: list[str] | tuple[str, ...] | set[str]) -> str | None:
+    """The known name closest to a misspelt ``name`` (difflib's ratio >= 0.6), or None: the
+    "did you mean" of an error message."""
+    import difflib
+
+    near = difflib.get_close_matches(str(name), sorted(known), n=1, cutoff=0.6)
+    return near[0] if near else None

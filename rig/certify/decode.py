@@ -76,7 +76,6 @@ class CaptureData:
     #: time spans of injected faults: timing samples and heartbeat gaps there are left out
     exclude: list[tuple[float, float]] = field(default_factory=list)
     exclude_heartbeats: list[tuple[float, float]] = field(default_factory=list)
-    excluded_samples: int = 0
     #: samples left out by fault windows, per timing name ("heartbeat" for the gaps)
     excluded_by: dict[str, int] = field(default_factory=dict)
     #: replies in the capture that answer no request in flight (late, repeated, stale)
@@ -90,6 +89,11 @@ class CaptureData:
     #: shoe numbers the device sent again with other content (each a FAIL)
     repeat_mismatches: list[str] = field(default_factory=list)
 
+    @property
+    def excluded_samples(self) -> int:
+        """Samples left out by fault windows, all timing names together."""
+        return sum(self.excluded_by.values())
+
     def timing(self, name: str) -> list[float]:
         return self.timings.setdefault(name, [])
 
@@ -101,7 +105,6 @@ class CaptureData:
         ``heartbeat``)."""
         for lo, hi in self.exclude_heartbeats if heartbeat else self.exclude:
             if start <= hi and end >= lo:
-                self.excluded_samples += 1
                 key = name or ("heartbeat" if heartbeat else "other")
                 self.excluded_by[key] = self.excluded_by.get(key, 0) + 1
                 return True

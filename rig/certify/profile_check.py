@@ -188,12 +188,12 @@ declared shuffling model of a continuous shuffler)."""
 
 def _unknown(where: str, table: str, keys: Any, known: set[str], what: str) -> None:
     """Refuse the first of ``keys`` not in ``known``, suggesting the nearest known name."""
-    import difflib
+    from feltlab.errors import nearest_name
 
     for key in keys:
         if key not in known:
-            near = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.6)
-            hint = f"did you mean {near[0]!r}? " if near else ""
+            near = nearest_name(str(key), known)
+            hint = f"did you mean {near!r}? " if near else ""
             raise ProfileError(
                 f"{where}: unknown {what} {key!r}{'' if table == '' else f' in [{table}]'}; "
                 f"{hint}known: {', '.join(sorted(known))}"
