@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import io
+import mmap
 import os
 import threading
 import time
@@ -39,7 +40,7 @@ JOURNAL_SUFFIX = ".journal.log"
 
 
 def journal_path(path: str | Path) -> Path:
-    """The journal (candump text, one line per frame, flushed per frame) of BLF ``path``."""
+    """The journal (candump text, one line per frame, in the OS when written) of BLF ``path``."""
     p = Path(path)
     return p.with_name(p.name[: -len(p.suffix)] + JOURNAL_SUFFIX)
 
@@ -50,14 +51,55 @@ def _candump_line(msg: can.Message) -> str:
     return f"({msg.timestamp:.9f}) can0 {ident}#{body} {'R' if msg.is_rx else 'T'}\n"
 
 
+class MappedJournal:
+    """An append-only text file written through a shared memory map (``mmap``): each
+    :meth:`write` lands in the operating system's page cache with no system call, so a
+    process killed at any moment (kill -9) leaves every line it wrote in the file, as a
+    file flushed per line does, at a fraction of the cost (one ``write`` system call per CAN
+    frame took about a tenth of a simulated campaign's time).  The file grows in 4 MiB
+    steps; the unwritten rest is NUL bytes, which :func:`read_journal` stops at; a clean
+    :meth:`close` truncates it to what was written.  :meth:`sync` forces it to stable
+    storage (msync, then fsync): what survives a power loss."""
+
+    STEP = 1 << 22
+
+    def __init__(self, path: Path) -> None:
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.ftruncate(self._fd, self.STEP)
+            self._map = mmap.mmap(self._fd, self.STEP)
+        except OSError:
+            os.close(self._fd)
+            raise
+        self._pos = 0
+
+    def write(self, text: str) -> None:
+        data = text.encode("ascii")
+        end = self._pos + len(data)
+        if end > len(self._map):
+            self._map.resize(max(2 * len(self._map), end + self.STEP))  # grows the file too
+        self._map[self._pos : end] = data
+        self._pos = end
+
+    def sync(self) -> None:
+        self._map.flush()
+        os.fsync(self._fd)
+
+    def close(self) -> None:
+        self._map.close()
+        os.ftruncate(self._fd, self._pos)
+        os.close(self._fd)
+
+
 def read_journal(path: str | Path) -> list[can.Message]:
-    """The frames of a journal: every complete line (a line torn by a crash is dropped).
+    """The frames of a journal: every complete line (a line torn by a crash is dropped; a
+    journal not closed ends in the NUL bytes of :class:`MappedJournal`'s unwritten rest).
 
     Raises :class:`RigError` for an unreadable journal or a damaged line before the last.
     """
     p = Path(path)
     try:
-        text = p.read_bytes().decode("ascii")
+        text = p.read_bytes().split(b"\0", 1)[0].decode("ascii")
     except (OSError, UnicodeDecodeError) as exc:
         raise RigError(f"capture journal {p} is not readable ({exc})") from exc
     lines = text.split("\n")
@@ -117,8 +159,8 @@ class CaptureWriter:
             journal = self.path.suffix.lower() == ".blf"
         self._journal: Any = None
         if journal:
-            # line buffered: each frame's line reaches the OS when written
-            self._journal = journal_path(self.path).open("w", encoding="ascii", buffering=1)
+            # each frame's line reaches the OS (its page cache) when written
+            self._journal = MappedJournal(journal_path(self.path))
         self._writer: Any = can.Logger(str(self.path))
         self._lock = threading.Lock()
         self.frames = 0
@@ -161,8 +203,7 @@ class CaptureWriter:
         so that a power loss too keeps every sample completed so far."""
         with self._lock:
             if self._journal is not None and not self._stopped:
-                self._journal.flush()
-                os.fsync(self._journal.fileno())
+                self._journal.sync()
 
     def stop(self) -> None:
         """Close the capture: the BLF is finalised, then its journal removed."""

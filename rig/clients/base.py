@@ -486,7 +486,7 @@ class DeviceClient:
         self.request(Opcode.INJECT_FAULT, FAULTS[fault], value)
         self.injected_fault = None if fault == "clear" else fault
 
-    def _read_payload(self, channel: Channel, opcode: int, arg32: int = 0) -> bytes:
+    def _read_payload(self, channel: Channel, opcode: int, arg32: int = 0, arg8: int = 0) -> bytes:
         link = self._channels[channel]
         reasons: list[str] = []
         for attempt in range(self.retries + 1):
@@ -494,7 +494,7 @@ class DeviceClient:
                 self.transfer_retries += 1
             link.clear()
             try:
-                ack = self.request(opcode, arg32=arg32, keep=True)
+                ack = self.request(opcode, arg8, arg32, keep=True)
                 rid = ack.signals["RequestId"]
                 try:
                     return self._paired_payload(link, rid)

@@ -20,6 +20,7 @@ from feltlab.rig.errors import (
     RigError,
 )
 from feltlab.rig.protocol.codec import (
+    READ_SHOE_PACKED,
     UNKNOWN_DECK,
     Channel,
     Frame,
@@ -129,7 +130,9 @@ class BatchShufflerClient(DeviceClient):
         reasons: list[str] = []
         for _ in range(self.retries + 1):
             try:
-                data = self._read_payload(Channel.SHOE, Opcode.READ_SHOE, shoe_number & 0xFFFF)
+                data = self._read_payload(
+                    Channel.SHOE, Opcode.READ_SHOE, shoe_number & 0xFFFF, READ_SHOE_PACKED
+                )
                 shoe = ShoePayload.decode(data)
             except (TransferError, ProtocolError) as exc:
                 if not isinstance(exc, TransferError):  # received, but failed its CRC-32

@@ -16,6 +16,7 @@ from feltlab.rig.devices.base import SimDevice
 from feltlab.rig.devices.models import ShuffleModel, parse_model
 from feltlab.rig.errors import RigError
 from feltlab.rig.protocol.codec import (
+    READ_SHOE_PACKED,
     UNKNOWN_DECK,
     Channel,
     FaultCode,
@@ -117,7 +118,8 @@ class BatchShuffler(SimDevice):
             elif a32 and a32 & 0xFFFF != self.shoe.shoe_number:
                 self._ack(rid, op, Result.BAD_ARGUMENT, self.shoe.shoe_number)
             else:
-                payload = replace(self.shoe, request_id=rid).encode()
+                packed = bool(a8 & READ_SHOE_PACKED)  # protocol 2.1
+                payload = replace(self.shoe, request_id=rid, packed=packed).encode()
                 self._ack(rid, op, Result.OK, len(payload))
                 self._send_payload(Channel.SHOE, payload)
             return True

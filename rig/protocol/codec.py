@@ -27,7 +27,7 @@ from feltlab.native._core import lib as _native
 from feltlab.rig.errors import ProtocolError
 
 PROTOCOL_MAJOR = 2
-PROTOCOL_MINOR = 0
+PROTOCOL_MINOR = 1
 DBC_FILE = "feltlab_v2.dbc"
 
 PAYLOAD_RID_OFFSET = 3
@@ -237,13 +237,21 @@ class PayloadType(enum.IntEnum):
     SHOE = 0x02
     PRIZE_TABLE = 0x03
     AUDIT = 0x04
+    SHOE_PACKED = 0x05  # since 2.1: the SHOE channel's bit-packed layout
+
+
+#: READ_SHOE ``Arg8`` bit 0 (since 2.1): the host asks for a SHOE_PACKED payload; a 2.0 device
+#: ignores the bit and answers a SHOE payload, which the host accepts as well.
+READ_SHOE_PACKED = 0x01
 
 
 def _seal(body: bytes) -> bytes:
     return body + struct.pack("<I", zlib.crc32(body))
 
 
-def _open(payload: bytes | bytearray, want: PayloadType) -> memoryview:
+def _open(
+    payload: bytes | bytearray, want: PayloadType, also: PayloadType | None = None
+) -> memoryview:
     if len(payload) < 6:
         raise ProtocolError(f"{want.name} payload of {len(payload)} bytes is too short")
     body = memoryview(bytes(payload))[:-4]
@@ -255,7 +263,7 @@ def _open(payload: bytes | bytearray, want: PayloadType) -> memoryview:
         raise ProtocolError(
             f"{want.name} payload has protocol major {version}; this host speaks {PROTOCOL_MAJOR}"
         )
-    if ptype != want:
+    if ptype != want and ptype != also:
         raise ProtocolError(f"expected a {want.name} payload, got type 0x{ptype:02X}")
     return body
 
@@ -318,11 +326,39 @@ class LoadPayload:
         return cls(mode, decks, codes, dk)
 
 
+def _pack_bits(values: npt.NDArray[np.uint16], width: int) -> bytes:
+    """``values`` (each below ``2**width``) as one little-endian bit stream: value i fills bits
+    ``i*width .. i*width+width-1``, least significant bit first; the last byte is zero-padded."""
+    bits = (values[:, None] >> np.arange(width, dtype=np.uint16)) & 1
+    return np.packbits(bits.astype(np.uint8).ravel(), bitorder="little").tobytes()
+
+
+def _unpack_bits(raw: memoryview, count: int, width: int) -> npt.NDArray[np.uint16]:
+    bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little")
+    rows = bits[: count * width].reshape(count, width).astype(np.uint16)
+    return rows @ (np.uint16(1) << np.arange(width, dtype=np.uint16))  # type: ignore[no-any-return]
+
+
+_SHOE_HEAD = "<BBBBHHH"
+_PACKED_HEAD = "<BBBBHHHB"
+#: bits per card of a SHOE_PACKED payload: the physical id ``deck * 52 + code`` (deck 0..8),
+#: or the code alone for a device that cannot tell decks apart (every deck 0xFF)
+PACKED_WIDTH_ID = 9
+PACKED_WIDTH_CODE = 6
+
+
 @dataclass(frozen=True)
 class ShoePayload:
-    """SHOE: a shuffled shoe, 2 bytes per card (code, deck index or 0xFF), with the shoe
-    number and the cutting card's position (cards before it; 0 when none was placed), and
-    (since 2.0) the RequestId of the READ_SHOE it answers."""
+    """SHOE: a shuffled shoe with the shoe number and the cutting card's position (cards
+    before it; 0 when none was placed), and (since 2.0) the RequestId of the READ_SHOE it
+    answers.  ``codes`` and ``card_decks`` are uint8 arrays of ``count`` cards, top first
+    (deck 0xFF: unknown).
+
+    Two layouts on the SHOE channel (docs/protocol.md, "ISO-TP payloads"): type 0x02, 2 bytes
+    per card (code, deck), 638 bytes for 6 decks; and (since 2.1, ``packed=True``) type 0x05,
+    9 bits per card (``deck * 52 + code``) or 6 (code only, every deck unknown), 366 bytes
+    for 6 decks: 53 CAN frames instead of 92.  A shoe whose decks are known for some cards
+    and not others has only the 2-byte layout, which ``encode`` then uses."""
 
     shoe_number: int
     decks: int
@@ -330,27 +366,60 @@ class ShoePayload:
     codes: npt.NDArray[np.uint8]
     card_decks: npt.NDArray[np.uint8]
     request_id: int = 0
+    packed: bool = False
+
+    def _width(self) -> int | None:
+        unknown = self.card_decks == UNKNOWN_DECK
+        if unknown.all() and self.codes.size:
+            return PACKED_WIDTH_CODE
+        if unknown.any() or (self.card_decks > 8).any():
+            return None
+        return PACKED_WIDTH_ID
 
     def encode(self) -> bytes:
-        head = struct.pack(
-            "<BBBBHHH",
+        width = self._width() if self.packed else None
+        fields = (
             PROTOCOL_MAJOR,
-            PayloadType.SHOE,
+            PayloadType.SHOE if width is None else PayloadType.SHOE_PACKED,
             self.decks,
             self.request_id & 0xFF,
             self.shoe_number & 0xFFFF,
             self.cut_position,
             len(self.codes),
         )
-        return _seal(head + _cards_bytes(self.codes, self.card_decks))
+        if width is None:
+            cards = _cards_bytes(self.codes, self.card_decks)
+            return _seal(struct.pack(_SHOE_HEAD, *fields) + cards)
+        codes = np.asarray(self.codes, dtype=np.uint16)
+        if width == PACKED_WIDTH_ID:
+            values = np.asarray(self.card_decks, dtype=np.uint16) * 52 + codes
+        else:
+            values = codes
+        return _seal(struct.pack(_PACKED_HEAD, *fields, width) + _pack_bits(values, width))
 
     @classmethod
     def decode(cls, payload: bytes | bytearray) -> ShoePayload:
-        """Raises :class:`ProtocolError` for a bad CRC, version, type or length."""
-        body = _open(payload, PayloadType.SHOE)
-        _, _, decks, rid, number, cut, count = _head("<BBBBHHH", body, PayloadType.SHOE)
-        codes, dk = _cards_from(body, 10, count, "SHOE")
-        return cls(number, decks, cut, codes, dk, rid)
+        """Either layout.  Raises :class:`ProtocolError` for a bad CRC, version, type, width or
+        length, or a card code above 51."""
+        body = _open(payload, PayloadType.SHOE, PayloadType.SHOE_PACKED)
+        if body[1] == PayloadType.SHOE:
+            _, _, decks, rid, number, cut, count = _head(_SHOE_HEAD, body, PayloadType.SHOE)
+            codes, dk = _cards_from(body, 10, count, "SHOE")
+            return cls(number, decks, cut, codes, dk, rid)
+        want = PayloadType.SHOE_PACKED
+        _, _, decks, rid, number, cut, count, width = _head(_PACKED_HEAD, body, want)
+        if width not in (PACKED_WIDTH_ID, PACKED_WIDTH_CODE):
+            raise ProtocolError(f"SHOE_PACKED payload has {width} bits per card; 9 or 6 expected")
+        if len(body) != 11 + (count * width + 7) // 8:
+            raise ProtocolError(f"SHOE_PACKED payload length disagrees with its card count {count}")
+        values = _unpack_bits(body[11:], count, width)
+        if width == PACKED_WIDTH_CODE:
+            codes, dk = values, np.full(count, UNKNOWN_DECK, dtype=np.uint8)
+        else:
+            codes, dk = values % 52, values // 52
+        if (codes > 51).any():
+            raise ProtocolError("SHOE_PACKED payload holds a card code above 51")
+        return cls(number, decks, cut, codes.astype(np.uint8), dk.astype(np.uint8), rid, True)
 
     def ids(self) -> npt.NDArray[np.uint16]:
         """Physical card ids ``deck * 52 + code`` (uint16); raises :class:`ProtocolError` if

@@ -357,3 +357,27 @@ def test_capture_decode_of_an_empty_capture_says_so(tmp_path: Path) -> None:
     f.write_text("")
     run = CliRunner().invoke(capture_cmd, ["decode", str(f)])
     assert run.exit_code == 1 and "the capture holds no frame" in run.output
+
+
+def test_the_mapped_journal_grows_past_its_step_and_keeps_every_line_unclosed(
+    tmp_path: Path,
+) -> None:
+    """The journal is written through a shared map, pre-sized in 4 MiB steps: an unclosed
+    one (a crash) reads every line written, the NUL rest ignored; a closed one is exactly the
+    lines' bytes."""
+    from feltlab.rig.bus.capture import MappedJournal, read_journal
+
+    path = tmp_path / "capture-001.journal.log"
+    journal = MappedJournal(path)
+    line = "(1700000000.000000000) can0 123#0102030405060708 R\n"
+    n = MappedJournal.STEP // len(line) + 1000  # past the first step: one resize
+    for i in range(n):
+        journal.write(line.replace("0102", f"{i % 65536:04X}"))
+    journal.sync()
+    assert path.stat().st_size > n * len(line)  # pre-sized: NUL bytes after the lines
+    frames = read_journal(path)  # as after kill -9: never closed
+    assert len(frames) == n
+    assert bytes(frames[-1].data[:2]) == ((n - 1) % 65536).to_bytes(2, "big")
+    journal.close()
+    assert path.stat().st_size == n * len(line)
+    assert len(read_journal(path)) == n
