@@ -416,7 +416,10 @@ class SimIsoTpChannel:
             or self.logic.tx_state != self.logic.TxState.IDLE
             or not self.logic.tx_queue.empty()
         )
-        dls = self.logic.deadlines() if active else []
+        # a timer already past needs no wake-up: process() just saw it (the STmin timer of a
+        # sender waiting for the next block's flow control stays started, expired)
+        now = self.clock.now()
+        dls = [d for d in self.logic.deadlines() if d + 1e-6 > now] if active else []
         if dls:
             when = min(dls) + 1e-6  # can-isotp times out strictly after its timeout
             if self._wake is None or self._wake.cancelled or self._wake.when > when:

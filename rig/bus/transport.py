@@ -427,13 +427,20 @@ class Node:
         rxid: int,
         *,
         on_payload: Callable[[bytes], None] | None = None,
+        send_only: bool = False,
         **kw: Any,
     ) -> Any:
         """An ISO-TP channel (:class:`IsoTpChannel`, or in simulated time
         :class:`feltlab.rig.bus.simbus.SimIsoTpChannel`); ``on_payload`` is called with each
-        complete payload received (else they queue for ``recv``)."""
+        complete payload received (else they queue for ``recv``).  ``send_only`` (a simulated
+        device's transmit links): in simulated time the lean
+        :class:`feltlab.rig.bus.simsender.SimIsoTpSender`."""
         ch: Any
-        if self.clock.simulated:
+        if self.clock.simulated and send_only:
+            from feltlab.rig.bus.simsender import SimIsoTpSender
+
+            ch = SimIsoTpSender(name, self, txid, rxid, **kw)
+        elif self.clock.simulated:
             from feltlab.rig.bus.simbus import SimIsoTpChannel
 
             ch = SimIsoTpChannel(name, self, txid, rxid, on_payload=on_payload, **kw)

@@ -157,7 +157,7 @@ class SimDevice(ABC):
         )
         for ch in self.tx_channels:
             data_id, fc_id = self.codec.channel_ids(ch)
-            self._channels[ch] = self.node.open_channel(ch.name, data_id, fc_id)
+            self._channels[ch] = self.node.open_channel(ch.name, data_id, fc_id, send_only=True)
             self._payload_ids.add(data_id)
         for ch in self.rx_channels:
             data_id, fc_id = self.codec.channel_ids(ch)

@@ -95,7 +95,10 @@ def test_a_frame_takes_its_bit_time_on_the_simulated_wire() -> None:
         assert msg.timestamp - clock.epoch == pytest.approx(bits / 500_000, abs=1.2e-7)
         assert clock.wait(lambda: len(got) >= 3, 1.0)
         gaps = np.diff([m.timestamp for m in got[:3]])
-        assert gaps == pytest.approx([0.1, 0.1], abs=2.4e-7)  # nothing else on the wire
+        # sent 0.1 s apart, each arriving after its own bit time (its stuff bits depend on
+        # its Counter): nothing else on the wire
+        bit_times = np.array([frame_bits(m.arbitration_id, m.data) for m in got[:3]]) / 500_000
+        assert gaps == pytest.approx(0.1 + np.diff(bit_times), abs=2.4e-7)
     finally:
         node.close()
         dev.stop()

@@ -254,9 +254,11 @@ def test_device_bitrate_pacing(vbus: str) -> None:
     ) as (_dev, cl):
         n = cl.shuffle()
         t0 = time.perf_counter()
-        cl.read_shoe(n)
+        shoe = cl.read_shoe(n)
         elapsed = time.perf_counter() - t0
-        frames = 1 + (638 - 6 + 6) // 7  # FF + CFs of a 6-deck SHOE payload
+        size = len(shoe.encode())  # protocol 2.1: the packed SHOE of 6 decks, 366 bytes
+        assert shoe.packed and size == 11 + (312 * 9 + 7) // 8 + 4
+        frames = 1 + (size - 6 + 6) // 7  # FF + CFs
         assert elapsed >= frames * 111 / 125_000 * 0.9
 
 
