@@ -172,19 +172,36 @@ class SimBus(can.BusABC):
 
 class SimListeners:
     """What a :class:`Node` in simulated time has instead of a ``can.Notifier``: the same
-    ``add_listener`` / ``remove_listener`` / ``stop``, called synchronously on delivery."""
+    ``add_listener`` / ``remove_listener`` / ``stop``, called synchronously on delivery.  A
+    listener added for one ``arbitration_id`` is called only with frames of that id (the
+    ISO-TP links and the device's command reader: most frames concern one listener of
+    several); every listener is called in the order it was added."""
 
     def __init__(self) -> None:
-        self.listeners: list[Callable[[can.Message], Any]] = []
+        self.listeners: list[tuple[Callable[[can.Message], Any], int | None]] = []
+        self._routes: dict[int, list[Callable[[can.Message], Any]]] = {}
 
-    def add_listener(self, fn: Callable[[can.Message], Any]) -> None:
-        self.listeners.append(fn)
+    def add_listener(
+        self, fn: Callable[[can.Message], Any], arbitration_id: int | None = None
+    ) -> None:
+        self.listeners.append((fn, arbitration_id))
+        self._routes = {}
 
     def remove_listener(self, fn: Callable[[can.Message], Any]) -> None:
-        self.listeners.remove(fn)
+        for i, (f, _) in enumerate(self.listeners):
+            if f == fn:
+                del self.listeners[i]
+                self._routes = {}
+                return
+        raise ValueError("listener not added")
 
     def dispatch(self, msg: can.Message) -> None:
-        for fn in list(self.listeners):
+        aid = msg.arbitration_id
+        route = self._routes.get(aid)
+        if route is None:  # built once per id; never changed in place, so safe to iterate
+            route = [f for f, want in self.listeners if want is None or want == aid]
+            self._routes[aid] = route
+        for fn in route:
             try:
                 fn(msg)
             except Exception:  # a listener's bug must not stop the others (python-can #1039)
@@ -192,6 +209,7 @@ class SimListeners:
 
     def stop(self, timeout: float = 0.0) -> None:
         self.listeners.clear()
+        self._routes = {}
 
 
 class _ClockTimer(_IsoTpTimer):
@@ -347,7 +365,7 @@ class SimIsoTpChannel:
             self.clock, self._rxfn, self._txfn, address, self._on_error, params
         )
         self.stack = SimStack(self)
-        node.add_listener(self._on_frame)
+        node.add_listener(self._on_frame, arbitration_id=rxid)
 
     def _rxfn(self, timeout: float) -> isotp.CanMessage | None:
         if not self._rx:

@@ -76,7 +76,7 @@ class SimIsoTpSender:
         self._fc_timer: ScheduledCall | None = None
         self._cf_timer: ScheduledCall | None = None
         self._closed = False
-        node.add_listener(self._on_frame)
+        node.add_listener(self._on_frame, arbitration_id=rxid)
 
     # ------------------------------------------------------------ public
     def send(self, payload: bytes) -> None:

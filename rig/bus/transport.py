@@ -378,11 +378,16 @@ class Node:
         if got is not None:
             listeners.dispatch(got)
 
-    def add_listener(self, fn: Callable[[can.Message], None]) -> None:
-        """Call ``fn`` with every frame received.  An exception ``fn`` raises is counted in
-        ``listener_errors`` and logged; reception goes on for every other listener."""
+    def add_listener(
+        self, fn: Callable[[can.Message], None], *, arbitration_id: int | None = None
+    ) -> None:
+        """Call ``fn`` with every frame received (with ``arbitration_id``: only the frames of
+        that id).  An exception ``fn`` raises is counted in ``listener_errors`` and logged;
+        reception goes on for every other listener."""
 
         def guarded(msg: can.Message) -> None:
+            if arbitration_id is not None and msg.arbitration_id != arbitration_id:
+                return
             try:
                 fn(msg)
             except Exception as exc:
@@ -392,7 +397,10 @@ class Node:
                     self.listener_error_examples.append(f"{type(exc).__name__}: {exc}"[:200])
 
         self._guards[fn] = guarded
-        self.notifier.add_listener(guarded)
+        if isinstance(self.notifier, can.Notifier):
+            self.notifier.add_listener(guarded)
+        else:  # simulated time: the frames are routed by id before the call
+            self.notifier.add_listener(guarded, arbitration_id)
 
     def remove_listener(self, fn: Callable[[can.Message], None]) -> None:
         """Stop calling ``fn`` (added by :meth:`add_listener`); raises ValueError if absent."""

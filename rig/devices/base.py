@@ -165,7 +165,7 @@ class SimDevice(ABC):
                 ch.name, fc_id, data_id, cf_timeout=0.5, on_payload=self._payload_cb(ch)
             )
         self.node.bus.tx_hook = self._tx_hook
-        self.node.add_listener(self._on_message)
+        self.node.add_listener(self._on_message, arbitration_id=self.base + 1)
         self.clock.call_soon(lambda: self._boot(initial=True))
         return self
 
