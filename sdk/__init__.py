@@ -15,10 +15,49 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
     __version__ = "0+unknown"
 
-from feltlab.engine import Decision, Phase, RoundResult, ScriptedPolicy, Table, play_round
-from feltlab.plugin_manager import collect_wagers, get_plugin_manager, hookimpl
-from feltlab.rules import DealerBlackjackTakes, DoubleOn, HoleCard, Rules, ShufflerKind, Surrender
-from feltlab.wagers import Decided, Limits, Paytable, Placed, Settlement, WagerType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from feltlab.engine import Decision, Phase, RoundResult, ScriptedPolicy, Table, play_round
+    from feltlab.plugin_manager import collect_wagers, get_plugin_manager, hookimpl
+    from feltlab.rules import (
+        DealerBlackjackTakes,
+        DoubleOn,
+        HoleCard,
+        Rules,
+        ShufflerKind,
+        Surrender,
+    )
+    from feltlab.wagers import Decided, Limits, Paytable, Placed, Settlement, WagerType
+
+# The public names are imported on first use (PEP 562), so that a command which needs none of
+# them (``feltlab certify ...``, the rig's) does not pay for the round engine at start.
+_HOMES = {
+    "feltlab.engine": ("Decision", "Phase", "RoundResult", "ScriptedPolicy", "Table", "play_round"),
+    "feltlab.plugin_manager": ("collect_wagers", "get_plugin_manager", "hookimpl"),
+    "feltlab.rules": (
+        "DealerBlackjackTakes",
+        "DoubleOn",
+        "HoleCard",
+        "Rules",
+        "ShufflerKind",
+        "Surrender",
+    ),
+    "feltlab.wagers": ("Decided", "Limits", "Paytable", "Placed", "Settlement", "WagerType"),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'feltlab' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DealerBlackjackTakes",

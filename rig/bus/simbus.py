@@ -271,8 +271,11 @@ class _ClockLogic(isotp.TransportLayerLogic):
         self.timer_rx_fc.start()
 
     def _start_rx_cf_timer(self) -> None:
-        self.timer_rx_cf = _ClockTimer(self.now, self.params.rx_consecutive_frame_timeout / 1000)
-        self.timer_rx_cf.start()
+        # restarted at every consecutive frame: the one timer, not a new one each time
+        timer = self.timer_rx_cf
+        if not isinstance(timer, _ClockTimer):
+            timer = self.timer_rx_cf = _ClockTimer(self.now, 0)
+        timer.start(self.params.rx_consecutive_frame_timeout / 1000)
 
     def quiet_consecutive_frame(self, data: bytes, queued: int) -> bool:
         """True when ``data``, arriving after ``queued`` frames still waiting, is a

@@ -38,7 +38,8 @@ def fmt(x: Any) -> str:
 
 def _png(fig: Any) -> str:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    # fixed margins (set by each plot): a "tight" bounding box draws every figure twice
+    fig.savefig(buf, format="png", dpi=90)
     import matplotlib.pyplot as plt
 
     plt.close(fig)
@@ -75,6 +76,7 @@ def make_plots(
         ax.set_xlabel("output position")
         ax.set_ylabel("input position")
         fig.colorbar(im, ax=ax, label="observed / expected")
+        fig.subplots_adjust(left=0.12, right=0.98, bottom=0.1, top=0.97)
         plots.append(("Card by position (observed / expected)", _png(fig)))
     if rising is not None and eulerian is not None:
         fig, ax = plt.subplots(figsize=(6, 3.5))
@@ -89,6 +91,7 @@ def make_plots(
         ax.set_xlabel("rising sequences")
         ax.set_ylabel("shoes")
         ax.legend()
+        fig.subplots_adjust(left=0.12, right=0.98, bottom=0.15, top=0.96)
         plots.append(("Rising sequences", _png(fig)))
     for name, samples in (latencies or {}).items():
         a = np.asarray(samples, dtype=np.float64)
@@ -98,6 +101,7 @@ def make_plots(
         ax.hist(a * 1e3, bins=min(50, max(5, a.size // 5)), color="#8fbf8f")
         ax.set_xlabel(f"{name} (ms)")
         ax.set_ylabel("count")
+        fig.subplots_adjust(left=0.12, right=0.98, bottom=0.18, top=0.95)
         plots.append((f"Latency: {name}", _png(fig)))
     return plots
 

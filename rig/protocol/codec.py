@@ -336,7 +336,7 @@ def _pack_bits(values: npt.NDArray[np.uint16], width: int) -> bytes:
 def _unpack_bits(raw: memoryview, count: int, width: int) -> npt.NDArray[np.uint16]:
     bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little")
     rows = bits[: count * width].reshape(count, width).astype(np.uint16)
-    return rows @ (np.uint16(1) << np.arange(width, dtype=np.uint16))  # type: ignore[no-any-return]
+    return rows @ (np.uint16(1) << np.arange(width, dtype=np.uint16))
 
 
 _SHOE_HEAD = "<BBBBHHH"
