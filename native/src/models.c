@@ -7,7 +7,8 @@
  *   shuffle to its lair", Ann. Appl. Probab. 2(2), 1992): cut at a
  *   Binomial(n, 1/2) position, then interleave, each next card coming from a
  *   packet with probability proportional to the cards left in it (so all
- *   interleavings of the cut are equally likely).
+ *   interleavings of the cut are equally likely).  k riffles are drawn at once
+ *   as one 2^k-shuffle, the same law (riffles() below).
  * - Shelf shuffler: P. Diaconis, J. Fulman and S. Holmes, "Analysis of casino
  *   shelf shuffling machines", Ann. Appl. Probab. 23(4), 2013: each card in
  *   turn, from the top, goes to a uniformly chosen one of m shelves, on top of
@@ -62,20 +63,37 @@ static uint64_t next_below(bit_source *b, uint64_t bound) {
     return idx[0];
 }
 
-/* one GSR riffle of a[0..n) (values are uint16 positions) */
-static void riffle_once(bit_source *b, uint16_t *a, size_t n) {
-    uint16_t tmp[FL_MAX_MODEL_CARDS];
-    size_t cut = 0;
-    for (size_t i = 0; i < n; i++) cut += next_bit(b);
-    size_t l = 0, r = cut, left = cut, right = n - cut;
-    for (size_t out = 0; out < n; out++) {
-        int take_left = next_below(b, left + right) < left;
-        tmp[out] = take_left ? a[l++] : a[r++];
-        if (take_left)
-            left--;
-        else
-            right--;
+/* k bits (1..16) from the buffer; a word's leftover bits too few for k are dropped */
+static unsigned next_bits(bit_source *b, unsigned k) {
+    if (b->nbits < k) {
+        b->bits = next_word(b);
+        b->nbits = 64;
     }
+    unsigned v = (unsigned)(b->bits & ((1u << k) - 1));
+    b->bits >>= k;
+    b->nbits -= k;
+    return v;
+}
+
+/* k GSR riffles of a[0..n) at once (1 <= k <= FL_RIFFLES_AT_ONCE).  Bayer and Diaconis
+ * (1992): k riffles have the law of one 2^k-shuffle, and the inverse of a 2^k-shuffle labels
+ * each card with a uniform k-bit digit and sorts the deck stably by digit.  So with p(i) the
+ * place card i takes in that stable sort, the riffled deck is c[i] = a[p(i)]: for k = 1,
+ * the cards labelled 0 are the top packet (cut ~ Binomial(n, 1/2)), and the labels of the
+ * output positions are a uniform interleaving of the two packets, as in the GSR model.  One
+ * pass over the deck instead of k, with k bits a card instead of k bounded draws. */
+#define FL_RIFFLES_AT_ONCE 8
+static void riffles(bit_source *b, uint16_t *a, size_t n, unsigned k) {
+    uint16_t tmp[FL_MAX_MODEL_CARDS];
+    uint16_t label[FL_MAX_MODEL_CARDS];
+    uint32_t start[(1u << FL_RIFFLES_AT_ONCE) + 1] = {0};
+    unsigned digits = 1u << k;
+    for (size_t i = 0; i < n; i++) {
+        label[i] = (uint16_t)next_bits(b, k);
+        start[label[i] + 1]++;
+    }
+    for (unsigned d = 1; d <= digits; d++) start[d] += start[d - 1];
+    for (size_t i = 0; i < n; i++) tmp[i] = a[start[label[i]]++];
     memcpy(a, tmp, n * sizeof *a);
 }
 
@@ -121,11 +139,14 @@ static fl_status model_perm(fl_rng *rng, size_t n, int which, unsigned param, un
     if (which == 1 && (param < 1 || param > FL_MAX_SHELVES)) return FL_ERR_RANGE;
     bit_source b = {rng, 0, 0, 1};
     for (size_t i = 0; i < n; i++) perm[i] = (uint16_t)i;
-    for (unsigned p = 0; p < passes && b.ok; p++) {
-        if (which == 0)
-            riffle_once(&b, perm, n);
-        else
-            shelf_once(&b, perm, n, param);
+    if (which == 0) { /* 2^k-shuffles of at most FL_RIFFLES_AT_ONCE riffles each */
+        for (unsigned left = passes; left && b.ok;) {
+            unsigned k = left < FL_RIFFLES_AT_ONCE ? left : FL_RIFFLES_AT_ONCE;
+            riffles(&b, perm, n, k);
+            left -= k;
+        }
+    } else {
+        for (unsigned p = 0; p < passes && b.ok; p++) shelf_once(&b, perm, n, param);
     }
     return b.ok ? FL_OK : FL_ERR_EXHAUSTED;
 }
