@@ -47,7 +47,7 @@ def journal_path(path: str | Path) -> Path:
 
 def _candump_line(msg: can.Message) -> str:
     ident = f"{msg.arbitration_id:08X}" if msg.is_extended_id else f"{msg.arbitration_id:03X}"
-    body = "R" if msg.is_remote_frame else bytes(msg.data).hex().upper()
+    body = "R" if msg.is_remote_frame else msg.data.hex().upper()
     return f"({msg.timestamp:.9f}) can0 {ident}#{body} {'R' if msg.is_rx else 'T'}\n"
 
 
@@ -175,27 +175,20 @@ class CaptureWriter:
                 return
             if msg.timestamp < 631152000.0:
                 msg.timestamp = time.time()
-            # BLF and ASC store numeric channels only: keep the frame, drop the label
-            copy = can.Message(
-                timestamp=msg.timestamp,
-                arbitration_id=msg.arbitration_id,
-                is_extended_id=msg.is_extended_id,
-                is_remote_frame=msg.is_remote_frame,
-                is_error_frame=msg.is_error_frame,
-                dlc=msg.dlc,
-                data=msg.data,
-                is_rx=msg.is_rx,
-                channel=0,
-            )
+            # BLF and ASC store numeric channels only: the frame is written with channel 0 and
+            # its label put back (listeners are called one at a time, so none sees the swap)
+            label, msg.channel = msg.channel, 0
             try:
                 if self._journal is not None:
-                    self._journal.write(_candump_line(copy))
-                self._writer.on_message_received(copy)
+                    self._journal.write(_candump_line(msg))
+                self._writer.on_message_received(msg)
             except Exception as exc:  # a frame the writer cannot encode: counted, not fatal
                 self.write_errors += 1
                 if len(self.write_error_examples) < 5:
                     self.write_error_examples.append(f"{type(exc).__name__}: {exc}"[:200])
                 return
+            finally:
+                msg.channel = label
             self.frames += 1
 
     def sync(self) -> None:
@@ -229,6 +222,11 @@ class DecodedRecord:
     fields: dict[str, int]
     value: Any = None
     error: str | None = None
+
+
+#: the ISO-TP data channel at each id offset from a device's base (a dict: the decoder looks
+#: one up for every frame of a transfer)
+_CHANNEL_AT = {int(ch): ch for ch in Channel}
 
 
 class CaptureDecoder:
@@ -267,8 +265,10 @@ class CaptureDecoder:
         if off >= Channel.LOAD:
             if off % 2:  # flow control
                 return None
-            ch = Channel(off)
-            re = self._isotp.setdefault((base, ch), IsoTpReassembler())
+            ch = _CHANNEL_AT[off]
+            re = self._isotp.get((base, ch))
+            if re is None:
+                re = self._isotp[(base, ch)] = IsoTpReassembler()
             payload = re.feed(msg.data)
             if payload is None:
                 return None
