@@ -162,6 +162,11 @@ class SimClock(Clock):
         when = self.next_time()
         if when is None:
             return False
+        self._run_next(when)
+        return True
+
+    def _run_next(self, when: float) -> None:
+        """Run the callback at the top of the heap, due at ``when`` (from :meth:`next_time`)."""
         _, _, call = heapq.heappop(self._heap)
         if when > self._now:
             self._advance(when)  # the horizon holds while events keep coming, too
@@ -180,7 +185,6 @@ class SimClock(Clock):
         except Exception as exc:
             self.crashes.append((self._now, f"{type(exc).__name__}: {exc}"))
             log.exception("simulated t=%.6f s: a scheduled callback raised", self._now)
-        return True
 
     def run_until(self, when: float) -> None:
         """Run every callback due up to ``when``, then set the time to ``when``."""
@@ -218,7 +222,7 @@ class SimClock(Clock):
                     self._advance(deadline)
                     value = predicate()
                     return value if value else None
-                self.step()
+                self._run_next(nxt)
 
 
 class RealClock(Clock):
