@@ -6,7 +6,12 @@ from __future__ import annotations
 import itertools
 import os
 
+import matplotlib
 import pytest
+
+# the suite runs hundreds of campaigns in its processes: their reports draw in process, with
+# matplotlib imported once (tests/certify/test_report.py covers the forked PlotWorker)
+matplotlib.use("Agg")
 
 _counter = itertools.count()
 

@@ -76,6 +76,7 @@ from feltlab.rig.certify.record import (
     recover_captures,
     verdict_summary,
 )
+from feltlab.rig.certify.report import PlotWorker as PlotWorker  # the explorer replaces it
 from feltlab.rig.certify.report import write_report
 from feltlab.rig.certify.uncertainty import HostUncertainty, combine, read_calibrations
 from feltlab.rig.errors import (
@@ -389,6 +390,7 @@ def finish(
     if collected.error:
         errors.append(f"collection: {collected.error}")
     calibrate_after(out, state)
+    worker = PlotWorker()  # the plots' matplotlib import overlaps the analysis
     try:
         analysis, data = analyze_campaign(
             captures,
@@ -434,7 +436,10 @@ def finish(
         collection=_collection(size, have, collected),
         heartbeat_kind=data.heartbeat_kind if data is not None else None,
     )
-    plots = _plots(analysis)
+    try:
+        plots = _plots(analysis, worker)
+    finally:
+        worker.close()
     write_report(out, record, plots)
     return CampaignResult(verdict, record, out)
 

@@ -282,15 +282,18 @@ def device_name(prof: Profile, state: dict[str, Any], heartbeat_kind: int | None
     return f"{who} at 0x{prof.base:03X} on {state.get('bus')}{heard}"
 
 
-def _plots(analysis: Analysis) -> list[tuple[str, str]]:
+def _plots(analysis: Analysis, worker: Any = None) -> list[tuple[str, str]]:
+    """The report's plots; through ``worker`` (a :class:`feltlab.rig.certify.report.PlotWorker`
+    started before the analysis) when given."""
     p = analysis.plots
+    inputs = {
+        "position_counts": p.get("position_counts"),
+        "rising": p.get("rising"),
+        "eulerian": p.get("eulerian"),
+        "latencies": p.get("latencies"),
+    }
     try:
-        return make_plots(
-            position_counts=p.get("position_counts"),
-            rising=p.get("rising"),
-            eulerian=p.get("eulerian"),
-            latencies=p.get("latencies"),
-        )
+        return worker.plots(**inputs) if worker is not None else make_plots(**inputs)
     except Exception as exc:  # a plot must never lose the record
         log.warning("plots failed: %s", exc)
         return []

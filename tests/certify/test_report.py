@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import os
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
@@ -105,3 +106,31 @@ def test_prize_distribution() -> None:
     # rare prizes are pooled so every group expects at least 5
     small = measures.prize_distribution_test(fair[:100], weights)
     assert small.pooled == [[50000, 1000000], [2500]]
+
+
+def test_the_forked_plot_worker_draws_the_same_pngs_and_falls_back_when_it_dies() -> None:
+    """PlotWorker renders in a forked process (matplotlib imported there while the campaign
+    is analysed): byte for byte the PNGs make_plots draws here; a worker whose process is
+    gone draws them here instead, nothing lost."""
+    rng = np.random.default_rng(3)
+    inputs: dict[str, Any] = {
+        "position_counts": rng.poisson(6.0, (52, 52)),
+        "rising": rng.integers(20, 30, 200).astype(np.float64),
+        "eulerian": np.full(52, 1 / 52),
+        "latencies": {"first_card": list(rng.random(100) * 1e-3)},
+    }
+    here = report.make_plots(**inputs)
+    assert [t for t, _ in here] == [
+        "Card by position (observed / expected)",
+        "Rising sequences",
+        "Latency: first_card",
+    ]
+    worker = report.PlotWorker(ahead=True)
+    assert worker._proc is not None and worker._proc.pid != os.getpid()
+    assert worker.plots(**inputs) == here
+    assert worker._proc is None  # joined after its one job
+    dead = report.PlotWorker(ahead=True)
+    dead._proc.kill()
+    dead._proc.join()
+    assert dead.plots(**inputs) == here
+    assert report.PlotWorker()._proc is None  # matplotlib imported here: no fork
