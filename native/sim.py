@@ -50,7 +50,40 @@ SIM_VERSION: int = lib.FL_SIM_VERSION
 reproduces (version 2: ``SIM_LANES`` shoes interleaved per call)."""
 SIM_LANES: int = lib.FL_SIM_LANES
 SIM_INPUTS: int = lib.FL_SIM_INPUTS
-"""Per-round inputs a side table may index: 0..4 the initial cards P1, P2, D1, P3, D2."""
+"""Per-round inputs a side table may index: 0..4 the initial cards P1, P2, D1, P3, D2, then
+the round record's byte fields (``FL_IN_*`` in ``feltlab_core.h``; the hand arrays one input a
+hand), for the play-decided wagers."""
+SIDE_INPUT_VALUES: tuple[int, ...] = tuple(
+    int(lib.fl_side_input_values(i)) for i in range(SIM_INPUTS)
+)
+"""Values each per-round input takes (``fl_side_input_values``): 53 for a card (52: none)."""
+RECORD_INPUTS: dict[str, tuple[int, ...]] = {
+    "n_hands": (lib.FL_IN_N_HANDS,),
+    **{
+        name: tuple(getattr(lib, f"FL_IN_{name.upper()}") + h for h in range(REC_HANDS))
+        for name in (
+            "hand_n_cards",
+            "hand_total",
+            "hand_bust",
+            "hand_blackjack",
+            "hand_doubled",
+            "hand_surrendered",
+        )
+    },
+    **{
+        name: (getattr(lib, f"FL_IN_{name.upper()}"),)
+        for name in (
+            "dealer_n_cards",
+            "dealer_total",
+            "dealer_bust",
+            "dealer_blackjack",
+            "dealer_up",
+            "dealer_suited",
+        )
+    },
+}
+"""The simulator inputs of each round-record field a side table may read (a hand array: one
+input a hand, hands 0..3); ``hand_cards`` and ``dealer_cards`` have none."""
 SIDE_CARD_VALUES: int = lib.FL_SIDE_CARD_VALUES
 """Values of a card input: codes 0..51 and 52 for a card never dealt (``NO_CARD``)."""
 SIDE_MAX_INPUTS: int = lib.FL_SIDE_MAX_INPUTS
@@ -233,20 +266,31 @@ class SideTable:
 class TallyResult:
     """Exact sums of :func:`simulate_tally`: ``rounds``; ``net`` and ``net_sq``: the main
     wager's net result summed (cents) and squared (cents^2); ``counts``: per table, ``(256,)``
-    int64 counts of each outcome index (index 255: rounds not on offer)."""
+    int64 counts of each outcome index (index 255: rounds not on offer); ``initial`` and
+    ``record``: the per-round arrays when asked for."""
 
     rounds: int
     net: int
     net_sq: int
     counts: tuple[npt.NDArray[np.int64], ...]
+    initial: npt.NDArray[np.uint8] | None = None
+    record: npt.NDArray[np.void] | None = None
 
 
 def simulate_tally(
-    rng: BitGenerator, rules: SimRules, n_rounds: int, tables: tuple[SideTable, ...] = ()
+    rng: BitGenerator,
+    rules: SimRules,
+    n_rounds: int,
+    tables: tuple[SideTable, ...] = (),
+    *,
+    initial: bool = False,
+    record: bool = False,
 ) -> TallyResult:
     """Simulate ``n_rounds`` rounds (the same rounds as :func:`simulate_rounds` from the same
-    generator state) keeping only exact sums and each table's outcome counts, in the C core.
-    Raises ValueError for bad rules or a table whose indexes could leave it."""
+    generator state) keeping only exact sums and each table's outcome counts, in the C core;
+    ``initial`` / ``record`` also keep each round's initial cards ``(n, 5)`` uint8 / round
+    record ``(n,)`` :data:`RECORD_DTYPE` (for wagers without a table; 5 and 151 bytes a
+    round).  Raises ValueError for bad rules or a table whose indexes could leave it."""
     n = _as_int(n_rounds, "n_rounds", 0, 1 << 40)
     c = _sim_struct(rules)
     if len(tables) > 64:
@@ -261,7 +305,12 @@ def simulate_tally(
                 f"side table {k}: 1..{SIDE_MAX_INPUTS} inputs with one stride each, got "
                 f"{len(t.inputs)} inputs and {len(t.strides)} strides"
             )
-        steps = [s * (SIDE_CARD_VALUES - 1) for s in t.strides]
+        if any(not 0 <= i < SIM_INPUTS for i in t.inputs):
+            raise ValueError(
+                f"side table {k}: inputs must be 0..{SIM_INPUTS - 1}; build it with "
+                "feltlab.sidetables"
+            )
+        steps = [s * (SIDE_INPUT_VALUES[i] - 1) for i, s in zip(t.inputs, t.strides, strict=True)]
         top = sum(steps[t.n_pre :]) + max(t.n_classes - 1, 0) * t.class_stride
         pre = None
         if t.pre is not None:
@@ -297,8 +346,14 @@ def simulate_tally(
         ct[k].counts = ffi.from_buffer("uint64_t[]", counts[k])
     sums = ffi.new("fl_sim_sums *")
     ptr = _rng_ptr(rng)
+    init = np.empty((n, 5), dtype=np.uint8) if initial else None
+    rec = np.empty(n, dtype=RECORD_DTYPE) if record else None
+    c_init = ffi.from_buffer("uint8_t[]", init) if init is not None and n else ffi.NULL
+    c_rec = ffi.NULL
+    if rec is not None and n:
+        c_rec = ffi.cast("fl_round_record *", ffi.from_buffer(rec))
     with rng._lock:
-        st = lib.fl_simulate_tally(ptr, c, n, ct, len(tables), sums)
+        st = lib.fl_simulate_tally_out(ptr, c, n, ct, len(tables), sums, c_init, c_rec)
     _check(st, "simulate_tally")
     net = (sums.net_hi << 64) | sums.net_lo
     if net >> 127:
@@ -308,4 +363,6 @@ def simulate_tally(
         net,
         (sums.sq_hi << 64) | sums.sq_lo,
         tuple(x.astype(np.int64) for x in counts),
+        init,
+        rec,
     )

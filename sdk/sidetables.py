@@ -15,11 +15,15 @@ was never dealt, or where the wager is not on offer (``feltlab.parsheet.offered_
 insurance wager without an ace up), hold :data:`feltlab.native.NOT_OFFERED` and are not
 counted, as in the batch path (``feltlab.simulate.classify_side_bets``).
 
-Round-record fields (the play-decided wagers of issue 16: who finished how, the dealer's
-final total...) are meant to be added as further :class:`TableInput` kinds: a field becomes
-a simulator input (appended after the five cards in ``FL_SIM_INPUTS``, its value count in
-``input_values`` in native/src/side_tables.c) and :func:`table_inputs` maps the wager's
-declared field to it; the table, its cache and the C lookup need nothing else.
+Round-record fields (the play-decided wagers of issue 16: how the box's hands finished, the
+dealer's final hand) are simulator inputs too, after the five cards
+(``feltlab.native.RECORD_INPUTS``: each byte field of the record, a hand array one input a
+hand): a play-decided wager's table is over the fields it declares in ``round_fields``, and
+is its ``classify_round`` evaluated on a record holding every combination of their values
+(the other fields zero), so it agrees with the classifier wherever the classifier reads only
+what it declares, as the wager API requires.  A wager reading the card arrays
+(``hand_cards``, ``dealer_cards``: Bust Bonus's suited dealer cards) has no table: it is
+settled from the simulator's round records by the batch path.
 
 Size: a table has the product of its inputs' value counts entries; above
 :data:`MAX_TABLE_ENTRIES` (53^4, 7.9 M: four card roles) the wager is not tabulated and is
@@ -45,8 +49,9 @@ from feltlab import cache, native
 from feltlab.errors import WagerError
 from feltlab.wagers import WagerType
 
-TABLE_FORMAT = 2
-"""Version of the table layout, part of every cache key (2: factored in two levels)."""
+TABLE_FORMAT = 3
+"""Version of the table layout, part of every cache key (2: factored in two levels; 3: the
+round record's fields as inputs)."""
 CARD_ROLES = {"P1": 0, "P2": 1, "D1": 2, "P3": 3, "D2": 4}
 """The simulator's per-round input index of each card role."""
 MAX_TABLE_ENTRIES = native.SIDE_CARD_VALUES**4
@@ -56,8 +61,9 @@ _ROWS_PER_BATCH = 1 << 20
 
 @dataclass(frozen=True)
 class TableInput:
-    """One input of a side table: ``name`` (a card role), ``column`` (the simulator's
-    per-round input index) and ``values`` (how many values it takes)."""
+    """One input of a side table: ``name`` (a card role, or a round-record field with its
+    hand, ``hand_blackjack[0]``), ``column`` (the simulator's per-round input index) and
+    ``values`` (how many values it takes)."""
 
     name: str
     column: int
@@ -65,9 +71,21 @@ class TableInput:
 
 
 def table_inputs(wager: WagerType) -> tuple[TableInput, ...] | None:
-    """The inputs of ``wager``'s table, in the order of its ``card_roles``; None when the
-    wager is not decided by finite simulator inputs (no roles, or a role the simulator does
-    not deal)."""
+    """The inputs of ``wager``'s table: a card-decided wager's ``card_roles`` in order, a
+    play-decided wager's ``round_fields`` (a hand array as its hands 0..3, named
+    ``field[h]``); None when the wager is not decided by finite simulator inputs (no roles,
+    a role the simulator does not deal, a card array of the record, or more than
+    ``feltlab.native.SIDE_MAX_INPUTS`` inputs)."""
+    if wager.round_fields:
+        found: list[TableInput] = []
+        for name in wager.round_fields:
+            columns = native.RECORD_INPUTS.get(name)
+            if columns is None:
+                return None
+            for h, col in enumerate(columns):
+                label = name if len(columns) == 1 else f"{name}[{h}]"
+                found.append(TableInput(label, col, native.SIDE_INPUT_VALUES[col]))
+        return tuple(found) if len(found) <= native.SIDE_MAX_INPUTS else None
     roles = tuple(wager.card_roles)
     if not roles or any(r not in CARD_ROLES for r in roles):
         return None
@@ -80,6 +98,21 @@ def table_entries(wager: WagerType) -> int | None:
     if inputs is None:
         return None
     return int(np.prod([i.values for i in inputs], dtype=np.int64))
+
+
+def untabulated_reason(wager: WagerType) -> str | None:
+    """Why ``wager`` has no side table and is settled by the batch path (None: it has one,
+    or it is not a simulated side bet at all)."""
+    if wager.round_fields:
+        arrays = [f for f in wager.round_fields if f not in native.RECORD_INPUTS]
+        if arrays:
+            return f"it reads {', '.join(arrays)}, card arrays of the round record"
+        if table_inputs(wager) is None:
+            return f"its round fields are more than {native.SIDE_MAX_INPUTS} table inputs"
+    n = table_entries(wager)
+    if n is not None and n > MAX_TABLE_ENTRIES:
+        return f"{n:,} input combinations exceed the {MAX_TABLE_ENTRIES:,} of a side table"
+    return None
 
 
 def too_large(wager: WagerType) -> bool:
@@ -124,7 +157,10 @@ def build_table(wager: WagerType) -> npt.NDArray[np.uint8]:
     inputs = table_inputs(wager)
     n = table_entries(wager)
     if inputs is None or n is None:
-        raise WagerError(f"{wager.name}: no card roles the simulator deals; nothing to tabulate")
+        raise WagerError(
+            f"{wager.name}: no card roles the simulator deals and no round fields it keeps; "
+            "nothing to tabulate"
+        )
     if n > MAX_TABLE_ENTRIES:
         raise WagerError(
             f"{wager.name}: {n:,} input combinations exceed the {MAX_TABLE_ENTRIES:,} of a "
@@ -133,6 +169,8 @@ def build_table(wager: WagerType) -> npt.NDArray[np.uint8]:
     shape = tuple(i.values for i in inputs)
     table = np.full(n, native.NOT_OFFERED, dtype=np.uint8)
     n_out = len(wager.paytable.pays)
+    if wager.round_fields:
+        return _build_round_table(wager, inputs, shape, n_out)
     for start in range(0, n, _ROWS_PER_BATCH):
         flat = np.arange(start, min(start + _ROWS_PER_BATCH, n), dtype=np.int64)
         cols = np.stack(np.unravel_index(flat, shape), axis=1).astype(np.uint8)
@@ -150,6 +188,40 @@ def build_table(wager: WagerType) -> npt.NDArray[np.uint8]:
             )
         rows = flat[dealt][offered]
         table[rows] = out.astype(np.uint8)
+    return table.reshape(shape)
+
+
+def _build_round_table(
+    wager: WagerType, inputs: tuple[TableInput, ...], shape: tuple[int, ...], n_out: int
+) -> npt.NDArray[np.uint8]:
+    """A play-decided wager's table: ``classify_round`` on one record per combination of
+    its fields' values (every other field zero; ``dealer_up`` 52 is no card), every entry on
+    offer, as in the batch path, which counts every round."""
+    from feltlab.record import RECORD_DTYPE
+
+    n = int(np.prod(shape, dtype=np.int64))
+    table = np.empty(n, dtype=np.uint8)
+    column_of = {col: name for name, cols in native.RECORD_INPUTS.items() for col in cols}
+    for start in range(0, n, _ROWS_PER_BATCH):
+        flat = np.arange(start, min(start + _ROWS_PER_BATCH, n), dtype=np.int64)
+        values = np.unravel_index(flat, shape)
+        rec = np.zeros(flat.size, dtype=RECORD_DTYPE)
+        for inp, v in zip(inputs, values, strict=True):
+            field = column_of[inp.column]
+            col = v.astype(np.uint8)
+            if field == "dealer_up":
+                col = np.where(col == native.SIDE_CARD_VALUES - 1, native.NO_CARD, col)
+            if rec[field].ndim == 2:  # a hand array: this input is one hand's
+                rec[field][:, native.RECORD_INPUTS[field].index(inp.column)] = col
+            else:
+                rec[field] = col
+        out = np.asarray(wager.classify_round(rec)).astype(np.int64)
+        if out.shape != flat.shape or (out.size and (out.min() < 0 or out.max() >= n_out)):
+            raise WagerError(
+                f"{wager.name}.classify_round returned indexes outside its paytable's {n_out} "
+                "outcomes (or not one a record); return an index into paytable.outcomes"
+            )
+        table[flat] = out.astype(np.uint8)
     return table.reshape(shape)
 
 
@@ -264,4 +336,5 @@ __all__ = [
     "table_entries",
     "table_inputs",
     "too_large",
+    "untabulated_reason",
 ]

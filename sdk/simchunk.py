@@ -104,10 +104,11 @@ starts from a freshly shuffled shoe."""
 
 def _simulate_with_records(
     rules: Rules, chunk: int, n_rounds: int, seed: int, instances: Sequence[WagerType],
-    fresh_shoe: bool,
+    fresh_shoe: bool, trace: bool = False,
 ) -> Tally:  # fmt: skip
     """A chunk with play-decided wagers: the simulator keeps round records, in batches of
-    :data:`RECORD_BATCH` rounds, and plays the dealer out when one of them requires it."""
+    :data:`RECORD_BATCH` rounds, and plays the dealer out when one of them requires it;
+    ``trace`` keeps the per-round arrays (``net``, ``initial``) in the tally."""
     from dataclasses import replace
 
     rng = chunk_generator(seed, chunk)
@@ -115,15 +116,22 @@ def _simulate_with_records(
     sr = replace(sim_rules(rules, fresh_shoe=fresh_shoe), dealer_plays_out=plays_out)
     tally = Tally()
     left = n_rounds
+    kept: list[native.SimResult] = []
     while left:
         n = min(left, RECORD_BATCH)
         res = native.simulate_rounds(rng, sr, n, record=True)
         assert res.record is not None
+        if trace:
+            kept.append(res)
         net = res.net.astype(np.int64)
         part = Tally(rounds=n, net=int(net.sum()), net_sq=int((net * net).sum()))
         _settle_side_bets(part, res.initial, res.record, instances)
         tally.add(part)
         left -= n
+    if trace and kept:
+        tally.trace = native.SimResult(
+            np.concatenate([r.net for r in kept]), np.concatenate([r.initial for r in kept])
+        )
     return tally
 
 
@@ -165,54 +173,91 @@ def run_chunk(
     """Simulate chunk ``chunk`` (``n_rounds`` rounds) of seed ``seed``: a pure function of its
     arguments, so any worker may run it.  ``wager_specs``: (wager name, paytable) pairs.
 
-    With a play-decided wager among them the simulator keeps round records and plays the
-    dealer out when one requires it (:func:`_simulate_with_records`; its wagers are classified
-    in batches).  Otherwise every wager is tallied inside the C simulator through its lookup
-    table (``feltlab.sidetables``) unless ``trace`` asks for the per-round arrays (kept in the
-    tally's ``trace``) or a wager is too large to tabulate: then the simulator writes the
-    per-round arrays and every wager is classified in batches (the same counts).  A wager
-    whose classifier fails is named in ``Tally.skipped`` with the reason."""
+    Every wager, card-decided or decided by play, is tallied inside the C simulator through
+    its lookup table (``feltlab.sidetables``; a play-decided wager's over the round record's
+    fields), the dealer played out when a wager requires it.  A wager without a table (too
+    large, or reading the record's card arrays) is classified in batches from the per-round
+    arrays the simulator then also writes, in calls of :data:`RECORD_BATCH` rounds, while the
+    tabled ones stay in C.  ``trace`` asks for the per-round arrays of every round (kept in
+    the tally's ``trace``; with a play-decided wager, :func:`_simulate_with_records`), every
+    wager classified in batches: the same counts.  A wager whose classifier fails is named
+    in ``Tally.skipped`` with the reason."""
+    from dataclasses import replace
+
     from feltlab import sidetables
 
     instances = [_wager(name, table) for name, table in wager_specs]
-    if any(w.round_fields for w in instances):
-        tally = _simulate_with_records(rules, chunk, n_rounds, seed, instances, fresh_shoe)
+    if trace and any(w.round_fields for w in instances):
+        tally = _simulate_with_records(
+            rules, chunk, n_rounds, seed, instances, fresh_shoe, trace=trace
+        )
         tally.chunk = chunk
         return tally
     rng = chunk_generator(seed, chunk)
-    srules = sim_rules(rules, fresh_shoe=fresh_shoe)
-    skipped: dict[str, str] = {}
-    tables: list[native.SideTable | None] = []
-    if not trace:
-        kept = []
-        for w in instances:
-            try:
-                tables.append(sidetables.side_table(w))
-            except Exception as exc:  # a plugin's classifier: report it, keep simulating
-                skipped[w.name] = f"its classifier failed: {exc}"
-                continue
-            kept.append(w)
-        instances = kept
-    if trace or any(t is None for t in tables):
+    plays_out = any(w.dealer_plays_out for w in instances)
+    srules = replace(sim_rules(rules, fresh_shoe=fresh_shoe), dealer_plays_out=plays_out)
+    if trace:
         res = native.simulate_rounds(rng, srules, n_rounds)
         net = res.net.astype(np.int64)
         tally = Tally(rounds=n_rounds, net=int(net.sum()), net_sq=int((net * net).sum()))
         _settle_side_bets(tally, res.initial, None, instances)
-        tally.skipped.update(skipped)
         tally.chunk = chunk
-        tally.trace = res if trace else None
+        tally.trace = res
         return tally
-    out = native.simulate_tally(rng, srules, n_rounds, tuple(t for t in tables if t is not None))
-    tally = Tally(rounds=out.rounds, net=out.net, net_sq=out.net_sq, chunk=chunk, skipped=skipped)
-    for w, counts in zip(instances, out.counts, strict=True):
-        k = len(w.paytable.pays)
-        tally.wagers[w.name] = [int(c) for c in counts[:k]]
-        tally.offered[w.name] = int(counts[: native.NOT_OFFERED].sum())
+    skipped: dict[str, str] = {}
+    tabled: list[tuple[WagerType, native.SideTable]] = []
+    rest: list[WagerType] = []  # no table: classified from per-round arrays
+    for w in instances:
+        try:
+            t = sidetables.side_table(w)
+        except Exception as exc:  # a plugin's classifier: report it, keep simulating
+            skipped[w.name] = f"its classifier failed: {exc}"
+            continue
+        if t is None:
+            rest.append(w)
+        else:
+            tabled.append((w, t))
+    tables = tuple(t for _, t in tabled)
+    tally = Tally(chunk=chunk, skipped=skipped)
+    # one call without per-round arrays; with them, calls of RECORD_BATCH rounds (each from a
+    # freshly shuffled shoe) that keep only what the untabled wagers read
+    step = RECORD_BATCH if rest else max(n_rounds, 1)
+    want_init = any(not w.round_fields for w in rest)
+    want_rec = any(w.round_fields for w in rest)
+    left = n_rounds
+    while left:
+        n = min(left, step)
+        out = native.simulate_tally(rng, srules, n, tables, initial=want_init, record=want_rec)
+        part = Tally(rounds=out.rounds, net=out.net, net_sq=out.net_sq)
+        for (w, _), counts in zip(tabled, out.counts, strict=True):
+            k = len(w.paytable.pays)
+            part.wagers[w.name] = [int(c) for c in counts[:k]]
+            part.offered[w.name] = int(counts[: native.NOT_OFFERED].sum())
+        if rest:
+            init = out.initial if out.initial is not None else np.empty((0, 5), np.uint8)
+            _settle_side_bets(part, init, out.record, rest)
+        tally.add(part)
+        left -= n
+    tally.skipped.update(skipped)
+    for w, _ in tabled:  # a wager on no round of an empty chunk still has its row
+        tally.wagers.setdefault(w.name, [0] * len(w.paytable.pays))
+        tally.offered.setdefault(w.name, 0)
     return tally
 
 
-def batch_wagers(specs: Sequence[tuple[str, str | None]]) -> tuple[str, ...]:
-    """The wagers of ``specs`` too large to tabulate (settled by the batch path)."""
+def batch_reasons(specs: Sequence[tuple[str, str | None]]) -> dict[str, str]:
+    """{wager: why it has no side table} for the wagers of ``specs`` settled by the batch
+    path (``feltlab.sidetables.untabulated_reason``)."""
     from feltlab import sidetables
 
-    return tuple(name for name, table in specs if sidetables.too_large(_wager(name, table)))
+    out: dict[str, str] = {}
+    for name, table in specs:
+        why = sidetables.untabulated_reason(_wager(name, table))
+        if why is not None:
+            out[name] = why
+    return out
+
+
+def batch_wagers(specs: Sequence[tuple[str, str | None]]) -> tuple[str, ...]:
+    """The wagers of ``specs`` without a side table (settled by the batch path)."""
+    return tuple(batch_reasons(specs))

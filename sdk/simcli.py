@@ -28,9 +28,9 @@ def report_simulation(
     plays_out: bool = False,
 ) -> None:
     """Write the trace (an ``.npz`` of ``net`` int32 cents and ``initial`` (n, 5) uint8 card
-    codes) when asked for, name the wagers settled by the batch path on stderr, and print the
-    result as JSON or as tables.  ``skipped``: (wager, reason) of each installed wager not
-    simulated, always listed; ``plays_out``: a wager in play made the dealer play out.
+    codes) when asked for, and print the result as JSON or as tables, naming the wagers
+    settled by the batch path (``batch_wagers``, with the reason).  ``skipped``: (wager,
+    reason) of each installed wager not simulated, always listed; ``plays_out``: a wager in play made the dealer play out.
     Raises click.BadParameter for an unwritable trace path."""
     skipped = list(skipped or [])
     if trace_path is not None and res.trace is not None:
@@ -42,12 +42,6 @@ def report_simulation(
                 f"cannot write {trace_path}: {exc.strerror}; choose a writable path",
                 param_hint="--trace",
             ) from None
-    for name in res.batch_wagers:
-        click.echo(
-            f"feltlab: note: {name} has too many input combinations for a lookup table; "
-            "it was classified in batches (per-round arrays, slower)",
-            err=True,
-        )
     data = {
         "rules": preset,
         "rounds": res.rounds,
@@ -72,6 +66,10 @@ def report_simulation(
             for w in res.wagers
         ],
         "skipped": [{"wager": name, "reason": reason} for name, reason in skipped],
+        "batch_wagers": [
+            {"wager": name, "reason": res.batch_reasons.get(name, "no lookup table")}
+            for name in res.batch_wagers
+        ],
         "dealer_plays_out": plays_out,
     }
     if as_json:
@@ -109,6 +107,12 @@ def report_simulation(
     out.print(t)
     for name, reason in skipped:
         out.print(f"not simulated: {name}: {reason}")
+    for name in res.batch_wagers:  # the same counts; only slower
+        why = res.batch_reasons.get(name, "it has no lookup table")
+        out.print(
+            f"classified in batches from per-round arrays, not in the simulator: {name} "
+            f"(no lookup table: {why})"
+        )
     if plays_out:
         out.print(
             "a wager in play requires the dealer to play out: the dealer completes every hand"

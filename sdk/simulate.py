@@ -51,6 +51,9 @@ from feltlab.simchunk import (
     _wager as _wager,
 )
 from feltlab.simchunk import (
+    batch_reasons as batch_reasons,
+)
+from feltlab.simchunk import (
     batch_wagers as batch_wagers,
 )
 from feltlab.simchunk import (
@@ -136,7 +139,8 @@ class SimulationResult:
     ``seed_derivation`` is the :data:`feltlab.seeds.SEED_DERIVATION_VERSION` that turned
     ``seed`` into the chunks' generators and ``simulator_version`` the C simulator's
     (``feltlab.native.SIM_VERSION``) that dealt them: both say what reproduces the seed.
-    ``batch_wagers``: wagers too large to tabulate, settled by the batch path.  ``trace``:
+    ``batch_wagers``: wagers without a side table (too large, or reading the round record's
+    card arrays), settled by the batch path; ``batch_reasons`` says why for each.  ``trace``:
     the per-round arrays in chunk order (``net``, ``initial``) when asked for."""
 
     rules: Rules
@@ -152,6 +156,7 @@ class SimulationResult:
     seed_derivation: int = SEED_DERIVATION_VERSION
     simulator_version: int = native.SIM_VERSION
     batch_wagers: tuple[str, ...] = ()
+    batch_reasons: dict[str, str] = field(default_factory=dict, compare=False)
     trace: native.SimResult | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -304,6 +309,7 @@ def simulate(
     mean = total.net / n / DEFAULT_STAKE
     var = total.net_sq / n / DEFAULT_STAKE**2 - mean * mean
     sd = math.sqrt(max(var, 0.0))
+    reasons = batch_reasons(wagers)
     return SimulationResult(
         rules=rules,
         rounds=n,
@@ -315,7 +321,8 @@ def simulate(
         seconds=seconds,
         workers=workers,
         tally=total,
-        batch_wagers=batch_wagers(wagers),
+        batch_wagers=tuple(reasons),
+        batch_reasons=reasons,
         trace=_joined(traces) if trace else None,
     )
 

@@ -268,12 +268,30 @@ fl_status fl_dealer_final(const uint32_t *counts, uint32_t up, uint32_t h17, dou
 /*
  * Per-round inputs a side-wager table may index: 0..4 the initial cards of
  * fl_simulate_rounds' `initial` (P1, P2, D1, P3, D2), each as its card code
- * 0..51 or 52 for FL_NO_CARD (FL_SIDE_CARD_VALUES values).  Inputs from the
- * round record (the play-decided wagers) are to be appended after these.
+ * 0..51 or 52 for FL_NO_CARD (FL_SIDE_CARD_VALUES values); then the round
+ * record's byte fields (fl_round_record, the play-decided wagers), the hand
+ * arrays one input a hand (FL_IN_HAND_* + hand 0..3): fl_side_input_values(i)
+ * is the number of values of input i (0 past the last).  The card arrays
+ * (hand_cards, dealer_cards) are no inputs: a wager reading them is settled
+ * by the batch path.
  */
-#define FL_SIM_INPUTS 5
+#define FL_SIM_INPUTS 36
+#define FL_IN_N_HANDS 5
+#define FL_IN_HAND_N_CARDS 6
+#define FL_IN_HAND_TOTAL 10
+#define FL_IN_HAND_BUST 14
+#define FL_IN_HAND_BLACKJACK 18
+#define FL_IN_HAND_DOUBLED 22
+#define FL_IN_HAND_SURRENDERED 26
+#define FL_IN_DEALER_N_CARDS 30
+#define FL_IN_DEALER_TOTAL 31
+#define FL_IN_DEALER_BUST 32
+#define FL_IN_DEALER_BLACKJACK 33
+#define FL_IN_DEALER_UP 34
+#define FL_IN_DEALER_SUITED 35
 #define FL_SIDE_CARD_VALUES 53
-#define FL_SIDE_MAX_INPUTS 6
+#define FL_SIDE_MAX_INPUTS 8
+uint32_t fl_side_input_values(uint32_t input);
 #define FL_SIDE_NOT_OFFERED 255
 #define FL_SIDE_MAX_TABLES 64
 
@@ -293,8 +311,8 @@ typedef struct {
     const uint8_t *table;
     size_t size;
     uint32_t n_inputs;                  /* 1..FL_SIDE_MAX_INPUTS */
-    uint32_t input[6];                  /* each < FL_SIM_INPUTS */
-    uint32_t stride[6];
+    uint32_t input[8];                  /* each < FL_SIM_INPUTS */
+    uint32_t stride[8];
     uint64_t *counts;                   /* 256 counters */
     const uint16_t *pre;                /* NULL: one level */
     size_t pre_size;
@@ -320,6 +338,15 @@ typedef struct {
  */
 fl_status fl_simulate_tally(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
                             const fl_side_table *tables, size_t n_tables, fl_sim_sums *sums);
+
+/*
+ * fl_simulate_tally that also writes, when not NULL, each round's initial cards (n_rounds x
+ * 5, as fl_simulate_rounds) and round record: for the wagers without a table, classified
+ * from these arrays beside the tabled ones tallied here (the same rounds either way).
+ */
+fl_status fl_simulate_tally_out(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
+                                const fl_side_table *tables, size_t n_tables, fl_sim_sums *sums,
+                                uint8_t *initial, fl_round_record *records);
 
 /* ---------------------------------------------------------------- hands */
 

@@ -7,11 +7,52 @@
 #include "feltlab_core.h"
 #include "side_tables.h"
 
-/* values each per-round input takes (the five cards: codes 0..51 and 52 for none); inputs
- * from the round record go after them */
-static const uint32_t input_values[FL_SIM_INPUTS] = {
+/* values each per-round input takes: the five cards (codes 0..51 and 52 for none), then the
+ * round record's fields (feltlab_core.h).  Each bound holds by construction of the record
+ * (record.c): a hand or the dealer holds at most FL_REC_CARDS cards; a total is at most
+ * 30 (20, then a ten); n_hands at most FL_REC_HANDS; the flags are 0 or 1. */
+#define HANDS4(v) v, v, v, v
+static const uint8_t input_values[FL_SIM_INPUTS] = {
     FL_SIDE_CARD_VALUES, FL_SIDE_CARD_VALUES, FL_SIDE_CARD_VALUES, FL_SIDE_CARD_VALUES,
-    FL_SIDE_CARD_VALUES};
+    FL_SIDE_CARD_VALUES,
+    FL_REC_HANDS + 1,                /* n_hands */
+    HANDS4(FL_REC_CARDS + 1),        /* hand_n_cards */
+    HANDS4(32),                      /* hand_total */
+    HANDS4(2), HANDS4(2),            /* hand_bust, hand_blackjack */
+    HANDS4(2), HANDS4(2),            /* hand_doubled, hand_surrendered */
+    FL_REC_CARDS + 1, 32, 2, 2,      /* dealer_n_cards, _total, _bust, _blackjack */
+    FL_SIDE_CARD_VALUES, 2};         /* dealer_up (52: none), dealer_suited */
+
+uint32_t fl_side_input_values(uint32_t input) {
+    return input < FL_SIM_INPUTS ? input_values[input] : 0;
+}
+
+void fl_side_record_inputs(const fl_round_record *rec, uint8_t in[FL_SIM_INPUTS]) {
+    const uint8_t *hand_fields[6] = {rec->hand_n_cards, rec->hand_total,   rec->hand_bust,
+                                     rec->hand_blackjack, rec->hand_doubled,
+                                     rec->hand_surrendered};
+    in[FL_IN_N_HANDS] = rec->n_hands;
+    for (unsigned f = 0; f < 6; f++)
+        for (unsigned h = 0; h < FL_REC_HANDS; h++)
+            in[FL_IN_HAND_N_CARDS + 4 * f + h] = hand_fields[f][h];
+    in[FL_IN_DEALER_N_CARDS] = rec->dealer_n_cards;
+    in[FL_IN_DEALER_TOTAL] = rec->dealer_total;
+    in[FL_IN_DEALER_BUST] = rec->dealer_bust;
+    in[FL_IN_DEALER_BLACKJACK] = rec->dealer_blackjack;
+    in[FL_IN_DEALER_UP] = rec->dealer_up == FL_NO_CARD ? 52 : rec->dealer_up;
+    in[FL_IN_DEALER_SUITED] = rec->dealer_suited;
+    /* a value past its bound cannot come from record.c; were it to, it is held at the last
+     * value rather than read outside a table */
+    for (unsigned i = FL_IN_N_HANDS; i < FL_SIM_INPUTS; i++)
+        if (in[i] >= input_values[i]) in[i] = (uint8_t)(input_values[i] - 1);
+}
+
+int fl_side_needs_record(const fl_side_table *t, size_t n) {
+    for (size_t k = 0; k < n; k++)
+        for (uint32_t j = 0; j < t[k].n_inputs; j++)
+            if (t[k].input[j] >= 5) return 1;
+    return 0;
+}
 
 fl_status fl_side_check_tables(const fl_side_table *t, size_t n) {
     if (n && !t) return FL_ERR_NULL;

@@ -440,6 +440,7 @@ typedef struct {
     size_t n_tables;
     fl_sim_sums *sums;
     fl_round_record *records; /* each round's record (the play-decided wagers' input) */
+    int tables_read_record;   /* a table reads the round record (kept for the round only) */
 } sim_out;
 
 /* FL_SIM_LANES shoes prepared at a time, then played one after the other (see the header) */
@@ -470,6 +471,7 @@ static fl_status run_lanes(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds,
     sim_shoe play;
     sim_shoe *const s = &play;
     unsigned cur = FL_SIM_LANES; /* FL_SIM_LANES: a new batch is due */
+    fl_round_record round_rec;   /* the round's record, when only a table reads it */
     for (size_t i = 0; i < n_rounds; i++) {
         if (cur == FL_SIM_LANES) { /* shuffle (rule 5.7(b)), a batch of shoes at a time */
             start_shoes(lanes);
@@ -480,8 +482,10 @@ static fl_status run_lanes(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds,
         int32_t v = 0;
         uint8_t local[5];
         uint8_t *init = o->initial ? o->initial + 5 * i : local;
+        fl_round_record *rec = o->records ? o->records + i : o->tables_read_record ? &round_rec
+                                                                                  : NULL;
         if (!play_round(r, s, &v, init, o->trace ? o->trace + i * o->trace_cap : NULL,
-                        (unsigned)o->trace_cap, &tn, o->records ? o->records + i : NULL)) {
+                        (unsigned)o->trace_cap, &tn, rec)) {
             st = s->dealt >= s->size ? FL_ERR_RANGE : FL_ERR_EXHAUSTED;
             break;
         }
@@ -494,7 +498,7 @@ static fl_status run_lanes(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds,
         if (o->sums) {
             net_sum += v;
             sq_sum += (uint64_t)((int64_t)v * v);
-            fl_side_lookup_round(o->tables, o->n_tables, init);
+            fl_side_lookup_round(o->tables, o->n_tables, init, o->tables_read_record ? rec : NULL);
         }
     }
     if (use_x) rng->u.xoshiro = g.u.xoshiro; /* long-jumped once per lane */
@@ -525,17 +529,24 @@ fl_status fl_simulate_rounds_rec(fl_rng *rng, const fl_sim_rules *rules, size_t 
     if (rng->kind != FL_RNG_XOSHIRO256SS && rng->kind != FL_RNG_CHACHA20) return FL_ERR_KIND;
     fl_status st = check_rules(rules);
     if (st != FL_OK) return st;
-    sim_out o = {net, initial, trace, trace_cap, trace_len, NULL, 0, NULL, records};
+    sim_out o = {net, initial, trace, trace_cap, trace_len, NULL, 0, NULL, records, 0};
     return run_lanes(rng, rules, n_rounds, &o);
 }
 
 fl_status fl_simulate_tally(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
                             const fl_side_table *tables, size_t n_tables, fl_sim_sums *sums) {
+    return fl_simulate_tally_out(rng, rules, n_rounds, tables, n_tables, sums, NULL, NULL);
+}
+
+fl_status fl_simulate_tally_out(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
+                                const fl_side_table *tables, size_t n_tables, fl_sim_sums *sums,
+                                uint8_t *initial, fl_round_record *records) {
     if (!rng || !rules || !sums) return FL_ERR_NULL;
     if (rng->kind != FL_RNG_XOSHIRO256SS && rng->kind != FL_RNG_CHACHA20) return FL_ERR_KIND;
     fl_status st = check_rules(rules);
     if (st == FL_OK) st = fl_side_check_tables(tables, n_tables);
     if (st != FL_OK) return st;
-    sim_out o = {NULL, NULL, NULL, 0, NULL, tables, n_tables, sums, NULL};
+    sim_out o = {NULL, initial, NULL, 0, NULL, tables, n_tables, sums, records,
+                 fl_side_needs_record(tables, n_tables)};
     return run_lanes(rng, rules, n_rounds, &o);
 }

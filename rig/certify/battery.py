@@ -25,9 +25,7 @@ The Advanced Theory of Statistics vol. 3 (mean 2(n-2)/3, variance (16n-29)/90).
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
@@ -39,8 +37,8 @@ from scipy import special
 
 from feltlab import native
 from feltlab.rig.certify.simulate import SHUFFLE_MODELS as SHUFFLE_MODELS
+from feltlab.rig.certify.simulate import estimate_power as estimate_power
 from feltlab.rig.certify.simulate import simulate_shoes as simulate_shoes
-from feltlab.seeds import child_seed
 
 
 class Verdict(StrEnum):
@@ -486,37 +484,6 @@ def _pool(obs: np.ndarray, exp: np.ndarray, minimum: float) -> tuple[np.ndarray,
             out_o.append(acc_o)
             out_e.append(acc_e)
     return np.array(out_o), np.array(out_e)
-
-
-def estimate_power(
-    model: str,
-    n_shoes: int,
-    n_cards: int,
-    *,
-    alpha: float = 0.01,
-    replicates: int = 20,
-    seed: int = 0,
-) -> dict[str, float]:
-    """The fraction of ``replicates`` simulated campaigns of ``n_shoes`` shoes from ``model``
-    that each check rejects (Holm-adjusted, at ``alpha``): each check's power against that
-    named alternative at this sample size.  Also the battery's overall power, as "battery".
-
-    The replicates run on up to 4 threads (the C core releases the GIL); each has its own
-    seed, ``child_seed(seed, "power", model, r)``, so the estimate does not depend on them."""
-
-    def replicate(r: int) -> BatteryResult:
-        shoes = simulate_shoes(model, n_shoes, n_cards, child_seed(seed, "power", model, r))
-        return run_battery(shoes, alpha=alpha)
-
-    workers = max(1, min(replicates, os.cpu_count() or 1, 4))
-    with ThreadPoolExecutor(workers, thread_name_prefix="feltlab-power") as pool:
-        results = list(pool.map(replicate, range(replicates)))
-    hits: dict[str, int] = {}
-    for res in results:
-        for c in res.checks:
-            hits[c.name] = hits.get(c.name, 0) + (c.verdict is Verdict.FAIL)
-        hits["battery"] = hits.get("battery", 0) + (res.verdict is Verdict.FAIL)
-    return {k: v / replicates for k, v in hits.items()}
 
 
 def _turning(perm: np.ndarray, s: native.ShoeStatistics, _c: Any) -> CheckResult:

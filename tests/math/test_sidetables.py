@@ -155,3 +155,72 @@ def test_a_classifier_index_outside_the_paytable_is_refused() -> None:
 
     with pytest.raises(WagerError, match="outside its paytable's 4 outcomes"):
         sidetables.build_table(Bad())
+
+
+PLAY_DECIDED = [
+    ("buster_blackjack", "version2"),
+    ("buster_blackjack", "wizard"),
+]
+
+
+def test_a_play_decided_table_is_classify_round_on_every_record_it_can_see() -> None:
+    """Buster Blackjack's table is over the round-record fields it declares (dealer_bust,
+    dealer_n_cards and hand_blackjack of hands 0..3): 2 x 25 x 2^4 entries, and on the
+    simulator's own records it gives what classify_round gives."""
+    for name, table in PLAY_DECIDED:
+        w = sim._wager(name, table)
+        inputs = sidetables.table_inputs(w)
+        assert inputs is not None
+        assert [i.name for i in inputs] == [
+            "dealer_bust",
+            "dealer_n_cards",
+            *(f"hand_blackjack[{h}]" for h in range(4)),
+        ]
+        assert sidetables.table_entries(w) == 2 * 25 * 16
+        full = sidetables.full_table(w)
+        assert full is not None and np.array_equal(full, sidetables.build_table(w))
+        sr = sim.sim_rules(Rules.preset("vegas_s17"))
+        res = native.simulate_rounds(native.Xoshiro256StarStar(9), sr, 20_000, record=True)
+        rec = res.record
+        assert rec is not None
+        got = full[
+            rec["dealer_bust"].astype(int),
+            rec["dealer_n_cards"],
+            *(rec["hand_blackjack"][:, h].astype(int) for h in range(4)),
+        ]
+        assert np.array_equal(got, w.classify_round(rec)), name
+        assert (got != native.NOT_OFFERED).all()  # every round is on offer
+
+
+def test_play_decided_wagers_are_tallied_in_c_as_the_record_batch_path_counts_them() -> None:
+    """Buster Blackjack (the dealer played out) with the card-decided wagers: the C tally
+    through its table equals the batch path over the simulator's round records, round for
+    round, for the same seed; no wager takes the batch path."""
+    rules = Rules.preset("vegas_s17")
+    specs = [*ALL, ("buster_blackjack", "version2")]
+    kw = {"seed": 33, "chunk_rounds": 50_000, "wagers": specs}
+    tabled = sim.simulate(rules, 100_000, **kw)  # type: ignore[arg-type]
+    traced = sim.simulate(rules, 100_000, trace=True, **kw)  # type: ignore[arg-type]
+    assert tabled.batch_wagers == ()
+    assert tabled.tally == traced.tally
+    counts = tabled.tally.wagers["buster_blackjack"]
+    assert sum(counts) == 100_000 == tabled.tally.offered["buster_blackjack"]
+    # the dealer busts in about 28% of rounds when played out; 3-4 card busts most often
+    bust = sum(counts[1:]) / 100_000
+    assert 0.26 < bust < 0.31 and counts[1] > counts[2] > counts[3]
+
+
+def test_a_wager_reading_the_records_card_arrays_is_named_with_its_reason() -> None:
+    w = sim._wager("bust_bonus", None)
+    assert sidetables.table_inputs(w) is None and sidetables.side_table(w) is None
+    why = sidetables.untabulated_reason(w)
+    assert why is not None and "dealer_cards" in why and "card arrays" in why
+    res = sim.simulate(
+        Rules.preset("vegas_s17"),
+        20_000,
+        seed=2,
+        chunk_rounds=20_000,
+        wagers=[("bust_bonus", None), ("buster_blackjack", "wizard")],
+    )
+    assert res.batch_wagers == ("bust_bonus",) and res.batch_reasons["bust_bonus"] == why
+    assert sum(res.tally.wagers["bust_bonus"]) == sum(res.tally.wagers["buster_blackjack"])
