@@ -30,8 +30,8 @@ def report_simulation(
     """Write the trace (an ``.npz`` of ``net`` int32 cents and ``initial`` (n, 5) uint8 card
     codes) when asked for, and print the result as JSON or as tables, naming the wagers
     settled by the batch path (``batch_wagers``, with the reason).  ``skipped``: (wager,
-    reason) of each installed wager not simulated, always listed; ``plays_out``: a wager in play made the dealer play out.
-    Raises click.BadParameter for an unwritable trace path."""
+    reason) of each installed wager not simulated, always listed; ``plays_out``: a wager in
+    play made the dealer play out.  Raises click.BadParameter for an unwritable trace path."""
     skipped = list(skipped or [])
     if trace_path is not None and res.trace is not None:
         try:
