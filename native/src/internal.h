@@ -95,6 +95,9 @@ extern const uint8_t fl_card_value[52];
 
 /* The round record (record.c): clear it, then add the box's hands in order and the dealer's. */
 void fl_record_clear(fl_round_record *rec);
+/* fl_record_clear of every field but the card arrays (hand_cards, dealer_cards), which keep
+ * what they held: for a record only side tables read (they have no card-array input) */
+void fl_record_clear_fields(fl_round_record *rec);
 void fl_record_hand(fl_round_record *rec, const uint8_t *cards, unsigned n, int doubled,
                     int from_split, int surrendered);
 void fl_record_dealer(fl_round_record *rec, const uint8_t *cards, unsigned n);

@@ -4,6 +4,7 @@
  * the Python round engine: totals from fl_card_value, blackjack a two-card 21 not from a
  * split, suited when every dealer card has one suit.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "internal.h"
@@ -21,6 +22,13 @@ void fl_record_clear(fl_round_record *rec) {
     memset(rec, 0, sizeof *rec);
     memset(rec->hand_cards, FL_NO_CARD, sizeof rec->hand_cards);
     memset(rec->dealer_cards, FL_NO_CARD, sizeof rec->dealer_cards);
+}
+
+void fl_record_clear_fields(fl_round_record *rec) {
+    /* every field before the hands' cards, and the dealer's scalars after them */
+    memset(rec, 0, offsetof(fl_round_record, hand_cards));
+    memset(&rec->dealer_n_cards, 0,
+           offsetof(fl_round_record, dealer_cards) - offsetof(fl_round_record, dealer_n_cards));
 }
 
 void fl_record_hand(fl_round_record *rec, const uint8_t *cards, unsigned n, int doubled,

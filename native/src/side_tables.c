@@ -2,6 +2,7 @@
  * Side-wager lookup tables of the round simulator (fl_simulate_tally, sim.c): checking a
  * caller's tables once before a run (the lookup itself is inline in side_tables.h).
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "feltlab_core.h"
@@ -27,31 +28,42 @@ uint32_t fl_side_input_values(uint32_t input) {
     return input < FL_SIM_INPUTS ? input_values[input] : 0;
 }
 
-void fl_side_record_inputs(const fl_round_record *rec, uint8_t in[FL_SIM_INPUTS]) {
-    const uint8_t *hand_fields[6] = {rec->hand_n_cards, rec->hand_total,   rec->hand_bust,
-                                     rec->hand_blackjack, rec->hand_doubled,
-                                     rec->hand_surrendered};
-    in[FL_IN_N_HANDS] = rec->n_hands;
-    for (unsigned f = 0; f < 6; f++)
-        for (unsigned h = 0; h < FL_REC_HANDS; h++)
-            in[FL_IN_HAND_N_CARDS + 4 * f + h] = hand_fields[f][h];
-    in[FL_IN_DEALER_N_CARDS] = rec->dealer_n_cards;
-    in[FL_IN_DEALER_TOTAL] = rec->dealer_total;
-    in[FL_IN_DEALER_BUST] = rec->dealer_bust;
-    in[FL_IN_DEALER_BLACKJACK] = rec->dealer_blackjack;
-    in[FL_IN_DEALER_UP] = rec->dealer_up == FL_NO_CARD ? 52 : rec->dealer_up;
-    in[FL_IN_DEALER_SUITED] = rec->dealer_suited;
-    /* a value past its bound cannot come from record.c; were it to, it is held at the last
-     * value rather than read outside a table */
-    for (unsigned i = FL_IN_N_HANDS; i < FL_SIM_INPUTS; i++)
-        if (in[i] >= input_values[i]) in[i] = (uint8_t)(input_values[i] - 1);
+/* where each record input lies in fl_round_record (a byte each) */
+#define AT(field) (uint16_t) offsetof(fl_round_record, field)
+#define AT4(field) AT(field[0]), AT(field[1]), AT(field[2]), AT(field[3])
+static const uint16_t input_offset[FL_SIM_INPUTS] = {
+    0, 0, 0, 0, 0, /* the cards: not from the record */
+    AT(n_hands),
+    AT4(hand_n_cards), AT4(hand_total), AT4(hand_bust), AT4(hand_blackjack),
+    AT4(hand_doubled), AT4(hand_surrendered),
+    AT(dealer_n_cards), AT(dealer_total), AT(dealer_bust), AT(dealer_blackjack), AT(dealer_up),
+    AT(dealer_suited)};
+
+void fl_side_record_inputs(const fl_round_record *rec, const uint8_t *used, unsigned n_used,
+                           uint8_t in[FL_SIM_INPUTS]) {
+    const uint8_t *bytes = (const uint8_t *)rec;
+    for (unsigned k = 0; k < n_used; k++) {
+        unsigned i = used[k];
+        unsigned v = bytes[input_offset[i]];
+        if (i == FL_IN_DEALER_UP && v == FL_NO_CARD) v = 52;
+        /* a value past its bound cannot come from record.c; were it to, it is held at the
+         * last value rather than read outside a table */
+        in[i] = (uint8_t)(v < input_values[i] ? v : input_values[i] - 1u);
+    }
 }
 
-int fl_side_needs_record(const fl_side_table *t, size_t n) {
+unsigned fl_side_record_inputs_used(const fl_side_table *t, size_t n, uint8_t used[FL_SIM_INPUTS]) {
+    uint8_t seen[FL_SIM_INPUTS] = {0};
+    unsigned n_used = 0;
     for (size_t k = 0; k < n; k++)
-        for (uint32_t j = 0; j < t[k].n_inputs; j++)
-            if (t[k].input[j] >= 5) return 1;
-    return 0;
+        for (uint32_t j = 0; j < t[k].n_inputs; j++) {
+            uint32_t i = t[k].input[j];
+            if (i >= FL_IN_N_HANDS && i < FL_SIM_INPUTS && !seen[i]) {
+                seen[i] = 1;
+                used[n_used++] = (uint8_t)i;
+            }
+        }
+    return n_used;
 }
 
 fl_status fl_side_check_tables(const fl_side_table *t, size_t n) {

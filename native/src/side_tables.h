@@ -7,21 +7,24 @@
 /* FL_OK when every reachable index of the n tables lies within them (pre scanned). */
 fl_status fl_side_check_tables(const fl_side_table *t, size_t n);
 
-/* The round record's inputs (FL_IN_N_HANDS.. of feltlab_core.h) into in[]. */
-void fl_side_record_inputs(const fl_round_record *rec, uint8_t in[FL_SIM_INPUTS]);
+/* The record inputs the n tables read (each FL_IN_N_HANDS..FL_SIM_INPUTS - 1 once) into
+ * used[]; returns how many (0: no table reads the round record). */
+unsigned fl_side_record_inputs_used(const fl_side_table *t, size_t n, uint8_t used[FL_SIM_INPUTS]);
 
-/* 1 when one of the n tables reads an input of the round record. */
-int fl_side_needs_record(const fl_side_table *t, size_t n);
+/* The n_used record inputs used[] of the round record rec into in[]. */
+void fl_side_record_inputs(const fl_round_record *rec, const uint8_t *used, unsigned n_used,
+                           uint8_t in[FL_SIM_INPUTS]);
 
 /* Count one round in each of n checked tables: init is the round's five initial cards
- * (FL_NO_CARD for none), rec its record (NULL when no table reads one).  (Measured: a
- * branch-free form over FL_SIDE_MAX_INPUTS inputs with zero strides was 15% slower than
- * these short loops.) */
+ * (FL_NO_CARD for none), rec its record and used[n_used] the record inputs the tables read
+ * (n_used 0: rec unused).  (Measured: a branch-free form over FL_SIDE_MAX_INPUTS inputs
+ * with zero strides was 15% slower than these short loops.) */
 static inline void fl_side_lookup_round(const fl_side_table *tables, size_t n_tables,
-                                        const uint8_t init[5], const fl_round_record *rec) {
+                                        const uint8_t init[5], const fl_round_record *rec,
+                                        const uint8_t *used, unsigned n_used) {
     uint8_t in[FL_SIM_INPUTS];
     for (int k = 0; k < 5; k++) in[k] = init[k] == FL_NO_CARD ? 52 : init[k];
-    if (rec) fl_side_record_inputs(rec, in);
+    if (n_used) fl_side_record_inputs(rec, used, n_used, in);
     for (size_t k = 0; k < n_tables; k++) {
         const fl_side_table *t = &tables[k];
         uint32_t idx = 0, j = 0;

@@ -237,8 +237,11 @@ static void dealer_completes(const fl_sim_rules *r, sim_shoe *s, sim_hand *d) {
 
 /* the round record (record.c) of the box's hands and the dealer's */
 static void emit_record(fl_round_record *rec, const sim_hand *hands, unsigned n_hands,
-                        const sim_hand *dealer, int surrendered) {
-    fl_record_clear(rec);
+                        const sim_hand *dealer, int surrendered, int light) {
+    if (light) /* for the tables only: its card arrays are not read (no input) */
+        fl_record_clear_fields(rec);
+    else
+        fl_record_clear(rec);
     for (unsigned i = 0; i < n_hands; i++)
         fl_record_hand(rec, hands[i].cards, hands[i].n, hands[i].doubled, hands[i].from_split,
                        surrendered && i == 0);
@@ -247,7 +250,7 @@ static void emit_record(fl_round_record *rec, const sim_hand *hands, unsigned n_
 
 static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t *initial,
                       uint8_t *trace, unsigned trace_cap, unsigned *trace_n,
-                      fl_round_record *rec) {
+                      fl_round_record *rec, int light_rec) {
     sim_hand hands[4];
     sim_hand dealer;
     unsigned n_hands = 1;
@@ -368,7 +371,7 @@ static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t 
         int lost_all = r->surrender == 1 && !r->peek && is_natural(&dealer);
         *net = lost_all ? -r->stake : -(r->stake - r->stake / 2);
         if (initial && dealer.n >= 2) initial[4] = dealer.cards[1];
-        if (rec) emit_record(rec, hands, n_hands, &dealer, 1);
+        if (rec) emit_record(rec, hands, n_hands, &dealer, 1, light_rec);
         if (trace) {
             unsigned m = s->dealt - first;
             if (m > trace_cap) m = trace_cap;
@@ -398,7 +401,7 @@ static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t 
     }
     *net = total;
     if (initial && dealer.n >= 2) initial[4] = dealer.cards[1];
-    if (rec) emit_record(rec, hands, n_hands, &dealer, 0);
+    if (rec) emit_record(rec, hands, n_hands, &dealer, 0, light_rec);
     if (trace) {
         unsigned m = s->dealt - first;
         if (m > trace_cap) m = trace_cap;
@@ -440,7 +443,9 @@ typedef struct {
     size_t n_tables;
     fl_sim_sums *sums;
     fl_round_record *records; /* each round's record (the play-decided wagers' input) */
-    int tables_read_record;   /* a table reads the round record (kept for the round only) */
+    unsigned n_rec_inputs;    /* record inputs the tables read (0: none; the record is then
+                               * kept for the round only when records is NULL) */
+    uint8_t rec_inputs[FL_SIM_INPUTS];
 } sim_out;
 
 /* FL_SIM_LANES shoes prepared at a time, then played one after the other (see the header) */
@@ -482,10 +487,9 @@ static fl_status run_lanes(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds,
         int32_t v = 0;
         uint8_t local[5];
         uint8_t *init = o->initial ? o->initial + 5 * i : local;
-        fl_round_record *rec = o->records ? o->records + i : o->tables_read_record ? &round_rec
-                                                                                  : NULL;
+        fl_round_record *rec = o->records ? o->records + i : o->n_rec_inputs ? &round_rec : NULL;
         if (!play_round(r, s, &v, init, o->trace ? o->trace + i * o->trace_cap : NULL,
-                        (unsigned)o->trace_cap, &tn, rec)) {
+                        (unsigned)o->trace_cap, &tn, rec, !o->records)) {
             st = s->dealt >= s->size ? FL_ERR_RANGE : FL_ERR_EXHAUSTED;
             break;
         }
@@ -498,7 +502,8 @@ static fl_status run_lanes(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds,
         if (o->sums) {
             net_sum += v;
             sq_sum += (uint64_t)((int64_t)v * v);
-            fl_side_lookup_round(o->tables, o->n_tables, init, o->tables_read_record ? rec : NULL);
+            fl_side_lookup_round(o->tables, o->n_tables, init, rec, o->rec_inputs,
+                                 o->n_rec_inputs);
         }
     }
     if (use_x) rng->u.xoshiro = g.u.xoshiro; /* long-jumped once per lane */
@@ -529,7 +534,7 @@ fl_status fl_simulate_rounds_rec(fl_rng *rng, const fl_sim_rules *rules, size_t 
     if (rng->kind != FL_RNG_XOSHIRO256SS && rng->kind != FL_RNG_CHACHA20) return FL_ERR_KIND;
     fl_status st = check_rules(rules);
     if (st != FL_OK) return st;
-    sim_out o = {net, initial, trace, trace_cap, trace_len, NULL, 0, NULL, records, 0};
+    sim_out o = {net, initial, trace, trace_cap, trace_len, NULL, 0, NULL, records, 0, {0}};
     return run_lanes(rng, rules, n_rounds, &o);
 }
 
@@ -546,7 +551,7 @@ fl_status fl_simulate_tally_out(fl_rng *rng, const fl_sim_rules *rules, size_t n
     fl_status st = check_rules(rules);
     if (st == FL_OK) st = fl_side_check_tables(tables, n_tables);
     if (st != FL_OK) return st;
-    sim_out o = {NULL, initial, NULL, 0, NULL, tables, n_tables, sums, records,
-                 fl_side_needs_record(tables, n_tables)};
+    sim_out o = {NULL, initial, NULL, 0, NULL, tables, n_tables, sums, records, 0, {0}};
+    o.n_rec_inputs = fl_side_record_inputs_used(tables, n_tables, o.rec_inputs);
     return run_lanes(rng, rules, n_rounds, &o);
 }
