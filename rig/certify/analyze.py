@@ -299,6 +299,7 @@ def analyze_batch(
     progress: Progress,
     shoes: Sequence[Any] | None = None,
     host: HostUncertainty | None = None,
+    directory: Path | None = None,
 ) -> Analysis:
     """The randomness battery and timing checks of a batch shuffler campaign.
 
@@ -426,6 +427,7 @@ def analyze_continuous(
     seed: int,
     progress: Progress,
     host: HostUncertainty | None = None,
+    directory: Path | None = None,
 ) -> Analysis:
     """Return-gap check (against the declared slot model) and timing of a continuous
     shuffler; each check keeps its own verdict (see :func:`analyze_batch`)."""
@@ -500,6 +502,7 @@ def analyze_jackpot(
     directory: Path | None,
     progress: Progress,
     host: HostUncertainty | None = None,
+    seed: int = 0,
 ) -> Analysis:
     """Prize distribution, button-to-result latency, failure detection and the rule 16.12
     Madness 21 fallback of a jackpot panel campaign; each check keeps its own verdict (see

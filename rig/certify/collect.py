@@ -230,11 +230,14 @@ def _collect_batch(
     progress: Progress,
     stop: threading.Event,
     faults: FaultRunner | None = None,
+    *,
+    directory: Path | None = None,
+    part: int = 1,
 ) -> None:
-    """Collect ``want`` shoes.  A shoe that fails is collected again: after a lost device
-    comes back (within the plan's recovery timeout, else the part stops with an error),
-    after a refused SHUFFLE (the fault is cleared) and after a failed read; after a reboot
-    the input order is loaded again."""
+    """Collect ``want`` shoes (a :class:`feltlab.rig.kinds.Collect`).  A shoe that fails is
+    collected again: after a lost device comes back (within the plan's recovery timeout, else
+    the part stops with an error), after a refused SHUFFLE (the fault is cleared) and after a
+    failed read; after a reboot the input order is loaded again."""
     decks = int(opts.profile.device.get("decks", 6))
     loaded = native.new_shoe(decks, ids=True)
     l_codes, l_decks = (loaded % 52).astype(np.uint8), (loaded // 52).astype(np.uint8)
@@ -308,7 +311,12 @@ def _collect_continuous(
     result: Collected,
     progress: Progress,
     stop: threading.Event,
+    *,
+    faults: FaultRunner | None = None,
+    directory: Path | None = None,
+    part: int = 1,
 ) -> None:
+    """Deal and return ``want`` cards (a :class:`feltlab.rig.kinds.Collect`)."""
     decks = int(opts.profile.device.get("decks", 6))
     ids = native.new_shoe(decks, ids=True)
     client.load((ids % 52).astype(np.uint8), (ids // 52).astype(np.uint8))
@@ -332,9 +340,12 @@ def _collect_jackpot(
     result: Collected,
     progress: Progress,
     stop: threading.Event,
+    *,
+    faults: FaultRunner | None = None,
     directory: Path,
     part: int,
 ) -> None:
+    """Draw ``want`` prizes (a :class:`feltlab.rig.kinds.Collect`)."""
     camp = opts.profile.campaign
     box = int(camp.get("box", 1))
     every = max(1, int(camp.get("ping_every", 5)))

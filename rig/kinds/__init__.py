@@ -93,6 +93,20 @@ class Analyze(Protocol):
 Misbehave = Callable[[Any, "GroundTruth", "Misbehaviour | None"], dict[str, Any]]
 
 
+def lazy(module: str, name: str) -> Any:
+    """A function that imports ``module`` on its first call and calls its ``name`` with every
+    argument: a kind names its collect and analyze stages with it, so that a simulated device
+    or a client alone imports neither the certify nor the explore stage.  The name is looked
+    up at each call, so a test may replace it in ``module``."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"{module}.{name}, imported when first called"
+    return call
+
+
 def _profile_name(prof: Profile, model: str) -> str:
     return prof.name
 
@@ -260,6 +274,7 @@ __all__ = [
     "by_heartbeat",
     "get_kind",
     "kinds",
+    "lazy",
     "names",
     "register_kind",
     "unregister_kind",

@@ -7,7 +7,6 @@ simulated device or a client alone imports neither."""
 from __future__ import annotations
 
 import random
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,49 +14,12 @@ from typing import TYPE_CHECKING, Any
 from feltlab.rig.clients.shufflers import BatchShufflerClient
 from feltlab.rig.devices.misbehaving import GroundTruth, batch_misbehaviour
 from feltlab.rig.devices.shufflers import BatchShuffler
-from feltlab.rig.kinds import DeviceKind, register_kind
+from feltlab.rig.kinds import DeviceKind, lazy, register_kind
 
 if TYPE_CHECKING:
-    from feltlab.rig.certify.analyze import Analysis
-    from feltlab.rig.certify.collect import CampaignOptions, Collected
     from feltlab.rig.certify.decode import CaptureData
-    from feltlab.rig.certify.faults import FaultRunner
-    from feltlab.rig.certify.profile import Profile, Progress
-    from feltlab.rig.certify.uncertainty import HostUncertainty
+    from feltlab.rig.certify.profile import Profile
     from feltlab.rig.explore.scenarios import Scenario
-
-
-def collect(
-    opts: CampaignOptions,
-    client: Any,
-    want: int,
-    result: Collected,
-    progress: Progress,
-    stop: threading.Event,
-    *,
-    faults: FaultRunner | None,
-    directory: Path,
-    part: int,
-) -> None:
-    # through the campaign module, which re-exports it: a test replaces it there
-    from feltlab.rig.certify import campaign
-
-    campaign._collect_batch(opts, client, want, result, progress, stop, faults)
-
-
-def analyze(
-    data: CaptureData,
-    prof: Profile,
-    *,
-    alpha: float,
-    seed: int,
-    directory: Path | None,
-    progress: Progress,
-    host: HostUncertainty | None,
-) -> Analysis:
-    from feltlab.rig.certify.analyze import analyze_batch
-
-    return analyze_batch(data, prof, alpha=alpha, seed=seed, progress=progress, host=host)
 
 
 def count(data: CaptureData) -> int:
@@ -95,8 +57,9 @@ BATCH = register_kind(
         profile="batch6",
         unit="shoes",
         command="shuffler",
-        collect=collect,
-        analyze=analyze,
+        # through the campaign module, which re-exports it: a test replaces it there
+        collect=lazy("feltlab.rig.certify.campaign", "_collect_batch"),
+        analyze=lazy("feltlab.rig.certify.analyze", "analyze_batch"),
         count=count,
         device_keys=frozenset({"decks", "model", "reports_decks", "penetration"}),
         models=True,

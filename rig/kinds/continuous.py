@@ -7,55 +7,16 @@ simulated device or a client alone imports neither."""
 from __future__ import annotations
 
 import random
-import threading
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from feltlab.rig.clients.shufflers import ContinuousShufflerClient
 from feltlab.rig.devices.misbehaving import continuous_misbehaviour
 from feltlab.rig.devices.shufflers import ContinuousShuffler
-from feltlab.rig.kinds import DeviceKind, register_kind
+from feltlab.rig.kinds import DeviceKind, lazy, register_kind
 
 if TYPE_CHECKING:
-    from feltlab.rig.certify.analyze import Analysis
-    from feltlab.rig.certify.collect import CampaignOptions, Collected
     from feltlab.rig.certify.decode import CaptureData
-    from feltlab.rig.certify.faults import FaultRunner
-    from feltlab.rig.certify.profile import Profile, Progress
-    from feltlab.rig.certify.uncertainty import HostUncertainty
     from feltlab.rig.explore.scenarios import Scenario
-
-
-def collect(
-    opts: CampaignOptions,
-    client: Any,
-    want: int,
-    result: Collected,
-    progress: Progress,
-    stop: threading.Event,
-    *,
-    faults: FaultRunner | None,
-    directory: Path,
-    part: int,
-) -> None:
-    from feltlab.rig.certify.collect import _collect_continuous
-
-    _collect_continuous(opts, client, want, result, progress, stop)
-
-
-def analyze(
-    data: CaptureData,
-    prof: Profile,
-    *,
-    alpha: float,
-    seed: int,
-    directory: Path | None,
-    progress: Progress,
-    host: HostUncertainty | None,
-) -> Analysis:
-    from feltlab.rig.certify.analyze import analyze_continuous
-
-    return analyze_continuous(data, prof, alpha=alpha, seed=seed, progress=progress, host=host)
 
 
 def count(data: CaptureData) -> int:
@@ -79,8 +40,8 @@ CONTINUOUS = register_kind(
         profile="continuous",
         unit="deals",
         command="shuffler",
-        collect=collect,
-        analyze=analyze,
+        collect=lazy("feltlab.rig.certify.collect", "_collect_continuous"),
+        analyze=lazy("feltlab.rig.certify.analyze", "analyze_continuous"),
         count=count,
         device_keys=frozenset({"decks", "slots"}),
         misbehave=continuous_misbehaviour,
