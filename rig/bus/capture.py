@@ -139,10 +139,11 @@ class CaptureWriter:
     A BLF file is complete only once closed (python-can finalises its header and last
     container in ``stop``), so with ``journal`` (default for .blf) every frame is also
     appended to a candump text journal (:func:`journal_path`, a :class:`MappedJournal`), in
-    the operating system's page cache as each frame is written: a process killed at any moment (kill -9) leaves every frame it had
-    received in the journal.  :meth:`stop` closes the BLF, then removes the journal; a
-    journal found next to a BLF means the capture was not closed, and :func:`read_capture`
-    reads the journal instead (:func:`recover_capture` rebuilds the BLF from it).
+    the operating system's page cache as each frame is written: a process killed at any
+    moment (kill -9) leaves every frame it had received in the journal.  :meth:`stop` closes
+    the BLF, then removes the journal; a journal found next to a BLF means the capture was not
+    closed, and :func:`read_capture` reads the journal instead (:func:`recover_capture`
+    rebuilds the BLF from it).
 
     Raises :class:`RigError` for a suffix other than .blf, .asc or .log.
     """
