@@ -98,7 +98,9 @@ def _print_json(result: Any, *, written: bool = True) -> None:
         "directory": str(result.directory) if written else None,
         "record": result.record,
     }
-    click.echo(json.dumps(out, indent=2, default=str))
+    from feltlab.rig.certify.report import json_safe
+
+    click.echo(json.dumps(json_safe(out), indent=2, default=str, allow_nan=False))
 
 
 def _print_result(result: Any, *, written: bool = True, as_json: bool = False) -> None:

@@ -295,5 +295,5 @@ def simulate(
         trace_path,
         as_json,
         skipped=skipped + sorted(res.tally.skipped.items()),
-        plays_out=any(types[w.name].dealer_plays_out for w in res.wagers),
+        plays_out=tuple(w.name for w in res.wagers if types[w.name].dealer_plays_out),
     )

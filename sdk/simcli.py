@@ -25,13 +25,13 @@ def report_simulation(
     as_json: bool,
     *,
     skipped: list[tuple[str, str]] | None = None,
-    plays_out: bool = False,
+    plays_out: tuple[str, ...] = (),
 ) -> None:
     """Write the trace (an ``.npz`` of ``net`` int32 cents and ``initial`` (n, 5) uint8 card
     codes) when asked for, and print the result as JSON or as tables, naming the wagers
     settled by the batch path (``batch_wagers``, with the reason).  ``skipped``: (wager,
-    reason) of each installed wager not simulated, always listed; ``plays_out``: a wager in
-    play made the dealer play out.  Raises click.BadParameter for an unwritable trace path."""
+    reason) of each installed wager not simulated, always listed; ``plays_out``: the wagers in
+    play that made the dealer play out.  Raises click.BadParameter for an unwritable trace path."""
     skipped = list(skipped or [])
     if trace_path is not None and res.trace is not None:
         try:
@@ -70,7 +70,8 @@ def report_simulation(
             {"wager": name, "reason": res.batch_reasons.get(name, "no lookup table")}
             for name in res.batch_wagers
         ],
-        "dealer_plays_out": plays_out,
+        "dealer_plays_out": bool(plays_out),
+        "dealer_plays_out_for": list(plays_out),
     }
     if as_json:
         click.echo(json.dumps(data, indent=2))
@@ -115,5 +116,6 @@ def report_simulation(
         )
     if plays_out:
         out.print(
-            "a wager in play requires the dealer to play out: the dealer completes every hand"
+            f"{', '.join(plays_out)} in play: the dealer completes every hand (plays out), as "
+            f"{'it requires' if len(plays_out) == 1 else 'they require'}"
         )

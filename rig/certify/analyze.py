@@ -404,6 +404,7 @@ def _battery(
             alpha=alpha,
             replicates=reps,
             seed=seed,
+            loaded_ids=loaded,
         )
         power[alt] = est if est is not None else {}
         progress.advance()

@@ -253,7 +253,7 @@ def write_report(
 
     out_dir.mkdir(parents=True, exist_ok=True)
     record.setdefault("record_version", RECORD_VERSION)
-    (out_dir / "record.json").write_text(json.dumps(record, indent=2, default=_json_default))
+    (out_dir / "record.json").write_text(dumps(record))
     power_columns: list[str] = []
     for c in (record.get("battery") or {}).get("checks", []):
         for k in c.get("power", {}):
@@ -274,6 +274,26 @@ def write_report(
         json.dumps({"algorithm": "sha256", "files": manifest}, indent=2)
     )
     return manifest
+
+
+def json_safe(o: Any) -> Any:
+    """``o`` with every non-finite float (a power not estimated, a statistic that could not
+    run) as None, so that the JSON is strict (RFC 8259 has no NaN): JavaScript's
+    ``JSON.parse`` and jq read it."""
+    if isinstance(o, float | np.floating):
+        return float(o) if math.isfinite(float(o)) else None
+    if isinstance(o, dict):
+        return {k: json_safe(v) for k, v in o.items()}
+    if isinstance(o, list | tuple):
+        return [json_safe(v) for v in o]
+    if isinstance(o, np.ndarray):
+        return json_safe(o.tolist())
+    return o
+
+
+def dumps(o: Any) -> str:
+    """Strict JSON of a record (:func:`json_safe`; numpy values and paths converted)."""
+    return json.dumps(json_safe(o), indent=2, default=_json_default, allow_nan=False)
 
 
 def _json_default(o: Any) -> Any:

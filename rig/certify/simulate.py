@@ -49,19 +49,27 @@ def estimate_power(
     alpha: float = 0.01,
     replicates: int = 20,
     seed: int = 0,
+    loaded_ids: npt.ArrayLike | None = None,
 ) -> dict[str, float]:
     """The fraction of ``replicates`` simulated campaigns of ``n_shoes`` shoes from ``model``
     that each check rejects (Holm-adjusted, at ``alpha``): each check's power against that
     named alternative at this sample size.  Also the battery's overall power, as "battery".
+    ``loaded_ids`` (the ``n_cards`` physical ids of the loaded order, as the campaign's):
+    the simulated shoes' card codes, so that the checks of the delivered cards (adjacent rank
+    pairs) are in the power runs too, and Holm's correction runs over the same family as the
+    campaign's battery.
 
     The replicates run on up to 4 threads (the C core releases the GIL); each has its own
     seed, ``child_seed(seed, "power", model, r)``, so the estimate does not depend on them."""
 
     from feltlab.rig.certify.battery import BatteryResult, Verdict, run_battery
 
+    loaded = None if loaded_ids is None else np.asarray(loaded_ids, dtype=np.int64)
+
     def replicate(r: int) -> BatteryResult:
         shoes = simulate_shoes(model, n_shoes, n_cards, child_seed(seed, "power", model, r))
-        return run_battery(shoes, alpha=alpha)
+        codes = None if loaded is None else np.ascontiguousarray((loaded[shoes] % 52), np.uint8)
+        return run_battery(shoes, alpha=alpha, codes=codes)
 
     workers = max(1, min(replicates, os.cpu_count() or 1, 4))
     with ThreadPoolExecutor(workers, thread_name_prefix="feltlab-power") as pool:

@@ -342,7 +342,7 @@ def _unpack_bits(raw: memoryview, count: int, width: int) -> npt.NDArray[np.uint
 
 _SHOE_HEAD = "<BBBBHHH"
 _PACKED_HEAD = "<BBBBHHHB"
-#: bits per card of a SHOE_PACKED payload: the physical id ``deck * 52 + code`` (deck 0..8),
+#: bits per card of a SHOE_PACKED payload: the physical id ``deck * 52 + code`` (deck 0..7),
 #: or the code alone for a device that cannot tell decks apart (every deck 0xFF)
 PACKED_WIDTH_ID = 9
 PACKED_WIDTH_CODE = 6
@@ -373,7 +373,7 @@ class ShoePayload:
         unknown = self.card_decks == UNKNOWN_DECK
         if unknown.all() and self.codes.size:
             return PACKED_WIDTH_CODE
-        if unknown.any() or (self.card_decks > 8).any():
+        if unknown.any() or (self.card_decks > 7).any():
             return None
         return PACKED_WIDTH_ID
 
@@ -417,6 +417,8 @@ class ShoePayload:
         if width == PACKED_WIDTH_CODE:
             codes, dk = values, np.full(count, UNKNOWN_DECK, dtype=np.uint8)
         else:
+            if (values >= 8 * 52).any():
+                raise ProtocolError("SHOE_PACKED payload holds a card id above 415 (a deck past 7)")
             codes, dk = values % 52, values // 52
         if (codes > 51).any():
             raise ProtocolError("SHOE_PACKED payload holds a card code above 51")

@@ -237,3 +237,44 @@ def test_dbc_is_package_data() -> None:
     from importlib import resources
 
     assert resources.files("feltlab.rig.protocol").joinpath(p.DBC_FILE).is_file()
+
+
+def _sealed(body: bytes) -> bytes:
+    import struct
+    import zlib
+
+    return body + struct.pack("<I", zlib.crc32(body))
+
+
+def test_the_packed_shoe_of_protocol_2_1_round_trips_and_refuses_what_it_cannot_be() -> None:
+    """SHOE_PACKED (docs/protocol.md): 9 bits a card (deck * 52 + code), 366 bytes for 6
+    decks, hand-checked on the first byte; 6 bits a card when the decks are unknown; a shoe
+    with mixed deck knowledge falls back to the 2-byte layout; a bad width, a length that
+    disagrees with the count, an id past deck 7 or a code past 51 is a ProtocolError."""
+    codes = (np.arange(312) % 52).astype(np.uint8)
+    decks = (np.arange(312) // 52).astype(np.uint8)
+    shoe = p.ShoePayload(7, 6, 234, codes, decks, request_id=9, packed=True)
+    raw = shoe.encode()
+    assert len(raw) == 11 + (312 * 9 + 7) // 8 + 4 == 366
+    assert raw[1] == p.PayloadType.SHOE_PACKED and raw[p.PAYLOAD_RID_OFFSET] == 9
+    assert raw[10] == 9 and raw[11] == 0  # width; card 0 (id 0) then card 1 (id 1) ...
+    assert raw[12] == 0b00000010  # id 1's low 7 bits after id 0's 9 zero bits: bit 9 set
+    back = p.ShoePayload.decode(raw)
+    assert back.packed and back.request_id == 9 and back.cut_position == 234
+    assert (back.ids() == np.arange(312)).all()
+    blind = p.ShoePayload(3, 6, 0, codes, np.full(312, 0xFF, np.uint8), packed=True).encode()
+    assert len(blind) == 11 + 312 * 6 // 8 + 4 and blind[10] == 6
+    assert (p.ShoePayload.decode(blind).card_decks == 0xFF).all()
+    mixed = decks.copy()
+    mixed[5] = 0xFF
+    fallback = p.ShoePayload(3, 6, 0, codes, mixed, packed=True).encode()
+    assert fallback[1] == p.PayloadType.SHOE and len(fallback) == 10 + 2 * 312 + 4
+    head = bytes([2, p.PayloadType.SHOE_PACKED, 6, 1, 1, 0, 0, 0, 2, 0])
+    for body, why in [
+        (head + bytes([7, 0, 0]), "7 bits per card"),
+        (head + bytes([9, 0, 0, 0, 0]), "length disagrees"),  # 2 cards need 3 bytes, not 4
+        (head + bytes([9, 0xA0, 0xFF, 0x03]), "above 415"),  # ids 416 and 511
+        (head + bytes([6, 0x3C, 0]), "above 51"),  # code 60
+    ]:
+        with pytest.raises(ProtocolError, match=why):
+            p.ShoePayload.decode(_sealed(body))
