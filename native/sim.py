@@ -47,7 +47,8 @@ DF_MAX_CARDS = int(lib.FL_DF_MAX_CARDS)
 DF_CLASSES = int(lib.FL_DF_CLASSES)
 SIM_VERSION: int = lib.FL_SIM_VERSION
 """The C simulator's version (``FL_SIM_VERSION``): with the seed derivation, what a seed
-reproduces (version 2: ``SIM_LANES`` shoes interleaved per call)."""
+reproduces (version 2: ``SIM_LANES`` shoes interleaved per call; 3: ``feltlab.simulate``
+calls it for 200,000 rounds at a time on every path)."""
 SIM_LANES: int = lib.FL_SIM_LANES
 SIM_INPUTS: int = lib.FL_SIM_INPUTS
 """Per-round inputs a side table may index: 0..4 the initial cards P1, P2, D1, P3, D2, then

@@ -309,6 +309,17 @@ def _run_certify(
                 directory.rmdir()  # only if still empty
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
+    except OSError as exc:  # the campaign folder cannot be written: a full disk, no rights
+        if view is not None:
+            view.observer.failed(str(exc))
+            view.close(0.0)
+        where = exc.filename or directory
+        click.echo(
+            f"error: cannot write {where}: {exc.strerror or exc}; make room (or choose a "
+            f"writable --out) and continue with feltlab certify {command} --resume {directory}",
+            err=True,
+        )
+        sys.exit(2)
     if result.verdict == Verdict.ABORTED:
         click.echo(
             f"interrupted: the record says ABORTED; continue the campaign with "

@@ -104,6 +104,11 @@ def untabulated_reason(wager: WagerType) -> str | None:
     """Why ``wager`` has no side table and is settled by the batch path (None: it has one,
     or it is not a simulated side bet at all)."""
     if wager.round_fields:
+        from feltlab.record import RECORD_FIELDS
+
+        unknown = [f for f in wager.round_fields if f not in RECORD_FIELDS]
+        if unknown:
+            return f"{', '.join(unknown)}: not fields of the round record (feltlab.record)"
         arrays = [f for f in wager.round_fields if f not in native.RECORD_INPUTS]
         if arrays:
             return f"it reads {', '.join(arrays)}, card arrays of the round record"
@@ -218,8 +223,9 @@ def _build_round_table(
         out = np.asarray(wager.classify_round(rec)).astype(np.int64)
         if out.shape != flat.shape or (out.size and (out.min() < 0 or out.max() >= n_out)):
             raise WagerError(
-                f"{wager.name}.classify_round returned indexes outside its paytable's {n_out} "
-                "outcomes (or not one a record); return an index into paytable.outcomes"
+                f"{wager.name}.classify_round must return one index into paytable.outcomes "
+                f"(0..{n_out - 1}) per record; it returned shape {out.shape} for "
+                f"{flat.size} records, values {out.min(initial=0)}..{out.max(initial=0)}"
             )
         table[flat] = out.astype(np.uint8)
     return table.reshape(shape)

@@ -98,17 +98,18 @@ def classify_round_bets(
 
 
 RECORD_BATCH = 200_000
-"""Rounds per simulator call when round records are kept (151 bytes a round); each call
-starts from a freshly shuffled shoe."""
+"""Rounds per simulator call, on every path (since simulator version 3): round records, when
+kept, are 151 bytes a round; each call starts from freshly shuffled shoes."""
 
 
 def _simulate_with_records(
     rules: Rules, chunk: int, n_rounds: int, seed: int, instances: Sequence[WagerType],
     fresh_shoe: bool, trace: bool = False,
 ) -> Tally:  # fmt: skip
-    """A chunk with play-decided wagers: the simulator keeps round records, in batches of
-    :data:`RECORD_BATCH` rounds, and plays the dealer out when one of them requires it;
-    ``trace`` keeps the per-round arrays (``net``, ``initial``) in the tally."""
+    """A chunk classified in batches from the simulator's per-round arrays and round records,
+    in calls of :data:`RECORD_BATCH` rounds (the same rounds as the tally path), the dealer
+    played out when a wager requires it; ``trace`` keeps the per-round arrays (``net``,
+    ``initial``) in the tally."""
     from dataclasses import replace
 
     rng = chunk_generator(seed, chunk)
@@ -187,7 +188,7 @@ def run_chunk(
     from feltlab import sidetables
 
     instances = [_wager(name, table) for name, table in wager_specs]
-    if trace and any(w.round_fields for w in instances):
+    if trace:
         tally = _simulate_with_records(
             rules, chunk, n_rounds, seed, instances, fresh_shoe, trace=trace
         )
@@ -196,14 +197,6 @@ def run_chunk(
     rng = chunk_generator(seed, chunk)
     plays_out = any(w.dealer_plays_out for w in instances)
     srules = replace(sim_rules(rules, fresh_shoe=fresh_shoe), dealer_plays_out=plays_out)
-    if trace:
-        res = native.simulate_rounds(rng, srules, n_rounds)
-        net = res.net.astype(np.int64)
-        tally = Tally(rounds=n_rounds, net=int(net.sum()), net_sq=int((net * net).sum()))
-        _settle_side_bets(tally, res.initial, None, instances)
-        tally.chunk = chunk
-        tally.trace = res
-        return tally
     skipped: dict[str, str] = {}
     tabled: list[tuple[WagerType, native.SideTable]] = []
     rest: list[WagerType] = []  # no table: classified from per-round arrays
@@ -219,9 +212,9 @@ def run_chunk(
             tabled.append((w, t))
     tables = tuple(t for _, t in tabled)
     tally = Tally(chunk=chunk, skipped=skipped)
-    # one call without per-round arrays; with them, calls of RECORD_BATCH rounds (each from a
-    # freshly shuffled shoe) that keep only what the untabled wagers read
-    step = RECORD_BATCH if rest else max(n_rounds, 1)
+    # calls of RECORD_BATCH rounds, each from freshly shuffled shoes, on every path (tables
+    # only, tables and per-round arrays, trace): so a seed gives the same rounds on all of them
+    step = RECORD_BATCH
     want_init = any(not w.round_fields for w in rest)
     want_rec = any(w.round_fields for w in rest)
     left = n_rounds

@@ -57,36 +57,63 @@ class MappedJournal:
     process killed at any moment (kill -9) leaves every line it wrote in the file, as a
     file flushed per line does, at a fraction of the cost (one ``write`` system call per CAN
     frame took about a tenth of a simulated campaign's time).  The file grows in 4 MiB
-    steps; the unwritten rest is NUL bytes, which :func:`read_journal` stops at; a clean
-    :meth:`close` truncates it to what was written.  :meth:`sync` forces it to stable
-    storage (msync, then fsync): what survives a power loss."""
+    steps, each allocated on disk first (``posix_fallocate``: a full disk fails there, with
+    ENOSPC, and not as a SIGBUS on a mapped page); the unwritten rest is NUL bytes, which
+    :func:`read_journal` stops at; a clean :meth:`close` truncates it to what was written.
+    Where a step cannot be allocated (a full disk, a filesystem without it) the journal goes
+    on with one ``write`` a line, whose ``OSError`` the caller counts.  :meth:`sync` forces it
+    to stable storage (msync, then fsync): what survives a power loss."""
 
     STEP = 1 << 22
 
     def __init__(self, path: Path) -> None:
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            os.ftruncate(self._fd, self.STEP)
-            self._map = mmap.mmap(self._fd, self.STEP)
-        except OSError:
-            os.close(self._fd)
-            raise
+        self._map: mmap.mmap | None = None
         self._pos = 0
+        self._grow(self.STEP)
+
+    def _grow(self, size: int) -> None:
+        try:
+            os.posix_fallocate(self._fd, 0, size)
+            if self._map is None:
+                self._map = mmap.mmap(self._fd, size)
+            else:
+                self._map.resize(size)
+        except (OSError, ValueError):  # no room (ENOSPC), or no fallocate here: plain writes
+            if self._map is not None:
+                self._map.close()
+                self._map = None
+            os.ftruncate(self._fd, self._pos)
+            os.lseek(self._fd, self._pos, os.SEEK_SET)
 
     def write(self, text: str) -> None:
+        """Append ``text`` (ASCII).  Raises OSError only when the disk refuses it."""
         data = text.encode("ascii")
         end = self._pos + len(data)
-        if end > len(self._map):
-            self._map.resize(max(2 * len(self._map), end + self.STEP))  # grows the file too
-        self._map[self._pos : end] = data
+        if self._map is not None and end > len(self._map):
+            self._grow(max(2 * len(self._map), end + self.STEP))
+        if self._map is not None:
+            self._map[self._pos : end] = data
+        else:
+            view = memoryview(data)
+            try:
+                while view:
+                    view = view[os.write(self._fd, view) :]
+            except OSError:  # no torn line left before the next one
+                os.ftruncate(self._fd, self._pos)
+                os.lseek(self._fd, self._pos, os.SEEK_SET)
+                raise
         self._pos = end
 
     def sync(self) -> None:
-        self._map.flush()
+        if self._map is not None:
+            self._map.flush()
         os.fsync(self._fd)
 
     def close(self) -> None:
-        self._map.close()
+        if self._map is not None:
+            self._map.close()
+            self._map = None
         os.ftruncate(self._fd, self._pos)
         os.close(self._fd)
 
@@ -207,7 +234,15 @@ class CaptureWriter:
         with self._lock:
             if not self._stopped:
                 self._stopped = True
-                self._writer.stop()
+                try:
+                    self._writer.stop()
+                except OSError as exc:  # a full disk: the BLF is unfinished, the journal kept
+                    self.write_errors += 1
+                    if len(self.write_error_examples) < 5:
+                        self.write_error_examples.append(f"closing the BLF: {exc}"[:200])
+                    if self._journal is not None:
+                        self._journal.close()
+                    return
                 if self._journal is not None:
                     self._journal.close()
                     journal_path(self.path).unlink(missing_ok=True)

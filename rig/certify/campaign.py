@@ -401,12 +401,27 @@ def finish(
 ) -> CampaignResult:
     """Analyse the campaign in ``out`` and write its report.  In real time the host's
     timing uncertainty is calibrated once more after collection (:func:`calibrate_after`)."""
-    captures = _capture_paths(out)
     errors: list[str] = []
     if collected.error:
         errors.append(f"collection: {collected.error}")
     calibrate_after(out, state)
     worker = PlotWorker()  # the plots' matplotlib import overlaps the analysis
+    try:
+        return _finish(out, prof, state, collected, errors, worker, progress)
+    finally:
+        worker.close()  # however the analysis ends: no plotting process is left
+
+
+def _finish(
+    out: Path,
+    prof: Profile,
+    state: dict[str, Any],
+    collected: Collected,
+    errors: list[str],
+    worker: PlotWorker,
+    progress: Progress,
+) -> CampaignResult:
+    captures = _capture_paths(out)
     try:
         analysis, data = analyze_campaign(
             captures,
@@ -452,10 +467,7 @@ def finish(
         collection=_collection(size, have, collected),
         heartbeat_kind=data.heartbeat_kind if data is not None else None,
     )
-    try:
-        plots = _plots(analysis, worker)
-    finally:
-        worker.close()
+    plots = _plots(analysis, worker)
     write_report(out, record, plots)
     return CampaignResult(verdict, record, out)
 

@@ -14,6 +14,7 @@ import io
 import json
 import logging
 import math
+import os
 import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
@@ -111,22 +112,29 @@ def make_plots(
     return plots
 
 
-def _plot_server(conn: Any) -> None:
+def _plot_server(conn: Any, parents_end: Any) -> None:
     """A :class:`PlotWorker`'s process: import matplotlib while the campaign is analysed,
-    then render the one set of plots it is sent."""
+    then render the one set of plots it is sent.  It closes its copy of the parent's end
+    first, so that the parent's exit (however it ends) is an end of file here and this
+    process ends too; Ctrl-C is the parent's to handle (SIGINT ignored here)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parents_end.close()
     try:
         import matplotlib
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot
+        import matplotlib.pyplot  # the import is the work done ahead
 
         inputs = conn.recv()
         conn.send(make_plots(**inputs))
-    except Exception as exc:  # told to the parent, which then plots itself
-        with contextlib.suppress(Exception):
-            conn.send(exc)
+    except BaseException as exc:  # told to the parent (which then plots itself), or EOF
+        with contextlib.suppress(BaseException):
+            conn.send(RuntimeError(f"{type(exc).__name__}: {exc}"))
     finally:
         conn.close()
+        os._exit(0)  # no atexit handler or buffer of the parent's runs twice
 
 
 class PlotWorker:
@@ -153,7 +161,7 @@ class PlotWorker:
 
             ctx = multiprocessing.get_context("fork")
             self._conn, child = ctx.Pipe()
-            self._proc = ctx.Process(target=_plot_server, args=(child,), daemon=True)
+            self._proc = ctx.Process(target=_plot_server, args=(child, self._conn), daemon=True)
             self._proc.start()
             child.close()
         except (ValueError, OSError) as exc:  # no fork here, or no process left to start

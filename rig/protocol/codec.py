@@ -370,10 +370,12 @@ class ShoePayload:
     packed: bool = False
 
     def _width(self) -> int | None:
-        unknown = self.card_decks == UNKNOWN_DECK
+        if (np.asarray(self.codes) > 51).any():
+            raise ValueError("a card code above 51 cannot be encoded; codes are 0..51")
+        unknown = np.asarray(self.card_decks) == UNKNOWN_DECK
         if unknown.all() and self.codes.size:
             return PACKED_WIDTH_CODE
-        if unknown.any() or (self.card_decks > 7).any():
+        if unknown.any() or (np.asarray(self.card_decks) > 7).any():
             return None
         return PACKED_WIDTH_ID
 

@@ -224,3 +224,25 @@ def test_a_wager_reading_the_records_card_arrays_is_named_with_its_reason() -> N
     )
     assert res.batch_wagers == ("bust_bonus",) and res.batch_reasons["bust_bonus"] == why
     assert sum(res.tally.wagers["bust_bonus"]) == sum(res.tally.wagers["buster_blackjack"])
+
+
+def test_a_chunk_longer_than_one_call_gives_the_same_rounds_on_every_path() -> None:
+    """Simulator version 3: a chunk of 250,000 rounds is dealt in calls of RECORD_BATCH
+    (200,000) rounds on every path, so the tally path, the trace and a run beside a wager
+    without a table (Bust Bonus, classified from per-round arrays) see the same rounds."""
+    rules = Rules.preset("vegas_s17")
+    specs = [("perfect_pairs", None), ("buster_blackjack", "version1")]
+    kw = {"seed": 8, "chunk_rounds": 250_000}
+    tabled = sim.simulate(rules, 250_000, wagers=specs, **kw)  # type: ignore[arg-type]
+    traced = sim.simulate(rules, 250_000, wagers=specs, trace=True, **kw)  # type: ignore[arg-type]
+    beside = sim.simulate(
+        rules,
+        250_000,
+        wagers=[*specs, ("bust_bonus", None)],
+        **kw,  # type: ignore[arg-type]
+    )
+    assert sim.RECORD_BATCH < 250_000 and native.SIM_VERSION == 3
+    assert tabled.tally == traced.tally
+    assert beside.tally.net == tabled.tally.net
+    for name, _ in specs:
+        assert beside.tally.wagers[name] == tabled.tally.wagers[name]
