@@ -11,7 +11,8 @@ behaves as can-isotp's sender does with the rig's parameters (frames byte for by
 instant for instant, so a capture is unchanged by the swap): single frame up to 7 bytes;
 else a first frame, then consecutive frames as the receiver's flow control allows (block
 size, STmin, WAIT), an error after N_Bs without flow control, or on OVERFLOW.  Payloads
-queue and go one after another.
+queue and go one after another.  One difference is known: after a transfer ended by an
+OVERFLOW, the next payload goes at once, where can-isotp sends it at its next timer wake-up.
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ class SimIsoTpSender:
         self._stmin = 0.0
         self._fc_timer: ScheduledCall | None = None
         self._cf_timer: ScheduledCall | None = None
+        self._last_cf = 0.0  # when the last consecutive frame went
         self._closed = False
         node.add_listener(self._on_frame, arbitration_id=rxid)
 
@@ -83,6 +85,9 @@ class SimIsoTpSender:
         """Queue ``payload`` (at most 4095 bytes); it goes when the transfers before it end."""
         if not 0 < len(payload) <= 4095:
             raise ValueError(f"ISO-TP payload of {len(payload)} bytes: 1..4095 allowed")
+        if self._closed:
+            self.errors.append("the link is closed: nothing sent")
+            return
         self._queue.append(bytes(payload))
         if self._state == "idle":
             self._start_next()
@@ -151,7 +156,10 @@ class SimIsoTpSender:
         if msg.arbitration_id != self.rxid or msg.is_extended_id or self._closed:
             return
         data = bytes(msg.data)
-        if not data or data[0] >> 4 != 3:
+        if not data:
+            self._error("InvalidCanDataError: an empty frame on the flow control id", end=False)
+            return
+        if data[0] >> 4 != 3:
             return  # not flow control: this link only sends
         if len(data) < 3 or data[0] & 0x0F >= 3:
             self._error("InvalidCanDataError: malformed flow control frame", end=False)
@@ -161,8 +169,8 @@ class SimIsoTpSender:
             self._error("InvalidCanDataError: Invalid StMin received in Flow Control", end=False)
             return
         if status == 2:  # OVERFLOW
-            if self._state != "idle":
-                self._error("OverflowError: the receiver's flow control says OVERFLOW")
+            text = "OverflowError: the receiver's flow control says OVERFLOW"
+            self._error(text, end=self._state != "idle")
             return
         if self._state == "idle":
             self._error("UnexpectedFlowControlError: flow control while idle", end=False)
@@ -174,6 +182,11 @@ class SimIsoTpSender:
             self._fc_timer.cancel()
             self._fc_timer = None
         self._blocksize = blocksize
+        if self._state == "send_cf" and self._cf_timer is not None and stmin != self._stmin:
+            # a new STmin mid-block counts from the last frame sent, as can-isotp's timer
+            self._cf_timer.cancel()
+            at = max(self.clock.now(), self._last_cf + stmin + TIMER_SLACK)
+            self._cf_timer = self.clock.call_at(at, self._on_stmin)
         self._stmin = stmin
         if self._state == "wait_fc":
             self._block = 0
@@ -194,6 +207,7 @@ class SimIsoTpSender:
         while self._state == "send_cf":
             chunk = self._data[self._pos : self._pos + 7]
             self._tx(bytes([0x20 | self._seq]) + chunk)
+            self._last_cf = self.clock.now()
             self._pos += len(chunk)
             self._seq = (self._seq + 1) & 0x0F
             self._block += 1
