@@ -4,10 +4,16 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 import sys
 import time
 from pathlib import Path
+
+# Before numpy loads OpenBLAS: feltlab does no large linear algebra, and OpenBLAS's worker
+# threads only spin after a small product (0.2 s of CPU in a certification campaign, taken
+# from the campaign itself on a busy host).  A value the user set is kept.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import click
 import numpy as np
