@@ -12,15 +12,13 @@ Library code: it logs and reports progress through a callback, never prints.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import logging
 import secrets
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -36,6 +34,7 @@ from feltlab.rig.certify.collect import (
     _wait_heartbeats,
     calibrate_after,
     campaign_fault_plan,
+    fewer_gc_passes,
     freshness_store,
     watch_host,
 )
@@ -99,19 +98,6 @@ BUNDLED = FieldView("profile")
 DRAIN_SECONDS = 0.5
 """How long (seconds) a collection part keeps the capture open after its last sample: twice
 the N_Cr consecutive-frame timeout of the rig's ISO-TP links (0.25 s)."""
-
-
-@contextlib.contextmanager
-def _fewer_gc_passes() -> Iterator[None]:
-    """A campaign allocates about ten short-lived objects a CAN frame and makes few reference
-    cycles: the cyclic collector's youngest generation runs every 50,000 allocations instead
-    of every 700 (7% of a simulated campaign's time went to it), then as before."""
-    before = gc.get_threshold()
-    gc.set_threshold(50_000, 20, 20)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
 
 
 def collect_part(
@@ -317,7 +303,7 @@ def run_campaign(
     part = len(parts) + 1
     collected = Collected()
     if have < size:
-        with watch_host(out, state), _fewer_gc_passes():
+        with watch_host(out, state), fewer_gc_passes():
             collected = collect_part(
                 replace(opts, seed=seed),
                 out,
@@ -332,7 +318,7 @@ def run_campaign(
     elif resume:
         log.info("nothing left to collect: %d of %d", have, size)
     if live is None:
-        with _fewer_gc_passes():
+        with fewer_gc_passes():
             return finish(out, prof, state, collected, progress=prog)
     live.analysing()
     result = finish(out, prof, state, collected, progress=live.progress(prog))
