@@ -102,6 +102,14 @@ RECORD_BATCH = 200_000
 kept, are 151 bytes a round; each call starts from freshly shuffled shoes."""
 
 
+def _chunk_rules(rules: Rules, fresh_shoe: bool, instances: Sequence[WagerType]) -> native.SimRules:
+    """The C simulator's rules for a chunk: the dealer plays out when a wager requires it."""
+    from dataclasses import replace
+
+    plays_out = any(w.dealer_plays_out for w in instances)
+    return replace(sim_rules(rules, fresh_shoe=fresh_shoe), dealer_plays_out=plays_out)
+
+
 def _simulate_with_records(
     rules: Rules, chunk: int, n_rounds: int, seed: int, instances: Sequence[WagerType],
     fresh_shoe: bool, trace: bool = False,
@@ -110,11 +118,8 @@ def _simulate_with_records(
     in calls of :data:`RECORD_BATCH` rounds (the same rounds as the tally path), the dealer
     played out when a wager requires it; ``trace`` keeps the per-round arrays (``net``,
     ``initial``) in the tally."""
-    from dataclasses import replace
-
     rng = chunk_generator(seed, chunk)
-    plays_out = any(w.dealer_plays_out for w in instances)
-    sr = replace(sim_rules(rules, fresh_shoe=fresh_shoe), dealer_plays_out=plays_out)
+    sr = _chunk_rules(rules, fresh_shoe, instances)
     tally = Tally()
     left = n_rounds
     kept: list[native.SimResult] = []
@@ -183,8 +188,6 @@ def run_chunk(
     the tally's ``trace``; with a play-decided wager, :func:`_simulate_with_records`), every
     wager classified in batches: the same counts.  A wager whose classifier fails is named
     in ``Tally.skipped`` with the reason."""
-    from dataclasses import replace
-
     from feltlab import sidetables
 
     instances = [_wager(name, table) for name, table in wager_specs]
@@ -195,8 +198,7 @@ def run_chunk(
         tally.chunk = chunk
         return tally
     rng = chunk_generator(seed, chunk)
-    plays_out = any(w.dealer_plays_out for w in instances)
-    srules = replace(sim_rules(rules, fresh_shoe=fresh_shoe), dealer_plays_out=plays_out)
+    srules = _chunk_rules(rules, fresh_shoe, instances)
     skipped: dict[str, str] = {}
     tabled: list[tuple[WagerType, native.SideTable]] = []
     rest: list[WagerType] = []  # no table: classified from per-round arrays
@@ -231,7 +233,6 @@ def run_chunk(
             _settle_side_bets(part, init, out.record, rest)
         tally.add(part)
         left -= n
-    tally.skipped.update(skipped)
     for w, _ in tabled:  # a wager on no round of an empty chunk still has its row
         tally.wagers.setdefault(w.name, [0] * len(w.paytable.pays))
         tally.offered.setdefault(w.name, 0)
