@@ -385,8 +385,12 @@ class Node:
         that id).  An exception ``fn`` raises is counted in ``listener_errors`` and logged;
         reception goes on for every other listener."""
 
+        # real time: the Notifier calls every listener, so the id is tested here; simulated
+        # time routes the frames by id before the call (SimListeners)
+        test_id = arbitration_id if isinstance(self.notifier, can.Notifier) else None
+
         def guarded(msg: can.Message) -> None:
-            if arbitration_id is not None and msg.arbitration_id != arbitration_id:
+            if test_id is not None and msg.arbitration_id != test_id:
                 return
             try:
                 fn(msg)
@@ -399,7 +403,7 @@ class Node:
         self._guards[fn] = guarded
         if isinstance(self.notifier, can.Notifier):
             self.notifier.add_listener(guarded)
-        else:  # simulated time: the frames are routed by id before the call
+        else:
             self.notifier.add_listener(guarded, arbitration_id)
 
     def remove_listener(self, fn: Callable[[can.Message], None]) -> None:
