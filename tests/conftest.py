@@ -10,7 +10,7 @@ import matplotlib
 import pytest
 
 # the suite runs hundreds of campaigns in its processes: their reports draw in process, with
-# matplotlib imported once (tests/certify/test_report.py covers the forked PlotWorker)
+# matplotlib imported once (tests/certify/test_report.py covers the forked AheadWorker)
 matplotlib.use("Agg")
 
 _counter = itertools.count()

@@ -172,8 +172,16 @@ class CaptureWriter:
     closed, and :func:`read_capture` reads the journal instead (:func:`recover_capture`
     rebuilds the BLF from it).
 
+    A BLF capture also keeps the frames it wrote (up to :attr:`KEEP_LIMIT`), so that the
+    campaign that wrote it analyses them without parsing the file again:
+    :meth:`frames_as_read` gives them exactly as :func:`read_capture` reads them back.
+
     Raises :class:`RigError` for a suffix other than .blf, .asc or .log.
     """
+
+    #: frames a BLF capture keeps for :meth:`frames_as_read` (about 160 bytes each); a
+    #: longer capture keeps none and is read back from its file
+    KEEP_LIMIT = 500_000
 
     def __init__(self, path: str | Path, *, journal: bool | None = None) -> None:
         self.path = Path(path)
@@ -193,6 +201,12 @@ class CaptureWriter:
         # to write and read back
         blf = self.path.suffix.lower() == ".blf"
         self._writer: Any = can.Logger(str(self.path), **({"compression_level": 1} if blf else {}))
+        #: (timestamp, id, extended, remote, rx, dlc, data) of each frame written, or None:
+        #: not kept (not BLF, past KEEP_LIMIT, an error or CAN FD frame, a write error)
+        self._kept: list[tuple[float, int, bool, bool, bool, int, bytes]] | None = (
+            [] if blf and isinstance(self._writer, can.BLFWriter) else None
+        )
+        self._closed_stat: tuple[int, int, int] | None = None
         self._lock = threading.Lock()
         self.frames = 0
         #: frames the writer could not store (counted in the record, reception goes on)
@@ -213,7 +227,24 @@ class CaptureWriter:
                 if self._journal is not None:
                     self._journal.write(_candump_line(msg))
                 self._writer.on_message_received(msg)
+                kept = self._kept
+                if kept is not None:
+                    if msg.is_error_frame or msg.is_fd or len(kept) >= self.KEEP_LIMIT:
+                        self._kept = None  # read back from the file instead
+                    else:
+                        kept.append(
+                            (
+                                msg.timestamp,
+                                msg.arbitration_id,
+                                msg.is_extended_id,
+                                msg.is_remote_frame,
+                                msg.is_rx,
+                                msg.dlc,
+                                bytes(msg.data),
+                            )
+                        )
             except Exception as exc:  # a frame the writer cannot encode: counted, not fatal
+                self._kept = None
                 self.write_errors += 1
                 if len(self.write_error_examples) < 5:
                     self.write_error_examples.append(f"{type(exc).__name__}: {exc}"[:200])
@@ -246,6 +277,57 @@ class CaptureWriter:
                 if self._journal is not None:
                     self._journal.close()
                     journal_path(self.path).unlink(missing_ok=True)
+                self._closed_stat = _stat(self.path)
+
+    def frames_as_read(self) -> list[can.Message] | None:
+        """The frames of this closed BLF capture exactly as :func:`read_capture` reads them
+        back (equal in every field, timestamps to the bit), without parsing the file; None
+        when this writer cannot vouch for that: not a BLF, not closed cleanly, a write error,
+        an error or CAN FD frame, more than :attr:`KEEP_LIMIT` frames, or a file changed
+        since it was closed.
+
+        BLF stores each timestamp as whole nanoseconds after the file's first frame's,
+        truncated to the millisecond (the writer's ``start_timestamp``), and the reader adds
+        them to the start its header holds; both are read off python-can's own writer and
+        reader, so the figures are the reader's (tests/rig/test_capture.py compares them)."""
+        with self._lock:
+            kept = self._kept
+            if kept is None or not self._stopped or self.write_errors:
+                return None
+            if self._closed_stat is None or _stat(self.path) != self._closed_stat:
+                return None
+            start_w = getattr(self._writer, "start_timestamp", None)
+            if not kept:
+                return []
+            if not isinstance(start_w, float):
+                return None
+            try:
+                with can.BLFReader(str(self.path)) as header:  # reads the header only
+                    start_r = float(header.start_timestamp)
+            except Exception:  # unreadable: the caller reads the file and reports that
+                return None
+            pad = bytes(8)
+            return [
+                can.Message(
+                    timestamp=max(int((t - start_w) * 1e9), 0) / 1e9 + start_r,
+                    arbitration_id=aid,
+                    is_extended_id=ext,
+                    is_remote_frame=rtr,
+                    is_rx=rx,
+                    dlc=dlc,
+                    data=(data + pad)[:dlc],
+                    channel=0,
+                )
+                for t, aid, ext, rtr, rx, dlc, data in kept
+            ]
+
+
+def _stat(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from feltlab import native
 from feltlab.rig.certify import battery
@@ -39,6 +40,7 @@ from feltlab.rig.certify.measures import (
     timing_measurements,
     within,
 )
+from feltlab.rig.certify.simulate import PowerJob
 from feltlab.rig.certify.uncertainty import HostUncertainty
 from feltlab.rig.protocol.codec import UNKNOWN_DECK
 from feltlab.rig.protocol.freshness import freshness_starts
@@ -290,6 +292,39 @@ def _integrity(shoes: Sequence[Any], loaded: np.ndarray) -> tuple[str | None, li
     return None, out
 
 
+def power_jobs(
+    prof: Profile,
+    n_shoes: int,
+    n_cards: int,
+    *,
+    alpha: float,
+    seed: int,
+    loaded: npt.ArrayLike,
+) -> list[PowerJob]:
+    """The battery's power estimates a batch campaign's analysis runs: one per named
+    alternative (the profile's ``[campaign] power_alternatives``, default 7 GSR riffles and
+    a 10-shelf machine), ``power_replicates`` (default 10) simulated campaigns each, of
+    ``n_shoes`` shoes of ``n_cards`` cards from the ``loaded`` order (physical ids)."""
+    alts = list(prof.campaign.get("power_alternatives", ["riffle:k=7", "shelf:m=10"]))
+    reps = int(prof.campaign.get("power_replicates", 10))
+    return [
+        PowerJob.of(
+            alt, n_shoes, n_cards, alpha=alpha, replicates=reps, seed=seed, loaded_ids=loaded
+        )
+        for alt in alts
+    ]
+
+
+def planned_power_jobs(prof: Profile, size: int, alpha: float, seed: int) -> list[PowerJob]:
+    """The :func:`power_jobs` of a batch campaign that collects its ``size`` shoes of the
+    order the rig loads (``native.new_shoe(decks, ids=True)``): what its analysis will run,
+    known before collection, so that a helper process computes it meanwhile
+    (:mod:`feltlab.rig.certify.ahead`; :attr:`feltlab.rig.kinds.DeviceKind.plan_ahead`)."""
+    decks = int(prof.device.get("decks", 6))
+    loaded = native.new_shoe(decks, ids=True).astype(np.int64)
+    return power_jobs(prof, size, loaded.size, alpha=alpha, seed=seed, loaded=loaded)
+
+
 def analyze_batch(
     data: CaptureData,
     prof: Profile,
@@ -388,25 +423,14 @@ def _battery(
     res = battery.run_battery(perm, alpha=alpha, codes=codes, loaded_ids=loaded)
     a.battery = res  # kept even if a power estimate below cannot run
     progress.advance()
-    alts = list(prof.campaign.get("power_alternatives", ["riffle:k=7", "shelf:m=10"]))
+    jobs = power_jobs(prof, perm.shape[0], perm.shape[1], alpha=alpha, seed=seed, loaded=loaded)
     reps = int(prof.campaign.get("power_replicates", 10))
+    alts = [job.model for job in jobs]
     power: dict[str, dict[str, float]] = {}
     progress.start("analysing: power against named alternatives", len(alts))
-    for alt in alts:
-        est = guard(
-            a,
-            f"power.{alt}",
-            "",
-            battery.estimate_power,
-            alt,
-            perm.shape[0],
-            perm.shape[1],
-            alpha=alpha,
-            replicates=reps,
-            seed=seed,
-            loaded_ids=loaded,
-        )
-        power[alt] = est if est is not None else {}
+    for job in jobs:
+        est = guard(a, f"power.{job.model}", "", job.run)
+        power[job.model] = est if est is not None else {}
         progress.advance()
     checks = tuple(
         replace(c, power={alt: power[alt].get(c.name, math.nan) for alt in alts})

@@ -18,13 +18,14 @@ import secrets
 import threading
 import time
 import uuid
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from feltlab.errors import FeltlabError
-from feltlab.rig.certify.analyze import Analysis, guard
+from feltlab.rig.certify.ahead import AheadWorker as AheadWorker  # the explorer replaces it
+from feltlab.rig.certify.ahead import serving
+from feltlab.rig.certify.analyze import Analysis
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.collect import (
     CampaignOptions,
@@ -38,14 +39,14 @@ from feltlab.rig.certify.collect import (
     freshness_store,
     watch_host,
 )
-from feltlab.rig.certify.decode import CaptureData, read_campaign_capture
+from feltlab.rig.certify.decode import read_campaign_capture
 from feltlab.rig.certify.faults import (
     FaultRunner,
-    fault_results,
-    fault_windows,
     read_trials,
     shoes_needed,
 )
+from feltlab.rig.certify.offline import analyze_campaign as analyze_campaign
+from feltlab.rig.certify.offline import analyze_path as analyze_path
 from feltlab.rig.certify.profile import (
     EXIT_CODES,
     REDACTED,
@@ -77,9 +78,8 @@ from feltlab.rig.certify.record import (
     recover_captures,
     verdict_summary,
 )
-from feltlab.rig.certify.report import PlotWorker as PlotWorker  # the explorer replaces it
 from feltlab.rig.certify.report import write_report
-from feltlab.rig.certify.uncertainty import HostUncertainty, combine, read_calibrations
+from feltlab.rig.certify.uncertainty import combine, read_calibrations
 from feltlab.rig.errors import (
     LimitExceeded,
     RigError,
@@ -173,6 +173,9 @@ def collect_part(
             result.bus = client.node.stats()
             result.stale_replies = client.stale_replies
             client.close()  # flushes the capture
+            kept = client.node.capture.frames_as_read() if client.node.capture else None
+            if kept is not None:
+                result.frames[capture.name] = kept
         if dev is not None:
             dev.stop()
         clock.close()
@@ -302,79 +305,34 @@ def run_campaign(
             live.already_collected(have)
     part = len(parts) + 1
     collected = Collected()
-    if have < size:
-        with watch_host(out, state), fewer_gc_passes():
-            collected = collect_part(
-                replace(opts, seed=seed),
-                out,
-                part,
-                seed,
-                size - have,
-                progress=prog,
-                stop=stop,
-                have=have,
-                live=live,
-            )
-    elif resume:
-        log.info("nothing left to collect: %d of %d", have, size)
-    if live is None:
-        with fewer_gc_passes():
-            return finish(out, prof, state, collected, progress=prog)
-    live.analysing()
-    result = finish(out, prof, state, collected, progress=live.progress(prog))
+    ahead = prof.device_kind.plan_ahead
+    # forked before collection: matplotlib and the power runs overlap it (ahead.py)
+    worker = AheadWorker(jobs=ahead(prof, size, alpha, seed) if ahead is not None else ())
+    try:
+        if have < size:
+            with watch_host(out, state), fewer_gc_passes():
+                collected = collect_part(
+                    replace(opts, seed=seed),
+                    out,
+                    part,
+                    seed,
+                    size - have,
+                    progress=prog,
+                    stop=stop,
+                    have=have,
+                    live=live,
+                )
+        elif resume:
+            log.info("nothing left to collect: %d of %d", have, size)
+        if live is None:
+            with fewer_gc_passes():
+                return finish(out, prof, state, collected, progress=prog, worker=worker)
+        live.analysing()
+        result = finish(out, prof, state, collected, progress=live.progress(prog), worker=worker)
+    finally:
+        worker.close()  # however the campaign ends: no helper process is left
     live.finished(result.record, out)
     return result
-
-
-def analyze_campaign(
-    captures: Sequence[Path],
-    prof: Profile,
-    *,
-    alpha: float,
-    seed: int,
-    directory: Path | None = None,
-    progress: Progress | None = None,
-    host: HostUncertainty | None = None,
-) -> tuple[Analysis, CaptureData]:
-    """Every check of a campaign from its captures (what ``feltlab analyze`` runs).
-
-    ``host``: the host's timing uncertainty; default the worst calibration recorded in
-    ``directory`` (``host-uncertainty.jsonl``, :mod:`feltlab.rig.certify.uncertainty`), none when
-    there is none.  One check that cannot run is an ERROR measurement of its own; only an
-    unreadable capture raises (RigError, OSError)."""
-    prog = progress or _NoProgress()
-    prog.start("decoding the capture", None)
-    if host is None:
-        host = combine(read_calibrations(directory))
-    trials = read_trials(directory)
-    data = read_campaign_capture(
-        captures,
-        prof.base,
-        progress=prog.advance,
-        exclude=fault_windows(trials, prof.heartbeat_period),
-        exclude_heartbeats=fault_windows(trials, prof.heartbeat_period, heartbeat=True),
-    )
-    if data.frames == 0:
-        a = Analysis(errors=["the capture holds no frame"], host=host)
-        return a, data
-    if data.heartbeat_kind is None:
-        a = Analysis(
-            errors=[f"no heartbeat from a device at 0x{prof.base:03X} in the capture"], host=host
-        )
-        return a, data
-    a = prof.device_kind.analyze(
-        data, prof, alpha=alpha, seed=seed, directory=directory, progress=prog, host=host
-    )
-    a.detail["frames"] = data.frames
-    a.detail["parts"] = data.parts
-    if trials:
-        found = guard(a, "fault", "s", fault_results, trials, data.shoes, prof.limits)
-        if found is not None:
-            rows, ms = found
-            a.faults = rows
-            a.measurements.extend(ms)
-        a.detail["samples_in_fault_windows"] = data.excluded_samples
-    return a, data
 
 
 def finish(
@@ -384,18 +342,23 @@ def finish(
     collected: Collected,
     *,
     progress: Progress,
+    worker: AheadWorker | None = None,
 ) -> CampaignResult:
     """Analyse the campaign in ``out`` and write its report.  In real time the host's
-    timing uncertainty is calibrated once more after collection (:func:`calibrate_after`)."""
+    timing uncertainty is calibrated once more after collection (:func:`calibrate_after`).
+    ``worker``: the helper process started before collection (default: one started now, for
+    the plots), closed here."""
     errors: list[str] = []
     if collected.error:
         errors.append(f"collection: {collected.error}")
     calibrate_after(out, state)
-    worker = PlotWorker()  # the plots' matplotlib import overlaps the analysis
+    if worker is None:
+        worker = AheadWorker()  # the plots' matplotlib import overlaps the analysis
     try:
-        return _finish(out, prof, state, collected, errors, worker, progress)
+        with serving(worker):
+            return _finish(out, prof, state, collected, errors, worker, progress)
     finally:
-        worker.close()  # however the analysis ends: no plotting process is left
+        worker.close()  # however the analysis ends: no helper process is left
 
 
 def _finish(
@@ -404,7 +367,7 @@ def _finish(
     state: dict[str, Any],
     collected: Collected,
     errors: list[str],
-    worker: PlotWorker,
+    worker: AheadWorker,
     progress: Progress,
 ) -> CampaignResult:
     captures = _capture_paths(out)
@@ -416,6 +379,7 @@ def _finish(
             seed=state["seed"],
             directory=out,
             progress=progress,
+            frames=collected.frames,
         )
     except (RigError, ValueError, OSError, EOFError) as exc:  # an unreadable capture
         analysis, data = Analysis(errors=[f"analysis: {exc}"]), None
@@ -456,115 +420,6 @@ def _finish(
     plots = _plots(analysis, worker)
     write_report(out, record, plots)
     return CampaignResult(verdict, record, out)
-
-
-def analyze_path(
-    path: Path,
-    profile_ref: str | None,
-    *,
-    out: Path | None,
-    alpha: float | None = None,
-    seed: int | None = None,
-    progress: Progress | None = None,
-) -> CampaignResult:
-    """``feltlab analyze``: re-run every check from a capture file or campaign directory.
-    The profile, alpha and seed come from the campaign's ``campaign.json`` when present,
-    else from the options (default: the bundled batch profile, alpha 0.01, seed 0).  The
-    report goes to ``out`` when given."""
-    prog = progress or _NoProgress()
-    if seed is not None and not 0 <= seed <= U64_MAX:
-        raise CampaignError(f"the seed must be in 0..{U64_MAX}, got {seed}")
-    if out is not None and (
-        (out.exists() and not out.is_dir()) or (out.is_dir() and any(out.iterdir()))
-    ):
-        raise CampaignError(
-            f"{out} is not a new or empty directory: analyze never overwrites a report or a "
-            "campaign's record; choose a new --out directory"
-        )
-    directory = path if path.is_dir() else path.parent
-    state: dict[str, Any] = {}
-    if (directory / "campaign.json").exists():
-        state = _read_state(directory)
-    captures = _capture_paths(path) if path.is_dir() else [path]
-    if not captures:
-        raise CampaignError(f"no capture-NNN.blf in {path}")
-    if profile_ref is not None:
-        prof = load_profile(profile_ref)
-        if state and state.get("kind") not in (None, prof.kind):
-            raise CampaignError(
-                f"profile {prof.path} is a {prof.kind} profile but {directory} holds a "
-                f"{state['kind']} campaign: give a {state['kind']} profile, or none (the "
-                "campaign's own)"
-            )
-    elif state:
-        prof = profile_from_dict(state["profile"]["data"], state["profile"]["path"])
-    else:
-        prof = load_profile(None, "batch")
-    use_alpha = float(alpha if alpha is not None else state.get("alpha", 0.01))
-    use_seed = int(seed if seed is not None else state.get("seed", 0))
-    st = {
-        "campaign_id": state.get("campaign_id"),
-        "bus": state.get("bus"),
-        "model": state.get("model"),
-        "size": state.get("size"),
-        "alpha": use_alpha,
-        "seed": use_seed,
-        "clock": state.get("clock"),
-        "started": state.get("started"),
-    }
-    if path.is_dir() and state:
-        check_parts(directory, state, captures)
-    analysis, data = analyze_campaign(
-        captures, prof, alpha=use_alpha, seed=use_seed, directory=directory, progress=prog
-    )
-    have = _count_samples(data, prof.kind)
-    planned = state.get("size") if path.is_dir() else None
-    collection: dict[str, Any] = {
-        "requested": planned,
-        "collected": have,
-        "missing_count": None,
-        "complete": None,
-        "aborted": False,
-        "this_part": None,
-        "missing": [],
-    }
-    incomplete = False
-    if planned is not None:
-        size = int(planned)
-        incomplete = have < size
-        collection.update(
-            missing_count=max(0, size - have), complete=not incomplete, aborted=incomplete
-        )
-        what = prof.device_kind.unit
-        analysis.measurements.append(
-            _missing_measurement(
-                prof.kind,
-                size,
-                have,
-                f"collection incomplete: {have} of {size} {what} in the capture",
-            )
-        )
-        if incomplete:
-            analysis.errors.append(
-                f"collection incomplete: {have} of the {size} {what} planned "
-                f"(campaign.json) are in the capture; continue it with feltlab certify "
-                f"{prof.device_kind.command} --resume {directory}"
-            )
-    verdict = Verdict.ABORTED if incomplete else analysis.verdict()
-    record = build_record(
-        prof,
-        st,
-        analysis,
-        captures,
-        verdict,
-        collection=collection,
-        heartbeat_kind=data.heartbeat_kind,
-    )
-    record["analyzed_offline"] = True
-    if out is not None:
-        _new_out_dir(out, "choose a new --out directory")
-        write_report(out, record, _plots(analysis))
-    return CampaignResult(verdict, record, out or directory)
 
 
 __all__ = [

@@ -10,7 +10,7 @@ draws, and the timing samples (timestamps are the frames' epoch stamps, as captu
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,28 +124,35 @@ def read_campaign_capture(
     progress: Callable[[int], None] | None = None,
     exclude: Sequence[tuple[float, float]] = (),
     exclude_heartbeats: Sequence[tuple[float, float]] = (),
+    frames: Mapping[str, Sequence[Any]] | None = None,
 ) -> CaptureData:
     """Decode ``paths`` (the parts of one campaign, in order) for the device at ``base``.
 
     ``progress(frames)`` is called every 10,000 frames; ``exclude`` are (start, end) epoch
     spans of injected faults whose timing samples are left out (``exclude_heartbeats``: whose
-    heartbeat intervals are).  Raises RigError for a
-    missing file.
+    heartbeat intervals are); ``frames``: a part's file name -> its frames as read back
+    (:meth:`feltlab.rig.bus.capture.CaptureWriter.frames_as_read`), instead of parsing that
+    file.  Raises RigError for a missing file.
     """
     data = CaptureData(base, exclude=list(exclude), exclude_heartbeats=list(exclude_heartbeats))
     for part, path in enumerate(paths, start=1):
-        _read_part(Path(path), part, data, progress)
+        p = Path(path)
+        kept = (frames or {}).get(p.name)
+        _read_part(p, part, data, progress, list(read_capture(p)) if kept is None else list(kept))
         data.parts = part
     return data
 
 
 def _read_part(
-    path: Path, part: int, data: CaptureData, progress: Callable[[int], None] | None
+    path: Path,
+    part: int,
+    data: CaptureData,
+    progress: Callable[[int], None] | None,
+    msgs: list[Any],
 ) -> None:
     base = data.base
     dec = CaptureDecoder([base])
     shoe_id = base + Channel.SHOE
-    msgs = list(read_capture(path))
     msgs.sort(key=lambda m: m.timestamp)  # host frames and device frames, in wire order
     pending: dict[tuple[int, int], tuple[float, int, int]] = {}  # (rid, op) -> (t, a8, a32)
     # protocol 2.0: a reply carries the request id of the command it answers, so each

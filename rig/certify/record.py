@@ -283,7 +283,7 @@ def device_name(prof: Profile, state: dict[str, Any], heartbeat_kind: int | None
 
 
 def _plots(analysis: Analysis, worker: Any = None) -> list[tuple[str, str]]:
-    """The report's plots; through ``worker`` (a :class:`feltlab.rig.certify.report.PlotWorker`
+    """The report's plots; through ``worker`` (a :class:`feltlab.rig.certify.ahead.AheadWorker`
     started before the analysis) when given."""
     p = analysis.plots
     inputs = {

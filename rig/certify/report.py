@@ -8,14 +8,11 @@ of it, so a lab's CI can ingest verdicts and an auditor can re-check every figur
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import io
 import json
 import logging
 import math
-import os
-import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -110,89 +107,6 @@ def make_plots(
         fig.subplots_adjust(left=0.12, right=0.98, bottom=0.18, top=0.95)
         plots.append((f"Latency: {name}", _png(fig)))
     return plots
-
-
-def _plot_server(conn: Any, parents_end: Any) -> None:
-    """A :class:`PlotWorker`'s process: import matplotlib while the campaign is analysed,
-    then render the one set of plots it is sent.  It closes its copy of the parent's end
-    first, so that the parent's exit (however it ends) is an end of file here and this
-    process ends too; Ctrl-C is the parent's to handle (SIGINT ignored here)."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parents_end.close()
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot  # the import is the work done ahead
-
-        inputs = conn.recv()
-        conn.send(make_plots(**inputs))
-    except BaseException as exc:  # told to the parent (which then plots itself), or EOF
-        with contextlib.suppress(BaseException):
-            conn.send(RuntimeError(f"{type(exc).__name__}: {exc}"))
-    finally:
-        conn.close()
-        os._exit(0)  # no atexit handler or buffer of the parent's runs twice
-
-
-class PlotWorker:
-    """The report's plots rendered in a forked process (POSIX ``fork``), so that importing
-    matplotlib (0.2 s) and drawing (0.3 s) overlap the campaign's analysis instead of
-    following it.  :meth:`plots` sends the inputs of :func:`make_plots` and returns its
-    result: the same PNGs.  Whatever goes wrong with the process (no ``fork``, it died, it
-    took over ``timeout`` seconds), :meth:`plots` draws them in this process instead.
-
-    ``ahead``: fork (True) or draw in this process (False); default: fork unless this process
-    has imported matplotlib already (the explorer and the tests, which run many campaigns,
-    pay for the import once)."""
-
-    def __init__(self, timeout: float = 120.0, *, ahead: bool | None = None) -> None:
-        self.timeout = timeout
-        self._conn: Any = None
-        self._proc: Any = None
-        if ahead is None:
-            ahead = "matplotlib" not in sys.modules
-        if not ahead:
-            return
-        try:
-            import multiprocessing
-
-            ctx = multiprocessing.get_context("fork")
-            self._conn, child = ctx.Pipe()
-            self._proc = ctx.Process(target=_plot_server, args=(child, self._conn), daemon=True)
-            self._proc.start()
-            child.close()
-        except (ValueError, OSError) as exc:  # no fork here, or no process left to start
-            log.info("plots in this process (%s)", exc)
-            self.close()
-
-    def plots(self, **inputs: Any) -> list[tuple[str, str]]:
-        if self._conn is not None:
-            try:
-                self._conn.send(inputs)
-                if self._conn.poll(self.timeout):
-                    got = self._conn.recv()
-                    if isinstance(got, list):
-                        return got
-                    log.info("plot process failed (%s): plots in this process", got)
-            except (OSError, EOFError, ValueError) as exc:
-                log.info("plot process lost (%s): plots in this process", exc)
-            finally:
-                self.close()
-        return make_plots(**inputs)
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-        if self._proc is not None:
-            self._proc.join(1.0)
-            if self._proc.is_alive():
-                self._proc.kill()
-                self._proc.join()
-            self._proc = None
 
 
 def junit_xml(record: Mapping[str, Any]) -> str:

@@ -197,18 +197,18 @@ def _patched(kind: str, device_cls: type[Any]) -> Iterator[None]:
 
     saved_kind = get_kind(kind)
     saved_plots = certify._plots
-    saved_worker = certify.PlotWorker
+    saved_worker = certify.AheadWorker
     saved_compile = jinja2.Environment.from_string
     register_kind(replace(saved_kind, simulator=device_cls), replace_existing=True)
     certify._plots = lambda analysis, worker=None: []
-    certify.PlotWorker = functools.partial(saved_worker, ahead=False)  # type: ignore[misc,assignment]
+    certify.AheadWorker = functools.partial(saved_worker, ahead=False)  # type: ignore[misc,assignment]
     jinja2.Environment.from_string = _cached_template  # type: ignore[method-assign,assignment]
     try:
         yield
     finally:
         register_kind(saved_kind, replace_existing=True)
         certify._plots = saved_plots
-        certify.PlotWorker = saved_worker  # type: ignore[misc]
+        certify.AheadWorker = saved_worker  # type: ignore[misc]
         jinja2.Environment.from_string = saved_compile  # type: ignore[method-assign]
 
 

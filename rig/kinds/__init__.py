@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 import random
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -139,6 +139,10 @@ class DeviceKind:
       explorer leaves the kind out); ``check_truth(record, truth, directory, violate)``: the
       explorer's invariant against the device's ground truth (the batch shuffler's
       ``genuine``).
+    - ``plan_ahead(prof, size, alpha, seed)``: the pure computations its analysis will run
+      that the capture does not change (:class:`feltlab.rig.certify.ahead.Job`: the batch
+      shuffler's power estimates), computed by a helper process during collection (None:
+      nothing to do ahead).
     """
 
     name: str
@@ -163,6 +167,7 @@ class DeviceKind:
     check_truth: Callable[[dict[str, Any], Any, Path, Callable[[str, str], None]], None] | None = (
         None
     )
+    plan_ahead: Callable[[Profile, int, float, int], Sequence[Any]] | None = None
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("_", "").replace("-", "").isalnum():

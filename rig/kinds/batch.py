@@ -60,6 +60,7 @@ BATCH = register_kind(
         # through the campaign module, which re-exports it: a test replaces it there
         collect=lazy("feltlab.rig.certify.campaign", "_collect_batch"),
         analyze=lazy("feltlab.rig.certify.analyze", "analyze_batch"),
+        plan_ahead=lazy("feltlab.rig.certify.analyze", "planned_power_jobs"),
         count=count,
         device_keys=frozenset({"decks", "model", "reports_decks", "penetration"}),
         models=True,

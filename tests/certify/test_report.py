@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 from feltlab.rig.certify import battery, measures, report
+from feltlab.rig.certify.ahead import AheadWorker, computed_ahead, serving
 from feltlab.rig.certify.battery import Verdict
+from feltlab.rig.certify.simulate import PowerJob
 
 
 def _record(
@@ -108,10 +110,10 @@ def test_prize_distribution() -> None:
     assert small.pooled == [[50000, 1000000], [2500]]
 
 
-def test_the_forked_plot_worker_draws_the_same_pngs_and_falls_back_when_it_dies() -> None:
-    """PlotWorker renders in a forked process (matplotlib imported there while the campaign
-    is analysed): byte for byte the PNGs make_plots draws here; a worker whose process is
-    gone draws them here instead, nothing lost."""
+def test_the_forked_helper_draws_the_same_pngs_and_falls_back_when_it_dies() -> None:
+    """AheadWorker renders in a forked process (matplotlib imported there while the campaign
+    collects): byte for byte the PNGs make_plots draws here; a worker whose process is gone
+    draws them here instead, nothing lost."""
     rng = np.random.default_rng(3)
     inputs: dict[str, Any] = {
         "position_counts": rng.poisson(6.0, (52, 52)),
@@ -125,12 +127,49 @@ def test_the_forked_plot_worker_draws_the_same_pngs_and_falls_back_when_it_dies(
         "Rising sequences",
         "Latency: first_card",
     ]
-    worker = report.PlotWorker(ahead=True)
+    worker = AheadWorker(ahead=True)
     assert worker._proc is not None and worker._proc.pid != os.getpid()
     assert worker.plots(**inputs) == here
     assert worker._proc is None  # joined after its one job
-    dead = report.PlotWorker(ahead=True)
+    dead = AheadWorker(ahead=True)
     dead._proc.kill()
     dead._proc.join()
     assert dead.plots(**inputs) == here
-    assert report.PlotWorker()._proc is None  # matplotlib imported here: no fork
+    assert AheadWorker()._proc is None  # matplotlib imported here: no fork
+
+
+def test_power_computed_ahead_is_the_power_computed_here() -> None:
+    """The helper's power runs (one thread) give exactly what the analysis computes in
+    process (four threads); only the very job planned is answered from the helper: another
+    sample size, or a dead helper, is computed here, with the same result."""
+    loaded = np.arange(104, dtype=np.int64)
+    job = PowerJob.of("riffle:k=3", 40, 104, alpha=0.01, replicates=4, seed=9, loaded_ids=loaded)
+    other = PowerJob.of("riffle:k=3", 39, 104, alpha=0.01, replicates=4, seed=9, loaded_ids=loaded)
+    here = job.compute()
+    assert here == job.compute(workers=1)
+    assert 0.0 <= here["battery"] <= 1.0 and "adjacent_rank_pairs" in here
+    worker = AheadWorker(ahead=True, jobs=[job])
+    try:
+        assert worker.result(job) == here
+        assert worker.result(other) is None  # not planned: asked nothing of the helper
+        asked: list[Any] = []
+        real = worker.result
+
+        def spy(j: Any) -> Any:
+            asked.append(j)
+            return real(j)
+
+        worker.result = spy  # type: ignore[method-assign,assignment]
+        with serving(worker):
+            assert job.run() == here
+            assert other.run() == other.compute()
+        assert asked == [job, other]
+    finally:
+        worker.close()
+    dead = AheadWorker(ahead=True, jobs=[job])
+    dead._proc.kill()
+    dead._proc.join()
+    with serving(dead):
+        assert dead.result(job) is None
+        assert job.run() == here  # computed here instead
+    assert computed_ahead(job) is None  # outside serving: nobody asked

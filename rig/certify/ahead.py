@@ -1,0 +1,177 @@
+"""Work done ahead, in a forked helper process, while a campaign collects.
+
+A campaign's collection is one simulated (or real) bus driven by one thread; its analysis
+then needs matplotlib for the report's plots (a 0.2 s import) and the battery's power
+against named alternatives (about 0.3 s of simulated campaigns), neither of which depends on
+what the device sends: the power runs depend only on the profile, the sample size, alpha and
+the seed.  An :class:`AheadWorker` forked before collection imports matplotlib and computes
+those :class:`Job`\\ s on the machine's other core, so that they overlap collection instead of
+following it; on a busy host it is one more process with its share of the cores.
+
+A job is a pure function of its arguments (a frozen, hashable dataclass with ``compute()``):
+the analysis asks for the result of exactly the job it would run
+(:func:`computed_ahead`, under :func:`serving`), and computes it itself when the helper has
+no such job (a campaign with missing shoes has another sample size), has died or was never
+started.  The result is the same either way, so the record does not depend on the helper.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Hashable, Iterator, Sequence
+from contextvars import ContextVar
+from typing import Any, Protocol
+
+log = logging.getLogger(__name__)
+
+
+class Job(Protocol, Hashable):
+    """A pure computation keyed by its arguments: equal jobs have equal results, whatever
+    the number of threads ``workers`` it runs on (None: its own default)."""
+
+    def compute(self, workers: int | None = None) -> Any: ...
+
+
+_LOOKUP: ContextVar[Any] = ContextVar("feltlab_ahead_lookup", default=None)
+
+
+def computed_ahead(job: Job) -> Any:
+    """The result of ``job`` if the :class:`AheadWorker` being served (:func:`serving`)
+    computed it, else None."""
+    worker = _LOOKUP.get()
+    return None if worker is None else worker.result(job)
+
+
+@contextlib.contextmanager
+def serving(worker: AheadWorker | None) -> Iterator[None]:
+    """Within the block, :func:`computed_ahead` asks ``worker`` (None: nobody)."""
+    token = _LOOKUP.set(worker)
+    try:
+        yield
+    finally:
+        _LOOKUP.reset(token)
+
+
+def _serve(conn: Any, parents_end: Any, jobs: Sequence[Job]) -> None:
+    """An :class:`AheadWorker`'s process: import matplotlib, compute ``jobs``, then answer
+    the parent: a job's result (None for a job not computed here) or the one set of plots.
+    It closes its copy of the parent's end first, so that the parent's exit (however it
+    ends) is an end of file here and this process ends too; Ctrl-C is the parent's to handle
+    (SIGINT ignored here)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parents_end.close()
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot
+
+        done: dict[Any, Any] = {}
+        for job in jobs:
+            try:
+                done[job] = job.compute(workers=1)  # one thread: the campaign has the other
+            except Exception as exc:  # the parent computes it again and sees the error
+                log.debug("job %r failed ahead: %s", job, exc)
+        while True:
+            kind, arg = conn.recv()
+            if kind == "result":
+                conn.send(done.get(arg))
+            else:
+                from feltlab.rig.certify.report import make_plots
+
+                conn.send(make_plots(**arg))
+                break
+    except BaseException as exc:  # told to the parent (which then does it itself), or EOF
+        with contextlib.suppress(BaseException):
+            conn.send(RuntimeError(f"{type(exc).__name__}: {exc}"))
+    finally:
+        conn.close()
+        os._exit(0)  # no atexit handler or buffer of the parent's runs twice
+
+
+class AheadWorker:
+    """A forked helper process (POSIX ``fork``) that imports matplotlib and computes
+    ``jobs`` while the campaign collects, then renders the report's plots.  :meth:`result`
+    returns a job's result (None: not computed there); :meth:`plots` sends the inputs of
+    :func:`feltlab.rig.certify.report.make_plots` and returns the same PNGs.  Whatever goes
+    wrong with the process (no ``fork``, it died, it took over ``timeout`` seconds), the
+    caller does the work in this process instead, with the same result.
+
+    ``ahead``: fork (True) or do everything in this process (False); default: fork unless
+    this process has imported matplotlib already (the explorer and the tests, which run many
+    campaigns, pay for the import once)."""
+
+    def __init__(
+        self, timeout: float = 120.0, *, ahead: bool | None = None, jobs: Sequence[Job] = ()
+    ) -> None:
+        self.timeout = timeout
+        self._conn: Any = None
+        self._proc: Any = None
+        self._jobs = frozenset(jobs)
+        if ahead is None:
+            ahead = "matplotlib" not in sys.modules
+        if not ahead:
+            return
+        try:
+            import multiprocessing
+
+            ctx = multiprocessing.get_context("fork")
+            self._conn, child = ctx.Pipe()
+            self._proc = ctx.Process(
+                target=_serve, args=(child, self._conn, tuple(jobs)), daemon=True
+            )
+            self._proc.start()
+            child.close()
+        except (ValueError, OSError) as exc:  # no fork here, or no process left to start
+            log.info("no helper process (%s): everything in this process", exc)
+            self.close()
+
+    def _ask(self, kind: str, arg: Any) -> Any:
+        if self._conn is None:
+            return None
+        try:
+            self._conn.send((kind, arg))
+            if self._conn.poll(self.timeout):
+                got = self._conn.recv()
+                if not isinstance(got, BaseException):
+                    return got
+                log.info("helper process failed (%s): this process does it", got)
+            else:
+                log.info("helper process silent for %.0f s: this process does it", self.timeout)
+        except (OSError, EOFError, ValueError) as exc:
+            log.info("helper process lost (%s): this process does it", exc)
+        self.close()
+        return None
+
+    def result(self, job: Job) -> Any:
+        """``job``'s result computed in the helper process, or None (not one of its jobs,
+        or no helper)."""
+        return self._ask("result", job) if job in self._jobs else None
+
+    def plots(self, **inputs: Any) -> list[tuple[str, str]]:
+        """The report's plots (:func:`feltlab.rig.certify.report.make_plots` of ``inputs``),
+        drawn in the helper process when there is one; the helper ends after them."""
+        got = self._ask("plots", inputs)
+        self.close()
+        if isinstance(got, list):
+            return got
+        from feltlab.rig.certify.report import make_plots
+
+        return make_plots(**inputs)
+
+    def close(self) -> None:
+        """End the helper process (joined, killed after 1 s); safe to call twice."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        if self._proc is not None:
+            self._proc.join(1.0)
+            if self._proc.is_alive():
+                self._proc.kill()
+                self._proc.join()
+            self._proc = None

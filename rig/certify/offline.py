@@ -1,0 +1,201 @@
+"""Every check of a campaign from its captures (:func:`analyze_campaign`), and ``feltlab
+analyze`` (:func:`analyze_path`): what a campaign's verdicts are computed from, on the rig
+at the end of collection and offline from the campaign directory alike, so that both reach
+the same verdicts and statistics (docs/certification.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from feltlab.rig.certify.analyze import Analysis, guard
+from feltlab.rig.certify.battery import Verdict
+from feltlab.rig.certify.decode import CaptureData, read_campaign_capture
+from feltlab.rig.certify.faults import fault_results, fault_windows, read_trials
+from feltlab.rig.certify.profile import (
+    CampaignError,
+    Profile,
+    Progress,
+    _NoProgress,
+    load_profile,
+    profile_from_dict,
+)
+from feltlab.rig.certify.record import (
+    CampaignResult,
+    _capture_paths,
+    _count_samples,
+    _missing_measurement,
+    _new_out_dir,
+    _plots,
+    _read_state,
+    build_record,
+    check_parts,
+)
+from feltlab.rig.certify.report import write_report
+from feltlab.rig.certify.uncertainty import HostUncertainty, combine, read_calibrations
+from feltlab.seeds import U64_MAX
+
+
+def analyze_campaign(
+    captures: Sequence[Path],
+    prof: Profile,
+    *,
+    alpha: float,
+    seed: int,
+    directory: Path | None = None,
+    progress: Progress | None = None,
+    host: HostUncertainty | None = None,
+    frames: Mapping[str, Sequence[Any]] | None = None,
+) -> tuple[Analysis, CaptureData]:
+    """Every check of a campaign from its captures (what ``feltlab analyze`` runs).
+
+    ``host``: the host's timing uncertainty; default the worst calibration recorded in
+    ``directory`` (``host-uncertainty.jsonl``, :mod:`feltlab.rig.certify.uncertainty`), none when
+    there is none.  ``frames``: capture file name -> its frames as read back, for a capture
+    written by this process (:meth:`feltlab.rig.bus.capture.CaptureWriter.frames_as_read`),
+    used instead of parsing the file.  One check that cannot run is an ERROR measurement of
+    its own; only an unreadable capture raises (RigError, OSError)."""
+    prog = progress or _NoProgress()
+    prog.start("decoding the capture", None)
+    if host is None:
+        host = combine(read_calibrations(directory))
+    trials = read_trials(directory)
+    data = read_campaign_capture(
+        captures,
+        prof.base,
+        progress=prog.advance,
+        exclude=fault_windows(trials, prof.heartbeat_period),
+        exclude_heartbeats=fault_windows(trials, prof.heartbeat_period, heartbeat=True),
+        frames=frames,
+    )
+    if data.frames == 0:
+        a = Analysis(errors=["the capture holds no frame"], host=host)
+        return a, data
+    if data.heartbeat_kind is None:
+        a = Analysis(
+            errors=[f"no heartbeat from a device at 0x{prof.base:03X} in the capture"], host=host
+        )
+        return a, data
+    a = prof.device_kind.analyze(
+        data, prof, alpha=alpha, seed=seed, directory=directory, progress=prog, host=host
+    )
+    a.detail["frames"] = data.frames
+    a.detail["parts"] = data.parts
+    if trials:
+        found = guard(a, "fault", "s", fault_results, trials, data.shoes, prof.limits)
+        if found is not None:
+            rows, ms = found
+            a.faults = rows
+            a.measurements.extend(ms)
+        a.detail["samples_in_fault_windows"] = data.excluded_samples
+    return a, data
+
+
+def analyze_path(
+    path: Path,
+    profile_ref: str | None,
+    *,
+    out: Path | None,
+    alpha: float | None = None,
+    seed: int | None = None,
+    progress: Progress | None = None,
+) -> CampaignResult:
+    """``feltlab analyze``: re-run every check from a capture file or campaign directory.
+    The profile, alpha and seed come from the campaign's ``campaign.json`` when present,
+    else from the options (default: the bundled batch profile, alpha 0.01, seed 0).  The
+    report goes to ``out`` when given."""
+    prog = progress or _NoProgress()
+    if seed is not None and not 0 <= seed <= U64_MAX:
+        raise CampaignError(f"the seed must be in 0..{U64_MAX}, got {seed}")
+    if out is not None and (
+        (out.exists() and not out.is_dir()) or (out.is_dir() and any(out.iterdir()))
+    ):
+        raise CampaignError(
+            f"{out} is not a new or empty directory: analyze never overwrites a report or a "
+            "campaign's record; choose a new --out directory"
+        )
+    directory = path if path.is_dir() else path.parent
+    state: dict[str, Any] = {}
+    if (directory / "campaign.json").exists():
+        state = _read_state(directory)
+    captures = _capture_paths(path) if path.is_dir() else [path]
+    if not captures:
+        raise CampaignError(f"no capture-NNN.blf in {path}")
+    if profile_ref is not None:
+        prof = load_profile(profile_ref)
+        if state and state.get("kind") not in (None, prof.kind):
+            raise CampaignError(
+                f"profile {prof.path} is a {prof.kind} profile but {directory} holds a "
+                f"{state['kind']} campaign: give a {state['kind']} profile, or none (the "
+                "campaign's own)"
+            )
+    elif state:
+        prof = profile_from_dict(state["profile"]["data"], state["profile"]["path"])
+    else:
+        prof = load_profile(None, "batch")
+    use_alpha = float(alpha if alpha is not None else state.get("alpha", 0.01))
+    use_seed = int(seed if seed is not None else state.get("seed", 0))
+    st = {
+        "campaign_id": state.get("campaign_id"),
+        "bus": state.get("bus"),
+        "model": state.get("model"),
+        "size": state.get("size"),
+        "alpha": use_alpha,
+        "seed": use_seed,
+        "clock": state.get("clock"),
+        "started": state.get("started"),
+    }
+    if path.is_dir() and state:
+        check_parts(directory, state, captures)
+    analysis, data = analyze_campaign(
+        captures, prof, alpha=use_alpha, seed=use_seed, directory=directory, progress=prog
+    )
+    have = _count_samples(data, prof.kind)
+    planned = state.get("size") if path.is_dir() else None
+    collection: dict[str, Any] = {
+        "requested": planned,
+        "collected": have,
+        "missing_count": None,
+        "complete": None,
+        "aborted": False,
+        "this_part": None,
+        "missing": [],
+    }
+    incomplete = False
+    if planned is not None:
+        size = int(planned)
+        incomplete = have < size
+        collection.update(
+            missing_count=max(0, size - have), complete=not incomplete, aborted=incomplete
+        )
+        what = prof.device_kind.unit
+        analysis.measurements.append(
+            _missing_measurement(
+                prof.kind,
+                size,
+                have,
+                f"collection incomplete: {have} of {size} {what} in the capture",
+            )
+        )
+        if incomplete:
+            analysis.errors.append(
+                f"collection incomplete: {have} of the {size} {what} planned "
+                f"(campaign.json) are in the capture; continue it with feltlab certify "
+                f"{prof.device_kind.command} --resume {directory}"
+            )
+    verdict = Verdict.ABORTED if incomplete else analysis.verdict()
+    record = build_record(
+        prof,
+        st,
+        analysis,
+        captures,
+        verdict,
+        collection=collection,
+        heartbeat_kind=data.heartbeat_kind,
+    )
+    record["analyzed_offline"] = True
+    if out is not None:
+        _new_out_dir(out, "choose a new --out directory")
+        write_report(out, record, _plots(analysis))
+    return CampaignResult(verdict, record, out or directory)
