@@ -241,22 +241,17 @@ class _ClockTimer(_IsoTpTimer):
 
 class _ClockLogic(isotp.TransportLayerLogic):
     """can-isotp's ISO-TP state machine with its timers on a :class:`SimClock` (it creates
-    them in ``__init__``, ``load_params`` and the two ``_start_rx_*_timer`` methods).
-
-    Its time is :meth:`now`: the clock's, or :attr:`arrival` while it processes a frame
-    that arrived earlier and waited in its channel's queue (:class:`SimIsoTpChannel`
-    defers frames that need no answer), so that every timer starts and expires exactly as
-    if each frame had been processed the instant its last bit passed."""
+    them in ``__init__``, ``load_params`` and the two ``_start_rx_*_timer`` methods).  Every
+    frame is processed the instant its last bit passes, so every timer starts and expires at
+    the simulated instant it would on a bus."""
 
     def __init__(self, clock: SimClock, *args: Any, **kwargs: Any) -> None:
         self._clock = clock
-        #: the arrival time of the frame being processed (None: the clock's now)
-        self.arrival: float | None = None
         super().__init__(*args, **kwargs)
         self.timer_tx_stmin = _ClockTimer(self.now, 0)
 
     def now(self) -> float:
-        return self._clock.now() if self.arrival is None else self.arrival
+        return self._clock.now()
 
     def load_params(self) -> None:
         super().load_params()
@@ -277,28 +272,50 @@ class _ClockLogic(isotp.TransportLayerLogic):
             timer = self.timer_rx_cf = _ClockTimer(self.now, 0)
         timer.start(self.params.rx_consecutive_frame_timeout / 1000)
 
-    def quiet_consecutive_frame(self, data: bytes, queued: int) -> bool:
-        """True when ``data``, arriving after ``queued`` frames still waiting, is a
-        consecutive frame this state machine will only store: receiving, nothing to send,
-        the next sequence number, a full frame (8 bytes, as the sender's others) that
-        neither completes the payload nor ends a block (no flow control due).  Such a
-        frame may wait in the queue; any other is processed at once, with those before it.
-        """
+    def receiving_quietly(self) -> bool:
+        """True when a consecutive frame could be taken by
+        :meth:`absorb_consecutive_frame`: receiving (after a first frame of 8-byte frames),
+        nothing to send (no flow control pending, no payload queued or in transmission), the
+        N_Cr timer on the clock, and can-isotp not logging each frame (debug).  Only
+        can-isotp's own calls change this, so :class:`SimIsoTpChannel` asks after each."""
+        return (
+            self.rx_state == self.RxState.WAIT_CF
+            and self.tx_state == self.TxState.IDLE
+            and not self.pending_flow_control_tx
+            and self.tx_queue.empty()
+            and self.actual_rxdl == 8
+            and isinstance(self.timer_rx_cf, _ClockTimer)
+            and not self.logger.isEnabledFor(logging.DEBUG)
+        )
+
+    def absorb_consecutive_frame(self, data: bytes) -> bool:
+        """Take ``data``, arriving now while :meth:`receiving_quietly`, as can-isotp's receiver
+        takes a consecutive frame that needs no answer, without its per-frame machinery: a
+        full frame (8 bytes, as the sender's others) with the next sequence number, arriving
+        within N_Cr of the last, that neither completes the payload nor ends a block (no flow
+        control due).  can-isotp (``_process_rx``) then restarts the N_Cr timer, notes the
+        sequence number, appends the 7 data bytes and counts the frame in its block: exactly
+        what is done here.  Returns False, having done nothing, for any other frame, which
+        can-isotp then processes (tests/rig/test_simsender.py compares the two paths)."""
+        timer = self.timer_rx_cf
+        start = timer.start_time
         if (
             len(data) != 8
-            or data[0] >> 4 != 2
-            or self.rx_state != self.RxState.WAIT_CF
-            or self.tx_state != self.TxState.IDLE
-            or self.pending_flow_control_tx
-            or not self.tx_queue.empty()
-            or self.actual_rxdl != 8
+            or data[0] != 0x20 | ((self.last_seqnum + 1) & 0x0F)
+            or start is None
+            or timer.timeout == 0
+            or round(self._clock.now() * 1e9) - start > timer.timeout  # N_Cr passed
+            or self.rx_frame_length - len(self.rx_buffer) <= 7  # completes the payload
         ):
             return False
-        if data[0] & 0x0F != (self.last_seqnum + 1 + queued) & 0x0F:
-            return False
-        left = self.rx_frame_length - len(self.rx_buffer) - 7 * queued
-        block = self.rx_block_counter + queued + 1
-        return left > 7 and not (self.params.blocksize > 0 and block % self.params.blocksize == 0)
+        block = self.rx_block_counter + 1
+        if self.params.blocksize > 0 and block % self.params.blocksize == 0:
+            return False  # ends a block: a flow control is due
+        timer.start(self.params.rx_consecutive_frame_timeout / 1000)
+        self.last_seqnum = data[0] & 0x0F
+        self.rx_buffer.extend(data[1:])
+        self.rx_block_counter = block
+        return True
 
     def deadlines(self) -> list[float]:
         out = []
@@ -331,7 +348,13 @@ class SimStack:
 class SimIsoTpChannel:
     """An ISO-TP link (normal 11-bit addressing) in simulated time, with the interface of
     :class:`feltlab.rig.bus.isotp_channel.IsoTpChannel`. ``on_payload`` (if given) is called with
-    each complete payload instead of queueing it for :meth:`recv`."""
+    each complete payload instead of queueing it for :meth:`recv`.  Each frame is processed
+    the instant it arrives; a consecutive frame that needs no answer is taken without
+    can-isotp's per-frame machinery (:meth:`_ClockLogic.absorb_consecutive_frame`; off when
+    :attr:`absorb` is False)."""
+
+    #: take quiet consecutive frames the lean way (False: every frame through can-isotp)
+    absorb = True
 
     def __init__(
         self,
@@ -356,11 +379,10 @@ class SimIsoTpChannel:
         self.errors: list[str] = []
         self._error_flag = threading.Event()
         self.on_payload = on_payload
-        self._rx: deque[tuple[isotp.CanMessage, float]] = deque()
-        #: consecutive frames waiting (they need no answer: see ``quiet_consecutive_frame``)
-        self._quiet = 0
-        self._flush: ScheduledCall | None = None
-        self._defer_for = cf_timeout / 2  # flushed well before an N_Cr timeout could fall due
+        self._rx: deque[isotp.CanMessage] = deque()
+        #: the state machine is receiving quietly (``_ClockLogic.receiving_quietly``), as of
+        #: the last pump: consecutive frames may be absorbed
+        self._quiet = False
         self._wake: ScheduledCall | None = None
         self._closed = False
         #: a complete payload waits in the state machine (set by :meth:`pump`)
@@ -373,11 +395,7 @@ class SimIsoTpChannel:
         node.add_listener(self._on_frame, arbitration_id=rxid)
 
     def _rxfn(self, timeout: float) -> isotp.CanMessage | None:
-        if not self._rx:
-            self.logic.arrival = None
-            return None
-        msg, self.logic.arrival = self._rx.popleft()
-        return msg
+        return self._rx.popleft() if self._rx else None
 
     def _txfn(self, msg: isotp.CanMessage) -> None:
         try:
@@ -400,41 +418,25 @@ class SimIsoTpChannel:
         if msg.arbitration_id != self.rxid or msg.is_extended_id or self._closed:
             return
         data = bytes(msg.data)
-        now = self.clock.now()
-        quiet = self.logic.quiet_consecutive_frame(data, self._quiet)
-        self._rx.append(
-            (isotp.CanMessage(arbitration_id=msg.arbitration_id, data=data, dlc=msg.dlc), now)
-        )
-        if quiet:
-            # nothing to answer: it waits, to be processed with its arrival time as "now"
-            self._quiet += 1
-            if self._flush is None:
-                self._flush = self.clock.call_at(now + self._defer_for, self._on_flush)
-            return
-        self.pump()
-
-    def _on_flush(self) -> None:
-        self._flush = None
+        if self._quiet and self.logic.absorb_consecutive_frame(data):
+            return  # nothing to answer, nothing completed: no timer moved earlier
+        self._rx.append(isotp.CanMessage(arbitration_id=msg.arbitration_id, data=data, dlc=msg.dlc))
         self.pump()
 
     def pump(self) -> None:
         """Process the state machine until it rests; plan a wake-up at its next timer."""
         if self._closed:
             return
-        if self._flush is not None:
-            self._flush.cancel()
-            self._flush = None
-        self._quiet = 0
         self.logic.process()
         while self._rx:
             self.logic.process()
-        self.logic.arrival = None
         if self.on_payload is not None:
             while self.logic.available():
                 data = self.logic.recv(block=False)
                 if data is not None:
                     self.on_payload(bytes(data))
         self._ready = self.logic.available()
+        self._quiet = self.absorb and self.logic.receiving_quietly()
         active = (
             self.logic.rx_state != self.logic.RxState.IDLE
             or self.logic.tx_state != self.logic.TxState.IDLE
@@ -504,7 +506,5 @@ class SimIsoTpChannel:
         self._closed = True
         if self._wake is not None:
             self._wake.cancel()
-        if self._flush is not None:
-            self._flush.cancel()
         with contextlib.suppress(ValueError):
             self.node.remove_listener(self._on_frame)

@@ -4,6 +4,7 @@ block size and STmin; and it ends a transfer on N_Bs and OVERFLOW as can-isotp d
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import can
@@ -83,3 +84,78 @@ def test_no_flow_control_ends_the_transfer_after_n_bs_and_the_next_payload_goes(
     finally:
         dev.close()
         spy.close()
+
+
+def _receive(absorb: bool, frames: list[tuple[float, bytes]], blocksize: int) -> Any:
+    """Hand-made frames (at simulated instants) into a host channel; what it answers on the
+    wire (flow controls, with their instants), the payloads it completes and its errors."""
+    from feltlab.rig.bus.simbus import SimIsoTpChannel
+
+    clock = SimClock()
+    dev = Node(BUS, clock=clock)
+    host = Node(BUS, clock=clock)
+    answers: list[tuple[float, bytes]] = []
+    dev.add_listener(lambda m: answers.append((m.timestamp - clock.epoch, bytes(m.data))))
+    from feltlab.rig.bus.simbus import _ClockLogic
+
+    saved = SimIsoTpChannel.absorb
+    SimIsoTpChannel.absorb = absorb
+    lean = _ClockLogic.absorb_consecutive_frame
+    taken = []
+
+    def counted(self: Any, data: bytes) -> bool:
+        ok = lean(self, data)
+        taken.append(ok)
+        return ok
+
+    _ClockLogic.absorb_consecutive_frame = counted  # type: ignore[method-assign]
+    try:
+        rx = host.open_channel("SHOE", FC, DATA, blocksize=blocksize, cf_timeout=0.25)
+        for at, data in frames:
+            frame = can.Message(arbitration_id=DATA, data=data, is_extended_id=False)
+            clock.call_at(at, functools.partial(dev.send, frame))
+        clock.wait(lambda: None, frames[-1][0] + 1.0)
+        got = []
+        while rx.stack.available():
+            got.append(bytes(rx.stack.recv()))
+        return answers, got, list(rx.errors), sum(taken)
+    finally:
+        _ClockLogic.absorb_consecutive_frame = lean  # type: ignore[method-assign]
+        SimIsoTpChannel.absorb = saved
+        for n in (dev, host):
+            n.close()
+
+
+def _cf(seq: int, fill: int) -> bytes:
+    return bytes([0x20 | (seq & 0x0F)]) + bytes([fill]) * 7
+
+
+@pytest.mark.parametrize("blocksize", [0, 2, 5])
+def test_quiet_consecutive_frames_taken_the_lean_way_as_can_isotp_takes_them(
+    blocksize: int,
+) -> None:
+    """The host channel's lean path for consecutive frames that need no answer
+    (``_ClockLogic.absorb_consecutive_frame``) ends in can-isotp's very state: the same flow
+    controls at the same instants, the same payloads, the same errors, for in-order frames,
+    a wrong sequence number, a frame after N_Cr, a short frame, a new first frame mid-way and
+    a stray consecutive frame."""
+    ff = bytes([0x10, 40]) + bytes(range(6))  # 40 bytes: 6 + 5 consecutive frames
+    t = [0.001 * k for k in range(1, 60)]
+    frames = [(t[0], ff)] + [(t[k], _cf(k, k)) for k in range(1, 6)]  # complete
+    frames += [(t[8], ff), (t[9], _cf(1, 9)), (t[10], _cf(3, 9))]  # wrong sequence number
+    frames += [(t[12], ff), (t[13], _cf(1, 1)), (0.4, _cf(2, 2))]  # after N_Cr
+    frames += [(0.5, ff), (0.501, _cf(1, 1)), (0.502, _cf(2, 2)[:5])]  # short frame
+    frames += [(0.6, ff), (0.601, _cf(1, 1)), (0.602, ff)]  # a new first frame
+    frames += [(0.603 + 0.001 * k, _cf(k, k)) for k in range(1, 6)]  # ... which completes
+    frames += [(0.7, _cf(1, 7))]  # nothing being received
+    lean = _receive(True, frames, blocksize)
+    ref = _receive(False, frames, blocksize)
+    assert lean[:3] == ref[:3]
+    assert lean[3] >= 5 and ref[3] == 0  # the lean path taken, and not taken
+    answers, got, errors, _ = lean
+    assert (
+        len(got) == 2
+        and got[0] == bytes(range(6)) + b"".join(bytes([k]) * 7 for k in range(1, 6))[:34]
+    )
+    assert any("SequenceNumber" in e for e in errors) and any("timed out" in e for e in errors)
+    assert sum(1 for _, d in answers if d[0] >> 4 == 3) >= 6  # flow controls answered
