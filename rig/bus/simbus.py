@@ -25,9 +25,12 @@ import can
 import isotp
 from isotp.tools import Timer as _IsoTpTimer
 
+from feltlab.native._core import lib as _native
 from feltlab.rig.clock import ScheduledCall, SimClock
 from feltlab.rig.errors import RigError
 from feltlab.rig.protocol.codec import frame_bits
+
+_c_frame_bits = _native.fl_can_frame_bits
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +82,11 @@ class SimWire:
             return
         self._busy = True
         _, _, sender, msg = heapq.heappop(self._pending)
-        bits = frame_bits(msg.arbitration_id, msg.data, extended=msg.is_extended_id)
+        data = msg.data
+        if len(data) <= 8:  # frame_bits' exact count, its C call made here (a hot path)
+            bits = _c_frame_bits(msg.arbitration_id, msg.is_extended_id, bytes(data), len(data))
+        else:
+            bits = frame_bits(msg.arbitration_id, data, extended=msg.is_extended_id)  # raises
         self.frames += 1
         self.bits += bits
         end = self.clock.now() + bits / self.bitrate
@@ -173,18 +180,24 @@ class SimBus(can.BusABC):
 class SimListeners:
     """What a :class:`Node` in simulated time has instead of a ``can.Notifier``: the same
     ``add_listener`` / ``remove_listener`` / ``stop``, called synchronously on delivery.  A
-    listener added for one ``arbitration_id`` is called only with frames of that id (the
-    ISO-TP links and the device's command reader: most frames concern one listener of
-    several); every listener is called in the order it was added."""
+    listener added with ``wants(arbitration_id, is_extended_id)`` is called only with the
+    frames it accepts (the ISO-TP links, the device's command reader and the client: most
+    frames concern one listener of several); the routes are built once per id, so ``wants``
+    must be a pure function of its arguments.  Every listener is called in the order it was
+    added."""
 
     def __init__(self) -> None:
-        self.listeners: list[tuple[Callable[[can.Message], Any], int | None]] = []
+        self.listeners: list[
+            tuple[Callable[[can.Message], Any], Callable[[int, bool], bool] | None]
+        ] = []
         self._routes: dict[int, list[Callable[[can.Message], Any]]] = {}
 
     def add_listener(
-        self, fn: Callable[[can.Message], Any], arbitration_id: int | None = None
+        self,
+        fn: Callable[[can.Message], Any],
+        wants: Callable[[int, bool], bool] | None = None,
     ) -> None:
-        self.listeners.append((fn, arbitration_id))
+        self.listeners.append((fn, wants))
         self._routes = {}
 
     def remove_listener(self, fn: Callable[[can.Message], Any]) -> None:
@@ -197,10 +210,12 @@ class SimListeners:
 
     def dispatch(self, msg: can.Message) -> None:
         aid = msg.arbitration_id
-        route = self._routes.get(aid)
+        ext = msg.is_extended_id
+        key = aid | 0x20000000 if ext else aid  # 29-bit ids: bit 29 tells them apart
+        route = self._routes.get(key)
         if route is None:  # built once per id; never changed in place, so safe to iterate
-            route = [f for f, want in self.listeners if want is None or want == aid]
-            self._routes[aid] = route
+            route = [f for f, wants in self.listeners if wants is None or wants(aid, ext)]
+            self._routes[key] = route
         for fn in route:
             try:
                 fn(msg)

@@ -379,18 +379,28 @@ class Node:
             listeners.dispatch(got)
 
     def add_listener(
-        self, fn: Callable[[can.Message], None], *, arbitration_id: int | None = None
+        self,
+        fn: Callable[[can.Message], None],
+        *,
+        arbitration_id: int | None = None,
+        wants: Callable[[int, bool], bool] | None = None,
     ) -> None:
         """Call ``fn`` with every frame received (with ``arbitration_id``: only the frames of
-        that id).  An exception ``fn`` raises is counted in ``listener_errors`` and logged;
-        reception goes on for every other listener."""
+        that id; with ``wants(arbitration_id, is_extended_id)``: only the frames it accepts, a
+        pure function of the two).  An exception ``fn`` raises is counted in
+        ``listener_errors`` and logged; reception goes on for every other listener."""
+        if arbitration_id is not None:
+            aid = arbitration_id
+
+            def wants(a: int, ext: bool) -> bool:
+                return a == aid
 
         # real time: the Notifier calls every listener, so the id is tested here; simulated
         # time routes the frames by id before the call (SimListeners)
-        test_id = arbitration_id if isinstance(self.notifier, can.Notifier) else None
+        test = wants if isinstance(self.notifier, can.Notifier) else None
 
         def guarded(msg: can.Message) -> None:
-            if test_id is not None and msg.arbitration_id != test_id:
+            if test is not None and not test(msg.arbitration_id, msg.is_extended_id):
                 return
             try:
                 fn(msg)
@@ -404,7 +414,7 @@ class Node:
         if isinstance(self.notifier, can.Notifier):
             self.notifier.add_listener(guarded)
         else:
-            self.notifier.add_listener(guarded, arbitration_id)
+            self.notifier.add_listener(guarded, wants)
 
     def remove_listener(self, fn: Callable[[can.Message], None]) -> None:
         """Stop calling ``fn`` (added by :meth:`add_listener`); raises ValueError if absent."""

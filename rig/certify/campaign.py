@@ -172,14 +172,19 @@ def collect_part(
                 freshness_store(opts.profile).remember(key, client.freshness)
             result.bus = client.node.stats()
             result.stale_replies = client.stale_replies
-            client.close()  # flushes the capture
-            kept = client.node.capture.frames_as_read() if client.node.capture else None
+            writer = client.node.capture
+            if writer is not None:
+                writer.background = True  # the BLF written while the campaign is analysed
+            client.close()  # closes the capture
+            kept = writer.frames_as_read() if writer is not None else None
             if kept is not None:
                 result.frames[capture.name] = kept
+            if writer is not None and writer.pending:
+                result.pending = (writer, part, capture)  # recorded once written: settle()
         if dev is not None:
             dev.stop()
         clock.close()
-        if capture.exists():
+        if result.pending is None and capture.exists():
             record_part(directory, part, capture)
         result.crashes = list(getattr(clock, "crashes", []))
         if result.crashes and result.error is None:
@@ -330,9 +335,30 @@ def run_campaign(
         live.analysing()
         result = finish(out, prof, state, collected, progress=live.progress(prog), worker=worker)
     finally:
-        worker.close()  # however the campaign ends: no helper process is left
+        settle(collected, out)  # however the campaign ends: its BLF is written and recorded
+        worker.close()  # and no helper process is left
     live.finished(result.record, out)
     return result
+
+
+def settle(collected: Collected, directory: Path) -> bool:
+    """Wait for the part's BLF written in the background (``collected.pending``), then
+    record the part (:func:`record_part`).  Returns False when the file's frames are not the
+    frames kept for the analysis (``collected.frames``, then dropped: the caller analyses the
+    file); True otherwise, and when nothing was pending."""
+    if collected.pending is None:
+        return True
+    writer, part, capture = collected.pending
+    collected.pending = None
+    writer.wait()
+    if capture.exists():
+        record_part(directory, part, capture)
+    frames = collected.frames.get(capture.name)
+    if frames is None or writer.read_back_agrees(frames):
+        return True
+    log.warning("%s: its frames as kept differ from the file: analysed from the file", capture)
+    del collected.frames[capture.name]
+    return False
 
 
 def finish(
@@ -381,9 +407,19 @@ def _finish(
             progress=progress,
             frames=collected.frames,
         )
+        if not settle(collected, out):  # the BLF, written meanwhile, differs: analyse it
+            analysis, data = analyze_campaign(
+                captures,
+                prof,
+                alpha=state["alpha"],
+                seed=state["seed"],
+                directory=out,
+                progress=progress,
+            )
     except (RigError, ValueError, OSError, EOFError) as exc:  # an unreadable capture
         analysis, data = Analysis(errors=[f"analysis: {exc}"]), None
         analysis.host = combine(read_calibrations(out))
+    settle(collected, out)  # written and recorded before the record names its SHA-256
     analysis.errors[:0] = errors
     size = int(state["size"])
     have = _count_samples(data, prof.kind) if data is not None else None

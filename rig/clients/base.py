@@ -143,7 +143,7 @@ class DeviceClient:
             "Fault": self._on_fault,
         }
         self._setup()
-        self.node.add_listener(self.on_message)
+        self.node.add_listener(self.on_message, wants=self.wants_frame)
         self._watchdog: ScheduledCall | None = None
         self._plan_watch()
 
@@ -175,14 +175,20 @@ class DeviceClient:
         self.close()
 
     # ------------------------------------------------------------ decoding
+    def wants_frame(self, arbitration_id: int, extended: bool) -> bool:
+        """True for a frame :meth:`on_message` decodes: this device's single-frame channels
+        (offsets 0 and 2..7; an extended id carries its 11-bit id above ``EXT_SHIFT``), not
+        its ISO-TP channels' frames, which their links take."""
+        off = (arbitration_id >> EXT_SHIFT if extended else arbitration_id) - self.base
+        return 0 <= off < 8 and off != 1
+
     def on_message(self, msg: can.Message) -> None:
         """Decode one frame (the Notifier calls this; replay may too).  Never raises: a
         frame that breaks the protocol (or a handler bug) is counted in ``decode_errors``,
         logged as an error and reported as a ``decode_error`` event, so no exception
         escapes the Notifier thread."""
         arb = msg.arbitration_id
-        off = (arb >> EXT_SHIFT if msg.is_extended_id else arb) - self.base
-        if not 0 <= off < 8 or off == 1:
+        if not self.wants_frame(arb, msg.is_extended_id):
             return
         try:
             frame = self.codec.decode(msg)

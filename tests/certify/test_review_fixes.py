@@ -208,10 +208,10 @@ def test_an_unfinished_blf_is_read_from_its_journal_and_rebuilt_with_epoch_stamp
     for m in frames:
         w.on_message_received(m)
 
-    def interrupted() -> None:  # the second Ctrl-C lands while the BLF is being finalised
+    def interrupted(kept: object) -> bool:  # the second Ctrl-C lands while the BLF is written
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(w._writer, "stop", interrupted)
+    monkeypatch.setattr(w, "_write_kept", interrupted)
     with pytest.raises(KeyboardInterrupt):
         w.stop()
     assert journal_path(path).exists()
