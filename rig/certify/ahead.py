@@ -82,9 +82,7 @@ def _serve(conn: Any, parents_end: Any, jobs: Sequence[Job]) -> None:
             if kind == "result":
                 conn.send(done.get(arg))
             else:
-                from feltlab.rig.certify.report import make_plots
-
-                conn.send(make_plots(**arg))
+                conn.send(_plots_on_two_cores(arg))
                 break
     except BaseException as exc:  # told to the parent (which then does it itself), or EOF
         with contextlib.suppress(BaseException):
@@ -92,6 +90,42 @@ def _serve(conn: Any, parents_end: Any, jobs: Sequence[Job]) -> None:
     finally:
         conn.close()
         os._exit(0)  # no atexit handler or buffer of the parent's runs twice
+
+
+def _plots_on_two_cores(inputs: dict[str, Any]) -> list[tuple[str, str]]:
+    """:func:`feltlab.rig.certify.report.make_plots` of ``inputs``, the battery's two plots
+    drawn in a forked process while this one draws the latency histograms: the same PNGs
+    in the same order (each plot is drawn alone), in about half the time on two cores."""
+    import pickle
+
+    from feltlab.rig.certify.report import make_plots
+
+    battery = {k: inputs.get(k) for k in ("position_counts", "rising", "eulerian")}
+    latencies = {"latencies": inputs.get("latencies")}
+    try:
+        r, w = os.pipe()
+        pid = os.fork()
+    except OSError:
+        return make_plots(**inputs)
+    if pid == 0:  # never returns
+        os.close(r)
+        code = 1
+        try:
+            with os.fdopen(w, "wb") as out:
+                out.write(pickle.dumps(make_plots(**battery)))
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    try:
+        mine = make_plots(**latencies)
+        with os.fdopen(r, "rb") as got:
+            data = got.read()
+    finally:
+        _, status = os.waitpid(pid, 0)
+    ok = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and data
+    theirs: list[tuple[str, str]] = pickle.loads(data) if ok else make_plots(**battery)
+    return theirs + mine
 
 
 class AheadWorker:
