@@ -77,12 +77,17 @@ def _serve(conn: Any, parents_end: Any, jobs: Sequence[Job]) -> None:
                 done[job] = job.compute(workers=1)  # one thread: the campaign has the other
             except Exception as exc:  # the parent computes it again and sees the error
                 log.debug("job %r failed ahead: %s", job, exc)
+        early: dict[str, _Drawing] = {}
         while True:
             kind, arg = conn.recv()
             if kind == "result":
                 conn.send(done.get(arg))
+            elif kind == "early":
+                for name, part in _groups(arg):
+                    if name not in early and any(v is not None for v in part.values()):
+                        early[name] = _Drawing(part)
             else:
-                conn.send(_plots_on_two_cores(arg))
+                conn.send(_plots_on_two_cores(arg, early))
                 break
     except BaseException as exc:  # told to the parent (which then does it itself), or EOF
         with contextlib.suppress(BaseException):
@@ -92,40 +97,112 @@ def _serve(conn: Any, parents_end: Any, jobs: Sequence[Job]) -> None:
         os._exit(0)  # no atexit handler or buffer of the parent's runs twice
 
 
-def _plots_on_two_cores(inputs: dict[str, Any]) -> list[tuple[str, str]]:
-    """:func:`feltlab.rig.certify.report.make_plots` of ``inputs``, the battery's two plots
-    drawn in a forked process while this one draws the latency histograms: the same PNGs
-    in the same order (each plot is drawn alone), in about half the time on two cores."""
-    import pickle
+_BATTERY_PLOTS = ("position_counts", "rising", "eulerian")
 
+
+class _Drawing:
+    """:func:`feltlab.rig.certify.report.make_plots` of some inputs, drawn in a forked
+    process (this one goes on), or here when no process can start; :meth:`result` waits."""
+
+    def __init__(self, inputs: dict[str, Any]) -> None:
+        self.inputs = inputs
+        self._pid: int | None = None
+        self._fd = -1
+        try:
+            r, w = os.pipe()
+            pid = os.fork()
+        except OSError:
+            return
+        if pid == 0:  # never returns
+            os.close(r)
+            code = 1
+            try:
+                import pickle
+
+                from feltlab.rig.certify.report import make_plots
+
+                with os.fdopen(w, "wb") as out:
+                    out.write(pickle.dumps(make_plots(**inputs)))
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(w)
+        self._pid, self._fd = pid, r
+
+    def result(self) -> list[tuple[str, str]]:
+        import pickle
+
+        from feltlab.rig.certify.report import make_plots
+
+        if self._pid is None:
+            return make_plots(**self.inputs)
+        try:
+            with os.fdopen(self._fd, "rb") as got:
+                data = got.read()
+        finally:
+            _, status = os.waitpid(self._pid, 0)
+            self._pid = None
+        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and data:
+            out: list[tuple[str, str]] = pickle.loads(data)
+            return out
+        return make_plots(**self.inputs)
+
+
+def _groups(inputs: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The report's plots in their order, in two groups each drawn alone: the battery's
+    two plots, then the latency histograms."""
+    return [
+        ("battery", {k: inputs.get(k) for k in _BATTERY_PLOTS}),
+        ("latencies", {"latencies": inputs.get("latencies")}),
+    ]
+
+
+def _plots_on_two_cores(
+    inputs: dict[str, Any], early: dict[str, _Drawing] | None = None
+) -> list[tuple[str, str]]:
+    """:func:`feltlab.rig.certify.report.make_plots` of ``inputs``, each group of plots in a
+    forked process (``early``: started as soon as the analysis had its inputs, used when
+    they are these) but the last one missing, drawn here meanwhile: the same PNGs in the
+    same order (each plot is drawn alone), in about half the time on two cores."""
     from feltlab.rig.certify.report import make_plots
 
-    battery = {k: inputs.get(k) for k in ("position_counts", "rising", "eulerian")}
-    latencies = {"latencies": inputs.get("latencies")}
+    early = dict(early or {})
+    groups = _groups(inputs)
+    for name, part in groups:
+        d = early.get(name)
+        if d is not None and not _same(d.inputs, part):
+            d.result()  # not these inputs: drawn again
+            del early[name]
+    missing = [name for name, _ in groups if name not in early]
+    here = missing.pop() if missing else None
+    for name, part in groups:
+        if name in missing:
+            early[name] = _Drawing(part)
+    out: list[tuple[str, str]] = []
+    for name, part in groups:
+        out += make_plots(**part) if name == here else early[name].result()
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Plot inputs equal (dicts of lists of floats, or arrays), for drawing them once."""
     try:
-        r, w = os.pipe()
-        pid = os.fork()
-    except OSError:
-        return make_plots(**inputs)
-    if pid == 0:  # never returns
-        os.close(r)
-        code = 1
-        try:
-            with os.fdopen(w, "wb") as out:
-                out.write(pickle.dumps(make_plots(**battery)))
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(w)
-    try:
-        mine = make_plots(**latencies)
-        with os.fdopen(r, "rb") as got:
-            data = got.read()
-    finally:
-        _, status = os.waitpid(pid, 0)
-    ok = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and data
-    theirs: list[tuple[str, str]] = pickle.loads(data) if ok else make_plots(**battery)
-    return theirs + mine
+        import numpy as np
+
+        if isinstance(a, dict) and isinstance(b, dict):
+            return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+        return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+    except Exception:
+        return False
+
+
+def draw_ahead(**inputs: Any) -> None:
+    """Plot inputs known early (the latency samples, before the battery runs; the battery's
+    plots, before its checks): the helper being served (:func:`serving`) starts drawing
+    them at once."""
+    worker = _LOOKUP.get()
+    if worker is not None:
+        worker.draw_early(inputs)
 
 
 class AheadWorker:
@@ -186,6 +263,18 @@ class AheadWorker:
         """``job``'s result computed in the helper process, or None (not one of its jobs,
         or no helper)."""
         return self._ask("result", job) if job in self._jobs else None
+
+    def draw_early(self, inputs: dict[str, Any]) -> None:
+        """Start drawing the plots of ``inputs`` (some of :func:`make_plots`'s: the latency
+        histograms, or the battery's two) in the helper; :meth:`plots` uses them when its
+        inputs for them are these."""
+        if self._conn is None:
+            return
+        try:
+            self._conn.send(("early", inputs))
+        except (OSError, ValueError) as exc:
+            log.info("helper process lost (%s): this process does it", exc)
+            self.close()
 
     def plots(self, **inputs: Any) -> list[tuple[str, str]]:
         """The report's plots (:func:`feltlab.rig.certify.report.make_plots` of ``inputs``),

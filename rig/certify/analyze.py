@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from feltlab import native
 from feltlab.rig.certify import battery
+from feltlab.rig.certify.ahead import draw_ahead
 from feltlab.rig.certify.analyze_jackpot import (
     _authenticate,
     _failure_detection,
@@ -378,6 +379,7 @@ def analyze_batch(
     for nm in ("shuffle_cycle", "first_card", "round_trip.ping"):
         if data.timings.get(nm):
             a.plots.setdefault("latencies", {})[nm] = _plottable(data.timings[nm])
+    draw_ahead(latencies=a.plots.get("latencies"))  # drawn while the battery runs
     guard(a, "battery", "", _battery, a, prof, sample, alpha=alpha, seed=seed, progress=progress)
     return a
 
@@ -419,6 +421,11 @@ def _battery(
     out_ids = np.stack(ids)
     perm = battery.input_positions(out_ids, loaded.astype(np.uint16))
     codes = np.ascontiguousarray((out_ids % 52).astype(np.uint8))
+    stats = native.battery_pass(perm)
+    a.plots["position_counts"] = stats.position_counts
+    a.plots["rising"] = stats.rising
+    a.plots["eulerian"] = battery.eulerian_pmf(perm.shape[1])
+    draw_ahead(**{k: a.plots[k] for k in ("position_counts", "rising", "eulerian")})
     progress.start("analysing: battery", 1)
     res = battery.run_battery(perm, alpha=alpha, codes=codes, loaded_ids=loaded)
     a.battery = res  # kept even if a power estimate below cannot run
@@ -438,10 +445,6 @@ def _battery(
     )
     a.battery = replace(res, checks=checks)
     a.detail["power"] = {"replicates": reps, "alternatives": power}
-    stats = native.battery_pass(perm)
-    a.plots["position_counts"] = stats.position_counts
-    a.plots["rising"] = stats.rising
-    a.plots["eulerian"] = battery.eulerian_pmf(perm.shape[1])
 
 
 def analyze_continuous(

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from feltlab.rig.certify import battery, measures, report
-from feltlab.rig.certify.ahead import AheadWorker, computed_ahead, serving
+from feltlab.rig.certify.ahead import AheadWorker, computed_ahead, draw_ahead, serving
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.simulate import PowerJob
 
@@ -131,9 +131,17 @@ def test_the_forked_helper_draws_the_same_pngs_and_falls_back_when_it_dies() -> 
     assert worker._proc is not None and worker._proc.pid != os.getpid()
     assert worker.plots(**inputs) == here
     assert worker._proc is None  # joined after its one job
+    early = AheadWorker(ahead=True)  # the latencies sent ahead: drawn while the rest is sent
+    with serving(early):
+        draw_ahead(latencies=inputs["latencies"])
+    assert early.plots(**inputs) == here
+    stale = AheadWorker(ahead=True)  # latencies sent ahead that are not the final ones
+    stale.draw_early({"latencies": {"first_card": [0.5, 0.25]}})
+    assert stale.plots(**inputs) == here
     dead = AheadWorker(ahead=True)
     dead._proc.kill()
     dead._proc.join()
+    dead.draw_early(inputs)
     assert dead.plots(**inputs) == here
     assert AheadWorker()._proc is None  # matplotlib imported here: no fork
 
