@@ -303,7 +303,7 @@ class CaptureWriter:
                 self._end_journal(remove=True)
                 return
             pid = None
-            if self.background:
+            if self.background and hasattr(os, "fork"):  # POSIX
                 try:
                     pid = os.fork()
                 except OSError:  # no process left to start: written here

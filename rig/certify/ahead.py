@@ -108,10 +108,14 @@ class _Drawing:
         self.inputs = inputs
         self._pid: int | None = None
         self._fd = -1
+        if not hasattr(os, "fork"):  # not POSIX: drawn here
+            return
+        r, w = os.pipe()
         try:
-            r, w = os.pipe()
             pid = os.fork()
-        except OSError:
+        except OSError:  # no process left to start: drawn here
+            os.close(r)
+            os.close(w)
             return
         if pid == 0:  # never returns
             os.close(r)
