@@ -105,16 +105,17 @@ class MappedJournal:
 Kept = tuple[float, int, bool, bool, bool, int, bytes]
 
 
-def _message(k: Kept) -> can.Message:
-    t, aid, ext, rtr, rx, dlc, data = k
+def _message(k: Kept, timestamp: float | None = None, data: bytes | None = None) -> can.Message:
+    """The frame ``k`` (with another ``timestamp`` or ``data``: as read back)."""
+    t, aid, ext, rtr, rx, dlc, kept_data = k
     return can.Message(
-        timestamp=t,
+        timestamp=t if timestamp is None else timestamp,
         arbitration_id=aid,
         is_extended_id=ext,
         is_remote_frame=rtr,
         is_rx=rx,
         dlc=dlc,
-        data=data,
+        data=kept_data if data is None else data,
         channel=0,
     )
 
@@ -363,20 +364,13 @@ class CaptureWriter:
             start_r = _blf_reader_start(start_w)
             if start_r is None:
                 return None
-            pad = bytes(8)
-            return [
-                can.Message(
-                    timestamp=max(int((t - start_w) * 1e9), 0) / 1e9 + start_r,
-                    arbitration_id=aid,
-                    is_extended_id=ext,
-                    is_remote_frame=rtr,
-                    is_rx=rx,
-                    dlc=dlc,
-                    data=(data + pad)[:dlc],
-                    channel=0,
-                )
-                for t, aid, ext, rtr, rx, dlc, data in kept
-            ]
+            pad = bytes(8)  # the reader's data: the frame's 8 stored bytes cut to its DLC
+
+            def as_read(k: Kept) -> can.Message:
+                stamp = max(int((k[0] - start_w) * 1e9), 0) / 1e9 + start_r
+                return _message(k, stamp, (k[6] + pad)[: k[5]])
+
+            return [as_read(k) for k in kept]
 
     def read_back_agrees(self, frames: list[can.Message], check: int = 2000) -> bool:
         """True when the written file's first ``check`` frames are ``frames``'s, field for

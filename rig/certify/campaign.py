@@ -39,7 +39,7 @@ from feltlab.rig.certify.collect import (
     freshness_store,
     watch_host,
 )
-from feltlab.rig.certify.decode import read_campaign_capture
+from feltlab.rig.certify.decode import CaptureData, read_campaign_capture
 from feltlab.rig.certify.faults import (
     FaultRunner,
     read_trials,
@@ -397,8 +397,9 @@ def _finish(
     progress: Progress,
 ) -> CampaignResult:
     captures = _capture_paths(out)
-    try:
-        analysis, data = analyze_campaign(
+
+    def analyse() -> tuple[Analysis, CaptureData]:
+        return analyze_campaign(
             captures,
             prof,
             alpha=state["alpha"],
@@ -407,15 +408,11 @@ def _finish(
             progress=progress,
             frames=collected.frames,
         )
-        if not settle(collected, out):  # the BLF, written meanwhile, differs: analyse it
-            analysis, data = analyze_campaign(
-                captures,
-                prof,
-                alpha=state["alpha"],
-                seed=state["seed"],
-                directory=out,
-                progress=progress,
-            )
+
+    try:
+        analysis, data = analyse()
+        if not settle(collected, out):  # the BLF, written meanwhile, differs (its frames
+            analysis, data = analyse()  # are dropped): analysed from the file
     except (RigError, ValueError, OSError, EOFError) as exc:  # an unreadable capture
         analysis, data = Analysis(errors=[f"analysis: {exc}"]), None
         analysis.host = combine(read_calibrations(out))
