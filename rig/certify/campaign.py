@@ -310,9 +310,14 @@ def run_campaign(
             live.already_collected(have)
     part = len(parts) + 1
     collected = Collected()
-    ahead = prof.device_kind.plan_ahead
+    plan_ahead = prof.device_kind.plan_ahead
+    try:
+        jobs = plan_ahead(prof, size, alpha, seed) if plan_ahead is not None else ()
+    except Exception as exc:  # only ever a head start: the analysis runs its jobs itself
+        log.info("nothing computed ahead (%s)", exc)
+        jobs = ()
     # forked before collection: matplotlib and the power runs overlap it (ahead.py)
-    worker = AheadWorker(jobs=ahead(prof, size, alpha, seed) if ahead is not None else ())
+    worker = AheadWorker(jobs=jobs)
     try:
         if have < size:
             with watch_host(out, state), fewer_gc_passes():
