@@ -68,7 +68,7 @@ def recover_capture(path: str | Path) -> int | None:
         return None
     msgs = read_journal(j)
     tmp = p.with_name(p.name + ".recovering.blf")
-    writer = can.BLFWriter(str(tmp))
+    writer = can.BLFWriter(str(tmp), compression_level=1)  # as the capture writes its BLF
     try:
         for m in msgs:
             writer.on_message_received(m)
@@ -187,6 +187,9 @@ def read_capture(path: str | Path) -> Iterator[can.Message]:
     format (frames read before the damage are yielded first).
     """
     p = Path(path)
+    if p.name.endswith(JOURNAL_SUFFIX):  # a journal named itself (NUL-padded candump text)
+        yield from read_journal(p)
+        return
     j = journal_path(p) if p.suffix.lower() == ".blf" else None
     if j is not None and j.exists():  # the capture was never closed: its journal is whole
         yield from read_journal(j)

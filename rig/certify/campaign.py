@@ -189,7 +189,7 @@ def collect_part(
         result.crashes = list(getattr(clock, "crashes", []))
         if result.crashes and result.error is None:
             result.error = f"the rig failed during collection: {result.crashes[0][1]}"
-    if stop.is_set():
+    if stop.is_set() and result.done < want:  # a Ctrl-C after the last sample aborts nothing
         result.aborted = True
     return result
 

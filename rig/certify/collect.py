@@ -320,9 +320,15 @@ def _collect_batch(
             else:
                 with contextlib.suppress(RigError):
                     client.ping()
-        if i % 100 == 99 and client.node.capture is not None:
-            client.node.capture.sync()
+        sync_capture(client, i, 100)
         progress.advance()
+
+
+def sync_capture(client: Any, i: int, every: int) -> None:
+    """After every ``every``-th sample (``i`` from 0), the capture's journal to stable
+    storage (fsync): a power cut then keeps every sample completed before it."""
+    if i % every == every - 1 and client.node.capture is not None:
+        client.node.capture.sync()
 
 
 def _collect_continuous(
@@ -351,6 +357,7 @@ def _collect_continuous(
         result.done += 1
         if i % every == 0:
             client.ping()
+        sync_capture(client, i, 1000)  # a card is a sample: every 1,000 cards
         progress.advance()
 
 
@@ -398,6 +405,7 @@ def _collect_jackpot(
         result.done += 1
         if i % every == 0:
             client.ping()
+        sync_capture(client, i, 100)
         i += 1
         progress.advance()
     if camp.get("inject_faults", True) and not stop.is_set():

@@ -278,3 +278,39 @@ def test_a_panels_draws_beyond_the_plan_are_counted_apart(tmp_path: Path) -> Non
     col = res.record["collection"]
     assert (col["requested"], col["collected"], col["missing_count"]) == (30, 30, 0)
     assert col["beyond_plan"] == 2 and col["complete"] is True
+
+
+def test_a_ctrl_c_after_the_last_sample_aborts_nothing(tmp_path: Path) -> None:
+    """Ctrl-C (the stop event) landing once every planned shoe is in (during the last
+    heartbeat wait or the drain): a complete campaign, PASS, not an ABORTED record that
+    --resume would then refuse as complete; one landing before the last shoe aborts."""
+    import threading
+
+    class StopAt:
+        def __init__(self, at: int, stop: threading.Event) -> None:
+            self.at, self.stop, self.n, self.collecting = at, stop, 0, False
+
+        def start(self, description: str, total: int | None) -> None:
+            self.collecting = description.startswith("collecting")
+
+        def advance(self, n: int = 1) -> None:
+            if self.collecting:
+                self.n += n
+                if self.n >= self.at:
+                    self.stop.set()
+
+    done = threading.Event()
+    res = run_campaign(
+        CampaignOptions(fast(), tmp_path / "a", size=20, seed=3),
+        progress=StopAt(20, done),
+        stop=done,
+    )
+    assert done.is_set() and res.verdict is Verdict.PASS
+    assert res.record["collection"]["aborted"] is False
+    cut = threading.Event()
+    part = run_campaign(
+        CampaignOptions(fast(), tmp_path / "b", size=20, seed=3),
+        progress=StopAt(12, cut),
+        stop=cut,
+    )
+    assert part.verdict is Verdict.ABORTED and part.record["collection"]["collected"] == 12

@@ -163,8 +163,14 @@ def test_the_page_updates_during_a_campaign_and_shows_its_verdict(
             wait(lambda: done() == 15, "the page did not follow the campaign to 15 shoes")
             assert "15 of 40 shoes" in browser.find_element(By.ID, "progress").text
             assert "SIMULATED TIME" in browser.find_element(By.ID, "clock").text
-            hists = browser.find_elements(By.CSS_SELECTOR, "#latencies .hist")
-            names = {h.get_attribute("data-name") for h in hists}
+            # read in one script: the page rebuilds #latencies on every snapshot, so
+            # elements found in one call may be stale in the next
+            names = set(
+                browser.execute_script(
+                    "return [...document.querySelectorAll('#latencies .hist')]"
+                    ".map(h => h.dataset.name)"
+                )
+            )
             assert {"first_card", "shuffle_cycle", "round_trip.SHUFFLE"} <= names
             device = browser.find_element(By.ID, "device-table").text
             assert "heartbeats" in device and "online" in device
