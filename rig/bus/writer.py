@@ -183,6 +183,9 @@ class CaptureWriter:
             self._writer = can.Logger(str(self.path))
         #: write the BLF in a forked process at :meth:`stop` (:meth:`wait` joins it)
         self.background = False
+        #: why the BLF could not be written when the capture closed (a full disk), or None;
+        #: the journal is then kept, for ``--resume``
+        self.failure: OSError | None = None
         self._scribe: int | None = None
         self._lock = threading.Lock()
         self.frames = 0
@@ -202,11 +205,16 @@ class CaptureWriter:
         return can.BLFWriter(str(path), compression_level=1)
 
     def _stream(self) -> None:
-        """From now on, frame by frame: the frames kept so far are written first."""
+        """From now on, frame by frame: the frames kept so far are written first (kept
+        until the writer is open: an OSError here leaves them to :meth:`stop`)."""
+        writer = self._blf_writer(self.path)
         kept, self._kept = self._kept or [], None
-        self._writer = self._blf_writer(self.path)
+        self._writer = writer
         for k in kept:
-            self._writer.on_message_received(_message(k))
+            try:
+                writer.on_message_received(_message(k))
+            except Exception as exc:  # a frame the writer cannot encode: counted
+                self._error(f"{type(exc).__name__}: {exc}")
 
     def on_message_received(self, msg: can.Message) -> None:
         with self._lock:
@@ -225,6 +233,9 @@ class CaptureWriter:
                     kept is not None
                     and not msg.is_error_frame
                     and not msg.is_fd
+                    and msg.dlc <= 8
+                    and len(msg.data) <= 8
+                    and 0 <= msg.arbitration_id < 1 << 29  # what a classic BLF object holds
                     and len(kept) < self.KEEP_LIMIT
                 ):
                     kept.append(
@@ -256,9 +267,11 @@ class CaptureWriter:
             if self._journal is not None and not self._stopped:
                 self._journal.sync()
 
-    def _write_kept(self, kept: list[Kept]) -> bool:
+    def _write_kept(self, kept: list[Kept], parent: int | None = None) -> bool:
         """The BLF of ``kept``, written beside the file and renamed over it; False (the file
-        as it was, the error counted) on an OSError."""
+        as it was, the error counted, :attr:`failure` set) on an OSError.  ``parent``: the
+        pid of the process this one writes for (a forked writer): if it has died meanwhile,
+        the file is left alone (its journal is whole: ``--resume`` rebuilds it)."""
         tmp = self.path.with_name(self.path.name + ".writing")
         try:
             writer = self._blf_writer(tmp)
@@ -267,9 +280,13 @@ class CaptureWriter:
                     writer.on_message_received(_message(k))
             finally:
                 writer.stop()
+            if parent is not None and os.getppid() != parent:
+                tmp.unlink()
+                return False
             os.replace(tmp, self.path)
         except OSError as exc:  # a full disk: the BLF is unfinished, the journal kept
             self._error(f"writing the BLF: {exc}")
+            self.failure = exc
             with contextlib.suppress(OSError):
                 tmp.unlink()
             return False
@@ -299,25 +316,31 @@ class CaptureWriter:
                     self._writer.stop()
                 except OSError as exc:  # a full disk: the BLF is unfinished, the journal kept
                     self._error(f"closing the BLF: {exc}")
+                    self.failure = exc
                     self._end_journal(remove=False)
                     return
                 self._end_journal(remove=True)
                 return
             pid = None
             if self.background and hasattr(os, "fork"):  # POSIX
+                import signal
+
+                parent = os.getpid()
+                # Ctrl-C is the parent's: blocked across the fork, ignored in the writer
+                old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
                 try:
                     pid = os.fork()
                 except OSError:  # no process left to start: written here
                     pid = None
-            if pid == 0:  # the scribe: writes the file, never returns
-                import signal
-
-                signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's
-                code = 1
-                try:
-                    code = 0 if self._write_kept(kept) else 1
-                finally:
-                    os._exit(code)
+                if pid == 0:  # the writer: writes the file, never returns
+                    code = 1
+                    try:
+                        signal.signal(signal.SIGINT, signal.SIG_IGN)
+                        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+                        code = 0 if self._write_kept(kept, parent) else 1
+                    finally:
+                        os._exit(code)
+                signal.pthread_sigmask(signal.SIG_SETMASK, old)
             if pid is not None:
                 self._scribe = pid
                 self._end_journal(remove=False)  # removed once the file is written
@@ -331,7 +354,8 @@ class CaptureWriter:
 
     def wait(self) -> None:
         """Wait for the BLF written in the background; if that process failed, write it
-        here.  Then the journal is removed.  Returns at once when nothing is pending."""
+        here.  Then the journal is removed.  Returns at once when nothing is pending;
+        :attr:`failure` tells whether the BLF was written."""
         with self._lock:
             pid, self._scribe = self._scribe, None
             if pid is None:

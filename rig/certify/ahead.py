@@ -57,19 +57,36 @@ def serving(worker: AheadWorker | None) -> Iterator[None]:
 
 def _serve(conn: Any, parents_end: Any, jobs: Sequence[Job]) -> None:
     """An :class:`AheadWorker`'s process: import matplotlib, compute ``jobs``, then answer
-    the parent: a job's result (None for a job not computed here) or the one set of plots.
-    It closes its copy of the parent's end first, so that the parent's exit (however it
-    ends) is an end of file here and this process ends too; Ctrl-C is the parent's to handle
-    (SIGINT ignored here)."""
+    the parent in the order asked: a job's result (None for a job not computed here), plots
+    to start drawing (``early``), the one set of plots.  A thread reads the pipe all along,
+    so that the parent's sends never wait on the jobs, and ends this process the moment the
+    parent's end closes (however the parent ended: a kill -9 too), so that nothing it holds
+    (a live view's port) outlives the parent.  It closes its copy of the parent's end first;
+    Ctrl-C is the parent's to handle (SIGINT ignored here)."""
+    import queue
     import signal
+    import threading
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parents_end.close()
+    inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
+
+    def receive() -> None:
+        try:
+            while True:
+                msg = conn.recv()
+                inbox.put(msg)
+                if msg[0] == "plots":
+                    return
+        except BaseException:  # end of file: the parent is gone, and so is this process
+            os._exit(0)
+
+    threading.Thread(target=receive, name="feltlab-ahead-inbox", daemon=True).start()
     try:
         import matplotlib
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot
+        import matplotlib.pyplot  # the import is work done ahead
 
         done: dict[Any, Any] = {}
         for job in jobs:
@@ -79,17 +96,17 @@ def _serve(conn: Any, parents_end: Any, jobs: Sequence[Job]) -> None:
                 log.debug("job %r failed ahead: %s", job, exc)
         early: dict[str, _Drawing] = {}
         while True:
-            kind, arg = conn.recv()
+            kind, arg = inbox.get()
             if kind == "result":
                 conn.send(done.get(arg))
-            elif kind == "early":
+            elif kind == "early":  # forked from this thread, the reader blocked in recv
                 for name, part in _groups(arg):
                     if name not in early and any(v is not None for v in part.values()):
                         early[name] = _Drawing(part)
             else:
                 conn.send(_plots_on_two_cores(arg, early))
                 break
-    except BaseException as exc:  # told to the parent (which then does it itself), or EOF
+    except BaseException as exc:  # told to the parent (which then does it itself)
         with contextlib.suppress(BaseException):
             conn.send(RuntimeError(f"{type(exc).__name__}: {exc}"))
     finally:
@@ -246,11 +263,42 @@ class AheadWorker:
             log.info("no helper process (%s): everything in this process", exc)
             self.close()
 
+    #: seconds a send to the helper may take (its reader thread takes each at once): past
+    #: it the helper is taken for stuck, ended, and this process does the work
+    SEND_TIMEOUT = 10.0
+
+    def _send(self, msg: Any) -> bool:
+        """Send ``msg`` within :attr:`SEND_TIMEOUT`; False (the helper ended) otherwise."""
+        conn = self._conn
+        if conn is None:
+            return False
+        sent: list[bool] = []
+
+        def send() -> None:
+            with contextlib.suppress(OSError, ValueError, EOFError):
+                conn.send(msg)
+                sent.append(True)
+
+        import threading
+
+        t = threading.Thread(target=send, name="feltlab-ahead-send", daemon=True)
+        t.start()
+        t.join(self.SEND_TIMEOUT)
+        if sent:
+            return True
+        log.info("helper process not taking what it is sent: this process does it")
+        if self._proc is not None:
+            self._proc.kill()  # the blocked send then fails (EPIPE) and its thread ends
+        t.join(1.0)
+        self.close()
+        return False
+
     def _ask(self, kind: str, arg: Any) -> Any:
         if self._conn is None:
             return None
         try:
-            self._conn.send((kind, arg))
+            if not self._send((kind, arg)):
+                return None
             if self._conn.poll(self.timeout):
                 got = self._conn.recv()
                 if not isinstance(got, BaseException):
@@ -272,13 +320,7 @@ class AheadWorker:
         """Start drawing the plots of ``inputs`` (some of :func:`make_plots`'s: the latency
         histograms, or the battery's two) in the helper; :meth:`plots` uses them when its
         inputs for them are these."""
-        if self._conn is None:
-            return
-        try:
-            self._conn.send(("early", inputs))
-        except (OSError, ValueError) as exc:
-            log.info("helper process lost (%s): this process does it", exc)
-            self.close()
+        self._send(("early", inputs))
 
     def plots(self, **inputs: Any) -> list[tuple[str, str]]:
         """The report's plots (:func:`feltlab.rig.certify.report.make_plots` of ``inputs``),

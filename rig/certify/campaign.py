@@ -179,7 +179,7 @@ def collect_part(
             kept = writer.frames_as_read() if writer is not None else None
             if kept is not None:
                 result.frames[capture.name] = kept
-            if writer is not None and writer.pending:
+            if writer is not None:
                 result.pending = (writer, part, capture)  # recorded once written: settle()
         if dev is not None:
             dev.stop()
@@ -340,7 +340,10 @@ def run_campaign(
         live.analysing()
         result = finish(out, prof, state, collected, progress=live.progress(prog), worker=worker)
     finally:
-        settle(collected, out)  # however the campaign ends: its BLF is written and recorded
+        try:  # however the campaign ends: its BLF is written and recorded
+            settle(collected, out)
+        except OSError as exc:  # told already, if the campaign got as far as its record
+            log.error("%s", exc)
         worker.close()  # and no helper process is left
     live.finished(result.record, out)
     return result
@@ -350,12 +353,17 @@ def settle(collected: Collected, directory: Path) -> bool:
     """Wait for the part's BLF written in the background (``collected.pending``), then
     record the part (:func:`record_part`).  Returns False when the file's frames are not the
     frames kept for the analysis (``collected.frames``, then dropped: the caller analyses the
-    file); True otherwise, and when nothing was pending."""
+    file); True otherwise, and when nothing was pending.  Raises the OSError that kept the
+    BLF from being written (a full disk): the part is then not recorded, and its journal is
+    kept for ``--resume``."""
     if collected.pending is None:
         return True
     writer, part, capture = collected.pending
     collected.pending = None
     writer.wait()
+    if writer.failure is not None:
+        collected.frames.pop(capture.name, None)
+        raise writer.failure
     if capture.exists():
         record_part(directory, part, capture)
     frames = collected.frames.get(capture.name)
@@ -403,25 +411,27 @@ def _finish(
 ) -> CampaignResult:
     captures = _capture_paths(out)
 
-    def analyse() -> tuple[Analysis, CaptureData]:
-        return analyze_campaign(
-            captures,
-            prof,
-            alpha=state["alpha"],
-            seed=state["seed"],
-            directory=out,
-            progress=progress,
-            frames=collected.frames,
-        )
+    def analyse() -> tuple[Analysis, CaptureData | None]:
+        try:
+            return analyze_campaign(
+                captures,
+                prof,
+                alpha=state["alpha"],
+                seed=state["seed"],
+                directory=out,
+                progress=progress,
+                frames=collected.frames,
+            )
+        except (RigError, ValueError, OSError, EOFError) as exc:  # an unreadable capture
+            failed = Analysis(errors=[f"analysis: {exc}"])
+            failed.host = combine(read_calibrations(out))
+            return failed, None
 
-    try:
-        analysis, data = analyse()
-        if not settle(collected, out):  # the BLF, written meanwhile, differs (its frames
-            analysis, data = analyse()  # are dropped): analysed from the file
-    except (RigError, ValueError, OSError, EOFError) as exc:  # an unreadable capture
-        analysis, data = Analysis(errors=[f"analysis: {exc}"]), None
-        analysis.host = combine(read_calibrations(out))
-    settle(collected, out)  # written and recorded before the record names its SHA-256
+    analysis, data = analyse()
+    # the BLF, written meanwhile, recorded before the record names its SHA-256 (an OSError,
+    # a full disk, goes up: no record, the journal kept for --resume)
+    if not settle(collected, out):  # its frames differ from those kept (then dropped)
+        analysis, data = analyse()  # analysed from the file
     analysis.errors[:0] = errors
     size = int(state["size"])
     have = _count_samples(data, prof.kind) if data is not None else None

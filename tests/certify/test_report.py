@@ -181,3 +181,57 @@ def test_power_computed_ahead_is_the_power_computed_here() -> None:
         assert dead.result(job) is None
         assert job.run() == here  # computed here instead
     assert computed_ahead(job) is None  # outside serving: nobody asked
+
+
+def test_a_stuck_helper_costs_a_bounded_wait_and_a_dead_parent_ends_the_helper() -> None:
+    """A helper that takes nothing (SIGSTOP) is ended after SEND_TIMEOUT and the plots are
+    drawn here, the same; a helper whose parent is killed (-9) ends at once (its reader
+    thread sees the end of file), so it holds nothing of the parent's (a port) for long."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    rng = np.random.default_rng(4)
+    inputs: dict[str, Any] = {"latencies": {"first_card": list(rng.random(20_000))}}
+    here = report.make_plots(**inputs)
+    stuck = AheadWorker(ahead=True)
+    stuck.SEND_TIMEOUT = 0.5
+    os.kill(stuck._proc.pid, signal.SIGSTOP)
+    t0 = time.monotonic()
+    stuck.draw_early(inputs)  # more than a pipe holds: the send would block for ever
+    assert time.monotonic() - t0 < 5.0 and stuck._proc is None
+    assert stuck.plots(**inputs) == here
+    code = (  # the helper is busy with a 60 s job when the parent dies
+        "import os, sys, time\n"
+        "from dataclasses import dataclass\n"
+        "from feltlab.rig.certify.ahead import AheadWorker\n"
+        "@dataclass(frozen=True)\n"
+        "class Slow:\n"
+        "    seconds: float\n"
+        "    def compute(self, workers=None):\n"
+        "        time.sleep(self.seconds)\n"
+        "w = AheadWorker(ahead=True, jobs=[Slow(60.0)])\n"
+        "print(w._proc.pid, flush=True)\n"
+        "sys.stdin.readline()\n"
+        "os.kill(os.getpid(), 9)\n"
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert parent.stdout is not None and parent.stdin is not None
+    helper = int(parent.stdout.readline())
+    parent.stdin.write("\n")
+    parent.stdin.flush()
+    parent.wait(10)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{helper}/stat") as f:
+                if f.read().split(") ")[-1].startswith("Z"):  # ended; its new parent reaps it
+                    break
+        except (FileNotFoundError, ProcessLookupError):  # ended and reaped
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the helper outlived its parent by 10 s")

@@ -160,3 +160,34 @@ def test_a_campaign_analyses_its_kept_frames_and_analyze_reads_the_file_alike(
     again = analyze_path(tmp_path / "a", None, out=None)
     assert again.record["battery"] == res.record["battery"]
     assert again.record["measurements"] == res.record["measurements"]
+
+
+def test_a_blf_that_cannot_be_written_stops_the_campaign_before_its_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_can_env: None
+) -> None:
+    """A full disk when the part's BLF is written (in the forked writer, then again here):
+    the OSError goes up (the command prints its one-line error), no record is written, the
+    journal stays, and --resume rebuilds the BLF from it and completes the campaign."""
+    import errno
+
+    from feltlab.rig.bus.capture import journal_path
+
+    real = CaptureWriter._blf_writer
+
+    def full(self: CaptureWriter, path: Path) -> Any:
+        if path.name.endswith(".writing"):
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real(self, path)
+
+    prof = certify.quick_profile("batch", power_replicates=3, null_replicates=39)
+    out = tmp_path / "full"
+    with monkeypatch.context() as m:
+        m.setattr(CaptureWriter, "_blf_writer", full)
+        with pytest.raises(OSError) as err:
+            run_campaign(CampaignOptions(prof, out, size=20, seed=4))
+    assert err.value.errno == errno.ENOSPC
+    assert not (out / "record.json").exists()
+    assert journal_path(out / "capture-001.blf").exists()
+    res = run_campaign(CampaignOptions(prof, out, size=20, seed=4), resume=True)
+    assert res.verdict is Verdict.PASS and res.record["collection"]["collected"] == 20
+    assert res.record["recovered_parts"] == ["capture-001.blf"]
