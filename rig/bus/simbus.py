@@ -25,12 +25,9 @@ import can
 import isotp
 from isotp.tools import Timer as _IsoTpTimer
 
-from feltlab.native._core import lib as _native
 from feltlab.rig.clock import ScheduledCall, SimClock
 from feltlab.rig.errors import RigError
 from feltlab.rig.protocol.codec import frame_bits
-
-_c_frame_bits = _native.fl_can_frame_bits
 
 log = logging.getLogger(__name__)
 
@@ -82,11 +79,7 @@ class SimWire:
             return
         self._busy = True
         _, _, sender, msg = heapq.heappop(self._pending)
-        data = msg.data
-        if len(data) <= 8:  # frame_bits' exact count, its C call made here (a hot path)
-            bits = _c_frame_bits(msg.arbitration_id, msg.is_extended_id, bytes(data), len(data))
-        else:
-            bits = frame_bits(msg.arbitration_id, data, extended=msg.is_extended_id)  # raises
+        bits = frame_bits(msg.arbitration_id, msg.data, extended=msg.is_extended_id)
         self.frames += 1
         self.bits += bits
         end = self.clock.now() + bits / self.bitrate

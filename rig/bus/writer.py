@@ -15,6 +15,7 @@ from typing import Any
 import can
 
 from feltlab.rig.errors import RigError
+from feltlab.rig.forked import Forked
 
 FORMATS = {".blf": "BLF", ".asc": "ASC", ".log": "candump"}
 
@@ -186,7 +187,7 @@ class CaptureWriter:
         #: why the BLF could not be written when the capture closed (a full disk), or None;
         #: the journal is then kept, for ``--resume``
         self.failure: OSError | None = None
-        self._scribe: int | None = None
+        self._scribe: Forked | None = None
         self._lock = threading.Lock()
         self.frames = 0
         #: frames the writer could not store (counted in the record, reception goes on)
@@ -210,6 +211,9 @@ class CaptureWriter:
         writer = self._blf_writer(self.path)
         kept, self._kept = self._kept or [], None
         self._writer = writer
+        self._write_frames(writer, kept)
+
+    def _write_frames(self, writer: Any, kept: list[Kept]) -> None:
         for k in kept:
             try:
                 writer.on_message_received(_message(k))
@@ -276,8 +280,7 @@ class CaptureWriter:
         try:
             writer = self._blf_writer(tmp)
             try:
-                for k in kept:
-                    writer.on_message_received(_message(k))
+                self._write_frames(writer, kept)
             finally:
                 writer.stop()
             if parent is not None and os.getppid() != parent:
@@ -321,30 +324,13 @@ class CaptureWriter:
                     return
                 self._end_journal(remove=True)
                 return
-            pid = None
-            if self.background and hasattr(os, "fork"):  # POSIX
-                import signal
-
+            if self.background:
                 parent = os.getpid()
-                # Ctrl-C is the parent's: blocked across the fork, ignored in the writer
-                old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-                try:
-                    pid = os.fork()
-                except OSError:  # no process left to start: written here
-                    pid = None
-                if pid == 0:  # the writer: writes the file, never returns
-                    code = 1
-                    try:
-                        signal.signal(signal.SIGINT, signal.SIG_IGN)
-                        signal.pthread_sigmask(signal.SIG_SETMASK, old)
-                        code = 0 if self._write_kept(kept, parent) else 1
-                    finally:
-                        os._exit(code)
-                signal.pthread_sigmask(signal.SIG_SETMASK, old)
-            if pid is not None:
-                self._scribe = pid
-                self._end_journal(remove=False)  # removed once the file is written
-                return
+                scribe = Forked(lambda: self._write_kept(kept, parent), lambda: False)
+                if scribe.running:
+                    self._scribe = scribe
+                    self._end_journal(remove=False)  # removed once the file is written
+                    return
             self._end_journal(remove=self._write_kept(kept))
 
     @property
@@ -357,14 +343,11 @@ class CaptureWriter:
         here.  Then the journal is removed.  Returns at once when nothing is pending;
         :attr:`failure` tells whether the BLF was written."""
         with self._lock:
-            pid, self._scribe = self._scribe, None
-            if pid is None:
+            scribe, self._scribe = self._scribe, None
+            if scribe is None:
                 return
-            _, status = os.waitpid(pid, 0)
-            done = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
-            if not done:
-                done = self._write_kept(self._kept or [])
-            if done:
+            # written there, else here (which sets failure, as the forked writer cannot)
+            if scribe.result() or self._write_kept(self._kept or []):
                 self._end_journal(remove=True)
 
     def frames_as_read(self) -> list[can.Message] | None:

@@ -25,6 +25,8 @@ from collections.abc import Hashable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import Any, Protocol
 
+from feltlab.rig.forked import Forked
+
 log = logging.getLogger(__name__)
 
 
@@ -119,54 +121,17 @@ _BATTERY_PLOTS = ("position_counts", "rising", "eulerian")
 
 class _Drawing:
     """:func:`feltlab.rig.certify.report.make_plots` of some inputs, drawn in a forked
-    process (this one goes on), or here when no process can start; :meth:`result` waits."""
+    process (this one goes on), or here when none can start; :meth:`result` waits."""
 
     def __init__(self, inputs: dict[str, Any]) -> None:
-        self.inputs = inputs
-        self._pid: int | None = None
-        self._fd = -1
-        if not hasattr(os, "fork"):  # not POSIX: drawn here
-            return
-        r, w = os.pipe()
-        try:
-            pid = os.fork()
-        except OSError:  # no process left to start: drawn here
-            os.close(r)
-            os.close(w)
-            return
-        if pid == 0:  # never returns
-            os.close(r)
-            code = 1
-            try:
-                import pickle
-
-                from feltlab.rig.certify.report import make_plots
-
-                with os.fdopen(w, "wb") as out:
-                    out.write(pickle.dumps(make_plots(**inputs)))
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(w)
-        self._pid, self._fd = pid, r
-
-    def result(self) -> list[tuple[str, str]]:
-        import pickle
-
         from feltlab.rig.certify.report import make_plots
 
-        if self._pid is None:
-            return make_plots(**self.inputs)
-        try:
-            with os.fdopen(self._fd, "rb") as got:
-                data = got.read()
-        finally:
-            _, status = os.waitpid(self._pid, 0)
-            self._pid = None
-        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and data:
-            out: list[tuple[str, str]] = pickle.loads(data)
-            return out
-        return make_plots(**self.inputs)
+        self.inputs = inputs
+        self._work = Forked(lambda: make_plots(**inputs), lambda: make_plots(**inputs))
+
+    def result(self) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = self._work.result()
+        return out
 
 
 def _groups(inputs: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

@@ -180,11 +180,11 @@ def collect_part(
             if kept is not None:
                 result.frames[capture.name] = kept
             if writer is not None:
-                result.pending = (writer, part, capture)  # recorded once written: settle()
+                result.closing = (writer, part, capture)  # recorded once written: settle()
         if dev is not None:
             dev.stop()
         clock.close()
-        if result.pending is None and capture.exists():
+        if result.closing is None and capture.exists():
             record_part(directory, part, capture)
         result.crashes = list(getattr(clock, "crashes", []))
         if result.crashes and result.error is None:
@@ -350,16 +350,16 @@ def run_campaign(
 
 
 def settle(collected: Collected, directory: Path) -> bool:
-    """Wait for the part's BLF written in the background (``collected.pending``), then
+    """Wait for the part's BLF written in the background (``collected.closing``), then
     record the part (:func:`record_part`).  Returns False when the file's frames are not the
     frames kept for the analysis (``collected.frames``, then dropped: the caller analyses the
     file); True otherwise, and when nothing was pending.  Raises the OSError that kept the
     BLF from being written (a full disk): the part is then not recorded, and its journal is
     kept for ``--resume``."""
-    if collected.pending is None:
+    if collected.closing is None:
         return True
-    writer, part, capture = collected.pending
-    collected.pending = None
+    writer, part, capture = collected.closing
+    collected.closing = None
     writer.wait()
     if writer.failure is not None:
         collected.frames.pop(capture.name, None)

@@ -133,9 +133,9 @@ class Collected:
     #: (:meth:`feltlab.rig.bus.capture.CaptureWriter.frames_as_read`), when the writer kept
     #: them: the analysis then does not parse the file it just wrote
     frames: dict[str, list[Any]] = field(default_factory=dict)
-    #: (writer, part, capture path) of this part's BLF still being written in the
-    #: background (:func:`feltlab.rig.certify.campaign.settle` waits for it and records it)
-    pending: tuple[Any, int, Path] | None = None
+    #: (writer, part, capture path) of this part's closed capture, whose BLF may still be
+    #: being written (:func:`feltlab.rig.certify.campaign.settle` waits for it, records it)
+    closing: tuple[Any, int, Path] | None = None
 
 
 def freshness_store(prof: Profile) -> FreshnessStore:
