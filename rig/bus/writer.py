@@ -14,8 +14,8 @@ from typing import Any
 
 import can
 
+from feltlab.rig.bus.forked import Forked
 from feltlab.rig.errors import RigError
-from feltlab.rig.forked import Forked
 
 FORMATS = {".blf": "BLF", ".asc": "ASC", ".log": "candump"}
 

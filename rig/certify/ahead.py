@@ -25,7 +25,7 @@ from collections.abc import Hashable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import Any, Protocol
 
-from feltlab.rig.forked import Forked
+from feltlab.rig.bus.forked import Forked
 
 log = logging.getLogger(__name__)
 
