@@ -1,8 +1,8 @@
 """The rooms and arrows of docs/design.md, checked on the source: imports run one way
 (plugins -> sdk -> native; rig -> sdk, native), the rig's stages import down its data flow
 (docs/design.md, "Subpackages and arrows"), the SDK reaches plugins only through the plugin
-manager's list of built-in modules, and no module of sdk/, plugins/, rig/ or native/ is over
-600 lines."""
+manager's list of built-in modules, and no function of sdk/, plugins/, rig/ or native/ is over
+100 lines (a module holds one concept, whatever its length: it is never split by size)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,20 @@ ROOMS = {
     "rig": "feltlab.rig",
     "native": "feltlab.native",
 }
-MAX_LINES = 600
+MAX_FUNCTION_LINES = 100
+# Functions that were longer when the rule replaced the 600-line module limit: each may shrink,
+# never grow, and leaves this list once under the limit (issue 24 splits them by what they do).
+LONG_FUNCTIONS_CEILING = {
+    "sdk/simcli.py:report_simulation": 104,
+    "sdk/mathcli.py:math_cmd": 117,
+    "sdk/tournament/definition.py:_validate": 130,
+    "rig/cli.py:_run_certify": 150,
+    "rig/certify/campaign.py:run_campaign": 153,
+    "rig/certify/decode.py:_read_part": 153,
+    "rig/certify/offline.py:analyze_path": 107,
+    "rig/explore/cli.py:explore_command": 110,
+    "rig/explore/scenarios.py:_draw_batch": 159,
+}
 
 
 def _modules(room: str) -> list[Path]:
@@ -79,13 +92,19 @@ def test_sdk_reaches_plugins_only_through_the_plugin_manager() -> None:
 
 
 @pytest.mark.parametrize("room", ["sdk", "plugins", "rig", "native"])
-def test_no_module_over_600_lines(room: str) -> None:
-    long = {
-        str(p.relative_to(ROOT)): n
-        for p in _modules(room)
-        if (n := len(p.read_text().splitlines())) > MAX_LINES
-    }
-    assert not long, f"modules over {MAX_LINES} lines: {long}; split them along what they do"
+def test_no_function_over_100_lines(room: str) -> None:
+    long = {}
+    for p in _modules(room):
+        for node in ast.walk(ast.parse(p.read_text(), str(p))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                where = f"{p.relative_to(ROOT)}:{node.name}"
+                n = (node.end_lineno or node.lineno) - node.lineno + 1
+                if n > LONG_FUNCTIONS_CEILING.get(where, MAX_FUNCTION_LINES):
+                    long[where] = n
+    assert not long, (
+        f"functions over {MAX_FUNCTION_LINES} lines (or grown past their ceiling): {long}; "
+        "split them along what they do"
+    )
 
 
 _BASE = {"base"}
