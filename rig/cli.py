@@ -32,7 +32,7 @@ from feltlab.rig.cli_device import device as device
 from feltlab.rig.cli_device import load_profile as load_profile
 from feltlab.rig.cliopts import BUS_HELP, bus_option, profile_option
 from feltlab.rig.errors import RigError
-from feltlab.rig.kinds import get_kind
+from feltlab.rig.kinds import DeviceKind, get_kind, kinds
 from feltlab.rig.live.cli import Live, live_options, view
 from feltlab.seeds import U64_MAX
 
@@ -412,7 +412,57 @@ def _certify_options(size_name: str, size_help: str) -> Callable[[_F], _F]:
     return wrap
 
 
-@click.group()
+class KindCommands(click.Group):
+    """``feltlab certify``: its own commands, then one command for every device kind plugin
+    whose :attr:`~feltlab.rig.kinds.DeviceKind.command` is none of them (a vendor's kind
+    installed with pip, found through the ``feltlab.rig.kinds`` entry points)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        own = super().list_commands(ctx)
+        extra = {k.command for k in kinds() if k.command not in self.commands}
+        return own + sorted(extra)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        found = super().get_command(ctx, cmd_name)
+        if found is not None:
+            return found
+        kind = next((k for k in kinds() if k.command == cmd_name), None)
+        return None if kind is None else _kind_command(kind)
+
+
+def _kind_command(kind: DeviceKind) -> click.Command:
+    """The certify command of a plugin ``kind``: the common campaign options, ``--<unit>``
+    for its sample size, ``--model`` when its simulator takes a shuffle model."""
+
+    def run(**options: Any) -> None:
+        _run_certify(
+            kind.name,
+            options["profile"],
+            options["bus"],
+            options.get("model"),
+            options[kind.unit.replace("-", "_")],
+            options["alpha"],
+            options["seed"],
+            options["out"],
+            options["resume"],
+            None,
+            options["clock"],
+            device_on_host=options["device_on_host"],
+            live=options["live"],
+            live_linger=options["live_linger"],
+            as_json=options["as_json"],
+        )
+
+    run.__doc__ = f"Certify a {kind.label} (device kind {kind.name!r}, a plugin)."
+    fn: Callable[..., None] = _certify_options(kind.unit, f"{kind.unit.capitalize()} to collect.")(
+        run
+    )
+    if kind.models:
+        fn = click.option("--model", default=None, help=MODEL_HELP)(fn)
+    return click.command(kind.command)(fn)
+
+
+@click.group(cls=KindCommands)
 def certify() -> None:
     """Certification campaigns: collect over CAN, check, report (exit 0 pass, 1 fail, 2 error,
     3 inconclusive)."""

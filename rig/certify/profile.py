@@ -204,17 +204,20 @@ def profile_from_dict(data: dict[str, Any], path: str | None = None) -> Profile:
     if not isinstance(dev, dict):
         raise CampaignError(f"{where}: needs a [device] table (see docs/certification.md)")
     kind = dev.get("kind")
-    if kind not in kind_names():
+    if not isinstance(kind, str):
         raise CampaignError(
             f"{where}: [device] kind must be one of {', '.join(kind_names())}, got {kind!r}"
         )
+    try:
+        dk = get_kind(kind)
+    except UnknownDeviceKind as exc:
+        raise CampaignError(f"{where}: [device] {exc}") from None
     for table in ("campaign", "simulation", "faults"):
         if table in data and not isinstance(data[table], dict):
             raise CampaignError(
                 f"{where}: [{table}] must be a table (a [{table}] section), "
                 f"got {type(data[table]).__name__} {data[table]!r}"
             )
-    dk = get_kind(str(kind))
     try:
         check_known_names(
             where,

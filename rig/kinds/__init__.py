@@ -6,16 +6,20 @@ simulator and client classes, its default base CAN id, its bundled profile, the 
 samples, its collection and analysis functions.  The rig looks a kind up by the profile's
 ``[device] kind`` (:func:`get_kind`) and never branches on the name.
 
-The built-in kinds (batch and continuous shufflers, the jackpot prize panel) are registered by
-their own modules, :data:`BUILTIN_KINDS`, imported on the first lookup (as the plugin manager
-imports its built-in plugins); a new kind is one more :func:`register_kind` call in a module of
-its own.  This module imports nothing of the rig's stages at run time, so every stage may use
-it.
+Every kind is a plugin found through the ``feltlab.rig.kinds`` entry-point group, read on the
+first lookup (as python-can finds its interfaces through ``can.interface``): an entry point names
+a :class:`DeviceKind` object (``acme = "acme_rig.kind:ACME"``), and the registry registers it.
+The built-in kinds (batch and continuous shufflers, the jackpot prize panel) are feltlab's own
+entry points, :data:`BUILTIN_KINDS`, registered first in that order; a vendor's kind, installed
+with pip, is found the same way without feltlab importing it by name.  :func:`register_kind`
+adds a kind at run time (a test, a notebook).  This module imports nothing of the rig's stages
+at run time, so every stage may use it.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import random
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -35,12 +39,12 @@ if TYPE_CHECKING:
     from feltlab.rig.certify.uncertainty import HostUncertainty
     from feltlab.rig.devices.misbehaving import GroundTruth, Misbehaviour
 
-BUILTIN_KINDS = (
-    "feltlab.rig.kinds.batch",
-    "feltlab.rig.kinds.continuous",
-    "feltlab.rig.kinds.jackpot",
-)
-"""The modules that register the built-in kinds, imported on the first lookup."""
+ENTRY_POINT_GROUP = "feltlab.rig.kinds"
+"""The entry-point group a device kind plugin registers under (pyproject.toml:
+``[project.entry-points."feltlab.rig.kinds"]``), its value a :class:`DeviceKind` object."""
+
+BUILTIN_KINDS = ("batch", "continuous", "jackpot")
+"""feltlab's own entry points in ``feltlab.rig.kinds``, registered first, in this order."""
 
 
 class UnknownDeviceKind(RigError):
@@ -175,16 +179,47 @@ class DeviceKind:
 
 
 _KINDS: dict[str, DeviceKind] = {}
-_builtins_loaded = False
+_BROKEN: dict[str, str] = {}  # entry point name -> why it could not be loaded
+_plugins_loaded = False
 
 
-def _load_builtins() -> None:
-    global _builtins_loaded
-    if _builtins_loaded:
+def _entry_points() -> list[importlib.metadata.EntryPoint]:
+    """The group's entry points: feltlab's built-ins first (in :data:`BUILTIN_KINDS` order),
+    then every other by name."""
+    eps = list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+    order = {name: i for i, name in enumerate(BUILTIN_KINDS)}
+
+    def key(ep: importlib.metadata.EntryPoint) -> tuple[int, str]:
+        own = ep.dist is not None and ep.dist.name == "feltlab" and ep.name in order
+        return (order[ep.name] if own else len(order), ep.name)
+
+    return sorted(eps, key=key)
+
+
+def _load_plugins() -> None:
+    """Register every kind of the entry-point group, once.  A plugin that fails to load (or
+    names no :class:`DeviceKind`) is left out and named when its kind is looked up; the other
+    kinds work."""
+    global _plugins_loaded
+    if _plugins_loaded:
         return
-    _builtins_loaded = True
-    for module in BUILTIN_KINDS:
-        importlib.import_module(module)
+    _plugins_loaded = True
+    for ep in _entry_points():
+        where = f"{ep.value} ({ep.dist.name if ep.dist else 'unknown distribution'})"
+        try:
+            kind = ep.load()
+        except Exception as exc:  # a vendor's broken plugin must not stop the other kinds
+            _BROKEN[ep.name] = f"{where} failed to load: {type(exc).__name__}: {exc}"
+            continue
+        if not isinstance(kind, DeviceKind):
+            _BROKEN[ep.name] = f"{where} is a {type(kind).__name__}, not a DeviceKind"
+            continue
+        if kind.name in _KINDS:
+            continue  # registered at run time already (register_kind before the first lookup)
+        try:
+            register_kind(kind)
+        except RigError as exc:
+            _BROKEN[ep.name] = f"{where}: {exc}"
 
 
 def register_kind(kind: DeviceKind, *, replace_existing: bool = False) -> DeviceKind:
@@ -217,16 +252,21 @@ def unregister_kind(name: str) -> DeviceKind:
 def get_kind(name: str) -> DeviceKind:
     """The registered kind ``name``.  Raises :class:`UnknownDeviceKind` naming the known
     kinds."""
-    _load_builtins()
+    _load_plugins()
     kind = _KINDS.get(name) if isinstance(name, str) else None
     if kind is None:
+        if isinstance(name, str) and name in _BROKEN:
+            raise UnknownDeviceKind(
+                f"device kind {name!r} is installed but unusable: {_BROKEN[name]}; fix or "
+                "uninstall the package that provides it"
+            )
         raise UnknownDeviceKind(f"unknown device kind {name!r}; choose one of {', '.join(names())}")
     return kind
 
 
 def kinds() -> tuple[DeviceKind, ...]:
     """Every registered kind, in registration order (the built-ins first)."""
-    _load_builtins()
+    _load_plugins()
     return tuple(_KINDS.values())
 
 
@@ -271,6 +311,7 @@ class FieldView(MutableMapping[str, Any]):
 
 __all__ = [
     "BUILTIN_KINDS",
+    "ENTRY_POINT_GROUP",
     "Analyze",
     "Collect",
     "DeviceKind",

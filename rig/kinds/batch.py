@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from feltlab.rig.clients.shufflers import BatchShufflerClient
 from feltlab.rig.devices.misbehaving import GroundTruth, batch_misbehaviour
 from feltlab.rig.devices.shufflers import BatchShuffler
-from feltlab.rig.kinds import DeviceKind, lazy, register_kind
+from feltlab.rig.kinds import DeviceKind, lazy
 
 if TYPE_CHECKING:
     from feltlab.rig.certify.decode import CaptureData
@@ -47,28 +47,26 @@ def check_truth(
     _check_genuine(rec, truth, directory, violate)
 
 
-BATCH = register_kind(
-    DeviceKind(
-        name="batch",
-        label="batch shuffler",
-        simulator=BatchShuffler,
-        client=BatchShufflerClient,
-        base=0x100,
-        profile="batch6",
-        unit="shoes",
-        command="shuffler",
-        # through the campaign module, which re-exports it: a test replaces it there
-        collect=lazy("feltlab.rig.certify.campaign", "_collect_batch"),
-        analyze=lazy("feltlab.rig.certify.analyze", "analyze_batch"),
-        plan_ahead=lazy("feltlab.rig.certify.analyze", "planned_power_jobs"),
-        count=count,
-        device_keys=frozenset({"decks", "model", "reports_decks", "penetration"}),
-        models=True,
-        fault_campaigns=True,
-        simulated_name=simulated_name,
-        misbehave=batch_misbehaviour,
-        explore_weight=0.6,
-        draw_scenario=draw_scenario,
-        check_truth=check_truth,
-    )
+BATCH = DeviceKind(
+    name="batch",
+    label="batch shuffler",
+    simulator=BatchShuffler,
+    client=BatchShufflerClient,
+    base=0x100,
+    profile="batch6",
+    unit="shoes",
+    command="shuffler",
+    # through the campaign module, which re-exports it: a test replaces it there
+    collect=lazy("feltlab.rig.certify.campaign", "_collect_batch"),
+    analyze=lazy("feltlab.rig.certify.analyze", "analyze_batch"),
+    plan_ahead=lazy("feltlab.rig.certify.analyze", "planned_power_jobs"),
+    count=count,
+    device_keys=frozenset({"decks", "model", "reports_decks", "penetration"}),
+    models=True,
+    fault_campaigns=True,
+    simulated_name=simulated_name,
+    misbehave=batch_misbehaviour,
+    explore_weight=0.6,
+    draw_scenario=draw_scenario,
+    check_truth=check_truth,
 )

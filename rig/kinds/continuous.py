@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from feltlab.rig.clients.shufflers import ContinuousShufflerClient
 from feltlab.rig.devices.misbehaving import continuous_misbehaviour
 from feltlab.rig.devices.shufflers import ContinuousShuffler
-from feltlab.rig.kinds import DeviceKind, lazy, register_kind
+from feltlab.rig.kinds import DeviceKind, lazy
 
 if TYPE_CHECKING:
     from feltlab.rig.certify.decode import CaptureData
@@ -30,22 +30,20 @@ def draw_scenario(r: random.Random, base: dict[str, Any], shoes_max: int, small:
     return _draw_continuous(r, base)
 
 
-CONTINUOUS = register_kind(
-    DeviceKind(
-        name="continuous",
-        label="continuous shuffler",
-        simulator=ContinuousShuffler,
-        client=ContinuousShufflerClient,
-        base=0x200,
-        profile="continuous",
-        unit="deals",
-        command="shuffler",
-        collect=lazy("feltlab.rig.certify.collect", "_collect_continuous"),
-        analyze=lazy("feltlab.rig.certify.analyze", "analyze_continuous"),
-        count=count,
-        device_keys=frozenset({"decks", "slots"}),
-        misbehave=continuous_misbehaviour,
-        explore_weight=0.15,
-        draw_scenario=draw_scenario,
-    )
+CONTINUOUS = DeviceKind(
+    name="continuous",
+    label="continuous shuffler",
+    simulator=ContinuousShuffler,
+    client=ContinuousShufflerClient,
+    base=0x200,
+    profile="continuous",
+    unit="deals",
+    command="shuffler",
+    collect=lazy("feltlab.rig.certify.collect", "_collect_continuous"),
+    analyze=lazy("feltlab.rig.certify.analyze", "analyze_continuous"),
+    count=count,
+    device_keys=frozenset({"decks", "slots"}),
+    misbehave=continuous_misbehaviour,
+    explore_weight=0.15,
+    draw_scenario=draw_scenario,
 )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from feltlab.rig.clients.panel import JackpotPanelClient
 from feltlab.rig.devices.misbehaving import jackpot_misbehaviour
 from feltlab.rig.devices.panel import JackpotPanel
-from feltlab.rig.kinds import DeviceKind, lazy, register_kind
+from feltlab.rig.kinds import DeviceKind, lazy
 
 if TYPE_CHECKING:
     from feltlab.rig.certify.decode import CaptureData
@@ -31,23 +31,21 @@ def draw_scenario(r: random.Random, base: dict[str, Any], shoes_max: int, small:
     return _draw_jackpot(r, base)
 
 
-JACKPOT = register_kind(
-    DeviceKind(
-        name="jackpot",
-        label="jackpot prize panel",
-        simulator=JackpotPanel,
-        client=JackpotPanelClient,
-        base=0x300,
-        profile="jackpot",
-        unit="draws",
-        command="jackpot-panel",
-        collect=lazy("feltlab.rig.certify.collect", "_collect_jackpot"),
-        analyze=lazy("feltlab.rig.certify.analyze", "analyze_jackpot"),
-        count=count,
-        device_keys=frozenset({"prize_table", "key", "draws"}),
-        keyed=True,
-        misbehave=jackpot_misbehaviour,
-        explore_weight=0.25,
-        draw_scenario=draw_scenario,
-    )
+JACKPOT = DeviceKind(
+    name="jackpot",
+    label="jackpot prize panel",
+    simulator=JackpotPanel,
+    client=JackpotPanelClient,
+    base=0x300,
+    profile="jackpot",
+    unit="draws",
+    command="jackpot-panel",
+    collect=lazy("feltlab.rig.certify.collect", "_collect_jackpot"),
+    analyze=lazy("feltlab.rig.certify.analyze", "analyze_jackpot"),
+    count=count,
+    device_keys=frozenset({"prize_table", "key", "draws"}),
+    keyed=True,
+    misbehave=jackpot_misbehaviour,
+    explore_weight=0.25,
+    draw_scenario=draw_scenario,
 )

@@ -259,7 +259,10 @@ def test_profiles_bundled_and_errors(tmp_path: Path) -> None:
     assert certify.load_profile(None).device["decks"] == 6
     bad = tmp_path / "bad.toml"
     bad.write_text("[device]\nkind = 'toaster'\n")
-    with pytest.raises(certify.CampaignError, match="kind must be one of"):
+    with pytest.raises(
+        certify.CampaignError,
+        match="unknown device kind 'toaster'; choose one of batch, continuous, jackpot",
+    ):
         certify.load_profile(bad)
     with pytest.raises(certify.CampaignError, match="bundled profile name"):
         certify.load_profile(tmp_path / "none.toml")
