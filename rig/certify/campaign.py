@@ -23,8 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from feltlab.errors import FeltlabError
-from feltlab.rig.certify.ahead import AheadWorker as AheadWorker  # the explorer replaces it
-from feltlab.rig.certify.ahead import serving
+from feltlab.rig.certify.ahead import AheadWorker, serving
 from feltlab.rig.certify.analyze import Analysis
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.collect import (
@@ -66,7 +65,6 @@ from feltlab.rig.certify.record import (
     _count_samples,
     _missing_measurement,
     _new_out_dir,
-    _plots,
     _read_state,
     _refuse_complete,
     _sha256,
@@ -76,6 +74,7 @@ from feltlab.rig.certify.record import (
     device_name,
     record_part,
     recover_captures,
+    report_plots,
     verdict_summary,
 )
 from feltlab.rig.certify.report import write_report
@@ -317,7 +316,7 @@ def run_campaign(
         log.info("nothing computed ahead (%s)", exc)
         jobs = ()
     # forked before collection: matplotlib and the power runs overlap it (ahead.py)
-    worker = AheadWorker(jobs=jobs)
+    worker = AheadWorker(jobs=jobs, ahead=opts.ahead)
     try:
         if have < size:
             with watch_host(out, state), fewer_gc_passes():
@@ -336,9 +335,19 @@ def run_campaign(
             log.info("nothing left to collect: %d of %d", have, size)
         if live is None:
             with fewer_gc_passes():
-                return finish(out, prof, state, collected, progress=prog, worker=worker)
+                return finish(
+                    out, prof, state, collected, progress=prog, worker=worker, plots=opts.plots
+                )
         live.analysing()
-        result = finish(out, prof, state, collected, progress=live.progress(prog), worker=worker)
+        result = finish(
+            out,
+            prof,
+            state,
+            collected,
+            progress=live.progress(prog),
+            worker=worker,
+            plots=opts.plots,
+        )
     finally:
         try:  # however the campaign ends: its BLF is written and recorded
             settle(collected, out)
@@ -382,9 +391,11 @@ def finish(
     *,
     progress: Progress,
     worker: AheadWorker | None = None,
+    plots: bool = True,
 ) -> CampaignResult:
-    """Analyse the campaign in ``out`` and write its report.  In real time the host's
-    timing uncertainty is calibrated once more after collection (:func:`calibrate_after`).
+    """Analyse the campaign in ``out`` and write its report (``plots``: with its plots).  In
+    real time the host's timing uncertainty is calibrated once more after collection
+    (:func:`calibrate_after`).
     ``worker``: the helper process started before collection (default: one started now, for
     the plots), closed here."""
     errors: list[str] = []
@@ -395,7 +406,7 @@ def finish(
         worker = AheadWorker()  # the plots' matplotlib import overlaps the analysis
     try:
         with serving(worker):
-            return _finish(out, prof, state, collected, errors, worker, progress)
+            return _finish(out, prof, state, collected, errors, worker, progress, plots)
     finally:
         worker.close()  # however the analysis ends: no helper process is left
 
@@ -408,6 +419,7 @@ def _finish(
     errors: list[str],
     worker: AheadWorker,
     progress: Progress,
+    plots: bool,
 ) -> CampaignResult:
     captures = _capture_paths(out)
 
@@ -465,8 +477,7 @@ def _finish(
         collection=_collection(size, have, collected),
         heartbeat_kind=data.heartbeat_kind if data is not None else None,
     )
-    plots = _plots(analysis, worker)
-    write_report(out, record, plots)
+    write_report(out, record, report_plots(analysis, worker) if plots else [])
     return CampaignResult(verdict, record, out)
 
 
@@ -485,7 +496,6 @@ __all__ = [
     "_collect_batch",
     "_count_samples",
     "_missing_measurement",
-    "_plots",
     "analyze_campaign",
     "analyze_path",
     "clock_record",

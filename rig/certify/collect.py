@@ -62,6 +62,12 @@ class CampaignOptions:
     ``device_on_host``: the device on ``bus`` runs on this same host (e.g. ``feltlab device
     run``); real-time timing verdicts then count the host's scheduling latency on the
     device's side as well (:mod:`feltlab.rig.certify.uncertainty`).
+
+    ``simulator``: the simulated device's class instead of its kind's (a subclass of it: the
+    explorer's misbehaving devices); ``plots``: draw the report's plots (the explorer, which
+    runs thousands of campaigns, does not); ``ahead``: fork the helper process that computes
+    power and plots during collection (:class:`feltlab.rig.certify.ahead.AheadWorker`; None:
+    unless this process has imported matplotlib already).
     """
 
     profile: Profile
@@ -74,6 +80,9 @@ class CampaignOptions:
     faults: str | None = None
     clock: str | None = None
     device_on_host: bool = False
+    simulator: type[Any] | None = field(default=None, compare=False)
+    plots: bool = True
+    ahead: bool | None = None
 
     @property
     def simulated(self) -> bool:
@@ -172,7 +181,9 @@ def _open(
             if not kind.models:
                 raise CampaignError(f"--model applies to batch shufflers, not {prof.kind}")
             extra["model"] = opts.model
-        dev = make_device(prof.kind, spec, dev_opts, clock=clock, **extra).start()
+        dev = make_device(
+            prof.kind, spec, dev_opts, simulator=opts.simulator, clock=clock, **extra
+        ).start()
     kw: dict[str, Any] = {}
     if key is not None:
         kw = {"key": key, "require_auth": prof.authenticate, "freshness": last_fv}

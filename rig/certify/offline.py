@@ -27,10 +27,10 @@ from feltlab.rig.certify.record import (
     _count_samples,
     _missing_measurement,
     _new_out_dir,
-    _plots,
     _read_state,
     build_record,
     check_parts,
+    report_plots,
 )
 from feltlab.rig.certify.report import write_report
 from feltlab.rig.certify.uncertainty import HostUncertainty, combine, read_calibrations
@@ -197,5 +197,5 @@ def analyze_path(
     record["analyzed_offline"] = True
     if out is not None:
         _new_out_dir(out, "choose a new --out directory")
-        write_report(out, record, _plots(analysis))
+        write_report(out, record, report_plots(analysis))
     return CampaignResult(verdict, record, out or directory)

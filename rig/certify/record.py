@@ -282,7 +282,7 @@ def device_name(prof: Profile, state: dict[str, Any], heartbeat_kind: int | None
     return f"{who} at 0x{prof.base:03X} on {state.get('bus')}{heard}"
 
 
-def _plots(analysis: Analysis, worker: Any = None) -> list[tuple[str, str]]:
+def report_plots(analysis: Analysis, worker: Any = None) -> list[tuple[str, str]]:
     """The report's plots; through ``worker`` (a :class:`feltlab.rig.certify.ahead.AheadWorker`
     started before the analysis) when given."""
     p = analysis.plots

@@ -44,20 +44,26 @@ simulator in the registry (tests swap one in with ``monkeypatch.setitem``)."""
 
 
 def make_device(
-    kind: str, bus: str | BusSpec | can.BusABC, profile: dict[str, Any] | None = None, **kw: Any
+    kind: str,
+    bus: str | BusSpec | can.BusABC,
+    profile: dict[str, Any] | None = None,
+    *,
+    simulator: type[SimDevice] | None = None,
+    **kw: Any,
 ) -> SimDevice:
     """A simulated device of ``kind`` (``batch``, ``continuous``, ``jackpot``) from a
     device-profile dict (the ``[device]`` table of a profile TOML: base, seed, decks, model,
     slots, bitrate, prize_table, heartbeat_period, shuffle_duration, card_latency,
     button_latency, reports_decks, penetration; for a panel ``key`` (hex) or ``key_file``,
-    ``key_id``) overridden by keyword arguments.
+    ``key_id``) overridden by keyword arguments; ``simulator``: a class to start instead of
+    the kind's simulator (a subclass of it, such as the explorer's misbehaving devices).
 
     Raises :class:`RigError` for an unknown kind or profile key,
     :class:`~feltlab.rig.errors.ProfileError` for a value of the wrong type or out of range
     (:class:`~feltlab.rig.errors.DeviceKeyError` for a bad key).
     """
     dk = get_kind(kind)  # UnknownDeviceKind (a RigError) names the known kinds
-    cls = dk.simulator
+    cls = simulator or dk.simulator
     opts: dict[str, Any] = dict(profile or {})
     opts.update({k: v for k, v in kw.items() if v is not None})
     timing_keys = {

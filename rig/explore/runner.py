@@ -63,7 +63,6 @@ function of (S, I).  The report's plots are skipped (matplotlib, 0.6 s a campaig
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import math
 import shutil
@@ -90,7 +89,6 @@ from feltlab.rig.explore.scenarios import KEY_HEX
 from feltlab.rig.explore.scenarios import KNOWN as KNOWN
 from feltlab.rig.explore.scenarios import Scenario as Scenario
 from feltlab.rig.explore.scenarios import draw_scenario as draw_scenario
-from feltlab.rig.kinds import get_kind, register_kind
 
 log = logging.getLogger(__name__)
 
@@ -147,15 +145,6 @@ class _ExploreOptions(CampaignOptions):
         return self.make_clock()
 
 
-def _original_from_string() -> Any:
-    import jinja2
-
-    return jinja2.Environment.from_string
-
-
-_ORIGINAL_FROM_STRING = _original_from_string()
-
-
 class _LogTap(logging.Handler):
     """Keeps the feltlab log records that carry an exception (a swallowed crash)."""
 
@@ -186,44 +175,6 @@ def _quiet_feltlab(tap: _LogTap) -> Iterator[None]:
             lg.setLevel(level)
             lg.propagate = propagate
             lg.handlers = handlers
-
-
-@contextlib.contextmanager
-def _patched(kind: str, device_cls: type[Any]) -> Iterator[None]:
-    """The campaign's device class as the simulator of its kind in the registry
-    (:mod:`feltlab.rig.kinds`) and no report plots, for the duration of one campaign (the
-    explorer is single-threaded)."""
-    import jinja2
-
-    saved_kind = get_kind(kind)
-    saved_plots = certify._plots
-    saved_worker = certify.AheadWorker
-    saved_compile = jinja2.Environment.from_string
-    register_kind(replace(saved_kind, simulator=device_cls), replace_existing=True)
-    certify._plots = lambda analysis, worker=None: []
-    certify.AheadWorker = functools.partial(saved_worker, ahead=False)  # type: ignore[misc,assignment]
-    jinja2.Environment.from_string = _cached_template  # type: ignore[method-assign,assignment]
-    try:
-        yield
-    finally:
-        register_kind(saved_kind, replace_existing=True)
-        certify._plots = saved_plots
-        certify.AheadWorker = saved_worker  # type: ignore[misc]
-        jinja2.Environment.from_string = saved_compile  # type: ignore[method-assign]
-
-
-_TEMPLATES: dict[tuple[str, bool, type], Any] = {}
-
-
-def _cached_template(env: Any, source: str, *args: Any, **kw: Any) -> Any:
-    """``jinja2.Environment.from_string`` compiled once per source and settings: the report
-    compiles its template for every campaign (0.12 s, a sixth of a small campaign)."""
-    if args or kw:
-        return _ORIGINAL_FROM_STRING(env, source, *args, **kw)
-    key = (source, bool(env.autoescape), env.undefined)
-    if key not in _TEMPLATES:
-        _TEMPLATES[key] = _ORIGINAL_FROM_STRING(env, source)
-    return _TEMPLATES[key]
 
 
 def scenario_profile(sc: Scenario, key_file: Path | None) -> Profile:
@@ -298,13 +249,16 @@ def run_scenario(
         sc.campaign_seed,
         sc.faults,
         "sim",
+        simulator=dev_cls,
+        plots=False,
+        ahead=False,
         make_clock=make_clock,
     )
 
     def violate(name: str, text: str) -> None:
         out.violations.append((name, text))
 
-    with _quiet_feltlab(tap), _patched(sc.kind, dev_cls):
+    with _quiet_feltlab(tap):
         refused = "faults_fewer_shoes" in sc.tags
         try:
             result = certify.run_campaign(opts)
