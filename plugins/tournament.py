@@ -20,6 +20,7 @@ import click
 
 from feltlab.clitypes import OutputFile, seed_option
 from feltlab.errors import FeltlabError
+from feltlab.money import money
 from feltlab.plugin_manager import get_plugin_manager, hookimpl
 from feltlab.tournament import (
     BettingStrategy,
@@ -141,10 +142,6 @@ def feltlab_register_tournament_strategies(
 
 
 # ===================================================================== the command line
-def _money(cents: int) -> str:
-    return f"${cents // 100:,}.{cents % 100:02d}"
-
-
 @click.group("tournament")
 def tournament() -> None:
     """Tournament Blackjack (Division XI): run a tournament of bots from a definition file."""
@@ -228,15 +225,15 @@ def format_result(result: TournamentResult) -> list[str]:
         )
     if e.refunds:
         out.append(
-            "refunds: " + ", ".join(f"{n} {_money(c)}" for n, c in sorted(e.refunds.items()))
+            "refunds: "
+            + ", ".join(f"{n} {money(c, grouping=True)}" for n, c in sorted(e.refunds.items()))
         )
     if result.cancelled:
         out.append("CANCELLED for lack of participation (rule 3.3(d)); every fee refunded (3.5(b))")
         return out
-    out.append(
-        f"prize pool {_money(e.prize_pool)} = fees {_money(e.fees_kept)} + operator additions "
-        f"{_money(d.additions_value)} (rule 3.4)"
-    )
+    pool, fees = money(e.prize_pool, grouping=True), money(e.fees_kept, grouping=True)
+    added = money(d.additions_value, grouping=True)
+    out.append(f"prize pool {pool} = fees {fees} + operator additions {added} (rule 3.4)")
     for t in result.tables:
         s = t.session
         out.append("")
@@ -276,8 +273,10 @@ def format_result(result: TournamentResult) -> list[str]:
             if a.shared_with
             else ""
         )
-        out.append(f"  {a.place:>3}. {a.player:<10} {_money(a.amount):>12}{shared}")
-    out.append(f"  paid out {_money(result.paid_out)} of the pool {_money(e.prize_pool)}")
+        amount = money(a.amount, grouping=True)
+        out.append(f"  {a.place:>3}. {a.player:<10} {amount:>12}{shared}")
+    paid = money(result.paid_out, grouping=True)
+    out.append(f"  paid out {paid} of the pool {money(e.prize_pool, grouping=True)}")
     return out
 
 

@@ -24,6 +24,7 @@ from feltlab.cards import card_str
 from feltlab.clitypes import OutputFile, json_option, make_console, seed_option, setup_logging
 from feltlab.engine import Table as FeltTable
 from feltlab.mathcli import math_cmd, simulate
+from feltlab.money import money
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager, plugin_summary
 from feltlab.ruleopts import rule_options
 from feltlab.rules import Rules
@@ -271,7 +272,7 @@ def play(
         if e.kind == "wager_settled":
             p = str(e.data["player"])
             totals[p] = totals.get(p, 0) + int(e.data["net"])
-    summary = ", ".join(f"{p} {_money(v)}" for p, v in sorted(totals.items()))
+    summary = ", ".join(f"{p} {money(v, signed=True)}" for p, v in sorted(totals.items()))
     click.echo(f"net after {rounds} rounds: {summary}")
     if events_path:
         with open(events_path, "w", encoding="utf-8") as fh:
@@ -321,11 +322,6 @@ def new_wager_cmd(name: str, directory: str | None, decided: str = "initial-deal
     for rel in made.files:
         click.echo(f"  {rel}")
     click.echo(f"next: cd {made.root} && pip install -e . && pytest && feltlab math {name}")
-
-
-def _money(cents: int) -> str:
-    sign = "-" if cents < 0 else "+"
-    return f"{sign}${abs(cents) // 100}.{abs(cents) % 100:02d}"
 
 
 def _register_plugin_commands() -> None:

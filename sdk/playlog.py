@@ -4,12 +4,7 @@ from __future__ import annotations
 
 from feltlab.cards import card_str
 from feltlab.events import Event
-
-
-def money(cents: int, *, signed: bool = False) -> str:
-    """``$12.50`` (``+$12.50``/``-$12.50`` when ``signed``) for integer cents."""
-    sign = ("-" if cents < 0 else "+") if signed else ("-" if cents < 0 else "")
-    return f"{sign}${abs(cents) // 100}.{abs(cents) % 100:02d}"
+from feltlab.money import money
 
 
 def describe_event(event: Event) -> list[str]:
@@ -38,7 +33,9 @@ def describe_event(event: Event) -> list[str]:
             f"{money(int(d['net']), signed=True)} (rule {d['rule']})"
         ]
     if k == "jackpot_pressed":
-        return [f"  jackpot button for box {d['box']} pressed by {d['by']}: {money(d['prize'])}"]
+        return [
+            f"  jackpot button for box {d['box']} pressed by {d['by']}: {money(int(d['prize']))}"
+        ]
     if k in ("cut_card_reached", "insurance_offered", "device_fault", "hand_voided"):
         return [f"  {k.replace('_', ' ')} {d}"]
     if k == "round_settled":
