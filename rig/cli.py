@@ -27,7 +27,6 @@ from feltlab.rig.certify.profile_check import MAX_PART_SAMPLES
 from feltlab.rig.cli_campaign_dir import _new_campaign_dir as _new_campaign_dir
 from feltlab.rig.cli_campaign_dir import _refuse_resume_options
 from feltlab.rig.cli_capture import capture as capture
-from feltlab.rig.cli_capture import json_safe as json_safe
 from feltlab.rig.cli_device import device as device
 from feltlab.rig.cli_device import load_profile as load_profile
 from feltlab.rig.cliopts import BUS_HELP, bus_option, profile_option
@@ -98,7 +97,7 @@ def _print_json(result: Any, *, written: bool = True) -> None:
         "directory": str(result.directory) if written else None,
         "record": result.record,
     }
-    from feltlab.rig.certify.report import json_safe
+    from feltlab.strictjson import json_safe
 
     click.echo(json.dumps(json_safe(out), indent=2, default=str, allow_nan=False))
 

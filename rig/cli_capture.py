@@ -17,6 +17,7 @@ from feltlab.rig.bus.transport import Node
 from feltlab.rig.cliopts import bus_option, duration_option
 from feltlab.rig.errors import RigError
 from feltlab.rig.protocol.codec import check_base
+from feltlab.strictjson import json_safe
 
 
 @click.group()
@@ -83,18 +84,6 @@ def capture_decode(file: str, bases: tuple[str, ...], as_json: bool) -> None:
         raise click.ClickException(
             f"{file}: the capture holds {frames} frame(s), none a feltlab device's ({where})"
         )
-
-
-def json_safe(obj: Any) -> Any:
-    """``obj`` with every NaN or infinite float replaced by None, so that it is valid JSON
-    (RFC 8259 has no NaN or Infinity): a capture's timestamps and signals may hold them."""
-    if isinstance(obj, float):
-        return obj if obj == obj and obj not in (float("inf"), float("-inf")) else None
-    if isinstance(obj, dict):
-        return {k: json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [json_safe(v) for v in obj]
-    return obj
 
 
 def _quiet_stdout() -> None:

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from feltlab.strictjson import dumps
+
 RECORD_VERSION = "1.1"
 """1.1: INCONCLUSIVE verdicts, ``clock`` and ``host_uncertainty`` (issue 13)."""
 
@@ -207,35 +209,3 @@ def write_report(
         json.dumps({"algorithm": "sha256", "files": manifest}, indent=2)
     )
     return manifest
-
-
-def json_safe(o: Any) -> Any:
-    """``o`` with every non-finite float (a power not estimated, a statistic that could not
-    run) as None, so that the JSON is strict (RFC 8259 has no NaN): JavaScript's
-    ``JSON.parse`` and jq read it."""
-    if isinstance(o, float | np.floating):
-        return float(o) if math.isfinite(float(o)) else None
-    if isinstance(o, dict):
-        return {k: json_safe(v) for k, v in o.items()}
-    if isinstance(o, list | tuple):
-        return [json_safe(v) for v in o]
-    if isinstance(o, np.ndarray):
-        return json_safe(o.tolist())
-    return o
-
-
-def dumps(o: Any) -> str:
-    """Strict JSON of a record (:func:`json_safe`; numpy values and paths converted)."""
-    return json.dumps(json_safe(o), indent=2, default=_json_default, allow_nan=False)
-
-
-def _json_default(o: Any) -> Any:
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o) if math.isfinite(float(o)) else None
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, Path):
-        return str(o)
-    raise TypeError(f"not JSON-serialisable: {type(o).__name__}")

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from feltlab.rig.live.offline import snapshot_from_directory as snapshot_from_directory
-from feltlab.rig.live.state import MAX_EVENTS, _fault_name, _json_safe, unit_of
+from feltlab.rig.live.state import MAX_EVENTS, _fault_name, unit_of
 from feltlab.rig.live.state import SCHEMA as SCHEMA
 from feltlab.rig.live.state import VERDICTS as VERDICTS
 from feltlab.rig.live.state import LatencyTracker as LatencyTracker
@@ -52,6 +52,7 @@ from feltlab.rig.live.state import checks_of as checks_of
 from feltlab.rig.live.state import describe_event as describe_event
 from feltlab.rig.live.state import empty_snapshot as empty_snapshot
 from feltlab.rig.live.state import histogram as histogram
+from feltlab.strictjson import json_safe
 
 log = logging.getLogger(__name__)
 
@@ -315,7 +316,7 @@ class CampaignObserver:
                 self._last_pub = now
                 if not final:
                     self._build()
-                snap = _json_safe(self._snap)
+                snap = json_safe(self._snap)
             self.feed.publish(snap, final=final)
         except Exception:  # the live view must never stop a campaign
             log.warning("live view: snapshot failed", exc_info=True)

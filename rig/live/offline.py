@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from feltlab.rig.live.state import _json_safe, apply_record, empty_snapshot, histogram, unit_of
+from feltlab.rig.live.state import apply_record, empty_snapshot, histogram, unit_of
+from feltlab.strictjson import json_safe
 
 
 def snapshot_from_directory(directory: Path) -> dict[str, Any]:
@@ -79,7 +80,7 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
             f"{unit_of(kind)} in the capture; continue it with feltlab "
             f"certify {dk.command if dk else 'shuffler'} --resume {directory}"
         )
-    return _json_safe(snap)  # type: ignore[no-any-return]
+    return json_safe(snap)  # type: ignore[no-any-return]
 
 
 def _apply_capture(snap: dict[str, Any], data: Any, kind: str) -> None:

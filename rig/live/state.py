@@ -376,15 +376,3 @@ def _fault_name(code: int) -> str:
         return FaultCode(code).name
     except ValueError:
         return f"code {code}"
-
-
-def _json_safe(x: Any) -> Any:
-    if isinstance(x, Mapping):
-        return {str(k): _json_safe(v) for k, v in x.items()}
-    if isinstance(x, list | tuple | deque):
-        return [_json_safe(v) for v in x]
-    if isinstance(x, np.generic):
-        return _finite(x.item())
-    if isinstance(x, Path):
-        return str(x)
-    return _finite(x)

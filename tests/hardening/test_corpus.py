@@ -575,7 +575,7 @@ def test_bad_input_is_refused(scratch: Path, case: Case) -> None:
 def test_capture_decode_json_is_valid_json_for_nan_and_infinite_timestamps(tmp_path: Path) -> None:
     """``capture decode --json`` writes null for a NaN or infinite number (RFC 8259 JSON has
     neither): a candump log whose timestamps are ``nan`` and ``inf``."""
-    from feltlab.rig.cli import json_safe
+    from feltlab.strictjson import json_safe
 
     assert json_safe({"a": [math.nan, math.inf, -math.inf, 1.5], "b": "x"}) == {
         "a": [None, None, None, 1.5],
