@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab.errors import WagerError
-from feltlab.plugin_manager import hookimpl
+from feltlab.hookspecs import hookimpl
 from feltlab.wagers import Decided, Limits, Paytable, Placed, WagerType
 
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import ClassVar
 
-from feltlab.plugin_manager import hookimpl
+from feltlab.hookspecs import hookimpl
 from feltlab.settlement import settle_box_hands
 from feltlab.wagers import Bet, Decided, Limits, Paytable, RoundView, Settlement, WagerType
 

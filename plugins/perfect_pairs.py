@@ -8,7 +8,7 @@ from typing import ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from feltlab.plugin_manager import hookimpl
+from feltlab.hookspecs import hookimpl
 from feltlab.wagers import Decided, Limits, Paytable, Placed, WagerType, as_pays
 
 OUTCOMES = ("lose", "mixed_pair", "coloured_pair", "perfect_pair")

@@ -8,7 +8,7 @@ from typing import ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from feltlab.plugin_manager import hookimpl
+from feltlab.hookspecs import hookimpl
 from feltlab.wagers import (
     NO_CARD,
     Bet,

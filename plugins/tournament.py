@@ -20,8 +20,9 @@ import click
 
 from feltlab.clitypes import OutputFile, seed_option
 from feltlab.errors import FeltlabError
+from feltlab.hookspecs import hookimpl
 from feltlab.money import money
-from feltlab.plugin_manager import get_plugin_manager, hookimpl
+from feltlab.plugin_manager import get_plugin_manager
 from feltlab.tournament import (
     BettingStrategy,
     BettingView,

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pluggy
-
-hookimpl = pluggy.HookimplMarker("feltlab")
+from feltlab.hookspecs import hookimpl
 
 
 @hookimpl

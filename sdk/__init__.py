@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from feltlab.engine import Decision, Phase, RoundResult, ScriptedPolicy, Table, play_round
-    from feltlab.plugin_manager import collect_wagers, get_plugin_manager, hookimpl
+    from feltlab.hookspecs import hookimpl
+    from feltlab.plugin_manager import collect_wagers, get_plugin_manager
     from feltlab.rules import (
         DealerBlackjackTakes,
         DoubleOn,
@@ -34,7 +35,8 @@ if TYPE_CHECKING:
 # them (``feltlab certify ...``, the rig's) does not pay for the round engine at start.
 _HOMES = {
     "feltlab.engine": ("Decision", "Phase", "RoundResult", "ScriptedPolicy", "Table", "play_round"),
-    "feltlab.plugin_manager": ("collect_wagers", "get_plugin_manager", "hookimpl"),
+    "feltlab.hookspecs": ("hookimpl",),
+    "feltlab.plugin_manager": ("collect_wagers", "get_plugin_manager"),
     "feltlab.rules": (
         "DealerBlackjackTakes",
         "DoubleOn",

@@ -20,7 +20,8 @@ import numpy.typing as npt
 import pluggy
 import pytest
 
-PROJECT = "feltlab"
+from feltlab.hookspecs import PROJECT
+
 CANDIDATES_PER_OUTCOME = 12
 NO_INPUTS = (
     "declares neither card_roles nor round_fields, so nothing says what decides it: a "
@@ -106,27 +107,14 @@ def plugin_manager(plugin: str | None = None) -> pluggy.PluginManager:
     """feltlab's plugin manager as :func:`feltlab.get_plugin_manager` builds it, but without
     ``check_pending`` (the kit reports unknown hooks itself): built-ins, then ``plugin`` if
     given, else every ``feltlab`` entry point."""
-    from feltlab import hookspecs
     from feltlab.errors import PluginError
-    from feltlab.plugin_manager import BUILTIN_PLUGINS, FeltlabPluginManager
+    from feltlab.plugin_manager import get_plugin_manager
 
-    pm = FeltlabPluginManager(PROJECT)
-    pm.add_hookspecs(hookspecs)
-    for modname in BUILTIN_PLUGINS:
-        pm.register(importlib.import_module(modname), name=modname)
-    if plugin is not None:
-        try:
-            pm.register(_load_plugin(plugin), name=plugin)
-        except (pluggy.PluginValidationError, PluginError) as exc:
-            raise ConformanceError(f"plugin {plugin!r} is invalid: {exc}") from exc
-    else:
-        try:
-            pm.load_setuptools_entrypoints(PROJECT)
-        except Exception as exc:
-            raise ConformanceError(
-                f"a plugin of the {PROJECT!r} entry-point group failed to load: {exc!r}"
-            ) from exc
-    return pm
+    extra = [] if plugin is None else [(plugin, _load_plugin(plugin))]
+    try:
+        return get_plugin_manager(entry_points=plugin is None, plugins=extra, check_pending=False)
+    except PluginError as exc:
+        raise ConformanceError(str(exc)) from exc
 
 
 @functools.cache

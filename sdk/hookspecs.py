@@ -42,7 +42,16 @@ if TYPE_CHECKING:  # types for the annotations only: no import cycle at run time
     from feltlab.tournament import BettingStrategy
     from feltlab.wagers import WagerType
 
-hookspec = pluggy.HookspecMarker("feltlab")
+PROJECT = "feltlab"
+"""The pluggy project name, which is also the entry-point group of wager plugins
+(``[project.entry-points.feltlab]``), as in pytest, tox and llm."""
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+"""Marks a hook specification (this module's functions)."""
+
+hookimpl = pluggy.HookimplMarker(PROJECT)
+"""Marks a plugin's hook implementation: ``@hookimpl`` on a function named as a hook of this
+module (``from feltlab import hookimpl``)."""
 
 
 @hookspec

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -22,11 +23,10 @@ import pluggy
 
 from feltlab import hookspecs
 from feltlab.errors import PluginError
+from feltlab.hookspecs import PROJECT
 from feltlab.registry import Registry
 from feltlab.wagers import WagerRegistry
 
-PROJECT = "feltlab"
-hookimpl = pluggy.HookimplMarker(PROJECT)
 log = logging.getLogger(__name__)
 R = TypeVar("R", bound=Registry[Any])
 
@@ -82,17 +82,30 @@ class FeltlabPluginManager(pluggy.PluginManager):
         return plugin_name
 
 
-def get_plugin_manager(*, entry_points: bool = True) -> pluggy.PluginManager:
-    """A new manager with feltlab's hookspecs, the built-in plugins and (unless
-    ``entry_points=False``) every installed plugin of the ``feltlab`` entry-point group.
+def get_plugin_manager(
+    *,
+    entry_points: bool = True,
+    plugins: Sequence[tuple[str, object]] = (),
+    check_pending: bool = True,
+) -> pluggy.PluginManager:
+    """A new manager with feltlab's hookspecs, the built-in plugins, then ``plugins`` ((name,
+    module or object) pairs, in order), then (unless ``entry_points=False``) every installed
+    plugin of the ``feltlab`` entry-point group.  ``check_pending=False`` leaves unknown hooks
+    for the caller to report (the conformance kit names them itself).
 
-    Raises :class:`PluginError` naming the plugin when one fails to import, implements a hook
-    that does not exist (``check_pending``) or implements one as a wrapper.
+    Raises :class:`PluginError` naming the plugin when one fails to import, is invalid
+    (pluggy's validation), implements a hook that does not exist (``check_pending``) or
+    implements one as a wrapper.
     """
     pm = FeltlabPluginManager(PROJECT)
     pm.add_hookspecs(hookspecs)
     for modname in BUILTIN_PLUGINS:
         pm.register(importlib.import_module(modname), name=modname)
+    for name, plugin in plugins:
+        try:
+            pm.register(plugin, name=name)
+        except pluggy.PluginValidationError as exc:
+            raise PluginError(f"plugin {name!r} is invalid: {exc}") from exc
     if entry_points:
         try:
             pm.load_setuptools_entrypoints(PROJECT)
@@ -103,6 +116,8 @@ def get_plugin_manager(*, entry_points: bool = True) -> pluggy.PluginManager:
                 f"a plugin of the '{PROJECT}' entry-point group failed to load: {exc!r}; "
                 "fix or uninstall that package"
             ) from exc
+    if not check_pending:
+        return pm
     try:
         pm.check_pending()
     except pluggy.PluginValidationError as exc:

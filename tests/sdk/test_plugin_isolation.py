@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from pytest import LogCaptureFixture
 
-from feltlab import native
+from feltlab import hookimpl, native
 from feltlab.engine import RoundResult, Table, play_round
 from feltlab.errors import PluginError
-from feltlab.plugin_manager import collect_wagers, get_plugin_manager, hookimpl
+from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.plugins.main import Main
 from feltlab.rules import Rules
 from feltlab.shoe import Shoe

@@ -19,9 +19,9 @@ import pytest
 from feltlab import hookimpl, hookspecs
 from feltlab.engine import Table
 from feltlab.errors import PluginError, WagerError
+from feltlab.hookspecs import PROJECT
 from feltlab.plugin_manager import (
     BUILTIN_PLUGINS,
-    PROJECT,
     call_isolated,
     collect,
     collect_wagers,
