@@ -8,9 +8,9 @@ from typing import ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from feltlab.cards import NO_CARD
 from feltlab.hookspecs import hookimpl
 from feltlab.wagers import (
-    NO_CARD,
     Bet,
     Decided,
     Limits,

@@ -19,6 +19,10 @@ RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 SUITS = ("C", "D", "H", "S")
 SUIT_SYMBOLS = ("♣", "♦", "♥", "♠")
 RED_SUITS = frozenset({1, 2})
+NO_CARD = 255
+"""The code of a role never dealt (a classifier's padding, a round record's unused slot): the
+C core's ``FL_NO_CARD`` (``feltlab.native.NO_CARD``; tests/sdk/test_cards.py checks they
+agree)."""
 RANK_VALUES: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10)
 """Blackjack value by rank index: ace 1 (a hand counts one ace as 11 when soft), 2..10 their
 face, J/Q/K 10 (rule 5.4; Division 2 definitions)."""

@@ -437,8 +437,7 @@ def _check_live(t: Target, w: Any, live: Live) -> None:
 
 
 def _cards_text(roles: Sequence[str], codes: Sequence[int]) -> str:
-    from feltlab.cards import card_str
-    from feltlab.wagers import NO_CARD
+    from feltlab.cards import NO_CARD, card_str
 
     return " ".join(
         f"{r}={'none' if c == NO_CARD else card_str(int(c), symbols=False)}"

@@ -39,11 +39,12 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
+from feltlab.cards import NO_CARD
 from feltlab.errors import WagerError
 from feltlab.parsheet import OutcomeLine, ParSheet
 from feltlab.record import EXACT_FIELDS, RECORD_DTYPE
 from feltlab.rules import Rules
-from feltlab.wagers import NO_CARD, WagerType
+from feltlab.wagers import WagerType
 
 CONDITIONS = ("box", "shoe")
 BATCH = 200_000

@@ -43,9 +43,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from feltlab.cards import NO_CARD
 from feltlab.hands import hand_total
 from feltlab.native import RECORD_DTYPE
-from feltlab.wagers import NO_CARD
 
 __all__ = [
     "EXACT_FIELDS",

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from feltlab.cards import NO_CARD
 from feltlab.errors import RulesError, WagerError
 from feltlab.registry import Registry
 from feltlab.rules import MAX_DECKS, MIN_DECKS, Rules
@@ -41,8 +42,6 @@ from feltlab.rules import MAX_DECKS, MIN_DECKS, Rules
 if TYPE_CHECKING:
     from feltlab.record import BoxRecord
 
-NO_CARD = 255
-"""Pads a role that was never dealt (the value of ``feltlab.native.NO_CARD``)."""
 
 CARD_ROLES: dict[str, str] = {
     "P1": "the first card dealt to the box",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from feltlab import native
-from feltlab.cards import RANK_VALUES, RANKS, bj_value, card_code, card_value
+from feltlab.cards import NO_CARD, RANK_VALUES, RANKS, bj_value, card_code, card_value
 from feltlab.hands import card_value as hands_card_value
 
 
@@ -38,3 +38,7 @@ def test_two_card_values_in_c_match_python_sums() -> None:
     v = native.evaluate_hands(hands)
     assert v.hard_total.tolist() == [card_value(a) + card_value(k), 15, 6]
     assert v.total.tolist() == [21, 15, 16]  # the ace counts 11 when the hand stays <= 21
+
+
+def test_no_card_is_the_c_cores() -> None:
+    assert NO_CARD == native.NO_CARD == 255

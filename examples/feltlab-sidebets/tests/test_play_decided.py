@@ -18,7 +18,7 @@ from statistics import NormalDist
 
 import pytest
 from click.testing import CliRunner
-from feltlab_sidebets import BusterBlackjack, BustBonus
+from feltlab_sidebets import BustBonus, BusterBlackjack
 
 from feltlab import playmath
 from feltlab.cli import main

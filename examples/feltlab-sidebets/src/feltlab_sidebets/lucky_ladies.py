@@ -9,7 +9,8 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab import Decided, Limits, Paytable, Placed, Settlement, WagerType
-from feltlab.wagers import NO_CARD, Bet, RoundView, as_pays
+from feltlab.cards import NO_CARD
+from feltlab.wagers import Bet, RoundView, as_pays
 
 OUTCOMES = (
     "lose",

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from feltlab import WagerType, hookimpl
-from feltlab_sidebets.buster import BusterBlackjack
 from feltlab_sidebets.bust_bonus import BustBonus
+from feltlab_sidebets.buster import BusterBlackjack
 from feltlab_sidebets.lucky_ladies import LuckyLadies
 from feltlab_sidebets.twenty_one_plus_three import TwentyOnePlusThree
 
