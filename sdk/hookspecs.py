@@ -54,16 +54,11 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 module (``from feltlab import hookimpl``)."""
 
 
-@hookspec
-def feltlab_register_commands(cli: click.Group) -> None:
-    """Add command-line commands to ``feltlab``.
-
-    :param cli: the root ``click.Group``; call ``cli.add_command(command)`` for each command.
-
-    Every implementation is called, once, when the command line starts; return values are
-    ignored.  An implementation that raises is reported on stderr with the plugin's name and its
-    commands are missing; the other commands still work.
-    """
+# -------------------------------------------------------------------------------------------
+# Register hooks: called once per plugin manager, built-in plugins first (in BUILTIN_PLUGINS
+# order), then entry-point plugins in load order; a failure raises PluginError naming the
+# plugin (the command line's hook excepted).
+# -------------------------------------------------------------------------------------------
 
 
 @hookspec
@@ -82,11 +77,52 @@ def feltlab_register_wagers(register: Callable[[type[WagerType]], None]) -> None
 
 
 @hookspec
+def feltlab_register_commands(cli: click.Group) -> None:
+    """Add command-line commands to ``feltlab``.
+
+    :param cli: the root ``click.Group``; call ``cli.add_command(command)`` for each command.
+
+    Every implementation is called, once, when the command line starts; return values are
+    ignored.  The rig adds ``certify``, ``analyze``, ``device`` and ``capture`` this way.  An
+    implementation that raises is reported on stderr with the plugin's name and its commands
+    are missing; the other commands still work.
+    """
+
+
+@hookspec
+def feltlab_register_tournament_strategies(
+    register: Callable[[type[BettingStrategy]], None],
+) -> None:
+    """Add betting strategies for Tournament Blackjack bots (Division XI).
+
+    :param register: call ``register(BettingStrategySubclass)`` once per strategy (a subclass
+        of :class:`feltlab.tournament.BettingStrategy` with a unique ``name``, built
+        with the bot's own seeded generator and answering ``wager(view)`` with the chips to
+        wager, rules 4.1-4.11).  A name already registered by another plugin raises
+        ``feltlab.errors.PluginError`` naming both modules.
+
+    Called by :func:`feltlab.tournament.collect_strategies` when a tournament builds its bots;
+    built-in plugins register first (the built-in ``tournament`` plugin: flat, proportional,
+    martingale, chaser, random), then entry-point plugins.  An exception raised while
+    registering becomes a ``PluginError`` naming the plugin.  Return value ignored.
+    """
+
+
+# -------------------------------------------------------------------------------------------
+# Observer hooks: called by a Table built with ``hook=pm.hook`` as its events happen, every
+# implementation on its own (the plugin registered last first); a failure is logged with the
+# plugin's name, kept in ``table.plugin_failures`` and stops neither the other observers nor
+# the round.  ``feltlab_table_event`` comes first for every event, then the event's own hook.
+# -------------------------------------------------------------------------------------------
+
+
+@hookspec
 def feltlab_table_event(table: Table, event: Event) -> None:
-    """Observe every event of a table (a :class:`feltlab.events.Event`), in order.
+    """Observe every event of a table, in order.
 
     :param table: the :class:`feltlab.engine.Table`.
-    :param event: the event just appended to ``table.log``.
+    :param event: the event just appended to ``table.log`` (a :class:`feltlab.events.Event`:
+        ``seq``, ``round``, ``kind``, ``data``; the kinds are ``feltlab.events.EVENT_KINDS``).
 
     Use it for audit logs and live displays; the specific hooks below are called after it for
     their events.
@@ -138,7 +174,8 @@ def feltlab_round_settled(table: Table, result: RoundResult) -> None:
     """A round ended: every wager is decided (or void, rule 16.5).
 
     :param table: the :class:`feltlab.engine.Table`.
-    :param result: the :class:`feltlab.engine.RoundResult`.
+    :param result: the :class:`feltlab.engine.RoundResult` (every ``(bet, settlement)``, the
+        dealer's cards, whether the round was void under rule 16.5).
     """
 
 
@@ -147,26 +184,8 @@ def feltlab_device_fault(table: Table, device: str, message: str) -> None:
     """A table device failed.
 
     :param table: the :class:`feltlab.engine.Table`.
-    :param device: the device name, e.g. ``"jackpot_panel"`` (rule 16.12: Madness 21 is
-        withdrawn and won wagers are settled at $25).
+    :param device: the device name, e.g. ``"jackpot_panel"``: Madness 21 is then withdrawn
+        until ``table.repair_device("jackpot_panel")`` and wagers already won this round are
+        settled at $25 (rule 16.12).
     :param message: what failed.
-    """
-
-
-@hookspec
-def feltlab_register_tournament_strategies(
-    register: Callable[[type[BettingStrategy]], None],
-) -> None:
-    """Add betting strategies for Tournament Blackjack bots (Division XI).
-
-    :param register: call ``register(BettingStrategySubclass)`` once per strategy (a subclass
-        of :class:`feltlab.tournament.BettingStrategy` with a unique ``name``, built
-        with the bot's own seeded generator and answering ``wager(view)`` with the chips to
-        wager, rules 4.1-4.11).  A name already registered by another plugin raises
-        ``feltlab.errors.PluginError`` naming both modules.
-
-    Called by :func:`feltlab.tournament.collect_strategies`; built-in plugins register
-    first (the built-in ``tournament`` plugin: flat, proportional, martingale, chaser, random),
-    then entry-point plugins.  An exception raised while registering becomes a ``PluginError``
-    naming the plugin.  Return value ignored.
     """
