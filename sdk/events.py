@@ -3,7 +3,7 @@
 Every step of a round is an :class:`Event`: a sequence number, a kind (one of
 :data:`EVENT_KINDS`) and JSON-serialisable data (cards as codes, money as integer cents).  One
 event is one line of JSON, so a log is auditable with standard tools, and
-:func:`feltlab.replay.replay_round` replays a round from its lines to the identical outcome.
+:func:`feltlab.engine.replay.replay_round` replays a round from its lines to the identical outcome.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ LONG_FUNCTIONS_CEILING = {
     "sdk/mathcli.py:math_cmd": 117,
     "sdk/tournament/definition.py:_validate": 130,
     "rig/cli.py:_run_certify": 150,
-    "rig/certify/campaign.py:run_campaign": 153,
+    "rig/certify/campaign.py:run_campaign": 148,
     "rig/certify/decode.py:_read_part": 153,
     "rig/certify/offline.py:analyze_path": 107,
     "rig/explore/cli.py:explore_command": 110,

@@ -12,12 +12,14 @@ Library code: it logs and reports progress through a callback, never prints.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import secrets
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -309,14 +311,8 @@ def run_campaign(
             live.already_collected(have)
     part = len(parts) + 1
     collected = Collected()
-    plan_ahead = prof.device_kind.plan_ahead
-    try:
-        jobs = plan_ahead(prof, size, alpha, seed) if plan_ahead is not None else ()
-    except Exception as exc:  # only ever a head start: the analysis runs its jobs itself
-        log.info("nothing computed ahead (%s)", exc)
-        jobs = ()
     # forked before collection: matplotlib and the power runs overlap it (ahead.py)
-    worker = AheadWorker(jobs=jobs, ahead=opts.ahead)
+    worker = AheadWorker(jobs=_jobs_ahead(prof, size, alpha, seed), ahead=opts.ahead)
     try:
         if have < size:
             with watch_host(out, state), fewer_gc_passes():
@@ -333,21 +329,12 @@ def run_campaign(
                 )
         elif resume:
             log.info("nothing left to collect: %d of %d", have, size)
+        report = functools.partial(finish, out, prof, state, collected, worker=worker)
         if live is None:
             with fewer_gc_passes():
-                return finish(
-                    out, prof, state, collected, progress=prog, worker=worker, plots=opts.plots
-                )
+                return report(progress=prog, plots=opts.plots)
         live.analysing()
-        result = finish(
-            out,
-            prof,
-            state,
-            collected,
-            progress=live.progress(prog),
-            worker=worker,
-            plots=opts.plots,
-        )
+        result = report(progress=live.progress(prog), plots=opts.plots)
     finally:
         try:  # however the campaign ends: its BLF is written and recorded
             settle(collected, out)
@@ -356,6 +343,17 @@ def run_campaign(
         worker.close()  # and no helper process is left
     live.finished(result.record, out)
     return result
+
+
+def _jobs_ahead(prof: Profile, size: int, alpha: float, seed: int) -> Sequence[Any]:
+    """The pure computations the analysis will run that the capture does not change (the
+    kind's ``plan_ahead``), for the helper process to compute during collection."""
+    plan_ahead = prof.device_kind.plan_ahead
+    try:
+        return plan_ahead(prof, size, alpha, seed) if plan_ahead is not None else ()
+    except Exception as exc:  # only ever a head start: the analysis runs its jobs itself
+        log.info("nothing computed ahead (%s)", exc)
+        return ()
 
 
 def settle(collected: Collected, directory: Path) -> bool:

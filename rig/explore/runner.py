@@ -204,6 +204,16 @@ def _feltlab_error_names() -> set[str]:
     return out
 
 
+def _campaign_directory(root: Path, index: int) -> Path:
+    """A new directory for campaign ``index`` under ``root``: a campaign replayed again keeps
+    the earlier one's directory."""
+    directory, n = root / f"c{index:06d}", 1
+    while directory.exists():
+        n += 1
+        directory = root / f"c{index:06d}-{n}"
+    return directory
+
+
 def run_scenario(
     sc: Scenario, root: Path, *, wall_limit: float = 60.0, keep: bool = False
 ) -> Outcome:
@@ -211,11 +221,7 @@ def run_scenario(
     invariant (see the module doc).  Never raises for what the campaign does: an exception
     is a ``raised`` violation.  The directory is removed unless ``keep`` (or a violation)."""
     out = Outcome(sc)
-    directory = root / f"c{sc.index:06d}"
-    n = 1
-    while directory.exists():  # a campaign replayed again keeps the earlier directory
-        n += 1
-        directory = root / f"c{sc.index:06d}-{n}"
+    directory = _campaign_directory(root, sc.index)
     key_file = (root / "explore-panel.key").resolve()  # a profile resolves relative paths
     if sc.authenticate and not key_file.exists():
         key_file.write_text(KEY_HEX + "\n")

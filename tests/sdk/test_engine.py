@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from feltlab import Decision, Phase, Rules, ScriptedPolicy, Table, play_round
+from feltlab.engine.replay import replay_round
 from feltlab.errors import (
     IllegalDecisionError,
     ReplayError,
@@ -18,7 +19,6 @@ from feltlab.errors import (
 )
 from feltlab.events import read_jsonl
 from feltlab.native import ChaCha20
-from feltlab.replay import replay_round
 from feltlab.shoe import ContinuousShuffler, Shoe
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+from feltlab.engine.round import Decision, DecisionView
 from feltlab.errors import IllegalDecisionError
-from feltlab.round import Decision, DecisionView
 
 
 class Policy(Protocol):

@@ -7,16 +7,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from feltlab.engine import Table
+from feltlab.engine.round import (
+    Phase,
+    RoundResult,
+)
+from feltlab.engine.table import Table
 from feltlab.errors import (
     ReplayError,
 )
 from feltlab.events import Event
 from feltlab.jackpot import ReplayPanel
-from feltlab.round import (
-    Phase,
-    RoundResult,
-)
 from feltlab.rules import Rules
 from feltlab.shoe import FixedCards
 from feltlab.wagers import WagerType

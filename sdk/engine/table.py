@@ -1,7 +1,7 @@
 """The round engine: a deterministic state machine over a card source.
 
 Given the same cards and the same operations, a :class:`Table` emits the same events, so a
-round's JSON-lines log is its audit trail and :func:`feltlab.replay.replay_round` reproduces
+round's JSON-lines log is its audit trail and :func:`feltlab.engine.replay.replay_round` reproduces
 its outcome.
 
 A round runs through these phases (:class:`Phase`)::
@@ -14,9 +14,9 @@ A round runs through these phases (:class:`Phase`)::
 Irregularities are operations too: :meth:`Table.misdeal` then :meth:`Table.reconstruct` or
 :meth:`Table.void_box` / :meth:`Table.void_round` (rule 16.5);
 :meth:`Table.remove_exposed_card` (rule 16.3); :meth:`Table.report_missing_cutting_card`
-(rule 16.10); :meth:`Table.report_device_fault` (rule 16.12); they are in
-:mod:`feltlab.irregularities`, settlement in :mod:`feltlab.settling` (mixins of
-:class:`Table`), the round's values in :mod:`feltlab.round`.
+(rule 16.10); :meth:`Table.report_device_fault` (rule 16.12).  The table is one class, its
+operations in sections (plumbing, betting and dealing, play, settlement, irregularities); the
+round's values are in :mod:`feltlab.engine.round`.
 
 Boxes are numbered from 0.  The first player to place a main wager on a box controls it
 (rule 14, which would say otherwise, is not in the rule files); other players' main wagers on
@@ -28,11 +28,24 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from feltlab.engine.policy import Policy
+from feltlab.engine.round import (
+    JACKPOT_PANEL,
+    MAIN,
+    BoxState,
+    Decision,
+    DecisionView,
+    HandState,
+    Phase,
+    RoundResult,
+)
 from feltlab.errors import (
+    DeviceError,
     IllegalDecisionError,
     RoundStateError,
     RulesError,
@@ -40,42 +53,19 @@ from feltlab.errors import (
 )
 from feltlab.events import Event, EventLog
 from feltlab.hands import ACE, hand_total, is_natural
-from feltlab.irregularities import Irregularities
-from feltlab.jackpot import JackpotPanel
+from feltlab.jackpot import EMPLOYEE, FAILURE_PAYOUT, JackpotPanel
 from feltlab.plugin_manager import PluginFailure, call_isolated
-from feltlab.policy import Policy, ScriptedPolicy
-from feltlab.round import (
-    JACKPOT_PANEL,
-    MAIN,
-    Decision,
-    DecisionView,
-    Phase,
-    RoundResult,
-    _Box,
-    _Hand,
-)
+from feltlab.record import BoxRecord, DealerRecord, HandRecord, RoundRecord
 from feltlab.rules import DoubleOn, Rules, Surrender
-from feltlab.settling import Settling
 from feltlab.shoe import CardSource
 from feltlab.wagers import Bet, Placed, RoundView, Settlement, WagerType
 
 log = logging.getLogger(__name__)
 
-__all__ = [
-    "JACKPOT_PANEL",
-    "MAIN",
-    "Decision",
-    "DecisionView",
-    "Phase",
-    "Policy",
-    "RoundResult",
-    "ScriptedPolicy",
-    "Table",
-    "play_round",
-]
+__all__ = ["Table", "play_round"]
 
 
-class Table(Settling, Irregularities):
+class Table:
     """A blackjack table: rules, a card source, the wager types offered, and the event log.
 
     :param rules: the table's :class:`feltlab.Rules`.
@@ -135,7 +125,7 @@ class Table(Settling, Irregularities):
 
     # ================================================================= plumbing
     def _reset_round(self) -> None:
-        self.boxes = [_Box(i) for i in range(self.n_boxes)]
+        self.boxes = [BoxState(i) for i in range(self.n_boxes)]
         self.dealer: list[int] = []
         self.dealer_done = False
         self.settled: dict[tuple[int, str, str], Settlement] = {}
@@ -194,7 +184,7 @@ class Table(Settling, Irregularities):
                 f"{op}() needs the round in phase {want}; it is in {self.phase.value}"
             )
 
-    def _box(self, box: int) -> _Box:
+    def _box(self, box: int) -> BoxState:
         if not 0 <= box < self.n_boxes:
             raise WagerError(f"box {box} does not exist: boxes are 0..{self.n_boxes - 1}")
         return self.boxes[box]
@@ -216,7 +206,7 @@ class Table(Settling, Irregularities):
         else:
             b = self.boxes[box]
             if not b.hands:
-                b.hands.append(_Hand())
+                b.hands.append(HandState())
             b.hands[hand].cards.append(card)
             b.cards.append(card)
             self._emit("card_dealt", card=card, to="box", box=box, hand=hand)
@@ -238,7 +228,7 @@ class Table(Settling, Irregularities):
         )
 
     @property
-    def live_boxes(self) -> list[_Box]:
+    def live_boxes(self) -> list[BoxState]:
         """Boxes with a main wager that are not void, in box order."""
         return [b for b in self.boxes if b.live]
 
@@ -401,7 +391,7 @@ class Table(Settling, Irregularities):
         self._current = None
         self.phase = Phase.DEALER
 
-    def _auto_done(self, b: _Box, i: int) -> bool:
+    def _auto_done(self, b: BoxState, i: int) -> bool:
         h = b.hands[i]
         reason = None
         if h.busted:
@@ -527,7 +517,7 @@ class Table(Settling, Irregularities):
             moved = h.cards.pop()
             h.from_split = True
             h.split_aces = aces
-            b.hands.insert(hi + 1, _Hand([moved], from_split=True, split_aces=aces))
+            b.hands.insert(hi + 1, HandState([moved], from_split=True, split_aces=aces))
             self._give(self._draw(), bi, hi)
             self._auto_done(b, hi)
         if h.done:
@@ -564,6 +554,250 @@ class Table(Settling, Irregularities):
         )
         self._settle_ready()
         self.phase = Phase.SETTLING
+
+    # ================================================================= settlement
+    def _record(self, bet: Bet, s: Settlement) -> None:
+        self.settled[(bet.box, bet.player, bet.wager)] = s
+        self.order.append((bet, s))
+        self._emit(
+            "wager_settled",
+            box=bet.box,
+            player=bet.player,
+            wager=bet.wager,
+            amount=bet.amount,
+            outcome=s.outcome,
+            net=s.net,
+            rule=s.rule,
+            detail=list(s.detail),
+        )
+
+    def _plays_out(self) -> bool:
+        """A wager placed on a live box requires the dealer to complete the hand
+        (``WagerType.dealer_plays_out``)."""
+        return any(self.wagers[w].dealer_plays_out for b in self.live_boxes for (_, w) in b.bets)
+
+    def _round_record(self) -> RoundRecord:
+        """The round's record: every live box's final hands and the dealer's final hand."""
+        dealer = DealerRecord.of(self.dealer)
+        boxes = {
+            b.index: BoxRecord(
+                b.index,
+                tuple(
+                    HandRecord.of(
+                        h.cards,
+                        doubled=h.doubled,
+                        from_split=h.from_split,
+                        surrendered=h.surrendered,
+                    )
+                    for h in b.hands
+                ),
+                dealer,
+            )
+            for b in self.live_boxes
+        }
+        return RoundRecord(self.round_no, boxes, dealer)
+
+    def _settle_ready(self, *, final: bool = False) -> list[tuple[Bet, Settlement]]:
+        jackpots: list[tuple[Bet, Settlement]] = []
+        record = self._round_record() if final else None
+        for b in self.live_boxes:
+            view = self.view(b.index, final=final)
+            if record is not None:
+                view = replace(view, record=record.boxes[b.index])
+            for bet in list(b.bets.values()):
+                key = (b.index, bet.player, bet.wager)
+                if key in self.settled:
+                    continue
+                s = self.wagers[bet.wager].settle(view, bet)
+                if s is None:
+                    if final:
+                        raise WagerError(f"{bet.wager} left undecided at the end of the round")
+                    continue
+                if s.jackpot:
+                    if final:
+                        jackpots.append((bet, s))
+                    continue
+                self._record(bet, s)
+        return jackpots
+
+    def settle(self, jackpot_pressers: Mapping[int, str] | None = None) -> RoundResult:
+        """Decide every remaining wager, press the jackpot button for Madness 21 wins, end
+        the round, and shuffle if the cutting card came out (rule 5.7(b)) or was missing
+        (rule 16.10).
+
+        ``jackpot_pressers`` maps a box to who presses the jackpot button for it: the box's
+        controller (the default), a nominee holding a wager on the box and a Madness 21 wager,
+        or :data:`feltlab.jackpot.EMPLOYEE` (rule 15A.9); anyone else raises
+        :class:`WagerError`.  One press per box with winning Madness 21 wagers; every winning
+        wager on it receives the displayed prize individually (15A.7).  A panel failure
+        withdraws Madness 21 (16.12) and settles won wagers at $25 (2500 cents).
+        """
+        self._need(Phase.SETTLING, op="settle")
+        jackpots = self._settle_ready(final=True)
+        pressers = dict(jackpot_pressers or {})
+        by_box: dict[int, list[tuple[Bet, Settlement]]] = {}
+        for bet, s in jackpots:
+            by_box.setdefault(bet.box, []).append((bet, s))
+        for box, won in by_box.items():
+            b = self.boxes[box]
+            presser = pressers.get(box, b.controller or EMPLOYEE)
+            eligible = {b.controller, EMPLOYEE} | {
+                p for (p, w) in b.bets if self.wagers[w].name == won[0][0].wager
+            }
+            if presser not in eligible:
+                raise WagerError(
+                    f"{presser!r} may not press the jackpot button for box {box}: the "
+                    "controller, a nominee with a wager on the box and a valid Madness 21 "
+                    f"wager, or {EMPLOYEE!r} may (rule 15A.9)"
+                )
+            prize: int | None = None
+            if not self._device_failed and self.panel is not None:
+                try:
+                    prize = self.panel.press(self.round_no, box, presser)
+                except DeviceError as exc:
+                    self._fault(JACKPOT_PANEL, str(exc), during="press")
+            elif self.panel is None and not self._device_failed:
+                self._fault(JACKPOT_PANEL, "no jackpot panel is connected", during="press")
+            if prize is not None:
+                self._emit("jackpot_pressed", box=box, by=presser, prize=prize, rule="15A.7")
+            for bet, s in won:
+                if prize is None:
+                    s2 = Settlement(s.outcome, FAILURE_PAYOUT, "16.12", s.detail)
+                else:
+                    s2 = Settlement(s.outcome, prize, "15A.7", s.detail)
+                self._record(bet, s2)
+        return self._finish(void=False)
+
+    def _finish(self, *, void: bool) -> RoundResult:
+        record = None if void else self._round_record()
+        result = RoundResult(self.round_no, tuple(self.order), tuple(self.dealer), void, record)
+        self._result = result  # the round_settled observers read it
+        totals: dict[str, int] = {}
+        for bet, s in self.order:
+            totals[bet.player] = totals.get(bet.player, 0) + s.net
+        self._emit("round_settled", void=void, net=totals, dealer=list(self.dealer))
+        self.source.end_round(self._round_cards)
+        if self.source.needs_shuffle:
+            reason = "cutting_card" if self._cut_announced else "missing_cutting_card"
+            rule = "5.7(b)" if self._cut_announced else "16.10"
+            info = self.source.shuffle()
+            self._emit("shoe_shuffled", reason=reason, rule=rule, **info)
+        self.phase = Phase.IDLE
+        return result
+
+    # ================================================================= irregularities
+    def report_missing_cutting_card(self) -> None:
+        """The cutting card was found not inserted after the shuffle: the cards are reshuffled
+        at the end of this round (rule 16.10; raises :class:`ShoeError` with a continuous
+        shuffler, where the rule does not apply)."""
+        if self.phase is Phase.IDLE:
+            raise RoundStateError("report_missing_cutting_card() during a round")
+        self.source.report_missing_cutting_card()
+        self._emit("cutting_card_missing", rule="16.10")
+
+    def misdeal(self, to: int | None) -> int:
+        """The dealer placed the next card of the initial deal in error on box ``to`` (None:
+        the dealer).  The card is drawn and recorded as misplaced; resolve it with
+        :meth:`reconstruct`, :meth:`void_box` or :meth:`void_round` (rule 16.5).  Returns the
+        card."""
+        self._need(Phase.BETTING, Phase.DEALING, op="misdeal")
+        if self.phase is Phase.BETTING:
+            self.deal_step()  # starts the deal; the misplaced card is the next one
+            self._need(Phase.DEALING, op="misdeal")
+        card = self._draw()
+        expected = self._deal_queue[0]
+        self._misplaced = (card, to)
+        self.phase = Phase.MISDEALT
+        self._emit("card_misplaced", card=card, to=to, expected=expected, rule="16.5")
+        self._check_cut()
+        return card
+
+    def reconstruct(self) -> None:
+        """Move the misplaced card to where it should have gone, so the sequence of cards is
+        as it would have been without the error (rule 16.5), and continue the deal."""
+        self._need(Phase.MISDEALT, op="reconstruct")
+        assert self._misplaced is not None
+        card, wrong = self._misplaced
+        target = self._deal_queue.pop(0)
+        self._misplaced = None
+        self._emit("round_reconstructed", card=card, moved_from=wrong, to=target, rule="16.5")
+        if target is None:
+            self.dealer.append(card)
+        else:
+            b = self.boxes[target]
+            if not b.hands:
+                b.hands.append(HandState())
+            b.hands[0].cards.append(card)
+            b.cards.append(card)
+        self.phase = Phase.DEALING
+        if not self._deal_queue:
+            self._initial_deal_done()
+
+    def void_box(self, box: int) -> None:
+        """Void the hand(s) of ``box`` (rule 16.5): its cards go to the discard rack and every
+        wager on it not yet decided is returned (net 0); a pending misplaced card is
+        discarded too.  The other hands stand as dealt."""
+        if self.phase in (Phase.IDLE, Phase.SETTLING):
+            raise RoundStateError(f"void_box() needs a round in play; phase {self.phase.value}")
+        b = self._box(box)
+        if b.voided:
+            raise RoundStateError(f"box {box} is already void")
+        b.voided = True
+        self._emit("hand_voided", box=box, rule="16.5")
+        for bet in b.bets.values():
+            if (box, bet.player, bet.wager) not in self.settled:
+                self._record(bet, Settlement("void", 0, "16.5"))
+        self._deal_queue = [t for t in self._deal_queue if t != box]
+        if self.phase is Phase.MISDEALT:
+            self._misplaced = None
+            self.phase = Phase.DEALING
+        if self.phase is Phase.DEALING and not self._deal_queue:
+            self._initial_deal_done()
+        elif self.phase is Phase.DEALING and not self.live_boxes:
+            self._deal_queue = []
+            self.phase = Phase.SETTLING
+        elif self.phase is Phase.PLAYING and self._current and self._current[0] == box:
+            self._advance()
+
+    def void_round(self) -> RoundResult:
+        """Void the whole round (rule 16.5): every undecided wager is returned, the cards go
+        to the discard rack, and the round ends."""
+        if self.phase is Phase.IDLE:
+            raise RoundStateError("void_round() needs a round in play")
+        self._emit("round_voided", rule="16.5")
+        for b in self.boxes:
+            for bet in b.bets.values():
+                if (b.index, bet.player, bet.wager) not in self.settled:
+                    self._record(bet, Settlement("void", 0, "16.5"))
+        return self._finish(void=True)
+
+    def remove_exposed_card(self) -> int:
+        """A card was dealt in error to the dealer's completed hand (or left exposed after a
+        reconstruction): it is removed from play to the discard rack (rule 16.3) and changes
+        no hand.  Returns the card."""
+        self._need(Phase.SETTLING, Phase.DEALING, Phase.PLAYING, op="remove_exposed_card")
+        if self.phase is Phase.SETTLING and not self.dealer_done:
+            raise RoundStateError("the dealer's hand is not complete")
+        card = self._draw()
+        self._emit("card_removed", card=card, rule="16.3")
+        self._check_cut()
+        return card
+
+    def report_device_fault(self, device: str, message: str) -> None:
+        """A table device failed.  For the jackpot panel (rule 16.12) Madness 21 is withdrawn
+        until :meth:`repair_device`, and wagers already won this round are settled at $25."""
+        self._fault(device, message, during="reported")
+
+    def _fault(self, device: str, message: str, *, during: str) -> None:
+        if device == JACKPOT_PANEL:
+            self._device_failed = self.phase is not Phase.IDLE
+            self.withdrawn |= {n for n, w in self.wagers.items() if w.decided_by_panel}
+        self._emit("device_fault", device=device, message=message, during=during, rule="16.12")
+
+    def repair_device(self, device: str) -> None:
+        """The device is repaired: wagers withdrawn because of it are offered again."""
+        if device == JACKPOT_PANEL:
+            self.withdrawn.clear()
 
 
 # ===================================================================== the driver

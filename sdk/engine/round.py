@@ -1,4 +1,4 @@
-"""The values of a round of the engine (:mod:`feltlab.engine`): its phases, the decisions a
+"""The values of a round of the engine (:mod:`feltlab.engine.table`): its phases, the decisions a
 box's controller may take, a box and its hands, the view a policy decides on, and the result
 of a round."""
 
@@ -46,7 +46,10 @@ class Decision(StrEnum):
 
 
 @dataclass
-class _Hand:
+class HandState:
+    """One hand of a box as the engine plays it (mutable; :class:`feltlab.wagers.HandView`
+    is what wagers and policies see)."""
+
     cards: list[int] = field(default_factory=list)
     doubled: bool = False
     from_split: bool = False
@@ -78,11 +81,14 @@ class _Hand:
 
 
 @dataclass
-class _Box:
+class BoxState:
+    """One box as the engine plays it: its controller (rule 14's first main wager), bets,
+    hands and the cards dealt to it (mutable)."""
+
     index: int
     controller: str | None = None
     bets: dict[tuple[str, str], Bet] = field(default_factory=dict)
-    hands: list[_Hand] = field(default_factory=list)
+    hands: list[HandState] = field(default_factory=list)
     cards: list[int] = field(default_factory=list)
     voided: bool = False
 
