@@ -1,173 +1,32 @@
-"""The wager under test for the conformance kit (:mod:`feltlab.conformance`): how a
-:class:`~feltlab.conformance.WagerConformance` subclass is resolved to a registered wager
-through the plugin manager, and the evidence its checks weigh: declaration problems, exact
+"""The evidence the conformance kit (:mod:`feltlab.conformance`) weighs about a resolved
+wager (:mod:`feltlab.conformance.resolution`): hook and declaration problems, exact
 enumeration samples, live rounds through the round engine and Monte Carlo runs of the C
-simulator.  Every failure is raised by :func:`_fail` as one paragraph naming the wager."""
+simulator."""
 
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import pluggy
-import pytest
 
+from feltlab.conformance.resolution import NO_INPUTS, Spec, Target, fail, resolve
 from feltlab.hookspecs import PROJECT
 
 CANDIDATES_PER_OUTCOME = 12
-NO_INPUTS = (
-    "declares neither card_roles nor round_fields, so nothing says what decides it: a "
-    "card-decided wager names the cards its classify() reads (card_roles), a wager decided by "
-    "the round's play names the round-record fields its classify_round() reads (round_fields, "
-    "docs/writing-a-wager.md)"
-)
 """Deals tried per outcome when looking for one that a live round reproduces."""
-
-
-# ===================================================================== resolution
-
-
-class ConformanceError(Exception):
-    """The kit cannot find or load the wager it was pointed at; the message says why."""
-
-
-@dataclass(frozen=True)
-class Spec:
-    """What a :class:`WagerConformance` subclass points at (hashable, for caching)."""
-
-    wager: str
-    plugin: str | None
-    rules: str
-    decks: int | None
-
-
-@dataclass(frozen=True)
-class Target:
-    """A resolved wager: its plugin manager, type, providing plugins, rules and deck count."""
-
-    spec: Spec
-    pm: pluggy.PluginManager
-    wager_type: type[Any]
-    providers: tuple[object, ...]
-    base_rules: Any
-    rules: Any
-    decks: int
-    main_type: type[Any]
-    """The main wager's type, as the plugin manager registers it (a table needs one)."""
-
-    @property
-    def label(self) -> str:
-        """``wager 'x' (module)`` for messages."""
-        return (
-            f"wager {self.spec.wager!r} ({self.wager_type.__module__}.{self.wager_type.__name__})"
-        )
-
-    @property
-    def rules_name(self) -> str:
-        """The rules preset's name."""
-        return self.spec.rules
-
-    @property
-    def paytable_names(self) -> list[str]:
-        """The wager type's paytable names."""
-        return list(self.wager_type.paytables)
-
-    def instance(self, paytable: str | None) -> Any:
-        """An instance with ``paytable`` (None: the default)."""
-        if paytable is not None and paytable not in self.wager_type.paytables:
-            raise ConformanceError(
-                f"{self.label} has no paytable {paytable!r}; it has {self.paytable_names}"
-            )
-        return self.wager_type(paytable=paytable)
-
-
-def _load_plugin(path: str) -> object:
-    modname, _, attr = path.partition(":")
-    try:
-        obj: object = importlib.import_module(modname)
-    except Exception as exc:
-        raise ConformanceError(f"plugin {path!r} failed to import: {exc!r}") from exc
-    if attr:
-        try:
-            obj = getattr(obj, attr)
-        except AttributeError:
-            raise ConformanceError(f"plugin module {modname!r} has no {attr!r}") from None
-    return obj
-
-
-def plugin_manager(plugin: str | None = None) -> pluggy.PluginManager:
-    """feltlab's plugin manager as :func:`feltlab.get_plugin_manager` builds it, but without
-    ``check_pending`` (the kit reports unknown hooks itself): built-ins, then ``plugin`` if
-    given, else every ``feltlab`` entry point."""
-    from feltlab.errors import PluginError
-    from feltlab.plugin_manager import get_plugin_manager
-
-    extra = [] if plugin is None else [(plugin, _load_plugin(plugin))]
-    try:
-        return get_plugin_manager(entry_points=plugin is None, plugins=extra, check_pending=False)
-    except PluginError as exc:
-        raise ConformanceError(str(exc)) from exc
-
-
-@functools.cache
-def _resolve(spec: Spec) -> Target:
-    from feltlab.errors import FeltlabError
-    from feltlab.plugin_manager import collect_wagers, implementations
-    from feltlab.rules import Rules
-
-    pm = plugin_manager(spec.plugin)
-    try:
-        registry = collect_wagers(pm)
-    except FeltlabError as exc:
-        raise ConformanceError(str(exc)) from exc
-    if spec.wager not in registry:
-        where = f"plugin {spec.plugin!r}" if spec.plugin else "the installed plugins"
-        raise ConformanceError(
-            f"no wager {spec.wager!r} is registered by {where}; registered: "
-            f"{registry.names()} (is the package installed, with its `feltlab` entry point?)"
-        )
-    wager_type = registry[spec.wager]
-    providers = []
-    for impl in implementations(pm.hook.feltlab_register_wagers):
-        seen: list[type[Any]] = []
-        impl.function(register=seen.append)
-        if wager_type in seen:
-            providers.append(impl.plugin)
-    try:
-        base = Rules.preset(spec.rules)
-    except FeltlabError as exc:
-        raise ConformanceError(str(exc)) from exc
-    lo, hi = wager_type.min_decks, wager_type.max_decks
-    decks = spec.decks if spec.decks is not None else min(max(base.decks, lo), hi)
-    try:
-        rules = base.replace(decks=decks)
-    except FeltlabError as exc:
-        raise ConformanceError(f"rules {spec.rules!r} with {decks} decks: {exc}") from exc
-    return Target(spec, pm, wager_type, tuple(providers), base, rules, decks, registry["main"])
-
-
-def _fail(message: str) -> NoReturn:
-    pytest.fail(message, pytrace=False)
-
-
-def _z(confidence: float) -> float:
-    from statistics import NormalDist
-
-    return NormalDist().inv_cdf(0.5 + confidence / 2)
 
 
 # ===================================================================== hooks, declaration
 
 
-def _hook_problems(t: Target) -> Iterator[str]:
+def hook_problems(t: Target) -> Iterator[str]:
     """Every ``feltlab_*`` function of the plugins providing the wager is marked, and every
     marked one names a hook of :mod:`feltlab.hookspecs` (pluggy reports an unknown hook only at
     ``check_pending()``, and silently ignores an unmarked function)."""
@@ -193,7 +52,7 @@ def _hook_problems(t: Target) -> Iterator[str]:
                 )
 
 
-def _declaration_problems(t: Target) -> Iterator[str]:
+def declaration_problems(t: Target) -> Iterator[str]:
     from feltlab.parsheet import MAX_ROLES
     from feltlab.wagers import CARD_ROLES, Decided, Paytable, Placed, WagerType
 
@@ -209,7 +68,7 @@ def _declaration_problems(t: Target) -> Iterator[str]:
     roles = tuple(w.card_roles)
     bad = [r for r in roles if r not in CARD_ROLES]
     if w.round_fields:
-        from feltlab.conformance_round import round_declaration_problems
+        from feltlab.conformance.rounds import round_declaration_problems
 
         yield from round_declaration_problems(t)
     elif not roles:
@@ -232,7 +91,7 @@ def _declaration_problems(t: Target) -> Iterator[str]:
             yield f"paytables[{key!r}] is named {table.name!r}: use the same name"
 
 
-def _paytable_problems(t: Target, paytable: str) -> list[str]:
+def paytable_problems(t: Target, paytable: str) -> list[str]:
     from feltlab.parsheet import code_tuples
 
     w = t.instance(paytable)
@@ -261,14 +120,14 @@ def _paytable_problems(t: Target, paytable: str) -> list[str]:
     if not any(p is None or p > 0 for p in table.pays):
         out.append("no outcome pays anything")
     if not out and w.round_fields:
-        from feltlab.conformance_round import classify_problems
+        from feltlab.conformance.rounds import classify_problems
 
         out += classify_problems(t, paytable)
     elif not out and not w.card_roles:
         out.append(NO_INPUTS)
     elif not out:
         k = len(w.card_roles)
-        sample = code_tuples(min(k, 2)) if k <= 2 else _sample_rows(t, paytable, 20_000)
+        sample = code_tuples(min(k, 2)) if k <= 2 else sample_rows(t, paytable, 20_000)
         idx = np.asarray(w.classify(np.ascontiguousarray(sample)))
         if idx.shape != (len(sample),) or idx.dtype != np.uint8:
             out.append(
@@ -292,17 +151,17 @@ def _enumerated(spec: Spec, paytable: str) -> tuple[npt.NDArray[np.uint8], npt.N
     target's deck count."""
     from feltlab.parsheet import code_tuples, multiplicities, offered_mask
 
-    t = _resolve(spec)
+    t = resolve(spec)
     w = t.instance(paytable)
     if not 1 <= len(w.card_roles) <= 4:
-        _fail(f"{t.label}: {NO_INPUTS}" if not w.card_roles else f"{t.label}: too many card_roles")
+        fail(f"{t.label}: {NO_INPUTS}" if not w.card_roles else f"{t.label}: too many card_roles")
     tuples = code_tuples(len(w.card_roles))
     ok = (multiplicities(tuples, t.decks) > 0) & offered_mask(w, tuples)
     tuples = np.ascontiguousarray(tuples[ok])
     return tuples, np.asarray(w.classify(tuples.copy())).astype(np.uint8)
 
 
-def _candidates(t: Target, paytable: str) -> dict[int, npt.NDArray[np.uint8]]:
+def candidates(t: Target, paytable: str) -> dict[int, npt.NDArray[np.uint8]]:
     """Up to :data:`CANDIDATES_PER_OUTCOME` deals per reachable outcome, spread out."""
     tuples, outcomes = _enumerated(t.spec, paytable)
     rng = np.random.default_rng(12345)
@@ -314,7 +173,7 @@ def _candidates(t: Target, paytable: str) -> dict[int, npt.NDArray[np.uint8]]:
     return out
 
 
-def _sample_rows(t: Target, paytable: str, n: int) -> npt.NDArray[np.uint8]:
+def sample_rows(t: Target, paytable: str, n: int) -> npt.NDArray[np.uint8]:
     tuples, _ = _enumerated(t.spec, paytable)
     rng = np.random.default_rng(54321)
     pick = rng.choice(len(tuples), size=min(n, len(tuples)), replace=False)
@@ -372,7 +231,7 @@ def _natural(a: int, b: int) -> bool:
     return v == [1, 10]
 
 
-def _live_round(t: Target, w: Any, row: Sequence[int], *, stake: int) -> Live:
+def live_round(t: Target, w: Any, row: Sequence[int], *, stake: int) -> Live:
     """Deal ``row`` (codes in ``w.card_roles`` order) in a one-box round through the engine
     and settle ``stake`` cents of the wager."""
     from feltlab.engine import Table, play_round
@@ -410,7 +269,7 @@ def _live_round(t: Target, w: Any, row: Sequence[int], *, stake: int) -> Live:
     try:
         s = result.find(0, "p", w.name)
     except KeyError:
-        _fail(
+        fail(
             f"{t.label}: the wager placed on box 0 was never settled in a round dealt "
             f"{_cards_text(roles, dealt)}"
         )
@@ -418,7 +277,7 @@ def _live_round(t: Target, w: Any, row: Sequence[int], *, stake: int) -> Live:
     return Live(tuple(int(c) for c in row), dealt, s, expected, stake)
 
 
-def _check_live(t: Target, w: Any, live: Live) -> None:
+def check_live(t: Target, w: Any, live: Live) -> None:
     table = w.paytable
     want_name = table.outcomes[live.expected_outcome]
     pays = table.pays[live.expected_outcome]
@@ -427,7 +286,7 @@ def _check_live(t: Target, w: Any, live: Live) -> None:
     if s.outcome != want_name or (want_net is not None and s.net != want_net):
         roles = tuple(w.card_roles)
         want = f"{want_name!r}" + ("" if want_net is None else f" net {want_net} cents")
-        _fail(
+        fail(
             f"{t.label}, paytable {table.name!r}: in a live round dealt "
             f"{_cards_text(roles, live.dealt)} with {live.stake} cents staked, the table settled "
             f"{s.outcome!r} net {s.net} cents, but classify() and the paytable give {want}: "
@@ -445,7 +304,7 @@ def _cards_text(roles: Sequence[str], codes: Sequence[int]) -> str:
     )
 
 
-def _session_log(t: Target, w: Any, seed: int) -> str:
+def session_log(t: Target, w: Any, seed: int) -> str:
     """The event log of 30 rounds from a ChaCha20 shoe keyed by ``seed``, the wager on every
     round, played by the simulator's strategy tables."""
     from feltlab import native
@@ -485,7 +344,7 @@ class MonteCarlo:
     variance: float
 
 
-def _monte_carlo(t: Target, paytable: str, rounds: int, seed: int) -> MonteCarlo:
+def monte_carlo(t: Target, paytable: str, rounds: int, seed: int) -> MonteCarlo:
     """``rounds`` rounds of the C round simulator, each from a freshly shuffled shoe (so the
     exact enumeration applies), the wager settled by its classifier on the dealt cards."""
     from feltlab import native

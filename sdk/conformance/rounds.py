@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from feltlab.conformance_target import Spec, Target, _resolve
+from feltlab.conformance.resolution import Spec, Target, resolve
 
 SESSION_ROUNDS = 400
 """Rounds of a live session (2 boxes each) for the settlement check."""
@@ -53,7 +53,7 @@ def records(spec: Spec, paytable: str, n: int, seed: int) -> npt.NDArray[np.void
     from feltlab import native
     from feltlab.simulate import sim_rules
 
-    t = _resolve(spec)
+    t = resolve(spec)
     w = t.instance(paytable)
     sr = replace(sim_rules(t.rules, fresh_shoe=True), dealer_plays_out=bool(w.dealer_plays_out))
     res = native.simulate_rounds(native.Xoshiro256StarStar(seed), sr, n, record=True)

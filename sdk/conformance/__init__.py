@@ -50,24 +50,19 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from feltlab.conformance_target import (
+from feltlab.conformance.evidence import (
     CANDIDATES_PER_OUTCOME,
-    ConformanceError,
-    Spec,
-    Target,
-    _candidates,
-    _check_live,
-    _declaration_problems,
-    _fail,
-    _hook_problems,
-    _live_round,
-    _monte_carlo,
-    _paytable_problems,
-    _resolve,
-    _sample_rows,
-    _session_log,
-    _z,
+    candidates,
+    check_live,
+    declaration_problems,
+    hook_problems,
+    live_round,
+    monte_carlo,
+    paytable_problems,
+    sample_rows,
+    session_log,
 )
+from feltlab.conformance.resolution import ConformanceError, Spec, Target, fail, resolve, z_score
 
 MARKER = "feltlab_conformance"
 
@@ -76,26 +71,26 @@ def _round_settlement(t: Target, paytable: str, stake: int, *, rounds: int | Non
     """A play-decided wager: live sessions settle every bet as ``classify_round`` on the
     box's round record and the paytable say, in integer cents, with the dealer's hand played
     out when the wager requires it."""
-    from feltlab.conformance_round import SESSION_ROUNDS, live_session
+    from feltlab.conformance.rounds import SESSION_ROUNDS, live_session
 
     s = live_session(t, paytable, stake=stake, rounds=rounds or SESSION_ROUNDS)
     label = f"{t.label}, paytable {paytable!r}, rules {t.rules_name!r}, {stake} cents staked"
     if s.short_dealer:
-        _fail(
+        fail(
             f"{label}: the wager sets dealer_plays_out but the dealer stopped short of 17 in "
             f"{len(s.short_dealer)} round(s) (e.g. dealer {s.short_dealer[0]}): the table must "
             "complete the dealer's hand while such a wager is in play"
         )
     if s.mismatches:
         more = f" (and {len(s.mismatches) - 1} more)" if len(s.mismatches) > 1 else ""
-        _fail(
+        fail(
             f"{label}: {s.mismatches[0]}{more}: settle() must agree with classify_round() on "
             "the round record (drop the settle() override, or decide through "
             "self.classify_round(view.record.row()) and self.paytable.net)"
         )
     bad = [x for *_, x in s.settled if isinstance(x.net, bool) or not isinstance(x.net, int)]
     if bad:
-        _fail(f"{label}: settled net {bad[0].net!r}: Settlement.net must be an int of cents")
+        fail(f"{label}: settled net {bad[0].net!r}: Settlement.net must be an int of cents")
 
 
 ROUNDS_INI = "feltlab_conformance_rounds"
@@ -129,7 +124,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "paytable" not in metafunc.fixturenames:
         return
     try:
-        names = list(cls.paytables or _resolve(_spec(cls)).paytable_names)
+        names = list(cls.paytables or resolve(_spec(cls)).paytable_names)
     except Exception:  # reported, readably, by the check itself
         names = ["<unresolved>"]
     metafunc.parametrize("paytable", names)
@@ -183,10 +178,10 @@ class WagerConformance:
     # ----------------------------------------------------------------- helpers
     def _target(self) -> Target:
         try:
-            return _resolve(_spec(type(self)))
+            return resolve(_spec(type(self)))
         except ConformanceError as exc:
             message = str(exc)
-        _fail(message)
+        fail(message)
 
     def _rounds(self, request: pytest.FixtureRequest) -> int:
         raw = str(request.config.getini(ROUNDS_INI) or "").strip()
@@ -196,16 +191,16 @@ class WagerConformance:
     def test_hooks_valid(self) -> None:
         """Hooks exist and are marked; the wager type is well declared."""
         t = self._target()
-        problems = list(_hook_problems(t)) + list(_declaration_problems(t))
+        problems = list(hook_problems(t)) + list(declaration_problems(t))
         if problems:
-            _fail(f"{t.label}: " + "; ".join(problems))
+            fail(f"{t.label}: " + "; ".join(problems))
 
     def test_paytable_exact(self, paytable: str) -> None:
         """Pays are exact non-negative numbers; the losing outcome pays -1."""
         t = self._target()
-        problems = _paytable_problems(t, paytable)
+        problems = paytable_problems(t, paytable)
         if problems:
-            _fail(f"{t.label}, paytable {paytable!r}: " + "; ".join(problems))
+            fail(f"{t.label}, paytable {paytable!r}: " + "; ".join(problems))
 
     def test_settlement_matches_classifier(self, paytable: str) -> None:
         """Live rounds settle every outcome as the classifier and the paytable say."""
@@ -215,20 +210,20 @@ class WagerConformance:
             return _round_settlement(t, paytable, w.limits.minimum)
         rules = t.rules
         missing = []
-        for outcome, rows in _candidates(t, paytable).items():
+        for outcome, rows in candidates(t, paytable).items():
             reached = False
             for row in rows:
-                live = _live_round(t, w, row, stake=w.limits.minimum)
-                _check_live(t, w, live)
+                live = live_round(t, w, row, stake=w.limits.minimum)
+                check_live(t, w, live)
                 if live.planned_dealt and live.settlement.outcome == w.paytable.outcomes[outcome]:
                     top = w.limits.maximum - w.limits.maximum % w.limits.unit
-                    _check_live(t, w, _live_round(t, w, row, stake=top))
+                    check_live(t, w, live_round(t, w, row, stake=top))
                     reached = True
                     break
             if not reached:
                 missing.append(w.paytable.outcomes[outcome])
         if missing:
-            _fail(
+            fail(
                 f"{t.label}, paytable {paytable!r}: no live round under rules {t.rules_name!r} "
                 f"({rules.decks} decks) settled the outcome(s) {missing}, though the "
                 f"classifier gives them for {CANDIDATES_PER_OUTCOME} deals each: settle() "
@@ -245,26 +240,28 @@ class WagerConformance:
         w = t.instance(paytable)
         if any(p is None for p in w.paytable.pays):
             pytest.skip("a jackpot paytable: its prizes come from the panel, not the cards")
-        if _paytable_problems(t, paytable):
+        if paytable_problems(t, paytable):
             pytest.skip("the paytable is not exact: test_paytable_exact names the problem")
         rounds = self._rounds(request)
         if w.round_fields:
-            from feltlab.conformance_round import monte_carlo_check
+            from feltlab.conformance.rounds import monte_carlo_check
 
             try:
-                message = monte_carlo_check(t, paytable, rounds, self.seed, _z(self.confidence))
+                message = monte_carlo_check(
+                    t, paytable, rounds, self.seed, z_score(self.confidence)
+                )
             except LookupError as exc:
                 pytest.skip(f"no exact PAR sheet ({exc}): its simulated PAR sheet is the figure")
             if message:
-                _fail(message)
+                fail(message)
             return
         sheet = parsheet.par_sheet(w, t.decks)
-        mc = _monte_carlo(t, paytable, rounds, self.seed)
-        z = _z(self.confidence)
+        mc = monte_carlo(t, paytable, rounds, self.seed)
+        z = z_score(self.confidence)
         half = z * math.sqrt(max(mc.variance, 0.0) / mc.offered) if mc.offered else math.inf
         exact = float(sheet.return_)
         if not abs(mc.mean - exact) <= half:
-            _fail(
+            fail(
                 f"{t.label}, paytable {paytable!r}, {t.decks} decks: the exact house edge is "
                 f"{-100 * exact:.4f}% (par_sheet) but the C round simulator gives "
                 f"{-100 * mc.mean:.4f}% ± {100 * half:.4f}% ({100 * self.confidence:g}% "
@@ -289,14 +286,14 @@ class WagerConformance:
             )
         if any(p is None for p in w.paytable.pays) or self.allow_player_edge:
             return
-        if _paytable_problems(t, paytable):
+        if paytable_problems(t, paytable):
             pytest.skip("the paytable is not exact: test_paytable_exact names the problem")
         if w.round_fields:
-            from feltlab.conformance_round import simulated_edge
+            from feltlab.conformance.rounds import simulated_edge
 
             edge = simulated_edge(t, paytable, 400_000, self.seed)
             if edge <= 0:
-                _fail(
+                fail(
                     f"{t.label}, paytable {paytable!r}, {t.decks} decks: its PAR sheet's house "
                     f"edge is {100 * edge:.4f}%: the wager pays the player on average; check "
                     "the paytable, or set allow_player_edge = True for a deliberate promotion"
@@ -304,7 +301,7 @@ class WagerConformance:
             return
         sheet = parsheet.par_sheet(w, t.decks)
         if sheet.house_edge <= 0:
-            _fail(
+            fail(
                 f"{t.label}, paytable {paytable!r}, {t.decks} decks: the exact house edge is "
                 f"{100 * float(sheet.house_edge):.4f}% ({sheet.house_edge}): the wager pays "
                 "the player on average; check the paytable, or set allow_player_edge = True "
@@ -321,9 +318,9 @@ class WagerConformance:
         t = self._target()
         lo, hi = t.wager_type.min_decks, t.wager_type.max_decks
         if not all(isinstance(x, int) and not isinstance(x, bool) for x in (lo, hi)):
-            _fail(f"{t.label}: min_decks and max_decks must be ints, got {lo!r}, {hi!r}")
+            fail(f"{t.label}: min_decks and max_decks must be ints, got {lo!r}, {hi!r}")
         if not MIN_DECKS <= lo <= hi <= MAX_DECKS:
-            _fail(
+            fail(
                 f"{t.label}: declares {lo} to {hi} decks; feltlab tables hold {MIN_DECKS} to "
                 f"{MAX_DECKS} (rule 3.3(a)): set {MIN_DECKS} <= min_decks <= max_decks <= "
                 f"{MAX_DECKS}"
@@ -349,7 +346,7 @@ class WagerConformance:
                     "check_rules() must accept every deck count in min_decks..max_decks"
                 )
         if problems:
-            _fail(f"{t.label}: " + "; ".join(problems))
+            fail(f"{t.label}: " + "; ".join(problems))
 
     def test_money_integer_cents(self, paytable: str) -> None:
         """Limits, amounts and every settlement, at stakes across the limits, are integer
@@ -370,7 +367,7 @@ class WagerConformance:
                 "no amount at the minimum can be wagered"
             )
         if problems:
-            _fail(f"{t.label}: " + "; ".join(problems))
+            fail(f"{t.label}: " + "; ".join(problems))
         for bad in (lim.minimum + 0.5, float(lim.minimum)):
             try:
                 w.check_amount(bad, main_stake=t.rules.min_wager)
@@ -384,10 +381,10 @@ class WagerConformance:
             for stake in stakes[1:]:
                 _round_settlement(t, paytable, stake, rounds=60)
             return
-        for outcome, rows in _candidates(t, paytable).items():
+        for outcome, rows in candidates(t, paytable).items():
             row = rows[0]
             for stake in stakes:
-                live = _live_round(t, w, row, stake=stake)
+                live = live_round(t, w, row, stake=stake)
                 net = live.settlement.net
                 if isinstance(net, bool) or not isinstance(net, int):
                     problems.append(
@@ -399,7 +396,7 @@ class WagerConformance:
             if len(problems) > 3:
                 break
         if problems:
-            _fail(f"{t.label}, paytable {paytable!r}: " + "; ".join(problems))
+            fail(f"{t.label}, paytable {paytable!r}: " + "; ".join(problems))
 
     def test_deterministic_for_seed(self, paytable: str, request: pytest.FixtureRequest) -> None:
         """The classifier is a pure function of the cards; a seed fixes every result."""
@@ -408,12 +405,12 @@ class WagerConformance:
         rows: Any
         classify: Any
         if w.round_fields:
-            from feltlab.conformance_round import records
+            from feltlab.conformance.rounds import records
 
             rows = records(t.spec, paytable, 4096, 2).copy()
             classify = w.classify_round
         else:
-            rows = _sample_rows(t, paytable, 4096)
+            rows = sample_rows(t, paytable, 4096)
             classify = w.classify
         before = rows.copy()
         first = np.asarray(classify(rows)).copy()
@@ -439,24 +436,24 @@ class WagerConformance:
         if not problems:
             rounds = min(self._rounds(request), 50_000)
             if w.round_fields:
-                from feltlab.conformance_round import outcome_counts
+                from feltlab.conformance.rounds import outcome_counts
 
                 ca = outcome_counts(t, paytable, rounds, self.seed)
                 cb = outcome_counts(t, paytable, rounds, self.seed)
             else:
-                ca = _monte_carlo(t, paytable, rounds, self.seed).counts
-                cb = _monte_carlo(t, paytable, rounds, self.seed).counts
+                ca = monte_carlo(t, paytable, rounds, self.seed).counts
+                cb = monte_carlo(t, paytable, rounds, self.seed).counts
             if ca != cb:
                 problems.append(
                     f"two simulations with seed {self.seed} counted different outcomes "
                     f"({ca} vs {cb})"
                 )
         if not problems:
-            logs = [_session_log(t, w, self.seed) for _ in range(2)]
+            logs = [session_log(t, w, self.seed) for _ in range(2)]
             if logs[0] != logs[1]:
                 problems.append(
                     f"two live sessions with seed {self.seed} wrote different event logs: "
                     "settle() must depend on the round's cards only"
                 )
         if problems:
-            _fail(f"{t.label}, paytable {paytable!r}: " + "; ".join(problems))
+            fail(f"{t.label}, paytable {paytable!r}: " + "; ".join(problems))
