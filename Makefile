@@ -11,7 +11,7 @@ NATIVE_SRC := $(wildcard native/src/*.c native/src/*.h native/include/*.h)
 # package files changes (a module added, removed or renamed); edits to existing files need nothing.
 PKG_FILES := $(sort $(shell find sdk plugins rig native -type f \( -name '*.py' -o -name '*.typed' \
 	-o -name '*.dbc' -o -name '*.j2' -o -name '*.toml' -o -name '*.html' -o -name '*.js' \
-	-o -name '*.css' \) -not -path '*/__pycache__/*' 2>/dev/null))
+	-o -name '*.css' -o -name '*.tmpl' \) -not -path '*/__pycache__/*' 2>/dev/null))
 FILE_LIST := $(VENV)/.feltlab-files
 SAN_FLAGS := -std=c11 -O1 -g -Wall -Wextra -Wpedantic -Werror -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 

@@ -208,6 +208,10 @@ def _check_wheel_contents(wheel: Path, version: str) -> None:
         "feltlab/native/__init__.py",
         "feltlab/native/core.py",
         "feltlab/native/include/feltlab_core.h",
+        "feltlab/engine/table.py",
+        "feltlab/conformance/__init__.py",
+        "feltlab/scaffold/templates/plugin_round_end.py.tmpl",
+        "feltlab/scaffold/templates/pyproject.toml.tmpl",
     ):
         assert required in names, f"{required} missing from {wheel.name}"
     assert any(n.startswith("feltlab/native/_core") and n.endswith(".so") for n in names)
@@ -215,6 +219,7 @@ def _check_wheel_contents(wheel: Path, version: str) -> None:
     assert top <= {"feltlab", f"feltlab-{version}.dist-info"}, f"stray top-level entries: {top}"
     assert not [n for n in names if "/tests/" in n or n.endswith("test_core.c")]
     assert "feltlab = feltlab.cli:main" in scripts
+    assert "batch = feltlab.rig.kinds.batch:BATCH" in scripts  # the device kinds' entry points
 
 
 @pytest.mark.slow
