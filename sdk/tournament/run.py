@@ -188,7 +188,7 @@ def load_field(data: Mapping[str, Any], registry: StrategyRegistry) -> list[Appl
     ``P01``.. with the ``strategies`` list taken in turn, and/or ``[[field.players]]`` (name,
     strategy, withdraw_days_before, refused, absent_stage).  Raises
     :class:`feltlab.tournament.DefinitionError` naming the field."""
-    from feltlab.tournament import DefinitionError
+    from feltlab.errors import DefinitionError
 
     f = data.get("field")
     if not isinstance(f, Mapping):
