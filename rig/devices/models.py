@@ -1,14 +1,69 @@
-"""Shuffle models of the simulated batch shuffler, by name.
+"""Shuffle models of the simulated batch shuffler, by name: the library of flawed machines.
 
 A model permutes an index array (uint16, position 0 is the top card): the device applies the
-result to its cards, so models never need to know card codes or deck indexes.  Good models
-call the C core (``feltlab.native``): Fisher-Yates, the Gilbert-Shannon-Reeds riffle and the
-Diaconis-Fulman-Holmes shelf machine; if the installed core predates ``riffle_shuffle`` or
-``shelf_shuffle``, a pure-numpy version with the same definition is used.  Faulty models
-(stuck, missing, duplicate, biased) deliberately fail certification.
+result to its cards, so models never need to know card codes or deck indexes.  Every model
+runs in the C core (``feltlab.native.ModelStream``, native/src/models.c), one shoe or a batch
+of shoes per call.  The mechanisms and sources are in docs/certification.md ("The library of
+shuffle models") and in models.c.
 
-Names: ``fisher-yates``, ``riffle:k=N``, ``shelf:m=N[,passes=P]``, ``stuck[:pos=P]``,
-``missing[:pos=P]``, ``duplicate[:pos=P]``, ``biased``.
+Grammar (``parse_model``): ``KIND[:KEY=INT[,KEY=INT...]]``.  Values are integers (Python
+``int(v, 0)``: ``0x10`` is allowed); every key is optional (its default below); a
+probability is given in **percent** (0..100).  Keys depend on the kind:
+
+=================  ==============================================  ========================
+kind               keys (default, range)                           faulty (a defect)
+=================  ==============================================  ========================
+``fisher-yates``   none (aliases ``fy``, ``fisher_yates``)          no: exactly uniform
+``riffle``         ``k`` GSR riffles (7, 0..64)                     no: a mixing model
+``shelf``          ``m`` shelves (10, 1..256), ``passes`` (1, 1..64) no: a mixing model
+``overhand``       ``passes`` (1, 0..65536), ``cut`` % a gap (20)   no: a mixing model
+``strip``          ``cuts`` (4, 0..415; < n), ``passes`` (1, 0..65536) no: a mixing model
+``position-bias``  ``pos`` (0, < n), ``stay`` % (10), ``width`` (0)  yes
+``naive``          none (alias ``biased``: the kind is ``naive``)   yes
+``modulo``         ``bits`` of the generator (15, 1..32)            yes
+``lcg``            ``shift`` (0, 0..30)                             yes
+``short-seed``     ``bits`` of the seed (16, 1..64)                 yes
+``reboot``         ``every`` shoes (100, 1..2^32-1)                 yes
+``stuck``          ``pos`` (0, < n)                                 yes
+``missing``        ``pos`` (0, < n)                                 yes
+``duplicate``      ``pos`` (0, < n)                                 yes
+=================  ==============================================  ========================
+
+``n`` is the shoe's card count (at most 8 decks, 416 cards: a ``pos`` or ``cuts`` beyond
+``n - 1`` is refused when the shoe is shuffled).  Mechanisms, in one line each:
+
+- ``riffle:k=N``: N Gilbert-Shannon-Reeds riffles (Bayer and Diaconis 1992).
+- ``shelf:m=N,passes=P``: the Diaconis-Fulman-Holmes (2013) shelf shuffler, P passes.
+- ``overhand:passes=P,cut=C``: Pemantle's (1989) overhand shuffle: each of the n-1 gaps is a
+  cut with probability C %, the packets are then laid down in reverse order; P times.
+- ``strip:cuts=C,passes=P``: the strip (running cuts): C distinct gaps chosen uniformly, the
+  C+1 packets laid down in reverse order (the top packet ends at the bottom); P times.
+- ``position-bias:pos=P,stay=S,width=W``: a Fisher-Yates shoe, then with probability S % the
+  card loaded at position P is swapped to a uniform position within W of P (clipped to the
+  shoe): that card tends to stay near its place.  ``stay=100,width=0`` is ``stuck``.
+- ``naive`` (``biased``): for i = 0..n-1 swap a[i] with a[j], j uniform on 0..n-1 (n^n paths
+  over n! orders).
+- ``modulo:bits=B``: Durstenfeld's Fisher-Yates (i = n-1 down to 1, swap a[i] and a[j]) with
+  j = r % (i+1), r a uniform B-bit integer (``rand() % (i+1)`` with RAND_MAX = 2^B - 1):
+  modulo bias.
+- ``lcg:shift=S``: the same loop with r = x >> S, x the 31-bit state of the glibc TYPE_0
+  generator x' = (1103515245 x + 12345) mod 2^31 (``rand()`` returns x itself: S = 0, its
+  low bits have short periods, bit 0 alternates); S = 16 is the ANSI C example ``rand()``
+  ((x / 65536) % 32768).  One generator per device: its state carries across shoes.
+- ``short-seed:bits=S``: each shoe is a Fisher-Yates shuffle by xoshiro256** seeded with an
+  S-bit seed drawn from the device's generator: at most 2^S distinct shoes, so shoes repeat.
+- ``reboot:every=N``: Fisher-Yates from a generator seeded once at power-up, and the device
+  reboots every N shoes, reseeding with the same seed: shoe k equals shoe k mod N.
+- ``stuck:pos=P``: the card loaded at P never moves; the others are a Fisher-Yates shuffle.
+- ``missing:pos=P``: a Fisher-Yates shoe loses the card at position P (n - 1 cards; in a
+  batch the last column holds ``native.NO_POSITION``).
+- ``duplicate:pos=P``: a Fisher-Yates shoe where another position repeats the card at P.
+
+Stateful models (``lcg``, ``reboot``) keep their device state in a ``native.ModelStream``;
+the simulated device holds one stream for its life.  ``simulate_shoes(model, n_shoes,
+n_cards, seed)`` (feltlab.rig.certify.simulate) draws one stream from
+``Xoshiro256StarStar(seed)``: ``lcg`` takes its initial state from that generator's first
+word (the low 31 bits), ``reboot`` seeds its power-up generator from the first word.
 """
 
 from __future__ import annotations
