@@ -44,7 +44,7 @@ def simulate_shoes(
     try:
         return m.stream().shoes(native.Xoshiro256StarStar(seed), n_shoes, n_cards)
     except ValueError as exc:
-        raise ModelError(f"model {m.name}: {exc}") from None
+        raise ModelError(str(exc)) from None
 
 
 def estimate_power(

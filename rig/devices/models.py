@@ -182,7 +182,7 @@ class ShuffleModel:
         try:
             perm = (stream or self.stream()).shoe(rng, cards.size)
         except ValueError as exc:
-            raise ModelError(f"model {self.name}: {exc}") from None
+            raise ModelError(str(exc)) from None
         return cards[perm]
 
 
