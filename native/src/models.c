@@ -195,7 +195,7 @@ fl_status fl_riffle_u16(fl_rng *rng, uint16_t *cards, size_t n, unsigned passes)
  * - RIFFLE, SHELF: as above (the very draws of fl_riffle_u16 and fl_shelf_u16).
  * - OVERHAND: R. Pemantle, "Randomization time for the overhand shuffle", J. Theoret.
  *   Probab. 2(1), 1989: each of the n-1 gaps between adjacent cards is a cut with
- *   probability p, independently; the packets are then laid down in reverse order (the top
+ *   probability p, independently (nine gaps a 64-bit word, overhand_once); the packets are then laid down in reverse order (the top
  *   packet ends at the bottom, each packet keeping its order).  J. Jonasson, "The overhand
  *   shuffle mixes in Theta(n^2 log n) steps", Ann. Appl. Probab. 16(1), 2006.
  * - STRIP: the strip (running cuts) of a hand-shuffling procedure, feltlab's model: c
@@ -298,10 +298,19 @@ static void reverse_packets(uint16_t *a, size_t n, const uint8_t *cut) {
     memcpy(a, tmp, n * sizeof *a);
 }
 
+/* each gap a cut with probability percent/100, exactly: the nine base-100 digits (lowest
+ * first) of one uniform draw below 100^9 < 2^64 serve nine gaps */
 static void overhand_once(bit_source *b, uint16_t *a, size_t n, unsigned percent) {
     uint8_t cut[FL_MAX_MODEL_CARDS];
-    for (size_t g = 0; g + 1 < n; g++) cut[g] = next_below(b, 100) < percent;
-    if (b->ok && n > 1) reverse_packets(a, n, cut);
+    if (n < 2) return;
+    for (size_t g = 0; g + 1 < n && b->ok;) {
+        uint64_t u = next_below(b, 1000000000000000000ULL);
+        for (int d = 0; d < 9 && g + 1 < n; d++, g++) {
+            cut[g] = (u % 100) < percent;
+            u /= 100;
+        }
+    }
+    if (b->ok) reverse_packets(a, n, cut);
 }
 
 static void strip_once(bit_source *b, uint16_t *a, size_t n, unsigned cuts) {

@@ -113,10 +113,22 @@ def reverse_packets(a: list[int], cut: list[bool]) -> list[int]:
     return [c for p in reversed(packets) for c in p]
 
 
+def percent_draws(w: Words, count: int, percent: int) -> list[bool]:
+    """``count`` independent events of probability percent/100: the nine base-100 digits,
+    lowest first, of each uniform draw below 100^9."""
+    out: list[bool] = []
+    while len(out) < count:
+        u = w.below(100**9)
+        for _ in range(min(9, count - len(out))):
+            out.append(u % 100 < percent)
+            u //= 100
+    return out
+
+
 def overhand(w: Words, n: int, passes: int, percent: int) -> list[int]:
     a = list(range(n))
-    for _ in range(passes):
-        a = reverse_packets(a, [w.below(100) < percent for _ in range(n - 1)])
+    for _ in range(passes if n > 1 else 0):
+        a = reverse_packets(a, percent_draws(w, n - 1, percent))
     return a
 
 
