@@ -40,17 +40,6 @@ static uint64_t next_word(bit_source *b) {
     return x;
 }
 
-static unsigned next_bit(bit_source *b) {
-    if (!b->nbits) {
-        b->bits = next_word(b);
-        b->nbits = 64;
-    }
-    unsigned v = (unsigned)(b->bits & 1);
-    b->bits >>= 1;
-    b->nbits--;
-    return v;
-}
-
 /* uniform in [0, bound), bound >= 1 (Lemire, one index per 64-bit word) */
 static uint64_t next_below(bit_source *b, uint64_t bound) {
     uint64_t idx[1];
@@ -97,35 +86,54 @@ static void riffles(bit_source *b, uint16_t *a, size_t n, unsigned k) {
     memcpy(a, tmp, n * sizeof *a);
 }
 
-/* one pass through an m-shelf machine */
+/* k uniform digits in [0, base) from one word, exactly: the batched draw of Brackett-Rozinsky
+ * and Lemire (2025) with k equal ranges (prod = base^k <= 2^64 - 1): the digits are the high
+ * words of successive multiplications, the word rejected when the last low word is below
+ * 2^64 mod prod.  Returns 0 when the generator is exhausted. */
+static int digits_below(bit_source *b, uint64_t base, unsigned k, uint64_t prod, uint16_t *out) {
+    for (;;) {
+        uint64_t r = next_word(b);
+        if (!b->ok) return 0;
+        for (unsigned i = 0; i < k; i++) {
+            fl_u128 m = (fl_u128)r * base;
+            out[i] = (uint16_t)(m >> 64);
+            r = (uint64_t)m;
+        }
+        if (r >= FL_POW64_MOD(prod)) return 1;
+    }
+}
+
+/* one pass through an m-shelf machine.  Each card's digit d in 0..2m-1 (shelf d / 2, on top
+ * of the shelf's cards when d is odd, under them when even), k digits a word; then each card
+ * goes to its place through a cursor per digit (no data-dependent branch): the top cards of
+ * a shelf fill its upper part from the middle upwards (later cards above earlier ones), the
+ * cards under fill the lower part downwards. */
 static void shelf_once(bit_source *b, uint16_t *a, size_t n, unsigned m) {
-    uint16_t shelf[FL_MAX_MODEL_CARDS];
-    uint8_t top[FL_MAX_MODEL_CARDS];
-    uint32_t n_top[FL_MAX_SHELVES] = {0}, n_bottom[FL_MAX_SHELVES] = {0};
-    uint32_t start[FL_MAX_SHELVES], seen_top[FL_MAX_SHELVES] = {0},
-        seen_bottom[FL_MAX_SHELVES] = {0};
+    uint16_t digit[FL_MAX_MODEL_CARDS + 64];
+    uint32_t count[2 * FL_MAX_SHELVES] = {0};
+    int64_t cursor[2 * FL_MAX_SHELVES];
     uint16_t tmp[FL_MAX_MODEL_CARDS];
-    for (size_t i = 0; i < n; i++) {
-        shelf[i] = (uint16_t)next_below(b, m);
-        top[i] = (uint8_t)next_bit(b);
-        if (top[i])
-            n_top[shelf[i]]++;
-        else
-            n_bottom[shelf[i]]++;
+    uint64_t base = 2 * (uint64_t)m, prod = base;
+    unsigned k = 1;
+    while (prod <= UINT64_MAX / base) {
+        prod *= base;
+        k++;
     }
-    uint32_t off = 0;
+    for (size_t i = 0; i < n; i += k)
+        if (!digits_below(b, base, k, prod, digit + i)) return;
+    for (size_t i = 0; i < n; i++) count[digit[i]]++;
+    int64_t off = 0;
     for (unsigned s = 0; s < m; s++) {
-        start[s] = off;
-        off += n_top[s] + n_bottom[s];
+        uint32_t n_top = count[2 * s + 1], n_under = count[2 * s];
+        cursor[2 * s + 1] = off + n_top - 1; /* top cards: upwards from the middle */
+        cursor[2 * s] = off + n_top;         /* cards under: downwards from the middle */
+        off += n_top + n_under;
     }
+    static const int64_t step[2] = {1, -1};
     for (size_t i = 0; i < n; i++) {
-        unsigned s = shelf[i];
-        size_t pos;
-        if (top[i]) /* later cards placed on top lie above earlier ones */
-            pos = start[s] + n_top[s] - 1 - seen_top[s]++;
-        else
-            pos = start[s] + n_top[s] + seen_bottom[s]++;
-        tmp[pos] = a[i];
+        unsigned d = digit[i];
+        tmp[cursor[d]] = a[i];
+        cursor[d] += step[d & 1];
     }
     memcpy(a, tmp, n * sizeof *a);
 }

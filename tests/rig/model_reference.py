@@ -39,8 +39,18 @@ class Words:
         self._nbits -= k
         return v
 
-    def bit(self) -> int:
-        return self.bits(1)
+    def digits(self, base: int, k: int) -> list[int]:
+        """k uniform digits in 0..base-1 from one word (the batched draw of Brackett-Rozinsky
+        and Lemire 2025, k equal ranges): the high words of successive multiplications,
+        the word rejected when the last low word is below 2^64 mod base^k."""
+        while True:
+            r, out = self.word(), []
+            for _ in range(k):
+                m = r * base
+                out.append(m >> 64)
+                r = m & MASK64
+            if r >= (1 << 64) % base**k:
+                return out
 
     def below(self, bound: int) -> int:
         while True:
@@ -88,14 +98,17 @@ def shelf_layout(a: list[int], shelf: list[int], top: list[int], m: int) -> list
 
 
 def shelf(w: Words, n: int, m: int, passes: int) -> list[int]:
-    w.new_shoe()
+    """Each card's digit d uniform on 0..2m-1 (shelf d // 2, on top when d is odd), k digits
+    a word: the largest k with (2m)^k < 2^64."""
+    base, k = 2 * m, 1
+    while base ** (k + 1) < 1 << 64:
+        k += 1
     a = list(range(n))
     for _ in range(passes):
-        shelves, tops = [], []
-        for _ in range(n):
-            shelves.append(w.below(m))
-            tops.append(w.bit())
-        a = shelf_layout(a, shelves, tops, m)
+        d: list[int] = []
+        while len(d) < n:
+            d.extend(w.digits(base, k))
+        a = shelf_layout(a, [x // 2 for x in d[:n]], [x % 2 for x in d[:n]], m)
     return a
 
 
