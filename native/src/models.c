@@ -292,16 +292,22 @@ static void swap16(uint16_t *a, size_t i, size_t j) {
     a[j] = t;
 }
 
-/* lay the packets of a[0..n) down in reverse order; cut[g] = 1: a gap between g and g+1 */
+/* lay the packets of a[0..n) down in reverse order; cut[g] = 1: a gap between g and g+1.
+ * The packets' starts are listed without a data-dependent branch, then copied last first. */
 static void reverse_packets(uint16_t *a, size_t n, const uint8_t *cut) {
     uint16_t tmp[FL_MAX_MODEL_CARDS];
-    size_t end = n, k = 0;
-    for (size_t g = n; g-- > 0;) { /* packet [g, end) when g == 0 or a cut lies before g */
-        if (g == 0 || cut[g - 1]) {
-            memcpy(tmp + k, a + g, (end - g) * sizeof *a);
-            k += end - g;
-            end = g;
-        }
+    uint16_t start[FL_MAX_MODEL_CARDS + 1];
+    size_t k = 1, o = 0;
+    start[0] = 0;
+    for (size_t g = 0; g + 1 < n; g++) {
+        start[k] = (uint16_t)(g + 1);
+        k += cut[g];
+    }
+    start[k] = (uint16_t)n; /* packets i = 0..k-1: [start[i], start[i+1]) */
+    for (size_t i = k; i-- > 0;) {
+        size_t len = (size_t)start[i + 1] - start[i];
+        memcpy(tmp + o, a + start[i], len * sizeof *a);
+        o += len;
     }
     memcpy(a, tmp, n * sizeof *a);
 }
