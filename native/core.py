@@ -6,6 +6,7 @@ import os
 import secrets
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal, Self
 
 import numpy as np
@@ -500,6 +501,131 @@ def shelf_shuffle(cards: np.ndarray, rng: BitGenerator, shelves: int, passes: in
         else:
             st = lib.fl_shelf_u16(ptr, ffi.from_buffer("uint16_t[]", arr), arr.size, m, k)
     _check(st, "shelf_shuffle")
+
+
+NO_POSITION: int = int(lib.FL_NO_POSITION)
+"""The input position written in the last column of a ``missing`` shoe (65535)."""
+
+MAX_MODEL_PASSES: int = int(lib.FL_MAX_MODEL_PASSES)
+
+MODEL_PARAMS: dict[str, tuple[str, ...]] = {
+    "fisher-yates": (),
+    "riffle": ("k",),
+    "shelf": ("m", "passes"),
+    "overhand": ("passes", "cut"),
+    "strip": ("cuts", "passes"),
+    "position-bias": ("pos", "stay", "width"),
+    "naive": (),
+    "modulo": ("bits",),
+    "lcg": ("shift",),
+    "short-seed": ("bits",),
+    "reboot": ("every",),
+    "stuck": ("pos",),
+    "missing": ("pos",),
+    "duplicate": ("pos",),
+}
+"""The C core's shuffle models (native/src/models.c) and their parameters, in the order the
+core takes them.  Names, defaults and ranges: :mod:`feltlab.rig.devices.models`."""
+
+_MODEL_KIND = {
+    k: int(getattr(lib, "FL_MODEL_" + k.upper().replace("-", "_"))) for k in MODEL_PARAMS
+}
+_U32_MAX = (1 << 32) - 1
+
+
+class ModelStream:
+    """One shuffle model of the C core's library and the state a device keeps across shoes
+    (the LCG's state, the power-up generator of ``reboot``), drawing from the caller's
+    generator.  ``kind``: a key of :data:`MODEL_PARAMS`; ``params``: every one of its keys,
+    as integers (defaults are :func:`feltlab.rig.devices.models.parse_model`'s).
+
+    Raises ValueError for an unknown kind, a missing or unknown key or a value out of range
+    (the ranges of docs/certification.md, "The library of shuffle models").  Thread-safe (a
+    lock a stream); the core releases the GIL.
+    """
+
+    def __init__(self, kind: str, params: Mapping[str, int] | None = None) -> None:
+        keys = MODEL_PARAMS.get(kind)
+        if keys is None:
+            raise ValueError(
+                f"unknown shuffle model kind {kind!r}; known: {', '.join(MODEL_PARAMS)}"
+            )
+        given = dict(params or {})
+        if set(given) != set(keys):
+            raise ValueError(
+                f"model {kind} takes exactly the parameters ({', '.join(keys) or 'none'}), "
+                f"got ({', '.join(sorted(given)) or 'none'})"
+            )
+        values = [_as_int(given[k], f"{kind} {k}", 0, _U32_MAX) for k in keys]
+        self.kind = kind
+        self.params: dict[str, int] = dict(zip(keys, values, strict=True))
+        self._state: Any = ffi.new("fl_model_stream *")
+        self._lock = threading.Lock()
+        st = lib.fl_model_init(
+            self._state, _MODEL_KIND[kind], ffi.new("uint32_t[]", values or [0]), len(values)
+        )
+        if st == lib.FL_ERR_RANGE:
+            raise ValueError(
+                f"model {kind}: a parameter is out of range ({self.params}); see the library's "
+                "ranges in docs/certification.md"
+            )
+        _check(st, "model")
+
+    @property
+    def shoes_drawn(self) -> int:
+        """Shoes this stream has drawn so far."""
+        return int(self._state.shoes)
+
+    def _check_cards(self, n_cards: object) -> int:
+        n = _as_int(n_cards, "n_cards", 0, MAX_MODEL_CARDS)
+        p = self.params
+        if "pos" in p and p["pos"] >= n:
+            raise ValueError(
+                f"model {self.kind}: pos={p['pos']} is not a card of a {n}-card shoe: "
+                f"give pos in 0..{n - 1}"
+            )
+        if self.kind == "strip" and p["cuts"] > max(n - 1, 0):
+            raise ValueError(
+                f"model strip: {p['cuts']} cuts do not fit the {max(n - 1, 0)} gaps of a "
+                f"{n}-card shoe"
+            )
+        if self.kind == "duplicate" and n < 2:
+            raise ValueError("model duplicate needs a shoe of at least 2 cards")
+        return n
+
+    def shoes(
+        self, rng: BitGenerator, n_shoes: int, n_cards: int, *, out: np.ndarray | None = None
+    ) -> npt.NDArray[np.uint16]:
+        """``n_shoes`` shoes of ``n_cards`` cards, one C call: an ``(n_shoes, n_cards)`` uint16
+        array of input positions (row r, column c: the loaded position of the card dealt c-th
+        in shoe r; each shoe starts from the loaded order 0..n-1), drawn from ``rng`` in row
+        order.  A ``missing`` shoe has :data:`NO_POSITION` in its last column.  ``out``: a
+        caller-owned C-contiguous uint16 array of that shape to fill instead.
+
+        Raises ValueError for a size out of range or a parameter the shoe cannot take (a
+        ``pos`` beyond it), TypeError for a bad ``rng`` or ``out``.
+        """
+        n = self._check_cards(n_cards)
+        rows = _as_int(n_shoes, "n_shoes", 0, 1 << 40)
+        if out is None:
+            arr = np.empty((rows, n), dtype=np.uint16)
+        else:
+            arr = _writable_c_array(out, "out", (np.uint16,), 2)
+            if arr.shape != (rows, n):
+                raise ValueError(f"out must have shape {(rows, n)}, got {arr.shape}")
+        ptr = _rng_ptr(rng)
+        with rng._lock, self._lock:
+            st = lib.fl_model_shoes(self._state, ptr, ffi.from_buffer("uint16_t[]", arr), rows, n)
+        _check(st, f"model {self.kind}")
+        return arr
+
+    def shoe(self, rng: BitGenerator, n_cards: int) -> npt.NDArray[np.uint16]:
+        """One shoe's input positions, shape ``(n_cards,)`` (``missing``: ``n_cards - 1``)."""
+        row: npt.NDArray[np.uint16] = self.shoes(rng, 1, n_cards).reshape(-1)
+        return row[:-1].copy() if self.kind == "missing" and row.size else row
+
+    def __repr__(self) -> str:
+        return f"<ModelStream {self.kind} {self.params} shoes={self.shoes_drawn}>"
 
 
 def core_info() -> dict[str, str]:

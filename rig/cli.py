@@ -345,11 +345,14 @@ ALPHA_HELP = (
 )
 
 MODEL_HELP = (
-    "Simulated batch shuffler model (as `feltlab device run`): fisher-yates (fair), "
-    "riffle:k=N (N GSR riffles), shelf:m=N[,passes=P] (an m-shelf shuffler), or a "
-    "deliberately faulty one for testing the rig: stuck[:pos=N] (a card never moves), "
-    "missing[:pos=N] (drops a card), duplicate[:pos=N] (duplicates a card), biased (the "
-    "naive swap-with-any shuffle). "
+    "Simulated batch shuffler model (as `feltlab device run`; the library of "
+    "docs/certification.md): fisher-yates (fair), riffle:k=N (N GSR riffles), "
+    "shelf:m=N[,passes=P] (an m-shelf shuffler), overhand[:passes=P,cut=PCT], "
+    "strip[:cuts=C,passes=P], position-bias[:pos=N,stay=PCT,width=W], or a flawed one: "
+    "naive or biased (the naive swap-with-any shuffle), modulo[:bits=B] (rand() % i), "
+    "lcg[:shift=S] (an LCG's low bits), short-seed[:bits=S] (2^S distinct shoes), "
+    "reboot[:every=N] (the shoes restart every N), stuck[:pos=N] (a card never moves), "
+    "missing[:pos=N] (drops a card), duplicate[:pos=N] (duplicates a card). "
     "Default: the profile's [simulation] model."
 )
 

@@ -155,6 +155,67 @@ fl_status fl_shelf_u8(fl_rng *rng, uint8_t *cards, size_t n, unsigned shelves, u
 fl_status fl_shelf_u16(fl_rng *rng, uint16_t *cards, size_t n, unsigned shelves,
                        unsigned passes);
 
+/*
+ * The library of shuffle models (docs/certification.md, "The library of shuffle models";
+ * models.c gives each mechanism and its source).  A stream holds one model and the state a
+ * device keeps across shoes (the LCG's state, the power-up generator of `reboot`);
+ * fl_model_shoes fills `n_shoes` rows of `n` input positions (row r, column c: the loaded
+ * position of the card dealt c-th in shoe r), each shoe starting from the loaded order
+ * 0..n-1, drawing from `rng` in row order.  `missing` writes n-1 positions and
+ * FL_NO_POSITION in the last column.  Parameters, param[0..3], per kind:
+ *   FISHER_YATES  -                      RIFFLE      k riffles (0..65536)
+ *   SHELF         shelves 1..256, passes 0..65536
+ *   OVERHAND      passes 0..65536, cut percent 0..100
+ *   STRIP         cuts (0..n-1), passes 0..65536
+ *   POSITION_BIAS pos (< n), stay percent 0..100, width
+ *   NAIVE         -                      MODULO      bits 1..32
+ *   LCG           shift 0..30            SHORT_SEED  bits 1..64
+ *   REBOOT        every >= 1             STUCK, MISSING, DUPLICATE  pos (< n)
+ * fl_model_init validates the kind and the parameters that do not depend on n (FL_ERR_KIND,
+ * FL_ERR_RANGE); fl_model_shoes validates the rest, n <= FL_MAX_MODEL_CARDS and the
+ * buffers, and returns FL_ERR_EXHAUSTED if a ChaCha20 stream runs out (rows written so far
+ * are complete shoes).
+ */
+typedef enum {
+    FL_MODEL_FISHER_YATES = 0,
+    FL_MODEL_RIFFLE = 1,
+    FL_MODEL_SHELF = 2,
+    FL_MODEL_OVERHAND = 3,
+    FL_MODEL_STRIP = 4,
+    FL_MODEL_POSITION_BIAS = 5,
+    FL_MODEL_NAIVE = 6,
+    FL_MODEL_MODULO = 7,
+    FL_MODEL_LCG = 8,
+    FL_MODEL_SHORT_SEED = 9,
+    FL_MODEL_REBOOT = 10,
+    FL_MODEL_STUCK = 11,
+    FL_MODEL_MISSING = 12,
+    FL_MODEL_DUPLICATE = 13,
+    FL_MODEL_KINDS = 14
+} fl_model_kind;
+
+#define FL_MODEL_PARAMS 4
+#define FL_MAX_MODEL_PASSES 65536
+#define FL_NO_POSITION 0xFFFF
+#define FL_LCG_MULTIPLIER 1103515245
+#define FL_LCG_INCREMENT 12345
+
+typedef struct {
+    uint32_t kind;     /* fl_model_kind */
+    uint32_t param[4]; /* FL_MODEL_PARAMS, see above */
+    uint32_t started;  /* 1 once a stateful model drew its state (its first shoe) */
+    uint32_t _pad;
+    uint64_t shoes;    /* shoes drawn by this stream */
+    uint64_t lcg;      /* LCG: the 31-bit state */
+    fl_rng boot;       /* REBOOT: the generator as seeded at power-up */
+    fl_rng gen;        /* REBOOT: the generator now */
+} fl_model_stream;
+
+fl_status fl_model_init(fl_model_stream *stream, uint32_t kind, const uint32_t *param,
+                        size_t n_param);
+fl_status fl_model_shoes(fl_model_stream *stream, fl_rng *rng, uint16_t *out, size_t n_shoes,
+                         size_t n);
+
 /* ---------------------------------------------------------------- battery kernels */
 
 /* See stats.c.  perm: (n_shoes, n) uint16, rows are input positions. */

@@ -183,6 +183,147 @@ static void test_models(void) {
     CHECK(fl_riffle_u8(NULL, small, 4, 1) == FL_ERR_NULL);
 }
 
+
+/* the library of shuffle models (fl_model_init, fl_model_shoes) */
+static int is_perm(const uint16_t *a, size_t n) {
+    uint8_t seen[FL_MAX_MODEL_CARDS] = {0};
+    for (size_t i = 0; i < n; i++) {
+        if (a[i] >= n || seen[a[i]]) return 0;
+        seen[a[i]] = 1;
+    }
+    return 1;
+}
+
+static void test_library_models(void) {
+    enum { N = 312, SHOES = 12 };
+    static uint16_t out[SHOES * N], ref[N];
+    static const uint32_t params[FL_MODEL_KINDS][4] = {
+        [FL_MODEL_RIFFLE] = {7},         [FL_MODEL_SHELF] = {10, 2},
+        [FL_MODEL_OVERHAND] = {3, 20},   [FL_MODEL_STRIP] = {4, 2},
+        [FL_MODEL_POSITION_BIAS] = {5, 50, 3},
+        [FL_MODEL_MODULO] = {15},        [FL_MODEL_LCG] = {0},
+        [FL_MODEL_SHORT_SEED] = {16},    [FL_MODEL_REBOOT] = {5},
+        [FL_MODEL_STUCK] = {17},         [FL_MODEL_MISSING] = {311},
+        [FL_MODEL_DUPLICATE] = {3},
+    };
+    fl_model_stream s;
+    fl_rng g, h;
+    for (uint32_t kind = 0; kind < FL_MODEL_KINDS; kind++) {
+        CHECK(fl_model_init(&s, kind, params[kind], 4) == FL_OK);
+        fl_rng_seed_xoshiro(&g, 1000 + kind);
+        CHECK(fl_model_shoes(&s, &g, out, SHOES, N) == FL_OK);
+        CHECK(s.shoes == SHOES);
+        for (int r = 0; r < SHOES; r++) {
+            const uint16_t *row = out + r * N;
+            if (kind == FL_MODEL_MISSING) {
+                CHECK(row[N - 1] == FL_NO_POSITION && is_perm(row, N - 1) == 0);
+                int seen[N] = {0};
+                for (int i = 0; i < N - 1; i++) CHECK(row[i] < N && !seen[row[i]]++);
+            } else if (kind == FL_MODEL_DUPLICATE) {
+                CHECK(!is_perm(row, N));
+            } else {
+                CHECK(is_perm(row, N));
+            }
+            if (kind == FL_MODEL_STUCK) CHECK(row[17] == 17);
+            if (kind == FL_MODEL_REBOOT && r >= 5) CHECK(!memcmp(row, out + (r - 5) * N, N * 2));
+        }
+    }
+    /* Fisher-Yates and the riffle draw exactly as fl_shuffle_u16 and fl_riffle_u16 */
+    CHECK(fl_model_init(&s, FL_MODEL_FISHER_YATES, NULL, 0) == FL_OK);
+    fl_rng_seed_xoshiro(&g, 5);
+    fl_rng_seed_xoshiro(&h, 5);
+    CHECK(fl_model_shoes(&s, &g, out, SHOES, N) == FL_OK);
+    for (int r = 0; r < SHOES; r++) {
+        for (int i = 0; i < N; i++) ref[i] = (uint16_t)i;
+        CHECK(fl_shuffle_u16(&h, ref, N) == FL_OK);
+        CHECK(!memcmp(ref, out + r * N, sizeof ref));
+    }
+    uint32_t k3 = 3;
+    CHECK(fl_model_init(&s, FL_MODEL_RIFFLE, &k3, 1) == FL_OK);
+    CHECK(fl_model_shoes(&s, &g, out, SHOES, N) == FL_OK);
+    for (int r = 0; r < SHOES; r++) {
+        for (int i = 0; i < N; i++) ref[i] = (uint16_t)i;
+        CHECK(fl_riffle_u16(&h, ref, N, 3) == FL_OK);
+        CHECK(!memcmp(ref, out + r * N, sizeof ref));
+    }
+    /* the glibc TYPE_0 LCG's bit 0 alternates: two-card shoes alternate */
+    uint32_t zero = 0;
+    CHECK(fl_model_init(&s, FL_MODEL_LCG, &zero, 1) == FL_OK);
+    CHECK(fl_model_shoes(&s, &g, out, 8, 2) == FL_OK);
+    for (int r = 2; r < 8; r++) CHECK(out[2 * r] == out[2 * (r - 2)] && out[2 * r] != out[2 * r - 2]);
+    /* a 2-bit seed: at most 4 distinct shoes */
+    uint32_t two = 2;
+    CHECK(fl_model_init(&s, FL_MODEL_SHORT_SEED, &two, 1) == FL_OK);
+    CHECK(fl_model_shoes(&s, &g, out, SHOES, N) == FL_OK);
+    int distinct = 0;
+    for (int r = 0; r < SHOES; r++) {
+        int seen_before = 0;
+        for (int q = 0; q < r; q++) seen_before |= !memcmp(out + r * N, out + q * N, N * 2);
+        distinct += !seen_before;
+    }
+    CHECK(distinct >= 1 && distinct <= 4);
+    /* bad arguments: an error code, never a crash */
+    uint32_t bad[5] = {0, 0, 0, 0, 0};
+    CHECK(fl_model_init(NULL, 0, NULL, 0) == FL_ERR_NULL);
+    CHECK(fl_model_init(&s, 0, NULL, 1) == FL_ERR_NULL);
+    CHECK(fl_model_init(&s, FL_MODEL_KINDS, NULL, 0) == FL_ERR_KIND);
+    CHECK(fl_model_init(&s, 0, bad, 5) == FL_ERR_RANGE);
+    CHECK(fl_model_init(&s, FL_MODEL_SHELF, bad, 2) == FL_ERR_RANGE);      /* 0 shelves */
+    CHECK(fl_model_init(&s, FL_MODEL_MODULO, bad, 1) == FL_ERR_RANGE);     /* 0 bits */
+    CHECK(fl_model_init(&s, FL_MODEL_REBOOT, bad, 1) == FL_ERR_RANGE);     /* every 0 */
+    uint32_t big[4] = {33, 101, 0, 0};
+    CHECK(fl_model_init(&s, FL_MODEL_MODULO, big, 1) == FL_ERR_RANGE);
+    CHECK(fl_model_init(&s, FL_MODEL_OVERHAND, big, 2) == FL_ERR_RANGE);
+    big[0] = 31;
+    CHECK(fl_model_init(&s, FL_MODEL_LCG, big, 1) == FL_ERR_RANGE);
+    big[0] = 65;
+    CHECK(fl_model_init(&s, FL_MODEL_SHORT_SEED, big, 1) == FL_ERR_RANGE);
+    CHECK(fl_model_init(&s, FL_MODEL_NAIVE, NULL, 0) == FL_OK);
+    CHECK(fl_model_shoes(NULL, &g, out, 1, N) == FL_ERR_NULL);
+    CHECK(fl_model_shoes(&s, NULL, out, 1, N) == FL_ERR_NULL);
+    CHECK(fl_model_shoes(&s, &g, NULL, 1, N) == FL_ERR_NULL);
+    CHECK(fl_model_shoes(&s, &g, NULL, 0, N) == FL_OK);
+    CHECK(fl_model_shoes(&s, &g, NULL, 3, 0) == FL_OK);
+    CHECK(fl_model_shoes(&s, &g, out, 1, FL_MAX_MODEL_CARDS + 1) == FL_ERR_RANGE);
+    fl_rng zeroed;
+    memset(&zeroed, 0, sizeof zeroed);
+    CHECK(fl_model_shoes(&s, &zeroed, out, 1, N) == FL_ERR_KIND);
+    fl_model_stream garbage = s;
+    garbage.kind = 99;
+    CHECK(fl_model_shoes(&garbage, &g, out, 1, N) == FL_ERR_KIND);
+    garbage = s;
+    garbage.kind = FL_MODEL_SHELF;
+    garbage.param[0] = 0;
+    CHECK(fl_model_shoes(&garbage, &g, out, 1, N) == FL_ERR_RANGE);
+    uint32_t cuts[2] = {N, 1};
+    CHECK(fl_model_init(&s, FL_MODEL_STRIP, cuts, 2) == FL_OK);
+    CHECK(fl_model_shoes(&s, &g, out, 1, N) == FL_ERR_RANGE); /* 312 cuts in 311 gaps */
+    cuts[0] = N - 1;
+    CHECK(fl_model_init(&s, FL_MODEL_STRIP, cuts, 2) == FL_OK);
+    CHECK(fl_model_shoes(&s, &g, out, 1, N) == FL_OK);
+    for (int i = 0; i < N; i++) CHECK(out[i] == N - 1 - i); /* every gap cut: reversed */
+    uint32_t pos = N;
+    for (uint32_t kind = FL_MODEL_STUCK; kind <= FL_MODEL_DUPLICATE; kind++) {
+        CHECK(fl_model_init(&s, kind, &pos, 1) == FL_OK);
+        CHECK(fl_model_shoes(&s, &g, out, 1, N) == FL_ERR_RANGE);
+    }
+    pos = 0;
+    CHECK(fl_model_init(&s, FL_MODEL_DUPLICATE, &pos, 1) == FL_OK);
+    CHECK(fl_model_shoes(&s, &g, out, 1, 1) == FL_ERR_RANGE);
+    /* a ChaCha20 stream with 8 words left: FL_ERR_EXHAUSTED for every model but the two that
+     * draw one word of it and then run their own generator */
+    uint8_t key[32] = {0}, nonce[12] = {0};
+    for (uint32_t kind = 0; kind < FL_MODEL_KINDS; kind++) {
+        fl_rng c;
+        CHECK(fl_rng_seed_chacha(&c, key, nonce, 0) == FL_OK);
+        CHECK(fl_chacha_seek(&c, UINT64_MAX, 0) == FL_OK);
+        CHECK(fl_model_init(&s, kind, params[kind], 4) == FL_OK);
+        fl_status st = fl_model_shoes(&s, &c, out, SHOES, N);
+        int own = kind == FL_MODEL_LCG || kind == FL_MODEL_REBOOT;
+        CHECK(st == (own ? FL_OK : FL_ERR_EXHAUSTED));
+    }
+}
+
 static void test_analyzer(void) {
     static fl_analyzer_rules r;
     static fl_analysis out;
@@ -369,6 +510,7 @@ static void test_simulate_tally(void) {
 
 int main(void) {
     test_models();
+    test_library_models();
     test_chacha_block();
     test_chacha_encrypt();
     test_xoshiro_first_output();

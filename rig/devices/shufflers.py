@@ -62,6 +62,9 @@ class BatchShuffler(SimDevice):
             raise ValueError("penetration must be a fraction in (0, 1)")
         self.decks = decks
         self.model = parse_model(model) if isinstance(model, str) else model
+        #: the model's C-core stream, for the device's life: a stateful model (lcg, reboot)
+        #: keeps its state across shoes here
+        self.model_stream = self.model.stream()
         self.reports_decks = reports_decks
         self.penetration = penetration
         super().__init__(bus, **kw)
@@ -127,7 +130,7 @@ class BatchShuffler(SimDevice):
 
     def _shuffle(self, rid: int, op: int, cut: int) -> None:
         n = self.in_codes.size
-        perm = self.model.apply(np.arange(n, dtype=np.uint16), self.rng)
+        perm = self.model.apply(np.arange(n, dtype=np.uint16), self.rng, self.model_stream)
         codes = self.in_codes[perm]
         decks = self.in_decks[perm] if self.reports_decks else np.full(perm.size, UNKNOWN_DECK)
         if cut == 0 or cut > perm.size:

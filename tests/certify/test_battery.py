@@ -158,6 +158,6 @@ def test_bad_inputs_are_named() -> None:
     with pytest.raises(ValueError, match="unknown checks"):
         battery.run_battery(_fair(), checks=["runs"])
     with pytest.raises(ValueError, match="unknown shuffle model"):
-        battery.simulate_shoes("riffle", 2, 52, 0)
+        battery.simulate_shoes("riffles:k=7", 2, 52, 0)  # "riffle" alone: k=7 by default
     with pytest.raises(ValueError, match="need at least 2 shoes"):
         battery.run_battery(_fair()[:1])

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 import pytest
-from pytest import MonkeyPatch
 
 from feltlab import native
 from feltlab.rig.devices import models
@@ -36,14 +35,6 @@ def test_one_riffle_has_at_most_two_rising_sequences() -> None:
     pos = np.argsort(out)  # where each original card went
     descents = int((np.diff(pos) < 0).sum())
     assert descents <= 1
-
-
-@pytest.mark.parametrize("which", ["riffle_shuffle", "shelf_shuffle"])
-def test_numpy_fallback_when_core_lacks_the_model(monkeypatch: MonkeyPatch, which: str) -> None:
-    monkeypatch.delattr(native, which, raising=False)
-    name = "riffle:k=3" if which == "riffle_shuffle" else "shelf:m=8"
-    out = _apply(name)
-    assert sorted(out.tolist()) == list(range(312))
 
 
 def test_stuck_card_never_moves() -> None:
