@@ -20,8 +20,9 @@
  * Insurance is never taken (basic strategy).
  *
  * Shoe: a shuffle is done lazily, one Fisher-Yates step per card dealt (each
- * card drawn uniformly from those not yet dealt), which is the same
- * distribution as a full shuffle at the cost of only the cards used.  After a
+ * card drawn uniformly from those not yet dealt; six positions per 64-bit
+ * generator word), which is the same distribution as a full shuffle at the
+ * cost of only the cards used.  After a
  * round in which the cutting card came out (cards dealt >= cut_position) the
  * shoe is reshuffled (rule 5.7(b)); cut_position == 0 reshuffles before every
  * round (an ideal continuous shuffler, or a fresh shoe each round).
@@ -31,6 +32,11 @@
 #include "feltlab_core.h"
 #include "internal.h"
 #include "side_tables.h"
+/* Positions of the shoe fixed per 64-bit generator word: Lemire's bounded integers batched
+ * (Brooks & Lemire, "Batched ranged random integer generation", 2024: k = 6 while the
+ * ranges stay below 2^9; a shoe has at most 416 cards). */
+#define SIM_DRAWS 6
+
 typedef struct {
     uint8_t cards[FL_MAX_DECKS * 52];
     uint32_t size;  /* cards in the stack */
@@ -39,8 +45,8 @@ typedef struct {
     uint32_t cut;   /* cut position (0: reshuffle every round) */
     fl_xoshiro256ss x;
     fl_rng *rng;    /* for ChaCha20 */
-    uint64_t buf;   /* a 64-bit output whose high half is still unused when have = 1 */
-    int have;
+    uint64_t bound; /* the product of the first SIM_DRAWS ranges of a full shoe: above 2^64
+                     * mod the product of any later ranges (the batched draw's quick test) */
     int use_x;
     int ok;
 } sim_shoe;
@@ -52,17 +58,6 @@ static inline uint64_t shoe_word(sim_shoe *s) {
     return w;
 }
 
-/* the next 32-bit half-word of the generator (low half of each 64-bit output first) */
-static inline uint32_t shoe_half(sim_shoe *s) {
-    if (s->have) {
-        s->have = 0;
-        return (uint32_t)(s->buf >> 32);
-    }
-    s->buf = shoe_word(s);
-    s->have = 1;
-    return (uint32_t)s->buf;
-}
-
 /* one Fisher-Yates step at position p: a uniform card among positions p..size-1 to p */
 static inline void fy_step(sim_shoe *s, uint32_t p, uint64_t idx) {
     uint32_t j = p + (uint32_t)idx;
@@ -71,26 +66,39 @@ static inline void fy_step(sim_shoe *s, uint32_t p, uint64_t idx) {
     s->cards[p] = c;
 }
 
-/* Fix the card at position `dealt` (if not yet fixed) by lazy Fisher-Yates steps, two
- * positions per 32-bit half-word (Lemire's method batched, as in the shuffles: 416 x 415 <
- * 2^32), so the positions after it are fixed ahead too; a shoe is still a uniformly random
- * order, drawn only as far as it is dealt. */
+/* the last positions of a shoe (fewer than SIM_DRAWS left): n - 1 draws from one word */
+static __attribute__((noinline)) void fix_tail(sim_shoe *s) {
+    uint32_t p = s->fixed;
+    uint64_t n = s->size - p, idx[SIM_DRAWS];
+    if (n >= 2) {
+        unsigned k = (unsigned)n - 1;
+        int accepted;
+        do {
+            uint64_t x = shoe_word(s);
+            FL_BATCH_DRAW(FL_MUL64, FL_POW64_MOD, x, n, k, s->bound, idx, accepted);
+        } while (!accepted && s->ok);
+        for (unsigned i = 0; i < k; i++) fy_step(s, p + i, idx[i]);
+    }
+    s->fixed = s->size; /* the last card: nothing to choose */
+}
+
+/* Fix the next SIM_DRAWS positions from `fixed` (fewer at the end of the shoe) by lazy
+ * Fisher-Yates steps, their draws from one 64-bit word: a shoe is a uniformly random order,
+ * drawn only as far as it is dealt (and at most SIM_DRAWS - 1 positions ahead). */
 static inline void fix_at(sim_shoe *s) {
     uint32_t p = s->fixed;
-    uint64_t n = s->size - p, idx[2];
-    int accepted;
-    if (n >= 2) {
-        uint64_t prod = n * (n - 1);
-        do {
-            uint64_t x = shoe_half(s);
-            FL_BATCH_DRAW(FL_MUL32, FL_POW32_MOD, x, n, 2, prod, idx, accepted);
-        } while (!accepted && s->ok);
-        fy_step(s, p, idx[0]);
-        fy_step(s, p + 1, idx[1]);
-        s->fixed = p + 2;
-    } else {
-        s->fixed = p + 1; /* the last card: nothing to choose */
+    uint64_t n = s->size - p, idx[SIM_DRAWS];
+    if (__builtin_expect(n < SIM_DRAWS, 0)) {
+        fix_tail(s);
+        return;
     }
+    int accepted;
+    do {
+        uint64_t x = shoe_word(s);
+        FL_BATCH_DRAW(FL_MUL64, FL_POW64_MOD, x, n, SIM_DRAWS, s->bound, idx, accepted);
+    } while (!accepted && s->ok);
+    for (unsigned i = 0; i < SIM_DRAWS; i++) fy_step(s, p + i, idx[i]);
+    s->fixed = p + SIM_DRAWS;
 }
 
 static inline void fix_next(sim_shoe *s) {
@@ -496,6 +504,8 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
             (void)fl_xoshiro_long_jump(&g);
         }
         (void)fl_new_shoe_codes(r->decks, s->cards, s->size);
+        s->bound = 1;
+        for (unsigned k = 0; k < SIM_DRAWS; k++) s->bound *= (uint64_t)(s->size - k);
     }
     __extension__ __int128 net_sum = 0;
     fl_u128 sq_sum = 0;
