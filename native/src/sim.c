@@ -266,39 +266,14 @@ AI int surrender_choice(const fl_sim_rules *r, const sim_cfg C, const sim_hand *
     return !SOFT(h) && r->surr[h->hard][up];
 }
 
-/* The round's record from the hands as the loop kept them (record.c's values): the card
- * arrays only for a full record (rec == 2). */
+/* The round's record (record.c) from the hands' card arrays (kept for a full record). */
 static void emit_record(fl_round_record *rec, const sim_hand *hands, unsigned n_hands,
-                        const sim_dealer *d, int surrendered, int full) {
-    if (full) {
-        fl_record_clear(rec);
-        for (unsigned i = 0; i < n_hands; i++)
-            fl_record_hand(rec, hands[i].cards, hands[i].n, hands[i].doubled,
-                           hands[i].from_split, surrendered && i == 0);
-        fl_record_dealer(rec, d->cards, d->n);
-        return;
-    }
-    fl_record_clear_fields(rec);
-    for (unsigned i = 0; i < n_hands; i++) {
-        const sim_hand *h = &hands[i];
-        unsigned t = BEST(h);
-        rec->hand_n_cards[i] = h->n;
-        rec->hand_total[i] = (uint8_t)t;
-        rec->hand_bust[i] = t > 21;
-        rec->hand_blackjack[i] = NATURAL(h) && !h->from_split;
-        rec->hand_doubled[i] = h->doubled;
-        rec->hand_surrendered[i] = (uint8_t)(surrendered && i == 0);
-    }
-    rec->n_hands = (uint8_t)n_hands;
-    unsigned t = BEST(d);
-    rec->dealer_n_cards = d->n;
-    rec->dealer_total = (uint8_t)t;
-    rec->dealer_bust = t > 21;
-    rec->dealer_blackjack = NATURAL(d);
-    rec->dealer_up = d->cards[0];
-    rec->dealer_suited = (d->suits & (d->suits - 1)) == 0;
-    for (unsigned k = 0; k < 3; k++) /* the first three (Bust Bonus's 8-8-8) */
-        rec->dealer_cards[k] = k < d->n ? d->cards[k] : FL_NO_CARD;
+                        const sim_dealer *d, int surrendered) {
+    fl_record_clear(rec);
+    for (unsigned i = 0; i < n_hands; i++)
+        fl_record_hand(rec, hands[i].cards, hands[i].n, hands[i].doubled, hands[i].from_split,
+                       surrendered && i == 0);
+    fl_record_dealer(rec, d->cards, d->n);
 }
 
 /* The box's hands played out in order (splits inserting the new hand after the current one);
@@ -357,12 +332,100 @@ AI int play_hands(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
     return 0;
 }
 
+/* A side table as the tally loop reads it (built once per run from fl_side_table): its
+ * inputs' indexes as bytes, the first n_pre of them indexing pre. */
+typedef struct {
+    const uint8_t *table;
+    uint64_t *counts;
+    const uint16_t *pre;
+    uint32_t class_stride;
+    uint8_t n_pre, n_rest;
+    uint8_t input[FL_SIDE_MAX_INPUTS];
+    uint32_t stride[FL_SIDE_MAX_INPUTS];
+} sim_lookup;
+
+static void make_lookups(const fl_side_table *t, size_t n, sim_lookup *lk) {
+    for (size_t k = 0; k < n; k++) {
+        lk[k].table = t[k].table;
+        lk[k].counts = t[k].counts;
+        lk[k].pre = t[k].pre;
+        lk[k].class_stride = t[k].class_stride;
+        lk[k].n_pre = (uint8_t)t[k].n_pre;
+        lk[k].n_rest = (uint8_t)(t[k].n_inputs - t[k].n_pre);
+        for (uint32_t j = 0; j < t[k].n_inputs; j++) {
+            lk[k].input[j] = (uint8_t)t[k].input[j];
+            lk[k].stride[j] = t[k].stride[j];
+        }
+    }
+}
+
+/* sum of in[ix[j]] * st[j] over j < n (n <= FL_SIDE_MAX_INPUTS), unrolled */
+AI uint32_t input_dot(const uint8_t *in, const uint8_t *ix, const uint32_t *st, unsigned n) {
+    uint32_t s = 0;
+    switch (n) {
+    case 8: s += in[ix[7]] * st[7]; /* fallthrough */
+    case 7: s += in[ix[6]] * st[6]; /* fallthrough */
+    case 6: s += in[ix[5]] * st[5]; /* fallthrough */
+    case 5: s += in[ix[4]] * st[4]; /* fallthrough */
+    case 4: s += in[ix[3]] * st[3]; /* fallthrough */
+    case 3: s += in[ix[2]] * st[2]; /* fallthrough */
+    case 2: s += in[ix[1]] * st[1]; /* fallthrough */
+    case 1: s += in[ix[0]] * st[0]; /* fallthrough */
+    default: break;
+    }
+    return s;
+}
+
+/* count the round in each table: in[] holds every input the tables read */
+AI void lookup_round(const sim_lookup *lk, size_t n, const uint8_t *in) {
+    for (size_t k = 0; k < n; k++) {
+        const sim_lookup *t = &lk[k];
+        uint32_t idx = 0;
+        if (t->n_pre) idx = t->pre[input_dot(in, t->input, t->stride, t->n_pre)] * t->class_stride;
+        idx += input_dot(in, t->input + t->n_pre, t->stride + t->n_pre, t->n_rest);
+        t->counts[t->table[idx]]++;
+    }
+}
+
+/* The round-record inputs (FL_IN_N_HANDS ..) of the round straight from the hands the loop
+ * kept: the values record.c's record gives and fl_side_record_inputs reads from it (the
+ * tally's own path; a value past its bound cannot occur: a hand or the dealer holds at most
+ * 21 cards and a total at most 30). */
+AI void record_inputs(uint8_t *in, const sim_hand *hands, unsigned n_hands, const sim_dealer *d,
+                      int surrendered) {
+    memset(in + FL_IN_N_HANDS, 0, FL_IN_DEALER_N_CARDS - FL_IN_N_HANDS);
+    in[FL_IN_N_HANDS] = (uint8_t)n_hands;
+    for (unsigned i = 0; i < n_hands; i++) {
+        const sim_hand *h = &hands[i];
+        unsigned t = BEST(h);
+        in[FL_IN_HAND_N_CARDS + i] = h->n;
+        in[FL_IN_HAND_TOTAL + i] = (uint8_t)t;
+        in[FL_IN_HAND_BUST + i] = t > 21;
+        in[FL_IN_HAND_BLACKJACK + i] = NATURAL(h) && !h->from_split;
+        in[FL_IN_HAND_DOUBLED + i] = h->doubled;
+    }
+    in[FL_IN_HAND_SURRENDERED] = (uint8_t)(surrendered != 0);
+    unsigned t = BEST(d);
+    in[FL_IN_DEALER_N_CARDS] = d->n;
+    in[FL_IN_DEALER_TOTAL] = (uint8_t)t;
+    in[FL_IN_DEALER_BUST] = t > 21;
+    in[FL_IN_DEALER_BLACKJACK] = NATURAL(d);
+    in[FL_IN_DEALER_UP] = d->cards[0];
+    in[FL_IN_DEALER_SUITED] = (d->suits & (d->suits - 1)) == 0;
+    in[FL_IN_DEALER_RANK] = (uint8_t)(d->cards[0] >> 2);
+    in[FL_IN_DEALER_RANK + 1] = d->n > 1 ? (uint8_t)(d->cards[1] >> 2) : 13;
+    in[FL_IN_DEALER_RANK + 2] = d->n > 2 ? (uint8_t)(d->cards[2] >> 2) : 13;
+}
+
 /* One round: the main wager's net result into *net, the five initial cards (P1, P2, D1, the
  * next card as P3, D2 or the card the dealer would have taken) into init, the record when
- * rec is not NULL (REC 1: its fields, 2: with its card arrays).  Returns 0 when the shoe
+ * rec is not NULL (arrays path; REC 2 keeps the card arrays), in a tally the record
+ * inputs after the cards in init (REC 1).  Returns 0 when the shoe
  * failed (out of cards, or the generator). */
 AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, const int REC,
-                  sim_shoe *s, int32_t *net, uint8_t init[5], fl_round_record *rec) {
+                  const int TALLY, sim_shoe *s, int32_t *net, uint8_t *init,
+                  fl_round_record *rec) {
+    const uint8_t none = TALLY ? 52 : FL_NO_CARD; /* a card never dealt (52: a table input) */
     sim_hand hands[4];
     sim_dealer d;
     unsigned n_hands = 1;
@@ -385,12 +448,12 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
     init[0] = p0; /* the player's third card: the next card of the shoe, fixed now whether */
     init[1] = p1; /* or not anyone takes it */
     init[2] = d0;
-    init[4] = FL_NO_CARD;
+    init[4] = none;
     if (__builtin_expect(s->dealt < s->size, 1)) {
         fix_next(s);
         init[3] = s->cards[s->dealt];
     } else {
-        init[3] = FL_NO_CARD;
+        init[3] = none;
     }
     /* surrender (rules.py Surrender): early before the dealer's check, late at the first
      * decision; a hard two-card total the surr table gives up, unless the pair table splits */
@@ -422,7 +485,8 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
         if ((any_open || C.plays_out) && !NATURAL(&d)) dealer_draws(x, s, &d, REC);
     }
     if (d.n >= 2) init[4] = d.cards[1];
-    if (REC && rec) emit_record(rec, hands, n_hands, &d, surrendered, REC == 2);
+    if (TALLY && REC) record_inputs(init, hands, n_hands, &d, surrendered);
+    if (!TALLY && rec) emit_record(rec, hands, n_hands, &d, surrendered);
     /* settlement: rule 5.1 (a)-(g) */
     const int32_t stake = x->stake;
     if (surrendered) {
@@ -516,8 +580,11 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
     sim_shoe *const s = &play;
     unsigned cur = FL_SIM_LANES; /* FL_SIM_LANES: a new batch is due */
     fl_round_record round_rec;   /* the round's record, when only a table reads it */
-    uint8_t local[5];
+    uint8_t in[FL_SIM_INPUTS];   /* the tally's table inputs (the initial cards first) */
+    memset(in, 0, sizeof in);
     const int tables = o->n_tables != 0;
+    sim_lookup lk[FL_SIDE_MAX_TABLES];
+    if (TALLY) make_lookups(o->tables, o->n_tables, lk);
     for (size_t i = 0; i < n_rounds; i++) {
         if (cur == FL_SIM_LANES) { /* shuffle (rule 5.7(b)), a batch of shoes at a time */
             start_shoes(lanes);
@@ -525,14 +592,14 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
             play = lanes[0];
         }
         int32_t v = 0;
-        uint8_t *init = local;
-        fl_round_record *rec = REC ? &round_rec : NULL;
+        uint8_t *init = in;
+        fl_round_record *rec = NULL;
         uint32_t first = s->dealt;
         if (!TALLY) {
             if (o->initial) init = o->initial + 5 * i;
-            if (o->records) rec = o->records + i;
+            rec = o->records ? o->records + i : o->n_rec_inputs ? &round_rec : NULL;
         }
-        if (!play_round(r, &x, C, REC, s, &v, init, rec)) {
+        if (!play_round(r, &x, C, REC, TALLY, s, &v, init, rec)) {
             st = s->dealt >= s->size ? FL_ERR_RANGE : FL_ERR_EXHAUSTED;
             break;
         }
@@ -550,7 +617,8 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
         if (TALLY || o->sums) {
             net_sum += v;
             sq_sum += (uint64_t)((int64_t)v * v);
-            if (tables)
+            if (TALLY && tables) lookup_round(lk, o->n_tables, in);
+            if (!TALLY && tables)
                 fl_side_lookup_round(o->tables, o->n_tables, init, rec, o->rec_inputs,
                                      o->n_rec_inputs);
         }
