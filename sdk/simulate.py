@@ -158,11 +158,29 @@ class SimulationResult:
     batch_wagers: tuple[str, ...] = ()
     batch_reasons: dict[str, str] = field(default_factory=dict, compare=False)
     trace: native.SimResult | None = field(default=None, compare=False, repr=False)
+    sim_seconds: float = field(default=0.0, compare=False)
+    """Seconds the chunks spent simulating, summed over them (``Tally.seconds``)."""
+    parallel: int = 1
+    """Chunks run at once: the workers, or fewer when there are fewer chunks."""
 
     @property
     def rounds_per_second(self) -> float:
-        """Rounds simulated per wall-clock second."""
+        """Rounds simulated per wall-clock second (set-up included)."""
         return self.rounds / self.seconds if self.seconds > 0 else math.inf
+
+    @property
+    def simulation_rounds_per_second(self) -> float:
+        """The simulation's own rounds per second: rounds over the chunks' time in the
+        simulator (tables, strategy, plugins and worker start-up excluded), times the
+        chunks run at once."""
+        if self.sim_seconds <= 0:
+            return math.inf
+        return self.rounds * self.parallel / self.sim_seconds
+
+    @property
+    def setup_seconds(self) -> float:
+        """Wall-clock seconds not spent simulating: plugins, tables, strategy, workers."""
+        return max(self.seconds - self.sim_seconds / self.parallel, 0.0)
 
 
 def _estimates(tally: Tally, specs: Sequence[tuple[str, str | None]]) -> tuple[WagerEstimate, ...]:
@@ -324,6 +342,8 @@ def simulate(
         batch_wagers=tuple(reasons),
         batch_reasons=reasons,
         trace=_joined(traces) if trace else None,
+        sim_seconds=total.seconds,
+        parallel=min(workers, len(sizes)) if (scheduler or workers > 1) else 1,
     )
 
 
