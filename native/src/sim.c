@@ -189,7 +189,7 @@ typedef struct {
  * card) (double_on, the double fallbacks and the automatic stand at 21 folded in), whether
  * the dealer stands on every (ace, hard total) (h17 folded in), the blackjack's pay. */
 typedef struct {
-    uint8_t act[2][2][32][11];
+    uint8_t act[11][2][2][32]; /* [up][may double][ace][hard]: a round reads act[up] */
     uint8_t dealer_stands[2][32];
     int32_t stake, bj_win;
 } sim_ctx;
@@ -212,7 +212,7 @@ static void make_ctx(const fl_sim_rules *r, sim_ctx *x) {
                     uint8_t d = a == ACT_HIT ? DO_HIT : a == ACT_STAND ? DO_STAND
                                 : may && dbl_ok ? DO_DOUBLE
                                 : a == ACT_DOUBLE_HIT ? DO_HIT : DO_STAND;
-                    x->act[may][ace][hard][up] = d;
+                    x->act[up][may][ace][hard] = d;
                 }
             }
             int stands = t > 17 || (t == 17 && !(soft && r->h17));
@@ -319,7 +319,7 @@ AI int play_hands(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
             }
             if (C.sa1 && h->split_aces) break; /* one card to each split ace */
             unsigned may = h->n == 2 && (C.das || !h->from_split);
-            uint8_t a = x->act[may][h->ace][h->hard][up];
+            uint8_t a = x->act[up][may][h->ace][h->hard];
             if (a == DO_STAND) break;
             hand_take(h, deal(s), full);
             if (a == DO_DOUBLE) {
@@ -332,29 +332,73 @@ AI int play_hands(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
     return 0;
 }
 
-/* A side table as the tally loop reads it (built once per run from fl_side_table): its
- * inputs' indexes as bytes, the first n_pre of them indexing pre. */
+/* The tables as the tally loop reads them (built once per run from fl_side_table): each
+ * table's index is pre[dot a] * class_stride + dot b, where a dot is a sum of inputs times
+ * strides; tables whose dots are the same (Perfect Pairs, Super Sevens, 21+3 and Lucky
+ * Ladies all start from P1 * 53 + P2) share it, computed once a round.  A table without a
+ * first level reads dot 0 (always 0) through a one-entry pre of class 0. */
+typedef struct {
+    uint8_t n;
+    uint8_t input[FL_SIDE_MAX_INPUTS];
+    uint32_t stride[FL_SIDE_MAX_INPUTS];
+} sim_dot;
+
 typedef struct {
     const uint8_t *table;
     uint64_t *counts;
     const uint16_t *pre;
     uint32_t class_stride;
-    uint8_t n_pre, n_rest;
+    uint8_t a, b;
+    uint8_t n_pre, n_rest; /* the table's own inputs, when no dot is shared */
     uint8_t input[FL_SIDE_MAX_INPUTS];
     uint32_t stride[FL_SIDE_MAX_INPUTS];
 } sim_lookup;
 
-static void make_lookups(const fl_side_table *t, size_t n, sim_lookup *lk) {
+typedef struct {
+    sim_dot dot[2 * FL_SIDE_MAX_TABLES + 1];
+    unsigned n_dots;
+    sim_lookup lk[FL_SIDE_MAX_TABLES];
+    size_t n;
+    int shared; /* some dot is read by two tables: dots first, then the tables */
+} sim_lookups;
+
+static const uint16_t no_pre[1] = {0};
+
+/* the id of the dot over t's inputs j0..j1-1, added when new */
+static uint8_t dot_id(sim_lookups *L, const fl_side_table *t, uint32_t j0, uint32_t j1) {
+    sim_dot d;
+    memset(&d, 0, sizeof d);
+    d.n = (uint8_t)(j1 - j0);
+    for (uint32_t j = j0; j < j1; j++) {
+        d.input[j - j0] = (uint8_t)t->input[j];
+        d.stride[j - j0] = t->stride[j];
+    }
+    for (unsigned g = 0; g < L->n_dots; g++)
+        if (!memcmp(&L->dot[g], &d, sizeof d)) return (uint8_t)g;
+    L->dot[L->n_dots] = d;
+    return (uint8_t)L->n_dots++;
+}
+
+static void make_lookups(const fl_side_table *t, size_t n, sim_lookups *L) {
+    memset(&L->dot[0], 0, sizeof L->dot[0]); /* dot 0: no input, always 0 */
+    L->n_dots = 1;
+    L->n = n;
+    L->shared = 0;
     for (size_t k = 0; k < n; k++) {
-        lk[k].table = t[k].table;
-        lk[k].counts = t[k].counts;
-        lk[k].pre = t[k].pre;
-        lk[k].class_stride = t[k].class_stride;
-        lk[k].n_pre = (uint8_t)t[k].n_pre;
-        lk[k].n_rest = (uint8_t)(t[k].n_inputs - t[k].n_pre);
+        sim_lookup *lk = &L->lk[k];
+        lk->table = t[k].table;
+        lk->counts = t[k].counts;
+        lk->pre = t[k].n_pre ? t[k].pre : no_pre;
+        lk->class_stride = t[k].n_pre ? t[k].class_stride : 0;
+        unsigned before = L->n_dots;
+        lk->a = t[k].n_pre ? dot_id(L, &t[k], 0, t[k].n_pre) : 0;
+        lk->b = dot_id(L, &t[k], t[k].n_pre, t[k].n_inputs);
+        L->shared |= L->n_dots - before < (t[k].n_pre ? 2u : 1u);
+        lk->n_pre = (uint8_t)t[k].n_pre;
+        lk->n_rest = (uint8_t)(t[k].n_inputs - t[k].n_pre);
         for (uint32_t j = 0; j < t[k].n_inputs; j++) {
-            lk[k].input[j] = (uint8_t)t[k].input[j];
-            lk[k].stride[j] = t[k].stride[j];
+            lk->input[j] = (uint8_t)t[k].input[j];
+            lk->stride[j] = t[k].stride[j];
         }
     }
 }
@@ -377,13 +421,25 @@ AI uint32_t input_dot(const uint8_t *in, const uint8_t *ix, const uint32_t *st, 
 }
 
 /* count the round in each table: in[] holds every input the tables read */
-AI void lookup_round(const sim_lookup *lk, size_t n, const uint8_t *in) {
-    for (size_t k = 0; k < n; k++) {
-        const sim_lookup *t = &lk[k];
-        uint32_t idx = 0;
-        if (t->n_pre) idx = t->pre[input_dot(in, t->input, t->stride, t->n_pre)] * t->class_stride;
-        idx += input_dot(in, t->input + t->n_pre, t->stride + t->n_pre, t->n_rest);
-        t->counts[t->table[idx]]++;
+AI void lookup_round(const sim_lookups *L, const uint8_t *in) {
+    if (!L->shared) { /* each table's sums on its own */
+        for (size_t k = 0; k < L->n; k++) {
+            const sim_lookup *t = &L->lk[k];
+            uint32_t idx = 0;
+            if (t->n_pre)
+                idx = t->pre[input_dot(in, t->input, t->stride, t->n_pre)] * t->class_stride;
+            idx += input_dot(in, t->input + t->n_pre, t->stride + t->n_pre, t->n_rest);
+            t->counts[t->table[idx]]++;
+        }
+        return;
+    }
+    uint32_t d[2 * FL_SIDE_MAX_TABLES + 1];
+    d[0] = 0;
+    for (unsigned g = 1; g < L->n_dots; g++)
+        d[g] = input_dot(in, L->dot[g].input, L->dot[g].stride, L->dot[g].n);
+    for (size_t k = 0; k < L->n; k++) {
+        const sim_lookup *t = &L->lk[k];
+        t->counts[t->table[t->pre[d[t->a]] * t->class_stride + d[t->b]]]++;
     }
 }
 
@@ -573,6 +629,15 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
     }
     __extension__ __int128 net_sum = 0;
     fl_u128 sq_sum = 0;
+    /* the sums kept in 64 bits, added to the 128-bit ones every `period` rounds: a round's
+     * net is at most `top` cents either way (four doubled hands, or a blackjack; below 2^31
+     * by check_rules), so `period` rounds cannot overflow either 64-bit sum */
+    const uint64_t bj_top = (uint64_t)r->stake * r->bj_num / r->bj_den + 1u;
+    const uint64_t top = bj_top > 8u * (uint64_t)r->stake ? bj_top : 8u * (uint64_t)r->stake;
+    const uint64_t period_sq = UINT64_MAX / (top * top), period_net = (uint64_t)INT64_MAX / top;
+    const uint64_t period = period_sq < period_net ? period_sq : period_net;
+    int64_t net_part = 0;
+    uint64_t sq_part = 0, left = period;
     fl_status st = FL_OK;
     /* the shoe in play is a copy at one fixed place (lanes[cur] while it is played), which
      * the compiler keeps as a local: play through a pointer into the lanes was slower */
@@ -583,8 +648,8 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
     uint8_t in[FL_SIM_INPUTS];   /* the tally's table inputs (the initial cards first) */
     memset(in, 0, sizeof in);
     const int tables = o->n_tables != 0;
-    sim_lookup lk[FL_SIDE_MAX_TABLES];
-    if (TALLY) make_lookups(o->tables, o->n_tables, lk);
+    sim_lookups lk;
+    if (TALLY) make_lookups(o->tables, o->n_tables, &lk);
     for (size_t i = 0; i < n_rounds; i++) {
         if (cur == FL_SIM_LANES) { /* shuffle (rule 5.7(b)), a batch of shoes at a time */
             start_shoes(lanes);
@@ -615,14 +680,23 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
         }
         if (!TALLY && o->net) o->net[i] = v;
         if (TALLY || o->sums) {
-            net_sum += v;
-            sq_sum += (uint64_t)((int64_t)v * v);
-            if (TALLY && tables) lookup_round(lk, o->n_tables, in);
+            net_part += v;
+            sq_part += (uint64_t)((int64_t)v * v);
+            if (__builtin_expect(--left == 0, 0)) {
+                net_sum += net_part;
+                sq_sum += sq_part;
+                net_part = 0;
+                sq_part = 0;
+                left = period;
+            }
+            if (TALLY && tables) lookup_round(&lk, in);
             if (!TALLY && tables)
                 fl_side_lookup_round(o->tables, o->n_tables, init, rec, o->rec_inputs,
                                      o->n_rec_inputs);
         }
     }
+    net_sum += net_part;
+    sq_sum += sq_part;
     if (use_x) rng->u.xoshiro = g.u.xoshiro; /* long-jumped once per lane */
     if (o->sums && st == FL_OK) {
         fl_sim_sums *m = o->sums;
