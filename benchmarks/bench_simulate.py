@@ -6,6 +6,14 @@ Each is its own pytest-benchmark table (the calls differ in size: rounds/s in ex
 the comparable figure).  The side-by-side targets against the plain C simulator are in
 bench_targets.py.  A three-card PAR sheet's target: under 100 ms.  Nothing is asserted about
 speed.
+
+Issue 29's targets, printed together in one table (benchmarks/conftest.py), each against the
+plain C simulator (../shared/peers/plain_bj.c, built with gcc -O2 in a temporary folder at
+benchmark time) in the same run, alternating, medians of 5: the simulation's own rounds/s
+(``SimulationResult.simulation_rounds_per_second``, what ``feltlab simulate`` prints: set-up
+excluded, as plain_bj's own loop timing excludes its start) with no side bet against plain
+mode 0 (goal 1.2x), with Perfect Pairs against mode 1 (1.2x), with every installed side bet
+against mode 1 (0.6x); and ``workers=2`` against one worker (goal 0.9 x 2 on two free cores).
 """
 
 from __future__ import annotations
@@ -15,9 +23,12 @@ import numpy.typing as npt
 import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
+from benchmarks.compare import RESULTS as COMPARISONS
+from benchmarks.compare import Comparison, alternate, plain_bj, plain_run
 from feltlab import native, parsheet
 from feltlab import simulate as sim
 from feltlab.engine import Table, play_round
+from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.plugins.main import Main
 from feltlab.plugins.perfect_pairs import PerfectPairs
 from feltlab.plugins.super_sevens import SuperSevens
@@ -72,3 +83,103 @@ def test_three_card_par_sheet(benchmark: BenchmarkFixture) -> None:
     sheet = benchmark(parsheet.par_sheet, SuperSevens(), 6)
     assert round(float(sheet.house_edge), 5) == 0.11400
     benchmark.extra_info.update(path="Super Sevens PAR sheet, 6 decks")
+
+
+# ---------------------------------------------------------------- issue 29: one table
+
+SIM_TABLE_PREFIX = "issue 29: "
+"""Subjects printed together in one table by benchmarks/conftest.py."""
+
+
+def _plain_or_skip() -> None:
+    if plain_bj() is None:
+        pytest.skip("../shared/peers/plain_bj.c or gcc missing")
+
+
+def _simulation_rate(specs: list[tuple[str, str | None]], n: int) -> float:
+    """The simulation's own rounds/s (``SimulationResult.simulation_rounds_per_second``, what
+    ``feltlab simulate`` prints: the chunk's time in the simulator, set-up apart)."""
+    res = sim.simulate(RULES, n, seed=5, chunk_rounds=n, wagers=specs)
+    return res.simulation_rounds_per_second
+
+
+def _compare_simulation(
+    benchmark: BenchmarkFixture,
+    subject: str,
+    specs: list[tuple[str, str | None]],
+    mode: int,
+    target: float,
+) -> None:
+    _plain_or_skip()
+    n, reps = (20_000, 1) if benchmark.disabled else (4_000_000, 5)
+    sim.simulate(RULES, 20_000, wagers=specs)  # tables and strategy built and cached first
+
+    def run() -> None:
+        f, b = alternate(
+            lambda: _simulation_rate(specs, n), lambda: plain_run(mode, n)["rounds_per_s"], reps
+        )
+        COMPARISONS.append(
+            Comparison(
+                SIM_TABLE_PREFIX + subject,
+                f"feltlab.simulate ({len(specs)} side bets)",
+                f,
+                f"plain_bj mode {mode}",
+                b,
+                "rounds/s",
+                True,
+                target,
+                f"{n:,} rounds a call, one process, set-up excluded on both sides",
+                reps,
+                note="side bets: " + (", ".join(s for s, _ in specs) or "none"),
+            )
+        )
+
+    benchmark.pedantic(run, rounds=1, iterations=1)  # type: ignore[no-untyped-call]
+
+
+@pytest.mark.benchmark(group="issue29")
+def test_side_bets_none_vs_plain_mode_0(benchmark: BenchmarkFixture) -> None:
+    _compare_simulation(benchmark, "simulate --side-bets none", [], 0, 1.2)
+
+
+@pytest.mark.benchmark(group="issue29")
+def test_perfect_pairs_vs_plain_mode_1(benchmark: BenchmarkFixture) -> None:
+    _compare_simulation(
+        benchmark, "simulate --side-bets perfect_pairs", [("perfect_pairs", None)], 1, 1.2
+    )
+
+
+@pytest.mark.benchmark(group="issue29")
+def test_every_side_bet_vs_plain_mode_1(benchmark: BenchmarkFixture) -> None:
+    specs, _ = sim.wager_specs(collect_wagers(get_plugin_manager()), RULES)
+    _compare_simulation(benchmark, "simulate, every installed side bet", specs, 1, 0.6)
+
+
+@pytest.mark.benchmark(group="issue29")
+def test_two_workers_scale(benchmark: BenchmarkFixture) -> None:
+    n, reps = (40_000, 1) if benchmark.disabled else (16_000_000, 3)
+    specs = [("perfect_pairs", None)]
+    sim.simulate(RULES, 20_000, wagers=specs)
+
+    def timed(workers: int) -> float:
+        res = sim.simulate(RULES, n, workers=workers, chunk_rounds=n // 8, wagers=specs)
+        return res.rounds / res.seconds
+
+    def run() -> None:
+        f, b = alternate(lambda: timed(2), lambda: timed(1), reps)
+        COMPARISONS.append(
+            Comparison(
+                SIM_TABLE_PREFIX + "--workers 2 against 1 (goal 0.9 N = 1.8 on 2 free cores)",
+                "simulate(workers=2)",
+                f,
+                "simulate(workers=1)",
+                b,
+                "rounds/s",
+                True,
+                1.8,
+                f"{n:,} rounds in 8 chunks, wall clock of simulate() (pool start included)",
+                reps,
+            )
+        )
+
+    benchmark.pedantic(run, rounds=1, iterations=1)  # type: ignore[no-untyped-call]

@@ -48,7 +48,8 @@ DF_CLASSES = int(lib.FL_DF_CLASSES)
 SIM_VERSION: int = lib.FL_SIM_VERSION
 """The C simulator's version (``FL_SIM_VERSION``): with the seed derivation, what a seed
 reproduces (version 2: ``SIM_LANES`` shoes interleaved per call; 3: ``feltlab.simulate``
-calls it for 200,000 rounds at a time on every path)."""
+calls it for 200,000 rounds at a time on every path; 4: six shoe positions fixed per 64-bit
+generator word)."""
 SIM_LANES: int = lib.FL_SIM_LANES
 SIM_INPUTS: int = lib.FL_SIM_INPUTS
 """Per-round inputs a side table may index: 0..4 the initial cards P1, P2, D1, P3, D2, then
@@ -82,9 +83,15 @@ RECORD_INPUTS: dict[str, tuple[int, ...]] = {
             "dealer_suited",
         )
     },
+    "dealer_cards": tuple(lib.FL_IN_DEALER_RANK + k for k in range(lib.FL_DEALER_RANK_INPUTS)),
 }
 """The simulator inputs of each round-record field a side table may read (a hand array: one
-input a hand, hands 0..3); ``hand_cards`` and ``dealer_cards`` have none."""
+input a hand, hands 0..3); ``dealer_cards``: the ranks of the dealer's first three cards
+(:data:`DEALER_RANK_INPUTS`, rank index 0..12, 13 for no card), so a table over it is exact
+only for a classifier that reads no more of the array (``feltlab.sidetables`` checks it);
+``hand_cards`` has none."""
+DEALER_RANK_INPUTS: int = lib.FL_DEALER_RANK_INPUTS
+"""Dealer cards a side table may read by rank (the first three: Bust Bonus's 8-8-8)."""
 SIDE_CARD_VALUES: int = lib.FL_SIDE_CARD_VALUES
 """Values of a card input: codes 0..51 and 52 for a card never dealt (``NO_CARD``)."""
 SIDE_MAX_INPUTS: int = lib.FL_SIDE_MAX_INPUTS

@@ -21,9 +21,12 @@ dealer's final hand) are simulator inputs too, after the five cards
 hand): a play-decided wager's table is over the fields it declares in ``round_fields``, and
 is its ``classify_round`` evaluated on a record holding every combination of their values
 (the other fields zero), so it agrees with the classifier wherever the classifier reads only
-what it declares, as the wager API requires.  A wager reading the card arrays
-(``hand_cards``, ``dealer_cards``: Bust Bonus's suited dealer cards) has no table: it is
-settled from the simulator's round records by the batch path.
+what it declares, as the wager API requires.  ``dealer_cards`` is read by the ranks of the
+dealer's first three cards (Bust Bonus's 8-8-8; three inputs of 14 values, 13 for no card):
+such a table is used only when it agrees with ``classify_round`` on every round of
+:data:`CHECK_ROUNDS` simulated rounds under two rule sets (:func:`dealer_cards_mismatch`),
+else the wager is settled from the simulator's round records by the batch path, as is a
+wager reading ``hand_cards``.
 
 Size: a table has the product of its inputs' value counts entries; above
 :data:`MAX_TABLE_ENTRIES` (53^4, 7.9 M: four card roles) the wager is not tabulated and is
@@ -49,9 +52,9 @@ from feltlab import cache, native
 from feltlab.errors import WagerError
 from feltlab.wagers import WagerType
 
-TABLE_FORMAT = 3
+TABLE_FORMAT = 4
 """Version of the table layout, part of every cache key (2: factored in two levels; 3: the
-round record's fields as inputs)."""
+round record's fields as inputs; 4: the dealer's first three ranks as inputs)."""
 CARD_ROLES = {"P1": 0, "P2": 1, "D1": 2, "P3": 3, "D2": 4}
 """The simulator's per-round input index of each card role."""
 MAX_TABLE_ENTRIES = native.SIDE_CARD_VALUES**4
@@ -114,6 +117,9 @@ def untabulated_reason(wager: WagerType) -> str | None:
             return f"it reads {', '.join(arrays)}, card arrays of the round record"
         if table_inputs(wager) is None:
             return f"its round fields are more than {native.SIDE_MAX_INPUTS} table inputs"
+        reads_ranks = "dealer_cards" in wager.round_fields and not too_large(wager)
+        if reads_ranks and side_table(wager) is None:
+            return _MISMATCH.get(cache_key(wager)) or "its table disagrees with it"
     n = table_entries(wager)
     if n is not None and n > MAX_TABLE_ENTRIES:
         return f"{n:,} input combinations exceed the {MAX_TABLE_ENTRIES:,} of a side table"
@@ -211,11 +217,14 @@ def _build_round_table(
         flat = np.arange(start, min(start + _ROWS_PER_BATCH, n), dtype=np.int64)
         values = np.unravel_index(flat, shape)
         rec = np.zeros(flat.size, dtype=RECORD_DTYPE)
+        rec["dealer_cards"] = native.NO_CARD  # only the first three are inputs (by rank)
         for inp, v in zip(inputs, values, strict=True):
             field = column_of[inp.column]
             col = v.astype(np.uint8)
             if field == "dealer_up":
                 col = np.where(col == native.SIDE_CARD_VALUES - 1, native.NO_CARD, col)
+            if field == "dealer_cards":  # a rank: its card of suit 0, 13 no card
+                col = np.where(col == _NO_RANK, native.NO_CARD, col * 4).astype(np.uint8)
             if rec[field].ndim == 2:  # a hand array: this input is one hand's
                 rec[field][:, native.RECORD_INPUTS[field].index(inp.column)] = col
             else:
@@ -265,6 +274,59 @@ def factor(
 
 
 _MEMORY: dict[str, tuple[npt.NDArray[np.uint16] | None, npt.NDArray[np.uint8]]] = {}
+_MISMATCH: dict[str, str | None] = {}
+_NO_RANK = 13
+CHECK_ROUNDS = 20_000
+"""Simulated rounds per rule set on which a table reading ``dealer_cards`` must agree with
+the wager's ``classify_round`` round for round."""
+
+
+def record_input_values(records: npt.NDArray[np.void], column: int) -> npt.NDArray[np.int64]:
+    """The value of simulator input ``column`` (a round-record input) in each of ``records``
+    ``(n,)`` :data:`feltlab.record.RECORD_DTYPE`, as the C simulator reads it
+    (``fl_side_record_inputs``): ``dealer_up`` 52 for no card, a dealer rank 13 for none."""
+    for name, cols in native.RECORD_INPUTS.items():
+        if column in cols:
+            v = records[name]
+            v = (v[:, cols.index(column)] if v.ndim == 2 else v).astype(np.int64)
+            if name == "dealer_up":
+                return np.where(v == native.NO_CARD, native.SIDE_CARD_VALUES - 1, v)
+            if name == "dealer_cards":
+                return np.where(v == native.NO_CARD, _NO_RANK, v >> 2)
+            return v
+    raise ValueError(f"input {column} is not a round-record input of the simulator")
+
+
+def dealer_cards_mismatch(wager: WagerType, table: npt.NDArray[np.uint8]) -> str | None:
+    """None when ``table`` (one level, over ``table_inputs(wager)``) gives what
+    ``wager.classify_round`` gives on every round of :data:`CHECK_ROUNDS` rounds simulated
+    with their records under vegas_s17 and nz (the dealer playing out, seed 2024); else why
+    not.  The check a table over ``dealer_cards`` (read by the first three ranks) passes
+    before it is used: a classifier reading more of the array fails it."""
+    from dataclasses import replace
+
+    from feltlab.rules import Rules
+    from feltlab.simstrategy import sim_rules
+
+    inputs = table_inputs(wager)
+    assert inputs is not None
+    for preset in ("vegas_s17", "nz"):
+        rules = replace(sim_rules(Rules.preset(preset)), dealer_plays_out=True)
+        res = native.simulate_rounds(
+            native.Xoshiro256StarStar(2024), rules, CHECK_ROUNDS, record=True
+        )
+        assert res.record is not None
+        idx = tuple(record_input_values(res.record, i.column) for i in inputs)
+        got = table[idx]
+        want = np.asarray(wager.classify_round(res.record)).astype(np.int64)
+        bad = np.flatnonzero(got != want)
+        if bad.size:
+            return (
+                f"its classify_round reads more of dealer_cards than the first three ranks "
+                f"({bad.size} of {CHECK_ROUNDS:,} simulated {preset} rounds differ from a table "
+                "over them)"
+            )
+    return None
 
 
 def side_table(wager: WagerType) -> native.SideTable | None:
@@ -284,6 +346,11 @@ def side_table(wager: WagerType) -> native.SideTable | None:
             _store(key, parts)
         _MEMORY[key] = parts
     pre, main = parts
+    if "dealer_cards" in wager.round_fields:
+        if key not in _MISMATCH:
+            _MISMATCH[key] = dealer_cards_mismatch(wager, main if pre is None else main[pre])
+        if _MISMATCH[key] is not None:
+            return None
     columns = tuple(i.column for i in inputs)
     if pre is None:
         strides = tuple(int(s) // main.itemsize for s in main.strides)
@@ -336,8 +403,10 @@ __all__ = [
     "TableInput",
     "build_table",
     "cache_key",
+    "dealer_cards_mismatch",
     "factor",
     "full_table",
+    "record_input_values",
     "side_table",
     "table_entries",
     "table_inputs",

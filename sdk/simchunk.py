@@ -4,6 +4,7 @@ batches, the play-decided wagers from round records (:func:`run_chunk`)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -45,11 +46,15 @@ class Tally:
     skipped: dict[str, str] = field(default_factory=dict)
     """Wagers that could not be settled in this chunk, with the reason."""
     chunk: int = field(default=-1, compare=False)
+    seconds: float = field(default=0.0, compare=False)
+    """Time spent simulating (the simulator's calls and the batch classification), summed
+    over chunks: what the simulation's own rounds/s divides by (set-up apart)."""
     trace: native.SimResult | None = field(default=None, compare=False, repr=False)
 
     def add(self, other: Tally) -> None:
         """Add another tally in place."""
         self.skipped.update(other.skipped)
+        self.seconds += other.seconds
         self.rounds += other.rounds
         self.net += other.net
         self.net_sq += other.net_sq
@@ -123,6 +128,7 @@ def _simulate_with_records(
     tally = Tally()
     left = n_rounds
     kept: list[native.SimResult] = []
+    t0 = time.perf_counter()
     while left:
         n = min(left, RECORD_BATCH)
         res = native.simulate_rounds(rng, sr, n, record=True)
@@ -134,6 +140,7 @@ def _simulate_with_records(
         _settle_side_bets(part, res.initial, res.record, instances)
         tally.add(part)
         left -= n
+    tally.seconds = time.perf_counter() - t0
     if trace and kept:
         tally.trace = native.SimResult(
             np.concatenate([r.net for r in kept]), np.concatenate([r.initial for r in kept])
@@ -220,6 +227,7 @@ def run_chunk(
     want_init = any(not w.round_fields for w in rest)
     want_rec = any(w.round_fields for w in rest)
     left = n_rounds
+    t0 = time.perf_counter()
     while left:
         n = min(left, step)
         out = native.simulate_tally(rng, srules, n, tables, initial=want_init, record=want_rec)
@@ -233,6 +241,7 @@ def run_chunk(
             _settle_side_bets(part, init, out.record, rest)
         tally.add(part)
         left -= n
+    tally.seconds = time.perf_counter() - t0
     for w, _ in tabled:  # a wager on no round of an empty chunk still has its row
         tally.wagers.setdefault(w.name, [0] * len(w.paytable.pays))
         tally.offered.setdefault(w.name, 0)

@@ -158,11 +158,29 @@ class SimulationResult:
     batch_wagers: tuple[str, ...] = ()
     batch_reasons: dict[str, str] = field(default_factory=dict, compare=False)
     trace: native.SimResult | None = field(default=None, compare=False, repr=False)
+    sim_seconds: float = field(default=0.0, compare=False)
+    """Seconds the chunks spent simulating, summed over them (``Tally.seconds``)."""
+    parallel: int = 1
+    """Chunks run at once: the workers, or fewer when there are fewer chunks."""
 
     @property
     def rounds_per_second(self) -> float:
-        """Rounds simulated per wall-clock second."""
+        """Rounds simulated per wall-clock second (set-up included)."""
         return self.rounds / self.seconds if self.seconds > 0 else math.inf
+
+    @property
+    def simulation_rounds_per_second(self) -> float:
+        """The simulation's own rounds per second: rounds over the chunks' time in the
+        simulator (tables, strategy, plugins and worker start-up excluded), times the
+        chunks run at once."""
+        if self.sim_seconds <= 0:
+            return math.inf
+        return self.rounds * self.parallel / self.sim_seconds
+
+    @property
+    def setup_seconds(self) -> float:
+        """Wall-clock seconds not spent simulating: plugins, tables, strategy, workers."""
+        return max(self.seconds - self.sim_seconds / self.parallel, 0.0)
 
 
 def _estimates(tally: Tally, specs: Sequence[tuple[str, str | None]]) -> tuple[WagerEstimate, ...]:
@@ -324,7 +342,56 @@ def simulate(
         batch_wagers=tuple(reasons),
         batch_reasons=reasons,
         trace=_joined(traces) if trace else None,
+        sim_seconds=total.seconds,
+        parallel=min(workers, len(sizes)) if (scheduler or workers > 1) else 1,
     )
+
+
+Z_WARNING = 4.0
+"""A fresh-shoe simulation whose house edge lies more than this many standard errors from the
+analyzer's exact figure is reported with a loud warning (a z that large has a chance below
+1e-4 for a correct simulator: a fault, not chance)."""
+
+
+@dataclass(frozen=True)
+class ExactCheck:
+    """A simulation beside the analyzer's exact house edge for a **fresh shoe** under the
+    same rules and the same strategy tables (``feltlab.mainmath.analyze_main(rules,
+    "table")``; per initial unit).  ``difference``: the simulated house edge less the exact
+    one, ``half_width`` its 95% half-width (the simulation's: the exact figure has no error)
+    and ``z`` the difference in standard errors.  Dealt from a fresh shoe
+    (``fresh_shoe``), the difference is the simulator's error and ``|z| >``
+    :data:`Z_WARNING` a fault (``alarming``); dealt with a cutting card, it is the cut-card
+    effect (with its interval), never a warning.  ``approximate``: the analyzer left out
+    some split terms (``Analysis.p_split_approx`` > 0: no hole card, ENHC "original" or
+    "original and busted"), so the exact figure carries that small approximation."""
+
+    exact_edge: float
+    difference: float
+    half_width: float
+    z: float
+    fresh_shoe: bool
+    approximate: bool
+
+    @property
+    def alarming(self) -> bool:
+        """True when a fresh-shoe simulation disagrees with the exact figure by more than
+        :data:`Z_WARNING` standard errors."""
+        return self.fresh_shoe and abs(self.z) > Z_WARNING
+
+
+def exact_check(res: SimulationResult, fresh_shoe: bool) -> ExactCheck:
+    """``res`` against the analyzer's exact fresh-shoe figure for its rules and strategy
+    tables (see :class:`ExactCheck`); ``fresh_shoe``: whether ``res`` was dealt from a
+    fresh shoe every round.  Raises ValueError for rules the analyzer refuses."""
+    from feltlab.mainmath import analyze_main
+
+    a = analyze_main(res.rules, "table")
+    exact = -a.ev
+    se = res.half_width / 1.96
+    diff = res.house_edge - exact
+    z = diff / se if se > 0 else (0.0 if diff == 0 else math.copysign(math.inf, diff))
+    return ExactCheck(exact, diff, res.half_width, z, fresh_shoe, a.p_split_approx > 0)
 
 
 def _joined(traces: dict[int, native.SimResult]) -> native.SimResult:

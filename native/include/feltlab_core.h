@@ -326,8 +326,12 @@ fl_status fl_dealer_final(const uint32_t *counts, uint32_t up, uint32_t h17, dou
  * each (RECORD_BATCH) on every path, so a seed gives the same rounds whatever
  * the wagers' tables (version 2 dealt a chunk in one call when every wager had
  * a table, in 200,000-round calls otherwise).
+ * Version 4: a shoe's positions are fixed six at a time, their Fisher-Yates draws
+ * from one 64-bit word (Lemire's bounded integers batched, Brooks & Lemire 2024;
+ * version 3 fixed two at a time from a 32-bit half-word): the same calls, other
+ * shoes for a seed.
  */
-#define FL_SIM_VERSION 3
+#define FL_SIM_VERSION 4
 #define FL_SIM_LANES 4
 
 /*
@@ -336,11 +340,13 @@ fl_status fl_dealer_final(const uint32_t *counts, uint32_t up, uint32_t h17, dou
  * 0..51 or 52 for FL_NO_CARD (FL_SIDE_CARD_VALUES values); then the round
  * record's byte fields (fl_round_record, the play-decided wagers), the hand
  * arrays one input a hand (FL_IN_HAND_* + hand 0..3): fl_side_input_values(i)
- * is the number of values of input i (0 past the last).  The card arrays
- * (hand_cards, dealer_cards) are no inputs: a wager reading them is settled
- * by the batch path.
+ * is the number of values of input i (0 past the last).  The dealer's first
+ * three cards are inputs by rank (FL_IN_DEALER_RANK + 0..2: rank index 0 ace ..
+ * 12 king, 13 for no card; Bust Bonus's 8-8-8); the rest of the card arrays
+ * (hand_cards, dealer_cards) are no inputs: a wager reading them is settled by
+ * the batch path.
  */
-#define FL_SIM_INPUTS 36
+#define FL_SIM_INPUTS 39
 #define FL_IN_N_HANDS 5
 #define FL_IN_HAND_N_CARDS 6
 #define FL_IN_HAND_TOTAL 10
@@ -354,6 +360,8 @@ fl_status fl_dealer_final(const uint32_t *counts, uint32_t up, uint32_t h17, dou
 #define FL_IN_DEALER_BLACKJACK 33
 #define FL_IN_DEALER_UP 34
 #define FL_IN_DEALER_SUITED 35
+#define FL_IN_DEALER_RANK 36
+#define FL_DEALER_RANK_INPUTS 3
 #define FL_SIDE_CARD_VALUES 53
 #define FL_SIDE_MAX_INPUTS 8
 uint32_t fl_side_input_values(uint32_t input);

@@ -22,7 +22,8 @@ static const uint8_t input_values[FL_SIM_INPUTS] = {
     HANDS4(2), HANDS4(2),            /* hand_bust, hand_blackjack */
     HANDS4(2), HANDS4(2),            /* hand_doubled, hand_surrendered */
     FL_REC_CARDS + 1, 32, 2, 2,      /* dealer_n_cards, _total, _bust, _blackjack */
-    FL_SIDE_CARD_VALUES, 2};         /* dealer_up (52: none), dealer_suited */
+    FL_SIDE_CARD_VALUES, 2,          /* dealer_up (52: none), dealer_suited */
+    14, 14, 14};                     /* the dealer's first three ranks (13: none) */
 
 uint32_t fl_side_input_values(uint32_t input) {
     return input < FL_SIM_INPUTS ? input_values[input] : 0;
@@ -37,7 +38,7 @@ static const uint16_t input_offset[FL_SIM_INPUTS] = {
     AT4(hand_n_cards), AT4(hand_total), AT4(hand_bust), AT4(hand_blackjack),
     AT4(hand_doubled), AT4(hand_surrendered),
     AT(dealer_n_cards), AT(dealer_total), AT(dealer_bust), AT(dealer_blackjack), AT(dealer_up),
-    AT(dealer_suited)};
+    AT(dealer_suited), AT(dealer_cards[0]), AT(dealer_cards[1]), AT(dealer_cards[2])};
 
 void fl_side_record_inputs(const fl_round_record *rec, const uint8_t *used, unsigned n_used,
                            uint8_t in[FL_SIM_INPUTS]) {
@@ -46,6 +47,7 @@ void fl_side_record_inputs(const fl_round_record *rec, const uint8_t *used, unsi
         unsigned i = used[k];
         unsigned v = bytes[input_offset[i]];
         if (i == FL_IN_DEALER_UP && v == FL_NO_CARD) v = 52;
+        if (i >= FL_IN_DEALER_RANK) v = v == FL_NO_CARD ? 13 : v >> 2; /* a rank */
         /* a value past its bound cannot come from record.c; were it to, it is held at the
          * last value rather than read outside a table */
         in[i] = (uint8_t)(v < input_values[i] ? v : input_values[i] - 1u);

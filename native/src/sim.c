@@ -20,8 +20,9 @@
  * Insurance is never taken (basic strategy).
  *
  * Shoe: a shuffle is done lazily, one Fisher-Yates step per card dealt (each
- * card drawn uniformly from those not yet dealt), which is the same
- * distribution as a full shuffle at the cost of only the cards used.  After a
+ * card drawn uniformly from those not yet dealt; six positions per 64-bit
+ * generator word), which is the same distribution as a full shuffle at the
+ * cost of only the cards used.  After a
  * round in which the cutting card came out (cards dealt >= cut_position) the
  * shoe is reshuffled (rule 5.7(b)); cut_position == 0 reshuffles before every
  * round (an ideal continuous shuffler, or a fresh shoe each round).
@@ -31,35 +32,10 @@
 #include "feltlab_core.h"
 #include "internal.h"
 #include "side_tables.h"
-
-enum { ACT_HIT = 0, ACT_STAND = 1, ACT_DOUBLE_HIT = 2, ACT_DOUBLE_STAND = 3 };
-
-typedef struct {
-    uint8_t cards[24];
-    uint8_t n;
-    uint8_t hard; /* total with aces as 1, kept as cards arrive */
-    uint8_t aces;
-    uint8_t doubled;
-    uint8_t from_split;
-    uint8_t split_aces;
-    uint8_t done;
-} sim_hand;
-
-static inline void add_card(sim_hand *h, uint8_t c) {
-    h->cards[h->n++] = c;
-    h->hard = (uint8_t)(h->hard + fl_card_value[c]);
-    h->aces = (uint8_t)(h->aces + (fl_card_value[c] == 1));
-}
-
-static inline unsigned best_total(const sim_hand *h, int *soft) {
-    int s = h->aces && h->hard <= 11;
-    *soft = s;
-    return h->hard + (s ? 10u : 0u);
-}
-
-static inline int is_natural(const sim_hand *h) {
-    return h->n == 2 && h->aces == 1 && h->hard == 11;
-}
+/* Positions of the shoe fixed per 64-bit generator word: Lemire's bounded integers batched
+ * (Brooks & Lemire, "Batched ranged random integer generation", 2024: k = 6 while the
+ * ranges stay below 2^9; a shoe has at most 416 cards). */
+#define SIM_DRAWS 6
 
 typedef struct {
     uint8_t cards[FL_MAX_DECKS * 52];
@@ -69,8 +45,8 @@ typedef struct {
     uint32_t cut;   /* cut position (0: reshuffle every round) */
     fl_xoshiro256ss x;
     fl_rng *rng;    /* for ChaCha20 */
-    uint64_t buf;   /* a 64-bit output whose high half is still unused when have = 1 */
-    int have;
+    uint64_t bound; /* the product of the first SIM_DRAWS ranges of a full shoe: above 2^64
+                     * mod the product of any later ranges (the batched draw's quick test) */
     int use_x;
     int ok;
 } sim_shoe;
@@ -82,17 +58,6 @@ static inline uint64_t shoe_word(sim_shoe *s) {
     return w;
 }
 
-/* the next 32-bit half-word of the generator (low half of each 64-bit output first) */
-static inline uint32_t shoe_half(sim_shoe *s) {
-    if (s->have) {
-        s->have = 0;
-        return (uint32_t)(s->buf >> 32);
-    }
-    s->buf = shoe_word(s);
-    s->have = 1;
-    return (uint32_t)s->buf;
-}
-
 /* one Fisher-Yates step at position p: a uniform card among positions p..size-1 to p */
 static inline void fy_step(sim_shoe *s, uint32_t p, uint64_t idx) {
     uint32_t j = p + (uint32_t)idx;
@@ -101,26 +66,39 @@ static inline void fy_step(sim_shoe *s, uint32_t p, uint64_t idx) {
     s->cards[p] = c;
 }
 
-/* Fix the card at position `dealt` (if not yet fixed) by lazy Fisher-Yates steps, two
- * positions per 32-bit half-word (Lemire's method batched, as in the shuffles: 416 x 415 <
- * 2^32), so the positions after it are fixed ahead too; a shoe is still a uniformly random
- * order, drawn only as far as it is dealt. */
+/* the last positions of a shoe (fewer than SIM_DRAWS left): n - 1 draws from one word */
+static __attribute__((noinline)) void fix_tail(sim_shoe *s) {
+    uint32_t p = s->fixed;
+    uint64_t n = s->size - p, idx[SIM_DRAWS];
+    if (n >= 2) {
+        unsigned k = (unsigned)n - 1;
+        int accepted;
+        do {
+            uint64_t x = shoe_word(s);
+            FL_BATCH_DRAW(FL_MUL64, FL_POW64_MOD, x, n, k, s->bound, idx, accepted);
+        } while (!accepted && s->ok);
+        for (unsigned i = 0; i < k; i++) fy_step(s, p + i, idx[i]);
+    }
+    s->fixed = s->size; /* the last card: nothing to choose */
+}
+
+/* Fix the next SIM_DRAWS positions from `fixed` (fewer at the end of the shoe) by lazy
+ * Fisher-Yates steps, their draws from one 64-bit word: a shoe is a uniformly random order,
+ * drawn only as far as it is dealt (and at most SIM_DRAWS - 1 positions ahead). */
 static inline void fix_at(sim_shoe *s) {
     uint32_t p = s->fixed;
-    uint64_t n = s->size - p, idx[2];
-    int accepted;
-    if (n >= 2) {
-        uint64_t prod = n * (n - 1);
-        do {
-            uint64_t x = shoe_half(s);
-            FL_BATCH_DRAW(FL_MUL32, FL_POW32_MOD, x, n, 2, prod, idx, accepted);
-        } while (!accepted && s->ok);
-        fy_step(s, p, idx[0]);
-        fy_step(s, p + 1, idx[1]);
-        s->fixed = p + 2;
-    } else {
-        s->fixed = p + 1; /* the last card: nothing to choose */
+    uint64_t n = s->size - p, idx[SIM_DRAWS];
+    if (__builtin_expect(n < SIM_DRAWS, 0)) {
+        fix_tail(s);
+        return;
     }
+    int accepted;
+    do {
+        uint64_t x = shoe_word(s);
+        FL_BATCH_DRAW(FL_MUL64, FL_POW64_MOD, x, n, SIM_DRAWS, s->bound, idx, accepted);
+    } while (!accepted && s->ok);
+    for (unsigned i = 0; i < SIM_DRAWS; i++) fy_step(s, p + i, idx[i]);
+    s->fixed = p + SIM_DRAWS;
 }
 
 static inline void fix_next(sim_shoe *s) {
@@ -155,262 +133,6 @@ static inline uint8_t deal(sim_shoe *s) {
     if (__builtin_expect(s->dealt < s->fixed, 1)) return s->cards[s->dealt++];
     return deal_slow(s);
 }
-
-static inline unsigned value_of(uint8_t c) { return fl_card_value[c]; }
-
-static int may_double(const fl_sim_rules *r, const sim_hand *h) {
-    if (h->n != 2) return 0;
-    if (h->split_aces && r->split_aces_one_card) return 0;
-    if (h->from_split && !r->double_after_split) return 0;
-    int soft;
-    unsigned t = best_total(h, &soft);
-    switch (r->double_on) {
-    case 0: return 1;
-    case 1: return !soft;
-    case 2: return !soft && t >= 9 && t <= 11;
-    case 3: return !soft && t >= 10 && t <= 11;
-    default: return 0;
-    }
-}
-
-static int may_split(const fl_sim_rules *r, const sim_hand *h, unsigned n_hands) {
-    if (h->n != 2 || (h->cards[0] >> 2) != (h->cards[1] >> 2)) return 0;
-    if (n_hands >= r->max_hands) return 0;
-    int aces = (h->cards[0] >> 2) == 0;
-    if (h->split_aces && !(aces && r->resplit_aces)) return 0;
-    return 1;
-}
-
-/* finished without a decision: bust, 21, or a one-card split ace */
-static inline int auto_done(const fl_sim_rules *r, sim_hand *h, unsigned n_hands) {
-    int soft;
-    unsigned t = best_total(h, &soft);
-    if (t >= 21) return h->done = 1;
-    if (h->split_aces && r->split_aces_one_card) {
-        int pair = h->n == 2 && (h->cards[0] >> 2) == (h->cards[1] >> 2);
-        int can_resplit = pair && r->resplit_aces && n_hands < r->max_hands;
-        if (!can_resplit) return h->done = 1;
-    }
-    return 0;
-}
-
-/* the surr table's choice on the box's first two cards (never a pair the pair table splits) */
-static int surrender_choice(const fl_sim_rules *r, const sim_hand *h, unsigned up) {
-    if (h->n != 2 || is_natural(h)) return 0;
-    if ((h->cards[0] >> 2) == (h->cards[1] >> 2) && r->pair[h->cards[0] >> 2][up] &&
-        r->max_hands >= 2)
-        return 0;
-    int soft;
-    unsigned t = best_total(h, &soft);
-    return !soft && r->surr[t][up];
-}
-
-static int32_t hand_net(const fl_sim_rules *r, int outcome, int32_t stake) {
-    /* outcome: 2 blackjack, 1 win, 0 stand-off, -1 lose */
-    if (outcome == 2) return (int32_t)(((int64_t)stake * r->bj_num) / r->bj_den);
-    return outcome * stake;
-}
-
-/* rule 5.1: the outcome of one hand against the dealer's completed hand */
-static int outcome_of(const sim_hand *h, const sim_hand *dealer) {
-    int ps, ds;
-    unsigned pt = best_total(h, &ps), dt = best_total(dealer, &ds);
-    int pbj = is_natural(h) && !h->from_split;
-    int dbj = is_natural(dealer);
-    if (pt > 21) return -1;               /* 5.1(f) */
-    if (pbj && dbj) return 0;             /* 5.1(e) */
-    if (pbj) return 2;                    /* 5.1(a)-(c) */
-    if (dbj) return -1;                   /* 5.1(d), (g) */
-    if (dt > 21) return 1;                /* 5.1(a) */
-    return pt > dt ? 1 : (pt == dt ? 0 : -1);
-}
-
-/* the dealer draws to 17 (a wager that needs the dealer's hand completed is in play) */
-static void dealer_completes(const fl_sim_rules *r, sim_shoe *s, sim_hand *d) {
-    int soft;
-    unsigned t = best_total(d, &soft);
-    while ((t < 17 || (t == 17 && soft && r->h17)) && d->n < 23 && s->ok) {
-        add_card(d, deal(s));
-        t = best_total(d, &soft);
-    }
-}
-
-/* the round record (record.c) of the box's hands and the dealer's */
-static void emit_record(fl_round_record *rec, const sim_hand *hands, unsigned n_hands,
-                        const sim_hand *dealer, int surrendered, int light) {
-    if (light) /* for the tables only: its card arrays are not read (no input) */
-        fl_record_clear_fields(rec);
-    else
-        fl_record_clear(rec);
-    for (unsigned i = 0; i < n_hands; i++)
-        fl_record_hand(rec, hands[i].cards, hands[i].n, hands[i].doubled, hands[i].from_split,
-                       surrendered && i == 0);
-    fl_record_dealer(rec, dealer->cards, dealer->n);
-}
-
-static int play_round(const fl_sim_rules *r, sim_shoe *s, int32_t *net, uint8_t *initial,
-                      uint8_t *trace, unsigned trace_cap, unsigned *trace_n,
-                      fl_round_record *rec, int light_rec) {
-    sim_hand hands[4];
-    sim_hand dealer;
-    unsigned n_hands = 1;
-    uint32_t first = s->dealt;
-    sim_hand *h0 = &hands[0];
-    h0->n = h0->hard = h0->aces = h0->doubled = h0->from_split = h0->split_aces = h0->done = 0;
-    dealer.n = dealer.hard = dealer.aces = 0;
-    add_card(h0, deal(s));
-    add_card(&dealer, deal(s));
-    add_card(h0, deal(s));
-    if (r->peek) add_card(&dealer, deal(s));
-    if (initial) { /* the player's first three cards (the third always dealt: the next card
-                    * of the shoe, fixed now whether or not anyone takes it), the up card */
-        initial[0] = h0->cards[0];
-        initial[1] = h0->cards[1];
-        initial[2] = dealer.cards[0];
-        if (s->dealt < s->size) {
-            fix_next(s);
-            initial[3] = s->cards[s->dealt];
-        } else {
-            initial[3] = FL_NO_CARD;
-        }
-        initial[4] = FL_NO_CARD;
-    }
-    const unsigned up = fl_card_value[dealer.cards[0]];
-    const uint8_t(*hard_t)[11] = r->hard;
-    const uint8_t(*soft_t)[11] = r->soft;
-    /* surrender (rules.py Surrender): early before the dealer's check, late at the first
-     * decision; a hard two-card total the surr table gives up, unless the pair table splits */
-    int surrendered = 0;
-    if (r->surrender == 2 && surrender_choice(r, h0, up)) surrendered = 1;
-    int dealer_bj_peeked = !surrendered && r->peek && is_natural(&dealer);
-    if (surrendered) {
-        if (dealer.n < 2) add_card(&dealer, deal(s)); /* dealt to the box's live hand */
-        if (r->dealer_plays_out) dealer_completes(r, s, &dealer);
-    } else if (!dealer_bj_peeked) {
-        auto_done(r, h0, 1);
-        for (unsigned i = 0; i < n_hands; i++) {
-            sim_hand *h = &hands[i];
-            if (h->done) continue;
-            if (h->n == 1) { /* a split hand takes its second card */
-                add_card(h, deal(s));
-                if (auto_done(r, h, n_hands)) continue;
-            }
-            if (i == 0 && n_hands == 1 && r->surrender == 1 && surrender_choice(r, h, up)) {
-                surrendered = 1;
-                h->done = 1;
-                continue;
-            }
-            while (!h->done) {
-                if (h->n == 2 && r->pair[h->cards[0] >> 2][up] && may_split(r, h, n_hands)) {
-                    /* split: the second card starts a new hand after this one */
-                    for (unsigned k = n_hands; k > i + 1; k--) hands[k] = hands[k - 1];
-                    sim_hand *nh = &hands[i + 1];
-                    uint8_t second = h->cards[1], first_card = h->cards[0];
-                    uint8_t aces = (uint8_t)((first_card >> 2) == 0);
-                    nh->n = nh->hard = nh->aces = nh->doubled = nh->done = 0;
-                    nh->from_split = 1;
-                    nh->split_aces = aces;
-                    add_card(nh, second);
-                    h->n = h->hard = h->aces = 0;
-                    add_card(h, first_card);
-                    h->from_split = 1;
-                    h->split_aces = aces;
-                    n_hands++;
-                    add_card(h, deal(s));
-                    auto_done(r, h, n_hands);
-                    continue;
-                }
-                int soft;
-                unsigned t = best_total(h, &soft);
-                uint8_t a = soft ? soft_t[t][up] : hard_t[t][up];
-                if (a >= ACT_DOUBLE_HIT) {
-                    if (may_double(r, h)) {
-                        h->doubled = 1;
-                        add_card(h, deal(s));
-                        h->done = 1;
-                        continue;
-                    }
-                    a = a == ACT_DOUBLE_HIT ? ACT_HIT : ACT_STAND;
-                }
-                if (a == ACT_HIT && !(h->split_aces && r->split_aces_one_card) && h->n < 23) {
-                    add_card(h, deal(s));
-                    auto_done(r, h, n_hands);
-                } else {
-                    h->done = 1;
-                }
-            }
-        }
-        /* the dealer */
-        int any_live = 0, any_open = 0;
-        for (unsigned i = 0; i < n_hands; i++) {
-            int live = hands[i].hard <= 21;
-            any_live |= live;
-            any_open |= live && !(is_natural(&hands[i]) && !hands[i].from_split) && !surrendered;
-        }
-        if (dealer.n < 2 && (any_live || r->dealer_plays_out)) add_card(&dealer, deal(s));
-        if (dealer.n < 2 && initial && s->dealt < s->size) {
-            /* nobody needs the dealer's second card; for side bets (insurance) it is the
-             * card the dealer would have taken: fix it without dealing it */
-            fix_next(s);
-            initial[4] = s->cards[s->dealt];
-        }
-        if (!is_natural(&dealer) && (any_open || r->dealer_plays_out)) {
-            for (;;) {
-                int soft;
-                unsigned t = best_total(&dealer, &soft);
-                if (t < 17 || (t == 17 && soft && r->h17))
-                    add_card(&dealer, deal(s));
-                else
-                    break;
-            }
-        }
-    }
-    /* settlement */
-    int32_t total = 0;
-    if (surrendered) {
-        int lost_all = r->surrender == 1 && !r->peek && is_natural(&dealer);
-        *net = lost_all ? -r->stake : -(r->stake - r->stake / 2);
-        if (initial && dealer.n >= 2) initial[4] = dealer.cards[1];
-        if (rec) emit_record(rec, hands, n_hands, &dealer, 1, light_rec);
-        if (trace) {
-            unsigned m = s->dealt - first;
-            if (m > trace_cap) m = trace_cap;
-            memcpy(trace, s->cards + first, m);
-            *trace_n = m;
-        }
-        return s->ok;
-    }
-    int limited = !r->peek && is_natural(&dealer) && r->enhc_takes != 2;
-    int original_taken = 0;
-    for (unsigned i = 0; i < (dealer_bj_peeked ? 1u : n_hands); i++) {
-        const sim_hand *h = &hands[i];
-        int32_t stake = r->stake * (h->doubled ? 2 : 1);
-        int oc = outcome_of(h, &dealer);
-        int32_t v = hand_net(r, oc, stake);
-        if (limited && oc == -1) {
-            if (r->enhc_takes == 1 && h->hard > 21) {
-                /* a busted hand stays lost, whole */
-            } else if (!original_taken) { /* the original wager, once per box */
-                original_taken = 1;
-                v = -r->stake;
-            } else {
-                v = 0;
-            }
-        }
-        total += v;
-    }
-    *net = total;
-    if (initial && dealer.n >= 2) initial[4] = dealer.cards[1];
-    if (rec) emit_record(rec, hands, n_hands, &dealer, 0, light_rec);
-    if (trace) {
-        unsigned m = s->dealt - first;
-        if (m > trace_cap) m = trace_cap;
-        memcpy(trace, s->cards + first, m);
-        *trace_n = m;
-    }
-    return s->ok;
-}
-
 static fl_status check_rules(const fl_sim_rules *r) {
     if (r->decks < 1 || r->decks > FL_MAX_DECKS) return FL_ERR_DECKS;
     if (r->bj_den < 1 || r->max_hands < 1 || r->max_hands > 4 || r->double_on > 3 ||
@@ -431,6 +153,437 @@ static fl_status check_rules(const fl_sim_rules *r) {
             if (r->hard[t][u] > 3 || r->soft[t][u] > 3 || r->surr[t][u] > 1) return FL_ERR_RANGE;
     return FL_OK;
 }
+/* ---------------------------------------------------------------- the round */
+
+enum { ACT_HIT = 0, ACT_STAND = 1, ACT_DOUBLE_HIT = 2, ACT_DOUBLE_STAND = 3 };
+/* A decision resolved once per run (sim_ctx.act): hit, stand (also a hand finished at 21 or
+ * more, which takes no decision), or double. */
+enum { DO_HIT = 0, DO_STAND = 1, DO_DOUBLE = 2 };
+
+/* A hand as the loop keeps it: its hard total and whether it holds an ace, updated as each
+ * card arrives (its best total, softness and blackjack follow from these and n); the card
+ * codes only as far as something reads them: the first two always (a split, the surrender
+ * choice), the rest only for a full round record. */
+typedef struct {
+    uint8_t hard; /* total with aces as 1 */
+    uint8_t ace;  /* 1: holds an ace */
+    uint8_t n;    /* cards */
+    uint8_t doubled;
+    uint8_t from_split;
+    uint8_t split_aces;
+    uint8_t cards[FL_REC_CARDS];
+} sim_hand;
+
+typedef struct {
+    uint8_t hard, ace, n;
+    uint8_t suits; /* a bit per suit among its cards (kept for a record: dealer_suited) */
+    uint8_t cards[FL_REC_CARDS]; /* the first two always, the rest for a full record */
+} sim_dealer;
+
+#define SOFT(h) ((h)->ace && (h)->hard <= 11)
+#define BEST(h) ((unsigned)(h)->hard + (SOFT(h) ? 10u : 0u))
+#define NATURAL(h) ((h)->n == 2 && (h)->ace && (h)->hard == 11)
+
+/* What a run decides once from its rules and strategy, so the round reads one byte where it
+ * would test several flags: the resolved decision of every (may double, ace, hard total, up
+ * card) (double_on, the double fallbacks and the automatic stand at 21 folded in), whether
+ * the dealer stands on every (ace, hard total) (h17 folded in), the blackjack's pay. */
+typedef struct {
+    uint8_t act[11][2][2][32]; /* [up][may double][ace][hard]: a round reads act[up] */
+    uint8_t dealer_stands[2][32];
+    int32_t stake, bj_win;
+} sim_ctx;
+
+static void make_ctx(const fl_sim_rules *r, sim_ctx *x) {
+    for (unsigned ace = 0; ace < 2; ace++)
+        for (unsigned hard = 0; hard < 32; hard++) {
+            int soft = ace && hard <= 11;
+            unsigned t = hard + (soft ? 10u : 0u);
+            int dbl_ok = 0; /* double_on: 0 any two cards, 1 hard, 2 hard 9-11, 3 hard 10-11 */
+            switch (r->double_on) {
+            case 0: dbl_ok = 1; break;
+            case 1: dbl_ok = !soft; break;
+            case 2: dbl_ok = !soft && t >= 9 && t <= 11; break;
+            default: dbl_ok = !soft && t >= 10 && t <= 11; break;
+            }
+            for (unsigned up = 0; up < 11; up++) {
+                uint8_t a = t >= 21 ? (uint8_t)ACT_STAND : soft ? r->soft[t][up] : r->hard[t][up];
+                for (unsigned may = 0; may < 2; may++) {
+                    uint8_t d = a == ACT_HIT ? DO_HIT : a == ACT_STAND ? DO_STAND
+                                : may && dbl_ok ? DO_DOUBLE
+                                : a == ACT_DOUBLE_HIT ? DO_HIT : DO_STAND;
+                    x->act[up][may][ace][hard] = d;
+                }
+            }
+            int stands = t > 17 || (t == 17 && !(soft && r->h17));
+            x->dealer_stands[ace][hard] = (uint8_t)stands;
+        }
+    x->stake = r->stake;
+    x->bj_win = (int32_t)(((int64_t)r->stake * r->bj_num) / r->bj_den);
+}
+
+/* The rules a round branches on, as a value: the hot combinations are instantiated with
+ * constants (run_tally_* below), so their tests vanish at compile time; the generic
+ * instance reads them from fl_sim_rules. */
+typedef struct {
+    unsigned peek, surrender, plays_out, das, max_hands, rsa, sa1, enhc_takes;
+} sim_cfg;
+
+#define CFG_OF(r)                                                                                 \
+    ((sim_cfg){(r)->peek, (r)->surrender, (r)->dealer_plays_out, (r)->double_after_split,          \
+               (r)->max_hands, (r)->resplit_aces, (r)->split_aces_one_card, (r)->enhc_takes})
+
+#define AI static inline __attribute__((always_inline))
+
+AI void hand_take(sim_hand *h, uint8_t c, int full) {
+    unsigned v = fl_card_value[c];
+    if (full) h->cards[h->n] = c;
+    h->hard = (uint8_t)(h->hard + v);
+    h->ace |= (uint8_t)(v == 1);
+    h->n++;
+}
+
+AI void dealer_take(sim_dealer *d, uint8_t c, int keep_card, int rec) {
+    unsigned v = fl_card_value[c];
+    if (keep_card) d->cards[d->n] = c;
+    if (rec) d->suits |= (uint8_t)(1u << (c & 3));
+    d->hard = (uint8_t)(d->hard + v);
+    d->ace |= (uint8_t)(v == 1);
+    d->n++;
+}
+
+/* the dealer draws to 17 (or to a hard 17 under h17) */
+AI void dealer_draws(const sim_ctx *x, sim_shoe *s, sim_dealer *d, int rec) {
+    while (!x->dealer_stands[d->ace][d->hard]) dealer_take(d, deal(s), rec != 0, rec);
+}
+
+/* the surr table's choice on the box's first two cards (never a pair the pair table splits) */
+AI int surrender_choice(const fl_sim_rules *r, const sim_cfg C, const sim_hand *h, unsigned up) {
+    if (h->n != 2 || NATURAL(h)) return 0;
+    if ((h->cards[0] >> 2) == (h->cards[1] >> 2) && r->pair[h->cards[0] >> 2][up] &&
+        C.max_hands >= 2)
+        return 0;
+    return !SOFT(h) && r->surr[h->hard][up];
+}
+
+/* The round's record (record.c) from the hands' card arrays (kept for a full record). */
+static void emit_record(fl_round_record *rec, const sim_hand *hands, unsigned n_hands,
+                        const sim_dealer *d, int surrendered) {
+    fl_record_clear(rec);
+    for (unsigned i = 0; i < n_hands; i++)
+        fl_record_hand(rec, hands[i].cards, hands[i].n, hands[i].doubled, hands[i].from_split,
+                       surrendered && i == 0);
+    fl_record_dealer(rec, d->cards, d->n);
+}
+
+/* The box's hands played out in order (splits inserting the new hand after the current one);
+ * returns 1 when the box surrendered late. */
+AI int play_hands(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, const int REC,
+                  sim_shoe *s, sim_hand *hands, unsigned *n_hands_io, unsigned up) {
+    const int full = REC == 2;
+    unsigned n_hands = 1;
+    for (unsigned i = 0; i < n_hands; i++) {
+        sim_hand *h = &hands[i];
+        if (h->n == 1) { /* a split hand takes its second card when play reaches it */
+            h->cards[1] = deal(s);
+            hand_take(h, h->cards[1], 0);
+        }
+        if (i == 0 && C.surrender == 1 && surrender_choice(r, C, h, up)) {
+            *n_hands_io = 1;
+            return 1;
+        }
+        for (;;) {
+            unsigned rank = h->cards[0] >> 2;
+            if (h->n == 2 && rank == (unsigned)(h->cards[1] >> 2) && r->pair[rank][up] &&
+                n_hands < C.max_hands && !(h->split_aces && !(rank == 0 && C.rsa))) {
+                /* split: the second card starts a new hand after this one */
+                for (unsigned k = n_hands; k > i + 1; k--) hands[k] = hands[k - 1];
+                sim_hand *nh = &hands[i + 1];
+                uint8_t aces = (uint8_t)(rank == 0), second = h->cards[1];
+                unsigned v = fl_card_value[second];
+                nh->n = 1;
+                nh->hard = (uint8_t)v;
+                nh->ace = aces;
+                nh->doubled = 0;
+                nh->from_split = 1;
+                nh->split_aces = aces;
+                nh->cards[0] = second;
+                h->n = 1;
+                h->hard = (uint8_t)v;
+                h->from_split = 1;
+                h->split_aces = aces;
+                n_hands++;
+                h->cards[1] = deal(s);
+                hand_take(h, h->cards[1], 0);
+                continue;
+            }
+            if (C.sa1 && h->split_aces) break; /* one card to each split ace */
+            unsigned may = h->n == 2 && (C.das || !h->from_split);
+            uint8_t a = x->act[up][may][h->ace][h->hard];
+            if (a == DO_STAND) break;
+            hand_take(h, deal(s), full);
+            if (a == DO_DOUBLE) {
+                h->doubled = 1;
+                break;
+            }
+        }
+    }
+    *n_hands_io = n_hands;
+    return 0;
+}
+
+/* The tables as the tally loop reads them (built once per run from fl_side_table): each
+ * table's index is pre[dot a] * class_stride + dot b, where a dot is a sum of inputs times
+ * strides; tables whose dots are the same (Perfect Pairs, Super Sevens, 21+3 and Lucky
+ * Ladies all start from P1 * 53 + P2) share it, computed once a round.  A table without a
+ * first level reads dot 0 (always 0) through a one-entry pre of class 0. */
+typedef struct {
+    uint8_t n;
+    uint8_t input[FL_SIDE_MAX_INPUTS];
+    uint32_t stride[FL_SIDE_MAX_INPUTS];
+} sim_dot;
+
+typedef struct {
+    const uint8_t *table;
+    uint64_t *counts;
+    const uint16_t *pre;
+    uint32_t class_stride;
+    uint8_t a, b;
+    uint8_t n_pre, n_rest; /* the table's own inputs, when no dot is shared */
+    uint8_t input[FL_SIDE_MAX_INPUTS];
+    uint32_t stride[FL_SIDE_MAX_INPUTS];
+} sim_lookup;
+
+typedef struct {
+    sim_dot dot[2 * FL_SIDE_MAX_TABLES + 1];
+    unsigned n_dots;
+    sim_lookup lk[FL_SIDE_MAX_TABLES];
+    size_t n;
+    int shared; /* some dot is read by two tables: dots first, then the tables */
+} sim_lookups;
+
+static const uint16_t no_pre[1] = {0};
+
+/* the id of the dot over t's inputs j0..j1-1, added when new */
+static uint8_t dot_id(sim_lookups *L, const fl_side_table *t, uint32_t j0, uint32_t j1) {
+    sim_dot d;
+    memset(&d, 0, sizeof d);
+    d.n = (uint8_t)(j1 - j0);
+    for (uint32_t j = j0; j < j1; j++) {
+        d.input[j - j0] = (uint8_t)t->input[j];
+        d.stride[j - j0] = t->stride[j];
+    }
+    for (unsigned g = 0; g < L->n_dots; g++)
+        if (!memcmp(&L->dot[g], &d, sizeof d)) return (uint8_t)g;
+    L->dot[L->n_dots] = d;
+    return (uint8_t)L->n_dots++;
+}
+
+static void make_lookups(const fl_side_table *t, size_t n, sim_lookups *L) {
+    memset(&L->dot[0], 0, sizeof L->dot[0]); /* dot 0: no input, always 0 */
+    L->n_dots = 1;
+    L->n = n;
+    L->shared = 0;
+    for (size_t k = 0; k < n; k++) {
+        sim_lookup *lk = &L->lk[k];
+        lk->table = t[k].table;
+        lk->counts = t[k].counts;
+        lk->pre = t[k].n_pre ? t[k].pre : no_pre;
+        lk->class_stride = t[k].n_pre ? t[k].class_stride : 0;
+        unsigned before = L->n_dots;
+        lk->a = t[k].n_pre ? dot_id(L, &t[k], 0, t[k].n_pre) : 0;
+        lk->b = dot_id(L, &t[k], t[k].n_pre, t[k].n_inputs);
+        L->shared |= L->n_dots - before < (t[k].n_pre ? 2u : 1u);
+        lk->n_pre = (uint8_t)t[k].n_pre;
+        lk->n_rest = (uint8_t)(t[k].n_inputs - t[k].n_pre);
+        for (uint32_t j = 0; j < t[k].n_inputs; j++) {
+            lk->input[j] = (uint8_t)t[k].input[j];
+            lk->stride[j] = t[k].stride[j];
+        }
+    }
+}
+
+/* sum of in[ix[j]] * st[j] over j < n (n <= FL_SIDE_MAX_INPUTS), unrolled */
+AI uint32_t input_dot(const uint8_t *in, const uint8_t *ix, const uint32_t *st, unsigned n) {
+    uint32_t s = 0;
+    switch (n) {
+    case 8: s += in[ix[7]] * st[7]; /* fallthrough */
+    case 7: s += in[ix[6]] * st[6]; /* fallthrough */
+    case 6: s += in[ix[5]] * st[5]; /* fallthrough */
+    case 5: s += in[ix[4]] * st[4]; /* fallthrough */
+    case 4: s += in[ix[3]] * st[3]; /* fallthrough */
+    case 3: s += in[ix[2]] * st[2]; /* fallthrough */
+    case 2: s += in[ix[1]] * st[1]; /* fallthrough */
+    case 1: s += in[ix[0]] * st[0]; /* fallthrough */
+    default: break;
+    }
+    return s;
+}
+
+/* count the round in each table: in[] holds every input the tables read */
+AI void lookup_round(const sim_lookups *L, const uint8_t *in) {
+    if (!L->shared) { /* each table's sums on its own */
+        for (size_t k = 0; k < L->n; k++) {
+            const sim_lookup *t = &L->lk[k];
+            uint32_t idx = 0;
+            if (t->n_pre)
+                idx = t->pre[input_dot(in, t->input, t->stride, t->n_pre)] * t->class_stride;
+            idx += input_dot(in, t->input + t->n_pre, t->stride + t->n_pre, t->n_rest);
+            t->counts[t->table[idx]]++;
+        }
+        return;
+    }
+    uint32_t d[2 * FL_SIDE_MAX_TABLES + 1];
+    d[0] = 0;
+    for (unsigned g = 1; g < L->n_dots; g++)
+        d[g] = input_dot(in, L->dot[g].input, L->dot[g].stride, L->dot[g].n);
+    for (size_t k = 0; k < L->n; k++) {
+        const sim_lookup *t = &L->lk[k];
+        t->counts[t->table[t->pre[d[t->a]] * t->class_stride + d[t->b]]]++;
+    }
+}
+
+/* The round-record inputs (FL_IN_N_HANDS ..) of the round straight from the hands the loop
+ * kept: the values record.c's record gives and fl_side_record_inputs reads from it (the
+ * tally's own path; a value past its bound cannot occur: a hand or the dealer holds at most
+ * 21 cards and a total at most 30). */
+AI void record_inputs(uint8_t *in, const sim_hand *hands, unsigned n_hands, const sim_dealer *d,
+                      int surrendered) {
+    memset(in + FL_IN_N_HANDS, 0, FL_IN_DEALER_N_CARDS - FL_IN_N_HANDS);
+    in[FL_IN_N_HANDS] = (uint8_t)n_hands;
+    for (unsigned i = 0; i < n_hands; i++) {
+        const sim_hand *h = &hands[i];
+        unsigned t = BEST(h);
+        in[FL_IN_HAND_N_CARDS + i] = h->n;
+        in[FL_IN_HAND_TOTAL + i] = (uint8_t)t;
+        in[FL_IN_HAND_BUST + i] = t > 21;
+        in[FL_IN_HAND_BLACKJACK + i] = NATURAL(h) && !h->from_split;
+        in[FL_IN_HAND_DOUBLED + i] = h->doubled;
+    }
+    in[FL_IN_HAND_SURRENDERED] = (uint8_t)(surrendered != 0);
+    unsigned t = BEST(d);
+    in[FL_IN_DEALER_N_CARDS] = d->n;
+    in[FL_IN_DEALER_TOTAL] = (uint8_t)t;
+    in[FL_IN_DEALER_BUST] = t > 21;
+    in[FL_IN_DEALER_BLACKJACK] = NATURAL(d);
+    in[FL_IN_DEALER_UP] = d->cards[0];
+    in[FL_IN_DEALER_SUITED] = (d->suits & (d->suits - 1)) == 0;
+    in[FL_IN_DEALER_RANK] = (uint8_t)(d->cards[0] >> 2);
+    in[FL_IN_DEALER_RANK + 1] = d->n > 1 ? (uint8_t)(d->cards[1] >> 2) : 13;
+    in[FL_IN_DEALER_RANK + 2] = d->n > 2 ? (uint8_t)(d->cards[2] >> 2) : 13;
+}
+
+/* One round: the main wager's net result into *net, the five initial cards (P1, P2, D1, the
+ * next card as P3, D2 or the card the dealer would have taken) into init, the record when
+ * rec is not NULL (arrays path; REC 2 keeps the card arrays), in a tally the record
+ * inputs after the cards in init (REC 1).  Returns 0 when the shoe
+ * failed (out of cards, or the generator). */
+AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, const int REC,
+                  const int TALLY, sim_shoe *s, int32_t *net, uint8_t *init,
+                  fl_round_record *rec) {
+    const uint8_t none = TALLY ? 52 : FL_NO_CARD; /* a card never dealt (52: a table input) */
+    sim_hand hands[4];
+    sim_dealer d;
+    unsigned n_hands = 1;
+    sim_hand *h0 = &hands[0];
+    const uint8_t p0 = deal(s), d0 = deal(s), p1 = deal(s);
+    const unsigned v0 = fl_card_value[p0], v1 = fl_card_value[p1], up = fl_card_value[d0];
+    h0->hard = (uint8_t)(v0 + v1);
+    h0->ace = (uint8_t)((v0 == 1) | (v1 == 1));
+    h0->n = 2;
+    h0->doubled = h0->from_split = h0->split_aces = 0;
+    h0->cards[0] = p0;
+    h0->cards[1] = p1;
+    d.hard = (uint8_t)up;
+    d.ace = (uint8_t)(up == 1);
+    d.n = 1;
+    d.cards[0] = d0;
+    d.cards[1] = FL_NO_CARD; /* (taken only with the second card) */
+    d.suits = (uint8_t)(1u << (d0 & 3));
+    if (C.peek) dealer_take(&d, deal(s), 1, REC);
+    init[0] = p0; /* the player's third card: the next card of the shoe, fixed now whether */
+    init[1] = p1; /* or not anyone takes it */
+    init[2] = d0;
+    init[4] = none;
+    if (__builtin_expect(s->dealt < s->size, 1)) {
+        fix_next(s);
+        init[3] = s->cards[s->dealt];
+    } else {
+        init[3] = none;
+    }
+    /* surrender (rules.py Surrender): early before the dealer's check, late at the first
+     * decision; a hard two-card total the surr table gives up, unless the pair table splits */
+    int surrendered = C.surrender == 2 && surrender_choice(r, C, h0, up);
+    const int dealer_bj_peeked = C.peek && !surrendered && NATURAL(&d);
+    if (surrendered) {
+        if (d.n < 2) dealer_take(&d, deal(s), 1, REC); /* dealt to the box's live hand */
+        if (C.plays_out) dealer_draws(x, s, &d, REC);
+    } else if (!dealer_bj_peeked) {
+        surrendered = play_hands(r, x, C, REC, s, hands, &n_hands, up);
+        /* the dealer: a second card when some hand is live, the rest when some hand is open
+         * (neither busted, nor a blackjack, nor surrendered), or always when playing out */
+        int any_live = 0, any_open = 0;
+        for (unsigned i = 0; i < n_hands; i++) {
+            int live = hands[i].hard <= 21;
+            any_live |= live;
+            any_open |= live && !(NATURAL(&hands[i]) && !hands[i].from_split);
+        }
+        any_open &= !surrendered;
+        if (!C.peek) {
+            if (d.n < 2 && (any_live || C.plays_out)) dealer_take(&d, deal(s), 1, REC);
+            if (d.n < 2 && s->dealt < s->size) {
+                /* nobody needs the dealer's second card; for side bets (insurance) it is the
+                 * card the dealer would have taken: fix it without dealing it */
+                fix_next(s);
+                init[4] = s->cards[s->dealt];
+            }
+        }
+        if ((any_open || C.plays_out) && !NATURAL(&d)) dealer_draws(x, s, &d, REC);
+    }
+    if (d.n >= 2) init[4] = d.cards[1];
+    if (TALLY && REC) record_inputs(init, hands, n_hands, &d, surrendered);
+    if (!TALLY && rec) emit_record(rec, hands, n_hands, &d, surrendered);
+    /* settlement: rule 5.1 (a)-(g) */
+    const int32_t stake = x->stake;
+    if (surrendered) {
+        int lost_all = C.surrender == 1 && !C.peek && NATURAL(&d);
+        *net = lost_all ? -stake : -(stake - stake / 2);
+        return s->ok;
+    }
+    const unsigned dt = BEST(&d);
+    const int dbj = NATURAL(&d);
+    if (dealer_bj_peeked) {
+        *net = NATURAL(h0) ? 0 : -stake;
+        return s->ok;
+    }
+    const int limited = !C.peek && dbj && C.enhc_takes != 2;
+    int original_taken = 0;
+    int32_t total = 0;
+    for (unsigned i = 0; i < n_hands; i++) {
+        const sim_hand *h = &hands[i];
+        const int32_t st = h->doubled ? 2 * stake : stake;
+        const unsigned pt = BEST(h);
+        int32_t v;
+        if (pt > 21) v = -st;                                  /* 5.1(f) */
+        else if (NATURAL(h) && !h->from_split) v = dbj ? 0 : x->bj_win; /* 5.1(a)-(c), (e) */
+        else if (dbj) v = -st;                                 /* 5.1(d), (g) */
+        else if (dt > 21 || pt > dt) v = st;                   /* 5.1(a) */
+        else v = pt == dt ? 0 : -st;
+        if (limited && v < 0) {
+            if (C.enhc_takes == 1 && h->hard > 21) {
+                /* a busted hand stays lost, whole */
+            } else if (!original_taken) { /* the original wager, once per box */
+                original_taken = 1;
+                v = -stake;
+            } else {
+                v = 0;
+            }
+        }
+        total += v;
+    }
+    *net = total;
+    return s->ok;
+}
 
 /* what one run writes: per-round arrays (any may be NULL) and/or the tally */
 typedef struct {
@@ -448,10 +601,14 @@ typedef struct {
     uint8_t rec_inputs[FL_SIM_INPUTS];
 } sim_out;
 
-/* FL_SIM_LANES shoes prepared at a time, then played one after the other (see the header) */
-static fl_status run_lanes(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds,
-                           const sim_out *o) {
+/* The loop over rounds, FL_SIM_LANES shoes prepared at a time, then played one after the
+ * other (see the header).  TALLY: sums and tables only (no per-round array; REC 0 or 1: a
+ * record for the tables that read one); otherwise every array of o (REC 2: full records). */
+AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const sim_out *o,
+                      const sim_cfg C, const int REC, const int TALLY) {
     sim_shoe lanes[FL_SIM_LANES];
+    sim_ctx x;
+    make_ctx(r, &x);
     const int use_x = rng->kind == FL_RNG_XOSHIRO256SS;
     fl_rng g = *rng;
     for (unsigned l = 0; l < FL_SIM_LANES; l++) {
@@ -467,9 +624,20 @@ static fl_status run_lanes(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds,
             (void)fl_xoshiro_long_jump(&g);
         }
         (void)fl_new_shoe_codes(r->decks, s->cards, s->size);
+        s->bound = 1;
+        for (unsigned k = 0; k < SIM_DRAWS; k++) s->bound *= (uint64_t)(s->size - k);
     }
     __extension__ __int128 net_sum = 0;
     fl_u128 sq_sum = 0;
+    /* the sums kept in 64 bits, added to the 128-bit ones every `period` rounds: a round's
+     * net is at most `top` cents either way (four doubled hands, or a blackjack; below 2^31
+     * by check_rules), so `period` rounds cannot overflow either 64-bit sum */
+    const uint64_t bj_top = (uint64_t)r->stake * r->bj_num / r->bj_den + 1u;
+    const uint64_t top = bj_top > 8u * (uint64_t)r->stake ? bj_top : 8u * (uint64_t)r->stake;
+    const uint64_t period_sq = UINT64_MAX / (top * top), period_net = (uint64_t)INT64_MAX / top;
+    const uint64_t period = period_sq < period_net ? period_sq : period_net;
+    int64_t net_part = 0;
+    uint64_t sq_part = 0, left = period;
     fl_status st = FL_OK;
     /* the shoe in play is a copy at one fixed place (lanes[cur] while it is played), which
      * the compiler keeps as a local: play through a pointer into the lanes was slower */
@@ -477,35 +645,58 @@ static fl_status run_lanes(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds,
     sim_shoe *const s = &play;
     unsigned cur = FL_SIM_LANES; /* FL_SIM_LANES: a new batch is due */
     fl_round_record round_rec;   /* the round's record, when only a table reads it */
+    uint8_t in[FL_SIM_INPUTS];   /* the tally's table inputs (the initial cards first) */
+    memset(in, 0, sizeof in);
+    const int tables = o->n_tables != 0;
+    sim_lookups lk;
+    if (TALLY) make_lookups(o->tables, o->n_tables, &lk);
     for (size_t i = 0; i < n_rounds; i++) {
         if (cur == FL_SIM_LANES) { /* shuffle (rule 5.7(b)), a batch of shoes at a time */
             start_shoes(lanes);
             cur = 0;
             play = lanes[0];
         }
-        unsigned tn = 0;
         int32_t v = 0;
-        uint8_t local[5];
-        uint8_t *init = o->initial ? o->initial + 5 * i : local;
-        fl_round_record *rec = o->records ? o->records + i : o->n_rec_inputs ? &round_rec : NULL;
-        if (!play_round(r, s, &v, init, o->trace ? o->trace + i * o->trace_cap : NULL,
-                        (unsigned)o->trace_cap, &tn, rec, !o->records)) {
+        uint8_t *init = in;
+        fl_round_record *rec = NULL;
+        uint32_t first = s->dealt;
+        if (!TALLY) {
+            if (o->initial) init = o->initial + 5 * i;
+            rec = o->records ? o->records + i : o->n_rec_inputs ? &round_rec : NULL;
+        }
+        if (!play_round(r, &x, C, REC, TALLY, s, &v, init, rec)) {
             st = s->dealt >= s->size ? FL_ERR_RANGE : FL_ERR_EXHAUSTED;
             break;
+        }
+        if (!TALLY && o->trace) {
+            unsigned m = s->dealt - first;
+            if (m > o->trace_cap) m = (unsigned)o->trace_cap;
+            memcpy(o->trace + i * o->trace_cap, s->cards + first, m);
+            if (o->trace_len) o->trace_len[i] = (uint8_t)m;
         }
         if (s->cut == 0 || s->dealt >= s->cut) { /* the cutting card came out */
             lanes[cur++] = play;
             if (cur < FL_SIM_LANES) play = lanes[cur];
         }
-        if (o->net) o->net[i] = v;
-        if (o->trace_len) o->trace_len[i] = (uint8_t)tn;
-        if (o->sums) {
-            net_sum += v;
-            sq_sum += (uint64_t)((int64_t)v * v);
-            fl_side_lookup_round(o->tables, o->n_tables, init, rec, o->rec_inputs,
-                                 o->n_rec_inputs);
+        if (!TALLY && o->net) o->net[i] = v;
+        if (TALLY || o->sums) {
+            net_part += v;
+            sq_part += (uint64_t)((int64_t)v * v);
+            if (__builtin_expect(--left == 0, 0)) {
+                net_sum += net_part;
+                sq_sum += sq_part;
+                net_part = 0;
+                sq_part = 0;
+                left = period;
+            }
+            if (TALLY && tables) lookup_round(&lk, in);
+            if (!TALLY && tables)
+                fl_side_lookup_round(o->tables, o->n_tables, init, rec, o->rec_inputs,
+                                     o->n_rec_inputs);
         }
     }
+    net_sum += net_part;
+    sq_sum += sq_part;
     if (use_x) rng->u.xoshiro = g.u.xoshiro; /* long-jumped once per lane */
     if (o->sums && st == FL_OK) {
         fl_sim_sums *m = o->sums;
@@ -518,6 +709,52 @@ static fl_status run_lanes(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds,
         m->sq_hi = (uint64_t)(sq >> 64);
     }
     return st;
+}
+
+/* The instances: the hot rule combinations with their rules as constants (peek, no
+ * surrender, double after split, four hands, split aces one card and not resplit: the Vegas
+ * presets; no hole card, three hands, original bets only: the NZ preset), each with and
+ * without the dealer playing out and a record; every other combination, and every call
+ * that writes per-round arrays, through the generic instances. */
+#define VEGAS(po) ((sim_cfg){1, 0, po, 1, 4, 0, 1, 0})
+#define NZ(po) ((sim_cfg){0, 0, po, 1, 3, 0, 1, 0})
+#define RUN_INSTANCE(name, cfg, rec)                                                              \
+    static __attribute__((noinline)) fl_status name(fl_rng *rng, const fl_sim_rules *r,          \
+                                                     size_t n, const sim_out *o) {                \
+        return run_core(rng, r, n, o, cfg, rec, 1);                                               \
+    }
+RUN_INSTANCE(run_vegas, VEGAS(0), 0)
+RUN_INSTANCE(run_vegas_rec, VEGAS(0), 1)
+RUN_INSTANCE(run_vegas_out, VEGAS(1), 0)
+RUN_INSTANCE(run_vegas_out_rec, VEGAS(1), 1)
+RUN_INSTANCE(run_nz, NZ(0), 0)
+RUN_INSTANCE(run_nz_rec, NZ(0), 1)
+RUN_INSTANCE(run_nz_out, NZ(1), 0)
+RUN_INSTANCE(run_nz_out_rec, NZ(1), 1)
+RUN_INSTANCE(run_any, CFG_OF(r), 0)
+RUN_INSTANCE(run_any_rec, CFG_OF(r), 1)
+
+static __attribute__((noinline)) fl_status run_arrays(fl_rng *rng, const fl_sim_rules *r,
+                                                      size_t n, const sim_out *o) {
+    return run_core(rng, r, n, o, CFG_OF(r), 2, 0);
+}
+
+static int cfg_is(const fl_sim_rules *r, sim_cfg c) {
+    return r->peek == c.peek && r->surrender == c.surrender && r->double_after_split == c.das &&
+           r->max_hands == c.max_hands && r->resplit_aces == c.rsa &&
+           r->split_aces_one_card == c.sa1 && (c.peek || r->enhc_takes == c.enhc_takes);
+}
+
+/* the instance for a tally (sums and tables, no per-round array) */
+static fl_status run_tally(fl_rng *rng, const fl_sim_rules *r, size_t n, const sim_out *o) {
+    const int rec = o->n_rec_inputs != 0, out = r->dealer_plays_out != 0;
+    if (cfg_is(r, VEGAS(0)))
+        return out ? (rec ? run_vegas_out_rec : run_vegas_out)(rng, r, n, o)
+                   : (rec ? run_vegas_rec : run_vegas)(rng, r, n, o);
+    if (cfg_is(r, NZ(0)))
+        return out ? (rec ? run_nz_out_rec : run_nz_out)(rng, r, n, o)
+                   : (rec ? run_nz_rec : run_nz)(rng, r, n, o);
+    return (rec ? run_any_rec : run_any)(rng, r, n, o);
 }
 
 fl_status fl_simulate_rounds(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
@@ -535,7 +772,7 @@ fl_status fl_simulate_rounds_rec(fl_rng *rng, const fl_sim_rules *rules, size_t 
     fl_status st = check_rules(rules);
     if (st != FL_OK) return st;
     sim_out o = {net, initial, trace, trace_cap, trace_len, NULL, 0, NULL, records, 0, {0}};
-    return run_lanes(rng, rules, n_rounds, &o);
+    return run_arrays(rng, rules, n_rounds, &o);
 }
 
 fl_status fl_simulate_tally(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
@@ -553,5 +790,6 @@ fl_status fl_simulate_tally_out(fl_rng *rng, const fl_sim_rules *rules, size_t n
     if (st != FL_OK) return st;
     sim_out o = {NULL, initial, NULL, 0, NULL, tables, n_tables, sums, records, 0, {0}};
     o.n_rec_inputs = fl_side_record_inputs_used(tables, n_tables, o.rec_inputs);
-    return run_lanes(rng, rules, n_rounds, &o);
+    if (initial || records) return run_arrays(rng, rules, n_rounds, &o);
+    return run_tally(rng, rules, n_rounds, &o);
 }

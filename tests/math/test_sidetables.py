@@ -210,26 +210,77 @@ def test_play_decided_wagers_are_tallied_in_c_as_the_record_batch_path_counts_th
     assert 0.26 < bust < 0.31 and counts[1] > counts[2] > counts[3]
 
 
-def test_a_wager_reading_the_records_card_arrays_is_named_with_its_reason() -> None:
+def test_bust_bonus_is_tallied_in_c_over_the_dealers_first_three_ranks() -> None:
+    """Bust Bonus reads dealer_cards for the 8-8-8: its table is over the dealer's first three
+    ranks (simulator inputs FL_IN_DEALER_RANK + 0..2), and the C tally equals its
+    classify_round over the simulator's round records round for round (the trace path)."""
     w = sim._wager("bust_bonus", None)
-    assert sidetables.table_inputs(w) is None and sidetables.side_table(w) is None
+    inputs = sidetables.table_inputs(w)
+    assert inputs is not None and sidetables.untabulated_reason(w) is None
+    ranks = native.RECORD_INPUTS["dealer_cards"]
+    assert [i.column for i in inputs][-3:] == list(ranks) and len(ranks) == 3
+    assert all(native.SIDE_INPUT_VALUES[c] == 14 for c in ranks)
+    full = sidetables.full_table(w)
+    assert full is not None and full.shape == (2, 53, 2, 14, 14, 14)
+    # a busted dealer (1) with the 8 of clubs up (28), unsuited (0): 8-8-8 pays outcome 21,
+    # suited 22; 8-8-9 is an 8-up bust (outcome 8); no bust loses (0)
+    assert [int(full[1, 28, 0, 7, 7, 7]), int(full[1, 28, 1, 7, 7, 7])] == [21, 22]
+    assert int(full[1, 28, 0, 7, 7, 8]) == 8 and int(full[0, 28, 0, 7, 7, 7]) == 0
+    specs = [("bust_bonus", None), ("buster_blackjack", "wizard")]
+    kw = {"seed": 2, "chunk_rounds": 30_000, "wagers": specs}
+    res = sim.simulate(Rules.preset("vegas_s17"), 60_000, **kw)  # type: ignore[arg-type]
+    traced = sim.simulate(Rules.preset("vegas_s17"), 60_000, trace=True, **kw)  # type: ignore[arg-type]
+    assert res.batch_wagers == () and res.tally == traced.tally
+    assert sum(res.tally.wagers["bust_bonus"]) == 60_000
+
+
+class DealersFourthCard(WagerType):
+    """Reads dealer_cards beyond the first three ranks (the fourth card's suit)."""
+
+    name = "fourth_card"
+    round_fields = ("dealer_bust", "dealer_cards")
+    dealer_plays_out = True
+    paytables = sim._wager("bust_bonus", None).paytables
+
+    def classify_round(self, records: np.ndarray) -> np.ndarray:
+        r = self._checked_record(records)
+        fourth = r["dealer_cards"][:, 3]
+        won = (r["dealer_bust"] != 0) & (fourth != native.NO_CARD) & (fourth % 4 == 0)
+        return np.asarray(won, dtype=np.uint8)
+
+
+def test_a_wager_reading_more_of_the_dealers_cards_takes_the_batch_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    w = DealersFourthCard()
+    assert sidetables.side_table(w) is None
     why = sidetables.untabulated_reason(w)
-    assert why is not None and "dealer_cards" in why and "card arrays" in why
+    assert why is not None and "more of dealer_cards than the first three ranks" in why
+    from feltlab import simchunk
+
+    real = sim._wager
+
+    def fake(n: str, t: str | None) -> WagerType:
+        return DealersFourthCard() if n == "fourth_card" else real(n, t)
+
+    monkeypatch.setattr(sim, "_wager", fake)
+    monkeypatch.setattr(simchunk, "_wager", fake)
     res = sim.simulate(
         Rules.preset("vegas_s17"),
         20_000,
         seed=2,
         chunk_rounds=20_000,
-        wagers=[("bust_bonus", None), ("buster_blackjack", "wizard")],
+        wagers=[("fourth_card", None)],
     )
-    assert res.batch_wagers == ("bust_bonus",) and res.batch_reasons["bust_bonus"] == why
-    assert sum(res.tally.wagers["bust_bonus"]) == sum(res.tally.wagers["buster_blackjack"])
+    assert res.batch_wagers == ("fourth_card",) and res.batch_reasons["fourth_card"] == why
+    counts = res.tally.wagers["fourth_card"]
+    assert sum(counts) == 20_000 and 0 < counts[1] < 20_000 // 4
 
 
 def test_a_chunk_longer_than_one_call_gives_the_same_rounds_on_every_path() -> None:
-    """Simulator version 3: a chunk of 250,000 rounds is dealt in calls of RECORD_BATCH
-    (200,000) rounds on every path, so the tally path, the trace and a run beside a wager
-    without a table (Bust Bonus, classified from per-round arrays) see the same rounds."""
+    """Since simulator version 3: a chunk of 250,000 rounds is dealt in calls of RECORD_BATCH
+    (200,000) rounds on every path, so the tally path, the trace and a run beside another
+    wager (Bust Bonus) see the same rounds."""
     rules = Rules.preset("vegas_s17")
     specs = [("perfect_pairs", None), ("buster_blackjack", "version1")]
     kw = {"seed": 8, "chunk_rounds": 250_000}
@@ -241,7 +292,7 @@ def test_a_chunk_longer_than_one_call_gives_the_same_rounds_on_every_path() -> N
         wagers=[*specs, ("bust_bonus", None)],
         **kw,  # type: ignore[arg-type]
     )
-    assert sim.RECORD_BATCH < 250_000 and native.SIM_VERSION == 3
+    assert sim.RECORD_BATCH < 250_000 and native.SIM_VERSION == 4
     assert tabled.tally == traced.tally
     assert beside.tally.net == tabled.tally.net
     for name, _ in specs:

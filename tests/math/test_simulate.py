@@ -151,3 +151,81 @@ def test_bad_simulation_inputs() -> None:
             native.SimRules(**{**bad.__dict__, "hard": np.zeros((3, 3), np.uint8)}),
             1,
         )
+
+
+# A small grid through the simulator's self-check (sim.exact_check: the analyzer's exact
+# fresh-shoe figure for the same rules and strategy tables): every rule family the simulator
+# specialises (peek, no hole card) and the generic instance (surrender, 6:5, no DAS).
+SELF_CHECK = ("vegas_s17", "nz", "vegas_s17_late_surrender", "six_to_five_no_das")
+
+
+@pytest.mark.parametrize("name", SELF_CHECK)
+def test_fresh_shoe_self_check_agrees_with_the_analyzer(name: str) -> None:
+    res = sim.simulate(VARIANTS[name], 400_000, seed=29, fresh_shoe=True, chunk_rounds=400_000)
+    check = sim.exact_check(res, fresh_shoe=True)
+    assert check.exact_edge == -float(sim_exact(VARIANTS[name]))
+    assert check.difference == pytest.approx(res.house_edge - check.exact_edge, abs=1e-15)
+    assert check.half_width == res.half_width and not check.approximate
+    # seeded; |z| < 4 for a correct simulator on all four for all but ~1 seed in 4,000
+    assert abs(check.z) < sim.Z_WARNING and not check.alarming, (name, check)
+
+
+def sim_exact(rules: Rules) -> float:
+    from feltlab.mainmath import analyze_main
+
+    return analyze_main(rules, "table").ev
+
+
+def test_a_simulation_of_other_rules_is_loudly_flagged() -> None:
+    """6:5 blackjack costs about 1.4% against 3:2: a 3:2 simulation checked against the 6:5
+    exact figure is some 8 standard errors off, which the check calls alarming; dealt with a
+    cutting card the same gap is only reported (the cut-card effect), never alarming."""
+    from dataclasses import replace
+
+    res = sim.simulate(VARIANTS["vegas_s17"], 400_000, seed=29, fresh_shoe=True)
+    wrong = replace(res, rules=res.rules.replace(blackjack_pays="6:5"))
+    check = sim.exact_check(wrong, fresh_shoe=True)
+    assert check.z < -sim.Z_WARNING and check.alarming
+    assert not sim.exact_check(wrong, fresh_shoe=False).alarming
+
+
+def test_simulate_cli_prints_the_exact_figure_and_its_own_rate() -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from feltlab.cli import main
+
+    runner = CliRunner()
+    args = ["simulate", "--rules", "vegas_s17", "--rounds", "50000", "--seed", "3"]
+    out = runner.invoke(main, [*args, "--fresh-shoe", "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    exact = -sim_exact(VARIANTS["vegas_s17"])
+    assert data["exact"]["house_edge"] == exact and data["exact"]["meaning"] == "simulator error"
+    assert data["exact"]["difference"] == pytest.approx(data["house_edge"] - exact, abs=1e-15)
+    assert data["rounds_per_second"] > data["wall_rounds_per_second"] > 0
+    assert data["setup_seconds"] >= 0
+    out = runner.invoke(main, args)
+    assert out.exit_code == 0, out.output
+    assert "fresh-shoe exact figure 0.4059%" in out.output and "cut-card effect" in out.output
+    assert "rounds/s simulating" in out.output and "set-up" in out.output
+
+
+def test_side_bet_choice_none_a_list_or_every_installed_wager() -> None:
+    import click
+
+    from feltlab.plugin_manager import collect_wagers, get_plugin_manager
+    from feltlab.simcli import side_bet_specs
+
+    types, rules = collect_wagers(get_plugin_manager()), Rules.preset("vegas_s17")
+    every, _ = side_bet_specs(None, types, rules)
+    assert ("perfect_pairs", None) in every and ("bust_bonus", None) in every
+    none, left = side_bet_specs("none", types, rules)
+    assert none == [] and {n for n, _ in every} <= {n for n, _ in left}
+    two, _ = side_bet_specs("perfect_pairs, bust_bonus", types, rules)
+    assert sorted(two) == [("bust_bonus", None), ("perfect_pairs", None)]
+    with pytest.raises(click.BadParameter, match="no installed side wager 'pp'; choose from"):
+        side_bet_specs("pp", types, rules)
+    res = sim.simulate(rules, 20_000, seed=3, wagers=two)
+    assert {w.name for w in res.wagers} == {"perfect_pairs", "bust_bonus"}
