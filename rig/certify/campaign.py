@@ -35,8 +35,8 @@ from feltlab.rig.certify.collect import (
     _wait_heartbeats,
     calibrate_after,
     campaign_fault_plan,
+    check_freshness,
     fewer_gc_passes,
-    freshness_store,
     watch_host,
 )
 from feltlab.rig.certify.decode import CaptureData, read_campaign_capture
@@ -167,9 +167,13 @@ def collect_part(
         if live is not None and client is not None:
             live.detach(result.done, result.missing)
         if client is not None:
-            key = getattr(client, "_key", None)
-            if key is not None and client.freshness:
-                freshness_store(opts.profile).remember(key, client.freshness)
+            saver = getattr(client, "freshness_saver", None)
+            if saver is not None:
+                saver.accepted(client.freshness)
+                try:
+                    saver.close()
+                except (RigError, OSError) as exc:
+                    result.error = result.error or f"freshness not saved: {exc}"
             result.bus = client.node.stats()
             result.stale_replies = client.stale_replies
             writer = client.node.capture
@@ -218,6 +222,7 @@ def run_campaign(
         check_parts(out, state, closed)  # a foreign capture is refused before any work
         prof = profile_from_dict(state["profile"]["data"], state["profile"]["path"])
         _refuse_complete(out, prof, int(state["size"]))
+        check_freshness(prof)
         opts = CampaignOptions(
             prof,
             out,
@@ -232,8 +237,7 @@ def run_campaign(
         )
     else:
         campaign_fault_plan(opts.profile, opts.faults)  # bad plans and keys: before mkdir
-        if opts.profile.device_kind.keyed:
-            opts.profile.key()
+        check_freshness(opts.profile)  # and an unwritable or rolled-back freshness state
         if opts.seed is not None and not 0 <= opts.seed <= U64_MAX:
             raise CampaignError(f"the seed must be in 0..{U64_MAX}, got {opts.seed}")
         cmd = opts.profile.device_kind.command

@@ -37,7 +37,12 @@ from feltlab.rig.errors import (
     SecurityFault,
 )
 from feltlab.rig.protocol.codec import Result
-from feltlab.rig.protocol.freshness import FRESHNESS_STARTS, FreshnessStore, freshness_starts
+from feltlab.rig.protocol.freshness import (
+    FRESHNESS_STARTS,
+    FreshnessSaver,
+    FreshnessStore,
+    freshness_starts,
+)
 from feltlab.seeds import part_seed
 
 log = logging.getLogger("feltlab.rig.certify")  # the campaign's logger, as before the split
@@ -139,10 +144,27 @@ class Collected:
 
 
 def freshness_store(prof: Profile) -> FreshnessStore:
-    """The lab's freshness state for ``prof``'s panel: ``[campaign] freshness_state`` or the
-    default location (:mod:`feltlab.rig.protocol.freshness`)."""
+    """The lab's freshness state for ``prof``'s panel: ``[campaign] freshness_state`` and
+    ``freshness_counter``, or their default locations (:mod:`feltlab.rig.protocol.freshness`)."""
     where = prof.campaign.get("freshness_state")
-    return FreshnessStore(Path(str(where)).expanduser() if where else None)
+    counter = prof.campaign.get("freshness_counter")
+    return FreshnessStore(
+        Path(str(where)).expanduser() if where else None,
+        Path(str(counter)).expanduser() if counter else None,
+    )
+
+
+def check_freshness(prof: Profile) -> None:
+    """Before any collection of a keyed device's campaign: its key loads, the freshness
+    state's and counter's folders are writable (else :class:`RigError` naming the one that is
+    not), and the state matches its counter (else :class:`SecurityFault`: rolled back,
+    deleted or edited)."""
+    if not prof.device_kind.keyed:
+        return
+    key = prof.key()
+    store = freshness_store(prof)
+    store.ensure_writable()
+    store.check(key)
 
 
 def _open(
@@ -162,7 +184,8 @@ def _open(
             spec += f",bitrate={int(rate)}"
     dev = None
     key = prof.key() if kind.keyed else None
-    last_fv = freshness_store(prof).last(key) if key is not None else 0
+    store = freshness_store(prof)
+    last_fv = store.check(key) if key is not None else 0
     if opts.simulated:
         dev_opts = prof.device_options(simulated=True)
         extra: dict[str, Any] = {"seed": part_seed(seed, part)}
@@ -175,7 +198,13 @@ def _open(
         dev = make_device(prof.kind, spec, dev_opts, clock=clock, **extra).start()
     kw: dict[str, Any] = {}
     if key is not None:
-        kw = {"key": key, "require_auth": prof.authenticate, "freshness": last_fv}
+        saver = FreshnessSaver(store, key)  # saved as each result is accepted
+        kw = {
+            "key": key,
+            "require_auth": prof.authenticate,
+            "freshness": last_fv,
+            "on_fresh": saver.accepted,
+        }
         starts = freshness_starts(capture.parent)
         starts[part] = last_fv
         (capture.parent / FRESHNESS_STARTS).write_text(json.dumps(starts, sort_keys=True))
@@ -193,7 +222,11 @@ def _open(
     except BaseException:
         if dev is not None:
             dev.stop()
+        if key is not None:
+            saver.close()
         raise
+    if key is not None:
+        client.freshness_saver = saver
     return dev, client, spec
 
 
