@@ -74,8 +74,10 @@ from feltlab.rig.certify.record import (
     check_parts,
     clock_record,
     device_name,
+    first_stamp,
     record_part,
     recover_captures,
+    refuse_links,
     verdict_summary,
 )
 from feltlab.rig.certify.report import write_report
@@ -216,10 +218,8 @@ def run_campaign(
     out = opts.out
     if resume:
         state = _read_state(out)
-        from feltlab.rig.bus.capture import journal_path
-
-        closed = [c for c in _capture_paths(out) if not journal_path(c).exists()]
-        check_parts(out, state, closed)  # a foreign capture is refused before any work
+        refuse_links(out)  # a link planted in the folder: nothing written through it
+        check_parts(out, state, _capture_paths(out))  # foreign parts: refused before any work
         prof = profile_from_dict(state["profile"]["data"], state["profile"]["path"])
         _refuse_complete(out, prof, int(state["size"]))
         check_freshness(prof)
@@ -268,6 +268,7 @@ def run_campaign(
         "clock": opts.clock_mode,
         "device_on_host": opts.device_shares_host,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "parts": [],  # each part proved this campaign's as it closes (record_part)
     }
     plan = campaign_fault_plan(prof, opts.faults)  # a bad plan stops here, before collection
     if plan is not None and not resume and size < shoes_needed(len(plan.faults)):
@@ -297,11 +298,11 @@ def run_campaign(
                     "campaign_id": state["campaign_id"],
                     "device_seed": part_seed(int(state["seed"]), p),
                     "sha256": _sha256(out / name),
+                    "first_stamp": first_stamp(out / name),
                     "recovered": True,
                 }
             )
-        if "parts" in old or recovered:
-            check_parts(out, state, _capture_paths(out))  # the recovered parts too
+        check_parts(out, state, _capture_paths(out))  # the recovered parts too
     (out / "campaign.json").write_text(json.dumps(state, indent=2))
     if live is not None:
         live.campaign_started(state, out)

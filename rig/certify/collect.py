@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from feltlab import native
+from feltlab.rig.bus.writer import CaptureWriter
 from feltlab.rig.certify.faults import (
     FaultPlan,
     FaultRunner,
@@ -154,6 +155,18 @@ def freshness_store(prof: Profile) -> FreshnessStore:
     )
 
 
+def _journal_owner(directory: Path, part: int) -> dict[str, Any] | None:
+    """What a part's journal names on its first line: its campaign (the id in the folder's
+    campaign.json) and part; None outside a campaign folder."""
+    try:
+        cid = json.loads((directory / "campaign.json").read_text(encoding="utf-8"))["campaign_id"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(cid, str) or not cid.isalnum():
+        return None
+    return {"campaign": cid, "part": part}
+
+
 def check_freshness(prof: Profile) -> None:
     """Before any collection of a keyed device's campaign: its key loads, the freshness
     state's and counter's folders are writable (else :class:`RigError` naming the one that is
@@ -208,18 +221,20 @@ def _open(
         starts = freshness_starts(capture.parent)
         starts[part] = last_fv
         (capture.parent / FRESHNESS_STARTS).write_text(json.dumps(starts, sort_keys=True))
+    writer = CaptureWriter(capture, owner=_journal_owner(capture.parent, part))
     try:
         client = kind.client(
             spec,
             base=prof.base,
             timeout=float(prof.campaign.get("timeout", 0.5)),
-            capture=capture,
+            capture=writer,
             heartbeat_period=prof.heartbeat_period,
             clock=clock,
             limits=prof.limits,
             **kw,
         )
     except BaseException:
+        writer.stop()
         if dev is not None:
             dev.stop()
         if key is not None:

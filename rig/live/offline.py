@@ -18,6 +18,7 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
     """
     import json
 
+    from feltlab.inputs import read_text_regular
     from feltlab.rig.certify.campaign import clock_record, profile_from_dict
     from feltlab.rig.certify.decode import read_campaign_capture
     from feltlab.rig.errors import RigError
@@ -27,16 +28,20 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
     record_path = directory / "record.json"
     if not directory.is_dir():
         raise RigError(f"{directory} is not a directory: give a campaign's --out directory")
-    if not state_path.is_file() and not record_path.is_file():
+    if not state_path.exists() and not record_path.exists():
         raise RigError(
             f"{directory} holds no campaign (no campaign.json or record.json): give a "
             "campaign's --out directory"
         )
     try:
-        state = json.loads(state_path.read_text()) if state_path.is_file() else {}
-        record = json.loads(record_path.read_text()) if record_path.is_file() else None
-    except (OSError, ValueError) as exc:
+        state_text = read_text_regular(state_path, "campaign.json", 16 << 20, error=RigError)
+        record_text = read_text_regular(record_path, "record.json", 256 << 20, error=RigError)
+        state = json.loads(state_text) if state_text is not None else {}
+        record = json.loads(record_text) if record_text is not None else None
+    except (OSError, ValueError, RecursionError) as exc:
         raise RigError(f"{directory}: cannot read the campaign's JSON ({exc})") from exc
+    if not isinstance(state, dict) or not isinstance(record, dict | None):
+        raise RigError(f"{directory}: campaign.json and record.json must hold JSON objects")
     snap = empty_snapshot()
     kind = str(state.get("kind") or (record or {}).get("kind") or "batch")
     prof_data = (state.get("profile") or {}).get("data") or (record or {}).get("profile", {}).get(

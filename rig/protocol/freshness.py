@@ -38,7 +38,6 @@ import hmac
 import json
 import logging
 import os
-import stat
 import tempfile
 import threading
 import time
@@ -46,6 +45,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from feltlab import inputs
 from feltlab.rig.errors import RigError, SecurityFault
 from feltlab.rig.protocol.secoc import DeviceKey
 
@@ -94,28 +94,8 @@ def _tag(key: DeviceKey, last: int) -> str:
 
 
 def read_regular(path: Path, what: str, limit: int = MAX_STATE_BYTES) -> bytes | None:
-    """The bytes of the regular file ``path`` (None if it does not exist), read without
-    blocking on a FIFO. Raises :class:`RigError` naming ``what`` and the path for a FIFO,
-    device or folder, an unreadable file, or one over ``limit`` bytes."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise RigError(f"{what} {path} is not readable ({exc.strerror})") from exc
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise RigError(f"{what} {path} is not a regular file; give the path of a file")
-        if st.st_size > limit:
-            raise RigError(f"{what} {path} is {st.st_size} bytes, over {limit}: not a state")
-        with os.fdopen(os.dup(fd), "rb") as f:
-            data = f.read(limit + 1)
-    finally:
-        os.close(fd)
-    if len(data) > limit:
-        raise RigError(f"{what} {path} is over {limit} bytes: not a state")
-    return data
+    """:func:`feltlab.inputs.read_regular` raising :class:`RigError`."""
+    return inputs.read_regular(path, what, limit, error=RigError)
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
