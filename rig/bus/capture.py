@@ -330,9 +330,18 @@ def read_capture(path: str | Path) -> Iterator[can.Message]:
         check_blf_bounded(p)
     try:
         if p.suffix.lower() == ".asc":  # its header's date, not stamps from 0: epoch stamps
-            yield from can.ASCReader(str(p), relative_timestamp=False)
+            reader: Iterable[can.Message] = can.ASCReader(str(p), relative_timestamp=False)
         else:
-            yield from can.LogReader(str(p))
+            reader = can.LogReader(str(p))
+        for n, m in enumerate(reader, 1):
+            if not math.isfinite(m.timestamp) or len(m.data) > 64:
+                raise RigError(
+                    f"capture file {p}: frame {n} is not a CAN frame (stamp {m.timestamp}, "
+                    f"{len(m.data)} data bytes); the file is damaged or not a capture"
+                )
+            yield m
+    except RigError:
+        raise
     except Exception as exc:  # python-can's readers raise struct.error, zlib.error, ...
         fmt = FORMATS.get(p.suffix.lower(), p.suffix)
         raise RigError(

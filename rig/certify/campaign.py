@@ -78,6 +78,7 @@ from feltlab.rig.certify.record import (
     record_part,
     recover_captures,
     refuse_links,
+    taken_out_hint,
     verdict_summary,
 )
 from feltlab.rig.certify.report import write_report
@@ -240,12 +241,7 @@ def run_campaign(
         check_freshness(opts.profile)  # and an unwritable or rolled-back freshness state
         if opts.seed is not None and not 0 <= opts.seed <= U64_MAX:
             raise CampaignError(f"the seed must be in 0..{U64_MAX}, got {opts.seed}")
-        cmd = opts.profile.device_kind.command
-        _new_out_dir(
-            out,
-            "choose a new --out directory, or continue it with "
-            f"feltlab certify {cmd} --resume {{out}}",
-        )
+        _new_out_dir(out, taken_out_hint(out, opts.profile.device_kind.command))
     prof = opts.profile
     seed = opts.seed if opts.seed is not None else secrets.randbits(62)
     alpha = float(opts.alpha if opts.alpha is not None else prof.campaign.get("alpha", 0.01))

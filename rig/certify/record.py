@@ -480,6 +480,18 @@ def verdict_summary(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def taken_out_hint(out: Path, command: str) -> str:
+    """What to do about a new campaign's --out that is not empty (``{out}`` left for
+    :func:`_new_out_dir`): a finished campaign is analysed again, never resumed (its
+    ``--resume`` is refused), an unfinished one continued."""
+    if (out / "record.json").exists():
+        return "choose a new --out directory, or check that campaign again: feltlab analyze {out}"
+    return (
+        "choose a new --out directory, or continue it with "
+        f"feltlab certify {command} --resume {{out}}"
+    )
+
+
 def _new_out_dir(out: Path, hint: str) -> None:
     """Create ``out`` (or accept it empty).  Raises :class:`CampaignError` when it is a
     file, not empty, or cannot be created; ``hint`` (``{out}`` substituted) says what to do."""

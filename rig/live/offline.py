@@ -62,6 +62,8 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
         "bus": state.get("bus") or "in-process virtual bus",
     }
     snap["progress"]["total"] = state.get("size")
+    # read from the folder: no elapsed time was measured here (it showed "0 µs elapsed")
+    snap["progress"]["wall_elapsed_s"] = snap["progress"]["clock_elapsed_s"] = None
     captures = sorted(directory.glob("capture-[0-9][0-9][0-9].blf"))
     if captures and prof_data:
         try:
