@@ -33,13 +33,16 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
             f"{directory} holds no campaign (no campaign.json or record.json): give a "
             "campaign's --out directory"
         )
-    try:
-        state_text = read_text_regular(state_path, "campaign.json", 16 << 20, error=RigError)
-        record_text = read_text_regular(record_path, "record.json", 256 << 20, error=RigError)
-        state = json.loads(state_text) if state_text is not None else {}
-        record = json.loads(record_text) if record_text is not None else None
-    except (OSError, ValueError, RecursionError) as exc:
-        raise RigError(f"{directory}: cannot read the campaign's JSON ({exc})") from exc
+    parsed: dict[str, Any] = {}
+    for path, limit in ((state_path, 16 << 20), (record_path, 256 << 20)):
+        try:
+            text = read_text_regular(path, path.name, limit, error=RigError)
+            parsed[path.name] = json.loads(text) if text is not None else None
+        except (OSError, ValueError, RecursionError) as exc:
+            why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+            raise RigError(f"{path} is not readable JSON ({why})") from exc
+    state = parsed["campaign.json"] if parsed["campaign.json"] is not None else {}
+    record = parsed["record.json"]
     if not isinstance(state, dict) or not isinstance(record, dict | None):
         raise RigError(f"{directory}: campaign.json and record.json must hold JSON objects")
     snap = empty_snapshot()
