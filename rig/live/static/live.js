@@ -126,7 +126,9 @@
     ];
     if (b.frames_in_capture != null) rows.push(["frames in the capture", num(b.frames_in_capture)]);
     rows.push(["bitrate", b.bitrate ? num(b.bitrate) + " bit/s" : "unpaced"]);
-    rows.push(["bus load", b.load == null ? "–" : (100 * b.load).toFixed(1) + " % (before bit stuffing)"]);
+    const pct = (x) => (x == null ? "–" : (100 * x).toFixed(1) + " %");
+    rows.push(["bus load, part average", pct(b.load_average) + " (frame bits before stuffing over the part's bus time)"]);
+    rows.push(["bus load, last second", pct(b.load)]);
     kv($("bus-table"), rows);
     kv($("samples-table"), [
       [unit + " collected", num(sm.collected)],
