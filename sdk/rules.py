@@ -90,11 +90,11 @@ class ShufflerKind(StrEnum):
 
 
 def _did_you_mean(unknown: list[str], known: set[str]) -> str:
-    """``'blackjak_pays' (did you mean 'blackjack_pays'?); the fields are ...``."""
+    """``blakjack_pays (did you mean 'blackjack_pays'?); the fields are ...``."""
     parts = []
     for name in unknown:
         close = difflib.get_close_matches(str(name), sorted(known), n=1)
-        parts.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        parts.append(f"{name}" + (f" (did you mean {close[0]!r}?)" if close else ""))
     return f"{', '.join(parts)}; the fields are {', '.join(sorted(known))}"
 
 
@@ -303,7 +303,7 @@ class Rules:
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - names)
         if unknown:
-            raise RulesError(f"unknown Rules field {_did_you_mean(unknown, names)}")
+            raise RulesError(f"unknown Rules fields {_did_you_mean(unknown, names)}")
         return cls(**data)
 
     @classmethod
