@@ -185,6 +185,14 @@ def _print_result(result: Any, *, written: bool = True, as_json: bool = False) -
         )
 
 
+def _after_verdict(signum: int, frame: Any) -> None:
+    """SIGINT once the campaign has returned: its record is complete, so a Ctrl-C right
+    after the verdict line neither turns a PASS into exit 1 nor prints a traceback; the
+    command ends with the verdict's own exit code (stdout closed quietly if it is gone)."""
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+
+
 def _run_certify(
     kind: str,
     profile: str | None,
@@ -273,7 +281,7 @@ def _run_certify(
             opts.clock_mode  # noqa: B018 - refuses --clock sim with --bus before any work
         if view is not None:
             view.set_directory(directory)
-        previous = signal.signal(signal.SIGINT, on_sigint)
+        signal.signal(signal.SIGINT, on_sigint)
         try:
             with _RichProgress() as bar:
                 result = run_campaign(
@@ -283,8 +291,8 @@ def _run_certify(
                     resume=resume is not None,
                     live=view.observer if view is not None else None,
                 )
-        finally:
-            signal.signal(signal.SIGINT, previous)
+        finally:  # the record is written: a Ctrl-C now only hurries the exit (verdict's code)
+            signal.signal(signal.SIGINT, _after_verdict)
     except KeyboardInterrupt:
         if view is not None:
             view.observer.failed("interrupted at once (second Ctrl-C): no record was written")

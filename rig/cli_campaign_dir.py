@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from feltlab.inputs import read_text_regular
 from feltlab.rig.errors import RigError
 from feltlab.rig.kinds import get_kind
 
@@ -24,8 +25,8 @@ def _refuse_resume_options(directory: Path, command: str, given: dict[str, Any])
         )
     state = directory / "campaign.json"
     try:
-        kind = json.loads(state.read_text()).get("kind")
-    except (OSError, ValueError, AttributeError):
+        kind = json.loads(read_text_regular(state, "campaign.json", 16 << 20) or "").get("kind")
+    except (OSError, ValueError, AttributeError, RecursionError):
         return  # the campaign's own checks say what is wrong with it
     try:
         theirs = get_kind(str(kind)).command

@@ -153,6 +153,12 @@ def setup_logging(verbosity: int = 0) -> None:
     )
     for name in LIBRARY_LOGGERS:
         logging.getLogger(name).setLevel(lib_level)
+    # Dask's distributed sets its own loggers to INFO when it is imported (later, by
+    # `simulate --scheduler`) and in each worker process: its configuration, read from the
+    # environment by this process and the workers it starts, says the same level instead
+    os.environ["DASK_LOGGING__DISTRIBUTED"] = (
+        "debug" if verbosity >= 2 else "warning" if verbosity else "critical"
+    )
     logging.captureWarnings(True)
     logging.getLogger("py.warnings").setLevel(
         logging.WARNING if verbosity else logging.CRITICAL + 1

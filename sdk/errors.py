@@ -77,3 +77,8 @@ def nearest_name(name: str, known: list[str] | tuple[str, ...] | set[str]) -> st
 
     near = difflib.get_close_matches(str(name), sorted(known), n=1, cutoff=0.6)
     return near[0] if near else None
+
+
+class InputError(FeltlabError, ValueError):
+    """An input file is not what was expected: not a regular file (a FIFO, a device, a
+    folder), too large, or unreadable (issue 30); the message names the file and the fix."""

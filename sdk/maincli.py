@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import click
-from rich.console import Console
 from rich.table import Table
 
+from feltlab.clitypes import make_console
 from feltlab.errors import RulesError, WagerError
 from feltlab.rules import Rules
 from feltlab.wagers import WagerType
@@ -70,7 +70,7 @@ def print_main_sheet(
     if fmt != "table":
         click.echo(mainmath.render(sheet, fmt), nl=False)
         return
-    console = Console()
+    console = make_console()  # a pipe gets every column (the chart was cut to '+0.…')
     console.print(
         f"Main wager, rules {rules_name} ({rules.decks} decks), strategy {strategy}: "
         f"house edge {100 * sheet.house_edge:.6f}% (exact), standard deviation "

@@ -18,7 +18,8 @@ from typing import Any, TypeVar
 
 import click
 
-from feltlab.errors import RulesError
+from feltlab.errors import InputError, RulesError
+from feltlab.inputs import read_text_regular
 from feltlab.rules import PRESETS, HoleCard, Rules
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -112,6 +113,10 @@ def _options(with_decks: bool) -> list[Callable[[F], F]]:
     return opts
 
 
+MAX_RULES_BYTES = 1 << 20
+"""A rules file is a few hundred bytes: a larger one is refused."""
+
+
 def _load(spec: str) -> tuple[Rules, str]:
     if spec in PRESETS:
         return Rules.preset(spec), spec
@@ -122,9 +127,14 @@ def _load(spec: str) -> tuple[Rules, str]:
             param_hint="--rules",
         )
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        text = read_text_regular(path, "rules file", MAX_RULES_BYTES) or ""
+        data = tomllib.loads(text)
+    except (OSError, InputError, tomllib.TOMLDecodeError) as exc:
         raise click.BadParameter(f"cannot read {spec}: {exc}", param_hint="--rules") from None
+    except RecursionError:
+        raise click.BadParameter(
+            f"cannot read {spec}: nested too deeply to be a rules file", param_hint="--rules"
+        ) from None
     base = data.pop("preset", "nz")
     try:
         return Rules.preset(str(base)).replace(**data), path.name

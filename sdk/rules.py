@@ -9,6 +9,7 @@ assumes.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from dataclasses import dataclass
 from enum import StrEnum
 from fractions import Fraction
@@ -88,14 +89,33 @@ class ShufflerKind(StrEnum):
     CONTINUOUS = "continuous"
 
 
+def _did_you_mean(unknown: list[str], known: set[str]) -> str:
+    """``blakjack_pays (did you mean 'blackjack_pays'?); the fields are ...``."""
+    parts = []
+    for name in unknown:
+        close = difflib.get_close_matches(str(name), sorted(known), n=1)
+        parts.append(f"{name}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return f"{', '.join(parts)}; the fields are {', '.join(sorted(known))}"
+
+
 def _fraction_field(value: Any) -> Fraction:
     if isinstance(value, Fraction):
         return value
-    if isinstance(value, tuple) and len(value) == 2:
-        return Fraction(int(value[0]), int(value[1]))
-    if isinstance(value, str):
-        num, _, den = value.partition(":")
-        return Fraction(int(num), int(den or 1))
+    try:
+        if (
+            isinstance(value, tuple)
+            and len(value) == 2
+            and not any(isinstance(v, bool) or not isinstance(v, int) for v in value)
+        ):
+            return Fraction(int(value[0]), int(value[1]))
+        if isinstance(value, str) and len(value) <= 40:
+            num, _, den = value.strip().partition(":")
+            return Fraction(int(num), int(den or 1))
+    except (ValueError, ZeroDivisionError) as exc:
+        raise RulesError(
+            f"blackjack_pays={value!r} is not 'win:stake' with two whole numbers and a stake "
+            f"above 0 (e.g. '3:2'): {exc}"
+        ) from None
     raise RulesError(
         f"blackjack_pays must be a Fraction, a (win, stake) tuple or 'win:stake', got {value!r}"
     )
@@ -172,6 +192,10 @@ class Rules:
                 allowed = ", ".join(repr(m.value) for m in kind)
                 raise RulesError(f"{name}={value!r} is not one of {allowed}") from None
         _set(self, "blackjack_pays", _fraction_field(self.blackjack_pays))
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.type == "bool" and not isinstance(value, bool):
+                raise RulesError(f"{f.name} must be true or false, got {value!r}")
         for name in (
             "decks",
             "max_split_hands",
@@ -255,10 +279,7 @@ class Rules:
         known = {f.name for f in dataclasses.fields(self)}
         unknown = sorted(set(changes) - known)
         if unknown:
-            raise RulesError(
-                f"Rules has no field {', '.join(unknown)}; the fields are "
-                f"{', '.join(sorted(known))}"
-            )
+            raise RulesError(f"Rules has no field {_did_you_mean(unknown, known)}")
         resized = "decks" in changes or "shuffler" in changes
         if resized and "cut_card_from_back" not in changes:
             changes["cut_card_from_back"] = -1
@@ -282,7 +303,7 @@ class Rules:
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - names)
         if unknown:
-            raise RulesError(f"unknown Rules fields {unknown}; known: {sorted(names)}")
+            raise RulesError(f"unknown Rules fields {_did_you_mean(unknown, names)}")
         return cls(**data)
 
     @classmethod

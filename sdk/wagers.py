@@ -400,5 +400,19 @@ class WagerRegistry(Registry[WagerType]):
 
 
 def as_pays(values: Sequence[int | Fraction | None]) -> tuple[Fraction | None, ...]:
-    """Pays as Fractions (ints are "k to 1"; -1 lose); None is kept (jackpot)."""
-    return tuple(None if v is None else Fraction(v) for v in values)
+    """Pays as Fractions (ints are "k to 1"; -1 lose); None is kept (jackpot).
+
+    Raises :class:`WagerError` for a float (``1.2`` is the binary fraction
+    5404319552844595/4503599627370496, which settled 500 cents to 599: give
+    ``Fraction(6, 5)``), a bool, or anything else that is not an exact number."""
+    out: list[Fraction | None] = []
+    for i, v in enumerate(values):
+        if v is None or (isinstance(v, int | Fraction) and not isinstance(v, bool)):
+            out.append(None if v is None else Fraction(v))
+            continue
+        hint = f"Fraction({Fraction(v).limit_denominator(1000)})" if isinstance(v, float) else ""
+        raise WagerError(
+            f"pays[{i}] = {v!r} is not exact: give an int (k to 1) or a Fraction"
+            + (f", e.g. {hint.replace('/', ', ')}" if hint else "")
+        )
+    return tuple(out)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import functools
 import io
+import math
 import os
+import stat
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -20,7 +22,9 @@ from typing import Any
 
 import can
 
+from feltlab.inputs import read_regular
 from feltlab.rig.bus.writer import FORMATS as FORMATS
+from feltlab.rig.bus.writer import JOURNAL_MAGIC
 from feltlab.rig.bus.writer import JOURNAL_SUFFIX as JOURNAL_SUFFIX
 from feltlab.rig.bus.writer import CaptureWriter as CaptureWriter
 from feltlab.rig.bus.writer import MappedJournal as MappedJournal
@@ -36,24 +40,83 @@ from feltlab.rig.protocol.codec import (
     IsoTpReassembler,
 )
 
+MAX_JOURNAL_LINE = 200
+"""The longest journal line feltlab writes is about 50 characters (a 64-byte CAN FD frame
+would be 160): a longer line is damage, refused before it is parsed."""
 
-def read_journal(path: str | Path) -> list[can.Message]:
-    """The frames of a journal: every complete line (a line torn by a crash is dropped; a
-    journal not closed ends in the NUL bytes of :class:`MappedJournal`'s unwritten rest).
 
-    Raises :class:`RigError` for an unreadable journal or a damaged line before the last.
-    """
+def _journal_text(p: Path) -> str:
+    raw = read_regular(p, "capture journal", MAX_JOURNAL_BYTES, error=RigError)
+    if raw is None:
+        raise RigError(f"capture journal {p} does not exist")
+    try:
+        return raw.split(b"\0", 1)[0].decode("ascii")
+    except UnicodeDecodeError as exc:
+        raise RigError(f"capture journal {p} is not readable ({exc})") from exc
+
+
+MAX_JOURNAL_BYTES = 1 << 33
+"""A journal over 8 GiB (some 150 million frames) is not one of feltlab's."""
+
+
+def journal_owner(path: str | Path) -> dict[str, str] | None:
+    """The ``key=value`` pairs of a journal's first line (:func:`journal_header`: the
+    campaign id and part of a campaign's capture), or None when its first line is not a
+    feltlab journal header (a journal from before the header, or another file).  Reads at
+    most the first 512 bytes of a regular file; raises :class:`RigError` for anything else."""
     p = Path(path)
     try:
-        text = p.read_bytes().split(b"\0", 1)[0].decode("ascii")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RigError(f"capture journal {p} is not readable ({exc})") from exc
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise RigError(f"capture journal {p} is not readable ({exc.strerror})") from exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise RigError(f"capture journal {p} is not a regular file")
+        head = os.read(fd, 512)
+    finally:
+        os.close(fd)
+    line = head.split(b"\n", 1)[0].decode("ascii", "replace")
+    if not line.startswith(JOURNAL_MAGIC):
+        return None
+    out: dict[str, str] = {}
+    for pair in line[len(JOURNAL_MAGIC) :].split():
+        k, _, v = pair.partition("=")
+        out[k] = v
+    return out
+
+
+def read_journal(path: str | Path) -> list[can.Message]:
+    """The frames of a journal: every complete line after its header (a line torn by a crash
+    is dropped; a journal not closed ends in the NUL bytes of :class:`MappedJournal`'s
+    unwritten rest).
+
+    Raises :class:`RigError` for an unreadable journal (a FIFO or other non-regular file
+    too), or a damaged line before the last (over :data:`MAX_JOURNAL_LINE` characters, a
+    frame of more than 64 data bytes, a stamp that is not a finite number).
+    """
+    p = Path(path)
+    text = _journal_text(p)
     lines = text.split("\n")
     lines.pop()  # "" after the last newline, or the torn last line of a crash
+    if lines and lines[0].startswith("#"):
+        lines = lines[1:]
+    for i, line in enumerate(lines, 2):
+        if len(line) > MAX_JOURNAL_LINE:
+            raise RigError(
+                f"capture journal {p} is damaged: line {i} is {len(line)} characters long, "
+                "not a CAN frame"
+            )
     try:
-        return list(can.CanutilsLogReader(io.StringIO("\n".join(lines) + "\n")))
+        msgs = list(can.CanutilsLogReader(io.StringIO("\n".join(lines) + "\n")))
     except (ValueError, IndexError) as exc:
         raise RigError(f"capture journal {p} is damaged ({exc})") from exc
+    for m in msgs:
+        if len(m.data) > 64 or not math.isfinite(m.timestamp):
+            raise RigError(
+                f"capture journal {p} is damaged: a frame of {len(m.data)} bytes at "
+                f"{m.timestamp} is not a CAN frame"
+            )
+    return msgs
 
 
 def recover_capture(path: str | Path) -> int | None:
@@ -68,13 +131,17 @@ def recover_capture(path: str | Path) -> int | None:
         return None
     msgs = read_journal(j)
     tmp = p.with_name(p.name + ".recovering.blf")
-    writer = can.BLFWriter(str(tmp), compression_level=1)  # as the capture writes its BLF
     try:
-        for m in msgs:
-            writer.on_message_received(m)
-    finally:
-        writer.stop()
-    os.replace(tmp, p)
+        writer = can.BLFWriter(str(tmp), compression_level=1)  # as the capture writes its BLF
+        try:
+            for m in msgs:
+                writer.on_message_received(m)
+        finally:
+            writer.stop()
+        os.replace(tmp, p)
+    except BaseException:  # nothing half-written left behind; the journal is kept
+        tmp.unlink(missing_ok=True)
+        raise
     j.unlink()
     return len(msgs)
 
@@ -101,10 +168,13 @@ _CHANNEL_AT = {int(ch): ch for ch in Channel}
 
 class CaptureDecoder:
     """Decodes frames of any device on the bus (each occupies 16 ids from a base aligned to
-    0x10), or only of ``bases`` when given."""
+    0x10), or only of ``bases`` when given; ``errors``: a list that each malformed frame of
+    those devices is described into (its id, stamp, bytes and what is wrong)."""
 
-    def __init__(self, bases: Iterable[int] | None = None) -> None:
+    def __init__(self, bases: Iterable[int] | None = None, errors: list[str] | None = None) -> None:
         self.bases = set(bases) if bases is not None else None
+        #: when given, a line per frame that breaks the protocol (a 7-byte Fault frame...)
+        self.errors = errors
         self._codecs: dict[int, Codec] = {}
         self._isotp: dict[tuple[int, Channel], IsoTpReassembler] = {}
         self.unknown = 0
@@ -153,6 +223,11 @@ class CaptureDecoder:
         try:
             frame = self._codec(base).decode(msg)
         except ProtocolError as exc:
+            if self.errors is not None:
+                self.errors.append(
+                    f"id 0x{msg.arbitration_id:03X} at {float(msg.timestamp):.6f} s "
+                    f"({len(msg.data)} bytes {bytes(msg.data).hex()}): {exc}"
+                )
             return DecodedRecord(msg.timestamp, base, "frame", "?", {}, None, str(exc))
         if frame is None:
             self.unknown += 1
@@ -180,6 +255,58 @@ def check_blf_complete(path: Path) -> None:
         )
 
 
+MAX_BLF_RATIO = 64
+"""The most a BLF container may inflate relative to its compressed bytes: CAN traffic
+compresses 3-5 times at zlib level 1 (measured on the rig's captures); one frame copied
+millions of times inflates hundreds of times (a decompression bomb)."""
+MAX_BLF_CONTAINER = 16 * 1024 * 1024
+"""The largest BLF container accepted, uncompressed (writers use 128 KiB)."""
+
+
+def check_blf_bounded(path: Path) -> None:
+    """Raise :class:`RigError` for a BLF whose containers inflate past
+    :data:`MAX_BLF_RATIO` times their size or past :data:`MAX_BLF_CONTAINER` bytes (a
+    decompression bomb: 3 MB that inflate to 3 GiB), before any frame is parsed.  Streams
+    each container through ``zlib.decompressobj`` with a bounded output, one at a time."""
+    import struct
+    import zlib
+
+    with path.open("rb") as f:
+        head = f.read(8)
+        if len(head) < 8:
+            return
+        f.seek(struct.unpack_from("<4sL", head)[1])
+        while True:
+            obj = f.read(16)
+            if len(obj) < 16:
+                return
+            sig, _hs, _hv, size, kind = struct.unpack("<4sHHLL", obj)
+            if sig != b"LOBJ" or size < 16:
+                return  # python-can's reader reports the damage
+            if kind != 10:  # not a LOG_CONTAINER
+                f.seek(size - 16 + size % 4, os.SEEK_CUR)
+                continue
+            body = f.read(size - 16)
+            f.read(size % 4)
+            if len(body) < 16:
+                return
+            method, declared = struct.unpack_from("<H6xL4x", body)
+            if method != 2:  # not zlib: its size is its size
+                continue
+            packed = body[16:]
+            room = min(MAX_BLF_CONTAINER, MAX_BLF_RATIO * max(len(packed), 1024))
+            try:
+                out = zlib.decompressobj().decompress(packed, room + 1)
+            except zlib.error:
+                return  # damage, reported by the reader
+            if len(out) > room or declared > MAX_BLF_CONTAINER:
+                raise RigError(
+                    f"capture file {path} is a decompression bomb: a container of "
+                    f"{len(packed)} bytes inflates past {room} bytes (more than "
+                    f"{MAX_BLF_RATIO} times); not a capture of CAN traffic"
+                )
+
+
 def read_capture(path: str | Path) -> Iterator[can.Message]:
     """The frames of a capture file, in order, through ``can.LogReader``.
 
@@ -196,10 +323,25 @@ def read_capture(path: str | Path) -> Iterator[can.Message]:
         return
     if not p.exists():
         raise RigError(f"capture file {p} does not exist")
+    if not p.is_file():
+        raise RigError(f"capture file {p} is not a regular file (a FIFO, device or folder)")
     if p.suffix.lower() == ".blf":
         check_blf_complete(p)
+        check_blf_bounded(p)
     try:
-        yield from can.LogReader(str(p))
+        if p.suffix.lower() == ".asc":  # its header's date, not stamps from 0: epoch stamps
+            reader: Iterable[can.Message] = can.ASCReader(str(p), relative_timestamp=False)
+        else:
+            reader = can.LogReader(str(p))
+        for n, m in enumerate(reader, 1):
+            if len(m.data) > 64:  # (a stamp that is not a number is the analysis' to refuse)
+                raise RigError(
+                    f"capture file {p}: frame {n} is not a CAN frame ({len(m.data)} data "
+                    "bytes); the file is damaged or not a capture"
+                )
+            yield m
+    except RigError:
+        raise
     except Exception as exc:  # python-can's readers raise struct.error, zlib.error, ...
         fmt = FORMATS.get(p.suffix.lower(), p.suffix)
         raise RigError(

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import can
 
@@ -26,6 +26,9 @@ from feltlab.rig.bus.isotp_channel import IsoTpChannel
 from feltlab.rig.clock import Clock, RealClock
 from feltlab.rig.errors import BusSpecError
 from feltlab.rig.protocol.codec import frame_bits
+
+if TYPE_CHECKING:
+    from feltlab.rig.bus.writer import CaptureWriter
 
 log = logging.getLogger(__name__)
 
@@ -318,7 +321,7 @@ class Node:
         *,
         bitrate: int | None = None,
         pace: bool = True,
-        capture: str | Path | None = None,
+        capture: str | Path | CaptureWriter | None = None,
         clock: Clock | None = None,
     ) -> None:
         self._own_clock = clock is None
@@ -368,7 +371,7 @@ class Node:
         if capture is not None:
             from feltlab.rig.bus.capture import CaptureWriter
 
-            self.capture = CaptureWriter(capture)
+            self.capture = capture if isinstance(capture, CaptureWriter) else CaptureWriter(capture)
             self.add_listener(self.capture.on_message_received)
             self.bus.tx_listeners.append(self.capture.on_message_received)
         self._closed = False

@@ -29,6 +29,21 @@ def journal_path(path: str | Path) -> Path:
     return p.with_name(p.name[: -len(p.suffix)] + JOURNAL_SUFFIX)
 
 
+JOURNAL_MAGIC = "# feltlab-journal 1"
+"""The first line of every journal; a campaign's part adds ``campaign=<id> part=<n>`` to it,
+so the journal names its campaign from its first line (``--resume`` refuses one that does not
+name this campaign and part)."""
+
+
+def journal_header(owner: dict[str, Any] | None) -> str:
+    """The journal's first line: :data:`JOURNAL_MAGIC` and ``key=value`` pairs of ``owner``
+    (values without spaces)."""
+    pairs = "".join(f" {k}={v}" for k, v in sorted((owner or {}).items()))
+    if any(c.isspace() for c in pairs.replace(" ", "")):
+        raise ValueError("journal owner values must not hold whitespace")
+    return JOURNAL_MAGIC + pairs + "\n"
+
+
 def _candump_line(msg: can.Message) -> str:
     ident = f"{msg.arbitration_id:08X}" if msg.is_extended_id else f"{msg.arbitration_id:03X}"
     body = "R" if msg.is_remote_frame else msg.data.hex().upper()
@@ -160,7 +175,13 @@ class CaptureWriter:
     #: frames a BLF capture keeps (about 160 bytes each); past it, frame by frame
     KEEP_LIMIT = 500_000
 
-    def __init__(self, path: str | Path, *, journal: bool | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        journal: bool | None = None,
+        owner: dict[str, Any] | None = None,
+    ) -> None:
         self.path = Path(path)
         if self.path.suffix.lower() not in FORMATS:
             raise RigError(
@@ -175,6 +196,7 @@ class CaptureWriter:
         if journal:
             # each frame's line reaches the OS (its page cache) when written
             self._journal = MappedJournal(journal_path(self.path))
+            self._journal.write(journal_header(owner))  # names its campaign (owner) first
         self._writer: Any = None
         self._kept: list[Kept] | None = None
         if blf:

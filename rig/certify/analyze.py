@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -378,10 +378,24 @@ def analyze_batch(
     )
     for nm in ("shuffle_cycle", "first_card", "round_trip.ping"):
         if data.timings.get(nm):
-            a.plots.setdefault("latencies", {})[nm] = _plottable(data.timings[nm])
+            a.plots.setdefault("latencies", {})[nm] = _with_limits(
+                _plottable(data.timings[nm]), lim, nm.removesuffix(".ping")
+            )
     draw_ahead(latencies=a.plots.get("latencies"))  # drawn while the battery runs
     guard(a, "battery", "", _battery, a, prof, sample, alpha=alpha, seed=seed, progress=progress)
     return a
+
+
+def _with_limits(samples: list[float], limits: Mapping[str, float], name: str) -> dict[str, Any]:
+    """A latency histogram's input with the limits it is judged against (``{name}_p99``,
+    ``{name}_max`` of the profile, seconds), drawn on it by
+    :func:`feltlab.rig.certify.report.make_plots`."""
+    drawn = {
+        label: float(limits[key])
+        for label, key in (("p99 limit", f"{name}_p99"), ("max limit", f"{name}_max"))
+        if limits.get(key) is not None
+    }
+    return {"samples": samples, "limits": drawn}
 
 
 def _plottable(samples: Sequence[float]) -> list[float]:

@@ -36,8 +36,8 @@ from feltlab.rig.certify.collect import (
     _wait_heartbeats,
     calibrate_after,
     campaign_fault_plan,
+    check_freshness,
     fewer_gc_passes,
-    freshness_store,
     watch_host,
 )
 from feltlab.rig.certify.decode import CaptureData, read_campaign_capture
@@ -74,9 +74,12 @@ from feltlab.rig.certify.record import (
     check_parts,
     clock_record,
     device_name,
+    first_stamp,
     record_part,
     recover_captures,
+    refuse_links,
     report_plots,
+    taken_out_hint,
     verdict_summary,
 )
 from feltlab.rig.certify.report import write_report
@@ -168,9 +171,13 @@ def collect_part(
         if live is not None and client is not None:
             live.detach(result.done, result.missing)
         if client is not None:
-            key = getattr(client, "_key", None)
-            if key is not None and client.freshness:
-                freshness_store(opts.profile).remember(key, client.freshness)
+            saver = getattr(client, "freshness_saver", None)
+            if saver is not None:
+                saver.accepted(client.freshness)
+                try:
+                    saver.close()
+                except (RigError, OSError) as exc:
+                    result.error = result.error or f"freshness not saved: {exc}"
             result.bus = client.node.stats()
             result.stale_replies = client.stale_replies
             writer = client.node.capture
@@ -213,12 +220,11 @@ def run_campaign(
     out = opts.out
     if resume:
         state = _read_state(out)
-        from feltlab.rig.bus.capture import journal_path
-
-        closed = [c for c in _capture_paths(out) if not journal_path(c).exists()]
-        check_parts(out, state, closed)  # a foreign capture is refused before any work
+        refuse_links(out)  # a link planted in the folder: nothing written through it
+        check_parts(out, state, _capture_paths(out))  # foreign parts: refused before any work
         prof = profile_from_dict(state["profile"]["data"], state["profile"]["path"])
         _refuse_complete(out, prof, int(state["size"]))
+        check_freshness(prof)
         opts = CampaignOptions(
             prof,
             out,
@@ -233,16 +239,10 @@ def run_campaign(
         )
     else:
         campaign_fault_plan(opts.profile, opts.faults)  # bad plans and keys: before mkdir
-        if opts.profile.device_kind.keyed:
-            opts.profile.key()
+        check_freshness(opts.profile)  # and an unwritable or rolled-back freshness state
         if opts.seed is not None and not 0 <= opts.seed <= U64_MAX:
             raise CampaignError(f"the seed must be in 0..{U64_MAX}, got {opts.seed}")
-        cmd = opts.profile.device_kind.command
-        _new_out_dir(
-            out,
-            "choose a new --out directory, or continue it with "
-            f"feltlab certify {cmd} --resume {{out}}",
-        )
+        _new_out_dir(out, taken_out_hint(out, opts.profile.device_kind.command))
     prof = opts.profile
     seed = opts.seed if opts.seed is not None else secrets.randbits(62)
     alpha = float(opts.alpha if opts.alpha is not None else prof.campaign.get("alpha", 0.01))
@@ -265,6 +265,7 @@ def run_campaign(
         "clock": opts.clock_mode,
         "device_on_host": opts.device_shares_host,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "parts": [],  # each part proved this campaign's as it closes (record_part)
     }
     plan = campaign_fault_plan(prof, opts.faults)  # a bad plan stops here, before collection
     if plan is not None and not resume and size < shoes_needed(len(plan.faults)):
@@ -294,11 +295,11 @@ def run_campaign(
                     "campaign_id": state["campaign_id"],
                     "device_seed": part_seed(int(state["seed"]), p),
                     "sha256": _sha256(out / name),
+                    "first_stamp": first_stamp(out / name),
                     "recovered": True,
                 }
             )
-        if "parts" in old or recovered:
-            check_parts(out, state, _capture_paths(out))  # the recovered parts too
+        check_parts(out, state, _capture_paths(out))  # the recovered parts too
     (out / "campaign.json").write_text(json.dumps(state, indent=2))
     if live is not None:
         live.campaign_started(state, out)

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from feltlab import native
+from feltlab.rig.bus.writer import CaptureWriter
 from feltlab.rig.certify.faults import (
     FaultPlan,
     FaultRunner,
@@ -37,7 +38,12 @@ from feltlab.rig.errors import (
     SecurityFault,
 )
 from feltlab.rig.protocol.codec import Result
-from feltlab.rig.protocol.freshness import FRESHNESS_STARTS, FreshnessStore, freshness_starts
+from feltlab.rig.protocol.freshness import (
+    FRESHNESS_STARTS,
+    FreshnessSaver,
+    FreshnessStore,
+    freshness_starts,
+)
 from feltlab.seeds import part_seed
 
 log = logging.getLogger("feltlab.rig.certify")  # the campaign's logger, as before the split
@@ -148,10 +154,39 @@ class Collected:
 
 
 def freshness_store(prof: Profile) -> FreshnessStore:
-    """The lab's freshness state for ``prof``'s panel: ``[campaign] freshness_state`` or the
-    default location (:mod:`feltlab.rig.protocol.freshness`)."""
+    """The lab's freshness state for ``prof``'s panel: ``[campaign] freshness_state`` and
+    ``freshness_counter``, or their default locations (:mod:`feltlab.rig.protocol.freshness`)."""
     where = prof.campaign.get("freshness_state")
-    return FreshnessStore(Path(str(where)).expanduser() if where else None)
+    counter = prof.campaign.get("freshness_counter")
+    return FreshnessStore(
+        Path(str(where)).expanduser() if where else None,
+        Path(str(counter)).expanduser() if counter else None,
+    )
+
+
+def _journal_owner(directory: Path, part: int) -> dict[str, Any] | None:
+    """What a part's journal names on its first line: its campaign (the id in the folder's
+    campaign.json) and part; None outside a campaign folder."""
+    try:
+        cid = json.loads((directory / "campaign.json").read_text(encoding="utf-8"))["campaign_id"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(cid, str) or not cid.isalnum():
+        return None
+    return {"campaign": cid, "part": part}
+
+
+def check_freshness(prof: Profile) -> None:
+    """Before any collection of a keyed device's campaign: its key loads, the freshness
+    state's and counter's folders are writable (else :class:`RigError` naming the one that is
+    not), and the state matches its counter (else :class:`SecurityFault`: rolled back,
+    deleted or edited)."""
+    if not prof.device_kind.keyed:
+        return
+    key = prof.key()
+    store = freshness_store(prof)
+    store.ensure_writable()
+    store.check(key)
 
 
 def _open(
@@ -171,7 +206,8 @@ def _open(
             spec += f",bitrate={int(rate)}"
     dev = None
     key = prof.key() if kind.keyed else None
-    last_fv = freshness_store(prof).last(key) if key is not None else 0
+    store = freshness_store(prof)
+    last_fv = store.check(key) if key is not None else 0
     if opts.simulated:
         dev_opts = prof.device_options(simulated=True)
         extra: dict[str, Any] = {"seed": part_seed(seed, part)}
@@ -186,25 +222,37 @@ def _open(
         ).start()
     kw: dict[str, Any] = {}
     if key is not None:
-        kw = {"key": key, "require_auth": prof.authenticate, "freshness": last_fv}
+        saver = FreshnessSaver(store, key)  # saved as each result is accepted
+        kw = {
+            "key": key,
+            "require_auth": prof.authenticate,
+            "freshness": last_fv,
+            "on_fresh": saver.accepted,
+        }
         starts = freshness_starts(capture.parent)
         starts[part] = last_fv
         (capture.parent / FRESHNESS_STARTS).write_text(json.dumps(starts, sort_keys=True))
+    writer = CaptureWriter(capture, owner=_journal_owner(capture.parent, part))
     try:
         client = kind.client(
             spec,
             base=prof.base,
             timeout=float(prof.campaign.get("timeout", 0.5)),
-            capture=capture,
+            capture=writer,
             heartbeat_period=prof.heartbeat_period,
             clock=clock,
             limits=prof.limits,
             **kw,
         )
     except BaseException:
+        writer.stop()
         if dev is not None:
             dev.stop()
+        if key is not None:
+            saver.close()
         raise
+    if key is not None:
+        client.freshness_saver = saver
     return dev, client, spec
 
 

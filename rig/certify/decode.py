@@ -9,6 +9,7 @@ draws, and the timing samples (timestamps are the frames' epoch stamps, as captu
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from feltlab.rig.bus.capture import CaptureDecoder, read_capture
+from feltlab.rig.errors import RigError
 from feltlab.rig.protocol.codec import (
     Channel,
     FaultCode,
@@ -62,6 +64,8 @@ class CaptureData:
     shoes: list[ShoeRead] = field(default_factory=list)
     loads: list[tuple[int, LoadPayload]] = field(default_factory=list)
     payload_errors: list[str] = field(default_factory=list)
+    #: frames at the device's ids that break the protocol (wrong length, bad field value)
+    frame_errors: list[str] = field(default_factory=list)
     heartbeat_gaps: list[float] = field(default_factory=list)
     heartbeat_kind: int | None = None
     timings: dict[str, list[float]] = field(default_factory=dict)
@@ -125,8 +129,17 @@ def read_campaign_capture(
     exclude: Sequence[tuple[float, float]] = (),
     exclude_heartbeats: Sequence[tuple[float, float]] = (),
     frames: Mapping[str, Sequence[Any]] | None = None,
+    time_bases: Mapping[str, float] | None = None,
 ) -> CaptureData:
     """Decode ``paths`` (the parts of one campaign, in order) for the device at ``base``.
+
+    ``time_bases``: a part's file stem (``capture-001``) -> the epoch stamp (UTC) of its
+    first frame in file order, as the campaign recorded it when the part closed
+    (campaign.json ``parts``).  A
+    part read from a file whose format keeps another time base (python-can's ASC, stamps
+    from 0; a BLF whose header a tool wrote in local time; candump) is moved onto it, so
+    every format of the same campaign gives the same stamps (within the format's own
+    resolution) and the same verdict: the fault windows of ``exclude`` are in that time base.
 
     ``progress(frames)`` is called every 10,000 frames; ``exclude`` are (start, end) epoch
     spans of injected faults whose timing samples are left out (``exclude_heartbeats``: whose
@@ -138,7 +151,19 @@ def read_campaign_capture(
     for part, path in enumerate(paths, start=1):
         p = Path(path)
         kept = (frames or {}).get(p.name)
-        _read_part(p, part, data, progress, list(read_capture(p)) if kept is None else list(kept))
+        msgs = list(read_capture(p)) if kept is None else list(kept)
+        bad = next((m for m in msgs if not math.isfinite(m.timestamp)), None)
+        if bad is not None:  # no time base, no timing: refused, not judged
+            raise RigError(
+                f"capture file {p}: a frame stamped {bad.timestamp} is not a CAN frame "
+                "(its time is not a number); the file is damaged or not a capture"
+            )
+        tb = (time_bases or {}).get(p.stem)  # capture-001.blf, .asc, .log: one part
+        if kept is None and tb is not None and msgs and msgs[0].timestamp != tb:
+            shift = float(tb) - float(msgs[0].timestamp)
+            for m in msgs:
+                m.timestamp = float(m.timestamp) + shift
+        _read_part(p, part, data, progress, msgs)
         data.parts = part
     return data
 
@@ -151,7 +176,7 @@ def _read_part(
     msgs: list[Any],
 ) -> None:
     base = data.base
-    dec = CaptureDecoder([base])
+    dec = CaptureDecoder([base], errors=data.frame_errors)
     shoe_id = base + Channel.SHOE
     msgs.sort(key=lambda m: m.timestamp)  # host frames and device frames, in wire order
     pending: dict[tuple[int, int], tuple[float, int, int]] = {}  # (rid, op) -> (t, a8, a32)

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from feltlab.inputs import read_text_regular
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.measures import Measurement, within
 from feltlab.rig.errors import RigError
@@ -251,10 +252,11 @@ class FaultRunner:
 
 def read_trials(directory: Path | None) -> list[dict[str, Any]]:
     """The trials recorded in ``directory/faults.jsonl`` (a torn last line is skipped)."""
-    if directory is None or not (directory / FAULTS_FILE).exists():
+    if directory is None:
         return []
-    out = []
-    for line in (directory / FAULTS_FILE).read_text(encoding="utf-8").splitlines():
+    text = read_text_regular(directory / FAULTS_FILE, "fault trials", 64 << 20, error=RigError)
+    out: list[dict[str, Any]] = []
+    for line in (text or "").splitlines():
         try:
             out.append(json.loads(line))
         except ValueError:

@@ -5,6 +5,7 @@ the same verdicts and statistics (docs/certification.md)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from feltlab.rig.certify.analyze import Analysis, guard
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.decode import CaptureData, read_campaign_capture
 from feltlab.rig.certify.faults import fault_results, fault_windows, read_trials
+from feltlab.rig.certify.measures import within
 from feltlab.rig.certify.profile import (
     CampaignError,
     Profile,
@@ -35,6 +37,24 @@ from feltlab.rig.certify.record import (
 from feltlab.rig.certify.report import write_report
 from feltlab.rig.certify.uncertainty import HostUncertainty, combine, read_calibrations
 from feltlab.seeds import U64_MAX
+
+
+def part_time_bases(directory: Path | None) -> dict[str, float]:
+    """A campaign folder's recorded time base of each part (file stem -> the epoch stamp of
+    its first frame; :func:`feltlab.rig.certify.decode.read_campaign_capture`); empty for
+    none, or for parts recorded before time bases were."""
+    if directory is None or not (directory / "campaign.json").is_file():
+        return {}
+    try:
+        state = json.loads((directory / "campaign.json").read_text(encoding="utf-8"))
+        parts = state.get("parts") or []
+        return {
+            Path(str(p["file"])).stem: float(p["first_stamp"])
+            for p in parts
+            if isinstance(p, dict) and isinstance(p.get("first_stamp"), int | float)
+        }
+    except (OSError, ValueError, AttributeError, TypeError, RecursionError):
+        return {}
 
 
 def analyze_campaign(
@@ -68,6 +88,7 @@ def analyze_campaign(
         exclude=fault_windows(trials, prof.heartbeat_period),
         exclude_heartbeats=fault_windows(trials, prof.heartbeat_period, heartbeat=True),
         frames=frames,
+        time_bases=part_time_bases(directory),
     )
     if data.frames == 0:
         a = Analysis(errors=["the capture holds no frame"], host=host)
@@ -82,6 +103,17 @@ def analyze_campaign(
     )
     a.detail["frames"] = data.frames
     a.detail["parts"] = data.parts
+    a.measurements.append(  # a malformed frame is a protocol failure of the device
+        within(
+            "protocol.malformed_frames",
+            float(len(data.frame_errors)),
+            "frames",
+            0,
+            0,
+            reason="every frame at the device's ids must decode (docs/protocol.md)",
+            examples=data.frame_errors[:5],
+        )
+    )
     if trials:
         found = guard(a, "fault", "s", fault_results, trials, data.shoes, prof.limits)
         if found is not None:

@@ -128,6 +128,7 @@ CAMPAIGN: dict[str, Num | Kind] = {
     "online_timeout": Num(0, LIMIT_CEILING, open_low=True),
     "inject_faults": FLAG,
     "freshness_state": TEXT,
+    "freshness_counter": TEXT,
 }
 
 LIMIT = Num(0, LIMIT_CEILING)

@@ -5,11 +5,13 @@ the collection's own measurement) and :func:`verdict_summary`."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import platform
+import stat
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from feltlab import native
+from feltlab.inputs import read_text_regular
 from feltlab.rig.certify.analyze import (
     Analysis,
 )
@@ -83,10 +86,25 @@ def software_versions() -> dict[str, Any]:
 
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
-    with path.open("rb") as f:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO is seen, never waited on
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise CampaignError(f"{path} is not a regular file (a FIFO, device or folder)")
+    with os.fdopen(fd, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def first_stamp(capture: Path) -> float | None:
+    """The epoch stamp (UTC, the campaign's clock) of the first frame of ``capture`` in file
+    order: the part's time base, recorded when it closes (None for an empty capture)."""
+    from feltlab.rig.bus.capture import read_capture
+
+    with contextlib.closing(read_capture(capture)) as frames:  # type: ignore[type-var]
+        for msg in frames:
+            return float(msg.timestamp)
+    return None
 
 
 def record_part(directory: Path, part: int, capture: Path, *, recovered: bool = False) -> None:
@@ -102,6 +120,7 @@ def record_part(directory: Path, part: int, capture: Path, *, recovered: bool = 
             "campaign_id": state.get("campaign_id"),
             "device_seed": part_seed(int(state["seed"]), part) if "seed" in state else None,
             "sha256": _sha256(capture),
+            "first_stamp": first_stamp(capture),
             "recovered": recovered,
         }
     )
@@ -112,24 +131,68 @@ def record_part(directory: Path, part: int, capture: Path, *, recovered: bool = 
 
 
 def check_parts(directory: Path, state: dict[str, Any], captures: Sequence[Path]) -> None:
-    """Raise :class:`CampaignError` for a capture part of ``directory`` that is not the one
-    its campaign recorded (another campaign's capture, or a file changed since).  Campaigns
-    from before parts were recorded (no ``parts`` in campaign.json) are not checked."""
-    if "parts" not in state:
-        return
+    """Raise :class:`CampaignError` for a capture part of ``directory`` that is not proved to
+    be its campaign's: a closed part (a BLF without journal) must be in campaign.json's
+    ``parts`` with this campaign's id and its SHA-256; a part that never closed, and every
+    journal in ``directory``, must name this campaign and its part on its first line
+    (:func:`feltlab.rig.bus.writer.journal_header`). A campaign.json without ``parts`` proves
+    nothing and is refused (removing it must not turn the check off)."""
+    from feltlab.rig.bus.capture import JOURNAL_SUFFIX, journal_owner, journal_path
+
+    cid = state.get("campaign_id")
+    if not isinstance(state.get("parts"), list):
+        raise CampaignError(
+            f"{directory / 'campaign.json'} has no list of parts: its captures cannot be "
+            f"proved campaign {cid}'s (was it edited?); analyse each capture-NNN.blf as a file"
+        )
     known = {p["file"]: p for p in state["parts"]}
+    journals = set(directory.glob(f"capture-[0-9][0-9][0-9]{JOURNAL_SUFFIX}"))
     for cap in captures:
+        j = journal_path(cap)
+        if j.exists():
+            journals.add(j)
+            continue  # never closed: its journal speaks for it (below)
         entry = known.get(cap.name)
         if entry is None:
             raise CampaignError(
-                f"{cap} was not collected by campaign {state.get('campaign_id')} (no such "
-                "part in its campaign.json): remove it, or analyse it on its own as a file"
+                f"{cap} was not collected by campaign {cid} (no such part in its "
+                "campaign.json): remove it, or analyse it on its own as a file"
             )
-        if entry.get("campaign_id") != state.get("campaign_id") or entry["sha256"] != _sha256(cap):
+        if entry.get("campaign_id") != cid or entry["sha256"] != _sha256(cap):
             raise CampaignError(
-                f"{cap} does not belong to campaign {state.get('campaign_id')}: its SHA-256 "
+                f"{cap} does not belong to campaign {cid}: its SHA-256 "
                 "differs from the one recorded when the part closed (another campaign's "
                 "capture, or a file changed since); restore the original part"
+            )
+    for j in sorted(journals):
+        part = str(int(j.name[len("capture-") : len("capture-") + 3]))
+        owner = journal_owner(j)
+        if owner is None or owner.get("campaign") != cid or owner.get("part") != part:
+            named = (
+                "names no campaign"
+                if owner is None or "campaign" not in owner
+                else f"names campaign {owner.get('campaign')} part {owner.get('part')}"
+            )
+            raise CampaignError(
+                f"{j} {named}, not campaign {cid} part {part}: a part that never closed "
+                "is accepted only with its own journal; move it out of the folder"
+            )
+
+
+def refuse_links(directory: Path) -> None:
+    """Raise :class:`CampaignError` if the campaign folder holds a symbolic link, or a file
+    that is not regular (a FIFO, a device): ``--resume`` writes campaign.json, the capture,
+    the record, the report and JUnit there, and a link planted in the folder would redirect
+    a write to any file the user can write."""
+    for entry in sorted(os.scandir(directory), key=lambda e: e.name):
+        if entry.is_symlink():
+            raise CampaignError(
+                f"{entry.path} is a link: feltlab writes nothing through a link in a campaign "
+                "folder (it would write wherever the link points); remove it and resume"
+            )
+        if not entry.is_file(follow_symlinks=False) and not entry.is_dir(follow_symlinks=False):
+            raise CampaignError(
+                f"{entry.path} is not a regular file (a FIFO or device): remove it and resume"
             )
 
 
@@ -157,11 +220,6 @@ _STATE_FIELDS: dict[str, tuple[str, Any]] = {
     "bus": ("a bus spec or null", lambda v: isinstance(v, str | None)),
     "model": ("a model name or null", lambda v: isinstance(v, str | None)),
     "started": ("a date string", lambda v: isinstance(v, str)),
-}
-_STATE_OPTIONAL: dict[str, tuple[str, Any]] = {
-    "faults": ("a fault list or null", lambda v: isinstance(v, str | None)),
-    "clock": ('"sim", "real" or null', lambda v: v in ("sim", "real", None)),
-    "device_on_host": ("true or false", lambda v: isinstance(v, bool)),
     "parts": (
         "a list of parts (part, file, campaign_id, sha256)",
         lambda v: (
@@ -174,8 +232,17 @@ _STATE_OPTIONAL: dict[str, tuple[str, Any]] = {
             )
         ),
     ),
+}
+_STATE_OPTIONAL: dict[str, tuple[str, Any]] = {
+    "faults": ("a fault list or null", lambda v: isinstance(v, str | None)),
+    "clock": ('"sim", "real" or null', lambda v: v in ("sim", "real", None)),
+    "device_on_host": ("true or false", lambda v: isinstance(v, bool)),
     "recovered_parts": ("a list", lambda v: isinstance(v, list)),
 }
+
+
+MAX_STATE_BYTES = 16 << 20
+"""A campaign.json is a few kB (its profile included): a larger one is refused."""
 
 
 def _read_state(directory: Path) -> dict[str, Any]:
@@ -187,8 +254,11 @@ def _read_state(directory: Path) -> dict[str, Any]:
         "certify and must not be edited), or analyse one capture-NNN.blf as a file"
     )
     try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        text = read_text_regular(path, "campaign.json", MAX_STATE_BYTES, error=CampaignError)
+        if text is None:
+            raise FileNotFoundError(f"no {path.name} in {directory}")
+        state = json.loads(text)
+    except (OSError, ValueError, RecursionError) as exc:
         raise CampaignError(
             f"cannot resume from or analyse {directory}: {path.name} is missing or unreadable "
             f"({exc}); {hint}"
@@ -408,6 +478,18 @@ def verdict_summary(record: dict[str, Any]) -> dict[str, Any]:
             if not m["name"].startswith("collection.")
         ],
     }
+
+
+def taken_out_hint(out: Path, command: str) -> str:
+    """What to do about a new campaign's --out that is not empty (``{out}`` left for
+    :func:`_new_out_dir`): a finished campaign is analysed again, never resumed (its
+    ``--resume`` is refused), an unfinished one continued."""
+    if (out / "record.json").exists():
+        return "choose a new --out directory, or check that campaign again: feltlab analyze {out}"
+    return (
+        "choose a new --out directory, or continue it with "
+        f"feltlab certify {command} --resume {{out}}"
+    )
 
 
 def _new_out_dir(out: Path, hint: str) -> None:

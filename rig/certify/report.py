@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from feltlab.rig.certify.measures import NOT_JUDGED, shown_verdict
 from feltlab.strictjson import dumps
 
 RECORD_VERSION = "1.1"
@@ -60,7 +61,7 @@ def make_plots(
     position_counts: np.ndarray | None = None,
     rising: np.ndarray | None = None,
     eulerian: np.ndarray | None = None,
-    latencies: Mapping[str, Sequence[float]] | None = None,
+    latencies: Mapping[str, Any] | None = None,
 ) -> list[tuple[str, str]]:
     """Base64 PNG plots for the HTML report: the position heat map, the rising-sequence
     histogram over the Eulerian curve, and one latency histogram per named sample (seconds)."""
@@ -102,12 +103,18 @@ def make_plots(
         ax.legend()
         fig.subplots_adjust(left=0.12, right=0.98, bottom=0.15, top=0.96)
         plots.append(("Rising sequences", _png(fig)))
-    for name, samples in (latencies or {}).items():
-        a = np.asarray(samples, dtype=np.float64)
+    for name, given in (latencies or {}).items():
+        # samples (s), or {"samples", "limits": {label: s}}: the limits judged are drawn too
+        limits = given.get("limits") or {} if isinstance(given, Mapping) else {}
+        a = np.asarray(given["samples"] if isinstance(given, Mapping) else given, np.float64)
         if a.size == 0:
             continue
         fig, ax = plt.subplots(figsize=(6, 3))
         ax.hist(a * 1e3, bins=min(50, max(5, a.size // 5)), color="#8fbf8f")
+        for (label, limit), style in zip(limits.items(), ("--", ":"), strict=False):
+            ax.axvline(float(limit) * 1e3, color="#c0392b", linestyle=style, label=label)
+        if limits:
+            ax.legend(fontsize="small")
         ax.set_xlabel(f"{name} (ms)")
         ax.set_ylabel("count")
         fig.subplots_adjust(left=0.12, right=0.98, bottom=0.18, top=0.95)
@@ -135,6 +142,8 @@ def junit_xml(record: Mapping[str, Any]) -> str:
             ET.SubElement(tc, "error", message=message)
         elif verdict == "INCONCLUSIVE":
             ET.SubElement(tc, "skipped", message=f"INCONCLUSIVE: {message}")
+        elif verdict == NOT_JUDGED:  # reported without a limit: no pass to claim
+            ET.SubElement(tc, "skipped", message=f"not judged (no limit): {message}")
 
     battery = record.get("battery")
     if battery:
@@ -149,7 +158,7 @@ def junit_xml(record: Mapping[str, Any]) -> str:
         why = (m.get("detail") or {}).get("reason")
         case(
             m["name"],
-            m["verdict"],
+            shown_verdict(m),
             f"{fmt(m['value'])} {m['unit']}, limits [{fmt(m['low'])}, {fmt(m['high'])}]"
             + (f": {why}" if why else ""),
         )
@@ -196,7 +205,7 @@ def write_report(
             if k not in power_columns:
                 power_columns.append(k)
     html = _report_template().render(
-        record=record, plots=plots, fmt=fmt, power_columns=power_columns
+        record=record, plots=plots, fmt=fmt, power_columns=power_columns, shown=shown_verdict
     )
     (out_dir / "report.html").write_text(html)
     (out_dir / "junit.xml").write_text(junit_xml(record))

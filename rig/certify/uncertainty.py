@@ -59,6 +59,7 @@ from typing import Any
 import can
 import numpy as np
 
+from feltlab.inputs import read_text_regular
 from feltlab.rig.certify.uncertainty_measure import LOOPBACK_ID as LOOPBACK_ID
 from feltlab.rig.certify.uncertainty_measure import BusRef as BusRef
 from feltlab.rig.certify.uncertainty_measure import CalibrationError as CalibrationError
@@ -71,6 +72,7 @@ from feltlab.rig.certify.uncertainty_measure import (
     measure_timer_overshoot as measure_timer_overshoot,
 )
 from feltlab.rig.clock import Clock
+from feltlab.rig.errors import RigError
 
 log = logging.getLogger(__name__)
 
@@ -514,10 +516,11 @@ def read_calibrations(directory: Path | None) -> list[HostUncertainty]:
     """The calibrations recorded in ``directory`` (none: []); an unreadable line is skipped
     with a warning."""
     path = None if directory is None else directory / CALIBRATION_FILE
-    if path is None or not path.exists():
+    if path is None:
         return []
+    text = read_text_regular(path, "host calibrations", 64 << 20, error=RigError)
     out: list[HostUncertainty] = []
-    for n, line in enumerate(path.read_text().splitlines(), start=1):
+    for n, line in enumerate((text or "").splitlines(), start=1):
         if not line.strip():
             continue
         try:

@@ -9,7 +9,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import can
 
@@ -44,6 +44,9 @@ from feltlab.rig.protocol.codec import (
 )
 from feltlab.rig.protocol.inject import FAULTS
 
+if TYPE_CHECKING:
+    from feltlab.rig.bus.writer import CaptureWriter
+
 log = logging.getLogger("feltlab.rig.clients")
 
 
@@ -74,7 +77,7 @@ class DeviceClient:
         base: int | None = None,
         timeout: float = 0.5,
         retries: int = 3,
-        capture: str | Path | None = None,
+        capture: str | Path | CaptureWriter | None = None,
         on_event: Callable[[DeviceEvent], None] | None = None,
         heartbeat_period: float = 0.1,
         cf_timeout: float = 0.25,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import can
@@ -41,7 +41,9 @@ class JackpotPanelClient(DeviceClient):
     :func:`feltlab.rig.protocol.secoc.load_key`) makes the client verify every result (protocol 1.1,
     SecOC style); ``require_auth`` (default: when a key is given) refuses results without a
     valid MAC.  ``freshness`` is the last complete freshness value accepted from this panel
-    (0 for a new panel; the lab keeps it between sessions); :attr:`freshness` reads it.
+    (0 for a new panel; the lab keeps it between sessions); :attr:`freshness` reads it, and
+    ``on_fresh`` (e.g. :meth:`feltlab.rig.protocol.freshness.FreshnessSaver.accepted`) is
+    called with it as each result is accepted (on the receive thread: it must not block).
     A refused result raises :class:`SecurityFault` from the next :meth:`result` and is a
     ``security`` event.  Other keyword arguments are those of :class:`DeviceClient`.
     """
@@ -57,6 +59,7 @@ class JackpotPanelClient(DeviceClient):
         key: DeviceKey | None = None,
         require_auth: bool | None = None,
         freshness: int = 0,
+        on_fresh: Callable[[int], None] | None = None,
         **kw: Any,
     ) -> None:
         if key is not None and not isinstance(key, DeviceKey):
@@ -68,6 +71,7 @@ class JackpotPanelClient(DeviceClient):
             )
         self._key = key
         self._freshness0 = freshness
+        self._on_fresh = on_fresh
         super().__init__(bus, **kw)
 
     def _setup(self) -> None:
@@ -157,6 +161,8 @@ class JackpotPanelClient(DeviceClient):
         if verdict.fresh:
             self._round_fvs.add(verdict.freshness)
             self._results.append(pending)
+            if self._on_fresh is not None:
+                self._on_fresh(verdict.freshness)
         elif verdict.freshness not in self._round_fvs:
             self._refuse(
                 SecurityFault(

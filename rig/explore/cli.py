@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
+from feltlab.clitypes import seed_option
 from feltlab.seeds import U64_MAX
 
 
@@ -31,12 +33,9 @@ def _line(o: object) -> str:
     show_default=True,
     help="Random campaigns to run.",
 )
-@click.option(
-    "--seed",
-    type=click.IntRange(0, U64_MAX),
-    default=1,
-    show_default=True,
-    help="Run seed: campaign I of seed S is a pure function of (S, I).",
+@seed_option(
+    1,
+    "Run seed, 0..2**64-1 (decimal or 0x hex): campaign I of seed S is a pure function of (S, I).",
 )
 @click.option(
     "--first",
@@ -74,7 +73,8 @@ def _line(o: object) -> str:
 )
 @click.option("--strict", is_flag=True, help="Known violations (open issues) fail the run too.")
 @click.option("--verbose", "-v", is_flag=True, help="One line per campaign.")
-@click.option("--json", "json_out", default=None, help="Write every outcome to this JSONL file.")
+@click.option("--json", "as_json", is_flag=True, help="Every outcome as a JSON line on stdout.")
+@click.option("--jsonl", "json_out", metavar="FILE", help="Write every outcome to this JSONL file.")
 def explore_command(
     campaigns: int,
     seed: int,
@@ -85,6 +85,7 @@ def explore_command(
     wall_guard: float,
     strict: bool,
     verbose: bool,
+    as_json: bool,
     json_out: str | None,
 ) -> None:
     """Run random certification campaigns in simulated time (fair, biased and faulty
@@ -105,13 +106,13 @@ def explore_command(
             param_hint="--first",
         )
     root = Path(out) if out else None
-    sink = open(json_out, "w", encoding="utf-8") if json_out else None  # noqa: SIM115
-    done = [0]
+    sink: Any = open(json_out, "w", encoding="utf-8") if json_out else None  # noqa: SIM115
+    sink, done = sink or (sys.stdout if as_json else None), [0]  # --json: the text to stderr
 
     def on_outcome(o: ex.Outcome) -> None:
         done[0] += 1
         if verbose:
-            click.echo(_line(o))
+            click.echo(_line(o), err=as_json)
         for name, text in o.violations:
             click.echo(
                 f"VIOLATION [{name}] campaign {o.scenario.replay} (seed {o.scenario.seed}, "
@@ -122,7 +123,7 @@ def explore_command(
             )
         if verbose:
             for name, text, why in o.known:
-                click.echo(f"  known [{name}] ({why}): {text}")
+                click.echo(f"  known [{name}] ({why}): {text}", err=as_json)
         if sink is not None:
             row = {
                 "scenario": o.scenario.to_dict(),
@@ -154,13 +155,19 @@ def explore_command(
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     finally:
-        if sink is not None:
+        if sink is not None and sink is not sys.stdout:
             sink.close()
     if replay is not None:
         o = summary.outcomes[0]
-        click.echo(json.dumps(o.scenario.to_dict(), indent=2, default=str))
+        click.echo(json.dumps(o.scenario.to_dict(), indent=2, default=str), err=as_json)
         if o.directory is not None:
-            click.echo(f"campaign directory: {o.directory}")
+            click.echo(f"campaign directory: {o.directory}", err=as_json)
+    sys.exit(_summarise(summary, seed, first, strict, as_json))
+
+
+def _summarise(summary: Any, seed: int, first: int, strict: bool, as_json: bool) -> int:
+    """Print the run's summary (to stderr with --json); returns the exit code: 1 with any
+    violation (or known one, ``strict``), else 0."""
     bad = summary.violations
     known = [o for o in summary.outcomes if o.known]
     cal_bad = [line for status, line in summary.calibration if status == "violation"]
@@ -170,18 +177,20 @@ def explore_command(
     click.echo(
         f"explored {len(summary.outcomes)} campaigns (seed {seed}, from {first}) in "
         f"{summary.wall:.1f} s: {summary.rate:.2f} campaigns/s; verdicts "
-        + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items()))
+        + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())),
+        err=as_json,
     )
     for status, line in summary.calibration:
-        click.echo(f"calibration ({status}): {line}")
+        click.echo(f"calibration ({status}): {line}", err=as_json)
     by_known: dict[str, int] = {}
     for o in known:
         for name, _text, why in o.known:
             by_known[f"[{name}] {why}"] = by_known.get(f"[{name}] {why}", 0) + 1
     for k, v in sorted(by_known.items()):
-        click.echo(f"known: {v} x {k}")
+        click.echo(f"known: {v} x {k}", err=as_json)
     click.echo(
         f"{len(bad)} campaign(s) with violations, {len(known)} with known ones"
-        + (", calibration violated" if cal_bad else "")
+        + (", calibration violated" if cal_bad else ""),
+        err=as_json,
     )
-    sys.exit(1 if bad or cal_bad or (strict and known) else 0)
+    return 1 if bad or cal_bad or (strict and known) else 0

@@ -241,9 +241,9 @@ def run_scenario(
     t0 = time.perf_counter()
     result = offline = None
     prof = scenario_profile(sc, key_file)
-    # each campaign is its own lab: its panel's freshness state lives in its directory, so a
-    # campaign never depends on the ones before it (nor touches the user's state file)
-    camp = {**prof.campaign, "freshness_state": str((directory / "freshness.json").resolve())}
+    # each campaign is its own lab (its --out empty): freshness state beside its directory
+    lab = directory.with_name(directory.name + ".lab")
+    camp = {**prof.campaign, "freshness_state": str((lab / "freshness.json").resolve())}
     prof = replace(prof, campaign=camp, raw=dict(prof.raw, campaign=camp))
     opts = _ExploreOptions(
         prof,
@@ -310,6 +310,7 @@ def run_scenario(
         out.directory = directory
     else:
         shutil.rmtree(directory, ignore_errors=True)
+        shutil.rmtree(lab, ignore_errors=True)
     return out
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import sys
 import threading
@@ -47,13 +48,15 @@ class Live:
     use stops the command at once); :meth:`close` drains, lingers and stops."""
 
     def __init__(self, address: str) -> None:
-        from feltlab.rig.live.observer import CampaignObserver, LiveFeed
-        from feltlab.rig.live.server import LiveServer, parse_address
+        from feltlab.rig.live.observer import CampaignObserver
+        from feltlab.rig.live.process import LiveProcess, new_shared_feed
+        from feltlab.rig.live.server import parse_address
 
         host, port = parse_address(address)
-        self.feed = LiveFeed()
+        # the server runs in a process of its own: viewers cannot move the campaign's timing
+        self.feed = new_shared_feed()
         self.observer = CampaignObserver(self.feed)
-        self.server = LiveServer(self.feed, host, port)
+        self.server = LiveProcess(self.feed, host, port)
 
     def open(self) -> Live:
         self.server.start()
@@ -84,6 +87,7 @@ class Live:
             )
             waiter.wait(linger)
         self.server.stop()
+        shutil.rmtree(self.feed.path.parent, ignore_errors=True)
 
 
 @click.command("view")
@@ -113,7 +117,13 @@ def view(directory: str, live: str | None, live_linger: float | None, as_json: b
     try:
         server = None
         address = parse_address(live) if live is not None else None
-        snap = snapshot_from_directory(path)
+        try:
+            snap = snapshot_from_directory(path)
+        except (TypeError, AttributeError, KeyError, ValueError, RecursionError) as exc:
+            raise RigError(
+                f"{path}: its campaign.json or record.json is not a feltlab campaign's "
+                f"({type(exc).__name__}: {_short(str(exc), 120)}); give a campaign's --out"
+            ) from exc
         if address is not None:
             feed = LiveFeed()
             server = LiveServer(feed, *address, path).start()
@@ -143,34 +153,82 @@ def view(directory: str, live: str | None, live_linger: float | None, as_json: b
         server.stop()
 
 
+#: rows of checks and lines of errors ``view`` prints (the rest counted, not printed)
+MAX_ROWS = 200
+#: characters of one field ``view`` prints (a longer one is cut, with an ellipsis)
+MAX_FIELD = 300
+
+
+def _short(text: object, limit: int = MAX_FIELD) -> str:
+    s = str(text)
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def _dict(v: object) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def _list(v: object) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
 def print_snapshot(snap: dict[str, Any]) -> None:
-    """The campaign's state as text: who, progress, verdict and each check."""
+    """The campaign's state as text: who, progress, verdict and each check (at most
+    MAX_ROWS rows and error lines, each field at most MAX_FIELD characters; every text from
+    the files printed as text, never as rich markup)."""
+    from rich.markup import escape
     from rich.table import Table
 
     console = make_console()
-    camp = snap.get("campaign") or {}
-    prog = snap.get("progress") or {}
+    camp = _dict(snap.get("campaign"))
+    prog = _dict(snap.get("progress"))
     verdict = snap.get("verdict") or "no verdict (no record)"
-    table = Table(title=f"{camp.get('device')}: {verdict}")
+    table = Table(title=escape(_short(f"{camp.get('device')}: {verdict}")))
     for col in ("check", "value", "limits / p", "verdict"):
         table.add_column(col)
-    for c in snap.get("checks", []):
+    checks = [c for c in _list(snap.get("checks")) if isinstance(c, dict)]
+    for c in checks[:MAX_ROWS]:
         value = c.get("value")
         shown = "" if value is None else f"{value} {c.get('unit') or ''}".strip()
         if value is None and c.get("reason"):
             shown = f"not measured: {c['reason']}"
-        table.add_row(c["name"], shown, c.get("limits") or "", c["verdict"])
+        cells = (c.get("name"), shown, c.get("limits") or "", c.get("verdict"))
+        table.add_row(*(escape(_short(x if x is not None else "")) for x in cells))
     console.print(
-        f"campaign {camp.get('id')} in {camp.get('directory')}: {snap.get('state')}, "
-        f"{prog.get('done')} of {prog.get('total')} {camp.get('unit')} collected, "
-        f"clock {camp.get('clock')}"
+        escape(
+            _short(
+                f"campaign {camp.get('id')} in {camp.get('directory')}: {snap.get('state')}, "
+                f"{prog.get('done')} of {prog.get('total')} {camp.get('unit')} collected, "
+                f"clock {camp.get('clock')}",
+                4 * MAX_FIELD,
+            )
+        )
     )
-    if snap.get("checks"):
+    if checks:
         console.print(table)
-    for e in snap.get("errors", []):
-        console.print(f"error: {e}")
-    if snap.get("host_uncertainty") is not None:
-        console.print(f"host timing uncertainty: {json.dumps(snap['host_uncertainty'])}")
+        if len(checks) > MAX_ROWS:
+            console.print(f"... and {len(checks) - MAX_ROWS} more checks (view --json)")
+    errors = _list(snap.get("errors"))
+    for e in errors[:MAX_ROWS]:
+        console.print(escape(f"error: {_short(e)}"))
+    if len(errors) > MAX_ROWS:
+        console.print(f"... and {len(errors) - MAX_ROWS} more errors (view --json)")
+    hu = snap.get("host_uncertainty")
+    if isinstance(hu, dict):
+        console.print(escape(_short(describe_uncertainty(hu))))
+
+
+def describe_uncertainty(hu: dict[str, Any]) -> str:
+    """The host's timing uncertainty in one readable line (the record's
+    ``host_uncertainty``: seconds, source, how it was measured)."""
+    if hu.get("source") == "simulated time":
+        return "host timing uncertainty: none (simulated time)"
+    try:
+        p99, top = float(hu["seconds"]), float(hu["seconds_max"])
+        figure = f"{p99 * 1e3:.3g} ms (p99), {top * 1e3:.3g} ms (max)"
+    except (KeyError, TypeError, ValueError):
+        figure = "not recorded"
+    return f"host timing uncertainty: {figure}, {hu.get('source')}"
 
 
 __all__ = ["Live", "live_options", "print_snapshot", "view"]

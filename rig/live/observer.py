@@ -23,7 +23,8 @@ Snapshot shape (``SCHEMA`` 1; times in seconds, rates in frames or bits per seco
      "device": {"online", "lost", "heartbeats", "heartbeats_missed", "reboots", "faults",
                 "faults_active", "malformed", "stale_replies", "transfer_errors",
                 "retransmissions", "last_heartbeat"},
-     "bus": {"frames_sent", "frames_received", "frames_lost", "bitrate", "bits", "load"},
+     "bus": {"frames_sent", "frames_received", "frames_lost", "bitrate", "bits", "load",
+             "load_average"},
      "latencies": {name: {"n", "p50", "p95", "p99", "max", "edges", "counts"}},
      "samples": {"collected", "missing", "missing_list"},
      "host_uncertainty": dict | None, "events": [{"t", "kind", "text"}],
@@ -266,6 +267,11 @@ class CampaignObserver:
             load = min(1.0, bits / ((now_c - self._c0) * bitrate))
         if load is None:
             load = self._snap.get("bus", {}).get("load")
+        # the part's average (its bits over its bus time: the figure a capture gives), beside
+        # the last second's (it moves: 85.6%, 32.1%, 59.6% in one campaign)
+        average = None
+        if bitrate and self._c0 is not None and now_c > self._c0:
+            average = min(1.0, bits / ((now_c - self._c0) * bitrate))
         if self._last_bus is None or now_c - self._last_bus[0] >= 1.0:
             self._last_bus = (now_c, bits)
         self._snap["bus"] = {
@@ -275,6 +281,7 @@ class CampaignObserver:
             "bitrate": bitrate,
             "bits": bits,
             "load": load,
+            "load_average": average,
         }
         if tracker is not None:
             self._snap["latencies"] = tracker.summary()

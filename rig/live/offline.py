@@ -19,6 +19,7 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
     """
     import json
 
+    from feltlab.inputs import read_text_regular
     from feltlab.rig.certify.campaign import clock_record, profile_from_dict
     from feltlab.rig.certify.decode import read_campaign_capture
     from feltlab.rig.errors import RigError
@@ -28,16 +29,23 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
     record_path = directory / "record.json"
     if not directory.is_dir():
         raise RigError(f"{directory} is not a directory: give a campaign's --out directory")
-    if not state_path.is_file() and not record_path.is_file():
+    if not state_path.exists() and not record_path.exists():
         raise RigError(
             f"{directory} holds no campaign (no campaign.json or record.json): give a "
             "campaign's --out directory"
         )
-    try:
-        state = json.loads(state_path.read_text()) if state_path.is_file() else {}
-        record = json.loads(record_path.read_text()) if record_path.is_file() else None
-    except (OSError, ValueError) as exc:
-        raise RigError(f"{directory}: cannot read the campaign's JSON ({exc})") from exc
+    parsed: dict[str, Any] = {}
+    for path, limit in ((state_path, 16 << 20), (record_path, 256 << 20)):
+        try:
+            text = read_text_regular(path, path.name, limit, error=RigError)
+            parsed[path.name] = json.loads(text) if text is not None else None
+        except (OSError, ValueError, RecursionError) as exc:
+            why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+            raise RigError(f"{path} is not readable JSON ({why})") from exc
+    state = parsed["campaign.json"] if parsed["campaign.json"] is not None else {}
+    record = parsed["record.json"]
+    if not isinstance(state, dict) or not isinstance(record, dict | None):
+        raise RigError(f"{directory}: campaign.json and record.json must hold JSON objects")
     snap = empty_snapshot()
     kind = str(state.get("kind") or (record or {}).get("kind") or "batch")
     prof_data = (state.get("profile") or {}).get("data") or (record or {}).get("profile", {}).get(
@@ -58,6 +66,8 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
         "bus": state.get("bus") or "in-process virtual bus",
     }
     snap["progress"]["total"] = state.get("size")
+    # read from the folder: no elapsed time was measured here (it showed "0 µs elapsed")
+    snap["progress"]["wall_elapsed_s"] = snap["progress"]["clock_elapsed_s"] = None
     captures = sorted(directory.glob("capture-[0-9][0-9][0-9].blf"))
     if captures and prof_data:
         try:

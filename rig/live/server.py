@@ -21,8 +21,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import ipaddress
 import json
 import logging
+import os
+import socket
+import stat
 import threading
 from pathlib import Path
 from typing import Any
@@ -47,6 +51,28 @@ DEFAULT_HOST = "127.0.0.1"
 POLL_SECONDS = 1.0
 #: seconds between SSE comments that keep an idle connection open
 KEEPALIVE_SECONDS = 15.0
+
+
+MAX_REPORT_BYTES = 256 * 1024 * 1024
+
+
+def _read_report(path: Path) -> bytes | None:
+    """The bytes of a report file of the campaign folder, or None: never through a link (a
+    report.html that is a link to a file outside the folder is not served), regular files
+    only, at most MAX_REPORT_BYTES."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:  # missing, or a link (ELOOP)
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_REPORT_BYTES:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read(MAX_REPORT_BYTES)
+    finally:
+        os.close(fd)
 
 
 class LiveServerError(RigError):
@@ -215,10 +241,41 @@ class LiveServer:
             "Referrer-Policy": "no-referrer",
         }
 
+    def host_allowed(self, header: str | None) -> bool:
+        """Whether a request's ``Host`` header names this server: an IP address literal,
+        ``localhost``, or this machine's own host name, with the server's port (or none).
+        Any other name is refused (HTTP 421): a DNS-rebinding page reaches the server under
+        its own domain's name, which is not this machine's."""
+        if not header:
+            return False
+        host, port = header, None
+        if header.startswith("["):
+            host, _, rest = header[1:].partition("]")
+            port = rest[1:] if rest.startswith(":") else None
+        elif header.count(":") == 1:
+            host, _, port = header.partition(":")
+        if port is not None and port != str(self.port):
+            return False
+        host = host.lower().rstrip(".")
+        try:
+            ipaddress.ip_address(host)
+            return True
+        except ValueError:
+            pass
+        names = {"localhost", socket.gethostname().lower(), socket.getfqdn().lower()}
+        return host in names
+
     async def _read_only(self, request: Any, handler: Any) -> Any:
         from aiohttp import web
 
         self.requests += 1
+        if not self.host_allowed(request.headers.get("Host")):
+            # DNS rebinding: a page of another site whose name now resolves here
+            return web.Response(
+                status=421,
+                text="the live view answers only to this machine's addresses and names\n",
+                headers=self._headers(),
+            )
         if request.method not in ("GET", "HEAD"):
             return web.Response(
                 status=405,
@@ -255,7 +312,8 @@ class LiveServer:
 
         name = request.match_info["name"]
         path = self.directory / name if self.directory is not None else None
-        if name not in REPORT_FILES or path is None or not path.is_file():
+        body = _read_report(path) if name in REPORT_FILES and path is not None else None
+        if body is None:
             raise web.HTTPNotFound(text=f"{name}: not written (yet)\n")
         ctype = REPORT_FILES[name]
         headers = self._headers()
@@ -264,7 +322,7 @@ class LiveServer:
                 "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
                 "frame-ancestors 'none'"
             )
-        return web.Response(body=path.read_bytes(), content_type=ctype, headers=headers)
+        return web.Response(body=body, content_type=ctype, headers=headers)
 
     async def _state(self, request: Any) -> Any:
         from aiohttp import web

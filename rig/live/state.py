@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from feltlab.rig.certify.measures import shown_verdict
+
 log = logging.getLogger("feltlab.rig.live")
 
 SCHEMA = 1
@@ -317,7 +319,7 @@ def checks_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "value": None if value is None else f"{value:.4g}",
                 "unit": str(m.get("unit") or ""),
                 "limits": limits,
-                "verdict": str(m.get("verdict")),
+                "verdict": shown_verdict(m),
                 "reason": reason,
             }
         )

@@ -1,17 +1,33 @@
-"""The lab's memory of each jackpot panel's freshness value, across sessions (issue 14).
+"""The lab's memory of each jackpot panel's freshness value, across sessions (issues 14, 30).
 
 SecOC freshness (AUTOSAR SecOC, docs/protocol.md "Authenticated jackpot results") defeats a
 replay only while the receiver remembers the last value it accepted. A host that starts every
 session at zero accepts, in the next campaign, a result recorded in an earlier one. So the lab
-keeps, per panel key, the last complete freshness value accepted, in a state file:
+keeps, per panel key, the last complete freshness value accepted, in a state file, and a
+monotonic counter of the state's updates in a second file, the *counter*, kept where the user
+chooses (ideally where the state's writers cannot roll it back: another disk, a backed-up
+share, a write-once store):
 
-- location: ``[campaign] freshness_state`` of the profile, else ``$FELTLAB_STATE_DIR``, else
-  ``$XDG_STATE_HOME/feltlab``, else ``~/.local/state/feltlab``; the file ``freshness.json``;
+- locations: the state is ``[campaign] freshness_state`` of the profile, else
+  ``$FELTLAB_STATE_DIR``, else ``$XDG_STATE_HOME/feltlab``, else ``~/.local/state/feltlab``,
+  the file ``freshness.json``; the counter is ``[campaign] freshness_counter``, else
+  ``$FELTLAB_FRESHNESS_COUNTER``, else ``freshness.counter.json`` beside the state;
+- saved as each result is accepted (:class:`FreshnessSaver`), not only when a part ends;
+- every update is a read-modify-write under an exclusive lock (``fcntl.flock`` of
+  ``<state>.lock``): concurrent campaigns never lose each other's entries;
 - written atomically (a temporary file in the same folder, fsync, ``os.replace``);
-- tamper-evident: each entry carries an HMAC-SHA256, under the panel's own key, of the key id
-  and the value, so an entry lowered by hand (to re-open the door to a replay) is refused with
-  :class:`SecurityFault` naming the file;
-- monotonic: a value is never lowered.
+- the whole state is bound to the counter: each update raises the state's ``counter`` and
+  writes the counter file with the state's SHA-256 (two phases: ``pending``, then settled, so
+  an update cut by a crash is still recognised). At start (:meth:`FreshnessStore.check`) a
+  state older than the counter (a restored copy), a state that is gone while its counter is
+  not (deleted), a counter that is gone while its state is not, or a state whose bytes are not
+  the counted ones (edited), is a :class:`SecurityFault` naming the file;
+- each entry also carries an HMAC-SHA256, under the panel's own key, of the key id and the
+  value (an entry lowered by hand is refused even if the counter were rewritten with it);
+- monotonic: a value is never lowered; regular files only (a FIFO or device is refused).
+
+What it cannot see: the state *and* its counter rolled back together, or both deleted (a new
+lab then starts at zero, with a warning). Keep the counter where that cannot happen.
 """
 
 from __future__ import annotations
@@ -20,17 +36,39 @@ import contextlib
 import hashlib
 import hmac
 import json
+import logging
 import os
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from feltlab import inputs
 from feltlab.rig.errors import RigError, SecurityFault
 from feltlab.rig.protocol.secoc import DeviceKey
 
+try:  # POSIX; elsewhere the state is written unlocked (one campaign at a time)
+    import fcntl
+except ImportError:  # pragma: no cover - not on the lab's Linux hosts
+    fcntl = None  # type: ignore[assignment]
+
+log = logging.getLogger("feltlab.rig.freshness")
+
 STATE_FILE = "freshness.json"
-STATE_VERSION = 1
+COUNTER_FILE = "freshness.counter.json"
+STATE_VERSION = 2
+"""Version 2 adds the state's ``counter`` (version 1 files, without it, are read once, while no
+counter file exists, and rewritten as version 2)."""
+MAX_STATE_BYTES = 4 * 1024 * 1024
+"""A state or counter file larger than this is refused as damaged (a lab's is a few kB)."""
+
+_COMPROMISED = (
+    "the panel's replays can no longer be ruled out: do not restore an older copy (that is "
+    "what a replay needs); find out who changed it, then re-key the panel (a new key_id) "
+    "and certify it again"
+)
 
 
 def default_state_path() -> Path:
@@ -44,85 +82,360 @@ def default_state_path() -> Path:
     return base / "feltlab" / STATE_FILE
 
 
+def default_counter_path(state: Path) -> Path:
+    """``$FELTLAB_FRESHNESS_COUNTER``, else ``freshness.counter.json`` beside ``state``."""
+    env = os.environ.get("FELTLAB_FRESHNESS_COUNTER")
+    return Path(env).expanduser() if env else state.with_name(COUNTER_FILE)
+
+
 def _tag(key: DeviceKey, last: int) -> str:
-    msg = f"feltlab-freshness:v{STATE_VERSION}:{key.key_id}:{last}".encode()
+    msg = f"feltlab-freshness:v1:{key.key_id}:{last}".encode()
     return hmac.new(key.key, msg, hashlib.sha256).hexdigest()
 
 
+def read_regular(path: Path, what: str, limit: int = MAX_STATE_BYTES) -> bytes | None:
+    """:func:`feltlab.inputs.read_regular` raising :class:`RigError`."""
+    return inputs.read_regular(path, what, limit, error=RigError)
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # the rename itself made durable
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+def _dump(data: dict[str, Any]) -> bytes:
+    return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
+
+
 class FreshnessStore:
-    """The state file at ``path`` (see the module docstring).
+    """The state file at ``path`` and its counter at ``counter`` (see the module docstring).
 
     Raises :class:`RigError` for a file that is not a feltlab freshness state (with its path
-    and how to fix it) and :class:`SecurityFault` (reason ``tampered``) for an entry whose
-    HMAC does not verify.
+    and how to fix it), and :class:`SecurityFault` (reason ``tampered``) for an entry whose
+    HMAC does not verify, or a state that does not match its counter (rolled back, deleted,
+    edited).
     """
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, counter: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else default_state_path()
+        self.counter_path = (
+            Path(counter) if counter is not None else default_counter_path(self.path)
+        )
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
 
-    def _read(self) -> dict[str, Any]:
+    # -- locking -------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self, exclusive: bool) -> Iterator[None]:
+        """``flock`` of ``<state>.lock``: exclusive for an update, shared for a read (a
+        read needs no lock file while the folder does not exist yet)."""
+        if fcntl is None:
+            yield
+            return
+        if exclusive:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            flags = os.O_RDWR | os.O_CREAT
+        elif self.lock_path.exists():
+            flags = os.O_RDONLY
+        else:
+            yield
+            return
         try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return {"version": STATE_VERSION, "panels": {}}
-        except (OSError, UnicodeDecodeError) as exc:
-            raise RigError(f"freshness state {self.path} is not readable ({exc})") from exc
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
+            fd = os.open(self.lock_path, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
+        except OSError as exc:
             raise RigError(
-                f"freshness state {self.path} is damaged ({exc.msg}); restore it from the "
-                "lab's backup (deleting it re-opens every panel to replays)"
+                f"freshness state lock {self.lock_path} cannot be opened ({exc.strerror}); "
+                "give a writable [campaign] freshness_state"
             ) from exc
-        if (
-            not isinstance(data, dict)
-            or data.get("version") != STATE_VERSION
-            or not isinstance(data.get("panels"), dict)
-        ):
-            raise RigError(f"{self.path} is not a feltlab freshness state (version 1)")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
+    # -- reading and verifying -----------------------------------------------------------
+
+    def _parse(self, raw: bytes, what: str, path: Path) -> dict[str, Any]:
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            raise RigError(
+                f"{what} {path} is damaged ({type(exc).__name__}); {_COMPROMISED}"
+            ) from exc
+        if not isinstance(data, dict):
+            raise RigError(f"{path} is not a feltlab {what}")
         return data
 
-    def last(self, key: DeviceKey) -> int:
-        """The last freshness value accepted from the panel of ``key`` (0 if none)."""
-        entry = self._read()["panels"].get(key.key_id)
+    def _counter(self) -> dict[str, Any] | None:
+        raw = read_regular(self.counter_path, "freshness counter")
+        if raw is None:
+            return None
+        data = self._parse(raw, "freshness counter", self.counter_path)
+        pending = data.get("pending")
+        if (
+            data.get("version") != 1
+            or type(data.get("counter")) is not int
+            or not isinstance(data.get("sha256"), str | None)
+            or not (pending is None or isinstance(pending, dict))
+        ):
+            raise RigError(f"{self.counter_path} is not a feltlab freshness counter")
+        return data
+
+    def _load(self) -> tuple[dict[str, Any], dict[str, Any] | None, bytes | None]:
+        """(state, counter, the state's bytes), verified against each other."""
+        raw = read_regular(self.path, "freshness state")
+        counter = self._counter()
+        if raw is None:
+            if counter is not None and counter["counter"] > 0:
+                raise SecurityFault(
+                    f"freshness state {self.path} is gone while its counter "
+                    f"{self.counter_path} stands at update {counter['counter']} (deleted?); "
+                    + _COMPROMISED,
+                    "tampered",
+                )
+            return {"version": STATE_VERSION, "counter": 0, "panels": {}}, counter, None
+        data = self._parse(raw, "freshness state", self.path)
+        version = data.get("version")
+        n = data.get("counter", 0 if version == 1 else None)
+        if (
+            version not in (1, STATE_VERSION)
+            or type(n) is not int
+            or n < 0
+            or not isinstance(data.get("panels"), dict)
+        ):
+            raise RigError(f"{self.path} is not a feltlab freshness state (version 2)")
+        data["counter"] = n
+        if counter is None:
+            if version != 1 and n > 0:
+                raise SecurityFault(
+                    f"freshness state {self.path} is at update {n} but its counter "
+                    f"{self.counter_path} is gone (deleted, or moved?); " + _COMPROMISED,
+                    "tampered",
+                )
+            return data, None, raw
+        if version == 1:
+            raise SecurityFault(
+                f"freshness state {self.path} is an old (version 1) file while its counter "
+                f"{self.counter_path} stands at update {counter['counter']}; " + _COMPROMISED,
+                "tampered",
+            )
+        digest = hashlib.sha256(raw).hexdigest()
+        pending = counter.get("pending") or {}
+        if (n, digest) in (
+            (counter["counter"], counter["sha256"]),
+            (pending.get("counter"), pending.get("sha256")),
+        ):
+            return data, counter, raw
+        if n < counter["counter"]:
+            problem = (
+                f"is at update {n}, older than its counter {self.counter_path} "
+                f"(update {counter['counter']}): an older copy was put back"
+            )
+        else:
+            problem = (
+                f"is not the state its counter {self.counter_path} recorded (update "
+                f"{counter['counter']}): edited outside feltlab"
+            )
+        raise SecurityFault(f"freshness state {self.path} {problem}; " + _COMPROMISED, "tampered")
+
+    def _entry(self, data: dict[str, Any], key: DeviceKey) -> int:
+        entry = data["panels"].get(key.key_id)
         if entry is None:
             return 0
-        if not isinstance(entry, dict) or not isinstance(entry.get("last"), int):
+        if not isinstance(entry, dict) or type(entry.get("last")) is not int:
             raise RigError(f"freshness state {self.path}: entry {key.key_id!r} is damaged")
         last = int(entry["last"])
         if not hmac.compare_digest(str(entry.get("hmac", "")), _tag(key, last)):
             raise SecurityFault(
                 f"freshness state {self.path}: the entry of panel key {key.key_id!r} fails "
-                "its HMAC (edited by hand?); restore the file from the lab's backup",
+                "its HMAC (edited by hand?); " + _COMPROMISED,
                 "tampered",
             )
         return last
 
+    def check(self, key: DeviceKey | None = None) -> int:
+        """Verify the state against its counter (and ``key``'s entry); returns the last
+        freshness value kept for ``key`` (0 if none or no key). Logs a warning when neither
+        file exists (a new lab: every panel starts at 0)."""
+        with self._locked(exclusive=False):
+            data, counter, raw = self._load()
+        if raw is None and counter is None:
+            log.warning(
+                "no freshness state at %s (nor its counter %s): a new one is started, every "
+                "panel at 0",
+                self.path,
+                self.counter_path,
+            )
+        return self._entry(data, key) if key is not None else 0
+
+    def last(self, key: DeviceKey) -> int:
+        """The last freshness value accepted from the panel of ``key`` (0 if none)."""
+        with self._locked(exclusive=False):
+            data, _counter, _raw = self._load()
+        return self._entry(data, key)
+
+    # -- writing -------------------------------------------------------------------------
+
+    def ensure_writable(self) -> None:
+        """Create the state's and the counter's folders and prove both writable, before any
+        collection. Raises :class:`RigError` naming the folder that is not."""
+        for what, path, option in (
+            ("state", self.path, "[campaign] freshness_state (or $FELTLAB_STATE_DIR)"),
+            (
+                "counter",
+                self.counter_path,
+                "[campaign] freshness_counter (or $FELTLAB_FRESHNESS_COUNTER)",
+            ),
+        ):
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd, probe = tempfile.mkstemp(prefix=f".{path.name}-probe-", dir=path.parent)
+                os.close(fd)
+                os.unlink(probe)
+            except OSError as exc:
+                raise RigError(
+                    f"the freshness {what} {path} cannot be written "
+                    f"({exc.strerror or exc}); give a writable {option}"
+                ) from exc
+        with self._locked(exclusive=True):
+            pass
+
     def remember(self, key: DeviceKey, last: int) -> int:
         """Keep ``last`` for the panel of ``key`` if it is higher than the value kept (never
-        lowers it); returns the value now kept. Writes atomically."""
-        kept = self.last(key)
-        if last <= kept:
-            return kept
-        data = self._read()
-        data["panels"][key.key_id] = {
-            "last": int(last),
-            "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "hmac": _tag(key, int(last)),
-        }
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".freshness-", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f, indent=2, sort_keys=True)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        lowers it); returns the value now kept. A read-modify-write under the exclusive
+        lock; the state and its counter written atomically, in two phases."""
+        with self._locked(exclusive=True):
+            data, _counter, raw = self._load()
+            kept = self._entry(data, key)
+            if last <= kept:
+                return kept
+            old_n = int(data["counter"])
+            old_sha = hashlib.sha256(raw).hexdigest() if raw is not None else None
+            data["version"] = STATE_VERSION
+            data["counter"] = old_n + 1
+            data["panels"][key.key_id] = {
+                "last": int(last),
+                "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "hmac": _tag(key, int(last)),
+            }
+            new = _dump(data)
+            new_sha = hashlib.sha256(new).hexdigest()
+            self._write_counter(old_n, old_sha, {"counter": old_n + 1, "sha256": new_sha})
+            _write_atomic(self.path, new)
+            self._write_counter(old_n + 1, new_sha, None)
         return int(last)
+
+    def _write_counter(self, n: int, sha: str | None, pending: dict[str, Any] | None) -> None:
+        try:
+            self.counter_path.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomic(
+                self.counter_path,
+                _dump(
+                    {
+                        "version": 1,
+                        "state": str(self.path.resolve()),
+                        "counter": n,
+                        "sha256": sha,
+                        "pending": pending,
+                    }
+                ),
+            )
+        except OSError as exc:
+            raise RigError(
+                f"the freshness counter {self.counter_path} cannot be written "
+                f"({exc.strerror or exc}); give a writable [campaign] freshness_counter"
+            ) from exc
+
+
+class FreshnessSaver:
+    """Saves a panel's freshness value as each result is accepted: :meth:`accepted` (called
+    on the client's receive thread, never blocking it) hands the value to a thread that
+    writes it with :meth:`FreshnessStore.remember` (coalescing values that arrive while a
+    write is in flight); :meth:`close` writes the last one and raises the first error."""
+
+    def __init__(self, store: FreshnessStore, key: DeviceKey) -> None:
+        self.store = store
+        self.key = key
+        self._want = 0
+        self._saved = 0
+        self._closed = False
+        self._error: BaseException | None = None
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(
+            target=self._run, name=f"freshness-{key.key_id}", daemon=True
+        )
+        self._thread.start()
+
+    @property
+    def saved(self) -> int:
+        """The highest value written so far."""
+        with self._cond:
+            return self._saved
+
+    def accepted(self, freshness: int) -> None:
+        """A result with complete freshness value ``freshness`` was accepted."""
+        with self._cond:
+            if freshness > self._want:
+                self._want = freshness
+                self._cond.notify_all()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while self._want <= self._saved and not self._closed:
+                    self._cond.wait()
+                if self._want <= self._saved or self._error is not None:
+                    return
+                target = self._want
+            try:
+                self.store.remember(self.key, target)
+            except BaseException as exc:  # kept for close(), which raises it
+                log.error("freshness not saved: %s", exc)
+                with self._cond:
+                    self._error = exc
+                    self._cond.notify_all()
+                return
+            with self._cond:
+                self._saved = target
+                self._cond.notify_all()
+
+    def wait_saved(self, freshness: int, timeout: float = 10.0) -> bool:
+        """Wait (bounded) until ``freshness`` is written; False on timeout or error."""
+        with self._cond:
+            return (
+                self._cond.wait_for(
+                    lambda: self._saved >= freshness or self._error is not None, timeout
+                )
+                and self._saved >= freshness
+            )
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Write the last value accepted and stop; raises the first write error."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        self._thread.join(timeout)
+        if self._error is not None:
+            raise self._error
+        if self._thread.is_alive():
+            raise RigError(
+                f"the freshness state {self.store.path} was not written within {timeout:g} s"
+            )
 
 
 FRESHNESS_STARTS = "freshness-starts.json"
@@ -132,10 +445,13 @@ FRESHNESS_STARTS = "freshness-starts.json"
 
 def freshness_starts(directory: Path | None) -> dict[int, int]:
     """``{part: freshness}`` of a campaign directory (empty when none was recorded)."""
-    if directory is None or not (directory / FRESHNESS_STARTS).exists():
+    if directory is None:
+        return {}
+    data = read_regular(directory / FRESHNESS_STARTS, "freshness starts")
+    if data is None:
         return {}
     try:
-        raw = json.loads((directory / FRESHNESS_STARTS).read_text())
+        raw = json.loads(data)
         return {int(k): int(v) for k, v in raw.items()}
-    except (OSError, ValueError, AttributeError) as exc:
+    except (OSError, ValueError, AttributeError, TypeError, RecursionError) as exc:
         raise RigError(f"{directory / FRESHNESS_STARTS} is damaged ({exc})") from exc

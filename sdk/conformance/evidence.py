@@ -91,6 +91,11 @@ def declaration_problems(t: Target) -> Iterator[str]:
             yield f"paytables[{key!r}] is named {table.name!r}: use the same name"
 
 
+MAX_PAY_DENOMINATOR = 10_000
+"""A paytable's pays are ratios of small whole numbers (3 to 2, 6 to 5, 1000 to 1); a larger
+denominator is a float's binary fraction (``Fraction(1.2)``), refused."""
+
+
 def paytable_problems(t: Target, paytable: str) -> list[str]:
     from feltlab.parsheet import code_tuples
 
@@ -111,6 +116,14 @@ def paytable_problems(t: Target, paytable: str) -> list[str]:
             out.append(
                 f"outcome {name!r} pays {pays!r} ({type(pays).__name__}): use an int or "
                 "fractions.Fraction (e.g. Fraction(3, 2) for 3 to 2), never a float"
+            )
+            continue
+        if isinstance(pays, Fraction) and pays.denominator > MAX_PAY_DENOMINATOR:
+            out.append(
+                f"outcome {name!r} pays {pays} (about {float(pays):.6g}): a Fraction made from "
+                f"a float (its denominator {pays.denominator} is a binary one); give the exact "
+                f"pay, e.g. Fraction({pays.limit_denominator(1000).numerator}, "
+                f"{pays.limit_denominator(1000).denominator})"
             )
             continue
         if i == 0 and pays != -1:

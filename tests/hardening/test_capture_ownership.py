@@ -87,3 +87,105 @@ def test_capture_record_never_overwrites(tmp_path: Path) -> None:
     )
     assert res.exit_code == 1 and "never overwrites" in res.output
     assert f.read_bytes() == b"precious"
+
+
+# -- issue 30, class 2: no part accepted without proof ------------------------------------
+
+
+def _journal(path: Path, header: str | None, frames_from: Path) -> None:
+    """A journal as a killed campaign leaves it: ``header`` (None: none), then the frames of
+    capture ``frames_from`` as candump lines, then the NUL bytes of its unwritten rest."""
+    from feltlab.rig.bus.capture import read_capture
+
+    lines = [] if header is None else [header]
+    for m in read_capture(frames_from):
+        lines.append(f"({m.timestamp:.9f}) can0 {m.arbitration_id:03X}#{m.data.hex().upper()} R")
+    path.write_bytes(("\n".join(lines) + "\n").encode() + b"\0" * 4096)
+
+
+@pytest.fixture
+def stopped(tmp_path: Path) -> Path:
+    """A campaign interrupted at once: part 1 closed with a few frames, resumable."""
+    out = tmp_path / "c"
+    stop = threading.Event()
+    stop.set()
+    run_campaign(CampaignOptions(fast(), out, size=12, seed=3), stop=stop)
+    return out
+
+
+def test_a_journal_names_its_campaign_on_its_first_line(stopped: Path) -> None:
+    from feltlab.rig.bus.capture import CaptureWriter, journal_owner, journal_path, read_journal
+
+    cid = json.loads((stopped / "campaign.json").read_text())["campaign_id"]
+    w = CaptureWriter(stopped / "x.blf", owner={"campaign": cid, "part": 7})
+    try:
+        j = journal_path(stopped / "x.blf")
+        assert j.read_bytes().startswith(f"# feltlab-journal 1 campaign={cid} part=7\n".encode())
+        assert journal_owner(j) == {"campaign": cid, "part": "7"}
+        assert read_journal(j) == []  # the header is not a frame
+    finally:
+        w.stop()
+
+
+def test_resume_refuses_journals_without_proof(two: tuple[Path, Path], stopped: Path) -> None:
+    _, b = two
+    mine = json.loads((stopped / "campaign.json").read_text())["campaign_id"]
+    theirs = json.loads((b / "campaign.json").read_text())["campaign_id"]
+    j = stopped / "capture-002.journal.log"
+    cases = {
+        f"# feltlab-journal 1 campaign={theirs} part=2": f"names campaign {theirs} part 2",
+        f"# feltlab-journal 1 campaign={mine} part=5": f"names campaign {mine} part 5",
+        None: "names no campaign",  # a journal from before headers, or hand-made
+        "(1.0) can0 123#00 R": "names no campaign",  # a frame where the header should be
+    }
+    for header, why in cases.items():
+        _journal(j, header, b / "capture-001.blf")
+        with pytest.raises(certify.CampaignError, match=why):
+            run_campaign(CampaignOptions(fast(), stopped), resume=True)
+        assert not (stopped / "capture-002.blf").exists()  # nothing rebuilt from it
+        assert j.exists()  # and nothing of it thrown away
+        with pytest.raises(certify.CampaignError, match=why):
+            analyze_path(stopped, None, out=None)
+    # its own journal (named by this campaign, this part) is accepted and rebuilt
+    _journal(j, f"# feltlab-journal 1 campaign={mine} part=2", stopped / "capture-001.blf")
+    res = run_campaign(CampaignOptions(fast(), stopped), resume=True)
+    assert res.verdict is not Verdict.ABORTED
+    assert (
+        "capture-002.blf" in json.loads((stopped / "campaign.json").read_text())["recovered_parts"]
+    )
+
+
+def test_a_foreign_blf_before_the_first_part_closes_is_refused(
+    two: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, b = two
+    out = tmp_path / "early"
+    stop = threading.Event()
+    stop.set()
+    run_campaign(CampaignOptions(fast(), out, size=12, seed=4), stop=stop)
+    state = json.loads((out / "campaign.json").read_text())
+    state["parts"] = []  # as the folder stands before its first part closes
+    (out / "campaign.json").write_text(json.dumps(state))
+    shutil.copy(b / "capture-001.blf", out / "capture-001.blf")
+    with pytest.raises(certify.CampaignError, match="was not collected by campaign"):
+        run_campaign(CampaignOptions(fast(), out), resume=True)
+
+
+@pytest.mark.parametrize("edit", ["drop", "null", "not-a-list"])
+def test_removing_parts_does_not_turn_the_check_off(
+    two: tuple[Path, Path], tmp_path: Path, edit: str
+) -> None:
+    a, b = two
+    mixed = tmp_path / "mixed"
+    shutil.copytree(a, mixed)
+    shutil.copy(b / "capture-001.blf", mixed / "capture-001.blf")
+    state = json.loads((mixed / "campaign.json").read_text())
+    if edit == "drop":
+        del state["parts"]
+    else:
+        state["parts"] = None if edit == "null" else {"capture-001.blf": "x"}
+    (mixed / "campaign.json").write_text(json.dumps(state))
+    with pytest.raises(certify.CampaignError, match="parts"):
+        analyze_path(mixed, None, out=None)
+    with pytest.raises(certify.CampaignError, match="parts"):
+        run_campaign(CampaignOptions(fast(), mixed), resume=True)

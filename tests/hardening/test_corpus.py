@@ -480,6 +480,143 @@ def _option_cases() -> Iterator[Case]:
         yield Case(f"option-{cid}", command, None, phrase)
 
 
+def _round3_cases() -> Iterator[Case]:
+    """Issue 30's cases: rules files, capture stamps and frames, journals and parts without
+    proof, decompression bombs, crafted records for ``view``, freshness locations."""
+    math_main = "math main --rules {f}"
+    for cid, (text, phrase) in {
+        "pays-zero-stake": ('blackjack_pays = "3:0"', "stake above 0"),
+        "pays-nan": ('blackjack_pays = "nan:1"', "win:stake"),
+        "pays-list": ("blackjack_pays = [3, 2, 1]", "blackjack_pays"),
+        "flag-string": ('insurance = "yes"', "true or false"),
+        "flag-number": ("resplit_aces = 2", "true or false"),
+        "typo": ('blackjak_pays = "3:2"', "did you mean"),
+        "deep": ("a = " + "[" * 3000 + "]" * 3000, "nested too deeply"),
+    }.items():
+        yield Case(f"option-rules-{cid}", math_main, (text + "\n").encode(), phrase)
+    yield Case("option-rules-binary", math_main, bytes(range(128, 256)) * 8, "UTF-8")
+    for stamp in ("inf", "nan", "-inf", "1e400"):
+        frame = f"({stamp}) can0 100#0011223344556677\n".encode()
+        yield Case(f"analyze-stamp-{stamp}", "analyze {f}", frame, "not a CAN frame", ".log")
+
+    def bomb(tmp: Path) -> None:
+        import struct
+        import zlib
+
+        import can
+
+        path = tmp / "bomb.blf"
+        with can.BLFWriter(str(path)) as w:
+            w.on_message_received(can.Message(timestamp=1.7e9, arbitration_id=0x100))
+        head = path.read_bytes()[: struct.unpack_from("<4sL", path.read_bytes())[1]]
+        packed = zlib.compress(b"\0" * (32 << 20), 9)
+        body = struct.pack("<H6xL4x", 2, 32 << 20) + packed
+        obj = struct.pack("<4sHHLL", b"LOBJ", 16, 1, 16 + len(body), 10) + body
+        path.write_bytes(head + obj + b"\0" * (len(obj) % 4))
+
+    for cmd in ("analyze", "capture decode"):
+        yield Case(
+            f"capture-bomb-{cmd.replace(' ', '-')}",
+            f"{cmd} {{tmp}}/bomb.blf",
+            None,
+            "decompression bomb",
+            setup=bomb,
+        )
+
+    def campaign_copy(name: str, change: Callable[[Path], None]) -> Callable[[Path], None]:
+        def make(tmp: Path) -> None:
+            d = tmp / name
+            if not d.exists():
+                shutil.copytree(tmp / "campaign", d)
+                for junk in ("record.json", "report.html", "junit.xml", "manifest.json"):
+                    (d / junk).unlink(missing_ok=True)
+                change(d)
+
+        return make
+
+    def journal(header: str, line: str) -> Callable[[Path], None]:
+        def change(d: Path) -> None:
+            cid = json.loads((d / "campaign.json").read_text())["campaign_id"]
+            text = header.format(cid=cid) + line
+            (d / "capture-002.journal.log").write_bytes(text.encode() + b"\0" * 512)
+
+        return change
+
+    line = "(1.0) can0 100#0011 R\n"
+    for cid, change, phrase in (
+        ("journal-foreign", journal("# feltlab-journal 1 campaign=0ff part=2\n", line), "names"),
+        ("journal-headless", journal("", line), "names no campaign"),
+        ("journal-wrong-part", journal("# feltlab-journal 1 campaign={cid} part=9\n", line),
+         "part 9"),
+        ("journal-300-bytes", journal("# feltlab-journal 1 campaign={cid} part=2\n",
+                                      f"(1.0) can0 100#{'AB' * 300} R\n(2.0) can0 100#00 R\n"),
+         "not a CAN frame"),
+        ("parts-removed", lambda d: (d / "campaign.json").write_text(json.dumps(
+            {k: v for k, v in json.loads((d / "campaign.json").read_text()).items()
+             if k != "parts"})), "parts"),
+        ("link-planted", lambda d: (d / "record.json").symlink_to(d / "campaign.json"), "link"),
+        ("fifo-planted", lambda d: os.mkfifo(d / "record.json"), "regular"),
+    ):  # fmt: skip
+        yield Case(
+            f"resume-{cid}",
+            f"certify shuffler --resume {{tmp}}/r3-{cid}",
+            None,
+            phrase,
+            setup=campaign_copy(f"r3-{cid}", change),
+        )
+
+    def record(name: str, data: bytes) -> Callable[[Path], None]:
+        def make(tmp: Path) -> None:
+            (tmp / name).mkdir(exist_ok=True)
+            (tmp / name / "record.json").write_bytes(data)
+
+        return make
+
+    for cid, data in {
+        "types": json.dumps({"measurements": 5, "errors": 7, "campaign": "x"}).encode(),
+        "deep": b"[" * 100_000 + b"]" * 100_000,
+        "list": b"[1, 2]",
+        "binary": bytes(range(256)),
+    }.items():
+        yield Case(
+            f"view-record-{cid}",
+            f"view {{tmp}}/v-{cid}",
+            None,
+            "record.json" if cid != "types" else "campaign",
+            setup=record(f"v-{cid}", data),
+        )
+
+    def panel_profile(cid: str, freshness: Callable[[Path], str]) -> Callable[[Path], None]:
+        def make(tmp: Path) -> None:
+            text = _sub(JACKPOT, "freshness_state", f'"{freshness(tmp)}"', "campaign")
+            (tmp / f"panel-fresh-{cid}.toml").write_text(text)
+
+        return make
+
+    def fifo_state(tmp: Path) -> str:
+        (tmp / "fresh-fifo").mkdir(exist_ok=True)
+        if not (tmp / "fresh-fifo" / "freshness.json").exists():
+            os.mkfifo(tmp / "fresh-fifo" / "freshness.json")
+        return str(tmp / "fresh-fifo" / "freshness.json")
+
+    def blocked_state(tmp: Path) -> str:
+        (tmp / "fresh-blocker").write_text("a file where a folder should be")
+        return str(tmp / "fresh-blocker" / "freshness.json")
+
+    for cid, where, phrase in (
+        ("fifo", fifo_state, "regular file"),
+        ("unwritable", blocked_state, "freshness_state"),
+    ):
+        yield Case(
+            f"panel-fresh-{cid}",
+            f"certify jackpot-panel --draws 2 --profile {{tmp}}/panel-fresh-{cid}.toml "
+            f"--out {{tmp}}/out-fresh-{cid}",
+            None,
+            phrase,
+            setup=panel_profile(cid, where),
+        )
+
+
 CASES = [
     *_profile_cases(),
     *_capture_cases(),
@@ -487,6 +624,7 @@ CASES = [
     *_campaign_cases(),
     *_tournament_cases(),
     *_option_cases(),
+    *_round3_cases(),
 ]
 
 

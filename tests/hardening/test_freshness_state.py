@@ -4,6 +4,7 @@ is refused as a replay in the next, live and offline."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -43,9 +44,16 @@ def test_the_store_is_monotonic_atomic_and_tamper_evident(tmp_path: Path) -> Non
     data = json.loads(store.path.read_text())
     data["panels"]["panel-7"]["last"] = 3  # lowered by hand, to allow a replay
     store.path.write_text(json.dumps(data))
-    with pytest.raises(SecurityFault, match="fails its HMAC") as exc:
+    with pytest.raises(SecurityFault, match="edited outside feltlab") as exc:
         store.last(KEY)
     assert exc.value.reason == "tampered"
+    # the counter rewritten to match the edit: the entry's own HMAC still refuses it
+    counter = json.loads(store.counter_path.read_text())
+    counter["sha256"] = hashlib.sha256(store.path.read_bytes()).hexdigest()
+    store.counter_path.write_text(json.dumps(counter))
+    with pytest.raises(SecurityFault, match="fails its HMAC") as exc:
+        store.last(KEY)
+    assert "backup" not in str(exc.value)
     store.path.write_text("{not json")
     with pytest.raises(RigError, match="damaged"):
         store.last(KEY)

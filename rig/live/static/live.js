@@ -95,10 +95,11 @@
     const unit = c.unit || "samples";
     text(pe, `${s.phase || ""}: ${num(p.done)} of ${num(p.total)} ${unit} (${(100 * frac).toFixed(1)}%)`);
     const sim = c.clock === "sim";
-    let t = `elapsed ${dur(p.wall_elapsed_s)} wall`;
+    // a finished campaign read from its folder has no wall time of its own: none shown
+    let t = p.wall_elapsed_s == null ? "" : `elapsed ${dur(p.wall_elapsed_s)} wall`;
     if (!v && p.wall_left_s != null) t += `, about ${dur(p.wall_left_s)} left`;
     if (p.clock_elapsed_s != null && sim) {
-      t += ` · ${dur(p.clock_elapsed_s)} simulated`;
+      t += `${t ? " · " : ""}${dur(p.clock_elapsed_s)} simulated`;
       if (!v && p.clock_left_s != null) t += `, ${dur(p.clock_left_s)} simulated left`;
     }
     text($("timing"), t);
@@ -125,7 +126,9 @@
     ];
     if (b.frames_in_capture != null) rows.push(["frames in the capture", num(b.frames_in_capture)]);
     rows.push(["bitrate", b.bitrate ? num(b.bitrate) + " bit/s" : "unpaced"]);
-    rows.push(["bus load", b.load == null ? "–" : (100 * b.load).toFixed(1) + " % (before bit stuffing)"]);
+    const pct = (x) => (x == null ? "–" : (100 * x).toFixed(1) + " %");
+    rows.push(["bus load, part average", pct(b.load_average) + " (frame bits before stuffing over the part's bus time)"]);
+    rows.push(["bus load, last second", pct(b.load)]);
     kv($("bus-table"), rows);
     kv($("samples-table"), [
       [unit + " collected", num(sm.collected)],
@@ -134,7 +137,16 @@
     ]);
     const hu = s.host_uncertainty;
     if (hu && typeof hu === "object") {
-      kv($("host-table"), Object.entries(hu).map(([k, x]) => [k, typeof x === "number" ? (k.endsWith("_s") || k.includes("resolution") || k.includes("latency") ? dur(x) : num(x)) : (typeof x === "object" ? JSON.stringify(x) : String(x))]));
+      const p99 = (o) => (o && typeof o === "object" && o.p99 != null ? dur(o.p99) : "–");
+      kv($("host-table"), [
+        ["uncertainty", hu.seconds == null ? "–" : `${dur(hu.seconds)} (p99), ${dur(hu.seconds_max)} (max)`],
+        ["source", String(hu.source || "–")],
+        ["timer overshoot", p99(hu.timer_overshoot) + " (p99)"],
+        ["loopback round trip", hu.loopback_round_trip ? p99(hu.loopback_round_trip) + " (p99)" : String(hu.loopback_reason || "not measured")],
+        ["timestamp resolution", hu.resolution_s == null ? "–" : dur(hu.resolution_s)],
+        ["device on this host", hu.device_on_host ? "yes (its own late wake-ups counted)" : "no"],
+        ["measured", (hu.measured || []).map((m) => String(m.label)).join(", ") || "–"],
+      ]);
     } else {
       kv($("host-table"), [["measured", sim ? "not applicable: simulated time does not depend on the host" : "not yet (measured by the rig, shown when recorded)"]]);
     }
