@@ -61,7 +61,14 @@ class BatchShuffler(SimDevice):
         if not 0.0 < penetration < 1.0:
             raise ValueError("penetration must be a fraction in (0, 1)")
         self.decks = decks
-        self.model = parse_model(model) if isinstance(model, str) else model
+        if isinstance(model, str):
+            model = parse_model(model)
+        elif not isinstance(model, ShuffleModel):
+            raise ValueError(
+                f"model must be a shuffle model's name (e.g. riffle:k=7), got "
+                f"{type(model).__name__} {model!r}"
+            )
+        self.model = model
         #: the model's C-core stream, for the device's life: a stateful model (lcg, reboot)
         #: keeps its state across shoes here
         self.model_stream = self.model.stream()
