@@ -74,7 +74,7 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
     if (r->h17 > 1 || r->peek > 1 || r->enhc_takes > 2 || r->bj_num < 1 || r->bj_den < 1 ||
         r->bj_num > 1000 || r->bj_den > 1000 || r->double_on > 3 || r->double_after_split > 1 ||
         r->max_hands < 1 || r->max_hands > 4 || r->resplit_aces > 1 ||
-        r->split_aces_one_card > 1 || r->surrender > 2 || r->strategy > 1)
+        r->split_aces_one_card > 1 || r->surrender > 2 || r->strategy > 1 || r->split_dist > 1)
         return FL_ERR_RANGE;
     if (r->strategy == FL_AN_TABLE) {
         for (int t = 0; t < 32; t++)
@@ -109,10 +109,15 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
     c.cache.slot = calloc(c.cache.cap, sizeof *c.cache.slot);
     c.cache.dcap = c.cache.cap;
     c.cache.dist = malloc(sizeof(*c.cache.dist) * c.cache.dcap);
+    c.dcache.cap = 1u << 14;
+    c.dcache.keys = calloc(c.dcache.cap, sizeof *c.dcache.keys);
+    c.dcache.slot = calloc(c.dcache.cap, sizeof *c.dcache.slot);
+    c.dcache.dcap = c.dcache.cap;
+    c.dcache.dist = malloc(sizeof(*c.dcache.dist) * c.dcache.dcap);
     fl_status status = FL_OK;
     if (!c.nodes || !c.hkeys || !c.hidx || !c.ds || !c.dprob || !c.dkeys || !c.didx || !dbuf || !c.dec || !c.valid ||
         !c.stamp || !c.cache.keys || !c.cache.slot || !c.cache.dist || !c.vec || !c.svec ||
-        !c.hvec || !c.dvec) {
+        !c.hvec || !c.dvec || !c.dcache.keys || !c.dcache.slot || !c.dcache.dist) {
         status = FL_ERR_RANGE;
         goto done;
     }
@@ -149,6 +154,7 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
             goto done;
         }
         cache_reset(&c.cache);
+        cache_reset(&c.dcache);
         {
             /* the dealer's distribution off the shoe less the up card */
             int32_t N = c.n0;
@@ -162,8 +168,8 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
             status = FL_ERR_RANGE;
             goto done;
         }
-        double split_cache[NV];
-        int split_done[NV] = {0}, split_approx[NV] = {0};
+        double split_cache[NV], split_net[NV][FL_AN_SPLIT_NETS], split_net_approx[NV];
+        int split_done[NV] = {0}, split_approx[NV] = {0}, split_net_done[NV] = {0};
         for (int a = 0; a < NV; a++)
             for (int b = a; b < NV; b++) {
                 int hi = hand_index(a, b);
@@ -286,6 +292,20 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
                         out->p_split += m;
                         out->ev_split += m * cond[FL_AN_SPLIT];
                         if (split_approx[a]) out->p_split_approx += m;
+                        if (r->split_dist) {
+                            if (!split_net_done[a]) {
+                                split_distribution(&c, a, split_cache[a], !split_approx[a], split_net[a],
+                                                   &split_net_approx[a]);
+                                split_net_done[a] = 1;
+                                if (c.err) {
+                                    status = FL_ERR_RANGE;
+                                    goto done;
+                                }
+                            }
+                            for (int k = 0; k < FL_AN_SPLIT_NETS; k++)
+                                out->split_net[k] += m * split_net[a][k];
+                            out->p_split_dist_approx += m * split_net_approx[a];
+                        }
                     }
                 }
                 out->value[hi][u] = value;
@@ -315,6 +335,9 @@ done:
     free(c.cache.keys);
     free(c.cache.slot);
     free(c.cache.dist);
+    free(c.dcache.keys);
+    free(c.dcache.slot);
+    free(c.dcache.dist);
     return status;
 }
 

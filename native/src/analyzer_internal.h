@@ -13,6 +13,7 @@
 #define HASH_BITS 13
 #define HASH_SIZE (1u << HASH_BITS)
 #define MAXK 10
+#define NODE_DEPTH 32 /* more cards than any dealer's or hand's draw */
 #define DHASH_SIZE 4096u
 #define FL_AN_ALL_BUST_BUDGET 2000000L
 
@@ -52,6 +53,7 @@ typedef struct {
     int16_t *didx;
     double *dprob;
     an_cache cache;
+    an_cache dcache; /* unconditioned dealer distributions of the split distribution */
     /* per up card */
     int up;          /* 1..10 */
     int hole_x;      /* excluded hole value index (peek), -1 none */
@@ -164,10 +166,16 @@ int build_nodes(an_ctx *c);
 int build_dealer(an_ctx *c, int up);
 void dealer_pass(an_ctx *c, const int32_t *comp, int32_t N, double out[N_OUT]);
 const double *cached_dist(an_ctx *c, const uint8_t *removed_extra, int extra_v, int extra_n);
+const double *cached_dist_key(an_ctx *c, uint64_t removed_key);
 void cache_reset(an_cache *ca);
 void main_pass(an_ctx *c);
 
 /* analyzer_split.c */
 double split_ev(an_ctx *c, int P);
+int split_action(const an_ctx *c, int i);
+
+/* analyzer_dist.c */
+void split_distribution(an_ctx *c, int P, double value, int value_exact,
+                        double out[FL_AN_SPLIT_NETS], double *approx);
 
 #endif

@@ -27,7 +27,7 @@ static double live_bj_loss(const an_ctx *c, double stake) {
 }
 
 /* the strategy's play of a split hand at node i: 0 stand, 1 hit, 2 double */
-static int split_action(const an_ctx *c, int i) {
+int split_action(const an_ctx *c, int i) {
     const fl_analyzer_rules *r = c->r;
     const an_node *a = &c->nodes[i];
     int soft, t = node_total(a, &soft);
