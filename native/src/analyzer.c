@@ -109,15 +109,10 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
     c.cache.slot = calloc(c.cache.cap, sizeof *c.cache.slot);
     c.cache.dcap = c.cache.cap;
     c.cache.dist = malloc(sizeof(*c.cache.dist) * c.cache.dcap);
-    c.dcache.cap = 1u << 14;
-    c.dcache.keys = calloc(c.dcache.cap, sizeof *c.dcache.keys);
-    c.dcache.slot = calloc(c.dcache.cap, sizeof *c.dcache.slot);
-    c.dcache.dcap = c.dcache.cap;
-    c.dcache.dist = malloc(sizeof(*c.dcache.dist) * c.dcache.dcap);
     fl_status status = FL_OK;
     if (!c.nodes || !c.hkeys || !c.hidx || !c.ds || !c.dprob || !c.dkeys || !c.didx || !dbuf || !c.dec || !c.valid ||
         !c.stamp || !c.cache.keys || !c.cache.slot || !c.cache.dist || !c.vec || !c.svec ||
-        !c.hvec || !c.dvec || !c.dcache.keys || !c.dcache.slot || !c.dcache.dist) {
+        !c.hvec || !c.dvec) {
         status = FL_ERR_RANGE;
         goto done;
     }
@@ -154,7 +149,6 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
             goto done;
         }
         cache_reset(&c.cache);
-        cache_reset(&c.dcache);
         {
             /* the dealer's distribution off the shoe less the up card */
             int32_t N = c.n0;
@@ -335,9 +329,6 @@ done:
     free(c.cache.keys);
     free(c.cache.slot);
     free(c.cache.dist);
-    free(c.dcache.keys);
-    free(c.dcache.slot);
-    free(c.dcache.dist);
     return status;
 }
 

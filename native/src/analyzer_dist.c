@@ -33,9 +33,17 @@ typedef struct {
     double ways_np, ways_p; /* orders whose second card is not / is a pair card */
 } dl_entry;
 
+/* one cached dealer distribution per cache line: the removed cards' key and P(outcome) */
+typedef struct {
+    uint64_t key; /* key_of(removed) + 1; 0: empty */
+    double d[N_OUT];
+} dl_line;
+
 typedef struct {
     an_ctx *c;
     int P, H;
+    dl_line *lines; /* the dealer's unconditioned distributions by cards removed */
+    uint32_t cap, used;
     dl_entry *e;
     int ne;
     uint64_t *hk;
@@ -168,6 +176,51 @@ static int dl_net(const an_ctx *c, const uint8_t *stake, const uint8_t *cls, int
     return net;
 }
 
+static dl_line *dl_alloc(uint32_t cap) {
+    dl_line *t = aligned_alloc(64, sizeof(dl_line) * cap);
+    if (t) memset(t, 0, sizeof(dl_line) * cap);
+    return t;
+}
+
+/* the dealer's unconditioned outcome distribution off s0 less the cards of `key` */
+static const double *dl_dealer(dl_args *g, uint64_t key) {
+    an_ctx *c = g->c;
+    uint64_t k = key + 1;
+    uint32_t h = hash64(k) & (g->cap - 1);
+    while (g->lines[h].key) {
+        if (g->lines[h].key == k) return g->lines[h].d;
+        h = (h + 1) & (g->cap - 1);
+    }
+    if (2 * (g->used + 1) > g->cap) { /* grow: rehash into twice the lines */
+        uint32_t ncap = 2 * g->cap;
+        dl_line *n = dl_alloc(ncap);
+        if (!n) {
+            c->err = 1;
+            return NULL;
+        }
+        for (uint32_t i = 0; i < g->cap; i++) {
+            if (!g->lines[i].key) continue;
+            uint32_t j = hash64(g->lines[i].key) & (ncap - 1);
+            while (n[j].key) j = (j + 1) & (ncap - 1);
+            n[j] = g->lines[i];
+        }
+        free(g->lines);
+        g->lines = n;
+        g->cap = ncap;
+        h = hash64(k) & (g->cap - 1);
+        while (g->lines[h].key) h = (h + 1) & (g->cap - 1);
+    }
+    int32_t comp[NV], N = 0;
+    for (int v = 0; v < NV; v++) {
+        comp[v] = c->s0[v] - (int32_t)((key >> (6 * v)) & 63u);
+        N += comp[v];
+    }
+    g->lines[h].key = k;
+    g->used++;
+    dealer_pass(c, comp, N, g->lines[h].d);
+    return g->lines[h].d;
+}
+
 static void dl_leaf(dl_args *g, const int32_t *comp, uint64_t key, double pr,
                     const uint8_t *stake, const uint8_t *cls, int nh) {
     an_ctx *c = g->c;
@@ -186,7 +239,7 @@ static void dl_leaf(dl_args *g, const int32_t *comp, uint64_t key, double pr,
         g->dist[FL_AN_SPLIT_NET0 - busted] += m;
         return;
     }
-    const double *d = cached_dist_key(c, key);
+    const double *d = dl_dealer(g, key);
     if (!d) return;
     for (int o = 0; o < N_OUT; o++) {
         if (d[o] == 0.0 || (o == OUT_BJ && c->r->peek)) continue; /* peeked: no split */
@@ -260,7 +313,7 @@ static void dl_approx(dl_args *g, const int32_t *comp, int32_t N, int h, int pen
     }
     uint8_t rem[NV];
     for (int v = 0; v < NV; v++) rem[v] = (uint8_t)(c->s0[v] - comp[v]);
-    const double *d = cached_dist_key(c, key_of(rem));
+    const double *d = dl_dealer(g, key_of(rem));
     if (!d) return;
     for (int o = 0; o < N_OUT; o++) {
         if (d[o] == 0.0 || (o == OUT_BJ && c->r->peek)) continue;
@@ -396,9 +449,11 @@ void split_distribution(an_ctx *c, int P, double value, int value_exact,
     g.hk = calloc(DL_HASH, sizeof *g.hk);
     g.hv = malloc(sizeof(*g.hv) * DL_HASH);
     double(*ways)[2] = malloc(sizeof(*ways) * NODE_CAP);
+    g.cap = 1u << 12;
+    g.lines = dl_alloc(g.cap);
     memset(out, 0, sizeof(double) * FL_AN_SPLIT_NETS);
     *approx = 0.0;
-    if (!g.e || !g.hk || !g.hv || !ways) {
+    if (!g.e || !g.hk || !g.hv || !ways || !g.lines) {
         c->err = 1;
         goto done;
     }
@@ -413,15 +468,11 @@ void split_distribution(an_ctx *c, int P, double value, int value_exact,
         N += comp[v];
     }
     g.exact_resplit = dl_count(&g, 2, 2, DL_LEAF_BUDGET) <= DL_LEAF_BUDGET;
-    /* unconditioned dealer draws (the peeked blackjack is dropped below), own cache */
+    /* unconditioned dealer draws (the peeked blackjack is dropped below) */
     int saved_hole = c->hole_x;
-    an_cache saved_cache = c->cache;
     c->hole_x = -1;
-    c->cache = c->dcache;
     uint8_t stake[FL_AN_MAX_HANDS_DIST], cls[FL_AN_MAX_HANDS_DIST];
     dl_chain(&g, comp, N, (uint64_t)2 << (6 * P), 2, 2, 1.0, stake, cls, 0);
-    c->dcache = c->cache;
-    c->cache = saved_cache;
     c->hole_x = saved_hole;
     double scale = 1.0; /* under peek: conditioned on no dealer blackjack (Bayes) */
     if (r->peek && c->bj_x >= 0) scale = 1.0 / (1.0 - (double)comp[c->bj_x] / N);
@@ -449,6 +500,7 @@ void split_distribution(an_ctx *c, int P, double value, int value_exact,
     /* P(re-split | no blackjack) <= P(re-split) / P(no blackjack) */
     *approx = g.approx * scale;
 done:
+    free(g.lines);
     free(g.e);
     free(g.hk);
     free(g.hv);

@@ -53,7 +53,6 @@ typedef struct {
     int16_t *didx;
     double *dprob;
     an_cache cache;
-    an_cache dcache; /* unconditioned dealer distributions of the split distribution */
     /* per up card */
     int up;          /* 1..10 */
     int hole_x;      /* excluded hole value index (peek), -1 none */
