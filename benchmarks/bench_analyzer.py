@@ -164,7 +164,7 @@ def test_math_main_whole_process_vs_farmer(benchmark: BenchmarkFixture, hands: i
         COMPARISONS.append(c)
         benchmark.extra_info.update(comparison=c.subject, feltlab=f, baseline=b, ratio=c.ratio)
 
-    benchmark.pedantic(run, rounds=1, iterations=1)
+    benchmark.pedantic(run, rounds=1, iterations=1)  # type: ignore[no-untyped-call]
     assert abs(got["ev"] - got["farmer_ev"]) <= 5e-11  # Farmer prints 9 decimals of a %
     if hands == 2:
         assert abs(got["sd"] - got["farmer_sd"]) <= 5e-11
