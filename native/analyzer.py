@@ -27,7 +27,12 @@ STAND, HIT, DOUBLE, SPLIT, SURRENDER, BLACKJACK = 0, 1, 2, 3, 4, 5
 """Action codes of :attr:`Analysis.action` (BLACKJACK: a player blackjack, no decision)."""
 ACTIONS = ("stand", "hit", "double", "split", "surrender")
 """Columns of :attr:`Analysis.action_ev`."""
-STRATEGIES = {"table": int(lib.FL_AN_TABLE), "cdz": int(lib.FL_AN_CDZ)}
+STRATEGIES = {
+    "table": int(lib.FL_AN_TABLE),
+    "cdz": int(lib.FL_AN_CDZ),
+    "cdp1": int(lib.FL_AN_CDP1),
+    "cdp": int(lib.FL_AN_CDP),
+}
 SURRENDER_KINDS = {"none": 0, "late": 1, "early": 2}
 MIN_CARDS = int(lib.FL_AN_MIN_CARDS)
 MAX_CARDS = int(lib.FL_AN_MAX_CARDS)
@@ -70,7 +75,10 @@ class AnalyzerRules:
     ``max_hands``: 1 (no split) to 4.  ``surrender``: "none", "late" or "early".
     ``split_dist``: also the exact distribution of split rounds (slower: every split
     round's play is enumerated; ``Analysis.split_net``).
-    ``strategy``: "cdz" (CDZ-) or "table" (``hard``, ``soft``: ``(32, 11)`` uint8 actions by
+    ``strategy``: "cdz" (CDZ-), "cdp1" or "cdp" (the same before splitting, split hands
+    played optimally for the pair cards out: CDP1 as found for the first split hand, CDP for
+    each count; E. Farmer's post-split strategies) or "table" (``hard``, ``soft``:
+    ``(32, 11)`` uint8 actions by
     [total][up value 1..10], 0 hit, 1 stand, 2 double else hit, 3 double else stand;
     ``pair``: ``(13, 11)``, 1 splits, never a ten-valued pair; ``surr``: ``(32, 11)``, 1
     surrenders a hard two-card total).

@@ -55,8 +55,9 @@ class EffectOfRemoval:
     composition: the effects then sum to zero over the 13 ranks, since removing a card at
     random leaves the return unchanged on average) or "cdz" (CDZ-, re-optimised for each
     composition: the effects do not sum to zero, each removal also buys a better strategy).
-    ``effects_sum``: the sum of ``effects`` over the 13 ranks.  ``table_effects``: for
-    "cdz", the table strategy's effects beside (empty otherwise)."""
+    "cdp1" and "cdp" likewise.  ``effects_sum``: the sum of ``effects`` over the 13 ranks.
+    ``table_effects``: for "cdz", "cdp1" and "cdp", the table strategy's effects beside
+    (empty otherwise)."""
 
     wager: str
     decks: int
@@ -100,6 +101,10 @@ STRATEGY_NOTES = {
     "zero over the ranks",
     "cdz": "CDZ- is re-optimised for each composition: the effects do not sum to zero (each "
     "removal also buys a better strategy); the table strategy's effects, held fixed, beside",
+    "cdp1": "CDP1 is re-optimised for each composition: the effects do not sum to zero (each "
+    "removal also buys a better strategy); the table strategy's effects, held fixed, beside",
+    "cdp": "CDP is re-optimised for each composition: the effects do not sum to zero (each "
+    "removal also buys a better strategy); the table strategy's effects, held fixed, beside",
 }
 """What each ``EffectOfRemoval.strategy`` holds fixed, as printed."""
 
@@ -139,12 +144,13 @@ def _main_effects(rules: Rules, strategy: str) -> tuple[float, list[float]]:
 
 
 def main_eor(rules: Rules, strategy: str = "cdz") -> EffectOfRemoval:
-    """The main wager's effects of removal under ``rules`` (analyzer, ``strategy`` "cdz"
-    re-optimised for each composition, with the fixed "table" strategy's effects beside in
-    ``table_effects``, or "table" alone).  Any deck count the rules allow (1 to 8)."""
+    """The main wager's effects of removal under ``rules`` (analyzer, ``strategy`` "cdz",
+    "cdp1" or "cdp" re-optimised for each composition, with the fixed "table" strategy's
+    effects beside in ``table_effects``, or "table" alone).  Any deck count the rules allow
+    (1 to 8)."""
     base, effects = _main_effects(rules, strategy)
     e = _finish("main", rules.decks, base, effects, strategy)
-    if strategy == "cdz":
+    if strategy != "table":
         _, table = _main_effects(rules, "table")
         e = dataclasses.replace(e, table_effects=tuple(float(x) for x in table))
     return e

@@ -57,7 +57,11 @@ from feltlab.native.analyzer import (
 )
 from feltlab.rules import DealerBlackjackTakes, DoubleOn, HoleCard, Rules, Surrender
 
-STRATEGIES = ("cdz", "table")
+STRATEGIES = ("cdz", "cdp1", "cdp", "table")
+"""Post-split strategies (E. Farmer's terms): CDZ- (the pre-split play reused), CDP1 (the
+optimal play for the first split hand's shoe, kept for every split hand), CDP (optimal for
+each count of pair cards out); all three composition-dependent before splitting; and the
+simulator's total-dependent tables."""
 UP_LABELS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T")
 LETTERS = {0: "S", 1: "H", 2: "D", 3: "P", 4: "R", BLACKJACK: "BJ"}
 """Chart letters: stand, hit, double, split (P), surrender (R), blackjack."""
@@ -67,8 +71,8 @@ def analyzer_rules(
     rules: Rules, strategy: str = "cdz", counts: tuple[int, ...] | None = None
 ) -> AnalyzerRules:
     """The analyzer's :class:`~feltlab.native.AnalyzerRules` for ``rules`` (a full shoe of
-    ``rules.decks`` decks unless ``counts`` gives the composition).  ``strategy``: "cdz" or
-    "table".  Raises ValueError for another strategy."""
+    ``rules.decks`` decks unless ``counts`` gives the composition).  ``strategy``: one of
+    :data:`STRATEGIES`.  Raises ValueError for another strategy."""
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     kw: dict[str, Any] = {}
@@ -280,6 +284,15 @@ def main_par_sheet(rules: Rules, strategy: str = "cdz") -> MainParSheet:
     q = float(a.p_dealer_bj[bj, 0])
     even_money = {"take": 1.0, "decline": float(a.value[bj, 0]), "p_dealer_blackjack": q}
     dist, method, note = round_distribution(rules, a)
+    if strategy == "cdp" and rules.max_split_hands > 2 and a.p_split > 0:
+        mean_gap = sum(k * v for k, v in dist.items()) - a.ev
+        method = "approximate"
+        note = (note + "; " if note else "") + (
+            "approximate term: the distribution plays every split hand as CDP does with two "
+            "pair cards out (CDP1's play), CDP's play with more pair cards out is in the "
+            f"house edge only (its mean differs by {100 * mean_gap:+.2e} pp); each outcome's "
+            f"probability is within {100 * a.p_split:.2e} pp (the split rounds' probability)"
+        )
     if a.p_split_approx > 0:
         note = (note + "; " if note else "") + (
             f"approximate term: deals of probability {a.p_split_approx:.2e} split with the "

@@ -376,7 +376,11 @@ fl_status fl_evaluate_hands(const uint8_t *cards, size_t n_hands, size_t max_car
  * shoe composition: counts[v] cards of value v + 1 (counts[0] aces, counts[9]
  * ten-valued cards), FL_AN_MIN_CARDS to FL_AN_MAX_CARDS cards in all.  strategy FL_AN_CDZ: the
  * composition-dependent optimum with the pre-split strategy reused after
- * splitting (CDZ-); FL_AN_TABLE: the simulator's tables (fl_sim_rules' layout;
+ * splitting (CDZ-); FL_AN_CDP1 / FL_AN_CDP: the same before splitting, the split hands
+ * played optimally for the shoe less the up card, the hand's cards and the pair cards
+ * removed (CDP1: with two pair cards out, the first split hand's play, kept for every
+ * hand; CDP: for each count of pair cards out) (E. Farmer's post-split strategies);
+ * FL_AN_TABLE: the simulator's tables (fl_sim_rules' layout;
  * tables may not split ten-valued pairs; surr[hard total][up] 1 surrenders a
  * hard two-card hand).  surrender: 0 none, 1 late (after the dealer's check;
  * under no hole card the surrendered half is lost with the rest to a dealer
@@ -386,6 +390,8 @@ fl_status fl_evaluate_hands(const uint8_t *cards, size_t n_hands, size_t max_car
 #define FL_AN_MAX_CARDS 4096
 #define FL_AN_TABLE 0
 #define FL_AN_CDZ 1
+#define FL_AN_CDP1 2
+#define FL_AN_CDP 3
 #define FL_AN_STAND 0
 #define FL_AN_HIT 1
 #define FL_AN_DOUBLE 2

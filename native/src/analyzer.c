@@ -74,7 +74,7 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
     if (r->h17 > 1 || r->peek > 1 || r->enhc_takes > 2 || r->bj_num < 1 || r->bj_den < 1 ||
         r->bj_num > 1000 || r->bj_den > 1000 || r->double_on > 3 || r->double_after_split > 1 ||
         r->max_hands < 1 || r->max_hands > 4 || r->resplit_aces > 1 ||
-        r->split_aces_one_card > 1 || r->surrender > 2 || r->strategy > 1 || r->split_dist > 1)
+        r->split_aces_one_card > 1 || r->surrender > 2 || r->strategy > 3 || r->split_dist > 1)
         return FL_ERR_RANGE;
     if (r->strategy == FL_AN_TABLE) {
         for (int t = 0; t < 32; t++)
@@ -104,6 +104,8 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
     c.dec = calloc(NODE_CAP, 1);
     c.valid = calloc(NODE_CAP, 1);
     c.stamp = calloc(NODE_CAP, sizeof *c.stamp);
+    c.pdec = calloc(NODE_CAP, 1);
+    c.pstamp = calloc(NODE_CAP, sizeof *c.pstamp);
     c.cache.cap = 1u << 14;
     c.cache.keys = calloc(c.cache.cap, sizeof *c.cache.keys);
     c.cache.slot = calloc(c.cache.cap, sizeof *c.cache.slot);
@@ -111,7 +113,7 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
     c.cache.dist = malloc(sizeof(*c.cache.dist) * c.cache.dcap);
     fl_status status = FL_OK;
     if (!c.nodes || !c.hkeys || !c.hidx || !c.ds || !c.dprob || !c.dkeys || !c.didx || !dbuf || !c.dec || !c.valid ||
-        !c.stamp || !c.cache.keys || !c.cache.slot || !c.cache.dist || !c.vec || !c.svec ||
+        !c.stamp || !c.pdec || !c.pstamp || !c.cache.keys || !c.cache.slot || !c.cache.dist || !c.vec || !c.svec ||
         !c.hvec || !c.dvec) {
         status = FL_ERR_RANGE;
         goto done;
@@ -239,7 +241,7 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
                         out->action_ev[hi][u][k] = unc[k];
                     }
                     int act = FL_AN_STAND;
-                    if (r->strategy == FL_AN_CDZ) {
+                    if (r->strategy != FL_AN_TABLE) {
                         for (int k = 1; k < FL_AN_ACTIONS; k++)
                             if (allowed[k] && unc[k] > unc[act]) act = k;
                     } else {
@@ -326,6 +328,8 @@ done:
     free(c.dec);
     free(c.valid);
     free(c.stamp);
+    free(c.pdec);
+    free(c.pstamp);
     free(c.cache.keys);
     free(c.cache.slot);
     free(c.cache.dist);

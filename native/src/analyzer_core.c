@@ -225,7 +225,7 @@ void cache_reset(an_cache *ca) {
 
 void main_pass(an_ctx *c) {
     const fl_analyzer_rules *r = c->r;
-    int cdz = r->strategy == FL_AN_CDZ;
+    int cdz = r->strategy != FL_AN_TABLE; /* CDZ-, CDP1, CDP: the same pre-split play */
     for (int i = c->nn - 1; i >= 1; i--) {
         const an_node *a = &c->nodes[i];
         int32_t comp[NV];

@@ -70,6 +70,9 @@ typedef struct {
     double *vk;
     int32_t *stamp;
     int32_t cur_stamp;
+    uint8_t *pdec;    /* CDP1 and CDP: the optimal split-hand play at k = 2, by node */
+    int32_t *pstamp;  /* pdec valid where pstamp == cur_pstamp (one pair, one up card) */
+    int32_t cur_pstamp;
     long ab_budget; /* calls left for the all-bust enumeration of one split */
     int ab_failed;  /* the enumeration ran out of budget: correction not added */
     int last_split_approx;

@@ -2,12 +2,15 @@
 (native/src/analyzer_dist.c through feltlab.mainmath), against E. Farmer's CA v7.6 (its
 exact distribution for one split: blackjack_pdf, run outside the tree on the same rules)."""
 
+import json
 import math
 
 import pytest
+from click.testing import CliRunner
 
 from feltlab import Rules
-from feltlab.mainmath import main_par_sheet
+from feltlab.cli import main
+from feltlab.mainmath import analyze_main, main_par_sheet
 from feltlab.rules import DealerBlackjackTakes, DoubleOn, HoleCard
 
 # 6 decks, S17, double any two cards, DAS, split once (2 hands), no RSA, peek, 3:2, CDZ-
@@ -86,3 +89,46 @@ def test_resplit_rounds_past_the_budget_are_labelled_and_matched() -> None:
         or h["player_blackjack"] > sh.distribution[1.5]
     )  # a player blackjack pushes against the dealer's
     assert math.isfinite(sh.skewness) and sh.skewness > 0
+
+
+# Farmer's CA v7.6 (6 decks or 1 deck, S17 DOA DAS split to 4, no RSA, peek, 3:2), % EV
+FARMER_POST_SPLIT = {
+    (6, "cdz"): -0.402870236,
+    (6, "cdp1"): -0.402864343,
+    (6, "cdp"): -0.402861523,
+    (1, "cdz"): 0.181934306,
+    (1, "cdp1"): 0.183073339,
+    (1, "cdp"): 0.183111744,
+}
+
+
+@pytest.mark.parametrize(("decks", "strategy"), sorted(FARMER_POST_SPLIT))
+def test_post_split_strategies_are_farmers(decks: int, strategy: str) -> None:
+    a = analyze_main(Rules.preset("vegas_s17", decks=decks), strategy)
+    assert abs(100 * a.ev - FARMER_POST_SPLIT[decks, strategy]) <= 1e-6
+
+
+def test_cdp1_split_once_distribution_is_exact_and_cli_takes_the_strategies() -> None:
+    sh = main_par_sheet(FARMER_SPLIT_ONCE.replace(decks=1), "cdp1")
+    assert sh.distribution_method == "exact"
+    assert abs(_mean(sh.distribution) - sh.return_) <= 1e-9
+    out = CliRunner().invoke(
+        main,
+        [
+            "math",
+            "main",
+            "--rules",
+            "vegas_s17",
+            "--decks",
+            "1",
+            "--strategy",
+            "cdp",
+            "--format",
+            "json",
+        ],
+    )
+    assert out.exit_code == 0, out.output
+    d = json.loads(out.output)
+    assert d["strategy"] == "cdp"
+    assert abs(100 * d["return"]["value"] - 0.183111744) <= 1e-6
+    assert d["distribution"]["method"] == "approximate" and "CDP1" in d["note"]
