@@ -115,7 +115,10 @@ int build_dealer(an_ctx *c, int up) {
         }
     }
     c->nds = n;
-    return 1;
+    c->dmax_nd = 0;
+    for (int i = 0; i < n; i++)
+        if (ds[i].nd > c->dmax_nd) c->dmax_nd = ds[i].nd;
+    return c->dmax_nd < NODE_DEPTH;
 }
 
 /* dealer outcome distribution for composition comp (counts, total N) */
@@ -126,7 +129,7 @@ void dealer_pass(an_ctx *c, const int32_t *comp, int32_t N, double out[N_OUT]) {
     pr[0] = 1.0;
     /* 1 / (cards left) by the dealer's cards drawn: one division per depth, not per state */
     double inv[NODE_DEPTH];
-    for (int k = 0; k < NODE_DEPTH; k++) inv[k] = N - k > 0 ? 1.0 / (double)(N - k) : 0.0;
+    for (int k = 0; k <= c->dmax_nd; k++) inv[k] = N - k > 0 ? 1.0 / (double)(N - k) : 0.0;
     for (int s = 0; s < c->nds; s++) {
         double ps = pr[s];
         if (ps == 0.0) continue;

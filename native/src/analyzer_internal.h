@@ -49,6 +49,7 @@ typedef struct {
     int16_t *hidx;
     an_dstate *ds;
     int nds;
+    int dmax_nd; /* most cards drawn in a dealer state */
     uint64_t *dkeys;
     int16_t *didx;
     double *dprob;

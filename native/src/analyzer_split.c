@@ -290,8 +290,8 @@ static double split_value(an_ctx *c, int i) {
         const fl_analyzer_rules *r = c->r;
         int forced = t >= 21 || (a->n == 2 && c->split_p == 0 && r->split_aces_one_card);
         double p[NV];
-        draw_probs(c, comp, N, p);
         if (!forced && split_optimal(c)) {
+            draw_probs(c, comp, N, p);
             double sv = split_stand(c, a, t), hv = split_draw(c, a, p, 0);
             int act = hv > sv ? 1 : 0;
             v = act ? hv : sv;
@@ -308,7 +308,12 @@ static double split_value(an_ctx *c, int i) {
             }
         } else {
             int action = split_action(c, i); /* 0 stand 1 hit 2 double */
-            v = action == 0 ? split_stand(c, a, t) : split_draw(c, a, p, action == 2);
+            if (action == 0) {
+                v = split_stand(c, a, t);
+            } else {
+                draw_probs(c, comp, N, p);
+                v = split_draw(c, a, p, action == 2);
+            }
         }
     }
     c->stamp[i] = c->cur_stamp;
