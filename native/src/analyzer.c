@@ -49,6 +49,21 @@
  * correction).  A split with too many busting plays for the budget keeps the
  * one-unit count and is reported in fl_analysis.p_split_approx.
  *
+ * Post-split play: CDZ- reuses the pre-split decisions; CDP1 and CDP (E. Farmer's terms)
+ * take, in split_value, the best of standing, hitting and doubling for the shoe less the up
+ * card, the hand's cards and k pair cards (CDP at every k; CDP1 at k = 2, computed first,
+ * those decisions kept for every k).  Both are zero-memory, so the pattern grouping holds.
+ *
+ * Distribution of split rounds (analyzer_dist.c, with rules.split_dist): each split hand's
+ * plays are listed once as the multisets of cards drawn after its pair card, with their
+ * number of orders (a path count over the hand DAG), stake and final class; the hands are
+ * chained over the unseen cards in the order of play and the dealer's unconditioned outcome
+ * distribution is taken off the exact composition left (the probability of a sequence of
+ * draws depends only on the multiset drawn, so it is exact); under peek the dealer's
+ * blackjack is dropped and the rest renormalised.  Re-split rounds past an enumeration
+ * budget are approximated (their remaining hands drawn independently from the shoe at the
+ * re-split) and reported in fl_analysis.p_split_dist_approx.
+ *
  * No global state: every buffer is allocated per call and freed.
  */
 #include <math.h>
