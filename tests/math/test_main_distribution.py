@@ -132,3 +132,13 @@ def test_cdp1_split_once_distribution_is_exact_and_cli_takes_the_strategies() ->
     assert d["strategy"] == "cdp"
     assert abs(100 * d["return"]["value"] - 0.183111744) <= 1e-6
     assert d["distribution"]["method"] == "approximate" and "CDP1" in d["note"]
+
+
+def test_a_dropped_all_bust_term_labels_the_house_edge_with_its_bound() -> None:
+    # no hole card, original wager only, split to 4: 8-8 against A or T has too many busting
+    # plays for the all-bust enumeration's budget (issue 28)
+    sh = main_par_sheet(Rules.preset("nz", max_split_hands=4))
+    d = sh.to_dict()
+    assert sh.house_edge_method == d["method"] == d["house_edge"]["method"] == "approximate"
+    assert "every-hand-busts" in sh.note and "house edge is within" in sh.note
+    assert main_par_sheet(Rules.preset("nz")).house_edge_method == "exact"
