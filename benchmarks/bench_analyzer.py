@@ -5,15 +5,33 @@ extrapolated from its measured rounds per second and the per-round standard devi
 
 Target (issue 15): the analysis in under 0.2 s on one core; the figures and their ratio are
 printed (and kept in pytest-benchmark's extra_info); nothing is asserted about speed.
+
+Issue 28: ``feltlab math main`` as a whole process (console script, start to exit, JSON out:
+the exact distribution of the net result included) against Eric Farmer's CA v7.6 as a whole
+process (its ``strategy`` program, GPL, built here with ``g++ -O2`` from ../shared/peers/
+farmer-ca into a temporary folder at benchmark time, never copied), alternating, medians of
+REPEATS, on the same rules: 6 decks S17 DOA DAS, no RSA, peek, 3:2, CDZ-, (a) split once,
+where both compute the exact distribution (Farmer's blackjack_pdf covers one split only) and
+(b) split to 4 hands, where Farmer's program computes no distribution.  Target 2x.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
 
 import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
+from benchmarks.compare import PEERS, Comparison, alternate, feltlab_command, user_env, wall
+from benchmarks.compare import RESULTS as COMPARISONS
 from feltlab import native
 from feltlab import simulate as sim
 from feltlab.native.analyzer import AnalyzerRules, shoe_counts
@@ -60,3 +78,93 @@ def teardown_module() -> None:
             f"\nanalyzer (exact): {a:.3f} s; simulator to +-0.01 pp: {s:.1f} s "
             f"({math.ceil(s / a):,} times the analyzer)"
         )
+
+
+FARMER = PEERS / "farmer-ca"
+REPEATS = 3
+_BUILT: dict[str, Path] = {}
+
+
+def farmer_strategy() -> Path | None:
+    """Farmer's CA v7.6 ``strategy`` program built once per run outside the tree (its
+    README's command), or None when the peers folder or g++ is missing."""
+    if "exe" in _BUILT:
+        return _BUILT["exe"]
+    cxx = os.environ.get("CXX", "g++")
+    if not (FARMER / "strategy.cpp").exists() or shutil.which(cxx) is None:
+        return None
+    exe = Path(tempfile.mkdtemp(prefix="feltlab-farmer-")) / "farmer-strategy"
+    srcs = [str(FARMER / f) for f in ("strategy.cpp", "blackjack.cpp", "blackjack_pdf.cpp",
+                                      "indices.cpp")]  # fmt: skip
+    subprocess.run([cxx, "-O2", f"-I{FARMER}", "-o", str(exe), *srcs], check=True, timeout=600)
+    _BUILT["exe"] = exe
+    return exe
+
+
+def farmer_run(split_to_four: bool) -> tuple[float, float, float]:
+    """Farmer's program as a whole process on 6 decks S17 DOA DAS no RSA peek 3:2 CDZ-:
+    (wall seconds, EV per unit, SD per round: NaN when it computes no distribution) from its
+    output file."""
+    exe = farmer_strategy()
+    assert exe is not None
+    out = exe.parent / "out.txt"
+    answers = ["6", "n", "y", "y", "n", "y", "y" if split_to_four else "n"]
+    answers += ["n"] if split_to_four else []
+    answers += ["y", "n", "1.5", str(out), "0 0"]
+    t0 = time.perf_counter()
+    subprocess.run([str(exe)], input="\n".join(answers) + "\n", capture_output=True, text=True,
+                   timeout=600, check=True)  # fmt: skip
+    dt = time.perf_counter() - t0
+    m = re.search(r"Total \|\s+([-+\d.]+)(?: \+/- ([\d.]+))?", out.read_text())
+    assert m, "Farmer's output has no Total line"
+    sd = float(m.group(2)) / 100 if m.group(2) else math.nan  # no distribution: no SD
+    return dt, float(m.group(1)) / 100, sd
+
+
+needs_farmer = pytest.mark.skipif(
+    farmer_strategy() is None, reason="../shared/peers/farmer-ca or g++ missing"
+)
+
+
+@needs_farmer
+@pytest.mark.benchmark(group="analyzer")
+@pytest.mark.parametrize("hands", [2, 4])
+def test_math_main_whole_process_vs_farmer(benchmark: BenchmarkFixture, hands: int) -> None:
+    reps = 1 if benchmark.disabled else REPEATS
+    cmd = [*feltlab_command(), "math", "main", "--rules", "vegas_s17", "--split-hands",
+           str(hands), "--format", "json"]  # fmt: skip
+    got: dict[str, float] = {}
+
+    def feltlab() -> float:
+        dt, out = wall(cmd, user_env())
+        d = json.loads(out)
+        got.update(ev=d["return"]["value"], sd=d["std_dev"])
+        return dt
+
+    def farmer() -> float:
+        dt, ev, sd = farmer_run(hands == 4)
+        got.update(farmer_ev=ev, farmer_sd=sd)
+        return dt
+
+    def run() -> None:
+        f, b = alternate(feltlab, farmer, reps)
+        c = Comparison(
+            f"feltlab math main, whole process, split to {hands} hands",
+            "feltlab math main (exact distribution)",
+            f,
+            "Farmer CA v7.6 strategy"
+            + (" (its exact distribution)" if hands == 2 else " (no distribution)"),
+            b,
+            "s",
+            False,
+            2.0,
+            "6 decks S17 DOA DAS no RSA peek 3:2 CDZ-, start to exit",
+            reps,
+        )
+        COMPARISONS.append(c)
+        benchmark.extra_info.update(comparison=c.subject, feltlab=f, baseline=b, ratio=c.ratio)
+
+    benchmark.pedantic(run, rounds=1, iterations=1)  # type: ignore[no-untyped-call]
+    assert abs(got["ev"] - got["farmer_ev"]) <= 5e-11  # Farmer prints 9 decimals of a %
+    if hands == 2:
+        assert abs(got["sd"] - got["farmer_sd"]) <= 5e-11

@@ -27,10 +27,17 @@ STAND, HIT, DOUBLE, SPLIT, SURRENDER, BLACKJACK = 0, 1, 2, 3, 4, 5
 """Action codes of :attr:`Analysis.action` (BLACKJACK: a player blackjack, no decision)."""
 ACTIONS = ("stand", "hit", "double", "split", "surrender")
 """Columns of :attr:`Analysis.action_ev`."""
-STRATEGIES = {"table": int(lib.FL_AN_TABLE), "cdz": int(lib.FL_AN_CDZ)}
+STRATEGIES = {
+    "table": int(lib.FL_AN_TABLE),
+    "cdz": int(lib.FL_AN_CDZ),
+    "cdp1": int(lib.FL_AN_CDP1),
+    "cdp": int(lib.FL_AN_CDP),
+}
 SURRENDER_KINDS = {"none": 0, "late": 1, "early": 2}
 MIN_CARDS = int(lib.FL_AN_MIN_CARDS)
 MAX_CARDS = int(lib.FL_AN_MAX_CARDS)
+SPLIT_NET0 = int(lib.FL_AN_SPLIT_NET0)
+"""Offset of :attr:`Analysis.split_net`: index ``net + SPLIT_NET0`` for net -8..+8 units."""
 NET_VALUES = (-2.0, -1.0, -0.5, 0.0, 1.0, 2.0, None)
 """Net results of :attr:`Analysis.net_dist` (None: the blackjack pay, ``bj_num / bj_den``)."""
 DEALER_OUTCOMES = ("17", "18", "19", "20", "21", "bust", "blackjack")
@@ -66,7 +73,12 @@ class AnalyzerRules:
     blackjack takes: 0 the original wager, 1 the original and busted hands, 2 all wagers.
     ``double_on``: 0 any two cards, 1 hard totals, 2 hard 9-11, 3 hard 10-11.
     ``max_hands``: 1 (no split) to 4.  ``surrender``: "none", "late" or "early".
-    ``strategy``: "cdz" (CDZ-) or "table" (``hard``, ``soft``: ``(32, 11)`` uint8 actions by
+    ``split_dist``: also the exact distribution of split rounds (slower: every split
+    round's play is enumerated; ``Analysis.split_net``).
+    ``strategy``: "cdz" (CDZ-), "cdp1" or "cdp" (the same before splitting, split hands
+    played optimally for the pair cards out: CDP1 as found for the first split hand, CDP for
+    each count; E. Farmer's post-split strategies) or "table" (``hard``, ``soft``:
+    ``(32, 11)`` uint8 actions by
     [total][up value 1..10], 0 hit, 1 stand, 2 double else hit, 3 double else stand;
     ``pair``: ``(13, 11)``, 1 splits, never a ten-valued pair; ``surr``: ``(32, 11)``, 1
     surrenders a hard two-card total).
@@ -85,6 +97,7 @@ class AnalyzerRules:
     split_aces_one_card: bool = True
     surrender: str = "none"
     strategy: str = "cdz"
+    split_dist: bool = False
     hard: npt.NDArray[np.uint8] = field(default_factory=lambda: _zero_table((32, 11)))
     soft: npt.NDArray[np.uint8] = field(default_factory=lambda: _zero_table((32, 11)))
     pair: npt.NDArray[np.uint8] = field(default_factory=lambda: _zero_table((13, 11)))
@@ -109,7 +122,13 @@ class Analysis:
     part of ``ev``; ``p_split_approx``: the probability of the deals whose split value under
     no hole card ("original", "original and busted") leaves out the exact term for every
     split hand busting before the dealer's blackjack shows (too many busting plays to
-    enumerate within the analyzer's budget; 0 means ``ev`` is exact).
+    enumerate within the analyzer's budget; 0 means ``ev`` is exact).  With
+    ``AnalyzerRules.split_dist``: ``split_net`` (17,) the probability of a split round ending
+    at net -8..+8 units (index ``net + SPLIT_NET0``; sums to ``p_split``), exact by
+    enumeration of every split round (native/src/analyzer_dist.c) except
+    ``p_split_dist_approx``, the probability of the re-split rounds (3-4 hands) past the
+    enumeration budget, approximated and matched to their exact mass and expectation; zeros
+    without ``split_dist``.
     """
 
     ev: float
@@ -118,6 +137,8 @@ class Analysis:
     p_split: float
     ev_split: float
     p_split_approx: float
+    split_net: npt.NDArray[np.float64]
+    p_split_dist_approx: float
     prob: npt.NDArray[np.float64]
     value: npt.NDArray[np.float64]
     p_dealer_bj: npt.NDArray[np.float64]
@@ -168,6 +189,7 @@ def _struct(r: AnalyzerRules) -> Any:
     if r.strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {sorted(STRATEGIES)}, got {r.strategy!r}")
     c.strategy = STRATEGIES[r.strategy]
+    c.split_dist = _flag(r.split_dist, "split_dist")
     for name, shape, top in (
         ("hard", (32, 11), 3),
         ("soft", (32, 11), 3),
@@ -208,6 +230,8 @@ def analyze(rules: AnalyzerRules) -> Analysis:
         p_split=float(out.p_split),
         ev_split=float(out.ev_split),
         p_split_approx=float(out.p_split_approx),
+        split_net=np.array(list(out.split_net), dtype=np.float64),
+        p_split_dist_approx=float(out.p_split_dist_approx),
         prob=_array(out.prob, (55, 10), np.float64),
         value=_array(out.value, (55, 10), np.float64),
         p_dealer_bj=_array(out.p_dealer_bj, (55, 10), np.float64),

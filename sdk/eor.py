@@ -13,6 +13,7 @@ unit wagered.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -47,7 +48,16 @@ class EffectOfRemoval:
     card of each rank removed (A, 2..9, T, J, Q, K); ``best_count``: the best linear count's
     tags (the effects scaled so the largest magnitude is 1; betting correlation 1 by
     definition); ``best_count_integer``: those tags rounded to -2..2 with their betting
-    correlation ``bc_integer``; ``bc_hi_lo``: Hi-Lo's betting correlation with the wager."""
+    correlation ``bc_integer``; ``bc_hi_lo``: Hi-Lo's betting correlation with the wager.
+
+    ``strategy``: what is held fixed across the compositions: "cards" (a card-decided wager:
+    no decision), "table" (the main wager's total-dependent tables, the same play for every
+    composition: the effects then sum to zero over the 13 ranks, since removing a card at
+    random leaves the return unchanged on average) or "cdz" (CDZ-, re-optimised for each
+    composition: the effects do not sum to zero, each removal also buys a better strategy).
+    "cdp1" and "cdp" likewise.  ``effects_sum``: the sum of ``effects`` over the 13 ranks.
+    ``table_effects``: for "cdz", "cdp1" and "cdp", the table strategy's effects beside
+    (empty otherwise)."""
 
     wager: str
     decks: int
@@ -57,6 +67,13 @@ class EffectOfRemoval:
     best_count_integer: tuple[int, ...]
     bc_integer: float
     bc_hi_lo: float
+    strategy: str = "cards"
+    table_effects: tuple[float, ...] = ()
+
+    @property
+    def effects_sum(self) -> float:
+        """Sum of the effects over the 13 ranks (each rank equally frequent)."""
+        return float(sum(self.effects))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable form."""
@@ -69,10 +86,32 @@ class EffectOfRemoval:
             "best_count_integer": dict(zip(RANKS, self.best_count_integer, strict=True)),
             "bc_best_count_integer": None if math.isnan(self.bc_integer) else self.bc_integer,
             "bc_hi_lo": None if math.isnan(self.bc_hi_lo) else self.bc_hi_lo,
+            "strategy": self.strategy,
+            "strategy_note": STRATEGY_NOTES[self.strategy],
+            "effects_sum": self.effects_sum,
+            "table_effect_of_removal": dict(zip(RANKS, self.table_effects, strict=True))
+            if self.table_effects
+            else None,
         }
 
 
-def _finish(wager: str, decks: int, base: float, effects: list[float]) -> EffectOfRemoval:
+STRATEGY_NOTES = {
+    "cards": "a card-decided wager: no decision; the effects sum to zero over the ranks",
+    "table": "the table strategy is held fixed for every composition: the effects sum to "
+    "zero over the ranks",
+    "cdz": "CDZ- is re-optimised for each composition: the effects do not sum to zero (each "
+    "removal also buys a better strategy); the table strategy's effects, held fixed, beside",
+    "cdp1": "CDP1 is re-optimised for each composition: the effects do not sum to zero (each "
+    "removal also buys a better strategy); the table strategy's effects, held fixed, beside",
+    "cdp": "CDP is re-optimised for each composition: the effects do not sum to zero (each "
+    "removal also buys a better strategy); the table strategy's effects, held fixed, beside",
+}
+"""What each ``EffectOfRemoval.strategy`` holds fixed, as printed."""
+
+
+def _finish(
+    wager: str, decks: int, base: float, effects: list[float], strategy: str = "cards"
+) -> EffectOfRemoval:
     e = np.asarray(effects)
     c = e - e.mean()
     scale = float(np.abs(c).max())
@@ -87,12 +126,11 @@ def _finish(wager: str, decks: int, base: float, effects: list[float]) -> Effect
         integer,
         betting_correlation(e, integer),
         betting_correlation(e, HI_LO),
+        strategy,
     )
 
 
-def main_eor(rules: Rules, strategy: str = "cdz") -> EffectOfRemoval:
-    """The main wager's effects of removal under ``rules`` (analyzer, ``strategy`` "cdz"
-    re-optimised for each composition, or the fixed "table" strategy)."""
+def _main_effects(rules: Rules, strategy: str) -> tuple[float, list[float]]:
     from feltlab.mainmath import analyze_main
     from feltlab.native.analyzer import shoe_counts
 
@@ -102,8 +140,20 @@ def main_eor(rules: Rules, strategy: str = "cdz") -> EffectOfRemoval:
     for v in range(10):
         counts = tuple(n - (i == v) for i, n in enumerate(full))
         by_value.append(analyze_main(rules, strategy, counts).ev - base)
-    effects = [by_value[min(r, 9)] for r in range(13)]
-    return _finish("main", rules.decks, base, effects)
+    return base, [by_value[min(r, 9)] for r in range(13)]
+
+
+def main_eor(rules: Rules, strategy: str = "cdz") -> EffectOfRemoval:
+    """The main wager's effects of removal under ``rules`` (analyzer, ``strategy`` "cdz",
+    "cdp1" or "cdp" re-optimised for each composition, with the fixed "table" strategy's
+    effects beside in ``table_effects``, or "table" alone).  Any deck count the rules allow
+    (1 to 8)."""
+    base, effects = _main_effects(rules, strategy)
+    e = _finish("main", rules.decks, base, effects, strategy)
+    if strategy != "table":
+        _, table = _main_effects(rules, "table")
+        e = dataclasses.replace(e, table_effects=tuple(float(x) for x in table))
+    return e
 
 
 def _weights(tuples: npt.NDArray[np.uint8], counts: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -155,13 +205,20 @@ def render_eor(e: EffectOfRemoval) -> str:
     lines = [
         f"{e.wager}, {e.decks} decks: return {100 * e.base:+.6f}% per unit; effect of removal "
         "(percentage points per card removed) and the best linear count",
-        f"{'rank':>4} {'EoR (pp)':>12} {'best tag':>9} {'integer':>8} {'Hi-Lo':>6}",
+        f"strategy: {e.strategy} ({STRATEGY_NOTES[e.strategy]})",
+        f"{'rank':>4} {'EoR (pp)':>12} {'best tag':>9} {'integer':>8} {'Hi-Lo':>6}"
+        + (f" {'table EoR (pp)':>15}" if e.table_effects else ""),
     ]
     for i, r in enumerate(RANKS):
         lines.append(
             f"{r:>4} {100 * e.effects[i]:+12.6f} {e.best_count[i]:+9.3f} "
             f"{e.best_count_integer[i]:+8d} {HI_LO[i]:+6d}"
+            + (f" {100 * e.table_effects[i]:+15.6f}" if e.table_effects else "")
         )
+    lines.append(
+        f" sum {100 * e.effects_sum:+12.6f}"
+        + (f" {'':>25} {100 * sum(e.table_effects):+15.6f}" if e.table_effects else "")
+    )
     if math.isnan(e.bc_hi_lo):
         lines.append("every rank has the same effect: no count can track this wager")
     else:

@@ -73,8 +73,14 @@ def print_main_sheet(
     console = make_console()  # a pipe gets every column (the chart was cut to '+0.…')
     console.print(
         f"Main wager, rules {rules_name} ({rules.decks} decks), strategy {strategy}: "
-        f"house edge {100 * sheet.house_edge:.6f}% (exact), standard deviation "
-        f"{sheet.std_dev:.4f} per round"
+        f"house edge {100 * sheet.house_edge:.6f}% ({sheet.house_edge_method}), standard "
+        f"deviation {sheet.std_dev:.6f} per round, skewness {sheet.skewness:.6f} "
+        f"({sheet.distribution_method})"
+    )
+    h = sheet.headline
+    console.print(
+        "probabilities per round: "
+        + ", ".join(f"{k.replace('_', ' ')} {100 * v:.4f}%" for k, v in h.items())
     )
     console.print(
         f"insurance return {100 * sheet.insurance:+.4f}% per unit insured; even money on a "

@@ -15,12 +15,23 @@ split box loses one unit to a dealer blackjack unless every split hand has buste
 dealer then takes no second card and the busted wagers are lost whole); that joint event is
 enumerated exactly over the hands' busting plays.  A split whose busting plays are too many
 for the analyzer's budget (small pairs split four ways) is left without that term, and
-``Analysis.p_split_approx`` (the sheet's ``note``) gives the probability of such deals.
+``Analysis.p_split_approx`` (the sheet's ``note``) gives the probability of such deals,
+and the sheet's house edge is then labelled "approximate".
+
+The net result's distribution (the SD, skewness, every outcome's probability) is computed,
+never simulated: unsplit rounds from the analyzer's hand distributions, split rounds by
+enumerating every play of every split hand over the exact shoe, the dealer's outcome taken
+off the exact cards left (native/src/analyzer_dist.c), for peek and every no-hole-card
+settlement.  Its mean equals the exact expectation to rounding (1e-15).  One term can be
+approximate: rounds that re-split to 3-4 hands where the enumeration exceeds its budget,
+matched to their exact probability and expectation; the sheet then says "approximate",
+names the term and bounds each outcome's probability by that term's mass.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -35,6 +46,10 @@ from feltlab.native.analyzer import (
     ACTIONS,
     BLACKJACK,
     DEALER_OUTCOMES,
+    DOUBLE,
+    SPLIT,
+    SPLIT_NET0,
+    SURRENDER,
     Analysis,
     AnalyzerRules,
     hand_index,
@@ -42,7 +57,11 @@ from feltlab.native.analyzer import (
 )
 from feltlab.rules import DealerBlackjackTakes, DoubleOn, HoleCard, Rules, Surrender
 
-STRATEGIES = ("cdz", "table")
+STRATEGIES = ("cdz", "cdp1", "cdp", "table")
+"""Post-split strategies (E. Farmer's terms): CDZ- (the pre-split play reused), CDP1 (the
+optimal play for the first split hand's shoe, kept for every split hand), CDP (optimal for
+each count of pair cards out); all three composition-dependent before splitting; and the
+simulator's total-dependent tables."""
 UP_LABELS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T")
 LETTERS = {0: "S", 1: "H", 2: "D", 3: "P", 4: "R", BLACKJACK: "BJ"}
 """Chart letters: stand, hit, double, split (P), surrender (R), blackjack."""
@@ -52,8 +71,8 @@ def analyzer_rules(
     rules: Rules, strategy: str = "cdz", counts: tuple[int, ...] | None = None
 ) -> AnalyzerRules:
     """The analyzer's :class:`~feltlab.native.AnalyzerRules` for ``rules`` (a full shoe of
-    ``rules.decks`` decks unless ``counts`` gives the composition).  ``strategy``: "cdz" or
-    "table".  Raises ValueError for another strategy."""
+    ``rules.decks`` decks unless ``counts`` gives the composition).  ``strategy``: one of
+    :data:`STRATEGIES`.  Raises ValueError for another strategy."""
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     kw: dict[str, Any] = {}
@@ -94,10 +113,42 @@ def analyzer_rules(
 
 
 def analyze_main(
-    rules: Rules, strategy: str = "cdz", counts: tuple[int, ...] | None = None
+    rules: Rules,
+    strategy: str = "cdz",
+    counts: tuple[int, ...] | None = None,
+    *,
+    split_dist: bool = False,
 ) -> Analysis:
-    """The analyzer's :class:`~feltlab.native.Analysis` of the main wager under ``rules``."""
-    return native.analyze(analyzer_rules(rules, strategy, counts))
+    """The analyzer's :class:`~feltlab.native.Analysis` of the main wager under ``rules``
+    (``split_dist``: with the exact distribution of split rounds, ``Analysis.split_net``)."""
+    r = analyzer_rules(rules, strategy, counts)
+    if split_dist:
+        r = dataclasses.replace(r, split_dist=True)
+    return native.analyze(r)
+
+
+def headline_probabilities(
+    a: Analysis, dist: dict[float, float], *, peek: bool
+) -> dict[str, float]:
+    """The PAR sheet's headline probabilities of a round from the analysis ``a`` and the
+    round's net distribution ``dist`` (``peek``: the dealer checks for blackjack, so no
+    decision is taken against one): ``player_blackjack`` (a two-card 21 dealt, whatever
+    the dealer holds), ``dealer_blackjack`` (the dealer's two cards a blackjack), ``win``,
+    ``push``, ``loss`` (the round's net above, at, below 0), ``double`` (the initial hand
+    doubled), ``split`` (the initial pair split), ``surrender`` (the initial hand surrendered);
+    each a float in [0, 1]."""
+    bj = hand_index(0, 9)
+    live = a.prob * (1.0 - a.p_dealer_bj) if peek else a.prob
+    return {
+        "player_blackjack": float(a.prob[bj].sum()),
+        "dealer_blackjack": float((a.prob * a.p_dealer_bj).sum()),
+        "win": sum(v for k, v in dist.items() if k > 0),
+        "push": sum(v for k, v in dist.items() if k == 0),
+        "loss": sum(v for k, v in dist.items() if k < 0),
+        "double": float(live[a.action == DOUBLE].sum()),
+        "split": float(live[a.action == SPLIT].sum()),
+        "surrender": float(live[a.action == SURRENDER].sum()),
+    }
 
 
 def _hand_label(a: int, b: int) -> str:
@@ -142,6 +193,9 @@ class MainParSheet:
     distribution: dict[float, float]
     distribution_method: str
     std_dev: float
+    skewness: float
+    headline: dict[str, float]
+    house_edge_method: str
     chart: tuple[ChartCell, ...]
     insurance: float
     even_money: dict[str, float]
@@ -156,9 +210,9 @@ class MainParSheet:
             "title": "Main wager",
             "rules": self.rules.to_dict(),
             "strategy": self.strategy,
-            "method": "exact",
+            "method": self.house_edge_method,
             "return": {"value": self.return_},
-            "house_edge": {"value": self.house_edge},
+            "house_edge": {"value": self.house_edge, "method": self.house_edge_method},
             "distribution": {
                 "method": self.distribution_method,
                 "outcomes": [
@@ -166,6 +220,8 @@ class MainParSheet:
                 ],
             },
             "std_dev": self.std_dev,
+            "skewness": self.skewness,
+            "probabilities": self.headline,
             "insurance": {"return": self.insurance},
             "even_money": self.even_money,
             "dealer": {
@@ -198,7 +254,7 @@ def _insurance(rules: Rules) -> float:
 def main_par_sheet(rules: Rules, strategy: str = "cdz") -> MainParSheet:
     """The main wager's PAR sheet under ``rules`` by the combinatorial analyzer (see the
     module docstring for the method and its one approximation)."""
-    a = analyze_main(rules, strategy)
+    a = analyze_main(rules, strategy, split_dist=True)
     cells: list[ChartCell] = []
     for x in range(10):
         for y in range(x, 10):
@@ -227,14 +283,26 @@ def main_par_sheet(rules: Rules, strategy: str = "cdz") -> MainParSheet:
     bj = hand_index(0, 9)
     q = float(a.p_dealer_bj[bj, 0])
     even_money = {"take": 1.0, "decline": float(a.value[bj, 0]), "p_dealer_blackjack": q}
-    dist, method, note = round_distribution(rules, strategy, a)
+    dist, method, note = round_distribution(rules, a)
+    if strategy == "cdp" and rules.max_split_hands > 2 and a.p_split > 0:
+        mean_gap = sum(k * v for k, v in dist.items()) - a.ev
+        method = "approximate"
+        note = (note + "; " if note else "") + (
+            "approximate term: the distribution plays every split hand as CDP does with two "
+            "pair cards out (CDP1's play), CDP's play with more pair cards out is in the "
+            f"house edge only (its mean differs by {100 * mean_gap:+.2e} pp); each outcome's "
+            f"probability is within {100 * a.p_split:.2e} pp (the split rounds' probability)"
+        )
     if a.p_split_approx > 0:
         note = (note + "; " if note else "") + (
-            f"deals of probability {a.p_split_approx:.2e} split with the every-hand-busts "
-            "term left out (too many busting plays): the house edge is exact elsewhere"
+            f"approximate term: deals of probability {a.p_split_approx:.2e} split with the "
+            "every-hand-busts-before-the-dealer's-blackjack term left out (too many busting "
+            f"plays): that term is at most the box's 8 units on those deals, so the house "
+            f"edge is within {800 * a.p_split_approx:.2e} pp"
         )
     mean = sum(k * v for k, v in dist.items())
     var = sum((k - mean) ** 2 * v for k, v in dist.items())
+    skew = sum((k - mean) ** 3 * v for k, v in dist.items()) / var**1.5 if var > 0 else 0.0
     return MainParSheet(
         rules=rules,
         strategy=strategy,
@@ -243,6 +311,9 @@ def main_par_sheet(rules: Rules, strategy: str = "cdz") -> MainParSheet:
         distribution=dist,
         distribution_method=method,
         std_dev=math.sqrt(var),
+        skewness=skew,
+        headline=headline_probabilities(a, dist, peek=rules.hole_card is HoleCard.PEEK),
+        house_edge_method="approximate" if a.p_split_approx > 0 else "exact",
         chart=tuple(cells),
         insurance=_insurance(rules),
         even_money=even_money,
@@ -251,58 +322,34 @@ def main_par_sheet(rules: Rules, strategy: str = "cdz") -> MainParSheet:
     )
 
 
-SPLIT_SAMPLE_ROUNDS = 2_000_000
-"""Rounds the simulator deals for the distribution of split rounds (seeded)."""
-
-
-def round_distribution(
-    rules: Rules, strategy: str, a: Analysis, *, rounds: int = SPLIT_SAMPLE_ROUNDS, seed: int = 1
-) -> tuple[dict[float, float], str, str]:
+def round_distribution(rules: Rules, a: Analysis) -> tuple[dict[float, float], str, str]:
     """The probability of each net result of a round (units of the initial wager):
-    ``(distribution, method, note)``.  Rounds without a split are exact (the analyzer);
-    rounds that split have their exact total probability ``a.p_split`` and expectation, and
-    their distribution over net results is the C simulator's (fresh shoe, ``rounds`` rounds,
-    ``seed``; the simulator plays the table strategy after the split, so under ``cdz`` it is
-    the table's play of the split hands), scaled to that probability."""
-    from feltlab.simulate import DEFAULT_STAKE, sim_rules, strategy_tables
-
+    ``(distribution, method, note)``, from an analysis run with ``split_dist`` (every round
+    enumerated, split rounds included: native/src/analyzer_dist.c).  ``method`` is "exact",
+    or "approximate" with ``note`` naming the approximated term (re-split rounds past the
+    enumeration budget, matched to their exact mass and expectation) and its bound: each
+    outcome's probability is within that term's probability of the exact one."""
     bj = float(rules.blackjack_pays)
     dist: dict[float, float] = {}
     values = (-2.0, -1.0, -0.5, 0.0, 1.0, 2.0, bj)
     for v, p in zip(values, a.net_dist, strict=True):
         if p > 0:
             dist[v] = dist.get(v, 0.0) + float(p)
-    if a.p_split <= 0:
+    for k, p in enumerate(a.split_net):
+        if p > 0:
+            net = float(k - SPLIT_NET0)
+            dist[net] = dist.get(net, 0.0) + float(p)
+    if a.p_split_dist_approx <= 0:
         return dist, "exact", ""
-    tables = strategy_tables(rules)
-    res = native.simulate_rounds(
-        native.Xoshiro256StarStar(seed), sim_rules(rules, tables=tables, fresh_shoe=True), rounds
-    )
-    ini = res.initial.astype(np.int64)
-    r1, r2, up_rank = ini[:, 0] >> 2, ini[:, 1] >> 2, ini[:, 2] >> 2
-    value = np.minimum(r1, 9)
-    up = np.minimum(up_rank, 9)
-    hole = np.minimum(ini[:, 4] >> 2, 9)
-    pair = (r1 == r2) & (value < 9)
-    table_splits = tables.pair[r1, up + 1].astype(bool)
-    rows = np.array([hand_index(v, v) for v in range(10)])
-    strat_splits = a.action[rows[value], up] == 3
-    natural = ((up == 0) & (hole == 9)) | ((up == 9) & (hole == 0))
-    peeked = natural if rules.hole_card is HoleCard.PEEK else np.zeros_like(natural)
-    sel = pair & table_splits & strat_splits & ~peeked & (rules.max_split_hands >= 2)
-    nets = res.net[sel].astype(np.float64) / DEFAULT_STAKE
-    n = int(sel.sum())
-    if n == 0:
-        return dist, "exact", ""
-    keys, counts = np.unique(nets, return_counts=True)
-    for k, c in zip(keys, counts, strict=True):
-        dist[float(k)] = dist.get(float(k), 0.0) + a.p_split * int(c) / n
+    bound = 100 * a.p_split_dist_approx
     note = (
-        f"rounds that split (probability {a.p_split:.6f}, expectation exact): their "
-        f"distribution over net results is simulated ({n:,} split rounds of {rounds:,} "
-        f"dealt, seed {seed}, the simulator's table play); the rest is exact"
+        f"approximate term: rounds that re-split to 3-4 hands past the enumeration budget "
+        f"(probability {a.p_split_dist_approx:.3e}) have the hands still to play drawn "
+        f"independently from the shoe at the re-split, matched to their exact probability "
+        f"and expectation; every other round is exact, so each outcome's probability is "
+        f"within {bound:.2e} pp of the exact one"
     )
-    return dist, "exact without splits, simulated split rounds", note
+    return dist, "approximate", note
 
 
 def render(sheet: MainParSheet, fmt: str) -> str:
@@ -321,15 +368,19 @@ def render(sheet: MainParSheet, fmt: str) -> str:
         w.writerow([])
         w.writerow(["house_edge", f"{sheet.house_edge:.12f}"])
         w.writerow(["std_dev", f"{sheet.std_dev:.10f}"])
+        w.writerow(["skewness", f"{sheet.skewness:.10f}"])
+        for k, v in sheet.headline.items():
+            w.writerow([f"p_{k}", f"{v:.10f}"])
         w.writerow(["insurance_return", f"{sheet.insurance:.10f}"])
         return buf.getvalue()
     if fmt == "md":
         lines = [
             f"# Main wager: {sheet.strategy} strategy",
             "",
-            f"- house edge: {100 * sheet.house_edge:.6f}% (exact)",
-            f"- standard deviation per round: {sheet.std_dev:.6f} units "
-            f"(distribution: {sheet.distribution_method})",
+            f"- house edge: {100 * sheet.house_edge:.6f}% ({sheet.house_edge_method})",
+            f"- standard deviation per round: {sheet.std_dev:.6f} units, skewness "
+            f"{sheet.skewness:.6f} (distribution: {sheet.distribution_method})",
+            *(f"- P({k.replace('_', ' ')}): {v:.8f}" for k, v in sheet.headline.items()),
             f"- insurance return: {100 * sheet.insurance:+.4f}% per unit insured",
             f"- even money: take 1.0, decline {sheet.even_money['decline']:.6f}",
             "",

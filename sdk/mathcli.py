@@ -33,10 +33,11 @@ from feltlab.rules import Rules
 )
 @click.option(
     "--strategy",
-    type=click.Choice(["cdz", "table"]),
+    type=click.Choice(["cdz", "cdp1", "cdp", "table"]),
     default="cdz",
     show_default=True,
-    help="main: CDZ- optimum, or the simulator's total-dependent tables.",
+    help="main: the composition-dependent optimum with the post-split play CDZ- (the pre-split "
+    "play reused), CDP1 or CDP (E. Farmer's), or the simulator's total-dependent tables.",
 )
 @click.option(
     "--eor",

@@ -2,7 +2,8 @@
 ``play`` (click decorators), and the :class:`feltlab.Rules` they build.
 
 ``--rules`` names a preset (:data:`feltlab.rules.PRESETS`) or a TOML file of Rules fields
-(``to_dict`` names; an optional ``preset = "vegas_s17"`` key gives the base); every other
+(``to_dict`` names; an optional ``preset = "vegas_s17"`` key gives the base; a file naming no
+preset has NZ practice's fields with ``deck_rule = "any"``, 1 to 8 decks); every other
 option overrides one field.  An inconsistent combination (an option that has no effect under
 the others, or a value the rules refuse) is a one-line usage error naming it.
 """
@@ -55,7 +56,12 @@ def _options(with_decks: bool) -> list[Callable[[F], F]]:
     ]
     if with_decks:
         opts.append(
-            click.option("--decks", type=int, default=None, help="Decks in the shoe (4 to 8).")
+            click.option(
+                "--decks",
+                type=int,
+                default=None,
+                help="Decks in the shoe: 1 to 8 (4 to 8 under rule 3.3(a), the nz preset).",
+            )
         )
     opts += [
         click.option(
@@ -135,7 +141,10 @@ def _load(spec: str) -> tuple[Rules, str]:
         raise click.BadParameter(
             f"cannot read {spec}: nested too deeply to be a rules file", param_hint="--rules"
         ) from None
-    base = data.pop("preset", "nz")
+    base = data.pop("preset", None)
+    if base is None:  # a house's own rules: NZ practice fields, any deck count 1 to 8
+        data.setdefault("deck_rule", "any")
+        base = "nz"
     try:
         return Rules.preset(str(base)).replace(**data), path.name
     except (RulesError, TypeError) as exc:

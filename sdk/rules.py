@@ -19,6 +19,10 @@ from feltlab.errors import RulesError
 
 MIN_DECKS = 4
 MAX_DECKS = 8
+ANY_MIN_DECKS = 1
+"""Fewest decks of a table outside rule 3.3(a) (``deck_rule="any"``): a single deck."""
+DECK_RULES = ("nz", "any")
+"""``Rules.deck_rule`` values: "nz" rule 3.3(a) (4 to 8 decks), "any" 1 to 8 decks."""
 SUPER_SEVENS_MIN_DECKS = 6
 
 
@@ -131,7 +135,12 @@ class Rules:
     """
 
     decks: int = 6
-    """Decks in the shoe: 4 to 8 (rule 3.3(a)); 6 to 8 when ``super_sevens`` is offered."""
+    """Decks in the shoe: 4 to 8 under rule 3.3(a) (``deck_rule="nz"``), 1 to 8 otherwise;
+    6 to 8 when ``super_sevens`` is offered."""
+    deck_rule: str = "nz"
+    """Which deck range applies: "nz" (rule 3.3(a) of the NZ Gazette amendments: 4 to 8
+    decks) or "any" (1 to 8 decks: a house outside those rules, e.g. the Las Vegas presets,
+    where single- and double-deck games are dealt)."""
     super_sevens: bool = False
     """The Super Sevens wager is offered (rule 3.3(a) then needs 6 to 8 decks)."""
     dealer_hits_soft_17: bool = False
@@ -208,9 +217,18 @@ class Rules:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise RulesError(f"{name} must be an integer, got {value!r}")
-        if not MIN_DECKS <= self.decks <= MAX_DECKS:
+        if self.deck_rule not in DECK_RULES:
             raise RulesError(
-                f"decks={self.decks}: rule 3.3(a) requires {MIN_DECKS} to {MAX_DECKS} decks"
+                f"deck_rule={self.deck_rule!r} is not one of {', '.join(map(repr, DECK_RULES))}"
+            )
+        if self.deck_rule == "nz" and not MIN_DECKS <= self.decks <= MAX_DECKS:
+            raise RulesError(
+                f"decks={self.decks}: rule 3.3(a) requires {MIN_DECKS} to {MAX_DECKS} decks "
+                "(deck_rule='nz'; a game outside those rules sets deck_rule='any' for 1 to 8)"
+            )
+        if not ANY_MIN_DECKS <= self.decks <= MAX_DECKS:
+            raise RulesError(
+                f"decks={self.decks}: a table holds {ANY_MIN_DECKS} to {MAX_DECKS} decks"
             )
         if self.super_sevens and self.decks < SUPER_SEVENS_MIN_DECKS:
             raise RulesError(
@@ -329,6 +347,7 @@ quarter of the stack from the back, automatic shuffler."""
 
 VEGAS_S17 = Rules(
     decks=6,
+    deck_rule="any",
     dealer_hits_soft_17=False,
     hole_card=HoleCard.PEEK,
     double_on=DoubleOn.ANY,
@@ -338,7 +357,7 @@ VEGAS_S17 = Rules(
     split_aces_one_card=True,
 )
 """Las Vegas Strip six-deck game: S17, peek, double any two, DAS, split to 4 hands, no
-resplit of aces, no surrender, 3 to 2."""
+resplit of aces, no surrender, 3 to 2; any deck count 1 to 8 (``deck_rule="any"``)."""
 
 VEGAS_H17 = dataclasses.replace(VEGAS_S17, dealer_hits_soft_17=True)
 """As :data:`VEGAS_S17` with the dealer hitting soft 17."""

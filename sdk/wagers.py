@@ -37,7 +37,7 @@ import numpy.typing as npt
 from feltlab.cards import NO_CARD
 from feltlab.errors import RulesError, WagerError
 from feltlab.registry import Registry
-from feltlab.rules import MAX_DECKS, MIN_DECKS, Rules
+from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS, MIN_DECKS, Rules
 
 if TYPE_CHECKING:
     from feltlab.record import BoxRecord
@@ -275,10 +275,15 @@ class WagerType(ABC):
     # --------------------------------------------------------------- configuration
     def check_rules(self, rules: Rules) -> None:
         """Raise :class:`RulesError` if the wager may not be offered under ``rules`` (by
-        default: ``rules.decks`` outside ``min_decks..max_decks``)."""
-        if not self.min_decks <= rules.decks <= self.max_decks:
+        default: ``rules.decks`` outside ``min_decks..max_decks``; a wager whose
+        ``min_decks`` is rule 3.3(a)'s 4 takes 1 deck up under ``rules.deck_rule == "any"``,
+        a table outside rule 3.3(a))."""
+        lo = self.min_decks
+        if rules.deck_rule == "any" and lo == MIN_DECKS:
+            lo = ANY_MIN_DECKS
+        if not lo <= rules.decks <= self.max_decks:
             raise RulesError(
-                f"{self.title} is played with {self.min_decks} to {self.max_decks} decks "
+                f"{self.title} is played with {lo} to {self.max_decks} decks "
                 f"(rule {self.rule or '3.3(a)'}), the rules have {rules.decks}; change decks"
             )
 

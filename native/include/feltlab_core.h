@@ -445,7 +445,11 @@ fl_status fl_evaluate_hands(const uint8_t *cards, size_t n_hands, size_t max_car
  * shoe composition: counts[v] cards of value v + 1 (counts[0] aces, counts[9]
  * ten-valued cards), FL_AN_MIN_CARDS to FL_AN_MAX_CARDS cards in all.  strategy FL_AN_CDZ: the
  * composition-dependent optimum with the pre-split strategy reused after
- * splitting (CDZ-); FL_AN_TABLE: the simulator's tables (fl_sim_rules' layout;
+ * splitting (CDZ-); FL_AN_CDP1 / FL_AN_CDP: the same before splitting, the split hands
+ * played optimally for the shoe less the up card, the hand's cards and the pair cards
+ * removed (CDP1: with two pair cards out, the first split hand's play, kept for every
+ * hand; CDP: for each count of pair cards out) (E. Farmer's post-split strategies);
+ * FL_AN_TABLE: the simulator's tables (fl_sim_rules' layout;
  * tables may not split ten-valued pairs; surr[hard total][up] 1 surrenders a
  * hard two-card hand).  surrender: 0 none, 1 late (after the dealer's check;
  * under no hole card the surrendered half is lost with the rest to a dealer
@@ -455,6 +459,8 @@ fl_status fl_evaluate_hands(const uint8_t *cards, size_t n_hands, size_t max_car
 #define FL_AN_MAX_CARDS 4096
 #define FL_AN_TABLE 0
 #define FL_AN_CDZ 1
+#define FL_AN_CDP1 2
+#define FL_AN_CDP 3
 #define FL_AN_STAND 0
 #define FL_AN_HIT 1
 #define FL_AN_DOUBLE 2
@@ -462,11 +468,15 @@ fl_status fl_evaluate_hands(const uint8_t *cards, size_t n_hands, size_t max_car
 #define FL_AN_SURRENDER 4
 #define FL_AN_BLACKJACK 5
 #define FL_AN_ACTIONS 5
+#define FL_AN_SPLIT_NET0 8
+#define FL_AN_SPLIT_NETS 17
+#define FL_AN_MAX_HANDS_DIST 4
 
 typedef struct {
     uint32_t counts[10];
     uint32_t h17, peek, enhc_takes, bj_num, bj_den, double_on, double_after_split;
     uint32_t max_hands, resplit_aces, split_aces_one_card, surrender, strategy;
+    uint32_t split_dist; /* 1: also the exact distribution of split rounds (split_net) */
     uint8_t hard[32][11];
     uint8_t soft[32][11];
     uint8_t pair[13][11];
@@ -485,7 +495,11 @@ typedef struct {
  * shoe less the up card.  net_dist: probability of the round's net result -2, -1, -1/2,
  * 0, +1, +2, the blackjack pay, over the rounds without a split; p_split: probability of
  * a round that splits (and meets no peeked dealer blackjack), ev_split: those rounds'
- * contribution to ev (net_dist + p_split sums to 1).
+ * contribution to ev (net_dist + p_split sums to 1).  With rules.split_dist set,
+ * split_net[net + FL_AN_SPLIT_NET0] is the probability of a split round ending at net
+ * -8..+8 units (exact: analyzer_dist.c; split_net sums to p_split), and
+ * p_split_dist_approx the probability of the re-split rounds (3-4 hands) whose
+ * distribution is approximated because their enumeration exceeds its budget.
  */
 typedef struct {
     double ev;
@@ -493,6 +507,8 @@ typedef struct {
     double p_split;
     double ev_split;
     double p_split_approx; /* splits whose all-bust term (no hole card) was left out */
+    double split_net[17]; /* FL_AN_SPLIT_NETS: split rounds by net -8..+8 (split_dist) */
+    double p_split_dist_approx; /* re-split rounds whose distribution is approximated */
     double p_total;
     double prob[55][10];
     double value[55][10];

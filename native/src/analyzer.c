@@ -49,6 +49,21 @@
  * correction).  A split with too many busting plays for the budget keeps the
  * one-unit count and is reported in fl_analysis.p_split_approx.
  *
+ * Post-split play: CDZ- reuses the pre-split decisions; CDP1 and CDP (E. Farmer's terms)
+ * take, in split_value, the best of standing, hitting and doubling for the shoe less the up
+ * card, the hand's cards and k pair cards (CDP at every k; CDP1 at k = 2, computed first,
+ * those decisions kept for every k).  Both are zero-memory, so the pattern grouping holds.
+ *
+ * Distribution of split rounds (analyzer_dist.c, with rules.split_dist): each split hand's
+ * plays are listed once as the multisets of cards drawn after its pair card, with their
+ * number of orders (a path count over the hand DAG), stake and final class; the hands are
+ * chained over the unseen cards in the order of play and the dealer's unconditioned outcome
+ * distribution is taken off the exact composition left (the probability of a sequence of
+ * draws depends only on the multiset drawn, so it is exact); under peek the dealer's
+ * blackjack is dropped and the rest renormalised.  Re-split rounds past an enumeration
+ * budget are approximated (their remaining hands drawn independently from the shoe at the
+ * re-split) and reported in fl_analysis.p_split_dist_approx.
+ *
  * No global state: every buffer is allocated per call and freed.
  */
 #include <math.h>
@@ -74,7 +89,7 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
     if (r->h17 > 1 || r->peek > 1 || r->enhc_takes > 2 || r->bj_num < 1 || r->bj_den < 1 ||
         r->bj_num > 1000 || r->bj_den > 1000 || r->double_on > 3 || r->double_after_split > 1 ||
         r->max_hands < 1 || r->max_hands > 4 || r->resplit_aces > 1 ||
-        r->split_aces_one_card > 1 || r->surrender > 2 || r->strategy > 1)
+        r->split_aces_one_card > 1 || r->surrender > 2 || r->strategy > 3 || r->split_dist > 1)
         return FL_ERR_RANGE;
     if (r->strategy == FL_AN_TABLE) {
         for (int t = 0; t < 32; t++)
@@ -104,6 +119,8 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
     c.dec = calloc(NODE_CAP, 1);
     c.valid = calloc(NODE_CAP, 1);
     c.stamp = calloc(NODE_CAP, sizeof *c.stamp);
+    c.pdec = calloc(NODE_CAP, 1);
+    c.pstamp = calloc(NODE_CAP, sizeof *c.pstamp);
     c.cache.cap = 1u << 14;
     c.cache.keys = calloc(c.cache.cap, sizeof *c.cache.keys);
     c.cache.slot = calloc(c.cache.cap, sizeof *c.cache.slot);
@@ -111,7 +128,7 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
     c.cache.dist = malloc(sizeof(*c.cache.dist) * c.cache.dcap);
     fl_status status = FL_OK;
     if (!c.nodes || !c.hkeys || !c.hidx || !c.ds || !c.dprob || !c.dkeys || !c.didx || !dbuf || !c.dec || !c.valid ||
-        !c.stamp || !c.cache.keys || !c.cache.slot || !c.cache.dist || !c.vec || !c.svec ||
+        !c.stamp || !c.pdec || !c.pstamp || !c.cache.keys || !c.cache.slot || !c.cache.dist || !c.vec || !c.svec ||
         !c.hvec || !c.dvec) {
         status = FL_ERR_RANGE;
         goto done;
@@ -162,8 +179,8 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
             status = FL_ERR_RANGE;
             goto done;
         }
-        double split_cache[NV];
-        int split_done[NV] = {0}, split_approx[NV] = {0};
+        double split_cache[NV], split_net[NV][FL_AN_SPLIT_NETS], split_net_approx[NV];
+        int split_done[NV] = {0}, split_approx[NV] = {0}, split_net_done[NV] = {0};
         for (int a = 0; a < NV; a++)
             for (int b = a; b < NV; b++) {
                 int hi = hand_index(a, b);
@@ -239,7 +256,7 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
                         out->action_ev[hi][u][k] = unc[k];
                     }
                     int act = FL_AN_STAND;
-                    if (r->strategy == FL_AN_CDZ) {
+                    if (r->strategy != FL_AN_TABLE) {
                         for (int k = 1; k < FL_AN_ACTIONS; k++)
                             if (allowed[k] && unc[k] > unc[act]) act = k;
                     } else {
@@ -286,6 +303,20 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
                         out->p_split += m;
                         out->ev_split += m * cond[FL_AN_SPLIT];
                         if (split_approx[a]) out->p_split_approx += m;
+                        if (r->split_dist) {
+                            if (!split_net_done[a]) {
+                                split_distribution(&c, a, split_cache[a], !split_approx[a], split_net[a],
+                                                   &split_net_approx[a]);
+                                split_net_done[a] = 1;
+                                if (c.err) {
+                                    status = FL_ERR_RANGE;
+                                    goto done;
+                                }
+                            }
+                            for (int k = 0; k < FL_AN_SPLIT_NETS; k++)
+                                out->split_net[k] += m * split_net[a][k];
+                            out->p_split_dist_approx += m * split_net_approx[a];
+                        }
                     }
                 }
                 out->value[hi][u] = value;
@@ -312,6 +343,8 @@ done:
     free(c.dec);
     free(c.valid);
     free(c.stamp);
+    free(c.pdec);
+    free(c.pstamp);
     free(c.cache.keys);
     free(c.cache.slot);
     free(c.cache.dist);

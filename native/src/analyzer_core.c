@@ -115,7 +115,10 @@ int build_dealer(an_ctx *c, int up) {
         }
     }
     c->nds = n;
-    return 1;
+    c->dmax_nd = 0;
+    for (int i = 0; i < n; i++)
+        if (ds[i].nd > c->dmax_nd) c->dmax_nd = ds[i].nd;
+    return c->dmax_nd < NODE_DEPTH;
 }
 
 /* dealer outcome distribution for composition comp (counts, total N) */
@@ -124,25 +127,29 @@ void dealer_pass(an_ctx *c, const int32_t *comp, int32_t N, double out[N_OUT]) {
     double *pr = c->dprob;
     for (int s = 0; s < c->nds; s++) pr[s] = 0.0;
     pr[0] = 1.0;
+    /* 1 / (cards left) by the dealer's cards drawn: one division per depth, not per state */
+    double inv[NODE_DEPTH];
+    for (int k = 0; k <= c->dmax_nd; k++) inv[k] = N - k > 0 ? 1.0 / (double)(N - k) : 0.0;
     for (int s = 0; s < c->nds; s++) {
         double ps = pr[s];
         if (ps == 0.0) continue;
         const an_dstate *st = &c->ds[s];
-        double denom;
+        double scale;
         int excl = -1;
         if (s == 0 && c->hole_x >= 0) {
             excl = c->hole_x;
-            denom = (double)(N - comp[excl]);
+            int32_t denom = N - comp[excl];
+            if (denom <= 0) continue;
+            scale = ps / (double)denom;
         } else {
-            denom = (double)(N - st->nd);
+            if (N - st->nd <= 0) continue;
+            scale = ps * inv[st->nd];
         }
-        if (denom <= 0.0) continue;
-        double inv = ps / denom;
         for (int v = 0; v < NV; v++) {
             if (v == excl) continue;
             int32_t left = comp[v] - st->d[v];
             if (left <= 0) continue;
-            double p = inv * (double)left;
+            double p = scale * (double)left;
             int nx = st->next[v];
             if (nx >= 0)
                 pr[nx] += p;
@@ -158,7 +165,12 @@ const double *cached_dist(an_ctx *c, const uint8_t *removed_extra, int extra_v,
     uint8_t rem[NV];
     memcpy(rem, removed_extra, NV);
     if (extra_n) rem[extra_v] = (uint8_t)(rem[extra_v] + extra_n);
-    uint64_t k = key_of(rem) + 1;
+    return cached_dist_key(c, key_of(rem));
+}
+
+/* the same by the removed cards' key_of (each count under 64) */
+const double *cached_dist_key(an_ctx *c, uint64_t removed_key) {
+    uint64_t k = removed_key + 1;
     an_cache *ca = &c->cache;
     uint32_t h = hash64(k) & (ca->cap - 1);
     while (ca->keys[h]) {
@@ -197,7 +209,7 @@ const double *cached_dist(an_ctx *c, const uint8_t *removed_extra, int extra_v,
     }
     int32_t comp[NV], N = 0;
     for (int v = 0; v < NV; v++) {
-        comp[v] = c->s0[v] - rem[v];
+        comp[v] = c->s0[v] - (int32_t)((removed_key >> (6 * v)) & 63u);
         N += comp[v];
     }
     uint32_t slot = ca->used++;
@@ -216,7 +228,7 @@ void cache_reset(an_cache *ca) {
 
 void main_pass(an_ctx *c) {
     const fl_analyzer_rules *r = c->r;
-    int cdz = r->strategy == FL_AN_CDZ;
+    int cdz = r->strategy != FL_AN_TABLE; /* CDZ-, CDP1, CDP: the same pre-split play */
     for (int i = c->nn - 1; i >= 1; i--) {
         const an_node *a = &c->nodes[i];
         int32_t comp[NV];

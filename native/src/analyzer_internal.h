@@ -13,6 +13,7 @@
 #define HASH_BITS 13
 #define HASH_SIZE (1u << HASH_BITS)
 #define MAXK 10
+#define NODE_DEPTH 32 /* more cards than any dealer's or hand's draw */
 #define DHASH_SIZE 4096u
 #define FL_AN_ALL_BUST_BUDGET 2000000L
 
@@ -48,6 +49,7 @@ typedef struct {
     int16_t *hidx;
     an_dstate *ds;
     int nds;
+    int dmax_nd; /* most cards drawn in a dealer state */
     uint64_t *dkeys;
     int16_t *didx;
     double *dprob;
@@ -69,6 +71,9 @@ typedef struct {
     double *vk;
     int32_t *stamp;
     int32_t cur_stamp;
+    uint8_t *pdec;    /* CDP1 and CDP: the optimal split-hand play at k = 2, by node */
+    int32_t *pstamp;  /* pdec valid where pstamp == cur_pstamp (one pair, one up card) */
+    int32_t cur_pstamp;
     long ab_budget; /* calls left for the all-bust enumeration of one split */
     int ab_failed;  /* the enumeration ran out of budget: correction not added */
     int last_split_approx;
@@ -164,10 +169,16 @@ int build_nodes(an_ctx *c);
 int build_dealer(an_ctx *c, int up);
 void dealer_pass(an_ctx *c, const int32_t *comp, int32_t N, double out[N_OUT]);
 const double *cached_dist(an_ctx *c, const uint8_t *removed_extra, int extra_v, int extra_n);
+const double *cached_dist_key(an_ctx *c, uint64_t removed_key);
 void cache_reset(an_cache *ca);
 void main_pass(an_ctx *c);
 
 /* analyzer_split.c */
 double split_ev(an_ctx *c, int P);
+int split_action(const an_ctx *c, int i);
+
+/* analyzer_dist.c */
+void split_distribution(an_ctx *c, int P, double value, int value_exact,
+                        double out[FL_AN_SPLIT_NETS], double *approx);
 
 #endif

@@ -27,13 +27,15 @@ static double live_bj_loss(const an_ctx *c, double stake) {
 }
 
 /* the strategy's play of a split hand at node i: 0 stand, 1 hit, 2 double */
-static int split_action(const an_ctx *c, int i) {
+int split_action(const an_ctx *c, int i) {
     const fl_analyzer_rules *r = c->r;
     const an_node *a = &c->nodes[i];
     int soft, t = node_total(a, &soft);
     if (a->n == 2 && c->split_p == 0 && r->split_aces_one_card) return 0;
     if (t >= 21) return 0;
-    if (r->strategy == FL_AN_CDZ) {
+    if ((r->strategy == FL_AN_CDP1 || r->strategy == FL_AN_CDP) && c->pstamp[i] == c->cur_pstamp)
+        return c->pdec[i]; /* the optimal play at k = 2 pair cards out */
+    if (r->strategy != FL_AN_TABLE) {
         int action = c->dec[i] ? 1 : 0;
         if (a->n == 2 && r->double_after_split && may_double(r, a) &&
             c->dbl[i] > (c->stand[i] > c->hit[i] ? c->stand[i] : c->hit[i]))
@@ -238,6 +240,44 @@ static double all_bust_correction(an_ctx *c, int P, int H) {
     return c->r->enhc_takes == 0 ? pr - stakes : pr;
 }
 
+static double split_value(an_ctx *c, int i);
+
+/* the values of standing, hitting and doubling a split hand at node i, k pair cards out */
+static double split_stand(an_ctx *c, const an_node *a, int t) {
+    const double *d = cached_dist(c, a->cnt, c->split_p, c->split_k - 1);
+    if (!d) return 0.0;
+    return stand_nobj(d, t) + d[OUT_BJ] * live_bj_loss(c, 1.0);
+}
+
+static double split_draw(an_ctx *c, const an_node *a, const double *p, int dbl) {
+    double v = 0.0;
+    for (int x = 0; x < NV; x++) {
+        if (p[x] == 0.0) continue;
+        int j = a->child[x];
+        double w;
+        if (!dbl) {
+            w = j < 0 ? bust_value(c, a, x, 1.0) : split_value(c, j);
+        } else if (j < 0) {
+            w = bust_value(c, a, x, 2.0);
+        } else {
+            int s2, t2 = node_total(&c->nodes[j], &s2);
+            const double *d = cached_dist(c, c->nodes[j].cnt, c->split_p, c->split_k - 1);
+            if (!d) return 0.0;
+            w = 2.0 * stand_nobj(d, t2) + d[OUT_BJ] * live_bj_loss(c, 2.0);
+        }
+        v += p[x] * w;
+    }
+    return v;
+}
+
+/* CDP1 and CDP: the post-split play optimal for the shoe less the hand's cards, the up
+ * card and k pair cards (CDP: at every k; CDP1: at k = 2, the first split hand's, kept for
+ * every k) (E. Farmer's definitions) */
+static int split_optimal(const an_ctx *c) {
+    int s = (int)c->r->strategy;
+    return s == FL_AN_CDP || (s == FL_AN_CDP1 && c->split_k == 2);
+}
+
 /* value of a split hand at node i (one of its cards a pair card), k pair cards out */
 static double split_value(an_ctx *c, int i) {
     if (c->stamp[i] == c->cur_stamp) return c->vk[i];
@@ -245,33 +285,34 @@ static double split_value(an_ctx *c, int i) {
     int32_t comp[NV];
     int32_t N = comp_of(c, a, c->split_p, c->split_k - 1, comp);
     double v = 0.0;
-    if (N < 0) {
-        v = 0.0; /* impossible hand: weight 0 */
-    } else {
+    if (N >= 0) {
         int soft, t = node_total(a, &soft);
-        int action = split_action(c, i); /* 0 stand 1 hit 2 double */
-        if (action == 0) {
-            const double *d = cached_dist(c, a->cnt, c->split_p, c->split_k - 1);
-            if (!d) return 0.0;
-            v = stand_nobj(d, t) + d[OUT_BJ] * live_bj_loss(c, 1.0);
-        } else {
-            double p[NV];
+        const fl_analyzer_rules *r = c->r;
+        int forced = t >= 21 || (a->n == 2 && c->split_p == 0 && r->split_aces_one_card);
+        double p[NV];
+        if (!forced && split_optimal(c)) {
             draw_probs(c, comp, N, p);
-            for (int x = 0; x < NV; x++) {
-                if (p[x] == 0.0) continue;
-                int j = a->child[x];
-                double w;
-                if (action == 1) {
-                    w = j < 0 ? bust_value(c, a, x, 1.0) : split_value(c, j);
-                } else if (j < 0) {
-                    w = bust_value(c, a, x, 2.0);
-                } else {
-                    int s2, t2 = node_total(&c->nodes[j], &s2);
-                    const double *d = cached_dist(c, c->nodes[j].cnt, c->split_p, c->split_k - 1);
-                    if (!d) return 0.0;
-                    w = 2.0 * stand_nobj(d, t2) + d[OUT_BJ] * live_bj_loss(c, 2.0);
+            double sv = split_stand(c, a, t), hv = split_draw(c, a, p, 0);
+            int act = hv > sv ? 1 : 0;
+            v = act ? hv : sv;
+            if (a->n == 2 && r->double_after_split && may_double(r, a)) {
+                double dv = split_draw(c, a, p, 1);
+                if (dv > v) {
+                    v = dv;
+                    act = 2;
                 }
-                v += p[x] * w;
+            }
+            if (c->split_k == 2) {
+                c->pdec[i] = (uint8_t)act;
+                c->pstamp[i] = c->cur_pstamp;
+            }
+        } else {
+            int action = split_action(c, i); /* 0 stand 1 hit 2 double */
+            if (action == 0) {
+                v = split_stand(c, a, t);
+            } else {
+                draw_probs(c, comp, N, p);
+                v = split_draw(c, a, p, action == 2);
             }
         }
     }
@@ -367,6 +408,8 @@ double split_ev(an_ctx *c, int P) {
     if (P == 0 && !r->resplit_aces) H = 2;
     split_terms T;
     memset(&T, 0, sizeof T);
+    c->cur_pstamp++;
+    split_terms_at(c, &T, P, 2); /* first: CDP1 keeps the play found at k = 2 */
     double ev = split_patterns(c, &T, P, H, 2, 2, 0, 0);
     if (!r->peek && r->enhc_takes != 2 && c->bj_x >= 0) {
         /* the box's one unit lost to a dealer blackjack */

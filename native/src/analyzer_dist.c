@@ -1,0 +1,508 @@
+/* The combinatorial analyzer's exact distribution of a split round's net result
+ * (method: analyzer.c's header comment, "Distribution of split rounds").
+ *
+ * Every split hand's play is listed once as the multisets of cards it draws after its pair
+ * card, each with its number of orders the strategy plays to it (a path count over the hand
+ * DAG: the strategy depends on the hand's cards only), its stake and its final class.  The
+ * hands are chained over the unseen cards in the order of play (a pair card drawn as a
+ * second card while hands < limit splits again), and at the end of the box the dealer's
+ * outcome distribution is taken off the exact composition left (cached by the cards
+ * removed).  The probability of a given sequence of draws depends only on the multiset of
+ * cards drawn, so player and dealer probabilities multiply exactly.  Under peek the
+ * dealer's blackjack outcome is dropped and the rest renormalised (Bayes).
+ *
+ * Rounds that re-split (3 or 4 hands) past the enumeration budget are approximated: the
+ * hands still to play when the third hand appears are drawn from the composition of that
+ * moment, independently of one another and of the dealer's card removal; their mass is
+ * returned in *approx so the sheet can name and bound it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer_internal.h"
+
+#define DL_CAP 8192
+#define DL_HASH 16384u
+#define N_CLASS 7 /* 0: 16 or less, 1..5: 17..21, 6: bust */
+#define DL_LEAF_BUDGET 500000L
+
+typedef struct {
+    uint64_t key; /* key_of(m) */
+    uint8_t m[NV];
+    uint8_t n, stake, cls;
+    double ways_np, ways_p; /* orders whose second card is not / is a pair card */
+} dl_entry;
+
+/* one cached dealer distribution per cache line: the removed cards' key and P(outcome) */
+typedef struct {
+    uint64_t key; /* key_of(removed) + 1; 0: empty */
+    double d[N_OUT];
+} dl_line;
+
+typedef struct {
+    an_ctx *c;
+    int P, H;
+    dl_line *lines; /* the dealer's unconditioned distributions by cards removed */
+    uint32_t cap, used;
+    dl_entry *e;
+    int ne;
+    uint64_t *hk;
+    int32_t *hv;
+    int32_t base[NV]; /* shoe less the up card and the two pair cards */
+    double dist[FL_AN_SPLIT_NETS];
+    double adist[FL_AN_SPLIT_NETS]; /* the approximated re-split rounds */
+    double approx;
+    long leaves;
+    int exact_resplit;
+} dl_args;
+
+static int cls_of_total(int t) { return t > 21 ? 6 : (t < 17 ? 0 : t - 16); }
+
+static void dl_add(dl_args *g, const uint8_t *cnt, int extra, int stake, int cls, int second_p,
+                   double ways) {
+    uint8_t m[NV];
+    memcpy(m, cnt, NV);
+    m[g->P]--; /* the pair card itself is not drawn */
+    if (extra >= 0) m[extra]++;
+    uint64_t k = (key_of(m) | (uint64_t)stake << 62) + 1;
+    uint32_t h = hash64(k) & (DL_HASH - 1);
+    while (g->hk[h]) {
+        if (g->hk[h] == k) {
+            dl_entry *e = &g->e[g->hv[h]];
+            if (second_p) e->ways_p += ways;
+            else e->ways_np += ways;
+            return;
+        }
+        h = (h + 1) & (DL_HASH - 1);
+    }
+    if (g->ne >= DL_CAP) {
+        g->c->err = 1;
+        return;
+    }
+    dl_entry *e = &g->e[g->ne];
+    memset(e, 0, sizeof *e);
+    memcpy(e->m, m, NV);
+    e->key = key_of(m);
+    int n = 0;
+    for (int v = 0; v < NV; v++) n += m[v];
+    e->n = (uint8_t)n;
+    e->stake = (uint8_t)stake;
+    e->cls = (uint8_t)cls;
+    if (second_p) e->ways_p = ways;
+    else e->ways_np = ways;
+    g->hk[h] = k;
+    g->hv[h] = g->ne++;
+}
+
+/* every play of a split hand, by a path count over the hand DAG in level order */
+static void dl_list(dl_args *g, double (*ways)[2]) {
+    an_ctx *c = g->c;
+    int start = c->nodes[0].child[g->P];
+    memset(ways, 0, sizeof(*ways) * (size_t)c->nn);
+    for (int x = 0; x < NV; x++) ways[c->nodes[start].child[x]][x == g->P] += 1.0;
+    for (int i = start + 1; i < c->nn; i++) {
+        if (ways[i][0] == 0.0 && ways[i][1] == 0.0) continue;
+        const an_node *a = &c->nodes[i];
+        int soft, t = node_total(a, &soft);
+        int act = split_action(c, i);
+        for (int f = 0; f < 2; f++) {
+            double w = ways[i][f];
+            if (w == 0.0) continue;
+            if (act == 0) {
+                dl_add(g, a->cnt, -1, 1, cls_of_total(t), f, w);
+                continue;
+            }
+            for (int x = 0; x < NV; x++) {
+                int j = a->child[x];
+                if (act == 2) {
+                    int t2 = 22;
+                    if (j >= 0) t2 = node_total(&c->nodes[j], &soft);
+                    dl_add(g, a->cnt, x, 2, cls_of_total(t2), f, w);
+                } else if (j < 0) {
+                    dl_add(g, a->cnt, x, 1, 6, f, w);
+                } else {
+                    ways[j][f] += w;
+                }
+            }
+        }
+    }
+}
+
+/* 1 / (N - k) for k cards already drawn */
+static void inv_table(int32_t N, double inv[NODE_DEPTH]) {
+    for (int k = 0; k < NODE_DEPTH; k++) inv[k] = N - k > 0 ? 1.0 / (double)(N - k) : 0.0;
+}
+
+/* probability of one given order of the multiset m drawn from comp (inv: inv_table(N)) */
+static double draw_seq(const int32_t *comp, const double *inv, const uint8_t *m) {
+    double p = 1.0;
+    int k = 0;
+    for (int v = 0; v < NV; v++)
+        for (int t = 0; t < m[v]; t++) {
+            int32_t left = comp[v] - t;
+            if (left <= 0) return 0.0;
+            p *= (double)left * inv[k];
+            k++;
+        }
+    return p;
+}
+
+/* net of the box for one dealer outcome o given the hands' (stake, class) */
+static int dl_net(const an_ctx *c, const uint8_t *stake, const uint8_t *cls, int nh, int o) {
+    int net = 0, live = 0, busted = 0;
+    for (int h = 0; h < nh; h++) {
+        if (cls[h] == 6) busted += stake[h];
+        else live = 1;
+    }
+    if (!live) return -busted; /* every hand busted: lost whole whatever the dealer holds */
+    if (o == OUT_BJ) { /* no hole card only */
+        switch (c->r->enhc_takes) {
+        case 0: return -1;
+        case 1: return -1 - busted;
+        default: {
+            int all = 0;
+            for (int h = 0; h < nh; h++) all += stake[h];
+            return -all;
+        }
+        }
+    }
+    for (int h = 0; h < nh; h++) {
+        int s = stake[h];
+        if (cls[h] == 6) net -= s;
+        else if (o == OUT_BUST) net += s;
+        else if (cls[h] == 0 || cls[h] < o + 1) net -= s;
+        else if (cls[h] > o + 1) net += s;
+    }
+    return net;
+}
+
+static dl_line *dl_alloc(uint32_t cap) {
+    dl_line *t = aligned_alloc(64, sizeof(dl_line) * cap);
+    if (t) memset(t, 0, sizeof(dl_line) * cap);
+    return t;
+}
+
+/* the dealer's unconditioned outcome distribution off s0 less the cards of `key` */
+static const double *dl_dealer(dl_args *g, uint64_t key) {
+    an_ctx *c = g->c;
+    uint64_t k = key + 1;
+    uint32_t h = hash64(k) & (g->cap - 1);
+    while (g->lines[h].key) {
+        if (g->lines[h].key == k) return g->lines[h].d;
+        h = (h + 1) & (g->cap - 1);
+    }
+    if (2 * (g->used + 1) > g->cap) { /* grow: rehash into twice the lines */
+        uint32_t ncap = 2 * g->cap;
+        dl_line *n = dl_alloc(ncap);
+        if (!n) {
+            c->err = 1;
+            return NULL;
+        }
+        for (uint32_t i = 0; i < g->cap; i++) {
+            if (!g->lines[i].key) continue;
+            uint32_t j = hash64(g->lines[i].key) & (ncap - 1);
+            while (n[j].key) j = (j + 1) & (ncap - 1);
+            n[j] = g->lines[i];
+        }
+        free(g->lines);
+        g->lines = n;
+        g->cap = ncap;
+        h = hash64(k) & (g->cap - 1);
+        while (g->lines[h].key) h = (h + 1) & (g->cap - 1);
+    }
+    int32_t comp[NV], N = 0;
+    for (int v = 0; v < NV; v++) {
+        comp[v] = c->s0[v] - (int32_t)((key >> (6 * v)) & 63u);
+        N += comp[v];
+    }
+    g->lines[h].key = k;
+    g->used++;
+    dealer_pass(c, comp, N, g->lines[h].d);
+    return g->lines[h].d;
+}
+
+static void dl_leaf(dl_args *g, const int32_t *comp, uint64_t key, double pr,
+                    const uint8_t *stake, const uint8_t *cls, int nh) {
+    an_ctx *c = g->c;
+    int live = 0, busted = 0;
+    for (int h = 0; h < nh; h++) {
+        if (cls[h] == 6) busted += stake[h];
+        else live = 1;
+    }
+    if (!live) { /* every hand busted: lost whole, the dealer's cards do not matter */
+        double m = pr;
+        if (c->r->peek && c->bj_x >= 0) { /* the dealer's hole card: no blackjack */
+            int32_t n = 0;
+            for (int v = 0; v < NV; v++) n += comp[v];
+            m *= 1.0 - (double)comp[c->bj_x] / n;
+        }
+        g->dist[FL_AN_SPLIT_NET0 - busted] += m;
+        return;
+    }
+    const double *d = dl_dealer(g, key);
+    if (!d) return;
+    for (int o = 0; o < N_OUT; o++) {
+        if (d[o] == 0.0 || (o == OUT_BJ && c->r->peek)) continue; /* peeked: no split */
+        int net = dl_net(c, stake, cls, nh, o);
+        g->dist[net + FL_AN_SPLIT_NET0] += pr * d[o];
+    }
+}
+
+/* the approximated rest of a re-split box: state of the hands so far for one dealer outcome,
+ * [live][value + FL_AN_SPLIT_NET0]: value the box's net (the busted stakes, negated, for a
+ * dealer blackjack under no hole card), live whether some hand stands */
+typedef double dl_state[2][FL_AN_SPLIT_NETS];
+
+static int dl_hand_value(int stake, int cls, int o, int bj_takes_all) {
+    if (cls == 6) return -stake;
+    if (o == OUT_BJ) return bj_takes_all ? -stake : 0;
+    if (o == OUT_BUST) return stake;
+    if (cls == 0 || cls < o + 1) return -stake;
+    return cls > o + 1 ? stake : 0;
+}
+
+/* the hands still to play (h hands so far, pend of them pending), each from the class
+ * distribution q (q[0]: a re-split still possible, q[1]: not; [stake - 1][class]) */
+static void dl_conv(const dl_args *g, double pp, double q[2][2][N_CLASS], int o, int h,
+                    int pend, dl_state in, dl_state out) {
+    if (pend == 0) {
+        for (int l = 0; l < 2; l++)
+            for (int k = 0; k < FL_AN_SPLIT_NETS; k++) out[l][k] += in[l][k];
+        return;
+    }
+    int can = h < g->H;
+    if (can && pp > 0.0) {
+        dl_state sub;
+        memset(sub, 0, sizeof sub);
+        dl_conv(g, pp, q, o, h + 1, pend + 1, in, sub);
+        for (int l = 0; l < 2; l++)
+            for (int k = 0; k < FL_AN_SPLIT_NETS; k++) out[l][k] += pp * sub[l][k];
+    }
+    dl_state next;
+    memset(next, 0, sizeof next);
+    for (int l = 0; l < 2; l++)
+        for (int k = 0; k < FL_AN_SPLIT_NETS; k++) {
+            if (in[l][k] == 0.0) continue;
+            for (int s = 0; s < 2; s++)
+                for (int cl = 0; cl < N_CLASS; cl++) {
+                    double w = q[can ? 0 : 1][s][cl];
+                    if (w == 0.0) continue;
+                    int k2 = k + dl_hand_value(s + 1, cl, o, g->c->r->enhc_takes == 2);
+                    if (k2 < 0 || k2 >= FL_AN_SPLIT_NETS) continue;
+                    next[l || cl != 6][k2] += in[l][k] * w;
+                }
+        }
+    dl_conv(g, pp, q, o, h, pend - 1, next, out);
+}
+
+/* rounds that re-split past the budget: the hands still to play (h hands, pend pending)
+ * drawn from comp independently of one another and of the dealer's removal */
+static void dl_approx(dl_args *g, const int32_t *comp, int32_t N, int h, int pend, double pr,
+                      const uint8_t *stake, const uint8_t *cls, int nh) {
+    an_ctx *c = g->c;
+    double pp = comp[g->P] > 0 ? (double)comp[g->P] / N : 0.0;
+    double q[2][2][N_CLASS], inv[NODE_DEPTH];
+    inv_table(N, inv);
+    memset(q, 0, sizeof q);
+    for (int k = 0; k < g->ne; k++) {
+        const dl_entry *e = &g->e[k];
+        if (e->ways_np == 0.0 && e->ways_p == 0.0) continue;
+        double d = draw_seq(comp, inv, e->m);
+        q[0][e->stake - 1][e->cls] += e->ways_np * d;
+        q[1][e->stake - 1][e->cls] += (e->ways_np + e->ways_p) * d;
+    }
+    uint8_t rem[NV];
+    for (int v = 0; v < NV; v++) rem[v] = (uint8_t)(c->s0[v] - comp[v]);
+    const double *d = dl_dealer(g, key_of(rem));
+    if (!d) return;
+    for (int o = 0; o < N_OUT; o++) {
+        if (d[o] == 0.0 || (o == OUT_BJ && c->r->peek)) continue;
+        dl_state in, out;
+        memset(in, 0, sizeof in);
+        memset(out, 0, sizeof out);
+        int v0 = 0, live = 0;
+        for (int i = 0; i < nh; i++) {
+            v0 += dl_hand_value(stake[i], cls[i], o, c->r->enhc_takes == 2);
+            live |= cls[i] != 6;
+        }
+        in[live][v0 + FL_AN_SPLIT_NET0] = 1.0;
+        dl_conv(g, pp, q, o, h, pend, in, out);
+        for (int k = 0; k < FL_AN_SPLIT_NETS; k++) {
+            int bust_net = k - FL_AN_SPLIT_NET0; /* every hand busted: lost whole */
+            g->adist[k] += pr * d[o] * out[0][k];
+            if (out[1][k] == 0.0) continue;
+            int net = bust_net;
+            if (o == OUT_BJ) /* a live hand: the dealer's blackjack settles the box */
+                net = c->r->enhc_takes == 0 ? -1 : (c->r->enhc_takes == 1 ? bust_net - 1 : net);
+            if (net < -FL_AN_SPLIT_NET0) net = -FL_AN_SPLIT_NET0;
+            g->adist[net + FL_AN_SPLIT_NET0] += pr * d[o] * out[1][k];
+        }
+    }
+}
+
+/* the last two hands of a box (no further split): P(m1 then m2) = P(m2 then m1) and the
+ * net is symmetric, so each unordered pair is visited once, off-diagonal pairs doubled */
+static void dl_last_two(dl_args *g, int32_t *comp, int32_t N, uint64_t key, double pr,
+                        uint8_t *stake, uint8_t *cls, int nh) {
+    double inv[NODE_DEPTH], inv1[NODE_DEPTH];
+    inv_table(N, inv);
+    for (int k = 0; k < g->ne; k++) {
+        const dl_entry *e = &g->e[k];
+        double w = e->ways_np + e->ways_p;
+        if (w == 0.0) continue;
+        double p = w * draw_seq(comp, inv, e->m);
+        if (p == 0.0) continue;
+        for (int v = 0; v < NV; v++) comp[v] -= e->m[v];
+        stake[nh] = e->stake;
+        cls[nh] = e->cls;
+        inv_table(N - e->n, inv1);
+        for (int j = k; j < g->ne; j++) {
+            const dl_entry *f = &g->e[j];
+            double w2 = f->ways_np + f->ways_p;
+            if (w2 == 0.0) continue;
+            double p2 = w2 * draw_seq(comp, inv1, f->m);
+            if (p2 == 0.0) continue;
+            for (int v = 0; v < NV; v++) comp[v] -= f->m[v];
+            stake[nh + 1] = f->stake;
+            cls[nh + 1] = f->cls;
+            g->leaves++;
+            dl_leaf(g, comp, key + e->key + f->key, pr * p * p2 * (j == k ? 1.0 : 2.0), stake,
+                    cls, nh + 2);
+            for (int v = 0; v < NV; v++) comp[v] += f->m[v];
+        }
+        for (int v = 0; v < NV; v++) comp[v] += e->m[v];
+    }
+}
+
+static void dl_chain(dl_args *g, int32_t *comp, int32_t N, uint64_t key, int h, int pend,
+                     double pr, uint8_t *stake, uint8_t *cls, int nh) {
+    an_ctx *c = g->c;
+    if (c->err) return;
+    if (pend == 0) {
+        g->leaves++;
+        dl_leaf(g, comp, key, pr, stake, cls, nh);
+        return;
+    }
+    int P = g->P;
+    if (h < g->H && comp[P] > 0) { /* a pair card as the next second card: split again */
+        double p = pr * (double)comp[P] / N;
+        comp[P]--;
+        if (g->exact_resplit)
+            dl_chain(g, comp, N - 1, key + ((uint64_t)1 << (6 * P)), h + 1, pend + 1, p, stake,
+                     cls, nh);
+        else {
+            g->approx += p;
+            dl_approx(g, comp, N - 1, h + 1, pend + 1, p, stake, cls, nh);
+        }
+        comp[P]++;
+    }
+    if (h >= g->H && pend == 2) { /* two last hands, exchangeable: each pair once */
+        dl_last_two(g, comp, N, key, pr, stake, cls, nh);
+        return;
+    }
+    double inv[NODE_DEPTH];
+    inv_table(N, inv);
+    for (int k = 0; k < g->ne; k++) {
+        const dl_entry *e = &g->e[k];
+        double w = h < g->H ? e->ways_np : e->ways_np + e->ways_p;
+        if (w == 0.0) continue;
+        double p = w * draw_seq(comp, inv, e->m);
+        if (p == 0.0) continue;
+        for (int v = 0; v < NV; v++) comp[v] -= e->m[v];
+        stake[nh] = e->stake;
+        cls[nh] = e->cls;
+        dl_chain(g, comp, N - e->n, key + e->key, h, pend - 1, pr * p, stake, cls, nh + 1);
+        for (int v = 0; v < NV; v++) comp[v] += e->m[v];
+    }
+}
+
+/* the exact number of leaves of the full enumeration, or budget + 1 when over it */
+static long dl_count(const dl_args *g, int h, int pend, long budget) {
+    if (pend == 0) return 1;
+    long n = 0;
+    if (h < g->H) n += dl_count(g, h + 1, pend + 1, budget);
+    for (int k = 0; k < g->ne && n <= budget; k++) {
+        const dl_entry *e = &g->e[k];
+        if ((h < g->H ? e->ways_np : e->ways_np + e->ways_p) == 0.0) continue;
+        n += dl_count(g, h, pend - 1, budget - n);
+    }
+    return n > budget ? budget + 1 : n;
+}
+
+/*
+ * The distribution of the net result of a box that splits the pair of value index P against
+ * the current up card, conditioned on the deal (and, under peek, on no dealer blackjack):
+ * out[net + FL_AN_SPLIT_NET0].  *approx: the probability (given the deal) of the re-split
+ * rounds approximated because their enumeration exceeds the budget (0: exact); their part
+ * is matched to the deal's exact split `value` (conditioned as out) when `value_exact`.
+ */
+void split_distribution(an_ctx *c, int P, double value, int value_exact,
+                        double out[FL_AN_SPLIT_NETS], double *approx) {
+    const fl_analyzer_rules *r = c->r;
+    dl_args g;
+    memset(&g, 0, sizeof g);
+    g.c = c;
+    g.P = P;
+    g.H = (int)r->max_hands;
+    if (P == 0 && !r->resplit_aces) g.H = 2;
+    g.e = malloc(sizeof(*g.e) * DL_CAP);
+    g.hk = calloc(DL_HASH, sizeof *g.hk);
+    g.hv = malloc(sizeof(*g.hv) * DL_HASH);
+    double(*ways)[2] = malloc(sizeof(*ways) * NODE_CAP);
+    g.cap = 1u << 12;
+    g.lines = dl_alloc(g.cap);
+    memset(out, 0, sizeof(double) * FL_AN_SPLIT_NETS);
+    *approx = 0.0;
+    if (!g.e || !g.hk || !g.hv || !ways || !g.lines) {
+        c->err = 1;
+        goto done;
+    }
+    c->split_p = P;
+    c->split_k = 2;
+    dl_list(&g, ways);
+    if (c->err) goto done;
+    int32_t comp[NV], N = 0;
+    for (int v = 0; v < NV; v++) {
+        comp[v] = c->s0[v] - (v == P ? 2 : 0);
+        if (comp[v] < 0) goto done;
+        N += comp[v];
+    }
+    g.exact_resplit = dl_count(&g, 2, 2, DL_LEAF_BUDGET) <= DL_LEAF_BUDGET;
+    /* unconditioned dealer draws (the peeked blackjack is dropped below) */
+    int saved_hole = c->hole_x;
+    c->hole_x = -1;
+    uint8_t stake[FL_AN_MAX_HANDS_DIST], cls[FL_AN_MAX_HANDS_DIST];
+    dl_chain(&g, comp, N, (uint64_t)2 << (6 * P), 2, 2, 1.0, stake, cls, 0);
+    c->hole_x = saved_hole;
+    double scale = 1.0; /* under peek: conditioned on no dealer blackjack (Bayes) */
+    if (r->peek && c->bj_x >= 0) scale = 1.0 / (1.0 - (double)comp[c->bj_x] / N);
+    if (g.approx > 0.0 && value_exact) {
+        /* the approximated part matched to the exact expectation of the re-split rounds
+         * (the deal's exact split value less the enumerated rounds' part): mass moved
+         * between two adjacent nets of its largest cell */
+        double m_exact = 0.0, m_approx = 0.0;
+        for (int k = 0; k < FL_AN_SPLIT_NETS; k++) {
+            m_exact += (k - FL_AN_SPLIT_NET0) * g.dist[k] * scale;
+            m_approx += (k - FL_AN_SPLIT_NET0) * g.adist[k] * scale;
+        }
+        double gap = (value - m_exact - m_approx) / scale;
+        int big = 0;
+        for (int k = 1; k < FL_AN_SPLIT_NETS - 1; k++)
+            if (g.adist[k] > g.adist[big]) big = k;
+        int to = gap > 0.0 ? big + 1 : big - 1;
+        double move = gap > 0.0 ? gap : -gap;
+        if (big > 0 && to < FL_AN_SPLIT_NETS && move <= g.adist[big]) {
+            g.adist[big] -= move;
+            g.adist[to] += move;
+        }
+    }
+    for (int k = 0; k < FL_AN_SPLIT_NETS; k++) out[k] = (g.dist[k] + g.adist[k]) * scale;
+    /* P(re-split | no blackjack) <= P(re-split) / P(no blackjack) */
+    *approx = g.approx * scale;
+done:
+    free(g.lines);
+    free(g.e);
+    free(g.hk);
+    free(g.hv);
+    free(ways);
+}
