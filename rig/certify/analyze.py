@@ -41,7 +41,15 @@ from feltlab.rig.certify.measures import (
     timing_measurements,
     within,
 )
-from feltlab.rig.certify.simulate import PowerJob
+from feltlab.rig.certify.power import (
+    DEFAULT_ALTERNATIVES,
+    DEFAULT_REQUIRED,
+    DEFAULT_SIMULATED_SHOES,
+    LawJob,
+    PowerTable,
+    alternative_power,
+    judge,
+)
 from feltlab.rig.certify.uncertainty import HostUncertainty
 from feltlab.rig.protocol.codec import UNKNOWN_DECK
 from feltlab.rig.protocol.freshness import freshness_starts
@@ -293,37 +301,25 @@ def _integrity(shoes: Sequence[Any], loaded: np.ndarray) -> tuple[str | None, li
     return None, out
 
 
-def power_jobs(
-    prof: Profile,
-    n_shoes: int,
-    n_cards: int,
-    *,
-    alpha: float,
-    seed: int,
-    loaded: npt.ArrayLike,
-) -> list[PowerJob]:
-    """The battery's power estimates a batch campaign's analysis runs: one per named
-    alternative (the profile's ``[campaign] power_alternatives``, default 7 GSR riffles and
-    a 10-shelf machine), ``power_replicates`` (default 10) simulated campaigns each, of
-    ``n_shoes`` shoes of ``n_cards`` cards from the ``loaded`` order (physical ids)."""
-    alts = list(prof.campaign.get("power_alternatives", ["riffle:k=7", "shelf:m=10"]))
-    reps = int(prof.campaign.get("power_replicates", 10))
-    return [
-        PowerJob.of(
-            alt, n_shoes, n_cards, alpha=alpha, replicates=reps, seed=seed, loaded_ids=loaded
-        )
-        for alt in alts
-    ]
+def power_jobs(prof: Profile, n_cards: int, *, seed: int, loaded: npt.ArrayLike) -> list[LawJob]:
+    """The laws of the named alternatives a batch campaign's power table needs: one per
+    model of the profile's ``[campaign] power_alternatives`` (default
+    :data:`feltlab.rig.certify.power.DEFAULT_ALTERNATIVES`), each from ``power_shoes``
+    (default 2,000) simulated shoes of ``n_cards`` cards from the ``loaded`` order (physical
+    ids).  They do not depend on the campaign's size."""
+    alts = list(prof.campaign.get("power_alternatives", DEFAULT_ALTERNATIVES))
+    shoes = int(prof.campaign.get("power_shoes", DEFAULT_SIMULATED_SHOES))
+    return [LawJob.of(alt, n_cards, shoes=shoes, seed=seed, loaded_ids=loaded) for alt in alts]
 
 
-def planned_power_jobs(prof: Profile, size: int, alpha: float, seed: int) -> list[PowerJob]:
-    """The :func:`power_jobs` of a batch campaign that collects its ``size`` shoes of the
-    order the rig loads (``native.new_shoe(decks, ids=True)``): what its analysis will run,
-    known before collection, so that a helper process computes it meanwhile
+def planned_power_jobs(prof: Profile, size: int, alpha: float, seed: int) -> list[LawJob]:
+    """The :func:`power_jobs` of a batch campaign of the order the rig loads
+    (``native.new_shoe(decks, ids=True)``): what its analysis will run, known before
+    collection, so that a helper process computes it meanwhile
     (:mod:`feltlab.rig.certify.ahead`; :attr:`feltlab.rig.kinds.DeviceKind.plan_ahead`)."""
     decks = int(prof.device.get("decks", 6))
     loaded = native.new_shoe(decks, ids=True).astype(np.int64)
-    return power_jobs(prof, size, loaded.size, alpha=alpha, seed=seed, loaded=loaded)
+    return power_jobs(prof, loaded.size, seed=seed, loaded=loaded)
 
 
 def analyze_batch(
@@ -430,21 +426,49 @@ def _battery(
     res = battery.run_battery(perm, alpha=alpha, codes=codes, loaded_ids=loaded)
     a.battery = res  # kept even if a power estimate below cannot run
     progress.advance()
-    jobs = power_jobs(prof, perm.shape[0], perm.shape[1], alpha=alpha, seed=seed, loaded=loaded)
-    reps = int(prof.campaign.get("power_replicates", 10))
-    alts = [job.model for job in jobs]
-    power: dict[str, dict[str, float]] = {}
-    progress.start("analysing: power against named alternatives", len(alts))
+    required = float(prof.campaign.get("power_required", DEFAULT_REQUIRED))
+    jobs = power_jobs(prof, perm.shape[1], seed=seed, loaded=loaded)
+    progress.start("analysing: power against named alternatives", len(jobs))
+    found, unavailable = [], {}
     for job in jobs:
-        est = guard(a, f"power.{job.model}", "", job.run)
-        power[job.model] = est if est is not None else {}
+        law = guard(a, f"power.{job.model}", "", job.run)
+        if law is None:
+            unavailable[job.model] = "its simulation failed (see the measurement's reason)"
+        else:
+            found.append(alternative_power(law, perm.shape[0], alpha=alpha, required=required))
         progress.advance()
-    checks = tuple(
-        replace(c, power={alt: power[alt].get(c.name, math.nan) for alt in alts})
-        for c in res.checks
+    table = PowerTable(
+        alpha,
+        required,
+        battery.family_size(),
+        jobs[0].shoes if jobs else DEFAULT_SIMULATED_SHOES,
+        tuple(found),
+        unavailable,
     )
-    a.battery = replace(res, checks=checks)
-    a.detail["power"] = {"replicates": reps, "alternatives": power}
+    a.battery = _against_standard(judge(res, table), prof, alpha)
+
+
+def _against_standard(
+    res: battery.BatteryResult, prof: Profile, alpha: float
+) -> battery.BatteryResult:
+    """``res`` with the coverage of the profile's ``[campaign] standard`` (``--standard``),
+    when it names one: a PASS becomes INCONCLUSIVE when a check the standard requires did
+    not run or could not be computed, or the campaign's alpha is above the standard's."""
+    from feltlab.rig.certify.standards import get_standard
+
+    name = prof.campaign.get("standard")
+    if not name:
+        return res
+    std = get_standard(str(name))
+    cov = std.coverage([c.name for c in res.checks if c.computable and c.name != "integrity"])
+    notes = list(res.notes)
+    notes += [f"{std.name} requires {c}, which did not run" for c in cov["missing"]]
+    if alpha > std.alpha + 1e-12:
+        notes.append(f"alpha {alpha:g} is above {std.name}'s {std.alpha:g}")
+    verdict = res.verdict
+    if verdict is Verdict.PASS and len(notes) > len(res.notes):
+        verdict = Verdict.INCONCLUSIVE
+    return replace(res, standard=cov, notes=tuple(notes), verdict=verdict)
 
 
 def analyze_continuous(

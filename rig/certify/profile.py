@@ -269,17 +269,18 @@ def quick_profile(
     kind: str = "batch",
     *,
     faults: dict[str, Any] | None = None,
-    power_replicates: int = 3,
+    power_shoes: int = 400,
     null_replicates: int | None = None,
     **device: Any,
 ) -> Profile:
     """The bundled profile of ``kind`` made quick, for tests and dry runs: unpaced (no
-    bitrate), with ``power_replicates`` (and ``null_replicates``) simulations; ``device``
-    overrides [device] fields and ``faults`` sets a fault plan."""
+    bitrate), with ``power_shoes`` simulated shoes per named alternative (and
+    ``null_replicates`` simulations); ``device`` overrides [device] fields and ``faults``
+    sets a fault plan."""
     prof = load_profile(None, kind)
     dev = {k: v for k, v in prof.device.items() if k != "bitrate"}
     dev.update(device)
-    camp = dict(prof.campaign, power_replicates=power_replicates)
+    camp = dict(prof.campaign, power_shoes=power_shoes)
     if null_replicates is not None:
         camp["null_replicates"] = null_replicates
     raw = dict(prof.raw, device=dev, campaign=camp)

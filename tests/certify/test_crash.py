@@ -46,7 +46,7 @@ def test_kill_9_loses_at_most_the_shoe_in_flight_and_resume_completes(tmp_path: 
     prof = certify.load_profile(None, "batch")
     raw = dict(prof.raw)
     raw["device"] = {k: v for k, v in prof.device.items() if k != "bitrate"}
-    raw["campaign"] = dict(prof.campaign, power_replicates=3)
+    raw["campaign"] = dict(prof.campaign)
     prof_file = tmp_path / "fast.toml"
     prof_file.write_text(_toml(raw))
     out = tmp_path / "campaign"

@@ -32,7 +32,7 @@ def _isolated(no_can_env: None) -> None:
 def small(tmp_path_factory: pytest.TempPathFactory) -> certify.CampaignResult:
     """A finished 6-shoe fair campaign (the bundled profile, unpaced)."""
     out = tmp_path_factory.mktemp("verdicts") / "campaign"
-    prof = certify.quick_profile("batch", power_replicates=2)
+    prof = certify.quick_profile("batch")
     return run_campaign(CampaignOptions(prof, out, size=6, seed=11))
 
 
