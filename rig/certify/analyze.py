@@ -45,9 +45,8 @@ from feltlab.rig.certify.power import (
     DEFAULT_ALTERNATIVES,
     DEFAULT_REQUIRED,
     DEFAULT_SIMULATED_SHOES,
-    LawJob,
+    PowerJob,
     PowerTable,
-    alternative_power,
     judge,
 )
 from feltlab.rig.certify.uncertainty import HostUncertainty
@@ -301,25 +300,46 @@ def _integrity(shoes: Sequence[Any], loaded: np.ndarray) -> tuple[str | None, li
     return None, out
 
 
-def power_jobs(prof: Profile, n_cards: int, *, seed: int, loaded: npt.ArrayLike) -> list[LawJob]:
-    """The laws of the named alternatives a batch campaign's power table needs: one per
-    model of the profile's ``[campaign] power_alternatives`` (default
-    :data:`feltlab.rig.certify.power.DEFAULT_ALTERNATIVES`), each from ``power_shoes``
-    (default 2,000) simulated shoes of ``n_cards`` cards from the ``loaded`` order (physical
-    ids).  They do not depend on the campaign's size."""
+def power_jobs(
+    prof: Profile,
+    n_shoes: int,
+    n_cards: int,
+    *,
+    alpha: float,
+    seed: int,
+    loaded: npt.ArrayLike,
+) -> list[PowerJob]:
+    """The rows of a batch campaign's power table: one per model of the profile's
+    ``[campaign] power_alternatives`` (default
+    :data:`feltlab.rig.certify.power.DEFAULT_ALTERNATIVES`), its law measured from
+    ``power_shoes`` (default 2,000) simulated shoes of ``n_cards`` cards from the ``loaded``
+    order (physical ids), its power at ``n_shoes`` shoes, ``alpha`` and ``power_required``."""
     alts = list(prof.campaign.get("power_alternatives", DEFAULT_ALTERNATIVES))
     shoes = int(prof.campaign.get("power_shoes", DEFAULT_SIMULATED_SHOES))
-    return [LawJob.of(alt, n_cards, shoes=shoes, seed=seed, loaded_ids=loaded) for alt in alts]
+    required = float(prof.campaign.get("power_required", DEFAULT_REQUIRED))
+    return [
+        PowerJob.of(
+            alt,
+            n_cards,
+            shoes=shoes,
+            seed=seed,
+            n_shoes=n_shoes,
+            alpha=alpha,
+            required=required,
+            loaded_ids=loaded,
+        )
+        for alt in alts
+    ]
 
 
-def planned_power_jobs(prof: Profile, size: int, alpha: float, seed: int) -> list[LawJob]:
-    """The :func:`power_jobs` of a batch campaign of the order the rig loads
-    (``native.new_shoe(decks, ids=True)``): what its analysis will run, known before
-    collection, so that a helper process computes it meanwhile
+def planned_power_jobs(prof: Profile, size: int, alpha: float, seed: int) -> list[PowerJob]:
+    """The :func:`power_jobs` of a batch campaign that collects its ``size`` shoes of the
+    order the rig loads (``native.new_shoe(decks, ids=True)``): what its analysis will run,
+    known before collection, so that a helper process computes it meanwhile
     (:mod:`feltlab.rig.certify.ahead`; :attr:`feltlab.rig.kinds.DeviceKind.plan_ahead`)."""
     decks = int(prof.device.get("decks", 6))
     loaded = native.new_shoe(decks, ids=True).astype(np.int64)
-    return power_jobs(prof, loaded.size, seed=seed, loaded=loaded)
+    return power_jobs(prof, size, loaded.size, alpha=alpha, seed=seed, loaded=loaded)
 
 
 def analyze_batch(
@@ -426,20 +446,19 @@ def _battery(
     res = battery.run_battery(perm, alpha=alpha, codes=codes, loaded_ids=loaded)
     a.battery = res  # kept even if a power estimate below cannot run
     progress.advance()
-    required = float(prof.campaign.get("power_required", DEFAULT_REQUIRED))
-    jobs = power_jobs(prof, perm.shape[1], seed=seed, loaded=loaded)
+    jobs = power_jobs(prof, perm.shape[0], perm.shape[1], alpha=alpha, seed=seed, loaded=loaded)
     progress.start("analysing: power against named alternatives", len(jobs))
     found, unavailable = [], {}
     for job in jobs:
-        law = guard(a, f"power.{job.model}", "", job.run)
-        if law is None:
+        row = guard(a, f"power.{job.model}", "", job.run)
+        if row is None:
             unavailable[job.model] = "its simulation failed (see the measurement's reason)"
         else:
-            found.append(alternative_power(law, perm.shape[0], alpha=alpha, required=required))
+            found.append(row)
         progress.advance()
     table = PowerTable(
         alpha,
-        required,
+        float(prof.campaign.get("power_required", DEFAULT_REQUIRED)),
         battery.family_size(),
         jobs[0].shoes if jobs else DEFAULT_SIMULATED_SHOES,
         tuple(found),

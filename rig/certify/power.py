@@ -78,6 +78,7 @@ DEFAULT_ALTERNATIVES: tuple[str, ...] = (
     "shelf:m=10",
     "shelf:m=10,passes=2",
     "shelf:m=200",
+    "biased",
 )
 #: The power each named alternative must be caught with (at the campaign's alpha, after Holm).
 DEFAULT_REQUIRED = 0.99
@@ -330,6 +331,33 @@ def law_of_shoes(
     return AlternativeLaw(model, n, shoes, z, cells, RepeatLaw(identical, shoes))
 
 
+def shoes_of(model: str, shoes: int, n_cards: int, seed: int) -> npt.NDArray[np.uint16]:
+    """``(shoes, n_cards)`` uint16 input positions of ``model``: the C core's simulation
+    (:func:`feltlab.rig.certify.simulate.simulate_shoes`) when it knows the model, else the
+    simulated device's own model (:func:`feltlab.rig.devices.models.parse_model`, e.g. the
+    naive swap ``biased``), from the loaded order 0..n-1 with ``seed``.  Raises ValueError
+    for a model neither knows, or one whose shoes are not permutations (a dropped or
+    duplicated card: the integrity check, not a power, catches it)."""
+    try:
+        return simulate_shoes(model, shoes, n_cards, seed)
+    except ValueError as first:
+        from feltlab.rig.devices.models import parse_model
+
+        try:
+            shuffle = parse_model(model)
+        except ValueError:
+            raise first from None
+    rng = native.Xoshiro256StarStar(seed)
+    base = np.arange(n_cards, dtype=np.uint16)
+    rows = [np.asarray(shuffle.apply(base.copy(), rng), dtype=np.uint16) for _ in range(shoes)]
+    if any(r.size != n_cards for r in rows):
+        raise ValueError(f"{model} drops or adds cards: the integrity check catches its first shoe")
+    out = np.ascontiguousarray(np.stack(rows))
+    if native.check_permutations(out) is not None:
+        raise ValueError(f"{model} repeats a card: the integrity check catches its first shoe")
+    return out
+
+
 def alternative_law(
     model: str,
     n_cards: int,
@@ -342,7 +370,7 @@ def alternative_law(
     :func:`feltlab.rig.certify.simulate.simulate_shoes` with ``child_seed(seed, "power",
     model)`` (``loaded_ids``: the loaded order's physical ids, so that the codes of the
     simulated shoes give adjacent rank pairs).  Raises ValueError for an unknown model."""
-    perm = simulate_shoes(model, shoes, n_cards, child_seed(seed, "power", model))
+    perm = shoes_of(model, shoes, n_cards, child_seed(seed, "power", model))
     codes = None
     if loaded_ids is not None:
         loaded = np.asarray(loaded_ids, dtype=np.int64)
@@ -446,11 +474,13 @@ def shoes_needed(law: AlternativeLaw, check: str, level: float, required: float)
     def ok(n: int) -> bool:
         return law.bounds(check, n, level)[1] >= required
 
+    if not ok(MAX_SHOES):  # one look settles the checks that cannot catch it at all
+        return None
     lo, hi = 1, 2
     while not ok(hi):
         lo, hi = hi, hi * 2
-        if hi > MAX_SHOES:
-            return None if not ok(MAX_SHOES) else _bisect(ok, lo, MAX_SHOES)
+        if hi >= MAX_SHOES:
+            return _bisect(ok, lo, MAX_SHOES)
     return _bisect(ok, lo, hi)
 
 
@@ -548,15 +578,19 @@ def judge(res: BatteryResult, table: PowerTable) -> BatteryResult:
 
 
 @dataclass(frozen=True)
-class LawJob:
-    """The arguments of one :func:`alternative_law`, hashable, so that the helper process
-    (:mod:`feltlab.rig.certify.ahead`) simulates it while the campaign collects; it does
-    not depend on the campaign's size.  ``loaded_ids``: int64 bytes (None: codes unknown)."""
+class PowerJob:
+    """The arguments of one alternative's row of a campaign's power table
+    (:func:`alternative_law`, then :func:`alternative_power` at ``n_shoes``), hashable, so
+    that the helper process (:mod:`feltlab.rig.certify.ahead`) computes it while the
+    campaign collects.  ``loaded_ids``: int64 bytes (None: codes unknown)."""
 
     model: str
     n_cards: int
     shoes: int
     seed: int
+    n_shoes: int
+    alpha: float
+    required: float
     loaded_ids: bytes | None = None
 
     @classmethod
@@ -567,25 +601,40 @@ class LawJob:
         *,
         shoes: int,
         seed: int,
+        n_shoes: int,
+        alpha: float,
+        required: float = DEFAULT_REQUIRED,
         loaded_ids: npt.ArrayLike | None = None,
-    ) -> LawJob:
+    ) -> PowerJob:
         ids = None if loaded_ids is None else np.asarray(loaded_ids, dtype=np.int64).tobytes()
-        return cls(model, int(n_cards), int(shoes), int(seed), ids)
-
-    def compute(self, workers: int | None = None) -> AlternativeLaw:
-        """:func:`alternative_law` of these arguments, in this process."""
-        ids = None if self.loaded_ids is None else np.frombuffer(self.loaded_ids, np.int64)
-        return alternative_law(
-            self.model, self.n_cards, shoes=self.shoes, seed=self.seed, loaded_ids=ids
+        return cls(
+            model,
+            int(n_cards),
+            int(shoes),
+            int(seed),
+            int(n_shoes),
+            float(alpha),
+            float(required),
+            ids,
         )
 
-    def run(self) -> AlternativeLaw:
-        """The law: the helper process's when it computed this very job, else computed
+    def compute(self, workers: int | None = None) -> AlternativePower:
+        """The row, computed in this process (``workers`` is unused: one thread)."""
+        ids = None if self.loaded_ids is None else np.frombuffer(self.loaded_ids, np.int64)
+        law = alternative_law(
+            self.model, self.n_cards, shoes=self.shoes, seed=self.seed, loaded_ids=ids
+        )
+        return alternative_power(
+            law, self.n_shoes, alpha=self.alpha, required=self.required, codes=ids is not None
+        )
+
+    def run(self) -> AlternativePower:
+        """The row: the helper process's when it computed this very job, else computed
         here; the same either way."""
         from feltlab.rig.certify.ahead import computed_ahead
 
         got = computed_ahead(self)
-        return got if isinstance(got, AlternativeLaw) else self.compute()
+        return got if isinstance(got, AlternativePower) else self.compute()
 
 
 # ---------------------------------------------------------------- planning
@@ -679,7 +728,7 @@ __all__ = [
     "AlternativeLaw",
     "AlternativePower",
     "CheckPower",
-    "LawJob",
+    "PowerJob",
     "PowerTable",
     "alternative_law",
     "alternative_power",

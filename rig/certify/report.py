@@ -20,8 +20,12 @@ from typing import Any
 
 import numpy as np
 
-RECORD_VERSION = "1.1"
-"""1.1: INCONCLUSIVE verdicts, ``clock`` and ``host_uncertainty`` (issue 13)."""
+from feltlab.rig.certify.standards import STANDARDS
+
+RECORD_VERSION = "1.2"
+"""1.1: INCONCLUSIVE verdicts, ``clock`` and ``host_uncertainty`` (issue 13); 1.2: the
+battery's ``power`` table (per named alternative and check, with 95% intervals), its
+``notes``, ``standard`` and each check's ``serves`` (issue 25)."""
 
 log = logging.getLogger(__name__)
 
@@ -183,7 +187,11 @@ def write_report(
                 power_columns.append(k)
     env = jinja2.Environment(autoescape=True, undefined=jinja2.ChainableUndefined)
     html = env.from_string(TEMPLATE.read_text()).render(
-        record=record, plots=plots, fmt=fmt, power_columns=power_columns
+        record=record,
+        plots=plots,
+        fmt=fmt,
+        power_columns=power_columns,
+        standards=list(STANDARDS.values()),
     )
     (out_dir / "report.html").write_text(html)
     (out_dir / "junit.xml").write_text(junit_xml(record))

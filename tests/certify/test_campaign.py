@@ -27,7 +27,7 @@ from feltlab.rig.certify.campaign import (
     run_campaign,
     verdict_summary,
 )
-from feltlab.rig.certify.power import DEFAULT_ALTERNATIVES
+from feltlab.rig.certify.profile import QUICK_ALTERNATIVES
 from feltlab.rig.certify.report import sha256_file
 from feltlab.rig.cli import analyze as analyze_cmd
 from feltlab.rig.cli import certify as certify_cmd
@@ -62,7 +62,7 @@ def test_default_fair_shuffler_passes_end_to_end(fair: certify.CampaignResult) -
         if m["unit"] == "s" and m["name"] != "heartbeat.period":
             assert 0 < m["detail"]["resolution_s"] < 1e-6
     power = rec["battery"]["checks"][2]["power"]  # rising sequences
-    assert set(power) == set(DEFAULT_ALTERNATIVES)
+    assert set(power) == set(QUICK_ALTERNATIVES)
     assert rec["seed"] == 5 and rec["software"]["feltlab"]
     # the manifest holds the SHA-256 of every artifact, the raw capture included
     manifest = json.loads((fair.directory / "manifest.json").read_text())["files"]

@@ -85,9 +85,14 @@ def test_kill_9_loses_at_most_the_shoe_in_flight_and_resume_completes(tmp_path: 
         capture_output=True,
         timeout=120,
     )
-    assert res.returncode == 0, res.stdout.decode()[-3000:] + res.stderr.decode()[-3000:]
     rec = json.loads((out / "record.json").read_text())
-    assert rec["verdict"] == "PASS" and rec["battery"]["n_shoes"] == got + 30
+    # every check PASSes; the verdict is PASS only if got + 30 shoes catch every named
+    # alternative of the bundled profile (biased needs about 260-300), else INCONCLUSIVE
+    caught = rec["battery"]["power"]["caught"]
+    want = (0, "PASS") if caught else (3, "INCONCLUSIVE")
+    assert res.returncode == want[0], res.stdout.decode()[-3000:] + res.stderr.decode()[-3000:]
+    assert all(c["verdict"] == "PASS" for c in rec["battery"]["checks"])
+    assert rec["verdict"] == want[1] and rec["battery"]["n_shoes"] == got + 30
     assert rec["captures"] == ["capture-001.blf", "capture-002.blf"]
     assert rec["recovered_parts"] == ["capture-001.blf"]
     assert not journal.exists()  # rebuilt into a complete BLF

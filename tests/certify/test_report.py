@@ -14,7 +14,7 @@ import pytest
 from feltlab.rig.certify import battery, measures, report
 from feltlab.rig.certify.ahead import AheadWorker, computed_ahead, draw_ahead, serving
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.power import LawJob, alternative_power
+from feltlab.rig.certify.power import PowerJob
 
 
 def _record(
@@ -147,15 +147,19 @@ def test_the_forked_helper_draws_the_same_pngs_and_falls_back_when_it_dies() -> 
 
 
 def test_power_computed_ahead_is_the_power_computed_here() -> None:
-    """The helper's simulated law of an alternative gives exactly the power table the
+    """The helper's row of the power table (one alternative) is exactly the row the
     analysis computes in process; only the very job planned is answered from the helper:
-    another job, or a dead helper, is computed here, with the same result."""
+    another sample size, or a dead helper, is computed here, with the same result."""
     loaded = np.arange(104, dtype=np.int64)
-    job = LawJob.of("riffle:k=3", 104, shoes=200, seed=9, loaded_ids=loaded)
-    other = LawJob.of("riffle:k=3", 104, shoes=200, seed=10, loaded_ids=loaded)
+    job = PowerJob.of(
+        "riffle:k=3", 104, shoes=200, seed=9, n_shoes=40, alpha=0.01, loaded_ids=loaded
+    )
+    other = PowerJob.of(
+        "riffle:k=3", 104, shoes=200, seed=9, n_shoes=39, alpha=0.01, loaded_ids=loaded
+    )
 
-    def table(law: Any) -> Any:
-        return alternative_power(law, 40, alpha=0.01).to_dict()
+    def table(row: Any) -> Any:
+        return row.to_dict()
 
     here = table(job.compute())
     assert here == table(job.compute(workers=1))
