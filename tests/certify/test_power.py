@@ -206,7 +206,7 @@ def test_standard_sets_alpha_and_is_recorded(tmp_path: object) -> None:
         [
             "shuffler",
             "--shoes",
-            "40",
+            "12",
             "--standard",
             "comar",
             "--seed",
