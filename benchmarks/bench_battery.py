@@ -62,11 +62,11 @@ def numpy_battery(perm: np.ndarray, codes: np.ndarray) -> dict[str, Any]:
     rho = np.concatenate(rhos)
     checks = [
         battery._position_uniformity(perm, s, None),
-        battery._rising(perm, s, None),
+        battery.z_result("rising_sequences", perm, s),
         battery._rising_distribution(perm, s, None),
-        battery._turning(perm, s, None),
-        battery._successions(perm, s, None),
-        battery._guessing(perm, s, None),
+        battery.z_result("turning_points", perm, s),
+        battery.z_result("successions", perm, s),
+        battery.z_result("next_card_guessing", perm, s),
     ]
     z = float(rho.sum() / np.sqrt(rho.size / (n - 1)))
     return {

@@ -102,6 +102,33 @@ def _print_json(result: Any, *, written: bool = True) -> None:
     click.echo(json.dumps(json_safe(out), indent=2, default=str, allow_nan=False))
 
 
+def power_table(power: dict[str, Any], title: str | None = None) -> Any:
+    """A rich table of a record's ``battery.power`` (:class:`feltlab.rig.certify.power.
+    PowerTable`): per named alternative, the battery's power at the campaign's shoes with
+    its 95% interval, the shoes needed and the check that catches it first."""
+    from rich.table import Table
+
+    table = Table(
+        title=title
+        or f"power against named alternatives (required {power['required']:g} at "
+        f"{power['level'].split(' (')[0]})"
+    )
+    for col in ("alternative", "shoes", "power [95% CI]", "caught", "shoes needed", "by"):
+        table.add_column(col)
+    for a in power.get("alternatives", []):
+        lo, hi = a["ci95"]
+        need = a["shoes_needed"]
+        table.add_row(
+            a["model"],
+            f"{a['n_shoes']:,}",
+            f"{a['power']:.3f} [{lo:.3f}, {hi:.3f}]",
+            "yes" if a["caught"] else "NO",
+            "-" if need is None else f"{need:,}",
+            a["caught_by"] or "no check",
+        )
+    return table
+
+
 def _print_result(result: Any, *, written: bool = True, as_json: bool = False) -> None:
     from rich.table import Table
 
@@ -168,6 +195,10 @@ def _print_result(result: Any, *, written: bool = True, as_json: bool = False) -
             )
             + (f", {got['missing_count']} missing" if got.get("missing_count") else "")
         )
+    if bat.get("power"):
+        console.print(power_table(bat["power"]))
+    for note in bat.get("notes") or []:
+        console.print(f"[yellow]not certified:[/yellow] {note}", soft_wrap=True)
     if bat.get("integrity"):
         console.print(f"[red]integrity:[/red] {bat['integrity']}")
     for e in rec.get("errors", []):
@@ -193,6 +224,36 @@ def _after_verdict(signum: int, frame: Any) -> None:
         sys.stdout.flush()
 
 
+def _checked_profile(prof: Any, command: str, size_option: str | None, standard: str | None) -> Any:
+    """``prof`` checked against the command and its size option, with ``--standard``'s
+    alpha and name in its ``[campaign]`` (recorded with the profile).  Raises RigError."""
+    if prof.device_kind.command != command:
+        raise RigError(
+            f"profile {prof.path} is a {prof.kind} profile, not a "
+            f"{command.rsplit('-', 1)[-1]}'s: use certify {prof.device_kind.command}"
+        )
+    unit = prof.device_kind.unit
+    if size_option is not None and size_option != unit:
+        raise RigError(
+            f"--{size_option} does not apply to a {prof.device_kind.label}, which is "
+            f"certified in {unit}: give --{unit}"
+        )
+    if standard is None:
+        return prof
+    from dataclasses import replace
+
+    from feltlab.rig.certify.standards import get_standard
+
+    if prof.kind != "batch":
+        raise RigError("--standard applies to a batch shuffler's randomness battery")
+    try:
+        std = get_standard(standard)
+    except ValueError as exc:
+        raise RigError(str(exc)) from None
+    camp = dict(prof.campaign, standard=std.name, alpha=std.alpha)
+    return replace(prof, campaign=camp, raw=dict(prof.raw, campaign=camp))
+
+
 def _run_certify(
     kind: str,
     profile: str | None,
@@ -211,6 +272,7 @@ def _run_certify(
     live_linger: float = 0.0,
     as_json: bool = False,
     size_option: str | None = None,
+    standard: str | None = None,
 ) -> None:
     from feltlab.rig.certify.campaign import CampaignOptions, load_profile, run_campaign
 
@@ -247,18 +309,7 @@ def _run_certify(
             )
             opts = CampaignOptions(load_profile(None, "batch"), directory)
         else:
-            prof = load_profile(profile, kind)
-            if prof.device_kind.command != command:
-                raise RigError(
-                    f"profile {prof.path} is a {prof.kind} profile, not a "
-                    f"{command.rsplit('-', 1)[-1]}'s: use certify {prof.device_kind.command}"
-                )
-            unit = prof.device_kind.unit
-            if size_option is not None and size_option != unit:
-                raise RigError(
-                    f"--{size_option} does not apply to a {prof.device_kind.label}, which is "
-                    f"certified in {unit}: give --{unit}"
-                )
+            prof = _checked_profile(load_profile(profile, kind), command, size_option, standard)
             if bus is not None:
                 spec = BusSpec.parse(bus)
                 if spec.interface != "slcan":  # a serial adapter is opened once, by the campaign
@@ -497,8 +548,16 @@ def certify() -> None:
     "corrupt_frame, jump_counter, reboot, jam, bus_loss (batch shuffler; overrides the "
     "profile's [faults] inject).",
 )
+@click.option(
+    "--standard",
+    default=None,
+    help="The regulation the certificate answers to: 25cfr547 (25 CFR 547.14, 99%), comar "
+    "(COMAR 36.05.02.17, 95%) or pa810a (58 Pa. Code 810a.5, 95%): sets alpha and the checks "
+    "required (docs/certification.md, Standards).",
+)
 @_certify_options("shoes", "Shoes to collect (batch shuffler; default: the profile's).")
 def certify_shuffler(
+    standard: str | None,
     model: str | None,
     faults: str | None,
     deals: int | None,
@@ -520,6 +579,8 @@ def certify_shuffler(
     simulated time."""
     if deals is not None and shoes is not None:
         raise click.UsageError("give --shoes (a batch shuffler) or --deals (a continuous one)")
+    if standard is not None and alpha is not None:
+        raise click.UsageError("give --standard (which sets alpha) or --alpha, not both")
     _run_certify(
         "batch",
         profile,
@@ -537,6 +598,7 @@ def certify_shuffler(
         live_linger=live_linger,
         as_json=as_json,
         size_option="deals" if deals is not None else "shoes" if shoes is not None else None,
+        standard=standard,
     )
 
 
@@ -632,9 +694,11 @@ def analyze(
 
 
 def _add_explore() -> None:
+    from feltlab.rig.certify.plan_cli import plan_command
     from feltlab.rig.explore.cli import explore_command
 
     certify.add_command(explore_command)
+    certify.add_command(plan_command)
 
 
 _add_explore()

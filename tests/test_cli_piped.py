@@ -104,7 +104,11 @@ def test_core_commands_piped(tmp_path: Path) -> None:
 
 def test_rig_commands_piped(tmp_path: Path) -> None:
     camp = tmp_path / "c"
-    r = run(["certify", "shuffler", "--shoes", "30", "--seed", "4", "--out", str(camp)], tmp_path)
+    # 30 shoes catch every named alternative of the bundled profile but the naive swap
+    # (biased: ~260-300 shoes): INCONCLUSIVE, exit 3, the power table printed uncut
+    cmd = ["certify", "shuffler", "--shoes", "30", "--seed", "4", "--out", str(camp)]
+    r = run(cmd, tmp_path, code=3)
+    assert "30 shoes catch biased with power" in r.stdout
     record = json.loads((camp / "record.json").read_text())
     for c in record["battery"]["checks"]:  # full check names, never battery.position_unif…
         assert f"battery.{c['name']}" in r.stdout
@@ -113,19 +117,20 @@ def test_rig_commands_piped(tmp_path: Path) -> None:
     out = run_json(
         ["certify", "shuffler", "--shoes", "30", "--seed", "4", "--out", str(tmp_path / "c2")],
         tmp_path,
+        code=3,
     )
-    assert isinstance(out, dict) and out["verdict"] == record["verdict"] == "PASS"
+    assert isinstance(out, dict) and out["verdict"] == record["verdict"] == "INCONCLUSIVE"
     assert out["record"]["seed"] == 4
 
-    r = run(["analyze", str(camp)], tmp_path)
-    assert "verdict PASS" in r.stdout
-    a = run_json(["analyze", str(camp)], tmp_path)
-    assert isinstance(a, dict) and a["verdict"] == "PASS" and a["directory"] is None
+    r = run(["analyze", str(camp)], tmp_path, code=3)
+    assert "verdict INCONCLUSIVE" in r.stdout
+    a = run_json(["analyze", str(camp)], tmp_path, code=3)
+    assert isinstance(a, dict) and a["verdict"] == "INCONCLUSIVE" and a["directory"] is None
 
     r = run(["view", str(camp)], tmp_path)
     assert "battery.position_uniformity" in r.stdout
     v = run_json(["view", str(camp)], tmp_path)
-    assert isinstance(v, dict) and v["verdict"] == "PASS"
+    assert isinstance(v, dict) and v["verdict"] == "INCONCLUSIVE"
 
     r = run(["capture", "decode", str(camp / "capture-001.blf")], tmp_path)
     assert "Heartbeat" in r.stdout
@@ -200,6 +205,6 @@ def test_the_hint_of_an_incomplete_campaign_is_a_command_that_works(tmp_path: Pa
     r = run(["analyze", str(out)], tmp_path, code=2)
     hints = re.findall(r"continue it with (feltlab [^\n;]+?)(?:\n|$)", r.stdout)
     assert hints == [f"feltlab certify shuffler --resume {out}"], r.stdout
-    r = run(shlex.split(hints[0])[1:], tmp_path)
-    assert "verdict PASS" in r.stdout
+    r = run(shlex.split(hints[0])[1:], tmp_path, code=3)  # 25 shoes: biased not caught
+    assert "verdict INCONCLUSIVE" in r.stdout
     assert json.loads((out / "record.json").read_text())["collection"]["collected"] == 25

@@ -2,8 +2,9 @@
 
 A campaign's collection is one simulated (or real) bus driven by one thread; its analysis
 then needs matplotlib for the report's plots (a 0.2 s import) and the battery's power
-against named alternatives (about 0.3 s of simulated campaigns), neither of which depends on
-what the device sends: the power runs depend only on the profile, the sample size, alpha and
+against named alternatives (about 1.6 s of CPU for the bundled profile's six: simulated shoes
+of each, then the analytic power, :mod:`feltlab.rig.certify.power`), neither of which depends
+on what the device sends: the power table depends only on the profile, the sample size, alpha and
 the seed.  An :class:`AheadWorker` forked before collection imports matplotlib and computes
 those :class:`Job`\\ s on the machine's other core, so that they overlap collection instead of
 following it; on a busy host it is one more process with its share of the cores.

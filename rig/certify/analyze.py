@@ -41,7 +41,14 @@ from feltlab.rig.certify.measures import (
     timing_measurements,
     within,
 )
-from feltlab.rig.certify.simulate import PowerJob
+from feltlab.rig.certify.power import (
+    DEFAULT_ALTERNATIVES,
+    DEFAULT_REQUIRED,
+    DEFAULT_SIMULATED_SHOES,
+    PowerJob,
+    PowerTable,
+    judge,
+)
 from feltlab.rig.certify.uncertainty import HostUncertainty
 from feltlab.rig.protocol.codec import UNKNOWN_DECK
 from feltlab.rig.protocol.freshness import freshness_starts
@@ -302,15 +309,24 @@ def power_jobs(
     seed: int,
     loaded: npt.ArrayLike,
 ) -> list[PowerJob]:
-    """The battery's power estimates a batch campaign's analysis runs: one per named
-    alternative (the profile's ``[campaign] power_alternatives``, default 7 GSR riffles and
-    a 10-shelf machine), ``power_replicates`` (default 10) simulated campaigns each, of
-    ``n_shoes`` shoes of ``n_cards`` cards from the ``loaded`` order (physical ids)."""
-    alts = list(prof.campaign.get("power_alternatives", ["riffle:k=7", "shelf:m=10"]))
-    reps = int(prof.campaign.get("power_replicates", 10))
+    """The rows of a batch campaign's power table: one per model of the profile's
+    ``[campaign] power_alternatives`` (default
+    :data:`feltlab.rig.certify.power.DEFAULT_ALTERNATIVES`), its law measured from
+    ``power_shoes`` (default 2,000) simulated shoes of ``n_cards`` cards from the ``loaded``
+    order (physical ids), its power at ``n_shoes`` shoes, ``alpha`` and ``power_required``."""
+    alts = list(prof.campaign.get("power_alternatives", DEFAULT_ALTERNATIVES))
+    shoes = int(prof.campaign.get("power_shoes", DEFAULT_SIMULATED_SHOES))
+    required = float(prof.campaign.get("power_required", DEFAULT_REQUIRED))
     return [
         PowerJob.of(
-            alt, n_shoes, n_cards, alpha=alpha, replicates=reps, seed=seed, loaded_ids=loaded
+            alt,
+            n_cards,
+            shoes=shoes,
+            seed=seed,
+            n_shoes=n_shoes,
+            alpha=alpha,
+            required=required,
+            loaded_ids=loaded,
         )
         for alt in alts
     ]
@@ -445,20 +461,47 @@ def _battery(
     a.battery = res  # kept even if a power estimate below cannot run
     progress.advance()
     jobs = power_jobs(prof, perm.shape[0], perm.shape[1], alpha=alpha, seed=seed, loaded=loaded)
-    reps = int(prof.campaign.get("power_replicates", 10))
-    alts = [job.model for job in jobs]
-    power: dict[str, dict[str, float]] = {}
-    progress.start("analysing: power against named alternatives", len(alts))
+    progress.start("analysing: power against named alternatives", len(jobs))
+    found, unavailable = [], {}
     for job in jobs:
-        est = guard(a, f"power.{job.model}", "", job.run)
-        power[job.model] = est if est is not None else {}
+        row = guard(a, f"power.{job.model}", "", job.run)
+        if row is None:
+            unavailable[job.model] = "its simulation failed (see the measurement's reason)"
+        else:
+            found.append(row)
         progress.advance()
-    checks = tuple(
-        replace(c, power={alt: power[alt].get(c.name, math.nan) for alt in alts})
-        for c in res.checks
+    table = PowerTable(
+        alpha,
+        float(prof.campaign.get("power_required", DEFAULT_REQUIRED)),
+        battery.family_size(),
+        jobs[0].shoes if jobs else DEFAULT_SIMULATED_SHOES,
+        tuple(found),
+        unavailable,
     )
-    a.battery = replace(res, checks=checks)
-    a.detail["power"] = {"replicates": reps, "alternatives": power}
+    a.battery = _against_standard(judge(res, table), prof, alpha)
+
+
+def _against_standard(
+    res: battery.BatteryResult, prof: Profile, alpha: float
+) -> battery.BatteryResult:
+    """``res`` with the coverage of the profile's ``[campaign] standard`` (``--standard``),
+    when it names one: a PASS becomes INCONCLUSIVE when a check the standard requires did
+    not run or could not be computed, or the campaign's alpha is above the standard's."""
+    from feltlab.rig.certify.standards import get_standard
+
+    name = prof.campaign.get("standard")
+    if not name:
+        return res
+    std = get_standard(str(name))
+    cov = std.coverage([c.name for c in res.checks if c.computable and c.name != "integrity"])
+    notes = list(res.notes)
+    notes += [f"{std.name} requires {c}, which did not run" for c in cov["missing"]]
+    if alpha > std.alpha + 1e-12:
+        notes.append(f"alpha {alpha:g} is above {std.name}'s {std.alpha:g}")
+    verdict = res.verdict
+    if verdict is Verdict.PASS and len(notes) > len(res.notes):
+        verdict = Verdict.INCONCLUSIVE
+    return replace(res, standard=cov, notes=tuple(notes), verdict=verdict)
 
 
 def analyze_continuous(

@@ -19,14 +19,22 @@ Sources: D. Bayer and P. Diaconis, "Trailing the dovetail shuffle to its lair", 
 Probab. 2(2), 1992 (rising sequences, Eulerian numbers, the guessing strategy); P. Diaconis,
 J. Fulman and S. Holmes, "Analysis of casino shelf shuffling machines", Ann. Appl. Probab.
 23(4), 2013 (shelf shufflers, peaks and valleys); turning points: M. G. Kendall and A. Stuart,
-The Advanced Theory of Statistics vol. 3 (mean 2(n-2)/3, variance (16n-29)/90).
+The Advanced Theory of Statistics vol. 3 (mean 2(n-2)/3, variance (16n-29)/90); valleys (the
+interior local minima, DFH's statistic for shelf machines): mean (n-2)/3, variance 2(n+1)/45 for
+n >= 4 (checked exactly against all permutations of 4..9 cards in tests/certify/test_power.py).
+
+A check that cannot be computed on the sample (a chi-square with 0 degrees of freedom: too few
+shoes for two bins) is INCONCLUSIVE, never PASS, with the reason in its ``detail``; it is left
+out of Holm's family.  What each check could have caught (its power against named flawed
+machines) is :mod:`feltlab.rig.certify.power`'s; the battery's own verdict says only whether a
+check rejected.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import lru_cache
 from typing import Any
@@ -37,8 +45,8 @@ from scipy import special
 
 from feltlab import native
 from feltlab.rig.certify.simulate import SHUFFLE_MODELS as SHUFFLE_MODELS
-from feltlab.rig.certify.simulate import estimate_power as estimate_power
 from feltlab.rig.certify.simulate import simulate_shoes as simulate_shoes
+from feltlab.rig.certify.standards import requirements
 
 
 class Verdict(StrEnum):
@@ -90,6 +98,12 @@ class CheckResult:
     detail: dict[str, Any] = field(default_factory=dict)
     power: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def computable(self) -> bool:
+        """False when the sample could not give this check a p-value (its ``detail`` says
+        why under ``not_computable``)."""
+        return "not_computable" not in self.detail
+
 
 @dataclass(frozen=True)
 class BatteryResult:
@@ -101,6 +115,11 @@ class BatteryResult:
     n_shoes: int
     n_cards: int
     integrity: str | None = None  # the first integrity failure, named, else None
+    notes: tuple[str, ...] = ()  # why the verdict is not PASS, one sentence each
+    power: dict[str, Any] | None = None  # :class:`feltlab.rig.certify.power.PowerTable`
+    standard: dict[str, Any] | None = (
+        None  # :meth:`feltlab.rig.certify.standards.Standard.coverage`
+    )
 
     def check(self, name: str) -> CheckResult:
         """The check called ``name``; KeyError lists the names."""
@@ -117,6 +136,9 @@ class BatteryResult:
             "n_shoes": self.n_shoes,
             "n_cards": self.n_cards,
             "integrity": self.integrity,
+            "notes": list(self.notes),
+            "power": self.power,
+            "standard": self.standard,
             "checks": [
                 {
                     "name": c.name,
@@ -128,6 +150,7 @@ class BatteryResult:
                     "verdict": str(c.verdict),
                     "detail": c.detail,
                     "power": c.power,
+                    "serves": requirements(c.name),
                 }
                 for c in self.checks
             ],
@@ -295,11 +318,77 @@ CHECK_NAMES = (
     "rising_sequences",
     "rising_sequence_distribution",
     "turning_points",
+    "valleys",
     "successions",
     "adjacent_rank_pairs",
     "next_card_guessing",
     "successive_shoes",
+    "repeated_shoes",
 )
+
+
+@dataclass(frozen=True)
+class ZStatistic:
+    """A check whose statistic is a z-score of a per-shoe (or per pair of successive shoes)
+    statistic summed over the sample, with its exact null mean and variance.
+
+    ``moments(n)``: ``(mean, variance)`` of one value under a uniform shuffle of n cards;
+    ``values(perm, stats)``: the ``(n_shoes,)`` (or ``(n_shoes - 1,)``) values of a sample;
+    ``alternative``: ``"two-sided"`` or ``"greater"`` (large values reject).  The power of such
+    a check is analytic from the values' mean and variance under an alternative
+    (:mod:`feltlab.rig.certify.power`)."""
+
+    description: str
+    moments: Callable[[int], tuple[float, float]]
+    values: Callable[[np.ndarray, native.ShoeStatistics], np.ndarray]
+    alternative: str = "two-sided"
+    pairs: bool = False  # one value per pair of successive shoes
+
+
+def valley_counts(perm: np.ndarray) -> npt.NDArray[np.int64]:
+    """``(n_shoes,)`` int64: the valleys of each shoe, output positions 1..n-2 whose card came
+    from lower in the loaded order than both its neighbours' (``perm[j-1] > perm[j] <
+    perm[j+1]``; DFH 2013, section 4: a shelf machine's output is a few valley-shaped runs)."""
+    p = perm.astype(np.int32)
+    mid = p[:, 1:-1]
+    out: npt.NDArray[np.int64] = ((p[:, :-2] > mid) & (mid < p[:, 2:])).sum(axis=1)
+    return out.astype(np.int64)
+
+
+Z_STATISTICS: dict[str, ZStatistic] = {
+    "rising_sequences": ZStatistic(
+        "mean number of rising sequences (too few: too few riffles)",
+        lambda n: ((n + 1) / 2, (n + 1) / 12),
+        lambda perm, s: s.rising,
+    ),
+    "turning_points": ZStatistic(
+        "peaks and valleys (too few: a shelf shuffler's monotone runs)",
+        lambda n: (2 * (n - 2) / 3, (16 * n - 29) / 90),
+        lambda perm, s: s.turning,
+    ),
+    "valleys": ZStatistic(
+        "valleys, DFH's statistic for shelf machines (too few: valley-shaped runs)",
+        lambda n: ((n - 2) / 3, 2 * (n + 1) / 45),
+        lambda perm, s: valley_counts(perm),
+    ),
+    "successions": ZStatistic(
+        "a card followed by the card loaded after it",
+        lambda n: ((n - 1) / n, (n * n - n - 1) / (n * n)),
+        lambda perm, s: s.successions,
+    ),
+    "next_card_guessing": ZStatistic(
+        "correct guesses of the rising-sequence guesser (expected H_n under uniformity)",
+        lambda n: (harmonic(n), harmonic(n) - harmonic(n, 2)),
+        lambda perm, s: s.guesses,
+        alternative="greater",
+    ),
+    "successive_shoes": ZStatistic(
+        "independence of successive shoes (Spearman rho of card positions)",
+        lambda n: (0.0, 1.0 / (n - 1)),
+        lambda perm, s: native.successive_shoe_rho(perm),
+        pairs=True,
+    ),
+}
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
@@ -330,6 +419,13 @@ def integrity_failure(problem: str, alpha: float, n_shoes: int, n_cards: int) ->
     return BatteryResult((failed,), Verdict.FAIL, alpha, n_shoes, n_cards, problem)
 
 
+def family_size(checks: Sequence[str] = CHECK_NAMES, *, codes: bool = True) -> int:
+    """The number m of p-values Holm's correction runs over when every check of ``checks``
+    can be computed (``codes``: the delivered cards' codes are known, so that adjacent rank
+    pairs runs): a check's power after Holm is at least its power at level alpha / m."""
+    return sum(1 for c in checks if codes or c != "adjacent_rank_pairs")
+
+
 def run_battery(
     perm: np.ndarray,
     *,
@@ -342,8 +438,10 @@ def run_battery(
 
     ``codes`` (optional, ``(n_shoes, n)`` uint8 card codes as delivered) enables the
     adjacent-rank-pairs check; ``loaded_ids`` names cards in integrity failures.  ``alpha`` is
-    the family-wise error rate (Holm).  Raises ValueError for an empty sample, a bad alpha or
-    an unknown check name.
+    the family-wise error rate (Holm, over the checks that could be computed).  The verdict:
+    FAIL when a check rejects; else INCONCLUSIVE when a check could not be computed (its
+    ``detail["not_computable"]`` says why, and :attr:`BatteryResult.notes` repeats it); else
+    PASS.  Raises ValueError for an empty sample, a bad alpha or an unknown check name.
     """
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
@@ -360,10 +458,11 @@ def run_battery(
     s = native.battery_pass(perm)
     results: list[CheckResult] = []
     for name in checks:
-        result = _CHECKS[name](perm, s, codes)
+        result = _CHECKS[name](perm, s, codes) if name in _CHECKS else z_result(name, perm, s)
         if result is not None:
             results.append(result)
-    adjusted = holm([r.p_value for r in results])
+    family = [r for r in results if r.computable]
+    adjusted = dict(zip((r.name for r in family), holm([r.p_value for r in family]), strict=True))
     final: list[CheckResult] = [
         CheckResult(
             "integrity",
@@ -376,22 +475,25 @@ def run_battery(
             {},
         )
     ]
-    for r, adj in zip(results, adjusted, strict=True):
-        verdict = Verdict.FAIL if adj < alpha else Verdict.PASS
-        final.append(
-            CheckResult(
-                r.name,
-                r.description,
-                r.statistic_name,
-                r.statistic,
-                r.p_value,
-                adj,
-                verdict,
-                r.detail,
-            )
-        )
-    overall = Verdict.FAIL if any(c.verdict is Verdict.FAIL for c in final) else Verdict.PASS
-    return BatteryResult(tuple(final), overall, alpha, n_shoes, n, None)
+    notes: list[str] = []
+    for r in results:
+        adj = adjusted.get(r.name, math.nan)
+        if not r.computable:
+            verdict = Verdict.INCONCLUSIVE
+            notes.append(f"{r.name} could not be computed: {r.detail['not_computable']}")
+        else:
+            verdict = Verdict.FAIL if adj < alpha else Verdict.PASS
+        final.append(replace(r, adjusted_p=adj, verdict=verdict))
+    overall = combine_verdicts([c.verdict for c in final])
+    return BatteryResult(tuple(final), overall, alpha, n_shoes, n, None, tuple(notes))
+
+
+def z_result(name: str, perm: np.ndarray, s: native.ShoeStatistics) -> CheckResult:
+    """The unadjusted result of z-check ``name`` (:data:`Z_STATISTICS`) on ``perm`` with its
+    one-pass statistics ``s``."""
+    z = Z_STATISTICS[name]
+    mean, var = z.moments(perm.shape[1])
+    return _z_check(name, z.description, z.values(perm, s), mean, var, alternative=z.alternative)
 
 
 def position_bins(n: int, n_shoes: int, minimum: float = 5.0) -> npt.NDArray[np.int64]:
@@ -408,7 +510,8 @@ def _position_uniformity(perm: np.ndarray, s: native.ShoeStatistics, _c: Any) ->
     isotropic on the (n-1)^2-dimensional space of zero row and column sums (the S_n x S_n
     symmetry), 1/(n-1) per dimension.  Pooling positions into G bins, the Pearson statistic is
     then asymptotically n/(n-1) * chi-square((n-1)(G-1)); the test uses T = (n-1)/n * Pearson.
-    Bins keep every expected count >= 5."""
+    Bins keep every expected count >= 5: under 10 shoes there is one bin, 0 degrees of
+    freedom, and the check cannot be computed."""
     n_shoes, n = perm.shape
     edges = position_bins(n, n_shoes)
     g = len(edges) - 1
@@ -417,31 +520,26 @@ def _position_uniformity(perm: np.ndarray, s: native.ShoeStatistics, _c: Any) ->
     pearson = float(((pooled - expected) ** 2 / expected).sum())
     t = (n - 1) / n * pearson
     dof = (n - 1) * (g - 1)
-    p = float(special.chdtrc(dof, t)) if dof > 0 else 1.0
+    p = float(special.chdtrc(dof, t)) if dof > 0 else math.nan
     dev = np.abs(s.position_counts - n_shoes / n).sum(axis=1)
+    detail: dict[str, Any] = {
+        "dof": dof,
+        "position_bins": g,
+        "min_expected": float(expected.min()),
+        "worst_input_position": int(np.argmax(dev)),
+    }
+    if dof == 0:
+        detail["not_computable"] = (
+            f"0 degrees of freedom: {n_shoes} shoes give one position bin "
+            "(2 bins, each card expected 5 times per bin, need at least 10 shoes)"
+        )
     return CheckResult(
         "position_uniformity",
         "each card equally likely at each position (input position x output position)",
         "chi-square",
         t,
         p,
-        detail={
-            "dof": dof,
-            "position_bins": g,
-            "min_expected": float(expected.min()),
-            "worst_input_position": int(np.argmax(dev)),
-        },
-    )
-
-
-def _rising(perm: np.ndarray, s: native.ShoeStatistics, _c: Any) -> CheckResult:
-    n = perm.shape[1]
-    return _z_check(
-        "rising_sequences",
-        "mean number of rising sequences (too few: too few riffles)",
-        s.rising,
-        (n + 1) / 2,
-        (n + 1) / 12,
+        detail=detail,
     )
 
 
@@ -451,21 +549,28 @@ def _rising_distribution(perm: np.ndarray, s: native.ShoeStatistics, _c: Any) ->
     observed = np.bincount(s.rising.astype(np.int64) - 1, minlength=n)[:n]
     expected = pmf * n_shoes
     # pool the tails so that every bin expects at least 5 shoes
-    obs_b, exp_b = _pool(observed.astype(np.float64), expected, 5.0)
+    obs_b, exp_b = pool_bins(observed.astype(np.float64), expected, 5.0)
+    dof = len(exp_b) - 1
     r = _chi2_check(
         "rising_sequence_distribution",
         "histogram of rising sequences against the Eulerian distribution",
         obs_b,
         exp_b,
-        max(len(exp_b) - 1, 1),
+        dof,
     )
     r.detail["bins"] = len(exp_b)
+    if dof < 1:
+        r.detail["not_computable"] = (
+            f"0 degrees of freedom: {n_shoes} shoes fill one bin of the Eulerian "
+            "distribution with an expected 5 shoes"
+        )
+        return replace(r, p_value=math.nan)
     return r
 
 
-def _pool(obs: np.ndarray, exp: np.ndarray, minimum: float) -> tuple[np.ndarray, np.ndarray]:
+def pool_bins(obs: np.ndarray, exp: np.ndarray, minimum: float) -> tuple[np.ndarray, np.ndarray]:
     """Merge adjacent bins, left to right, until each expects at least ``minimum``; a short
-    last bin joins the one before it."""
+    last bin joins the one before it.  Returns the pooled ``(observed, expected)``."""
     out_o: list[float] = []
     out_e: list[float] = []
     acc_o = acc_e = 0.0
@@ -486,70 +591,43 @@ def _pool(obs: np.ndarray, exp: np.ndarray, minimum: float) -> tuple[np.ndarray,
     return np.array(out_o), np.array(out_e)
 
 
-def _turning(perm: np.ndarray, s: native.ShoeStatistics, _c: Any) -> CheckResult:
-    n = perm.shape[1]
-    return _z_check(
-        "turning_points",
-        "peaks and valleys (too few: a shelf shuffler's monotone runs)",
-        s.turning,
-        2 * (n - 2) / 3,
-        (16 * n - 29) / 90,
-    )
+def log_repeat_bound(n_shoes: int, n: int) -> float:
+    """log of C(n_shoes, 2) / n!: an upper bound (the union bound) on the probability that
+    two of ``n_shoes`` uniformly shuffled shoes of n distinct cards are the same order."""
+    pairs = n_shoes * (n_shoes - 1) / 2
+    return math.log(pairs) - math.lgamma(n + 1) if pairs > 0 else -math.inf
 
 
-def _successions(perm: np.ndarray, s: native.ShoeStatistics, _c: Any) -> CheckResult:
-    n = perm.shape[1]
-    return _z_check(
-        "successions",
-        "a card followed by the card loaded after it",
-        s.successions,
-        (n - 1) / n,
-        (n * n - n - 1) / (n * n),
-    )
-
-
-def _guessing(perm: np.ndarray, s: native.ShoeStatistics, _c: Any) -> CheckResult:
-    n = perm.shape[1]
-    return _z_check(
-        "next_card_guessing",
-        "correct guesses of the rising-sequence guesser (expected H_n under uniformity)",
-        s.guesses,
-        harmonic(n),
-        harmonic(n) - harmonic(n, 2),
-        alternative="greater",
-    )
-
-
-def _successive(perm: np.ndarray, s: native.ShoeStatistics, _c: Any) -> CheckResult:
+def _repeated(perm: np.ndarray, s: native.ShoeStatistics, _c: Any) -> CheckResult:
+    """Shoes that repeat an earlier shoe's order exactly (a short seed space, a seed reused
+    after a reboot).  Under a uniform shuffle a repeat has probability at most C(N, 2)/n!
+    (N shoes; 10^-638.0 for 2,000 shoes of 312 cards): with a repeat, that bound is the
+    p-value (a valid, conservative one); without, p = 1."""
     n_shoes, n = perm.shape
-    rho = native.successive_shoe_rho(perm)
-    r = _z_check(
-        "successive_shoes",
-        "independence of successive shoes (Spearman rho of card positions)",
-        rho,
-        0.0,
-        1.0 / (n - 1),
-    )
     unique = len({row.tobytes() for row in perm})
-    r.detail["repeated_shoes"] = n_shoes - unique
-    if unique < n_shoes:  # a repeated shoe of >= 4 cards is a failure on its own
-        return CheckResult(
-            r.name, r.description, r.statistic_name, r.statistic, 0.0, detail=r.detail
-        )
-    return r
+    repeats = n_shoes - unique
+    p = math.exp(log_repeat_bound(n_shoes, n)) if repeats else 1.0
+    return CheckResult(
+        "repeated_shoes",
+        "no shoe repeats an earlier shoe's order (a short seed space repeats shoes)",
+        "repeats",
+        float(repeats),
+        min(1.0, p),
+        detail={
+            "repeated_shoes": repeats,
+            "log10_p_bound": log_repeat_bound(n_shoes, n) / math.log(10),
+        },
+    )
 
 
 def _adjacent_ranks(perm: np.ndarray, s: native.ShoeStatistics, codes: Any) -> CheckResult | None:
     if codes is None:
         return None
     codes = np.ascontiguousarray(codes, dtype=np.uint8)
-    n_shoes, n = codes.shape
+    n_shoes = codes.shape[0]
     counts = native.adjacent_rank_pairs(codes)
-    comp = np.bincount((codes[0] >> 2).astype(np.int64), minlength=13).astype(np.float64)
-    # P(rank a then rank b at two given adjacent positions) without replacement
-    pair = np.outer(comp, comp) - np.diag(comp)
-    expected = n_shoes * (n - 1) * pair / (n * (n - 1))
-    present = int((comp > 0).sum())
+    expected = n_shoes * adjacent_pair_expected(codes[0])
+    present = int((np.bincount((codes[0] >> 2).astype(np.int64), minlength=13) > 0).sum())
     return _chi2_check(
         "adjacent_rank_pairs",
         "rank of a card x rank of the next card, against the shoe's composition",
@@ -559,13 +637,19 @@ def _adjacent_ranks(perm: np.ndarray, s: native.ShoeStatistics, codes: Any) -> C
     )
 
 
+def adjacent_pair_expected(shoe_codes: np.ndarray) -> npt.NDArray[np.float64]:
+    """``(13, 13)``: the expected count, in one uniformly shuffled shoe of these card codes,
+    of (rank a, rank b) at adjacent positions: (n - 1) P(a then b), drawn without
+    replacement."""
+    n = shoe_codes.size
+    comp = np.bincount((shoe_codes >> 2).astype(np.int64), minlength=13).astype(np.float64)
+    pair = np.outer(comp, comp) - np.diag(comp)
+    return (n - 1) * pair / (n * (n - 1))
+
+
 _CHECKS: dict[str, Callable[[np.ndarray, native.ShoeStatistics, Any], CheckResult | None]] = {
     "position_uniformity": _position_uniformity,
-    "rising_sequences": _rising,
     "rising_sequence_distribution": _rising_distribution,
-    "turning_points": _turning,
-    "successions": _successions,
     "adjacent_rank_pairs": _adjacent_ranks,
-    "next_card_guessing": _guessing,
-    "successive_shoes": _successive,
+    "repeated_shoes": _repeated,
 }

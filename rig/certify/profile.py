@@ -268,21 +268,30 @@ def load_profile(ref: str | Path | None, kind: str = "batch") -> Profile:
     return profile_from_dict(data, str(p))
 
 
+#: The named alternatives of a quick profile: 7 GSR riffles and DFH's 10-shelf machine, which
+#: 2 shoes of 6 decks catch with power 0.99 (``feltlab certify plan``); the bundled profile's
+#: full set needs 15 shoes (10 riffles), more than most test campaigns collect.
+QUICK_ALTERNATIVES = ("riffle:k=7", "shelf:m=10")
+
+
 def quick_profile(
     kind: str = "batch",
     *,
     faults: dict[str, Any] | None = None,
-    power_replicates: int = 3,
+    power_shoes: int = 400,
+    power_alternatives: tuple[str, ...] = QUICK_ALTERNATIVES,
     null_replicates: int | None = None,
     **device: Any,
 ) -> Profile:
     """The bundled profile of ``kind`` made quick, for tests and dry runs: unpaced (no
-    bitrate), with ``power_replicates`` (and ``null_replicates``) simulations; ``device``
-    overrides [device] fields and ``faults`` sets a fault plan."""
+    bitrate), with ``power_shoes`` simulated shoes per named alternative of
+    ``power_alternatives`` (default :data:`QUICK_ALTERNATIVES`: what a dozen shoes catch)
+    and ``null_replicates`` simulations; ``device`` overrides [device] fields and ``faults``
+    sets a fault plan."""
     prof = load_profile(None, kind)
     dev = {k: v for k, v in prof.device.items() if k != "bitrate"}
     dev.update(device)
-    camp = dict(prof.campaign, power_replicates=power_replicates)
+    camp = dict(prof.campaign, power_shoes=power_shoes, power_alternatives=list(power_alternatives))
     if null_replicates is not None:
         camp["null_replicates"] = null_replicates
     raw = dict(prof.raw, device=dev, campaign=camp)

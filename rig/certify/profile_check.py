@@ -121,7 +121,10 @@ CAMPAIGN: dict[str, Num | Kind] = {
     "alpha": Num(0, 1, open_low=True, open_high=True),
     "ping_every": Num(1, MAX_PART_SAMPLES, integer=True),
     "power_alternatives": Kind(list, "a list of shuffle model names"),
-    "power_replicates": Num(0, MAX_REPLICATES, integer=True),
+    "power_replicates": Num(0, MAX_REPLICATES, integer=True),  # ignored: power is analytic
+    "power_required": Num(0, 1, open_low=True, open_high=True),
+    "power_shoes": Num(40, 1_000_000, integer=True),
+    "standard": TEXT,
     "null_replicates": Num(1, MAX_REPLICATES, integer=True),
     "box": Num(1, 7, integer=True),
     "timeout": Num(0, 60, open_low=True),

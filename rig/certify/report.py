@@ -22,10 +22,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from feltlab.rig.certify.measures import NOT_JUDGED, shown_verdict
+from feltlab.rig.certify.standards import STANDARDS
 from feltlab.strictjson import dumps
 
-RECORD_VERSION = "1.1"
-"""1.1: INCONCLUSIVE verdicts, ``clock`` and ``host_uncertainty`` (issue 13)."""
+RECORD_VERSION = "1.2"
+"""1.1: INCONCLUSIVE verdicts, ``clock`` and ``host_uncertainty`` (issue 13); 1.2: the
+battery's ``power`` table (per named alternative and check, with 95% intervals), its
+``notes``, ``standard`` and each check's ``serves`` (issue 25)."""
 
 log = logging.getLogger(__name__)
 
@@ -205,7 +208,12 @@ def write_report(
             if k not in power_columns:
                 power_columns.append(k)
     html = _report_template().render(
-        record=record, plots=plots, fmt=fmt, power_columns=power_columns, shown=shown_verdict
+        record=record,
+        plots=plots,
+        fmt=fmt,
+        power_columns=power_columns,
+        shown=shown_verdict,
+        standards=list(STANDARDS.values()),
     )
     (out_dir / "report.html").write_text(html)
     (out_dir / "junit.xml").write_text(junit_xml(record))

@@ -28,6 +28,7 @@ class Outcome:
     violations: list[tuple[str, str]] = field(default_factory=list)
     known: list[tuple[str, str, str]] = field(default_factory=list)
     fair_statistical_fail: bool = False
+    short_of_power: bool = False  # INCONCLUSIVE: the sample could not catch an alternative
     fair: bool = False
     wall: float = 0.0
     sim_seconds: float = 0.0
@@ -107,6 +108,48 @@ def _inconclusive_by_plan(rec: dict[str, Any]) -> bool:
     return bool(odd) and all(_by_plan(m) for m in odd)
 
 
+def _inconclusive_by_power(rec: dict[str, Any]) -> bool:
+    """True when the record is INCONCLUSIVE only because of its battery's power: a named
+    alternative not caught with the required power, or a check the sample could not
+    compute (the battery's notes say which); every other item PASSes (or is INCONCLUSIVE
+    by the fault plan)."""
+    if rec["verdict"] != "INCONCLUSIVE" or rec.get("errors"):
+        return False
+    bat = rec.get("battery") or {}
+    if bat.get("verdict") != "INCONCLUSIVE" or not bat.get("notes") or bat.get("integrity"):
+        return False
+    odd = [c for c in bat.get("checks", []) if c["verdict"] != "PASS"]
+    if any(c["verdict"] != "INCONCLUSIVE" or "not_computable" not in c["detail"] for c in odd):
+        return False
+    return all(m["verdict"] == "PASS" or _by_plan(m) for m in rec["measurements"])
+
+
+def power_violations(rec: dict[str, Any]) -> list[str]:
+    """The invariant "PASS implies every named alternative had the required power": for a
+    PASS record, each alternative of its battery's power table whose power's lower 95%
+    bound is under the required power, or that could not be computed, and each battery
+    check that could not be computed; empty when it holds (or the record is not PASS)."""
+    if rec.get("verdict") != "PASS":
+        return []
+    bat = rec.get("battery") or {}
+    out = [
+        f"battery.{c['name']} could not be computed"
+        for c in bat.get("checks", [])
+        if "not_computable" in (c.get("detail") or {})
+    ]
+    power = bat.get("power")
+    if bat and power is None:
+        return [*out, "the battery has no power table"]
+    if power is None:
+        return out
+    need = float(power["required"])
+    for a in power.get("alternatives", []):
+        if not a["caught"] or a["ci95"][0] < need:
+            out.append(f"{a['model']}: power {a['ci95'][0]:.3g} < {need:g} at {a['n_shoes']} shoes")
+    out += [f"{m}: power not computed" for m in power.get("unavailable", {})]
+    return out
+
+
 def check_campaign(
     sc: Scenario,
     out: Outcome,
@@ -125,7 +168,10 @@ def check_campaign(
     out.verdict = verdict
     out.fair = sc.expect == "PASS"
     causes = _causes_text(rec)
-    by_plan = _inconclusive_by_plan(rec)
+    out.short_of_power = _inconclusive_by_power(rec)
+    by_plan = _inconclusive_by_plan(rec) or out.short_of_power
+    for text in power_violations(rec):
+        violate("power", f"PASS, yet {text}")
     if sc.expect == "PASS" and verdict != "PASS" and not by_plan:
         if _statistical_only(rec):
             out.fair_statistical_fail = True

@@ -89,6 +89,7 @@ from feltlab.rig.explore.scenarios import KEY_HEX
 from feltlab.rig.explore.scenarios import KNOWN as KNOWN
 from feltlab.rig.explore.scenarios import Scenario as Scenario
 from feltlab.rig.explore.scenarios import draw_scenario as draw_scenario
+from feltlab.seeds import child_seed
 
 log = logging.getLogger(__name__)
 
@@ -177,6 +178,19 @@ def _quiet_feltlab(tap: _LogTap) -> Iterator[None]:
             lg.handlers = handlers
 
 
+def drawn_alternatives(sc: Scenario, k: int = 2) -> list[str]:
+    """The ``k`` named alternatives (of :data:`feltlab.rig.certify.power.DEFAULT_ALTERNATIVES`,
+    the library's default set) a scenario's campaign must catch, drawn from its seed and
+    index, so that the explorer checks "PASS implies every named alternative had the
+    required power" across the library."""
+    import random
+
+    from feltlab.rig.certify.power import DEFAULT_ALTERNATIVES
+
+    rnd = random.Random(child_seed(sc.seed, "explore-alternatives", sc.index))
+    return sorted(rnd.sample(list(DEFAULT_ALTERNATIVES), k))
+
+
 def scenario_profile(sc: Scenario, key_file: Path | None) -> Profile:
     """The quick bundled profile of the scenario's kind with its overrides."""
     dev = dict(sc.device)
@@ -185,10 +199,12 @@ def scenario_profile(sc: Scenario, key_file: Path | None) -> Profile:
         dev.update(key_file=str(key_file), key_id="explore", authenticate=True)
     camp = dict(sc.campaign)
     null = camp.pop("null_replicates", None)
-    prof = quick_profile(sc.kind, power_replicates=2, null_replicates=null, **dev)
+    prof = quick_profile(sc.kind, null_replicates=null, **dev)
     sim = dict(prof.simulation, **sc.simulation)
     if sc.model is not None:
         sim["model"] = sc.model
+    if sc.kind == "batch":
+        camp = dict(power_alternatives=drawn_alternatives(sc), **camp)
     camp = dict(prof.campaign, alpha=ALPHA, **camp)
     raw = dict(prof.raw, simulation=sim, campaign=camp)
     return replace(prof, simulation=sim, campaign=camp, raw=raw)

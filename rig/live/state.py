@@ -326,6 +326,36 @@ def checks_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def power_of(record: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The battery's power table of a record as the live view shows it (None: no battery
+    or no table): ``{"required", "level", "rows": [{"model", "shoes", "power", "low",
+    "high", "caught", "needed", "by"}], "notes"}`` (the record's ``battery.power``,
+    :class:`feltlab.rig.certify.power.PowerTable`)."""
+    bat = record.get("battery") or {}
+    power = bat.get("power")
+    if not power:
+        return None
+    rows = [
+        {
+            "model": a.get("model"),
+            "shoes": a.get("n_shoes"),
+            "power": a.get("power"),
+            "low": (a.get("ci95") or [None, None])[0],
+            "high": (a.get("ci95") or [None, None])[1],
+            "caught": bool(a.get("caught")),
+            "needed": a.get("shoes_needed"),
+            "by": a.get("caught_by"),
+        }
+        for a in power.get("alternatives", []) or []
+    ]
+    return {
+        "required": power.get("required"),
+        "level": power.get("level"),
+        "rows": rows,
+        "notes": [str(n) for n in bat.get("notes", []) or []],
+    }
+
+
 def apply_record(snap: dict[str, Any], record: Mapping[str, Any], directory: Path | None) -> None:
     """Fill ``snap`` with a finished record: the verdict, every check, the collection, the
     host's timing uncertainty (``host_uncertainty``, when the record has it) and the link
@@ -336,6 +366,7 @@ def apply_record(snap: dict[str, Any], record: Mapping[str, Any], directory: Pat
     snap["state"] = "interrupted" if verdict == "ABORTED" else "finished"
     snap["phase"] = "finished"
     snap["checks"] = checks_of(record)
+    snap["power"] = power_of(record)
     snap["errors"] = [str(e) for e in record.get("errors", []) or []]
     if record.get("host_uncertainty") is not None:
         snap["host_uncertainty"] = record["host_uncertainty"]

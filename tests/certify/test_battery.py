@@ -12,6 +12,7 @@ from scipy import stats
 from feltlab import native
 from feltlab.rig.certify import battery
 from feltlab.rig.certify.battery import Verdict
+from feltlab.rig.certify.power import estimate_power
 
 
 def test_eulerian_pmf_small_cases_exact() -> None:
@@ -103,12 +104,18 @@ def test_duplicated_card_fails_naming_it() -> None:
     assert f"duplicated input position {int(perm[7, 1])}" in result.integrity  # type: ignore[operator]
 
 
-def test_repeated_shoe_fails_successive_shoes() -> None:
+def test_repeated_shoe_fails_repeated_shoes() -> None:
+    """A shoe repeated anywhere (here not even next to its twin) fails its own check, with
+    the union bound C(200, 2) / 312! as the p-value (log10 = -640.02...)."""
     perm = _fair(n=312)
-    perm[50] = perm[49]
+    perm[150] = perm[49]
     result = battery.run_battery(perm)
-    assert result.check("successive_shoes").verdict is Verdict.FAIL
-    assert result.check("successive_shoes").detail["repeated_shoes"] == 1
+    rep = result.check("repeated_shoes")
+    assert rep.verdict is Verdict.FAIL and rep.statistic == 1.0
+    bound = math.log10(200 * 199 / 2) - math.lgamma(313) / math.log(10)
+    assert rep.detail["log10_p_bound"] == pytest.approx(bound, rel=1e-12)
+    assert -640.03 < bound < -640.02
+    assert battery.run_battery(_fair(n=312)).check("repeated_shoes").p_value == 1.0
 
 
 def test_adjacent_rank_pairs_uses_the_composition() -> None:
@@ -147,9 +154,9 @@ def test_false_positive_rate_at_most_alpha() -> None:
 
 
 def test_power_against_named_alternatives() -> None:
-    power = battery.estimate_power("riffle:k=5", 200, 52, replicates=5, seed=1)
+    power = estimate_power("riffle:k=5", 200, 52, replicates=5, seed=1)
     assert power["rising_sequences"] == 1.0 and power["battery"] == 1.0
-    assert battery.estimate_power("fisher-yates", 200, 52, replicates=5, seed=1)["battery"] <= 0.2
+    assert estimate_power("fisher-yates", 200, 52, replicates=5, seed=1)["battery"] <= 0.2
 
 
 def test_bad_inputs_are_named() -> None:

@@ -27,6 +27,7 @@ from feltlab.rig.certify.campaign import (
     run_campaign,
     verdict_summary,
 )
+from feltlab.rig.certify.profile import QUICK_ALTERNATIVES
 from feltlab.rig.certify.report import sha256_file
 from feltlab.rig.cli import analyze as analyze_cmd
 from feltlab.rig.cli import certify as certify_cmd
@@ -39,7 +40,7 @@ def _isolated(no_can_env: None) -> None:
 
 def fast(kind: str = "batch", **device: Any) -> certify.Profile:
     """The bundled profile, unpaced and with fewer replicates (certify.quick_profile)."""
-    return certify.quick_profile(kind, power_replicates=3, null_replicates=39, **device)
+    return certify.quick_profile(kind, null_replicates=39, **device)
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +62,7 @@ def test_default_fair_shuffler_passes_end_to_end(fair: certify.CampaignResult) -
         if m["unit"] == "s" and m["name"] != "heartbeat.period":
             assert 0 < m["detail"]["resolution_s"] < 1e-6
     power = rec["battery"]["checks"][2]["power"]  # rising sequences
-    assert set(power) == {"riffle:k=7", "shelf:m=10"}
+    assert set(power) == set(QUICK_ALTERNATIVES)
     assert rec["seed"] == 5 and rec["software"]["feltlab"]
     # the manifest holds the SHA-256 of every artifact, the raw capture included
     manifest = json.loads((fair.directory / "manifest.json").read_text())["files"]
@@ -276,7 +277,7 @@ def test_profiles_bundled_and_errors(tmp_path: Path) -> None:
 def test_a_panels_draws_beyond_the_plan_are_counted_apart(tmp_path: Path) -> None:
     # 30 draws planned; the failure-detection and fallback checks after collection draw 2
     # more: collected + missing = planned, and the 2 are said, not hidden nor miscounted
-    prof = certify.quick_profile("jackpot", power_replicates=2, null_replicates=39)
+    prof = certify.quick_profile("jackpot", null_replicates=39)
     res = run_campaign(CampaignOptions(prof, tmp_path / "j", size=30, seed=7))
     col = res.record["collection"]
     assert (col["requested"], col["collected"], col["missing_count"]) == (30, 30, 0)

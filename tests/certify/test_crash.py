@@ -46,7 +46,7 @@ def test_kill_9_loses_at_most_the_shoe_in_flight_and_resume_completes(tmp_path: 
     prof = certify.load_profile(None, "batch")
     raw = dict(prof.raw)
     raw["device"] = {k: v for k, v in prof.device.items() if k != "bitrate"}
-    raw["campaign"] = dict(prof.campaign, power_replicates=3)
+    raw["campaign"] = dict(prof.campaign)
     prof_file = tmp_path / "fast.toml"
     prof_file.write_text(_toml(raw))
     out = tmp_path / "campaign"
@@ -85,9 +85,14 @@ def test_kill_9_loses_at_most_the_shoe_in_flight_and_resume_completes(tmp_path: 
         capture_output=True,
         timeout=120,
     )
-    assert res.returncode == 0, res.stdout.decode()[-3000:] + res.stderr.decode()[-3000:]
     rec = json.loads((out / "record.json").read_text())
-    assert rec["verdict"] == "PASS" and rec["battery"]["n_shoes"] == got + 30
+    # every check PASSes; the verdict is PASS only if got + 30 shoes catch every named
+    # alternative of the bundled profile (biased needs about 260-300), else INCONCLUSIVE
+    caught = rec["battery"]["power"]["caught"]
+    want = (0, "PASS") if caught else (3, "INCONCLUSIVE")
+    assert res.returncode == want[0], res.stdout.decode()[-3000:] + res.stderr.decode()[-3000:]
+    assert all(c["verdict"] == "PASS" for c in rec["battery"]["checks"])
+    assert rec["verdict"] == want[1] and rec["battery"]["n_shoes"] == got + 30
     assert rec["captures"] == ["capture-001.blf", "capture-002.blf"]
     assert rec["recovered_parts"] == ["capture-001.blf"]
     assert not journal.exists()  # rebuilt into a complete BLF

@@ -52,7 +52,11 @@ def test_a_fixed_seed_run_holds_every_invariant(run: explore.RunSummary) -> None
     assert {"fair", "model", "faults", "timing", "chaos", "misbehave"} <= families
     # the run checked something: fair devices passed, defective ones did not
     fair = [o for o in run.outcomes if o.scenario.expect == "PASS" and not o.scenario.tags]
-    assert fair and all(o.verdict == "PASS" or o.fair_statistical_fail for o in fair)
+    assert fair and all(
+        o.verdict == "PASS" or o.fair_statistical_fail or o.short_of_power for o in fair
+    )
+    # some small fair campaigns cannot catch their alternatives (INCONCLUSIVE), others PASS
+    assert any(o.short_of_power for o in fair) and any(o.verdict == "PASS" for o in fair)
     defective = [o for o in run.outcomes if o.scenario.expect == "NOT_PASS" and not o.known]
     assert defective and all(o.verdict in ("FAIL", "ERROR") for o in defective)
     for o in run.outcomes:  # analysed offline, unless refused up front or a known violation
@@ -90,6 +94,37 @@ def test_a_broken_check_is_reported_with_its_replay_command(
     assert f"feltlab certify explore --replay {SEED}:{sc.index}" in result.output
     assert "PASSed" in result.output
     assert (tmp_path / f"c{sc.index:06d}" / "capture-001.blf").exists()  # kept to look at
+
+
+def test_a_pass_without_the_required_power_is_a_violation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The invariant "PASS implies every named alternative had the required power", broken
+    on purpose: an analysis that keeps the battery's PASS whatever its power table says."""
+    from dataclasses import replace
+
+    from feltlab.rig.certify import analyze as certify_analysis
+    from feltlab.rig.certify import power
+
+    def lenient(res: object, table: power.PowerTable) -> object:
+        return replace(power.judge(res, table), verdict=res.verdict)  # type: ignore[arg-type,attr-defined]
+
+    sc = _first(
+        lambda s: (
+            s.kind == "batch"
+            and s.family == "fair"
+            and not s.tags
+            and 12 <= s.size < 20
+            and "riffle:k=10" in explore.drawn_alternatives(s)
+        )
+    )
+    (honest,) = explore.explore(1, SEED, first=sc.index).outcomes
+    assert honest.verdict == "INCONCLUSIVE" and honest.short_of_power and not honest.violations
+    monkeypatch.setattr(certify_analysis, "judge", lenient)
+    (o,) = explore.explore(1, SEED, first=sc.index).outcomes
+    assert o.verdict == "PASS"
+    texts = [text for name, text in o.violations if name == "power"]
+    assert texts and "riffle:k=10" in texts[0], o.violations
 
 
 def test_a_broken_offline_analysis_is_a_violation(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,7 +14,7 @@ import pytest
 from feltlab.rig.certify import battery, measures, report
 from feltlab.rig.certify.ahead import AheadWorker, computed_ahead, draw_ahead, serving
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.simulate import PowerJob
+from feltlab.rig.certify.power import PowerJob
 
 
 def _record(
@@ -147,18 +147,26 @@ def test_the_forked_helper_draws_the_same_pngs_and_falls_back_when_it_dies() -> 
 
 
 def test_power_computed_ahead_is_the_power_computed_here() -> None:
-    """The helper's power runs (one thread) give exactly what the analysis computes in
-    process (four threads); only the very job planned is answered from the helper: another
-    sample size, or a dead helper, is computed here, with the same result."""
+    """The helper's row of the power table (one alternative) is exactly the row the
+    analysis computes in process; only the very job planned is answered from the helper:
+    another sample size, or a dead helper, is computed here, with the same result."""
     loaded = np.arange(104, dtype=np.int64)
-    job = PowerJob.of("riffle:k=3", 40, 104, alpha=0.01, replicates=4, seed=9, loaded_ids=loaded)
-    other = PowerJob.of("riffle:k=3", 39, 104, alpha=0.01, replicates=4, seed=9, loaded_ids=loaded)
-    here = job.compute()
-    assert here == job.compute(workers=1)
-    assert 0.0 <= here["battery"] <= 1.0 and "adjacent_rank_pairs" in here
+    job = PowerJob.of(
+        "riffle:k=3", 104, shoes=200, seed=9, n_shoes=40, alpha=0.01, loaded_ids=loaded
+    )
+    other = PowerJob.of(
+        "riffle:k=3", 104, shoes=200, seed=9, n_shoes=39, alpha=0.01, loaded_ids=loaded
+    )
+
+    def table(row: Any) -> Any:
+        return row.to_dict()
+
+    here = table(job.compute())
+    assert here == table(job.compute(workers=1))
+    assert "adjacent_rank_pairs" in here["checks"] and here["caught_by"] == "rising_sequences"
     worker = AheadWorker(ahead=True, jobs=[job])
     try:
-        assert worker.result(job) == here
+        assert table(worker.result(job)) == here
         assert worker.result(other) is None  # not planned: asked nothing of the helper
         asked: list[Any] = []
         real = worker.result
@@ -169,8 +177,8 @@ def test_power_computed_ahead_is_the_power_computed_here() -> None:
 
         worker.result = spy  # type: ignore[method-assign,assignment]
         with serving(worker):
-            assert job.run() == here
-            assert other.run() == other.compute()
+            assert table(job.run()) == here
+            assert table(other.run()) == table(other.compute())
         assert asked == [job, other]
     finally:
         worker.close()
@@ -179,7 +187,7 @@ def test_power_computed_ahead_is_the_power_computed_here() -> None:
     dead._proc.join()
     with serving(dead):
         assert dead.result(job) is None
-        assert job.run() == here  # computed here instead
+        assert table(job.run()) == here  # computed here instead
     assert computed_ahead(job) is None  # outside serving: nobody asked
 
 

@@ -27,8 +27,9 @@ from feltlab.rig.bus.capture import (
 )
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.analyze_continuous import gap_test, simulate_gaps
-from feltlab.rig.certify.battery import Verdict, estimate_power
+from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.campaign import CampaignOptions, analyze_path, run_campaign
+from feltlab.rig.certify.power import estimate_power
 from feltlab.rig.certify.report import sha256_file
 from feltlab.rig.cli import analyze as analyze_cmd
 from feltlab.rig.cli import capture as capture_cmd
@@ -46,7 +47,7 @@ def _isolated(no_can_env: None) -> None:
 
 def fast(kind: str = "batch", **device: Any) -> certify.Profile:
     """The bundled profile, unpaced and with fewer replicates (certify.quick_profile)."""
-    return certify.quick_profile(kind, power_replicates=2, null_replicates=19, **device)
+    return certify.quick_profile(kind, null_replicates=19, **device)
 
 
 @pytest.fixture(scope="module")

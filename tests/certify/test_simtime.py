@@ -36,7 +36,7 @@ def _isolated(no_can_env: None) -> None:
 
 
 def fast() -> certify.Profile:
-    return certify.quick_profile("batch", power_replicates=3, null_replicates=39)
+    return certify.quick_profile("batch", null_replicates=39)
 
 
 def test_sim_clock_runs_events_in_time_order_and_ties_in_schedule_order() -> None:

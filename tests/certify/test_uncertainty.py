@@ -313,7 +313,7 @@ def test_host_monitor_of_a_device_on_the_host_samples_a_sibling(tmp_path: Path) 
 
 
 def test_a_campaign_records_its_uncertainty_and_uses_it(tmp_path: Path) -> None:
-    prof = certify.quick_profile("batch", power_replicates=2)
+    prof = certify.quick_profile("batch")
     res = run_campaign(CampaignOptions(prof, tmp_path / "c", size=3, seed=4, clock="real"))
     hu = res.record["host_uncertainty"]
     assert hu["source"] == "measured" and res.record["clock"]["mode"] == "real"

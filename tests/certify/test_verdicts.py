@@ -30,10 +30,11 @@ def _isolated(no_can_env: None) -> None:
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory: pytest.TempPathFactory) -> certify.CampaignResult:
-    """A finished 6-shoe fair campaign (the bundled profile, unpaced)."""
+    """A finished 12-shoe fair campaign (the bundled profile, unpaced; 12 shoes: the fewest
+    that give every check of the battery at least one degree of freedom)."""
     out = tmp_path_factory.mktemp("verdicts") / "campaign"
-    prof = certify.quick_profile("batch", power_replicates=2)
-    return run_campaign(CampaignOptions(prof, out, size=6, seed=11))
+    prof = certify.quick_profile("batch")
+    return run_campaign(CampaignOptions(prof, out, size=12, seed=11))
 
 
 def _copy(src: Path, dst: Path) -> Path:
@@ -118,17 +119,17 @@ def test_a_negative_latency_keeps_the_battery_and_every_other_result(
     res = analyze_path(d, None, out=tmp_path / "report")
     rec = res.record
     assert res.verdict is Verdict.ERROR and res.exit_code == 2
-    # the battery is there, on all 6 shoes, with the verdicts of the clean capture
-    assert rec["battery"]["n_shoes"] == 6
+    # the battery is there, on all 12 shoes, with the verdicts of the clean capture
+    assert rec["battery"]["n_shoes"] == 12
     assert [c["verdict"] for c in rec["battery"]["checks"]] == [
         c["verdict"] for c in small.record["battery"]["checks"]
     ]
-    assert rec["collection"]["collected"] == 6
+    assert rec["collection"]["collected"] == 12
     by = {m["name"]: m for m in rec["measurements"]}
     fc = by["first_card.p99"]
     assert fc["verdict"] == "ERROR" and fc["detail"]["negative"] == 1
     was = {m["name"]: m for m in small.record["measurements"]}["first_card.p99"]["detail"]["n"]
-    assert fc["detail"]["bad_samples"] == 1 and fc["detail"]["n"] == was - 1 == 5
+    assert fc["detail"]["bad_samples"] == 1 and fc["detail"]["n"] == was - 1 == 11
     assert fc["detail"]["examples"][0] < 0
     clean = {m["name"]: m["verdict"] for m in small.record["measurements"]}
     for name, m in by.items():
@@ -173,21 +174,21 @@ def test_a_missing_shoe_is_a_fail_with_its_count(
 ) -> None:
     d = _copy(small.directory, tmp_path / "missing")
     state = json.loads((d / "campaign.json").read_text())
-    state["size"] = 7  # planned 7, the device delivered 6
+    state["size"] = 13  # planned 13, the device delivered 12
     prof = certify.profile_from_dict(state["profile"]["data"], None)
     collected = certify.Collected(
-        requested=7, done=6, missing=[(6, "READ_SHOE 7: no transfer after 3 tries")]
+        requested=13, done=12, missing=[(12, "READ_SHOE 13: no transfer after 3 tries")]
     )
     res = certify.finish(d, prof, state, collected, progress=certify._NoProgress())
     rec = res.record
     m = {m["name"]: m for m in rec["measurements"]}["collection.shoes_missing"]
     assert (m["value"], m["verdict"]) == (1.0, "FAIL")
-    assert m["detail"]["reasons"] == ["6: READ_SHOE 7: no transfer after 3 tries"]
+    assert m["detail"]["reasons"] == ["12: READ_SHOE 13: no transfer after 3 tries"]
     assert res.verdict is Verdict.FAIL and res.exit_code == 1
-    assert rec["battery"]["n_shoes"] == 6 and rec["battery"]["verdict"] == "PASS"
-    assert rec["collection"]["collected"] == 6 and rec["collection"]["missing_count"] == 1
+    assert rec["battery"]["n_shoes"] == 12 and rec["battery"]["verdict"] == "PASS"
+    assert rec["collection"]["collected"] == 12 and rec["collection"]["missing_count"] == 1
     html = (d / "report.html").read_text()
-    assert "READ_SHOE 7: no transfer after 3 tries" in html
+    assert "READ_SHOE 13: no transfer after 3 tries" in html
     suite = ET.fromstring((d / "junit.xml").read_text())
     failed = {tc.get("name") for tc in suite if tc.find("failure") is not None}
     assert failed == {"collection.shoes_missing"}

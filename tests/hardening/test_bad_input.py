@@ -70,7 +70,7 @@ def scratch(tmp_path_factory: TempPathFactory) -> Path:
         re.sub(r"(?m)^shuffle_cycle_max\s*=.*$", "shuffle_cycle_max = nan", prof)
     )
     (d / "replicates.toml").write_text(
-        re.sub(r"(?m)^power_replicates\s*=.*$", "power_replicates = 1e10", prof)
+        re.sub(r"(?m)^power_shoes\s*=.*$", "power_shoes = 1e10", prof)
     )
     (d / "binary.key").write_bytes(bytes(range(200, 240)))
     (d / "hexless.toml").write_text(

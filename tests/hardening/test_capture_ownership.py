@@ -26,7 +26,7 @@ def _isolated(no_can_env: None) -> None:
 
 
 def fast() -> certify.Profile:
-    return certify.quick_profile("batch", power_replicates=3, null_replicates=39)
+    return certify.quick_profile("batch", null_replicates=39)
 
 
 @pytest.fixture(scope="module")

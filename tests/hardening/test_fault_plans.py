@@ -21,7 +21,7 @@ def _isolated(no_can_env: None) -> None:
 
 
 def fast() -> certify.Profile:
-    return certify.quick_profile("batch", power_replicates=3, null_replicates=39)
+    return certify.quick_profile("batch", null_replicates=39)
 
 
 def test_too_few_shoes_for_the_faults_is_refused_with_the_number_needed(tmp_path: Path) -> None:

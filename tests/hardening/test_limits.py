@@ -41,7 +41,7 @@ class SlowHeartbeatShuffler(devices.BatchShuffler):
 
 def _campaign(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cls: type) -> certify.CampaignResult:
     monkeypatch.setitem(devices.DEVICE_KINDS, "batch", cls)
-    prof = certify.quick_profile("batch", power_replicates=3, null_replicates=39)
+    prof = certify.quick_profile("batch", null_replicates=39)
     return run_campaign(CampaignOptions(prof, tmp_path / "c", size=20, seed=4))
 
 

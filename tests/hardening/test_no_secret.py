@@ -37,7 +37,7 @@ def test_redaction_reaches_every_table_and_array() -> None:
 
 
 def test_a_key_in_the_simulation_table_never_reaches_a_file(tmp_path: Path) -> None:
-    prof = certify.quick_profile("jackpot", power_replicates=3, null_replicates=39)
+    prof = certify.quick_profile("jackpot", null_replicates=39)
     sim = {**prof.simulation, "key": SECRET, "key_id": "sim-panel"}
     camp = {**prof.campaign, "inject_faults": False}
     prof = replace(

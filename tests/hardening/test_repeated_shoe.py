@@ -43,7 +43,7 @@ def test_a_shoe_resent_with_other_content_fails(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(devices.DEVICE_KINDS, "batch", TwoFacedShuffler)
-    prof = certify.quick_profile("batch", power_replicates=3, null_replicates=39)
+    prof = certify.quick_profile("batch", null_replicates=39)
     res = run_campaign(CampaignOptions(prof, tmp_path / "c", size=12, seed=3))
     assert res.verdict is Verdict.FAIL
     m = next(

@@ -172,6 +172,18 @@ def test_a_campaign_streams_progress_then_its_verdict(tmp_path: Path) -> None:
     assert names == [f"battery.{c['name']}" for c in result.record["battery"]["checks"]] + [
         m["name"] for m in result.record["measurements"]
     ]
+    # the power table is the record's: 30 shoes of the bundled profile catch five of its
+    # six named alternatives, not the naive swap (`feltlab certify plan`: 260-300 shoes)
+    table = result.record["battery"]["power"]
+    rows = final["power"]["rows"]
+    assert [r["model"] for r in rows] == [a["model"] for a in table["alternatives"]]
+    assert len(rows) == 6 and all(r["shoes"] == 30 for r in rows)
+    assert [r["model"] for r in rows if not r["caught"]] == ["biased"]
+    assert [r["needed"] for r in rows] == [a["shoes_needed"] for a in table["alternatives"]]
+    assert final["power"]["required"] == 0.99 and final["verdict"] == "INCONCLUSIVE"
+    assert (
+        len(final["power"]["notes"]) == 1 and "30 shoes catch biased" in final["power"]["notes"][0]
+    )
     collecting = [s for s in seen if s["state"] == "collecting"]
     done = [s["progress"]["done"] for s in collecting]
     assert done == sorted(done) and done[-1] == 30
@@ -255,7 +267,9 @@ def test_certify_live_serves_the_final_verdict_and_refuses_a_busy_port(tmp_path:
         status, body, _ = _get(f"http://127.0.0.1:{port}/state")
         snap = json.loads(body)
         record = json.loads((tmp_path / "c" / "record.json").read_text())
-        assert snap["verdict"] == record["verdict"] == "PASS"
+        # 40 shoes catch every named alternative but the naive swap (biased: ~260-300)
+        assert snap["verdict"] == record["verdict"] == "INCONCLUSIVE"
+        assert [r["model"] for r in snap["power"]["rows"] if not r["caught"]] == ["biased"]
         assert snap["samples"]["collected"] == 40
         status, body, _ = _get(f"http://127.0.0.1:{port}/report/report.html")
         assert status == 200 and body == (tmp_path / "c" / "report.html").read_bytes()

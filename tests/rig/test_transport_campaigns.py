@@ -77,7 +77,7 @@ def test_udp_multicast_campaign_with_the_device_in_its_own_process(
 ) -> None:
     proc = _device(udp_spec, tmp_path)
     try:
-        prof = certify.quick_profile("batch", power_replicates=2)
+        prof = certify.quick_profile("batch")
         res = run_campaign(
             CampaignOptions(
                 prof, tmp_path / "c", bus=udp_spec, size=SHOES, seed=1, device_on_host=True
@@ -95,7 +95,7 @@ def test_slcan_campaign_through_the_simulated_adapter_on_a_pty(
     proc = _device(udp_spec, tmp_path)
     adapter = SimulatedSlcanAdapter(udp_spec)
     try:
-        prof = certify.quick_profile("batch", power_replicates=2)
+        prof = certify.quick_profile("batch")
         bus = f"interface=slcan,channel={adapter.port},bitrate=500000"
         res = run_campaign(
             CampaignOptions(prof, tmp_path / "c", bus=bus, size=SHOES, seed=1, device_on_host=True)

@@ -176,6 +176,32 @@
       const tr = document.createElement("tr"); const td = document.createElement("td");
       text(td, "checks run on the whole capture at the end"); tr.append(td); checks.append(tr);
     }
+    const pw = $("power");
+    pw.replaceChildren();
+    const pnotes = $("power-notes");
+    pnotes.replaceChildren();
+    if (s.power && (s.power.rows || []).length) {
+      text($("power-level"), `power required ${s.power.required} at ${s.power.level}`);
+      const head = document.createElement("tr");
+      for (const col of ["alternative", "shoes", "power [95% CI]", "caught", "shoes needed", "caught first by"]) {
+        const th = document.createElement("th"); text(th, col); head.append(th);
+      }
+      pw.append(head);
+      const f = (x) => (x == null ? "-" : Number(x).toFixed(3));
+      for (const r of s.power.rows) {
+        const tr = document.createElement("tr");
+        const cells = [[r.model], [r.shoes], [`${f(r.power)} [${f(r.low)}, ${f(r.high)}]`],
+          [r.caught ? "yes" : "no", r.caught ? "v-PASS" : "v-INCONCLUSIVE"],
+          [r.needed == null ? "not within 10,000,000" : r.needed], [r.by || "no check"]];
+        for (const [x, cls] of cells) {
+          const td = document.createElement("td"); text(td, x); if (cls) td.className = cls; tr.append(td);
+        }
+        pw.append(tr);
+      }
+      for (const n of s.power.notes || []) { const li = document.createElement("li"); text(li, n); pnotes.append(li); }
+    } else {
+      text($("power-level"), "the power against named alternatives is computed with the checks at the end");
+    }
     const errs = $("errors");
     errs.replaceChildren();
     for (const e of s.errors || []) { const li = document.createElement("li"); text(li, e); errs.append(li); }

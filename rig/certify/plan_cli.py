@@ -1,0 +1,169 @@
+"""``feltlab certify plan``: the shoes a certificate needs to catch each named flawed machine
+(:func:`feltlab.rig.certify.power.plan`), per check and for the battery, before any campaign."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+import click
+
+from feltlab.rig.certify.battery import CHECK_NAMES
+from feltlab.rig.certify.power import DEFAULT_REQUIRED, MAX_SHOES, PowerTable, plan
+
+
+def _alternatives(profile: str | None, given: tuple[str, ...]) -> tuple[list[str], dict[str, Any]]:
+    from feltlab.rig.certify.campaign import load_profile
+
+    prof = load_profile(profile, "batch")
+    if prof.kind != "batch":
+        raise click.UsageError(f"profile {prof.path} is a {prof.kind} profile, not a batch's")
+    from feltlab.rig.certify.power import DEFAULT_ALTERNATIVES
+
+    alts = list(given) or list(prof.campaign.get("power_alternatives", DEFAULT_ALTERNATIVES))
+    return alts, dict(prof.campaign, decks=int(prof.device.get("decks", 6)))
+
+
+def table_rows(table: PowerTable) -> list[dict[str, Any]]:
+    """Per alternative: the shoes each check needs and the battery's (the fewest), and the
+    check that catches it first (None: none within :data:`MAX_SHOES`)."""
+    return [
+        {
+            "model": a.model,
+            "battery_shoes_needed": a.shoes_needed,
+            "caught_by": a.caught_by,
+            "power_at_campaign_size": a.best.power,
+            "ci95": [a.best.low, a.best.high],
+            "checks": {c.check: c.shoes_needed for c in a.checks},
+        }
+        for a in table.alternatives
+    ]
+
+
+@click.command("plan")
+@click.option("--profile", default=None, help="Batch profile (default: the bundled one).")
+@click.option(
+    "--alternative",
+    "-a",
+    "alternatives",
+    multiple=True,
+    help="A shuffle model to catch (repeat the option); default: the profile's "
+    "[campaign] power_alternatives.",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=None,
+    help="Family-wise level (Holm); default: the profile's, or the --standard's.",
+)
+@click.option(
+    "--power",
+    "required",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=None,
+    help=f"Required power; default: the profile's power_required, else {DEFAULT_REQUIRED}.",
+)
+@click.option("--decks", type=click.IntRange(1, 8), default=None, help="Decks per shoe, 1-8.")
+@click.option("--standard", default=None, help="25cfr547, comar or pa810a: sets alpha.")
+@click.option(
+    "--shoes",
+    type=click.IntRange(2, MAX_SHOES),
+    default=None,
+    help="The campaign size the power column is for (default: the profile's).",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(0, 2**64 - 1),
+    default=0,
+    show_default=True,
+    help="Seed of the simulated shoes.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
+def plan_command(
+    profile: str | None,
+    alternatives: tuple[str, ...],
+    alpha: float | None,
+    required: float | None,
+    decks: int | None,
+    standard: str | None,
+    shoes: int | None,
+    seed: int,
+    as_json: bool,
+) -> None:
+    """Per named alternative, the shoes each check of the battery needs to catch it with the
+    required power at alpha (after Holm, at the Bonferroni level alpha/m), the battery's
+    figure (the fewest) and the check that catches it first."""
+    from feltlab.rig.certify.standards import get_standard
+
+    try:
+        alts, camp = _alternatives(profile, alternatives)
+        if standard is not None:
+            std_alpha = get_standard(standard).alpha
+            if alpha is not None and abs(alpha - std_alpha) > 1e-12:
+                raise ValueError(
+                    f"--alpha {alpha:g} and --standard {standard} (alpha "
+                    f"{std_alpha:g}) disagree: give one"
+                )
+            alpha = std_alpha
+        t0 = time.perf_counter()
+        table = plan(
+            alts,
+            decks=decks or int(camp["decks"]),
+            alpha=alpha if alpha is not None else float(camp.get("alpha", 0.01)),
+            required=required or float(camp.get("power_required", DEFAULT_REQUIRED)),
+            shoes=int(camp.get("power_shoes", 2000)),
+            seed=seed,
+            n_shoes=shoes or int(camp.get("shoes", 2000)),
+        )
+        elapsed = time.perf_counter() - t0
+    except ValueError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    if as_json:
+        out = {
+            "decks": decks or int(camp["decks"]),
+            "alpha": table.alpha,
+            "required": table.required,
+            "family": table.family,
+            "simulated_shoes": table.simulated_shoes,
+            "alternatives": table_rows(table),
+            "unavailable": table.unavailable,
+        }
+        click.echo(json.dumps(out, indent=2))
+        return
+    _print_plan(table, decks or int(camp["decks"]), elapsed)
+
+
+def _print_plan(table: PowerTable, decks: int, elapsed: float) -> None:
+    from rich.table import Table
+
+    from feltlab.clitypes import make_console
+
+    names = [
+        c for c in CHECK_NAMES if any(c in {x.check for x in a.checks} for a in table.alternatives)
+    ]
+    t = Table(
+        title=f"shoes needed, {decks} deck(s): power {table.required:g} at alpha "
+        f"{table.alpha:g} / {table.family} checks ({table.simulated_shoes} simulated shoes "
+        "per alternative; '-': not within 10,000,000)"
+    )
+    t.add_column("alternative")
+    t.add_column("battery")
+    t.add_column("caught first by")
+    for n in names:
+        t.add_column(n.replace("_", " "))
+    for row in table_rows(table):
+        need = row["battery_shoes_needed"]
+        t.add_row(
+            row["model"],
+            "-" if need is None else f"{need:,}",
+            row["caught_by"] or "no check",
+            *["-" if row["checks"].get(n) is None else f"{row['checks'][n]:,}" for n in names],
+        )
+    console = make_console()
+    console.print(t)
+    for model, why in table.unavailable.items():
+        console.print(f"[yellow]{model}:[/yellow] {why}")
+    console.print(f"computed in {elapsed:.2f} s")

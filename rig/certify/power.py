@@ -1,0 +1,740 @@
+"""What a certificate could have caught: the battery's power against named flawed machines.
+
+A campaign's battery PASSes only when no check rejects *and* every alternative its profile
+names (``[campaign] power_alternatives``, default :data:`DEFAULT_ALTERNATIVES`) is caught with
+the required power (``power_required``, default 0.99) at the campaign's alpha after Holm's
+correction, at the campaign's sample size.  Otherwise it is INCONCLUSIVE, with a sentence per
+alternative such as "2 shoes catch shelf:m=10 with power 0.31; 9 shoes are needed".
+
+How the power is computed, cheaply (docs/certification.md, "Power"):
+
+- The alternative's law is measured once from ``shoes`` simulated shoes of its shuffle model
+  (:func:`alternative_law`; default 2,000 shoes in 20 blocks), independent of the campaign's
+  size: the power at any number of shoes is then analytic, so planning
+  (:func:`plan`) and the verdict share one computation.
+- A z-check (:data:`feltlab.rig.certify.battery.Z_STATISTICS`: the z-score of a per-shoe
+  statistic summed over N shoes): with the per-shoe statistic's null mean and variance
+  (mu0, s0^2) and its simulated mean and variance under the alternative (mu1, s1^2), Z is
+  normal with mean sqrt(N)(mu1 - mu0)/s0 and standard deviation s1/s0 (the central limit
+  theorem over the shoes); the power is P(|Z| > z_crit) (or P(Z > z_crit), one-sided).
+- A chi-square check (position uniformity, the rising-sequence histogram, adjacent rank
+  pairs): the alternative's cell probabilities p against the null's e give the noncentrality
+  lambda = N * scale * sum (p - e)^2 / e over the cells the check pools at N shoes, and the
+  power is the noncentral chi-square's tail beyond the null's critical value (scipy's
+  ``chndtr``, what ``scipy.stats.ncx2`` evaluates).  sum (p - e)^2 / e is estimated without
+  the bias of the simulation's own noise by a U-statistic over pairs of independent blocks.
+- Repeated shoes: the chance q that two shoes of the alternative are the same order, from
+  the identical pairs among the simulated shoes; a repeat among N shoes has probability
+  1 - exp(-C(N, 2) q) (the birthday approximation), and any repeat rejects.
+- Holm: each check's power is computed at level alpha / m (m checks in the family), the
+  Bonferroni level, a lower bound on its power under Holm's step-down correction; the
+  battery's power against an alternative is at least its best check's (it rejects when any
+  check does), and that lower bound is what the record shows and the verdict uses.
+- Confidence intervals (95%): for a z-check, the power over the corners of the box of the
+  simulated mean and variance's joint 95% intervals (each at 97.5%); for a chi-square, at the
+  ends of lambda's 95% interval from the jackknife over blocks; for repeats, from the exact
+  Poisson interval of the identical pairs.  The verdict and the "shoes needed" use the lower
+  end: a certificate claims only the power it has shown.
+
+Sources: D. Bayer and P. Diaconis, Ann. Appl. Probab. 2(2), 1992; P. Diaconis, J. Fulman and
+S. Holmes, Ann. Appl. Probab. 23(4), 2013; S. Holm, Scand. J. Statist. 6(2), 1979.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy import special
+
+from feltlab import native
+from feltlab.rig.certify.battery import (
+    CHECK_NAMES,
+    Z_STATISTICS,
+    BatteryResult,
+    Verdict,
+    adjacent_pair_expected,
+    eulerian_pmf,
+    family_size,
+    pool_bins,
+    position_bins,
+    run_battery,
+)
+from feltlab.rig.certify.simulate import simulate_shoes
+from feltlab.seeds import child_seed
+
+#: The flawed machines a certificate must catch unless its profile names others: shuffle
+#: model strings of :func:`feltlab.rig.certify.simulate.simulate_shoes` (the library of
+#: docs/certification.md, "Power"; the lead extends it with the library's new models).
+DEFAULT_ALTERNATIVES: tuple[str, ...] = (
+    "riffle:k=7",
+    "riffle:k=10",
+    "shelf:m=10",
+    "shelf:m=10,passes=2",
+    "shelf:m=200",
+    "biased",
+)
+#: The power each named alternative must be caught with (at the campaign's alpha, after Holm).
+DEFAULT_REQUIRED = 0.99
+#: Simulated shoes per alternative (in :data:`BLOCKS` blocks) that measure its law.
+DEFAULT_SIMULATED_SHOES = 2000
+BLOCKS = 20
+#: The largest sample size the planner searches; beyond it an alternative "cannot be caught".
+MAX_SHOES = 10_000_000
+_Z975 = 1.959963984540054  # the normal's 97.5% quantile (two-sided 95%)
+_Z9875 = 2.241402727604947  # 98.75%: two intervals at 97.5% each, jointly 95% (Bonferroni)
+
+
+# ---------------------------------------------------------------- one alternative's law
+
+
+@dataclass(frozen=True)
+class ZLaw:
+    """A z-check's per-shoe statistic under the null (``mean0``, ``var0``: exact) and under
+    the alternative (``mean1``, ``var1``, estimated from ``count`` simulated values, with the
+    standard errors ``se_mean1`` and ``se_var1``)."""
+
+    check: str
+    mean0: float
+    var0: float
+    mean1: float
+    var1: float
+    se_mean1: float
+    se_var1: float
+    count: int
+    alternative: str = "two-sided"
+    pairs: bool = False
+
+    def power(self, n_shoes: int, level: float, mean1: float, sd1: float) -> float:
+        """The power at ``n_shoes`` shoes and ``level`` for the alternative's moments."""
+        k = n_shoes - 1 if self.pairs else n_shoes
+        if k < 1:
+            return 0.0
+        s0 = math.sqrt(self.var0)
+        shift = math.sqrt(k) * (mean1 - self.mean0) / s0
+        ratio = max(sd1 / s0, 1e-12)
+        if self.alternative == "greater":
+            c = float(special.ndtri(1 - level))
+            return float(special.ndtr((shift - c) / ratio))
+        c = float(special.ndtri(1 - level / 2))
+        return float(special.ndtr((-c - shift) / ratio) + special.ndtr((shift - c) / ratio))
+
+    def bounds(self, n_shoes: int, level: float) -> tuple[float, float, float]:
+        """(point, low, high): the power and its 95% interval over the corners of the box of
+        the mean's and the variance's 97.5% intervals."""
+        point = self.power(n_shoes, level, self.mean1, math.sqrt(self.var1))
+        corners = [
+            self.power(n_shoes, level, m, math.sqrt(max(v, 0.0)))
+            for m in (self.mean1 - _Z9875 * self.se_mean1, self.mean1 + _Z9875 * self.se_mean1)
+            for v in (self.var1 - _Z9875 * self.se_var1, self.var1 + _Z9875 * self.se_var1)
+        ]
+        crosses = (
+            (self.mean1 - _Z9875 * self.se_mean1)
+            <= self.mean0
+            <= (self.mean1 + _Z9875 * self.se_mean1)
+        )
+        if crosses:  # the mean's interval holds the null's: the power may be as low as at mu0
+            corners.append(self.power(n_shoes, level, self.mean0, math.sqrt(self.var1)))
+        corners.append(point)
+        return point, min(corners), max(corners)
+
+
+@dataclass(frozen=True, eq=False)
+class CellLaw:
+    """A chi-square check's cells under the alternative: ``blocks`` ``(B, ...)`` float64,
+    the mean count per shoe of each cell in each of B independent blocks of simulated shoes;
+    how the check pools them at N shoes is the check's (:meth:`pooled`)."""
+
+    check: str
+    blocks: npt.NDArray[np.float64]
+    expected: npt.NDArray[np.float64]  # per shoe, the null's, same cells as a block
+    scale: float = 1.0
+    _cache: dict[tuple[Any, ...], tuple[float, float, int]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def pooled(self, n_shoes: int) -> tuple[np.ndarray, np.ndarray, int]:
+        """``(blocks (B, cells), expected (cells,), dof)`` as the battery pools at N shoes."""
+        b = self.blocks.shape[0]
+        if self.check == "position_uniformity":
+            n = self.blocks.shape[1]
+            edges = position_bins(n, n_shoes)
+            g = len(edges) - 1
+            pooled = np.add.reduceat(self.blocks, edges[:-1], axis=2).reshape(b, -1)
+            exp = np.outer(np.ones(n), np.diff(edges) / n).ravel()
+            return pooled, exp, (n - 1) * (g - 1)
+        if self.check == "rising_sequence_distribution":
+            rows = [pool_bins(row, self.expected * n_shoes, 5.0)[0] for row in self.blocks]
+            exp = pool_bins(self.expected, self.expected * n_shoes, 5.0)[0]
+            return np.array(rows), exp, len(exp) - 1
+        keep = self.expected.ravel() > 0  # adjacent rank pairs
+        present = int((self.expected.sum(axis=1) > 0).sum())
+        return (
+            self.blocks.reshape(b, -1)[:, keep],
+            self.expected.ravel()[keep],
+            max((present - 1) ** 2, 1),
+        )
+
+    def noncentrality(self, n_shoes: int) -> tuple[float, float, int]:
+        """(lambda, its jackknife standard error, dof) at N shoes: lambda = N * scale *
+        U, U the unbiased estimate of sum (p - e)^2 / e from pairs of distinct blocks."""
+        key = self._pooling(n_shoes)
+        if key not in self._cache:
+            self._cache[key] = self._unit(n_shoes)
+        u, se, dof = self._cache[key]
+        k = n_shoes * self.scale
+        return k * u, k * se, dof
+
+    def _pooling(self, n_shoes: int) -> tuple[float, ...]:
+        """What decides the cells at N shoes (equal keys, equal cells)."""
+        if self.check == "position_uniformity":
+            return (float(len(position_bins(self.blocks.shape[1], n_shoes))),)
+        if self.check == "rising_sequence_distribution":
+            edges = np.cumsum(pool_bins(self.expected, self.expected * n_shoes, 5.0)[0])
+            return tuple(float(x) for x in edges.round(12))
+        return (0.0,)
+
+    def _unit(self, n_shoes: int) -> tuple[float, float, int]:
+        pooled, exp, dof = self.pooled(n_shoes)
+        d = (pooled - exp) / np.sqrt(exp)
+        b = d.shape[0]
+        total = d.sum(axis=0)
+        sq = (d * d).sum(axis=1)
+        cross = d @ total
+        tt = float(total @ total)
+        u = (tt - float(sq.sum())) / (b * (b - 1))
+        loo = (tt - 2 * cross + sq - (sq.sum() - sq)) / ((b - 1) * (b - 2))
+        se = math.sqrt((b - 1) / b * float(((loo - loo.mean()) ** 2).sum()))
+        return u, se, dof
+
+    def bounds(self, n_shoes: int, level: float) -> tuple[float, float, float]:
+        """(point, low, high): the noncentral chi-square power and its 95% interval."""
+        lam, se, dof = self.noncentrality(n_shoes)
+        if dof < 1:
+            return 0.0, 0.0, 0.0
+        crit = float(special.chdtri(dof, level))
+
+        def pw(x: float) -> float:
+            return float(1 - special.chndtr(crit, dof, max(x, 0.0)))
+
+        return pw(lam), pw(lam - _Z975 * se), pw(lam + _Z975 * se)
+
+
+@dataclass(frozen=True)
+class RepeatLaw:
+    """Identical pairs among ``shoes`` simulated shoes of the alternative."""
+
+    identical_pairs: int
+    shoes: int
+
+    def bounds(self, n_shoes: int, level: float) -> tuple[float, float, float]:
+        """(point, low, high): P(a repeat among N shoes) = 1 - exp(-C(N, 2) q), q and its
+        exact Poisson 95% interval from the identical pairs."""
+        pairs = self.shoes * (self.shoes - 1) / 2
+        c = self.identical_pairs
+        lo = float(special.chdtri(2 * c, 0.975)) / 2 if c > 0 else 0.0
+        hi = float(special.chdtri(2 * c + 2, 0.025)) / 2
+        want = n_shoes * (n_shoes - 1) / 2
+
+        def pw(count: float) -> float:
+            return float(-math.expm1(-want * count / pairs))
+
+        return pw(c), pw(lo), pw(hi)
+
+
+@dataclass(frozen=True, eq=False)
+class AlternativeLaw:
+    """What ``shoes`` simulated shoes of shuffle ``model`` (``n_cards`` cards) say of each
+    check's statistic: enough to give any check's power at any sample size.  Compared by
+    identity (it holds arrays): compare two by their :func:`alternative_power`."""
+
+    model: str
+    n_cards: int
+    shoes: int
+    z: dict[str, ZLaw]
+    cells: dict[str, CellLaw]
+    repeats: RepeatLaw
+
+    def bounds(self, check: str, n_shoes: int, level: float) -> tuple[float, float, float]:
+        """(power, 95% low, 95% high) of ``check`` at ``n_shoes`` shoes and ``level``;
+        KeyError for a check this law does not cover."""
+        if check in self.z:
+            return self.z[check].bounds(n_shoes, level)
+        if check in self.cells:
+            return self.cells[check].bounds(n_shoes, level)
+        if check == "repeated_shoes":
+            return self.repeats.bounds(n_shoes, level)
+        raise KeyError(check)
+
+    @property
+    def checks(self) -> tuple[str, ...]:
+        """The checks covered, in the battery's order."""
+        have = set(self.z) | set(self.cells) | {"repeated_shoes"}
+        return tuple(c for c in CHECK_NAMES if c in have)
+
+
+def _z_law(check: str, values: np.ndarray, n: int) -> ZLaw:
+    z = Z_STATISTICS[check]
+    mean0, var0 = z.moments(n)
+    v = values.astype(np.float64)
+    k = v.size
+    mean1 = float(v.mean())
+    var1 = float(v.var(ddof=1)) if k > 1 else 0.0
+    m4 = float(((v - mean1) ** 4).mean())
+    se_var = math.sqrt(max(m4 - var1 * var1, 0.0) / k) if k > 1 else 0.0
+    se_mean = math.sqrt(var1 / k) if k > 0 else 0.0
+    return ZLaw(check, mean0, var0, mean1, var1, se_mean, se_var, k, z.alternative, z.pairs)
+
+
+def law_of_shoes(
+    model: str, perm: np.ndarray, codes: np.ndarray | None = None, blocks: int = BLOCKS
+) -> AlternativeLaw:
+    """The :class:`AlternativeLaw` of simulated shoes ``perm`` ``(shoes, n)`` uint16 of
+    ``model`` (``codes``: their ``(shoes, n)`` uint8 card codes, for adjacent rank pairs).
+    Raises ValueError with fewer than 2 shoes per block."""
+    perm = np.ascontiguousarray(perm, dtype=np.uint16)
+    shoes, n = perm.shape
+    if shoes < 2 * blocks:
+        raise ValueError(f"at least {2 * blocks} simulated shoes are needed, got {shoes}")
+    stats = native.battery_pass(perm)
+    z = {name: _z_law(name, zs.values(perm, stats), n) for name, zs in Z_STATISTICS.items()}
+    size = shoes // blocks
+    pos = np.empty((blocks, n, n))
+    rising = np.empty((blocks, n))
+    pairs = np.empty((blocks, 13, 13))
+    for b in range(blocks):
+        part = perm[b * size : (b + 1) * size]
+        pos[b] = native.battery_pass(part).position_counts / size
+        r = stats.rising[b * size : (b + 1) * size].astype(np.int64) - 1
+        rising[b] = np.bincount(r, minlength=n)[:n] / size
+        if codes is not None:
+            c = np.ascontiguousarray(codes[b * size : (b + 1) * size], dtype=np.uint8)
+            pairs[b] = native.adjacent_rank_pairs(c) / size
+    cells = {
+        "position_uniformity": CellLaw("position_uniformity", pos, np.full(n, 1 / n), (n - 1) / n),
+        "rising_sequence_distribution": CellLaw(
+            "rising_sequence_distribution", rising, eulerian_pmf(n)
+        ),
+    }
+    if codes is not None:
+        cells["adjacent_rank_pairs"] = CellLaw(
+            "adjacent_rank_pairs", pairs, adjacent_pair_expected(np.asarray(codes[0], np.uint8))
+        )
+    _, counts = np.unique(perm, axis=0, return_counts=True)
+    identical = int((counts * (counts - 1) // 2).sum())
+    return AlternativeLaw(model, n, shoes, z, cells, RepeatLaw(identical, shoes))
+
+
+def shoes_of(model: str, shoes: int, n_cards: int, seed: int) -> npt.NDArray[np.uint16]:
+    """``(shoes, n_cards)`` uint16 input positions of ``model``: the C core's simulation
+    (:func:`feltlab.rig.certify.simulate.simulate_shoes`) when it knows the model, else the
+    simulated device's own model (:func:`feltlab.rig.devices.models.parse_model`, e.g. the
+    naive swap ``biased``), from the loaded order 0..n-1 with ``seed``.  Raises ValueError
+    for a model neither knows, or one whose shoes are not permutations (a dropped or
+    duplicated card: the integrity check, not a power, catches it)."""
+    try:
+        return simulate_shoes(model, shoes, n_cards, seed)
+    except ValueError as first:
+        from feltlab.rig.devices.models import parse_model
+
+        try:
+            shuffle = parse_model(model)
+        except ValueError:
+            raise first from None
+    rng = native.Xoshiro256StarStar(seed)
+    base = np.arange(n_cards, dtype=np.uint16)
+    rows = [np.asarray(shuffle.apply(base.copy(), rng), dtype=np.uint16) for _ in range(shoes)]
+    if any(r.size != n_cards for r in rows):
+        raise ValueError(f"{model} drops or adds cards: the integrity check catches its first shoe")
+    out = np.ascontiguousarray(np.stack(rows))
+    if native.check_permutations(out) is not None:
+        raise ValueError(f"{model} repeats a card: the integrity check catches its first shoe")
+    return out
+
+
+def alternative_law(
+    model: str,
+    n_cards: int,
+    *,
+    shoes: int = DEFAULT_SIMULATED_SHOES,
+    seed: int = 0,
+    loaded_ids: npt.ArrayLike | None = None,
+) -> AlternativeLaw:
+    """The :class:`AlternativeLaw` of ``shoes`` shoes of ``model`` simulated by
+    :func:`feltlab.rig.certify.simulate.simulate_shoes` with ``child_seed(seed, "power",
+    model)`` (``loaded_ids``: the loaded order's physical ids, so that the codes of the
+    simulated shoes give adjacent rank pairs).  Raises ValueError for an unknown model."""
+    perm = shoes_of(model, shoes, n_cards, child_seed(seed, "power", model))
+    codes = None
+    if loaded_ids is not None:
+        loaded = np.asarray(loaded_ids, dtype=np.int64)
+        codes = np.ascontiguousarray(loaded[perm] % 52, dtype=np.uint8)
+    return law_of_shoes(model, perm, codes)
+
+
+# ---------------------------------------------------------------- power at a sample size
+
+
+@dataclass(frozen=True)
+class CheckPower:
+    """One check's power against one alternative: at the campaign's ``n_shoes`` (``power``,
+    95% interval ``low``-``high``, at the Bonferroni level ``level``) and the shoes it needs
+    to reach the required power at the interval's low end (None: not within MAX_SHOES)."""
+
+    check: str
+    power: float
+    low: float
+    high: float
+    shoes_needed: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable record."""
+        return {
+            "check": self.check,
+            "power": self.power,
+            "ci95": [self.low, self.high],
+            "shoes_needed": self.shoes_needed,
+        }
+
+
+@dataclass(frozen=True)
+class AlternativePower:
+    """The battery against one alternative at ``n_shoes``: each check's power; the
+    battery's (at least its best check's: ``power``, ``low``, ``high``); ``caught``: the low
+    end reaches ``required``; ``shoes_needed`` and ``caught_by``: the fewest shoes any check
+    needs, and that check."""
+
+    model: str
+    n_shoes: int
+    required: float
+    checks: tuple[CheckPower, ...]
+
+    @property
+    def best(self) -> CheckPower:
+        """The check with the highest lower bound at ``n_shoes``."""
+        return max(self.checks, key=lambda c: (c.low, c.power))
+
+    @property
+    def caught(self) -> bool:
+        """True when the battery's power's lower 95% bound reaches the required power."""
+        return self.best.low >= self.required
+
+    @property
+    def shoes_needed(self) -> int | None:
+        """The fewest shoes at which some check reaches the required power (None: none
+        within :data:`MAX_SHOES`)."""
+        got = [c.shoes_needed for c in self.checks if c.shoes_needed is not None]
+        return min(got) if got else None
+
+    @property
+    def caught_by(self) -> str | None:
+        """The check that needs the fewest shoes (None: no check catches it)."""
+        got = [c for c in self.checks if c.shoes_needed is not None]
+        return min(got, key=lambda c: c.shoes_needed or 0).check if got else None
+
+    def sentence(self) -> str:
+        """The verdict's sentence for this alternative."""
+        b = self.best
+        head = (
+            f"{self.n_shoes} shoes catch {self.model} with power {b.low:.2f} "
+            f"(lower 95% bound, {b.check}; required {self.required:g})"
+        )
+        need = self.shoes_needed
+        if need is None:
+            return f"{head}; no check reaches it within {MAX_SHOES:,} shoes"
+        return f"{head}; {need:,} shoes are needed ({self.caught_by})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable record."""
+        b = self.best
+        return {
+            "model": self.model,
+            "n_shoes": self.n_shoes,
+            "power": b.power,
+            "ci95": [b.low, b.high],
+            "best_check": b.check,
+            "caught": self.caught,
+            "shoes_needed": self.shoes_needed,
+            "caught_by": self.caught_by,
+            "checks": {c.check: c.to_dict() for c in self.checks},
+        }
+
+
+def shoes_needed(law: AlternativeLaw, check: str, level: float, required: float) -> int | None:
+    """The fewest shoes (2..MAX_SHOES) at which ``check``'s power's lower 95% bound reaches
+    ``required`` at ``level`` (doubling, then bisection; the power grows with the shoes),
+    None when it does not within :data:`MAX_SHOES`."""
+
+    def ok(n: int) -> bool:
+        return law.bounds(check, n, level)[1] >= required
+
+    if not ok(MAX_SHOES):  # one look settles the checks that cannot catch it at all
+        return None
+    lo, hi = 1, 2
+    while not ok(hi):
+        lo, hi = hi, hi * 2
+        if hi >= MAX_SHOES:
+            return _bisect(ok, lo, MAX_SHOES)
+    return _bisect(ok, lo, hi)
+
+
+def _bisect(ok: Any, lo: int, hi: int) -> int:
+    """The smallest n in (lo, hi] with ok(n), given ok(hi) and not ok(lo)."""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
+
+def alternative_power(
+    law: AlternativeLaw,
+    n_shoes: int,
+    *,
+    alpha: float,
+    required: float = DEFAULT_REQUIRED,
+    checks: Sequence[str] | None = None,
+    codes: bool = True,
+) -> AlternativePower:
+    """The battery's power against ``law``'s alternative at ``n_shoes`` shoes and family
+    level ``alpha``: each check (``checks``, default all the law covers) at the Bonferroni
+    level alpha / m, m the battery's family size (:func:`feltlab.rig.certify.battery.family_size`
+    of the checks run, ``codes``: whether adjacent rank pairs runs)."""
+    names = [c for c in (checks or law.checks) if c in law.checks]
+    m = family_size(checks or CHECK_NAMES, codes=codes)
+    level = alpha / max(m, 1)
+    out = []
+    for name in names:
+        point, low, high = law.bounds(name, n_shoes, level)
+        out.append(CheckPower(name, point, low, high, shoes_needed(law, name, level, required)))
+    return AlternativePower(law.model, n_shoes, required, tuple(out))
+
+
+@dataclass(frozen=True)
+class PowerTable:
+    """The battery's power against every named alternative of a campaign (the record's
+    ``battery.power``)."""
+
+    alpha: float
+    required: float
+    family: int
+    simulated_shoes: int
+    alternatives: tuple[AlternativePower, ...]
+    unavailable: dict[str, str] = field(default_factory=dict)  # model -> why
+
+    @property
+    def caught(self) -> bool:
+        """Every alternative caught with the required power (and none unavailable)."""
+        return not self.unavailable and all(a.caught for a in self.alternatives)
+
+    def sentences(self) -> list[str]:
+        """One sentence per alternative not caught, then one per alternative whose power
+        could not be computed."""
+        out = [a.sentence() for a in self.alternatives if not a.caught]
+        out += [
+            f"the power against {m} could not be computed: {why}"
+            for m, why in self.unavailable.items()
+        ]
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable record."""
+        return {
+            "required": self.required,
+            "alpha": self.alpha,
+            "level": f"alpha / m = {self.alpha:g} / {self.family} (Bonferroni: a lower bound "
+            "on each check's power under Holm's correction)",
+            "method": "analytic from simulated moments (z-checks: normal; chi-square: "
+            "noncentral chi-square; repeats: birthday); 95% intervals; the battery's power is "
+            "at least its best check's",
+            "simulated_shoes": self.simulated_shoes,
+            "caught": self.caught,
+            "alternatives": [a.to_dict() for a in self.alternatives],
+            "unavailable": dict(self.unavailable),
+        }
+
+
+def judge(res: BatteryResult, table: PowerTable) -> BatteryResult:
+    """``res`` with its power ``table``: a PASS becomes INCONCLUSIVE when an alternative is
+    not caught with the required power (a sentence each in ``notes``); a FAIL stays FAIL;
+    each check's ``power`` holds its point power per alternative."""
+    per = {a.model: {c.check: c.power for c in a.checks} for a in table.alternatives}
+    checks = tuple(
+        replace(c, power={m: v[c.name] for m, v in per.items() if c.name in v}) for c in res.checks
+    )
+    notes = list(res.notes) + table.sentences()
+    verdict = res.verdict
+    if verdict is Verdict.PASS and not table.caught:
+        verdict = Verdict.INCONCLUSIVE
+    return replace(res, checks=checks, verdict=verdict, notes=tuple(notes), power=table.to_dict())
+
+
+# ---------------------------------------------------------------- a job for the helper
+
+
+@dataclass(frozen=True)
+class PowerJob:
+    """The arguments of one alternative's row of a campaign's power table
+    (:func:`alternative_law`, then :func:`alternative_power` at ``n_shoes``), hashable, so
+    that the helper process (:mod:`feltlab.rig.certify.ahead`) computes it while the
+    campaign collects.  ``loaded_ids``: int64 bytes (None: codes unknown)."""
+
+    model: str
+    n_cards: int
+    shoes: int
+    seed: int
+    n_shoes: int
+    alpha: float
+    required: float
+    loaded_ids: bytes | None = None
+
+    @classmethod
+    def of(
+        cls,
+        model: str,
+        n_cards: int,
+        *,
+        shoes: int,
+        seed: int,
+        n_shoes: int,
+        alpha: float,
+        required: float = DEFAULT_REQUIRED,
+        loaded_ids: npt.ArrayLike | None = None,
+    ) -> PowerJob:
+        ids = None if loaded_ids is None else np.asarray(loaded_ids, dtype=np.int64).tobytes()
+        return cls(
+            model,
+            int(n_cards),
+            int(shoes),
+            int(seed),
+            int(n_shoes),
+            float(alpha),
+            float(required),
+            ids,
+        )
+
+    def compute(self, workers: int | None = None) -> AlternativePower:
+        """The row, computed in this process (``workers`` is unused: one thread)."""
+        ids = None if self.loaded_ids is None else np.frombuffer(self.loaded_ids, np.int64)
+        law = alternative_law(
+            self.model, self.n_cards, shoes=self.shoes, seed=self.seed, loaded_ids=ids
+        )
+        return alternative_power(
+            law, self.n_shoes, alpha=self.alpha, required=self.required, codes=ids is not None
+        )
+
+    def run(self) -> AlternativePower:
+        """The row: the helper process's when it computed this very job, else computed
+        here; the same either way."""
+        from feltlab.rig.certify.ahead import computed_ahead
+
+        got = computed_ahead(self)
+        return got if isinstance(got, AlternativePower) else self.compute()
+
+
+# ---------------------------------------------------------------- planning
+
+
+def plan(
+    alternatives: Sequence[str],
+    *,
+    decks: int,
+    alpha: float,
+    required: float = DEFAULT_REQUIRED,
+    shoes: int = DEFAULT_SIMULATED_SHOES,
+    seed: int = 0,
+    n_shoes: int = 2000,
+    checks: Sequence[str] = CHECK_NAMES,
+) -> PowerTable:
+    """The battery's power table for shoes of ``decks`` decks (loaded in new-deck order)
+    against each of ``alternatives`` at ``n_shoes`` shoes: per check, the shoes it needs to
+    reach ``required`` at family level ``alpha``.  The laws are simulated on up to 2 threads
+    (the C core releases the GIL).  A model the simulator does not know is ``unavailable``."""
+    loaded = native.new_shoe(decks, ids=True).astype(np.int64)
+
+    def one(model: str) -> AlternativePower | str:
+        try:
+            law = alternative_law(model, loaded.size, shoes=shoes, seed=seed, loaded_ids=loaded)
+        except ValueError as exc:
+            return str(exc)
+        return alternative_power(law, n_shoes, alpha=alpha, required=required, checks=checks)
+
+    workers = max(1, min(2, os.cpu_count() or 1, len(alternatives)))
+    with ThreadPoolExecutor(workers, thread_name_prefix="feltlab-plan") as pool:
+        got = list(pool.map(one, alternatives))
+    return PowerTable(
+        alpha,
+        required,
+        family_size(checks),
+        shoes,
+        tuple(g for g in got if isinstance(g, AlternativePower)),
+        {m: g for m, g in zip(alternatives, got, strict=True) if isinstance(g, str)},
+    )
+
+
+# ---------------------------------------------------------------- whole simulated campaigns
+
+
+def estimate_power(
+    model: str,
+    n_shoes: int,
+    n_cards: int,
+    *,
+    alpha: float = 0.01,
+    replicates: int = 20,
+    seed: int = 0,
+    loaded_ids: npt.ArrayLike | None = None,
+    workers: int | None = None,
+) -> dict[str, float]:
+    """The fraction of ``replicates`` simulated campaigns of ``n_shoes`` shoes from ``model``
+    that each check rejects (Holm-adjusted, at ``alpha``): each check's power against that
+    named alternative at this sample size, by brute force (the cross-check of the analytic
+    power above).  Also the battery's overall power, as "battery".  ``loaded_ids`` (the
+    ``n_cards`` physical ids of the loaded order): the simulated shoes' card codes, so that
+    adjacent rank pairs runs too and Holm's family is the campaign's.
+
+    The replicates run on ``workers`` threads (default: up to 4, the C core releases the
+    GIL); each has its own seed, ``child_seed(seed, "power", model, r)``, so the estimate does
+    not depend on them."""
+    loaded = None if loaded_ids is None else np.asarray(loaded_ids, dtype=np.int64)
+
+    def replicate(r: int) -> BatteryResult:
+        shoes = simulate_shoes(model, n_shoes, n_cards, child_seed(seed, "power", model, r))
+        codes = None if loaded is None else np.ascontiguousarray((loaded[shoes] % 52), np.uint8)
+        return run_battery(shoes, alpha=alpha, codes=codes)
+
+    if workers is None:
+        workers = min(os.cpu_count() or 1, 4)
+    workers = max(1, min(replicates, workers))
+    with ThreadPoolExecutor(workers, thread_name_prefix="feltlab-power") as pool:
+        results = list(pool.map(replicate, range(replicates)))
+    hits: dict[str, int] = {}
+    for res in results:
+        for c in res.checks:
+            hits[c.name] = hits.get(c.name, 0) + (c.verdict is Verdict.FAIL)
+        hits["battery"] = hits.get("battery", 0) + (res.verdict is Verdict.FAIL)
+    return {k: v / replicates for k, v in hits.items()}
+
+
+__all__ = [
+    "DEFAULT_ALTERNATIVES",
+    "DEFAULT_REQUIRED",
+    "DEFAULT_SIMULATED_SHOES",
+    "AlternativeLaw",
+    "AlternativePower",
+    "CheckPower",
+    "PowerJob",
+    "PowerTable",
+    "alternative_law",
+    "alternative_power",
+    "estimate_power",
+    "judge",
+    "law_of_shoes",
+    "plan",
+    "shoes_needed",
+]

@@ -1,0 +1,236 @@
+"""Power in the verdict (issue 25): the battery's analytic power against named flawed
+machines, its confidence intervals, the shoes needed, the published anchors (Bayer-Diaconis,
+Diaconis-Fulman-Holmes), the verdict that uses it, and the standards each check serves."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from scipy import stats
+
+from feltlab.rig.certify import battery
+from feltlab.rig.certify.battery import Verdict
+from feltlab.rig.certify.power import (
+    CellLaw,
+    alternative_law,
+    alternative_power,
+    estimate_power,
+    judge,
+    law_of_shoes,
+    plan,
+    shoes_needed,
+)
+from feltlab.rig.certify.standards import STANDARDS, get_standard, requirements
+from feltlab.rig.cli import certify as certify_cmd
+
+
+def test_valleys_null_moments_are_exact() -> None:
+    """Mean (n-2)/3 and variance 2(n+1)/45 of the valleys of a uniform permutation, checked
+    against every permutation of 4..8 cards."""
+    for n in range(4, 9):
+        perms = np.array(list(itertools.permutations(range(n))), dtype=np.uint16)
+        v = battery.valley_counts(perms)
+        total = len(perms)
+        mean = Fraction(int(v.sum()), total)
+        var = Fraction(int((v * v).sum()), total) - mean * mean
+        m0, v0 = battery.Z_STATISTICS["valleys"].moments(n)
+        assert mean == Fraction(n - 2, 3) and float(mean) == pytest.approx(m0, rel=1e-15)
+        assert var == Fraction(2 * (n + 1), 45) and float(var) == pytest.approx(v0, rel=1e-15)
+
+
+def test_a_check_that_cannot_be_computed_is_never_pass() -> None:
+    """2 shoes: one position bin (dof 0) and one Eulerian bin: INCONCLUSIVE, said why, and
+    left out of Holm's family (7 computable of the 9 that run without card codes)."""
+    perm = battery.simulate_shoes("fisher-yates", 2, 312, seed=1)
+    res = battery.run_battery(perm)
+    assert res.verdict is Verdict.INCONCLUSIVE
+    pos = res.check("position_uniformity")
+    assert pos.verdict is Verdict.INCONCLUSIVE and pos.detail["dof"] == 0
+    assert math.isnan(pos.p_value) and "at least 10 shoes" in pos.detail["not_computable"]
+    assert res.check("rising_sequence_distribution").verdict is Verdict.INCONCLUSIVE
+    assert len(res.notes) == 2
+    computable = [c for c in res.checks[1:] if c.computable]
+    assert len(res.checks) == 10 and len(computable) == 7
+    assert battery.run_battery(battery.simulate_shoes("fisher-yates", 12, 312, 1)).verdict is (
+        Verdict.PASS
+    )
+
+
+def test_noncentral_chi_square_power_matches_scipy() -> None:
+    """With blocks that hold the exact cell probabilities (no simulation noise), lambda =
+    N * sum (p - e)^2 / e exactly and the power is scipy.stats.ncx2's tail."""
+    e = np.full(13 * 13, 1 / 169).reshape(13, 13)
+    p = e.copy()
+    p[0, 0] += 0.002
+    p[0, 1] -= 0.002
+    blocks = np.stack([p * 51 + (k % 2) * 0.0 for k in range(20)])  # 51 pairs per shoe
+    law = CellLaw("adjacent_rank_pairs", blocks, e * 51)
+    lam, se, dof = law.noncentrality(1000)
+    want = 1000 * 51 * (2 * 0.002**2 / (1 / 169))
+    assert lam == pytest.approx(want, rel=1e-9) and se == pytest.approx(0.0, abs=1e-9)
+    assert dof == 144
+    point, lo, hi = law.bounds(1000, 0.001)
+    crit = stats.chi2.isf(0.001, 144)
+    assert point == pytest.approx(stats.ncx2.sf(crit, 144, want), rel=1e-9)
+    assert lo == pytest.approx(point, abs=1e-9) and hi == pytest.approx(point, abs=1e-9)
+
+
+def test_analytic_power_agrees_with_whole_simulated_campaigns() -> None:
+    """The normal approximation against brute force: 60 simulated campaigns of 600 shoes of
+    9 GSR riffles on 52 cards; each z-check's rejection rate (Holm) lies within 4 binomial
+    standard errors of its analytic power at alpha/m (Bonferroni, a lower bound on Holm's:
+    a small margin above is allowed)."""
+    law = alternative_law("riffle:k=9", 52, shoes=4000, seed=3)
+    ap = alternative_power(law, 600, alpha=0.01, codes=False)
+    mc = estimate_power("riffle:k=9", 600, 52, alpha=0.01, replicates=60, seed=4)
+    by = {c.check: c for c in ap.checks}
+    rising = by["rising_sequences"]
+    assert 0.2 < rising.power < 0.95  # a figure between the extremes: the test can fail
+    for name in ("rising_sequences", "successions", "turning_points", "valleys"):
+        a = by[name].power
+        sd = math.sqrt(max(a * (1 - a), 0.02) / 60)
+        assert a - 4 * sd <= mc[name] <= a + 4 * sd + 0.05, (name, a, mc[name])
+
+
+def test_the_published_anchors() -> None:
+    """DFH 2013: one pass of a 10-shelf machine on 52 cards is caught by valleys with one
+    deck (the battery's minimum sample, 2 shoes); rising sequences cannot tell it from
+    uniform at any size.  Bayer-Diaconis 1992: the likelihood-ratio test on rising sequences
+    needs 21 decks for 7 GSR riffles and 109 for 8; the LR test is the most powerful test
+    of a GSR alternative (its law is a function of the rising sequences), so the battery
+    cannot need fewer shoes."""
+    table = plan(["shelf:m=10", "riffle:k=7", "riffle:k=8"], decks=1, alpha=0.01, n_shoes=2, seed=0)
+    shelf, r7, r8 = table.alternatives
+    checks = {c.check: c for c in shelf.checks}
+    assert checks["valleys"].shoes_needed == 2 and checks["valleys"].low >= 0.99
+    assert checks["rising_sequences"].shoes_needed is None
+    assert r7.shoes_needed is not None and r7.shoes_needed >= 21
+    assert r8.shoes_needed is not None and r8.shoes_needed >= 109
+    assert r7.caught_by == r8.caught_by == "rising_sequences"
+
+
+def test_shoes_needed_is_the_first_size_that_reaches_the_power() -> None:
+    law = alternative_law("riffle:k=10", 312, shoes=2000, seed=0)
+    level = 0.01 / 10
+    n = shoes_needed(law, "rising_sequences", level, 0.99)
+    assert n is not None and n > 2
+    assert law.bounds("rising_sequences", n, level)[1] >= 0.99
+    assert law.bounds("rising_sequences", n - 1, level)[1] < 0.99
+    ap = alternative_power(law, 2, alpha=0.01)
+    assert not ap.caught
+    assert ap.sentence().startswith("2 shoes catch riffle:k=10 with power ")
+    assert ap.sentence().endswith(f"{n:,} shoes are needed (rising_sequences)")
+
+
+def test_a_short_seed_space_is_caught_by_repeated_shoes() -> None:
+    """Shoes drawn from 2^12 orders: P(two shoes equal) = 2^-12, so N shoes repeat one with
+    probability 1 - exp(-C(N, 2) / 4096); 0.99 needs N = 193 (C(193, 2) = 18,528 pairs)."""
+    rng = np.random.default_rng(5)
+    pool = np.array([rng.permutation(52) for _ in range(4096)], dtype=np.uint16)
+    perm = pool[rng.integers(0, 4096, 6000)]
+    law = law_of_shoes("short", perm)
+    _point, lo, hi = law.bounds("repeated_shoes", 193, 0.001)
+    assert lo < 1 - math.exp(-193 * 192 / 2 / 4096) < hi
+    need = shoes_needed(law, "repeated_shoes", 0.001, 0.99)
+    assert need is not None and 180 <= need <= 215
+    assert battery.run_battery(perm[:300]).check("repeated_shoes").verdict is Verdict.FAIL
+
+
+def test_judge_passes_only_with_the_power() -> None:
+    perm = battery.simulate_shoes("fisher-yates", 12, 312, seed=2)
+    res = battery.run_battery(perm)
+    assert res.verdict is Verdict.PASS
+    from feltlab.rig.certify.power import PowerTable
+
+    easy = alternative_power(alternative_law("riffle:k=7", 312, seed=1), 12, alpha=0.01)
+    hard = alternative_power(alternative_law("riffle:k=10", 312, seed=1), 12, alpha=0.01)
+    assert easy.caught and not hard.caught
+    ok = judge(res, PowerTable(0.01, 0.99, 10, 2000, (easy,)))
+    assert ok.verdict is Verdict.PASS and ok.power is not None and ok.power["caught"]
+    short = judge(res, PowerTable(0.01, 0.99, 10, 2000, (easy, hard)))
+    assert short.verdict is Verdict.INCONCLUSIVE
+    assert short.notes and "riffle:k=10" in short.notes[0] and "shoes are needed" in short.notes[0]
+    assert short.check("rising_sequences").power["riffle:k=10"] == hard.checks[1].power
+    failed = battery.run_battery(battery.simulate_shoes("shelf:m=10", 20, 312, 1))
+    assert judge(failed, PowerTable(0.01, 0.99, 10, 2000, (hard,))).verdict is Verdict.FAIL
+
+
+def test_standards_map_every_check_and_name_what_they_do_not_cover() -> None:
+    for name in battery.CHECK_NAMES:
+        assert requirements(name), name  # every check serves some named test
+    cfr = get_standard("25cfr547")
+    assert cfr.alpha == 0.01 and get_standard("comar").alpha == 0.05
+    cov = cfr.coverage(list(battery.CHECK_NAMES))
+    assert cov["not_covered"] == ["gap", "poker", "coupon collector"] and cov["missing"] == []
+    assert get_standard("pa810a").coverage(list(battery.CHECK_NAMES))["not_covered"] == [
+        "Kolmogorov-Smirnov"
+    ]
+    assert set(STANDARDS) == {"25cfr547", "comar", "pa810a"}
+    with pytest.raises(ValueError, match="choose one of 25cfr547, comar, pa810a"):
+        get_standard("nevada")
+
+
+def test_plan_command_json() -> None:
+    result = CliRunner().invoke(
+        certify_cmd, ["plan", "--decks", "1", "-a", "shelf:m=10", "-a", "nosuch", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    (row,) = out["alternatives"]
+    assert row["model"] == "shelf:m=10" and row["battery_shoes_needed"] == 2
+    assert row["checks"]["valleys"] == 2 and "nosuch" in out["unavailable"]
+    assert out["family"] == 10 and out["alpha"] == 0.01 and out["required"] == 0.99
+
+
+def test_two_shoes_of_a_biased_shuffler_are_not_pass(tmp_path: object) -> None:
+    """The issue's first case: 2 shoes say nothing certain; the verdict says how many
+    shoes are needed (exit 3, INCONCLUSIVE)."""
+    result = CliRunner().invoke(
+        certify_cmd,
+        ["shuffler", "--shoes", "2", "--model", "biased", "--seed", "1", "--out", f"{tmp_path}/c"],
+    )
+    assert result.exit_code == 3, result.output
+    assert "verdict INCONCLUSIVE" in result.output
+    assert "shoes are needed" in result.output and "at least 10 shoes" in result.output
+
+
+def test_standard_sets_alpha_and_is_recorded(tmp_path: object) -> None:
+    result = CliRunner().invoke(
+        certify_cmd,
+        [
+            "shuffler",
+            "--shoes",
+            "12",
+            "--standard",
+            "comar",
+            "--seed",
+            "3",
+            "--out",
+            f"{tmp_path}/c",
+            "--json",
+        ],
+    )
+    assert result.exit_code in (0, 3), result.output
+    rec = json.loads(result.output)["record"]
+    assert rec["battery"]["alpha"] == 0.05
+    std = rec["battery"]["standard"]
+    assert std["name"] == "comar" and std["confidence"] == 0.95 and std["missing"] == []
+    assert std["tests"]["chi-square"] == [
+        "position_uniformity",
+        "rising_sequence_distribution",
+        "adjacent_rank_pairs",
+    ]
+    both = CliRunner().invoke(
+        certify_cmd, ["shuffler", "--standard", "comar", "--alpha", "0.01", "--shoes", "2"]
+    )
+    assert both.exit_code == 2 and "not both" in both.output
+    bad = CliRunner().invoke(
+        certify_cmd, ["shuffler", "--standard", "nevada", "--shoes", "2", "--out", f"{tmp_path}/d"]
+    )
+    assert bad.exit_code == 2 and "choose one of" in bad.output
