@@ -79,6 +79,13 @@ DEFAULT_ALTERNATIVES: tuple[str, ...] = (
     "shelf:m=10,passes=2",
     "shelf:m=200",
     "biased",
+    "overhand:passes=10",
+    "strip:cuts=8,passes=2",
+    "position-bias",
+    "modulo:bits=8",
+    "lcg",
+    "short-seed",
+    "reboot",
 )
 #: The power each named alternative must be caught with (at the campaign's alpha, after Holm).
 DEFAULT_REQUIRED = 0.99
@@ -332,29 +339,16 @@ def law_of_shoes(
 
 
 def shoes_of(model: str, shoes: int, n_cards: int, seed: int) -> npt.NDArray[np.uint16]:
-    """``(shoes, n_cards)`` uint16 input positions of ``model``: the C core's simulation
-    (:func:`feltlab.rig.certify.simulate.simulate_shoes`) when it knows the model, else the
-    simulated device's own model (:func:`feltlab.rig.devices.models.parse_model`, e.g. the
-    naive swap ``biased``), from the loaded order 0..n-1 with ``seed``.  Raises ValueError
-    for a model neither knows, or one whose shoes are not permutations (a dropped or
-    duplicated card: the integrity check, not a power, catches it)."""
-    try:
-        return simulate_shoes(model, shoes, n_cards, seed)
-    except ValueError as first:
-        from feltlab.rig.devices.models import parse_model
-
-        try:
-            shuffle = parse_model(model)
-        except ValueError:
-            raise first from None
-    rng = native.Xoshiro256StarStar(seed)
-    base = np.arange(n_cards, dtype=np.uint16)
-    rows = [np.asarray(shuffle.apply(base.copy(), rng), dtype=np.uint16) for _ in range(shoes)]
-    if any(r.size != n_cards for r in rows):
-        raise ValueError(f"{model} drops or adds cards: the integrity check catches its first shoe")
-    out = np.ascontiguousarray(np.stack(rows))
+    """``(shoes, n_cards)`` uint16 input positions of ``model`` from the C core's library
+    (:func:`feltlab.rig.certify.simulate.simulate_shoes`), from the loaded order 0..n-1 with
+    ``seed``.  Raises ValueError (:class:`~feltlab.rig.errors.ModelError`) for a model the
+    library does not know, or one whose shoes are not permutations (a dropped or duplicated
+    card: the integrity check, not a power, catches it)."""
+    out = simulate_shoes(model, shoes, n_cards, seed)
     if native.check_permutations(out) is not None:
-        raise ValueError(f"{model} repeats a card: the integrity check catches its first shoe")
+        raise ValueError(
+            f"{model} drops, adds or repeats a card: the integrity check catches its first shoe"
+        )
     return out
 
 

@@ -10,7 +10,6 @@ import numpy.typing as npt
 from feltlab import native
 from feltlab.rig.devices.models import MODEL_NAMES, ShuffleModel, parse_model
 from feltlab.rig.errors import ModelError
-from feltlab.seeds import child_seed
 
 SHUFFLE_MODELS = MODEL_NAMES
 """The shuffle model kinds :func:`simulate_shoes` takes (the grammar:

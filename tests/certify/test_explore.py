@@ -241,7 +241,18 @@ def test_a_shoe_the_device_did_not_make_is_a_violation(monkeypatch: pytest.Monke
             self.shoes = Reversed()
 
     monkeypatch.setattr(explore, "GroundTruth", LyingTruth)
-    sc = _first(lambda s: s.kind == "batch" and s.family == "fair")
+    # a fair campaign whose named alternatives two shoes catch (`feltlab certify plan`), of
+    # 10 shoes or more (position uniformity's least), so that its verdict is PASS and the only
+    # violation is the shoes' provenance
+    caught_at_two = {"riffle:k=7", "shelf:m=10", "overhand:passes=10", "strip:cuts=8,passes=2"}
+    sc = _first(
+        lambda s: (
+            s.kind == "batch"
+            and s.family == "fair"
+            and s.size >= 10
+            and set(explore.drawn_alternatives(s)) <= caught_at_two
+        )
+    )
     (o,) = explore.explore(1, SEED, first=sc.index).outcomes
     assert o.verdict == "PASS"
     assert [name for name, _ in o.violations] == ["genuine"]
