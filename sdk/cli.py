@@ -268,6 +268,46 @@ def plugins(as_json: bool) -> None:
     console.print(wt)
 
 
+PLAY_SIDE_BETS = ("perfect_pairs", "super_sevens", "madness21")
+"""The side wagers ``feltlab play`` bets by default."""
+
+
+def _play_side_bets(choice: str | None, registry: Any, offered: set[str], decks: int) -> list[str]:
+    """The side wagers of a ``play --side-bets`` choice (None: :data:`PLAY_SIDE_BETS`).
+    Raises click.BadParameter naming an unknown wager, the main wager, one placed after the
+    deal (insurance) or one these decks do not allow."""
+    from feltlab.wagers import Placed
+
+    if choice is None:
+        return list(PLAY_SIDE_BETS)
+    if choice.strip() == "none":
+        return []
+    names = [n.strip() for n in choice.split(",") if n.strip()]
+    if not names:
+        raise click.BadParameter(
+            "give wager names separated by commas, or none", param_hint="--side-bets"
+        )
+    for name in names:
+        if name not in registry.names() or name == "main":
+            known = ", ".join(n for n in registry.names() if n != "main")
+            raise click.BadParameter(
+                f"no installed side wager {name!r}; choose from {known}, or none",
+                param_hint="--side-bets",
+            )
+        if registry.create(name).placed is not Placed.BEFORE_DEAL:
+            raise click.BadParameter(
+                f"{name} is placed after the deal, not with the main wager: leave it out",
+                param_hint="--side-bets",
+            )
+        if name not in offered:
+            raise click.BadParameter(
+                f"{name} is not offered with {decks} decks (its deck range); choose another "
+                "wager or --decks",
+                param_hint="--side-bets",
+            )
+    return names
+
+
 @main.command()
 @rule_options()
 @click.option("--rounds", type=click.IntRange(1, 100_000), default=20, show_default=True)
@@ -280,6 +320,14 @@ def plugins(as_json: bool) -> None:
     default=None,
     help="Also write the JSON-lines event log to this file.",
 )
+@click.option(
+    "--side-bets",
+    "side_bets",
+    default=None,
+    metavar="NAME,...|none",
+    help="The side wagers every box bets $5 on: comma-separated names, or none. Default: "
+    "perfect_pairs, super_sevens (6-8 decks) and madness21.",
+)
 def play(
     rules: Rules,
     rules_name: str,
@@ -287,12 +335,13 @@ def play(
     seed: int,
     boxes: int,
     events_path: Path | None,
+    side_bets: str | None,
 ) -> None:
     """Play rounds by basic strategy with side bets on every box and print the round log.
 
     The shoe is shuffled by ChaCha20 keyed by --seed, the Madness 21 panel is a seeded fake:
-    the same seed prints the same log.  Every box bets $10 main, $5 Perfect Pairs, $5 Super
-    Sevens (6-8 decks only) and $5 Madness 21.
+    the same seed prints the same log.  Every box bets $10 main and $5 on each side wager of
+    --side-bets (default: Perfect Pairs, Super Sevens (6-8 decks only) and Madness 21).
     """
     from feltlab.engine import play_round
     from feltlab.errors import RulesError
@@ -310,6 +359,7 @@ def play(
         if w.min_decks <= rules.decks <= w.max_decks:
             wagers.append(w)
     names = {w.name for w in wagers}
+    sides = _play_side_bets(side_bets, registry, names, rules.decks)
     try:
         table = FeltTable(
             rules,
@@ -330,7 +380,7 @@ def play(
         for b in range(boxes):
             player = f"P{b + 1}"
             bets.append((b, player, "main", 1000))
-            for side in ("perfect_pairs", "super_sevens", "madness21"):
+            for side in sides:
                 if side in names and side not in table.withdrawn:
                     bets.append((b, player, side, 500))
         play_round(table, bets, policy)

@@ -225,6 +225,14 @@ def math_cmd(
     help="Also write every round's net result (cents) and initial cards to this .npz file "
     "(per-round arrays: slower, and 6 bytes per round in memory).",
 )
+@click.option(
+    "--side-bets",
+    "side_bets",
+    default=None,
+    metavar="NAME,...|none",
+    help="The side wagers in play beside the main wager: comma-separated names, or none for "
+    "the main wager alone. Default: every installed wager the simulator can settle.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def simulate(
     rules: Rules,
@@ -236,6 +244,7 @@ def simulate(
     fresh_shoe: bool,
     chunk_rounds: int,
     trace_path: Path | None,
+    side_bets: str | None,
     as_json: bool,
 ) -> None:
     """Simulate rounds in the C core with basic strategy: the main wager's house edge with a
@@ -244,10 +253,11 @@ def simulate(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
     from feltlab import simulate as sim
+    from feltlab.simcli import side_bet_specs
 
     preset = rules_name
     types = collect_wagers(get_plugin_manager())
-    specs, skipped = sim.wager_specs(types, rules)
+    specs, skipped = side_bet_specs(side_bets, types, rules)
     console = make_console(stderr=True)
     with Progress(
         "[progress.description]{task.description}",
