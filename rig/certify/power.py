@@ -235,14 +235,22 @@ class CellLaw:
 
 @dataclass(frozen=True)
 class RepeatLaw:
-    """Identical pairs among ``shoes`` simulated shoes of the alternative."""
+    """Identical pairs among ``shoes`` simulated shoes of the alternative; ``period``: the
+    shoes repeat with this period (a device reseeded with the same seed at every reboot,
+    ``reboot:every=N``): shoes are then not independent, and the first repeat is shoe
+    ``period + 1``, for certain."""
 
     identical_pairs: int
     shoes: int
+    period: int | None = None
 
     def bounds(self, n_shoes: int, level: float) -> tuple[float, float, float]:
         """(point, low, high): P(a repeat among N shoes) = 1 - exp(-C(N, 2) q), q and its
-        exact Poisson 95% interval from the identical pairs."""
+        exact Poisson 95% interval from the identical pairs; for a periodic alternative 1
+        when N exceeds the period, else 0."""
+        if self.period is not None:
+            certain = 1.0 if n_shoes > self.period else 0.0
+            return certain, certain, certain
         pairs = self.shoes * (self.shoes - 1) / 2
         c = self.identical_pairs
         lo = float(special.chdtri(2 * c, 0.975)) / 2 if c > 0 else 0.0
@@ -363,13 +371,31 @@ def alternative_law(
     """The :class:`AlternativeLaw` of ``shoes`` shoes of ``model`` simulated by
     :func:`feltlab.rig.certify.simulate.simulate_shoes` with ``child_seed(seed, "power",
     model)`` (``loaded_ids``: the loaded order's physical ids, so that the codes of the
-    simulated shoes give adjacent rank pairs).  Raises ValueError for an unknown model."""
-    perm = shoes_of(model, shoes, n_cards, child_seed(seed, "power", model))
+    simulated shoes give adjacent rank pairs).  Raises ValueError for an unknown model.
+
+    A periodic model (``reboot:every=N``: the same N shoes again and again) is not a law of
+    independent shoes: within a period its shoes are Fisher-Yates shoes, so the checks of
+    single shoes see a uniform law (their power is alpha's), and the repeated-shoes check
+    catches it for certain from shoe N + 1."""
+    period = _period(model)
+    simulated = "fisher-yates" if period is not None else model
+    perm = shoes_of(simulated, shoes, n_cards, child_seed(seed, "power", model))
     codes = None
     if loaded_ids is not None:
         loaded = np.asarray(loaded_ids, dtype=np.int64)
         codes = np.ascontiguousarray(loaded[perm] % 52, dtype=np.uint8)
-    return law_of_shoes(model, perm, codes)
+    law = law_of_shoes(model, perm, codes)
+    if period is None:
+        return law
+    return replace(law, repeats=RepeatLaw(0, shoes, period))
+
+
+def _period(model: str) -> int | None:
+    """The period of a model whose shoes repeat by construction (``reboot``), else None."""
+    from feltlab.rig.devices.models import parse_model
+
+    m = parse_model(model)
+    return m.settings["every"] if m.kind == "reboot" else None
 
 
 # ---------------------------------------------------------------- power at a sample size

@@ -26,6 +26,7 @@ from feltlab.rig.certify.power import (
     plan,
     shoes_needed,
 )
+from feltlab.rig.certify.simulate import simulate_shoes
 from feltlab.rig.certify.standards import STANDARDS, get_standard, requirements
 from feltlab.rig.cli import certify as certify_cmd
 
@@ -140,6 +141,22 @@ def test_a_short_seed_space_is_caught_by_repeated_shoes() -> None:
     need = shoes_needed(law, "repeated_shoes", 0.001, 0.99)
     assert need is not None and 180 <= need <= 215
     assert battery.run_battery(perm[:300]).check("repeated_shoes").verdict is Verdict.FAIL
+
+
+def test_a_rebooting_shuffler_is_caught_at_its_first_repeat_and_never_before() -> None:
+    """reboot:every=10 deals the same 10 Fisher-Yates shoes again and again: 10 shoes are 10
+    fair shoes (no check can tell them from uniform), shoe 11 repeats shoe 1.  Its power is not
+    that of 2,000 independent shoes (which would hold 200 copies of each and look biased)."""
+    law = alternative_law("reboot:every=10", 52, shoes=400, seed=3)
+    power = alternative_power(law, 10, alpha=0.01)
+    by_name = {c.check: c for c in power.checks}
+    assert by_name["repeated_shoes"].power == 0.0
+    assert power.shoes_needed == 11 and power.caught_by == "repeated_shoes"
+    for c in power.checks:  # within a period the shoes are fair: power at the test's level
+        assert c.high < 0.05, c
+    shoes = simulate_shoes("reboot:every=10", 11, 52, 1)
+    assert battery.run_battery(shoes).check("repeated_shoes").verdict is Verdict.FAIL
+    assert battery.run_battery(shoes[:10]).check("repeated_shoes").verdict is Verdict.PASS
 
 
 def test_judge_passes_only_with_the_power() -> None:
