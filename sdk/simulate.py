@@ -2,9 +2,10 @@
 
 The C simulator (native/src/sim.c) plays one box under any :class:`feltlab.Rules` with a
 table-driven strategy, dealing from a real shoe with a cutting card (or a fresh shoe every
-round), and returns each round's main-wager net result in cents and its initial cards.  Side
-bets are settled afterwards, vectorised, by each wager's own classifier on those cards, so any
-plugin's return is estimated without a Python call per round.
+round), and tallies each round's main-wager net result in cents and every side wager's
+outcome inside the C loop, through each wager's lookup table (:mod:`feltlab.sidetables`: the
+classifier compiled over the round's inputs), so any plugin's return is estimated without a
+Python call per round.
 
 Strategy: :func:`strategy_tables` turns feltlab's basic strategy (sdk/strategy.py: a
 composition-approximated expected-value calculation) into tables by player total and dealer

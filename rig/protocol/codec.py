@@ -1,4 +1,4 @@
-"""The feltlab rig protocol, version 1.1 (docs/protocol.md is the reference for device makers).
+"""The feltlab rig protocol, version 2.1 (docs/protocol.md is the reference for device makers).
 
 Single-frame messages are defined in the DBC file ``feltlab_v2.dbc`` (package data of
 ``feltlab.rig``) and encoded/decoded with cantools; frame ids in the DBC are given for base
