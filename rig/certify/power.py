@@ -554,12 +554,26 @@ class PowerTable:
 
     def sentences(self) -> list[str]:
         """One sentence per alternative not caught, then one per alternative whose power
-        could not be computed."""
-        out = [a.sentence() for a in self.alternatives if not a.caught]
+        could not be computed, then what a campaign needs to catch them all."""
+        missed = [a for a in self.alternatives if not a.caught]
+        out = [a.sentence() for a in missed]
         out += [
             f"the power against {m} could not be computed: {why}"
             for m, why in self.unavailable.items()
         ]
+        needs = [(a.shoes_needed, a.model) for a in missed if a.shoes_needed is not None]
+        if missed and len(needs) == len(missed):
+            most, model = max(needs)
+            out.append(
+                f"{most:,} shoes would catch every named alternative with the required power "
+                f"(the most any needs: {model})"
+            )
+        elif len(needs) < len(missed):
+            never = ", ".join(a.model for a in missed if a.shoes_needed is None)
+            out.append(
+                f"no sample size of this battery catches {never}: name alternatives it can "
+                "catch (feltlab certify plan)"
+            )
         return out
 
     def to_dict(self) -> dict[str, Any]:
