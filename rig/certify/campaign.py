@@ -239,6 +239,7 @@ def run_campaign(
         )
     else:
         campaign_fault_plan(opts.profile, opts.faults)  # bad plans and keys: before mkdir
+        _check_model(opts)  # so does a shuffle model that cannot shuffle this shoe
         check_freshness(opts.profile)  # and an unwritable or rolled-back freshness state
         if opts.seed is not None and not 0 <= opts.seed <= U64_MAX:
             raise CampaignError(f"the seed must be in 0..{U64_MAX}, got {opts.seed}")
@@ -344,6 +345,22 @@ def run_campaign(
         worker.close()  # and no helper process is left
     live.finished(result.record, out)
     return result
+
+
+def _check_model(opts: CampaignOptions) -> None:
+    """Raise CampaignError when the simulated device's shuffle model (``--model`` or the
+    profile's ``[simulation] model``) is unknown or cannot shuffle the profile's shoe."""
+    prof = opts.profile
+    if not (opts.simulated and prof.device_kind.models):
+        return
+    from feltlab.rig.devices.models import parse_model
+
+    dev = prof.device_options(simulated=True)
+    name = opts.model if opts.model is not None else dev.get("model", "fisher-yates")
+    try:
+        parse_model(name).check_fits(int(dev.get("decks", 6)) * 52)
+    except ValueError as exc:
+        raise CampaignError(f"{exc}") from None
 
 
 def _jobs_ahead(prof: Profile, size: int, alpha: float, seed: int) -> Sequence[Any]:

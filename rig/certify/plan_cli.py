@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from feltlab.errors import FeltlabError
 from feltlab.rig.certify.battery import CHECK_NAMES
 from feltlab.rig.certify.power import DEFAULT_REQUIRED, MAX_SHOES, PowerTable, plan
 
@@ -23,6 +24,7 @@ def _alternatives(profile: str | None, given: tuple[str, ...]) -> tuple[list[str
     from feltlab.rig.certify.power import DEFAULT_ALTERNATIVES
 
     alts = list(given) or list(prof.campaign.get("power_alternatives", DEFAULT_ALTERNATIVES))
+    alts = list(dict.fromkeys(alts))  # each alternative once, in the order given
     return alts, dict(prof.campaign, decks=int(prof.device.get("decks", 6)))
 
 
@@ -118,7 +120,7 @@ def plan_command(
             n_shoes=shoes or int(camp.get("shoes", 2000)),
         )
         elapsed = time.perf_counter() - t0
-    except ValueError as exc:
+    except (ValueError, FeltlabError) as exc:  # a bad profile, model or option: one line
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     if as_json:

@@ -261,9 +261,23 @@ def check_profile(where: str, data: Mapping[str, Any]) -> None:
                     'such as "riffle:k=7"'
                 )
             try:
-                parse_model(alt)
+                model = parse_model(alt)
+                decks = dev.get("decks", 6) if isinstance(dev, Mapping) else 6
+                if isinstance(decks, int) and not isinstance(decks, bool):
+                    model.check_fits(decks * 52)
             except ValueError as exc:
                 raise ProfileError(f"{where}: [campaign] power_alternatives: {exc}") from None
+            if model.kind == "fisher-yates" or model.kind in ("missing", "duplicate"):
+                why = (
+                    "is the fair shuffle itself, which no check can tell from uniform"
+                    if model.kind == "fisher-yates"
+                    else "drops or repeats a card, which the integrity check catches at its "
+                    "first shoe"
+                )
+                raise ProfileError(
+                    f"{where}: [campaign] power_alternatives: {alt} {why}: name a flawed "
+                    "machine the battery must catch (feltlab certify plan)"
+                )
     limits = data.get("limits")
     if isinstance(limits, Mapping):
         for key, value in limits.items():

@@ -167,6 +167,22 @@ class ShuffleModel:
         """True when the law is exactly uniform (the null of the battery): Fisher-Yates."""
         return self.kind == "fisher-yates"
 
+    def check_fits(self, n_cards: int) -> None:
+        """Raise :class:`ModelError` naming the parameter when this model cannot shuffle a
+        shoe of ``n_cards`` cards (a ``pos`` beyond the shoe, as many ``cuts`` as cards):
+        checked before a device starts or a campaign names it, not at its first shoe."""
+        s = self.settings
+        if "pos" in s and not 0 <= s["pos"] < n_cards:
+            raise ModelError(
+                f"model {self.name}: pos={s['pos']} is not a card of a {n_cards}-card shoe: "
+                f"give pos in 0..{n_cards - 1}"
+            )
+        if "cuts" in s and not s["cuts"] < n_cards:
+            raise ModelError(
+                f"model {self.name}: cuts={s['cuts']} needs more than {n_cards} cards: give "
+                f"cuts in 0..{n_cards - 1}"
+            )
+
     def stream(self) -> native.ModelStream:
         """A fresh C-core stream of this model (state as at power-up)."""
         return native.ModelStream(self.kind, self.settings)
@@ -213,7 +229,11 @@ def parse_model(text: str) -> ShuffleModel:
                 f"model {text!r}: bad parameter {part!r}; {kind} takes "
                 f"{', '.join(k + '=N' for k in allowed) or 'no parameters'}"
             )
+        if key in params:
+            raise ModelError(f"model {text!r}: {key} is given twice; give it once")
         try:
+            if not value.isascii():
+                raise ValueError(value)
             params[key] = int(value, 0)
         except ValueError as exc:
             raise ModelError(f"model {text!r}: {key} must be an integer") from exc

@@ -68,6 +68,7 @@ class BatchShuffler(SimDevice):
                 f"model must be a shuffle model's name (e.g. riffle:k=7), got "
                 f"{type(model).__name__} {model!r}"
             )
+        model.check_fits(decks * 52)  # a model that cannot shuffle this shoe: refused now
         self.model = model
         #: the model's C-core stream, for the device's life: a stateful model (lcg, reboot)
         #: keeps its state across shoes here

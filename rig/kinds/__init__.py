@@ -174,9 +174,43 @@ class DeviceKind:
     plan_ahead: Callable[[Profile, int, float, int], Sequence[Any]] | None = None
 
     def __post_init__(self) -> None:
-        if not self.name or not self.name.replace("_", "").replace("-", "").isalnum():
-            raise RigError(f"a device kind's name must be a word, got {self.name!r}")
+        for what, word in (("name", self.name), ("command", self.command), ("unit", self.unit)):
+            if not isinstance(word, str) or not word.replace("_", "").replace("-", "").isalnum():
+                raise RigError(f"a device kind's {what} must be a word, got {word!r}")
+        if self.unit in RESERVED_UNITS:
+            raise RigError(
+                f"device kind {self.name!r}: unit {self.unit!r} is a certify option's name "
+                f"(--{self.unit}); choose another unit (e.g. shoes, draws, rolls)"
+            )
+        for what in ("simulator", "client"):
+            if not isinstance(getattr(self, what), type):
+                raise RigError(
+                    f"device kind {self.name!r}: {what} must be a class, got "
+                    f"{getattr(self, what)!r}"
+                )
 
+
+RESERVED_UNITS = frozenset(
+    {
+        "profile",
+        "bus",
+        "alpha",
+        "seed",
+        "out",
+        "resume",
+        "clock",
+        "device-on-host",
+        "json",
+        "live",
+        "live-linger",
+        "help",
+        "model",
+        "faults",
+        "standard",
+    }
+)
+"""Names a kind's ``unit`` may not take: the common options of ``feltlab certify`` (a kind's
+sample size is the option ``--<unit>``)."""
 
 _KINDS: dict[str, DeviceKind] = {}
 _BROKEN: dict[str, str] = {}  # entry point name -> why it could not be loaded
@@ -208,7 +242,7 @@ def _load_plugins() -> None:
         where = f"{ep.value} ({ep.dist.name if ep.dist else 'unknown distribution'})"
         try:
             kind = ep.load()
-        except Exception as exc:  # a vendor's broken plugin must not stop the other kinds
+        except (Exception, SystemExit) as exc:  # a vendor's broken plugin stops no other kind
             _BROKEN[ep.name] = f"{where} failed to load: {type(exc).__name__}: {exc}"
             continue
         if not isinstance(kind, DeviceKind):

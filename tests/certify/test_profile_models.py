@@ -88,3 +88,39 @@ def test_a_bad_library_name_on_the_command_line_is_one_line(tmp_path: Path) -> N
     assert res.exit_code == 2
     assert "lcg:shift must be in 0..30" in res.output and "Traceback" not in res.output
     assert not (tmp_path / "c").exists()
+
+
+def test_a_model_that_cannot_shuffle_the_shoe_is_refused_before_the_campaign(
+    tmp_path: Path,
+) -> None:
+    """position-bias:pos=400 on a 6-deck (312-card) shoe: one line before any work, no
+    folder, no verdict (it used to start, fail every shoe with a traceback and FAIL)."""
+    for model, says in (
+        ("position-bias:pos=400", "pos=400 is not a card of a 312-card shoe: give pos in 0..311"),
+        ("strip:cuts=312", "cuts=312 needs more than 312 cards: give cuts in 0..311"),
+        ("riffle:k=7,k=8", "k is given twice; give it once"),
+        ("riffle:k=\u0663", "k must be an integer"),
+    ):
+        out = tmp_path / model.replace(":", "_").replace(",", "_")
+        res = CliRunner().invoke(main, ["certify", "shuffler", "--model", model, "--out", str(out)])
+        assert res.exit_code == 2, res.output
+        assert says in res.output and "Traceback" not in res.output
+        assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("alternative", "says"),
+    [
+        ("missing", "drops or repeats a card, which the integrity check catches"),
+        ("duplicate:pos=3", "drops or repeats a card, which the integrity check catches"),
+        ("fisher-yates", "is the fair shuffle itself"),
+        ("position-bias:pos=400", "pos=400 is not a card of a 312-card shoe"),
+    ],
+)
+def test_an_alternative_the_power_cannot_be_computed_for_is_refused_at_load(
+    tmp_path: Path, alternative: str, says: str
+) -> None:
+    p = _variant(tmp_path, "power_alternatives", f'power_alternatives = ["{alternative}"]')
+    with pytest.raises(CampaignError, match="power_alternatives") as err:
+        load_profile(p)
+    assert says in str(err.value)

@@ -176,3 +176,26 @@ def test_a_broken_kind_plugin_is_named_and_the_others_still_work(
     )
     assert ok.returncode in (0, 3), ok.stderr[-2000:]
     assert json.loads(ok.stdout)["record"]["kind"] == "batch"
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"command": ""}, "a device kind's command must be a word, got ''"),
+        ({"unit": ""}, "a device kind's unit must be a word, got ''"),
+        ({"unit": "alpha"}, "unit 'alpha' is a certify option's name (--alpha)"),
+        ({"unit": "help"}, "unit 'help' is a certify option's name (--help)"),
+        ({"simulator": None}, "simulator must be a class, got None"),
+    ],
+)
+def test_a_kind_that_would_break_the_command_line_is_refused(
+    change: dict[str, object], says: str
+) -> None:
+    from dataclasses import replace
+
+    from feltlab.rig.errors import RigError
+    from feltlab.rig.kinds.batch import BATCH
+
+    with pytest.raises(RigError) as err:
+        replace(BATCH, name="acme", **change)  # type: ignore[arg-type]
+    assert says in str(err.value)
