@@ -77,7 +77,7 @@ def analyzer_rules(
         raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     kw: dict[str, Any] = {}
     if strategy == "table":
-        from feltlab.simulate import strategy_tables
+        from feltlab.simstrategy import strategy_tables
 
         t = strategy_tables(rules)
         pair = t.pair.copy()

@@ -222,7 +222,7 @@ def simulate_outcomes(
     each round, table strategy, the dealer playing out when the wager requires it).
     ``stand_only``: the box stands on its first two cards (never splits, doubles or
     surrenders), the model of :func:`exact_par_sheet`."""
-    from feltlab.simulate import STAND, StrategyTables, sim_rules
+    from feltlab.simstrategy import STAND, StrategyTables, sim_rules
 
     if rounds < 1:
         raise ValueError(f"rounds must be positive, got {rounds}")

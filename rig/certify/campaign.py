@@ -46,8 +46,7 @@ from feltlab.rig.certify.faults import (
     read_trials,
     shoes_needed,
 )
-from feltlab.rig.certify.offline import analyze_campaign as analyze_campaign
-from feltlab.rig.certify.offline import analyze_path as analyze_path
+from feltlab.rig.certify.offline import analyze_campaign, analyze_path
 from feltlab.rig.certify.profile import (
     EXIT_CODES,
     REDACTED,
@@ -89,8 +88,10 @@ from feltlab.rig.errors import (
     RigError,
 )
 from feltlab.rig.kinds import FieldView
-from feltlab.seeds import U64_MAX
-from feltlab.seeds import part_seed as part_seed  # the device seed of a part, re-exported
+from feltlab.seeds import (
+    U64_MAX,
+    part_seed,
+)
 
 log = logging.getLogger(__name__)
 

@@ -58,7 +58,8 @@ def _capture_paths(out: Path) -> list[Path]:
 def recover_captures(out: Path) -> list[str]:
     """Rebuild every capture part left unfinished by a crash (kill -9, power loss) from its
     journal (:func:`feltlab.rig.bus.capture.recover_capture`); returns the parts recovered."""
-    from feltlab.rig.bus.capture import JOURNAL_SUFFIX, recover_capture
+    from feltlab.rig.bus.capture import recover_capture
+    from feltlab.rig.bus.writer import JOURNAL_SUFFIX
 
     done = []
     for j in sorted(out.glob(f"capture-[0-9][0-9][0-9]{JOURNAL_SUFFIX}")):
@@ -137,7 +138,8 @@ def check_parts(directory: Path, state: dict[str, Any], captures: Sequence[Path]
     journal in ``directory``, must name this campaign and its part on its first line
     (:func:`feltlab.rig.bus.writer.journal_header`). A campaign.json without ``parts`` proves
     nothing and is refused (removing it must not turn the check off)."""
-    from feltlab.rig.bus.capture import JOURNAL_SUFFIX, journal_owner, journal_path
+    from feltlab.rig.bus.capture import journal_owner
+    from feltlab.rig.bus.writer import JOURNAL_SUFFIX, journal_path
 
     cid = state.get("campaign_id")
     if not isinstance(state.get("parts"), list):

@@ -60,16 +60,16 @@ import can
 import numpy as np
 
 from feltlab.inputs import read_text_regular
-from feltlab.rig.certify.uncertainty_measure import LOOPBACK_ID as LOOPBACK_ID
-from feltlab.rig.certify.uncertainty_measure import BusRef as BusRef
-from feltlab.rig.certify.uncertainty_measure import CalibrationError as CalibrationError
-from feltlab.rig.certify.uncertainty_measure import SiblingSampler as SiblingSampler
-from feltlab.rig.certify.uncertainty_measure import _loopback_reason, _spec
-from feltlab.rig.certify.uncertainty_measure import interface_of as interface_of
-from feltlab.rig.certify.uncertainty_measure import loopback_spec as loopback_spec
-from feltlab.rig.certify.uncertainty_measure import measure_loopback as measure_loopback
 from feltlab.rig.certify.uncertainty_measure import (
-    measure_timer_overshoot as measure_timer_overshoot,
+    BusRef,
+    CalibrationError,
+    SiblingSampler,
+    _loopback_reason,
+    _spec,
+    interface_of,
+    loopback_spec,
+    measure_loopback,
+    measure_timer_overshoot,
 )
 from feltlab.rig.clock import Clock
 from feltlab.rig.errors import RigError

@@ -42,17 +42,21 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from feltlab.rig.live.offline import snapshot_from_directory as snapshot_from_directory
-from feltlab.rig.live.state import MAX_EVENTS, _fault_name, unit_of
-from feltlab.rig.live.state import SCHEMA as SCHEMA
-from feltlab.rig.live.state import VERDICTS as VERDICTS
-from feltlab.rig.live.state import LatencyTracker as LatencyTracker
-from feltlab.rig.live.state import LiveFeed as LiveFeed
-from feltlab.rig.live.state import apply_record as apply_record
-from feltlab.rig.live.state import checks_of as checks_of
-from feltlab.rig.live.state import describe_event as describe_event
-from feltlab.rig.live.state import empty_snapshot as empty_snapshot
-from feltlab.rig.live.state import histogram as histogram
+from feltlab.rig.live.offline import snapshot_from_directory
+from feltlab.rig.live.state import (
+    MAX_EVENTS,
+    SCHEMA,
+    VERDICTS,
+    LatencyTracker,
+    LiveFeed,
+    _fault_name,
+    apply_record,
+    checks_of,
+    describe_event,
+    empty_snapshot,
+    histogram,
+    unit_of,
+)
 from feltlab.strictjson import json_safe
 
 log = logging.getLogger(__name__)

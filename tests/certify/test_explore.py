@@ -15,7 +15,7 @@ from feltlab.rig.bus.chaos import ChaosPlan, WireChaos
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.clock import SimClock, SimulationStall
-from feltlab.rig.devices.misbehaving import Misbehaviour
+from feltlab.rig.devices.misbehaving import GroundTruth, Misbehaviour
 from feltlab.rig.explore import runner as explore
 from feltlab.rig.explore.cli import explore_command
 
@@ -235,7 +235,7 @@ def test_a_shoe_the_device_did_not_make_is_a_violation(monkeypatch: pytest.Monke
         def __setitem__(self, k: int, v: tuple[bytes, bytes]) -> None:
             super().__setitem__(k, (v[0][::-1], v[1][::-1]))
 
-    class LyingTruth(explore.GroundTruth):
+    class LyingTruth(GroundTruth):
         def __init__(self) -> None:
             super().__init__()
             self.shoes = Reversed()
