@@ -37,8 +37,8 @@ from feltlab.rules import (
 from feltlab.seeds import SEED_DERIVATION_VERSION
 from feltlab.simchunk import (
     Tally,
-    _wager,
     batch_reasons,
+    installed_wager,
     run_chunk,
 )
 from feltlab.simstrategy import (
@@ -117,7 +117,7 @@ def _estimates(tally: Tally, specs: Sequence[tuple[str, str | None]]) -> tuple[W
     for name, table in specs:
         if name not in tally.wagers or name in tally.skipped:
             continue
-        w = _wager(name, table)
+        w = installed_wager(name, table)
         counts = np.array(tally.wagers[name], dtype=np.float64)
         n = tally.offered[name]
         pays = np.array([float(p) if p is not None else 0.0 for p in w.paytable.pays])

@@ -30,7 +30,7 @@ LONG_FUNCTIONS_CEILING = {
     "rig/certify/decode.py:_read_part": 153,
     "rig/certify/offline.py:analyze_path": 107,
     "rig/explore/cli.py:explore_command": 110,
-    "rig/explore/scenarios.py:_draw_batch": 159,
+    "rig/explore/scenarios.py:draw_batch": 159,
 }
 
 
@@ -214,6 +214,22 @@ def _from_imports(path: Path) -> list[tuple[ast.ImportFrom, bool]]:
         for n in ast.walk(tree)
         if isinstance(n, ast.ImportFrom) and n.module and n.module.startswith("feltlab")
     ]
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    mods = _module_names()
+    wrong = []
+    for me, path in mods.items():
+        for node, _ in _from_imports(path):
+            if node.module in COMPILED:
+                continue
+            for a in node.names:
+                if a.name.startswith("_") and not a.name.startswith("__") and node.module != me:
+                    wrong.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.module}.{a.name}")
+    assert not wrong, (
+        f"imports of another module's private names: {wrong}; make the name public in its one "
+        "home (rename it everywhere, with a docstring) or move the code where it belongs"
+    )
 
 
 def test_no_reexport_outside_a_package_init() -> None:

@@ -82,7 +82,7 @@ from feltlab.rig.devices.misbehaving import (
     GroundTruth,  # tests replace it
     misbehaving_device,
 )
-from feltlab.rig.explore.checks import Outcome, _split_known, calibration, check_campaign
+from feltlab.rig.explore.checks import Outcome, calibration, check_campaign, split_known
 from feltlab.rig.explore.scenarios import ALPHA, KEY_HEX, KNOWN, Scenario, draw_scenario
 from feltlab.seeds import child_seed
 
@@ -316,7 +316,7 @@ def run_scenario(
                 violate("crash", f"a callback scheduled at t={t:.6f} s raised {text}")
     for text in tap.crashes:
         violate("crash", f"a listener or handler swallowed {text}")
-    _split_known(out)
+    split_known(out)
     if keep or out.violations:
         out.directory = directory
     else:

@@ -29,7 +29,7 @@ from feltlab.rig.certify.report import sha256_file
 from feltlab.rig.cli import analyze as analyze_cmd
 from feltlab.rig.cli import certify as certify_cmd
 from feltlab.rig.cli_capture import capture as capture_cmd
-from feltlab.rig.clients import _describe_event
+from feltlab.rig.clients import describe_client_event
 from feltlab.seeds import U64_MAX, child_seed
 
 BIG_SEED = 2**62 - 5  # a fresh seed is 62 bits: seed * 7919 overflowed 64 bits
@@ -153,11 +153,11 @@ def test_resume_refuses_a_finished_campaign_and_leaves_it_untouched(
 
 
 def test_missing_count_when_the_device_stops_early() -> None:
-    m = certify._missing_measurement(
+    m = certify.missing_measurement(
         "batch", 2000, 153, "collection stopped", failed=["153: device lost"]
     )
     assert (m.value, m.verdict) == (1847.0, Verdict.FAIL)
-    m = certify._missing_measurement("batch", 2000, 153, "collection stopped: lost")
+    m = certify.missing_measurement("batch", 2000, 153, "collection stopped: lost")
     assert (m.value, m.verdict) == (1847.0, Verdict.ERROR)
     assert m.detail["reason"] == "collection stopped: lost"
 
@@ -288,8 +288,8 @@ def test_default_campaign_folders_never_collide(
     monkeypatch.chdir(tmp_path)
 
     monkeypatch.setattr(cli_campaign_dir.time, "time", lambda: 1_700_000_000.25)  # type: ignore[attr-defined]
-    a = cli_campaign_dir._new_campaign_dir("batch")
-    b = cli_campaign_dir._new_campaign_dir("batch")
+    a = cli_campaign_dir.new_campaign_dir("batch")
+    b = cli_campaign_dir.new_campaign_dir("batch")
     assert a != b and a.is_dir() and b.is_dir()
     assert a.name.endswith("-250000") and b.name == a.name + "-1"
 
@@ -309,7 +309,9 @@ def test_help_describes_alpha_seed_and_models() -> None:
 
 
 def test_injected_faults_read_as_labelled_lines() -> None:
-    line = _describe_event("fault", {"code": 6, "severity": 2, "active": 1, "detail": 0}, "display")
+    line = describe_client_event(
+        "fault", {"code": 6, "severity": 2, "active": 1, "detail": 0}, "display"
+    )
     assert "fault DISPLAY raised (severity ERROR" in line
     assert "injected by the campaign" in line and "{" not in line
 

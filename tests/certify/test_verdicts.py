@@ -180,7 +180,7 @@ def test_a_missing_shoe_is_a_fail_with_its_count(
     collected = certify.Collected(
         requested=13, done=12, missing=[(12, "READ_SHOE 13: no transfer after 3 tries")]
     )
-    res = certify.finish(d, prof, state, collected, progress=certify._NoProgress())
+    res = certify.finish(d, prof, state, collected, progress=certify.NoProgress())
     rec = res.record
     m = {m["name"]: m for m in rec["measurements"]}["collection.shoes_missing"]
     assert (m["value"], m["verdict"]) == (1.0, "FAIL")

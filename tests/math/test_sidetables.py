@@ -44,7 +44,7 @@ def test_perfect_pairs_table_holds_the_rule_15b5_classes() -> None:
 def test_every_installed_table_agrees_with_its_classifier_on_random_rounds() -> None:
     rng = np.random.default_rng(5)
     for name, table in ALL:
-        w = simchunk._wager(name, table)
+        w = simchunk.installed_wager(name, table)
         full = sidetables.full_table(w)
         assert full is not None, name
         assert np.array_equal(full, sidetables.build_table(w)), name  # factored exactly
@@ -93,13 +93,13 @@ def test_a_wager_too_large_to_tabulate_is_named_and_takes_the_batch_path(
         sidetables.build_table(w)
     from feltlab import simchunk
 
-    real = simchunk._wager
+    real = simchunk.installed_wager
 
     def fake(n: str, t: str | None) -> WagerType:
         return FiveCards() if n == "five_cards" else real(n, t)
 
-    monkeypatch.setattr(sim, "_wager", fake)  # the estimates' lookup
-    monkeypatch.setattr(simchunk, "_wager", fake)  # the chunks' lookup
+    monkeypatch.setattr(sim, "installed_wager", fake)  # the estimates' lookup
+    monkeypatch.setattr(simchunk, "installed_wager", fake)  # the chunks' lookup
     specs = [("five_cards", None), ("super_sevens", None)]
     res = sim.simulate(Rules.preset("nz"), 40_000, seed=4, chunk_rounds=40_000, wagers=specs)
     assert res.batch_wagers == ("five_cards",)
@@ -108,7 +108,7 @@ def test_a_wager_too_large_to_tabulate_is_named_and_takes_the_batch_path(
 
 
 def test_a_four_card_table_is_factored_in_two_levels() -> None:
-    w = simchunk._wager("lucky_ladies", None)
+    w = simchunk.installed_wager("lucky_ladies", None)
     t = sidetables.side_table(w)
     assert t is not None and t.pre is not None and t.n_pre >= 1
     # far smaller than the 53^4 entries, and exactly the same function
@@ -168,7 +168,7 @@ def test_a_play_decided_table_is_classify_round_on_every_record_it_can_see() -> 
     dealer_n_cards and hand_blackjack of hands 0..3): 2 x 25 x 2^4 entries, and on the
     simulator's own records it gives what classify_round gives."""
     for name, table in PLAY_DECIDED:
-        w = simchunk._wager(name, table)
+        w = simchunk.installed_wager(name, table)
         inputs = sidetables.table_inputs(w)
         assert inputs is not None
         assert [i.name for i in inputs] == [
@@ -214,7 +214,7 @@ def test_bust_bonus_is_tallied_in_c_over_the_dealers_first_three_ranks() -> None
     """Bust Bonus reads dealer_cards for the 8-8-8: its table is over the dealer's first three
     ranks (simulator inputs FL_IN_DEALER_RANK + 0..2), and the C tally equals its
     classify_round over the simulator's round records round for round (the trace path)."""
-    w = simchunk._wager("bust_bonus", None)
+    w = simchunk.installed_wager("bust_bonus", None)
     inputs = sidetables.table_inputs(w)
     assert inputs is not None and sidetables.untabulated_reason(w) is None
     ranks = native.RECORD_INPUTS["dealer_cards"]
@@ -240,7 +240,7 @@ class DealersFourthCard(WagerType):
     name = "fourth_card"
     round_fields = ("dealer_bust", "dealer_cards")
     dealer_plays_out = True
-    paytables = simchunk._wager("bust_bonus", None).paytables
+    paytables = simchunk.installed_wager("bust_bonus", None).paytables
 
     def classify_round(self, records: np.ndarray) -> np.ndarray:
         r = self._checked_record(records)
@@ -258,13 +258,13 @@ def test_a_wager_reading_more_of_the_dealers_cards_takes_the_batch_path(
     assert why is not None and "more of dealer_cards than the first three ranks" in why
     from feltlab import simchunk
 
-    real = simchunk._wager
+    real = simchunk.installed_wager
 
     def fake(n: str, t: str | None) -> WagerType:
         return DealersFourthCard() if n == "fourth_card" else real(n, t)
 
-    monkeypatch.setattr(sim, "_wager", fake)
-    monkeypatch.setattr(simchunk, "_wager", fake)
+    monkeypatch.setattr(sim, "installed_wager", fake)
+    monkeypatch.setattr(simchunk, "installed_wager", fake)
     res = sim.simulate(
         Rules.preset("vegas_s17"),
         20_000,
