@@ -32,8 +32,7 @@ from pytest_benchmark.fixture import BenchmarkFixture
 
 from benchmarks.compare import PEERS, Comparison, alternate, feltlab_command, user_env, wall
 from benchmarks.compare import RESULTS as COMPARISONS
-from feltlab import native
-from feltlab import simulate as sim
+from feltlab import native, simstrategy
 from feltlab.native.analyzer import AnalyzerRules, shoe_counts
 from feltlab.rules import Rules
 
@@ -53,14 +52,14 @@ def test_analyzer_cdz_six_decks_split_to_four(benchmark: BenchmarkFixture) -> No
 
 @pytest.mark.benchmark(group="analyzer")
 def test_simulator_time_to_a_hundredth_of_a_point(benchmark: BenchmarkFixture) -> None:
-    rules = sim.sim_rules(Rules.preset("vegas_s17"), fresh_shoe=True)
+    rules = simstrategy.sim_rules(Rules.preset("vegas_s17"), fresh_shoe=True)
     rounds = 2_000_000
     rng = native.Xoshiro256StarStar(3)
     # pytest-benchmark's pedantic() is unannotated (third-party)
     res = benchmark.pedantic(  # type: ignore[no-untyped-call]
         native.simulate_rounds, (rng, rules, rounds), rounds=3, iterations=1
     )
-    sd = float(res.net.std()) / sim.DEFAULT_STAKE
+    sd = float(res.net.std()) / simstrategy.DEFAULT_STAKE
     if benchmark.stats:
         rate = rounds / benchmark.stats.stats.mean
         needed = (1.96 * sd / HALF_WIDTH) ** 2

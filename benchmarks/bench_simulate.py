@@ -25,7 +25,7 @@ from pytest_benchmark.fixture import BenchmarkFixture
 
 from benchmarks.compare import RESULTS as COMPARISONS
 from benchmarks.compare import Comparison, alternate, plain_bj, plain_run
-from feltlab import native, parsheet
+from feltlab import native, parsheet, simstrategy
 from feltlab import simulate as sim
 from feltlab.engine import Table, play_round
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
@@ -42,7 +42,7 @@ RESULTS: dict[str, float] = {}
 @pytest.mark.benchmark(group="simulate")
 def test_c_simulator_with_perfect_pairs(benchmark: BenchmarkFixture) -> None:
     rounds = 2_000_000
-    rules_c = sim.sim_rules(RULES)
+    rules_c = simstrategy.sim_rules(RULES)
     pp = PerfectPairs()
     rng = native.Xoshiro256StarStar(1)
 
@@ -63,7 +63,7 @@ def test_c_simulator_with_perfect_pairs(benchmark: BenchmarkFixture) -> None:
 @pytest.mark.benchmark(group="simulate")
 def test_python_round_engine_baseline(benchmark: BenchmarkFixture) -> None:
     rounds = 300
-    policy = sim.TablePolicy(sim.strategy_tables(RULES))
+    policy = simstrategy.TablePolicy(simstrategy.strategy_tables(RULES))
 
     def run() -> None:
         table = Table(

@@ -46,7 +46,7 @@ from benchmarks.compare import (
     user_env,
     wall,
 )
-from feltlab import native
+from feltlab import native, simstrategy
 from feltlab import simulate as sim
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.rules import Rules
@@ -129,7 +129,7 @@ def test_simulate_end_to_end_vs_plain_mode_1(benchmark: Any) -> None:
 @pytest.mark.benchmark(group="targets")
 def test_c_simulator_vs_plain_mode_0(benchmark: Any) -> None:
     n, reps = _sizes(benchmark, 10_000_000, 20_000)
-    rules = sim.sim_rules(RULES)
+    rules = simstrategy.sim_rules(RULES)
     rng = native.Xoshiro256StarStar(1)
 
     def feltlab() -> float:

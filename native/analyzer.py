@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab.native._core import ffi, lib
-from feltlab.native.core import _as_int as _int
+from feltlab.native.core import as_int as _int
 
 STAND, HIT, DOUBLE, SPLIT, SURRENDER, BLACKJACK = 0, 1, 2, 3, 4, 5
 """Action codes of :attr:`Analysis.action` (BLACKJACK: a player blackjack, no decision)."""

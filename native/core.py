@@ -34,12 +34,15 @@ class CoreError(RuntimeError):
     exhausted ChaCha20 stream); the message names the C status."""
 
 
-def _check(status: int, what: str) -> None:
+def check(status: int, what: str) -> None:
+    """Raise :class:`CoreError` naming ``what`` when the C core's ``status`` is not ``FL_OK``."""
     if status != lib.FL_OK:
         raise CoreError(f"{what}: {_STATUS_TEXT.get(status, f'status {status}')}")
 
 
-def _as_int(value: object, name: str, lo: int, hi: int) -> int:
+def as_int(value: object, name: str, lo: int, hi: int) -> int:
+    """``value`` as an int in ``lo..hi``; TypeError if it is no integer (a bool is none),
+    ValueError outside the range, both naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise TypeError(f"{name} must be an integer in {lo}..{hi}, got {type(value).__name__}")
     v = int(value)
@@ -48,8 +51,9 @@ def _as_int(value: object, name: str, lo: int, hi: int) -> int:
     return v
 
 
-def _check_decks(decks: object) -> int:
-    return _as_int(decks, "decks", 1, MAX_DECKS)
+def check_decks(decks: object) -> int:
+    """``decks`` as an int in 1..``MAX_DECKS`` (errors as :func:`as_int`)."""
+    return as_int(decks, "decks", 1, MAX_DECKS)
 
 
 def _writable_c_array(arr: object, name: str, dtypes: tuple[type, ...], ndim: int) -> np.ndarray:
@@ -95,10 +99,10 @@ class BitGenerator(ABC):
     # -- raw output -------------------------------------------------------
     def random_raw(self, size: int = 1) -> npt.NDArray[np.uint64]:
         """``size`` raw 64-bit outputs, shape ``(size,)``, dtype uint64."""
-        n = _as_int(size, "size", 0, 1 << 40)
+        n = as_int(size, "size", 0, 1 << 40)
         out = np.empty(n, dtype=np.uint64)
         with self._lock:
-            _check(
+            check(
                 lib.fl_rng_fill_u64(self._state, ffi.from_buffer("uint64_t[]", out), n),
                 "random_raw",
             )
@@ -110,11 +114,11 @@ class BitGenerator(ABC):
         Lemire's nearly-divisionless method (D. Lemire, "Fast Random Integer Generation in an
         Interval", ACM TOMACS 29(1), 2019).  ``bound`` is in 1..2^64-1.
         """
-        b = _as_int(bound, "bound", 1, _U64_MAX)
-        n = _as_int(size, "size", 0, 1 << 40)
+        b = as_int(bound, "bound", 1, _U64_MAX)
+        n = as_int(size, "size", 0, 1 << 40)
         out = np.empty(n, dtype=np.uint64)
         with self._lock:
-            _check(
+            check(
                 lib.fl_rng_bounded(self._state, b, ffi.from_buffer("uint64_t[]", out), n),
                 "integers",
             )
@@ -159,7 +163,7 @@ class Xoshiro256StarStar(BitGenerator):
 
     def __init__(self, seed: int | None = None) -> None:
         super().__init__()
-        s = secrets.randbits(64) if seed is None else _as_int(seed, "seed", 0, _U64_MAX)
+        s = secrets.randbits(64) if seed is None else as_int(seed, "seed", 0, _U64_MAX)
         lib.fl_rng_seed_xoshiro(self._state, s)
 
     @classmethod
@@ -172,17 +176,17 @@ class Xoshiro256StarStar(BitGenerator):
     def jump(self) -> None:
         """Advance by 2^128 outputs (the reference ``jump()``)."""
         with self._lock:
-            _check(lib.fl_xoshiro_jump(self._state), "jump")
+            check(lib.fl_xoshiro_jump(self._state), "jump")
 
     def long_jump(self) -> None:
         """Advance by 2^192 outputs (the reference ``long_jump()``)."""
         with self._lock:
-            _check(lib.fl_xoshiro_long_jump(self._state), "long_jump")
+            check(lib.fl_xoshiro_long_jump(self._state), "long_jump")
 
     def spawn(self, n: int) -> list[BitGenerator]:
         """``n`` children 1..n jumps (2^128 outputs) ahead of this generator; this generator
         then moves n + 1 jumps ahead, so neither it nor later spawns overlap the children."""
-        count = _as_int(n, "n", 0, 1 << 20)
+        count = as_int(n, "n", 0, 1 << 20)
         children: list[BitGenerator] = []
         with self._spawn_lock:
             walker = self.copy()
@@ -197,7 +201,7 @@ class Xoshiro256StarStar(BitGenerator):
     def getstate(self) -> dict[str, Any]:
         words = ffi.new("uint64_t[4]")
         with self._lock:
-            _check(lib.fl_xoshiro_get(self._state, words), "getstate")
+            check(lib.fl_xoshiro_get(self._state, words), "getstate")
         return {"bit_generator": self.name, "s": [int(w) for w in words]}
 
     def setstate(self, state: dict[str, Any]) -> None:
@@ -206,11 +210,11 @@ class Xoshiro256StarStar(BitGenerator):
         s = state.get("s")
         if not isinstance(s, list | tuple) or len(s) != 4:
             raise ValueError("state['s'] must be a list of four 64-bit words")
-        words = [_as_int(w, "state['s'][i]", 0, _U64_MAX) for w in s]
+        words = [as_int(w, "state['s'][i]", 0, _U64_MAX) for w in s]
         if not any(words):
             raise ValueError("state['s'] must not be all zero (xoshiro's one fixed point)")
         with self._lock:
-            _check(lib.fl_rng_set_xoshiro(self._state, words), "setstate")
+            check(lib.fl_rng_set_xoshiro(self._state, words), "setstate")
 
 
 class ChaCha20(BitGenerator):
@@ -242,11 +246,11 @@ class ChaCha20(BitGenerator):
                 raise ValueError(f"a ChaCha20 key must be 32 bytes, got {len(seed)}")
             key = bytes(seed)
         else:
-            key = _as_int(seed, "seed", 0, (1 << 256) - 1).to_bytes(32, "little")
+            key = as_int(seed, "seed", 0, (1 << 256) - 1).to_bytes(32, "little")
         if not isinstance(nonce, bytes | bytearray) or len(nonce) != 12:
             raise ValueError("nonce must be 12 bytes (RFC 8439 96-bit nonce)")
-        c = _as_int(counter, "counter", 0, (1 << 32) - 1)
-        _check(
+        c = as_int(counter, "counter", 0, (1 << 32) - 1)
+        check(
             lib.fl_rng_seed_chacha(
                 self._state,
                 ffi.from_buffer("uint8_t[]", key),
@@ -258,10 +262,10 @@ class ChaCha20(BitGenerator):
 
     def keystream(self, n: int) -> bytes:
         """The next ``n`` keystream bytes (RFC 8439 section 2.4)."""
-        count = _as_int(n, "n", 0, 1 << 40)
+        count = as_int(n, "n", 0, 1 << 40)
         buf = bytearray(count)
         with self._lock:
-            _check(
+            check(
                 lib.fl_chacha_keystream(self._state, ffi.from_buffer("uint8_t[]", buf), count),
                 "keystream",
             )
@@ -271,7 +275,7 @@ class ChaCha20(BitGenerator):
         """``n`` children, each keyed by the next 32 keystream bytes of this generator (a
         pseudorandom function of the parent's key: independent for any computational
         purpose)."""
-        count = _as_int(n, "n", 0, 1 << 20)
+        count = as_int(n, "n", 0, 1 << 20)
         with self._spawn_lock:
             return [ChaCha20(self.keystream(32)) for _ in range(count)]
 
@@ -281,8 +285,8 @@ class ChaCha20(BitGenerator):
         block = ffi.new("uint64_t *")
         offset = ffi.new("uint32_t *")
         with self._lock:
-            _check(lib.fl_chacha_get_key(self._state, key, nonce), "getstate")
-            _check(lib.fl_chacha_tell(self._state, block, offset), "getstate")
+            check(lib.fl_chacha_get_key(self._state, key, nonce), "getstate")
+            check(lib.fl_chacha_tell(self._state, block, offset), "getstate")
         return {
             "bit_generator": self.name,
             "key": bytes(ffi.buffer(key)).hex(),
@@ -301,11 +305,11 @@ class ChaCha20(BitGenerator):
             raise ValueError("state needs hex 'key' (32 bytes) and 'stream' (8 bytes)") from exc
         if len(key) != 32 or len(stream) != 8:
             raise ValueError("state needs hex 'key' (32 bytes) and 'stream' (8 bytes)")
-        block = _as_int(state.get("block"), "state['block']", 0, _U64_MAX)
-        offset = _as_int(state.get("offset"), "state['offset']", 0, 63)
+        block = as_int(state.get("block"), "state['block']", 0, _U64_MAX)
+        offset = as_int(state.get("offset"), "state['offset']", 0, 63)
         nonce = (block >> 32).to_bytes(4, "little") + stream
         with self._lock:
-            _check(
+            check(
                 lib.fl_rng_seed_chacha(
                     self._state,
                     ffi.from_buffer("uint8_t[]", key),
@@ -314,7 +318,7 @@ class ChaCha20(BitGenerator):
                 ),
                 "setstate",
             )
-            _check(lib.fl_chacha_seek(self._state, block, offset), "setstate")
+            check(lib.fl_chacha_seek(self._state, block, offset), "setstate")
 
 
 RngName = Literal["xoshiro256**", "chacha20"]
@@ -330,7 +334,9 @@ def make_rng(name: str, seed: int | None = None) -> BitGenerator:
     raise ValueError(f"unknown generator {name!r}; choose 'xoshiro256**' or 'chacha20'")
 
 
-def _rng_ptr(rng: object) -> Any:
+def rng_ptr(rng: object) -> Any:
+    """The C state pointer of a feltlab generator (Xoshiro256StarStar or ChaCha20); TypeError
+    for any other object."""
     if not isinstance(rng, BitGenerator):
         raise TypeError(
             f"rng must be a feltlab.native generator (Xoshiro256StarStar or ChaCha20), "
@@ -343,7 +349,7 @@ def chacha20_block(state: list[int] | tuple[int, ...]) -> list[int]:
     """The RFC 8439 section 2.3 block function on 16 uint32 words; returns 16 words."""
     if len(state) != 16:
         raise ValueError(f"state must be 16 32-bit words, got {len(state)}")
-    words = [_as_int(w, "state[i]", 0, 0xFFFFFFFF) for w in state]
+    words = [as_int(w, "state[i]", 0, 0xFFFFFFFF) for w in state]
     out = ffi.new("uint32_t[16]")
     lib.fl_chacha20_block(words, out)
     return [int(w) for w in out]
@@ -383,13 +389,13 @@ def new_shoe(decks: int, *, ids: bool = False) -> npt.NDArray[np.uint8] | npt.ND
 
     ``ids=False``: card codes, uint8; ``ids=True``: physical ids ``deck * 52 + code``, uint16.
     """
-    d = _check_decks(decks)
+    d = check_decks(decks)
     if ids:
         out16 = np.empty(d * 52, dtype=np.uint16)
-        _check(lib.fl_new_shoe_ids(d, ffi.from_buffer("uint16_t[]", out16), out16.size), "new_shoe")
+        check(lib.fl_new_shoe_ids(d, ffi.from_buffer("uint16_t[]", out16), out16.size), "new_shoe")
         return out16
     out8 = np.empty(d * 52, dtype=np.uint8)
-    _check(lib.fl_new_shoe_codes(d, ffi.from_buffer("uint8_t[]", out8), out8.size), "new_shoe")
+    check(lib.fl_new_shoe_codes(d, ffi.from_buffer("uint8_t[]", out8), out8.size), "new_shoe")
     return out8
 
 
@@ -400,13 +406,13 @@ def shuffle(cards: np.ndarray, rng: BitGenerator) -> None:
     TypeError for another dtype, ValueError for a non-contiguous or read-only array.
     """
     arr = _writable_c_array(cards, "cards", (np.uint8, np.uint16), 1)
-    ptr = _rng_ptr(rng)
+    ptr = rng_ptr(rng)
     with rng._lock:
         if arr.dtype == np.uint8:
             status = lib.fl_shuffle_u8(ptr, ffi.from_buffer("uint8_t[]", arr), arr.size)
         else:
             status = lib.fl_shuffle_u16(ptr, ffi.from_buffer("uint16_t[]", arr), arr.size)
-    _check(status, "shuffle")
+    check(status, "shuffle")
 
 
 def shuffle_batch(
@@ -428,27 +434,27 @@ def shuffle_batch(
     ``out`` (optional) is a caller-owned array of that shape and dtype to fill instead, in
     which case ``n_shoes`` may be omitted.
     """
-    d = _check_decks(decks)
+    d = check_decks(decks)
     dtype = np.uint16 if ids else np.uint8
     if out is None:
         if n_shoes is None:
             raise TypeError("give n_shoes (the number of shoes) or out (an array to fill)")
-        n = _as_int(n_shoes, "n_shoes", 0, 1 << 40)
+        n = as_int(n_shoes, "n_shoes", 0, 1 << 40)
         arr = np.empty((n, d * 52), dtype=dtype)
     else:
         arr = _writable_c_array(out, "out", (dtype,), 2)
         if arr.shape[1] != d * 52:
             raise ValueError(f"out must have {d * 52} columns for {d} decks, got {arr.shape[1]}")
-        if n_shoes is not None and _as_int(n_shoes, "n_shoes", 0, 1 << 40) != arr.shape[0]:
+        if n_shoes is not None and as_int(n_shoes, "n_shoes", 0, 1 << 40) != arr.shape[0]:
             raise ValueError(f"n_shoes={n_shoes} disagrees with out.shape[0]={arr.shape[0]}")
         n = arr.shape[0]
-    ptr = _rng_ptr(rng)
+    ptr = rng_ptr(rng)
     with rng._lock:
         if ids:
             status = lib.fl_shuffle_batch_ids(ptr, d, ffi.from_buffer("uint16_t[]", arr), n)
         else:
             status = lib.fl_shuffle_batch_codes(ptr, d, ffi.from_buffer("uint8_t[]", arr), n)
-    _check(status, "shuffle_batch")
+    check(status, "shuffle_batch")
     return arr
 
 
@@ -472,14 +478,14 @@ def riffle_shuffle(cards: np.ndarray, rng: BitGenerator, passes: int = 1) -> Non
     Raises TypeError/ValueError for a bad array or count.
     """
     arr = _model_array(cards)
-    k = _as_int(passes, "passes", 0, 1 << 16)
-    ptr = _rng_ptr(rng)
+    k = as_int(passes, "passes", 0, 1 << 16)
+    ptr = rng_ptr(rng)
     with rng._lock:
         if arr.dtype == np.uint8:
             st = lib.fl_riffle_u8(ptr, ffi.from_buffer("uint8_t[]", arr), arr.size, k)
         else:
             st = lib.fl_riffle_u16(ptr, ffi.from_buffer("uint16_t[]", arr), arr.size, k)
-    _check(st, "riffle_shuffle")
+    check(st, "riffle_shuffle")
 
 
 def shelf_shuffle(cards: np.ndarray, rng: BitGenerator, shelves: int, passes: int = 1) -> None:
@@ -492,15 +498,15 @@ def shelf_shuffle(cards: np.ndarray, rng: BitGenerator, shelves: int, passes: in
     Probab. 23(4), 2013).  ``shelves`` in 1..256, at most 4096 cards.
     """
     arr = _model_array(cards)
-    m = _as_int(shelves, "shelves", 1, MAX_SHELVES)
-    k = _as_int(passes, "passes", 0, 1 << 16)
-    ptr = _rng_ptr(rng)
+    m = as_int(shelves, "shelves", 1, MAX_SHELVES)
+    k = as_int(passes, "passes", 0, 1 << 16)
+    ptr = rng_ptr(rng)
     with rng._lock:
         if arr.dtype == np.uint8:
             st = lib.fl_shelf_u8(ptr, ffi.from_buffer("uint8_t[]", arr), arr.size, m, k)
         else:
             st = lib.fl_shelf_u16(ptr, ffi.from_buffer("uint16_t[]", arr), arr.size, m, k)
-    _check(st, "shelf_shuffle")
+    check(st, "shelf_shuffle")
 
 
 NO_POSITION: int = int(lib.FL_NO_POSITION)
@@ -556,7 +562,7 @@ class ModelStream:
                 f"model {kind} takes exactly the parameters ({', '.join(keys) or 'none'}), "
                 f"got ({', '.join(sorted(given)) or 'none'})"
             )
-        values = [_as_int(given[k], f"{kind} {k}", 0, _U32_MAX) for k in keys]
+        values = [as_int(given[k], f"{kind} {k}", 0, _U32_MAX) for k in keys]
         self.kind = kind
         self.params: dict[str, int] = dict(zip(keys, values, strict=True))
         self._state: Any = ffi.new("fl_model_stream *")
@@ -569,7 +575,7 @@ class ModelStream:
                 f"model {kind}: a parameter is out of range ({self.params}); see the library's "
                 "ranges in docs/certification.md"
             )
-        _check(st, "model")
+        check(st, "model")
 
     @property
     def shoes_drawn(self) -> int:
@@ -577,7 +583,7 @@ class ModelStream:
         return int(self._state.shoes)
 
     def _check_cards(self, n_cards: object) -> int:
-        n = _as_int(n_cards, "n_cards", 0, MAX_MODEL_CARDS)
+        n = as_int(n_cards, "n_cards", 0, MAX_MODEL_CARDS)
         p = self.params
         if "pos" in p and p["pos"] >= n:
             raise ValueError(
@@ -606,17 +612,17 @@ class ModelStream:
         ``pos`` beyond it), TypeError for a bad ``rng`` or ``out``.
         """
         n = self._check_cards(n_cards)
-        rows = _as_int(n_shoes, "n_shoes", 0, 1 << 40)
+        rows = as_int(n_shoes, "n_shoes", 0, 1 << 40)
         if out is None:
             arr = np.empty((rows, n), dtype=np.uint16)
         else:
             arr = _writable_c_array(out, "out", (np.uint16,), 2)
             if arr.shape != (rows, n):
                 raise ValueError(f"out must have shape {(rows, n)}, got {arr.shape}")
-        ptr = _rng_ptr(rng)
+        ptr = rng_ptr(rng)
         with rng._lock, self._lock:
             st = lib.fl_model_shoes(self._state, ptr, ffi.from_buffer("uint16_t[]", arr), rows, n)
-        _check(st, f"model {self.kind}")
+        check(st, f"model {self.kind}")
         return arr
 
     def shoe(self, rng: BitGenerator, n_cards: int) -> npt.NDArray[np.uint16]:

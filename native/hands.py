@@ -11,7 +11,7 @@ import numpy.typing as npt
 from feltlab.native._core import ffi, lib
 from feltlab.native.core import (
     NO_CARD,
-    _check,
+    check,
 )
 
 
@@ -70,7 +70,7 @@ def evaluate_hands(cards: np.ndarray) -> HandValues:
             f"cards[{row}, {col}] = {int(cards[row, col])} is not a card: codes are 0..51, "
             f"and {NO_CARD} (NO_CARD) may only pad the end of a hand"
         )
-    _check(status, "evaluate_hands")
+    check(status, "evaluate_hands")
     return HandValues(
         hard_total=hard,
         total=total,

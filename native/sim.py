@@ -12,10 +12,10 @@ import numpy.typing as npt
 from feltlab.native._core import ffi, lib
 from feltlab.native.core import (
     BitGenerator,
-    _as_int,
-    _check,
-    _check_decks,
-    _rng_ptr,
+    as_int,
+    check,
+    check_decks,
+    rng_ptr,
 )
 
 HIT, STAND, DOUBLE_ELSE_HIT, DOUBLE_ELSE_STAND = 0, 1, 2, 3
@@ -150,25 +150,25 @@ class SimResult:
 
 def _sim_struct(r: SimRules) -> Any:
     c = ffi.new("fl_sim_rules *")
-    c.decks = _check_decks(r.decks)
+    c.decks = check_decks(r.decks)
     c.h17, c.peek = int(bool(r.h17)), int(bool(r.peek))
-    c.enhc_takes = _as_int(r.enhc_takes, "enhc_takes", 0, 2)
-    c.bj_num = _as_int(r.bj_num, "bj_num", 1, 1000)
-    c.bj_den = _as_int(r.bj_den, "bj_den", 1, 1000)
-    c.double_on = _as_int(r.double_on, "double_on", 0, 3)
+    c.enhc_takes = as_int(r.enhc_takes, "enhc_takes", 0, 2)
+    c.bj_num = as_int(r.bj_num, "bj_num", 1, 1000)
+    c.bj_den = as_int(r.bj_den, "bj_den", 1, 1000)
+    c.double_on = as_int(r.double_on, "double_on", 0, 3)
     c.double_after_split = int(bool(r.double_after_split))
-    c.max_hands = _as_int(r.max_hands, "max_hands", 1, 4)
+    c.max_hands = as_int(r.max_hands, "max_hands", 1, 4)
     c.resplit_aces = int(bool(r.resplit_aces))
     c.split_aces_one_card = int(bool(r.split_aces_one_card))
     size = r.decks * 52
-    cut = _as_int(r.cut_position, "cut_position", 0, size)
+    cut = as_int(r.cut_position, "cut_position", 0, size)
     if cut and size - cut < 26:
         raise ValueError(
             f"cut_position={cut} leaves fewer than 26 cards behind the cut of a {size}-card "
             "shoe: a round could run out of cards; place the cutting card further forward"
         )
     c.cut_position = cut
-    c.stake = _as_int(r.stake, "stake", 1, 10**8)
+    c.stake = as_int(r.stake, "stake", 1, 10**8)
     top = c.stake * max(8, -(-c.bj_num // c.bj_den))  # 4 doubled hands, or a blackjack
     if top > 2**31 - 1:
         raise ValueError(
@@ -176,7 +176,7 @@ def _sim_struct(r: SimRules) -> Any:
             ", beyond the simulator's int32 cents per round: lower the stake or the blackjack "
             "odds"
         )
-    c.surrender = _as_int(r.surrender, "surrender", 0, 2)
+    c.surrender = as_int(r.surrender, "surrender", 0, 2)
     c.dealer_plays_out = int(bool(r.dealer_plays_out))
     for name, shape, top in (
         ("hard", (32, 11), 3),
@@ -206,15 +206,15 @@ def simulate_rounds(
     long-jumped k % SIM_LANES times (simulator version :data:`SIM_VERSION`); ``rng`` is left
     long-jumped SIM_LANES times, so a next call never overlaps this one.  Raises ValueError
     for bad rules."""
-    n = _as_int(n_rounds, "n_rounds", 0, 1 << 40)
-    cap = _as_int(trace_cap, "trace_cap", 0, 255)
+    n = as_int(n_rounds, "n_rounds", 0, 1 << 40)
+    cap = as_int(trace_cap, "trace_cap", 0, 255)
     c = _sim_struct(rules)
     net = np.empty(n, dtype=np.int32)
     initial = np.empty((n, 5), dtype=np.uint8)
     trace = np.zeros((n, cap), dtype=np.uint8) if cap else None
     tlen = np.zeros(n, dtype=np.uint8) if cap else None
     rec = np.zeros(n, dtype=RECORD_DTYPE) if record else None
-    ptr = _rng_ptr(rng)
+    ptr = rng_ptr(rng)
     with rng._lock:
         st = lib.fl_simulate_rounds_rec(
             ptr,
@@ -227,7 +227,7 @@ def simulate_rounds(
             ffi.from_buffer("uint8_t[]", tlen) if tlen is not None else ffi.NULL,
             ffi.cast("fl_round_record *", ffi.from_buffer(rec)) if rec is not None else ffi.NULL,
         )
-    _check(st, "simulate_rounds")
+    check(st, "simulate_rounds")
     return SimResult(net, initial, trace, tlen, rec)
 
 
@@ -237,15 +237,15 @@ def dealer_final(counts: tuple[int, ...], up: int, h17: bool) -> npt.NDArray[np.
     index ``up`` (0 ace .. 9 ten): ``(DF_MAX_CARDS + 1, DF_CLASSES)`` float64, [number of
     cards, class] with classes 0..9 the totals 17..26 and 10 a blackjack (native/src/
     dealer_final.c).  Raises ValueError for bad counts or up card."""
-    vals = [_as_int(c, "counts", 0, 4096) for c in counts]
+    vals = [as_int(c, "counts", 0, 4096) for c in counts]
     if len(vals) != 10 or not 1 <= sum(vals) <= 4096:
         raise ValueError("counts must hold 10 card counts (A, 2..9, ten), 1..4096 cards in all")
     out = np.zeros((DF_MAX_CARDS + 1, DF_CLASSES), dtype=np.float64)
     c = ffi.new("uint32_t[10]", vals)
     st = lib.fl_dealer_final(
-        c, _as_int(up, "up", 0, 9), int(bool(h17)), ffi.from_buffer("double[]", out)
+        c, as_int(up, "up", 0, 9), int(bool(h17)), ffi.from_buffer("double[]", out)
     )
-    _check(st, "dealer_final")
+    check(st, "dealer_final")
     return out
 
 
@@ -299,7 +299,7 @@ def simulate_tally(
     ``initial`` / ``record`` also keep each round's initial cards ``(n, 5)`` uint8 / round
     record ``(n,)`` :data:`RECORD_DTYPE` (for wagers without a table; 5 and 151 bytes a
     round).  Raises ValueError for bad rules or a table whose indexes could leave it."""
-    n = _as_int(n_rounds, "n_rounds", 0, 1 << 40)
+    n = as_int(n_rounds, "n_rounds", 0, 1 << 40)
     c = _sim_struct(rules)
     if len(tables) > 64:
         raise ValueError(f"at most 64 side tables per simulation, got {len(tables)}")
@@ -353,7 +353,7 @@ def simulate_tally(
             ct[k].stride[j] = s
         ct[k].counts = ffi.from_buffer("uint64_t[]", counts[k])
     sums = ffi.new("fl_sim_sums *")
-    ptr = _rng_ptr(rng)
+    ptr = rng_ptr(rng)
     init = np.empty((n, 5), dtype=np.uint8) if initial else None
     rec = np.empty(n, dtype=RECORD_DTYPE) if record else None
     c_init = ffi.from_buffer("uint8_t[]", init) if init is not None and n else ffi.NULL
@@ -362,7 +362,7 @@ def simulate_tally(
         c_rec = ffi.cast("fl_round_record *", ffi.from_buffer(rec))
     with rng._lock:
         st = lib.fl_simulate_tally_out(ptr, c, n, ct, len(tables), sums, c_init, c_rec)
-    _check(st, "simulate_tally")
+    check(st, "simulate_tally")
     net = (sums.net_hi << 64) | sums.net_lo
     if net >> 127:
         net -= 1 << 128

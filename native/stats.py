@@ -12,7 +12,7 @@ import numpy.typing as npt
 from feltlab.native._core import ffi, lib
 from feltlab.native.core import (
     MAX_MODEL_CARDS,
-    _check,
+    check,
 )
 
 
@@ -55,7 +55,7 @@ def check_permutations(perm: np.ndarray) -> tuple[int, int, int] | None:
     )
     if st == lib.FL_ERR_CARD:
         return int(shoe[0]), int(col[0]), int(val[0])
-    _check(st, "check_permutations")
+    check(st, "check_permutations")
     return None
 
 
@@ -82,7 +82,7 @@ def battery_pass(perm: np.ndarray) -> ShoeStatistics:
     )
     if st == lib.FL_ERR_CARD:
         raise ValueError(f"shoe {int(bad[0])} is not a permutation of 0..{n - 1}")
-    _check(st, "battery_pass")
+    check(st, "battery_pass")
     return ShoeStatistics(out[0], out[1], out[2], out[3], counts)
 
 
@@ -102,7 +102,7 @@ def adjacent_rank_pairs(codes: np.ndarray) -> npt.NDArray[np.int64]:
     )
     if st == lib.FL_ERR_CARD:
         raise ValueError("codes holds a value above 51: not a card code")
-    _check(st, "adjacent_rank_pairs")
+    check(st, "adjacent_rank_pairs")
     return counts
 
 
@@ -119,5 +119,5 @@ def successive_shoe_rho(perm: np.ndarray) -> npt.NDArray[np.float64]:
     )
     if st == lib.FL_ERR_CARD:
         raise ValueError("perm holds a row that is not a permutation")
-    _check(st, "successive_shoe_rho")
+    check(st, "successive_shoe_rho")
     return rho

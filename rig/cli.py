@@ -24,11 +24,9 @@ from feltlab.clitypes import is_terminal, make_console, out_option, seed_option
 from feltlab.rig.bus.transport import BusSpec
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.profile_check import MAX_PART_SAMPLES
-from feltlab.rig.cli_campaign_dir import _new_campaign_dir as _new_campaign_dir
-from feltlab.rig.cli_campaign_dir import _refuse_resume_options
-from feltlab.rig.cli_capture import capture as capture
-from feltlab.rig.cli_device import device as device
-from feltlab.rig.cli_device import load_profile as load_profile
+from feltlab.rig.cli_campaign_dir import new_campaign_dir, refuse_resume_options
+from feltlab.rig.cli_capture import capture
+from feltlab.rig.cli_device import device
 from feltlab.rig.cliopts import BUS_HELP, bus_option, profile_option
 from feltlab.rig.errors import RigError
 from feltlab.rig.kinds import DeviceKind, get_kind, kinds
@@ -292,7 +290,7 @@ def _run_certify(
             view = Live(live).open()
         if resume is not None:
             directory = Path(resume)
-            _refuse_resume_options(
+            refuse_resume_options(
                 directory,
                 command,
                 {
@@ -320,7 +318,7 @@ def _run_certify(
                 from feltlab.rig.devices.models import parse_model
 
                 parse_model(model)
-            directory = Path(out) if out else _new_campaign_dir(prof.kind)
+            directory = Path(out) if out else new_campaign_dir(prof.kind)
             if device_on_host and bus is None:
                 raise RigError(
                     "--device-on-host is for a device on --bus; the simulated device of the "
@@ -667,7 +665,7 @@ def analyze(
 ) -> None:
     """Re-run every check of a campaign offline from its CAPTURE (a capture-NNN.blf or the
     campaign directory).  Exit 0 pass, 1 fail, 2 error, 3 inconclusive."""
-    from feltlab.rig.certify.campaign import analyze_path
+    from feltlab.rig.certify.offline import analyze_path
 
     try:
         with _RichProgress() as bar:

@@ -13,7 +13,7 @@ from feltlab.rig.errors import RigError
 from feltlab.rig.kinds import get_kind
 
 
-def _refuse_resume_options(directory: Path, command: str, given: dict[str, Any]) -> None:
+def refuse_resume_options(directory: Path, command: str, given: dict[str, Any]) -> None:
     """``--resume`` continues a campaign exactly as it was started (its campaign.json):
     refuse an option that would change it, and a campaign another command certifies.
     Raises RigError naming them."""
@@ -39,7 +39,7 @@ def _refuse_resume_options(directory: Path, command: str, given: dict[str, Any])
         )
 
 
-def _new_campaign_dir(kind: str) -> Path:
+def new_campaign_dir(kind: str) -> Path:
     """A new default campaign directory, ``feltlab-campaigns/<kind>-<date>-<time>-<us>``,
     created atomically (``mkdir`` without exist_ok: two campaigns started at once never
     share one; a clash takes the next counter)."""

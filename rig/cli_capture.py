@@ -12,8 +12,9 @@ from typing import Any
 
 import click
 
-from feltlab.rig.bus.capture import FORMATS, CaptureDecoder, format_record, read_capture
+from feltlab.rig.bus.capture import CaptureDecoder, format_record, read_capture
 from feltlab.rig.bus.transport import Node
+from feltlab.rig.bus.writer import FORMATS
 from feltlab.rig.cliopts import bus_option, duration_option
 from feltlab.rig.errors import RigError
 from feltlab.rig.protocol.codec import check_base

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from feltlab.cards import card_value as card_value  # re-exported: hands read values
-from feltlab.cards import rank
+from feltlab.cards import (
+    card_value,  # re-exported: hands read values
+    rank,
+)
 
 TEN_RANKS = frozenset({9, 10, 11, 12})
 ACE = 0

@@ -25,7 +25,7 @@ A play-decided wager (``WagerType.round_fields``) classifies round records
   the sheet's fractions are those floats, written exactly.
 - **simulated** (:func:`simulated_par_sheet`) otherwise (e.g. the suits of the dealer's
   cards): whole rounds of the C simulator under the rules and the table strategy
-  (:func:`feltlab.simulate.strategy_tables`), each from a fresh shoe, the dealer playing out
+  (:func:`feltlab.simstrategy.strategy_tables`), each from a fresh shoe, the dealer playing out
   when the wager requires it; outcome frequencies, the return and its 95% half-width.
 """
 
@@ -175,7 +175,9 @@ def _sheet(
     )
 
 
-def _outcomes(wager: WagerType, records: npt.NDArray[np.void]) -> npt.NDArray[np.int64]:
+def wager_outcomes(wager: WagerType, records: npt.NDArray[np.void]) -> npt.NDArray[np.int64]:
+    """The outcome index (int64, shape ``(n,)``) of ``wager`` on each of the ``n`` round
+    ``records``; WagerError when its ``classify_round`` returns another shape, dtype or range."""
     idx = np.asarray(wager.classify_round(records))
     n_out = len(wager.paytable.outcomes)
     if idx.shape != (len(records),) or not np.issubdtype(idx.dtype, np.integer):
@@ -201,7 +203,7 @@ def exact_par_sheet(
     if reason:
         raise WagerError(f"{wager.title} has no exact PAR sheet: {reason}")
     records, p = _joint(rules, condition)
-    idx = _outcomes(wager, records)
+    idx = wager_outcomes(wager, records)
     probs = np.bincount(idx, weights=p, minlength=len(wager.paytable.outcomes)).astype(np.float64)
     given = (
         "the shoe less the up card and the box's first two cards"
@@ -222,7 +224,7 @@ def simulate_outcomes(
     each round, table strategy, the dealer playing out when the wager requires it).
     ``stand_only``: the box stands on its first two cards (never splits, doubles or
     surrenders), the model of :func:`exact_par_sheet`."""
-    from feltlab.simulate import STAND, StrategyTables, sim_rules
+    from feltlab.simstrategy import STAND, StrategyTables, sim_rules
 
     if rounds < 1:
         raise ValueError(f"rounds must be positive, got {rounds}")
@@ -239,7 +241,7 @@ def simulate_outcomes(
         n = min(left, BATCH)
         res = native.simulate_rounds(rng, sr, n, record=True)
         assert res.record is not None
-        counts += np.bincount(_outcomes(wager, res.record), minlength=len(counts))
+        counts += np.bincount(wager_outcomes(wager, res.record), minlength=len(counts))
         left -= n
     return counts
 

@@ -13,7 +13,7 @@ of values; a card input takes the code 0..51, or 52 for a role never dealt (``NO
 The table is C-ordered over the inputs in the order of ``card_roles``.  Entries where a role
 was never dealt, or where the wager is not on offer (``feltlab.parsheet.offered_mask``: an
 insurance wager without an ace up), hold :data:`feltlab.native.NOT_OFFERED` and are not
-counted, as in the batch path (``feltlab.simulate.classify_side_bets``).
+counted, as in the batch path (``feltlab.simchunk.classify_side_bets``).
 
 Round-record fields (the play-decided wagers of issue 16: how the box's hands finished, the
 dealer's final hand) are simulator inputs too, after the five cards

@@ -22,7 +22,7 @@ from feltlab.wagers import WagerType
 
 
 @lru_cache(maxsize=64)
-def _wager(name: str, paytable: str | None) -> WagerType:
+def installed_wager(name: str, paytable: str | None) -> WagerType:
     """An instance of the installed wager type ``name`` (the plugins are loaded once per
     process, not once per chunk)."""
     from feltlab.plugin_manager import collect_wagers, get_plugin_manager
@@ -92,12 +92,12 @@ def classify_round_bets(
 ) -> dict[str, tuple[npt.NDArray[np.int64], int]]:
     """Outcome counts of each play-decided wager (``round_fields``) over the simulator's round
     records ``(n,)`` :data:`feltlab.record.RECORD_DTYPE`: {name: (counts, rounds)}."""
-    from feltlab.playmath import _outcomes
+    from feltlab.playmath import wager_outcomes
 
     out: dict[str, tuple[npt.NDArray[np.int64], int]] = {}
     for w in wagers:
         if w.round_fields:
-            idx = _outcomes(w, records)
+            idx = wager_outcomes(w, records)
             out[w.name] = (np.bincount(idx, minlength=len(w.paytable.pays)), len(records))
     return out
 
@@ -197,7 +197,7 @@ def run_chunk(
     in ``Tally.skipped`` with the reason."""
     from feltlab import sidetables
 
-    instances = [_wager(name, table) for name, table in wager_specs]
+    instances = [installed_wager(name, table) for name, table in wager_specs]
     if trace:
         tally = _simulate_with_records(
             rules, chunk, n_rounds, seed, instances, fresh_shoe, trace=trace
@@ -255,7 +255,7 @@ def batch_reasons(specs: Sequence[tuple[str, str | None]]) -> dict[str, str]:
 
     out: dict[str, str] = {}
     for name, table in specs:
-        why = sidetables.untabulated_reason(_wager(name, table))
+        why = sidetables.untabulated_reason(installed_wager(name, table))
         if why is not None:
             out[name] = why
     return out

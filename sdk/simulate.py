@@ -37,85 +37,14 @@ from feltlab.rules import (
 )
 from feltlab.seeds import SEED_DERIVATION_VERSION
 from feltlab.simchunk import (
-    RECORD_BATCH as RECORD_BATCH,
-)
-from feltlab.simchunk import (
-    Tally as Tally,
-)
-from feltlab.simchunk import (
-    _settle_side_bets as _settle_side_bets,
-)
-from feltlab.simchunk import (
-    _simulate_with_records as _simulate_with_records,
-)
-from feltlab.simchunk import (
-    _wager as _wager,
-)
-from feltlab.simchunk import (
-    batch_reasons as batch_reasons,
-)
-from feltlab.simchunk import (
-    batch_wagers as batch_wagers,
-)
-from feltlab.simchunk import (
-    classify_round_bets as classify_round_bets,
-)
-from feltlab.simchunk import (
-    classify_side_bets as classify_side_bets,
-)
-from feltlab.simchunk import (
-    run_chunk as run_chunk,
+    Tally,
+    batch_reasons,
+    installed_wager,
+    run_chunk,
 )
 from feltlab.simstrategy import (
-    DEFAULT_STAKE as DEFAULT_STAKE,
-)
-from feltlab.simstrategy import (
-    DOUBLE_HIT as DOUBLE_HIT,
-)
-from feltlab.simstrategy import (
-    DOUBLE_STAND as DOUBLE_STAND,
-)
-from feltlab.simstrategy import (
-    HIT as HIT,
-)
-from feltlab.simstrategy import (
-    MIN_BEHIND_CUT as MIN_BEHIND_CUT,
-)
-from feltlab.simstrategy import (
-    ROLE_COLUMNS as ROLE_COLUMNS,
-)
-from feltlab.simstrategy import (
-    STAND as STAND,
-)
-from feltlab.simstrategy import (
-    STRATEGY_FORMAT as STRATEGY_FORMAT,
-)
-from feltlab.simstrategy import (
-    StrategyTables as StrategyTables,
-)
-from feltlab.simstrategy import (
-    TablePolicy as TablePolicy,
-)
-from feltlab.simstrategy import (
-    _action as _action,
-)
-from feltlab.simstrategy import (
-    _code as _code,
-)
-from feltlab.simstrategy import (
-    _strategy_key as _strategy_key,
-)
-from feltlab.simstrategy import (
-    _surrenders as _surrenders,
-)
-from feltlab.simstrategy import (
-    compute_strategy_tables as compute_strategy_tables,
-)
-from feltlab.simstrategy import (
-    sim_rules as sim_rules,
-)
-from feltlab.simstrategy import (
-    strategy_tables as strategy_tables,
+    DEFAULT_STAKE,
+    ROLE_COLUMNS,
 )
 
 
@@ -189,7 +118,7 @@ def _estimates(tally: Tally, specs: Sequence[tuple[str, str | None]]) -> tuple[W
     for name, table in specs:
         if name not in tally.wagers or name in tally.skipped:
             continue
-        w = _wager(name, table)
+        w = installed_wager(name, table)
         counts = np.array(tally.wagers[name], dtype=np.float64)
         n = tally.offered[name]
         pays = np.array([float(p) if p is not None else 0.0 for p in w.paytable.pays])

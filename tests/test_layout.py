@@ -30,7 +30,7 @@ LONG_FUNCTIONS_CEILING = {
     "rig/certify/decode.py:_read_part": 153,
     "rig/certify/offline.py:analyze_path": 107,
     "rig/explore/cli.py:explore_command": 110,
-    "rig/explore/scenarios.py:_draw_batch": 159,
+    "rig/explore/scenarios.py:draw_batch": 159,
 }
 
 
@@ -175,3 +175,136 @@ def test_rig_stages_import_down_the_data_flow() -> None:
             elif target == "top":
                 wrong.append(f"rig/{rel}.py ({me}) imports {name} (the top)")
     assert not wrong, f"imports against the rig's arrows in docs/design.md: {sorted(wrong)}"
+
+
+# ===================================================================== the house's guard rails
+PACKAGES = {"sdk": "feltlab", "plugins": "feltlab.plugins", "rig": "feltlab.rig",
+            "native": "feltlab.native"}  # fmt: skip
+COMPILED = {"feltlab.native._core"}
+"""Extension modules (cffi's ``_core``): leaves of the import graph, named as cffi names them."""
+
+
+def _module_names() -> dict[str, Path]:
+    """Every module of the four rooms by its import name (a package by its ``__init__``)."""
+    out = {}
+    for room, package in PACKAGES.items():
+        for p in _modules(room):
+            rel = p.relative_to(ROOT / room).with_suffix("").parts
+            out[".".join((package, *rel)).removesuffix(".__init__")] = p
+    return out
+
+
+def _typing_only(tree: ast.AST) -> set[int]:
+    return {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for stmt in node.body
+        for n in ast.walk(stmt)
+    }
+
+
+def _from_imports(path: Path) -> list[tuple[ast.ImportFrom, bool]]:
+    """Every ``from feltlab... import`` of ``path``, function-level ones included, with
+    whether it runs (False: under ``if TYPE_CHECKING:``)."""
+    tree = ast.parse(path.read_text(), str(path))
+    typing = _typing_only(tree)
+    return [
+        (n, id(n) not in typing)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and n.module and n.module.startswith("feltlab")
+    ]
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    mods = _module_names()
+    wrong = []
+    for me, path in mods.items():
+        for node, _ in _from_imports(path):
+            if node.module in COMPILED:
+                continue
+            for a in node.names:
+                if a.name.startswith("_") and not a.name.startswith("__") and node.module != me:
+                    wrong.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.module}.{a.name}")
+    assert not wrong, (
+        f"imports of another module's private names: {wrong}; make the name public in its one "
+        "home (rename it everywhere, with a docstring) or move the code where it belongs"
+    )
+
+
+def test_no_reexport_outside_a_package_init() -> None:
+    wrong = [
+        f"{path.relative_to(ROOT)}:{node.lineno} {a.name}"
+        for path in _module_names().values()
+        if path.name != "__init__.py"
+        for node, _ in _from_imports(path)
+        for a in node.names
+        if a.asname == a.name
+    ]
+    assert not wrong, (
+        f"'import X as X' re-exports outside __init__.py: {wrong}; import X from its defining "
+        "module and delete the re-export"
+    )
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the modules it imports at run time (function-level imports included; a
+    name imported from a package resolves to its submodule when it is one)."""
+    mods = _module_names()
+
+    def home(name: str) -> str | None:
+        while name and name not in mods and name not in COMPILED:
+            name = name.rpartition(".")[0]
+        return name if name in mods else None
+
+    graph: dict[str, set[str]] = {}
+    for me, path in mods.items():
+        deps: set[str] = set()
+        tree = ast.parse(path.read_text(), str(path))
+        typing = _typing_only(tree)
+        for node in ast.walk(tree):
+            if id(node) in typing:
+                continue
+            if isinstance(node, ast.Import):
+                deps.update(h for a in node.names if (h := home(a.name)))
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for a in node.names:
+                    full = f"{node.module}.{a.name}"
+                    h = full if full in mods else home(node.module)
+                    if h:
+                        deps.add(h)
+        deps.discard(me)
+        graph[me] = deps
+    return graph
+
+
+def test_no_import_cycle() -> None:
+    graph = _import_graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while (w := stack.pop()) != v:
+                comp.append(w)
+            if comp:
+                cycles.append(sorted([v, *comp]))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    assert not cycles, (
+        f"import cycles (function-level imports included): {cycles}; move the shared piece to "
+        "the module it belongs to, or pass it in"
+    )

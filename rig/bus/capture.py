@@ -23,12 +23,13 @@ from typing import Any
 import can
 
 from feltlab.inputs import read_regular
-from feltlab.rig.bus.writer import FORMATS as FORMATS
-from feltlab.rig.bus.writer import JOURNAL_MAGIC
-from feltlab.rig.bus.writer import JOURNAL_SUFFIX as JOURNAL_SUFFIX
-from feltlab.rig.bus.writer import CaptureWriter as CaptureWriter
-from feltlab.rig.bus.writer import MappedJournal as MappedJournal
-from feltlab.rig.bus.writer import journal_path as journal_path
+from feltlab.rig.bus.writer import (
+    FORMATS,
+    JOURNAL_MAGIC,
+    JOURNAL_SUFFIX,
+    CaptureWriter,
+    journal_path,
+)
 from feltlab.rig.errors import ProtocolError, RigError
 from feltlab.rig.protocol.codec import (
     DBC_BASE,

@@ -27,7 +27,7 @@ from isotp.tools import Timer as _IsoTpTimer
 
 from feltlab.rig.clock import ScheduledCall, SimClock
 from feltlab.rig.errors import RigError
-from feltlab.rig.protocol.codec import frame_bits
+from feltlab.rig.protocol.bittime import frame_bits
 
 log = logging.getLogger(__name__)
 

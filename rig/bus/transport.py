@@ -25,7 +25,7 @@ import can
 from feltlab.rig.bus.isotp_channel import IsoTpChannel
 from feltlab.rig.clock import Clock, RealClock
 from feltlab.rig.errors import BusSpecError
-from feltlab.rig.protocol.codec import frame_bits
+from feltlab.rig.protocol.bittime import frame_bits
 
 if TYPE_CHECKING:
     from feltlab.rig.bus.writer import CaptureWriter
@@ -369,7 +369,7 @@ class Node:
         self.listener_errors = 0
         self.listener_error_examples: list[str] = []
         if capture is not None:
-            from feltlab.rig.bus.capture import CaptureWriter
+            from feltlab.rig.bus.writer import CaptureWriter
 
             self.capture = capture if isinstance(capture, CaptureWriter) else CaptureWriter(capture)
             self.add_listener(self.capture.on_message_received)

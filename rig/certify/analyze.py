@@ -29,10 +29,10 @@ from feltlab import native
 from feltlab.rig.certify import battery
 from feltlab.rig.certify.ahead import draw_ahead
 from feltlab.rig.certify.analyze_jackpot import (
-    _authenticate,
-    _failure_detection,
-    _madness21,
-    _prizes,
+    authenticate,
+    check_failure_detection,
+    check_madness21,
+    check_prizes,
 )
 from feltlab.rig.certify.battery import Verdict, combine_verdicts
 from feltlab.rig.certify.decode import CaptureData, timestamp_resolution
@@ -597,9 +597,9 @@ def analyze_jackpot(
     key = prof.key()
     if key is not None:
         starts = freshness_starts(directory)
-        guard(a, "security.results_refused", "results", _authenticate, a, data, prof, key, starts)
+        guard(a, "security.results_refused", "results", authenticate, a, data, prof, key, starts)
     progress.start("analysing: prize distribution", 1)
-    guard(a, "prize_distribution.p_value", "", _prizes, a, data, prof, alpha=alpha)
+    guard(a, "prize_distribution.p_value", "", check_prizes, a, data, prof, alpha=alpha)
     progress.advance()
     guard(
         a,
@@ -620,8 +620,8 @@ def analyze_jackpot(
             data.timings["button_to_result"]
         )
     if prof.campaign.get("inject_faults", True):
-        guard(a, "failure_detection.max", "s", _failure_detection, a, data, lim)
-        guard(a, "madness21", "", _madness21, a, directory)
+        guard(a, "failure_detection.max", "s", check_failure_detection, a, data, lim)
+        guard(a, "madness21", "", check_madness21, a, directory)
     return a
 
 

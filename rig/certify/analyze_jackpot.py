@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from feltlab.rig.certify.campaign import Profile
 
 
-def _failure_detection(a: Analysis, data: CaptureData, lim: dict[str, float]) -> None:
+def check_failure_detection(a: Analysis, data: CaptureData, lim: dict[str, float]) -> None:
+    """Measure the panel's failure-detection time (s, max over samples) against ``lim``."""
     det = data.timings.get("failure_detection", [])
     split = split_samples(det)
     _, umax = a.uncertainty()
@@ -52,7 +53,8 @@ def _failure_detection(a: Analysis, data: CaptureData, lim: dict[str, float]) ->
     )
 
 
-def _prizes(a: Analysis, data: CaptureData, prof: Profile, *, alpha: float) -> None:
+def check_prizes(a: Analysis, data: CaptureData, prof: Profile, *, alpha: float) -> None:
+    """Check the prizes drawn against the profile's ``prize_table`` at level ``alpha``."""
     table = prof.device.get("prize_table")
     if not table:
         a.errors.append("the profile declares no prize_table")
@@ -82,7 +84,7 @@ def _prizes(a: Analysis, data: CaptureData, prof: Profile, *, alpha: float) -> N
         )
 
 
-def _authenticate(
+def authenticate(
     a: Analysis,
     data: CaptureData,
     prof: Profile,
@@ -146,7 +148,8 @@ def _authenticate(
     )
 
 
-def _madness21(a: Analysis, directory: Path | None) -> None:
+def check_madness21(a: Analysis, directory: Path | None) -> None:
+    """Check the madness21 fallback payouts logged in ``directory`` (none: no log)."""
     from feltlab.events import read_jsonl
 
     files = sorted(directory.glob("madness21-*.jsonl")) if directory else []

@@ -44,8 +44,6 @@ import numpy.typing as npt
 from scipy import special
 
 from feltlab import native
-from feltlab.rig.certify.simulate import SHUFFLE_MODELS as SHUFFLE_MODELS
-from feltlab.rig.certify.simulate import simulate_shoes as simulate_shoes
 from feltlab.rig.certify.standards import requirements
 
 

@@ -31,13 +31,13 @@ from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.collect import (
     CampaignOptions,
     Collected,
-    _collect_batch,
-    _open,
-    _wait_heartbeats,
     calibrate_after,
     campaign_fault_plan,
     check_freshness,
+    collect_batch,
     fewer_gc_passes,
+    open_part,
+    wait_heartbeats,
     watch_host,
 )
 from feltlab.rig.certify.decode import CaptureData, read_campaign_capture
@@ -46,15 +46,14 @@ from feltlab.rig.certify.faults import (
     read_trials,
     shoes_needed,
 )
-from feltlab.rig.certify.offline import analyze_campaign as analyze_campaign
-from feltlab.rig.certify.offline import analyze_path as analyze_path
+from feltlab.rig.certify.offline import analyze_campaign, analyze_path
 from feltlab.rig.certify.profile import (
     EXIT_CODES,
     REDACTED,
     CampaignError,
+    NoProgress,
     Profile,
     Progress,
-    _NoProgress,
     load_profile,
     profile_from_dict,
     quick_profile,
@@ -62,21 +61,21 @@ from feltlab.rig.certify.profile import (
 )
 from feltlab.rig.certify.record import (
     CampaignResult,
-    _capture_paths,
-    _collection,
-    _count_samples,
-    _missing_measurement,
-    _new_out_dir,
-    _read_state,
-    _refuse_complete,
-    _sha256,
     build_record,
+    capture_paths,
     check_parts,
     clock_record,
+    collection_record,
+    count_samples,
     device_name,
+    file_sha256,
     first_stamp,
+    missing_measurement,
+    new_out_dir,
+    read_state,
     record_part,
     recover_captures,
+    refuse_complete,
     refuse_links,
     report_plots,
     taken_out_hint,
@@ -89,8 +88,10 @@ from feltlab.rig.errors import (
     RigError,
 )
 from feltlab.rig.kinds import FieldView
-from feltlab.seeds import U64_MAX
-from feltlab.seeds import part_seed as part_seed  # the device seed of a part, re-exported
+from feltlab.seeds import (
+    U64_MAX,
+    part_seed,
+)
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +126,7 @@ def collect_part(
     runner: FaultRunner | None = None
     clock = opts.new_clock(part)
     try:
-        dev, client, _spec = _open(opts, capture, part, seed, clock)
+        dev, client, _spec = open_part(opts, capture, part, seed, clock)
         if live is not None:
             live.attach(client, dev, clock)
             progress = live.progress(progress)
@@ -151,7 +152,7 @@ def collect_part(
             directory=directory,
             part=part,
         )
-        _wait_heartbeats(client, opts.profile.heartbeat_period, stop)
+        wait_heartbeats(client, opts.profile.heartbeat_period, stop)
         if not stop.is_set():
             # the capture stays open a moment longer than ISO-TP's N_Cr: a transfer or reply
             # the device sends after the last sample (a shoe re-sent with other cards) is
@@ -215,15 +216,15 @@ def run_campaign(
     cleanly; the partial record then has verdict ABORTED.  Raises :class:`CampaignError` for
     bad options.  ``live``: an optional :class:`feltlab.rig.live.observer.CampaignObserver` told the
     campaign's state, progress, client and record (``feltlab certify --live``)."""
-    prog = progress or _NoProgress()
+    prog = progress or NoProgress()
     stop = stop or threading.Event()
     out = opts.out
     if resume:
-        state = _read_state(out)
+        state = read_state(out)
         refuse_links(out)  # a link planted in the folder: nothing written through it
-        check_parts(out, state, _capture_paths(out))  # foreign parts: refused before any work
+        check_parts(out, state, capture_paths(out))  # foreign parts: refused before any work
         prof = profile_from_dict(state["profile"]["data"], state["profile"]["path"])
-        _refuse_complete(out, prof, int(state["size"]))
+        refuse_complete(out, prof, int(state["size"]))
         check_freshness(prof)
         opts = CampaignOptions(
             prof,
@@ -243,7 +244,7 @@ def run_campaign(
         check_freshness(opts.profile)  # and an unwritable or rolled-back freshness state
         if opts.seed is not None and not 0 <= opts.seed <= U64_MAX:
             raise CampaignError(f"the seed must be in 0..{U64_MAX}, got {opts.seed}")
-        _new_out_dir(out, taken_out_hint(out, opts.profile.device_kind.command))
+        new_out_dir(out, taken_out_hint(out, opts.profile.device_kind.command))
     prof = opts.profile
     seed = opts.seed if opts.seed is not None else secrets.randbits(62)
     alpha = float(opts.alpha if opts.alpha is not None else prof.campaign.get("alpha", 0.01))
@@ -254,7 +255,7 @@ def run_campaign(
     if size < 2:
         raise CampaignError(f"the sample size must be at least 2, got {size}")
     state = {
-        "campaign_id": uuid.uuid4().hex if not resume else _read_state(out)["campaign_id"],
+        "campaign_id": uuid.uuid4().hex if not resume else read_state(out)["campaign_id"],
         "kind": prof.kind,
         "profile": prof.to_dict(),
         "bus": opts.bus,
@@ -280,7 +281,7 @@ def run_campaign(
         prof.key()  # so does a missing or bad key
     recovered: list[str] = []
     if resume:
-        old = _read_state(out)
+        old = read_state(out)
         state["started"] = old["started"]
         state["recovered_parts"] = old.get("recovered_parts", [])
         recovered = recover_captures(out)
@@ -295,20 +296,20 @@ def run_campaign(
                     "file": name,
                     "campaign_id": state["campaign_id"],
                     "device_seed": part_seed(int(state["seed"]), p),
-                    "sha256": _sha256(out / name),
+                    "sha256": file_sha256(out / name),
                     "first_stamp": first_stamp(out / name),
                     "recovered": True,
                 }
             )
-        check_parts(out, state, _capture_paths(out))  # the recovered parts too
+        check_parts(out, state, capture_paths(out))  # the recovered parts too
     (out / "campaign.json").write_text(json.dumps(state, indent=2))
     if live is not None:
         live.campaign_started(state, out)
-    parts = _capture_paths(out)
+    parts = capture_paths(out)
     have = 0
     if parts:
         prog.start("reading the capture collected so far", None)
-        have = _count_samples(read_campaign_capture(parts, prof.base), prof.kind)
+        have = count_samples(read_campaign_capture(parts, prof.base), prof.kind)
         if live is not None:
             live.already_collected(have)
     part = len(parts) + 1
@@ -437,7 +438,7 @@ def _finish(
     progress: Progress,
     plots: bool,
 ) -> CampaignResult:
-    captures = _capture_paths(out)
+    captures = capture_paths(out)
 
     def analyse() -> tuple[Analysis, CaptureData | None]:
         try:
@@ -462,7 +463,7 @@ def _finish(
         analysis, data = analyse()  # analysed from the file
     analysis.errors[:0] = errors
     size = int(state["size"])
-    have = _count_samples(data, prof.kind) if data is not None else None
+    have = count_samples(data, prof.kind) if data is not None else None
     if have is None:
         why = "the capture could not be analysed"
     elif collected.aborted:
@@ -472,7 +473,7 @@ def _finish(
     else:
         why = "fewer samples in the capture than planned"
     analysis.measurements.append(
-        _missing_measurement(
+        missing_measurement(
             prof.kind,
             size,
             have,
@@ -490,7 +491,7 @@ def _finish(
         captures,
         verdict,
         collected,
-        collection=_collection(size, have, collected),
+        collection=collection_record(size, have, collected),
         heartbeat_kind=data.heartbeat_kind if data is not None else None,
     )
     write_report(out, record, report_plots(analysis, worker) if plots else [])
@@ -506,18 +507,18 @@ __all__ = [
     "CampaignOptions",
     "CampaignResult",
     "Collected",
+    "NoProgress",
     "Profile",
     "Progress",
-    "_NoProgress",
-    "_collect_batch",
-    "_count_samples",
-    "_missing_measurement",
     "analyze_campaign",
     "analyze_path",
     "clock_record",
+    "collect_batch",
+    "count_samples",
     "device_name",
     "finish",
     "load_profile",
+    "missing_measurement",
     "profile_from_dict",
     "quick_profile",
     "record_part",

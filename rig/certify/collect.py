@@ -1,5 +1,5 @@
 """Collection of a certification campaign: :class:`CampaignOptions`, opening the device and
-its client (:func:`_open`), the collection loops of each device kind (``_collect_*``), the
+its client (:func:`open_part`), the collection loops of each device kind (``_collect_*``), the
 Madness 21 part of a jackpot campaign, the lab's freshness state (:func:`freshness_store`)
 and the host's timing calibration around a part (:func:`watch_host`,
 :func:`calibrate_after`).  :func:`feltlab.rig.certify.campaign.collect_part` drives them."""
@@ -189,7 +189,7 @@ def check_freshness(prof: Profile) -> None:
     store.check(key)
 
 
-def _open(
+def open_part(
     opts: CampaignOptions, capture: Path, part: int, seed: int, clock: Clock
 ) -> tuple[Any, Any, str]:
     """Start the simulated device (if any) and the client on ``clock``; returns (device,
@@ -261,7 +261,8 @@ MIN_HEARTBEATS = 4
 so that ``heartbeat.period`` is measurable even from the smallest campaigns."""
 
 
-def _wait_heartbeats(client: Any, period: float, stop: threading.Event) -> None:
+def wait_heartbeats(client: Any, period: float, stop: threading.Event) -> None:
+    """Wait (by the client's clock) for ``MIN_HEARTBEATS`` heartbeats, or for ``stop``."""
     client.clock.wait(
         lambda: client.counts.get("Heartbeat", 0) >= MIN_HEARTBEATS or stop.is_set(),
         (MIN_HEARTBEATS + 2) * period,
@@ -302,7 +303,7 @@ def fewer_gc_passes() -> Iterator[None]:
         gc.set_threshold(*before)
 
 
-def _collect_batch(
+def collect_batch(
     opts: CampaignOptions,
     client: Any,
     want: int,

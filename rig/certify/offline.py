@@ -17,21 +17,21 @@ from feltlab.rig.certify.faults import fault_results, fault_windows, read_trials
 from feltlab.rig.certify.measures import within
 from feltlab.rig.certify.profile import (
     CampaignError,
+    NoProgress,
     Profile,
     Progress,
-    _NoProgress,
     load_profile,
     profile_from_dict,
 )
 from feltlab.rig.certify.record import (
     CampaignResult,
-    _capture_paths,
-    _count_samples,
-    _missing_measurement,
-    _new_out_dir,
-    _read_state,
     build_record,
+    capture_paths,
     check_parts,
+    count_samples,
+    missing_measurement,
+    new_out_dir,
+    read_state,
     report_plots,
 )
 from feltlab.rig.certify.report import write_report
@@ -76,7 +76,7 @@ def analyze_campaign(
     written by this process (:meth:`feltlab.rig.bus.capture.CaptureWriter.frames_as_read`),
     used instead of parsing the file.  One check that cannot run is an ERROR measurement of
     its own; only an unreadable capture raises (RigError, OSError)."""
-    prog = progress or _NoProgress()
+    prog = progress or NoProgress()
     prog.start("decoding the capture", None)
     if host is None:
         host = combine(read_calibrations(directory))
@@ -137,7 +137,7 @@ def analyze_path(
     The profile, alpha and seed come from the campaign's ``campaign.json`` when present,
     else from the options (default: the bundled batch profile, alpha 0.01, seed 0).  The
     report goes to ``out`` when given."""
-    prog = progress or _NoProgress()
+    prog = progress or NoProgress()
     if seed is not None and not 0 <= seed <= U64_MAX:
         raise CampaignError(f"the seed must be in 0..{U64_MAX}, got {seed}")
     if out is not None and (
@@ -150,8 +150,8 @@ def analyze_path(
     directory = path if path.is_dir() else path.parent
     state: dict[str, Any] = {}
     if (directory / "campaign.json").exists():
-        state = _read_state(directory)
-    captures = _capture_paths(path) if path.is_dir() else [path]
+        state = read_state(directory)
+    captures = capture_paths(path) if path.is_dir() else [path]
     if not captures:
         raise CampaignError(f"no capture-NNN.blf in {path}")
     if profile_ref is not None:
@@ -183,7 +183,7 @@ def analyze_path(
     analysis, data = analyze_campaign(
         captures, prof, alpha=use_alpha, seed=use_seed, directory=directory, progress=prog
     )
-    have = _count_samples(data, prof.kind)
+    have = count_samples(data, prof.kind)
     planned = state.get("size") if path.is_dir() else None
     collection: dict[str, Any] = {
         "requested": planned,
@@ -203,7 +203,7 @@ def analyze_path(
         )
         what = prof.device_kind.unit
         analysis.measurements.append(
-            _missing_measurement(
+            missing_measurement(
                 prof.kind,
                 size,
                 have,
@@ -228,6 +228,6 @@ def analyze_path(
     )
     record["analyzed_offline"] = True
     if out is not None:
-        _new_out_dir(out, "choose a new --out directory")
+        new_out_dir(out, "choose a new --out directory")
         write_report(out, record, report_plots(analysis))
     return CampaignResult(verdict, record, out or directory)

@@ -44,7 +44,9 @@ class Progress(Protocol):
     def advance(self, n: int = 1) -> None: ...
 
 
-class _NoProgress:
+class NoProgress:
+    """A progress sink that only logs: the campaign's progress when no display is given."""
+
     def start(self, description: str, total: int | None) -> None:
         log.info("%s (%s)", description, total)
 

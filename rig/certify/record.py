@@ -51,14 +51,16 @@ class CampaignResult:
         return EXIT_CODES.get(self.verdict, 2)
 
 
-def _capture_paths(out: Path) -> list[Path]:
+def capture_paths(out: Path) -> list[Path]:
+    """The capture parts (``capture-NNN.blf``) of ``out``, in part order."""
     return sorted(out.glob("capture-[0-9][0-9][0-9].blf"))
 
 
 def recover_captures(out: Path) -> list[str]:
     """Rebuild every capture part left unfinished by a crash (kill -9, power loss) from its
     journal (:func:`feltlab.rig.bus.capture.recover_capture`); returns the parts recovered."""
-    from feltlab.rig.bus.capture import JOURNAL_SUFFIX, recover_capture
+    from feltlab.rig.bus.capture import recover_capture
+    from feltlab.rig.bus.writer import JOURNAL_SUFFIX
 
     done = []
     for j in sorted(out.glob(f"capture-[0-9][0-9][0-9]{JOURNAL_SUFFIX}")):
@@ -84,7 +86,8 @@ def software_versions() -> dict[str, Any]:
     return out
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The hex SHA-256 of the regular file ``path``; CampaignError for a FIFO, device or folder."""
     h = hashlib.sha256()
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO is seen, never waited on
     if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -111,7 +114,7 @@ def record_part(directory: Path, part: int, capture: Path, *, recovered: bool = 
     """Tie capture part ``part`` to its campaign: its SHA-256 (of the closed file), the
     campaign id and the device seed go into ``campaign.json``'s ``parts`` (written
     atomically).  ``--resume`` and ``analyze`` then refuse a capture that is not this one."""
-    state = _read_state(directory)
+    state = read_state(directory)
     parts = [p for p in state.get("parts", []) if p.get("part") != part]
     parts.append(
         {
@@ -119,7 +122,7 @@ def record_part(directory: Path, part: int, capture: Path, *, recovered: bool = 
             "file": capture.name,
             "campaign_id": state.get("campaign_id"),
             "device_seed": part_seed(int(state["seed"]), part) if "seed" in state else None,
-            "sha256": _sha256(capture),
+            "sha256": file_sha256(capture),
             "first_stamp": first_stamp(capture),
             "recovered": recovered,
         }
@@ -137,7 +140,8 @@ def check_parts(directory: Path, state: dict[str, Any], captures: Sequence[Path]
     journal in ``directory``, must name this campaign and its part on its first line
     (:func:`feltlab.rig.bus.writer.journal_header`). A campaign.json without ``parts`` proves
     nothing and is refused (removing it must not turn the check off)."""
-    from feltlab.rig.bus.capture import JOURNAL_SUFFIX, journal_owner, journal_path
+    from feltlab.rig.bus.capture import journal_owner
+    from feltlab.rig.bus.writer import JOURNAL_SUFFIX, journal_path
 
     cid = state.get("campaign_id")
     if not isinstance(state.get("parts"), list):
@@ -158,7 +162,7 @@ def check_parts(directory: Path, state: dict[str, Any], captures: Sequence[Path]
                 f"{cap} was not collected by campaign {cid} (no such part in its "
                 "campaign.json): remove it, or analyse it on its own as a file"
             )
-        if entry.get("campaign_id") != cid or entry["sha256"] != _sha256(cap):
+        if entry.get("campaign_id") != cid or entry["sha256"] != file_sha256(cap):
             raise CampaignError(
                 f"{cap} does not belong to campaign {cid}: its SHA-256 "
                 "differs from the one recorded when the part closed (another campaign's "
@@ -245,7 +249,7 @@ MAX_STATE_BYTES = 16 << 20
 """A campaign.json is a few kB (its profile included): a larger one is refused."""
 
 
-def _read_state(directory: Path) -> dict[str, Any]:
+def read_state(directory: Path) -> dict[str, Any]:
     """The campaign's ``campaign.json``, checked field by field (type and range).  Raises
     :class:`CampaignError` naming the file and the first bad or missing field."""
     path = directory / "campaign.json"
@@ -282,7 +286,7 @@ def _read_state(directory: Path) -> dict[str, Any]:
     return state
 
 
-def _missing_measurement(
+def missing_measurement(
     kind: str, size: int, have: int | None, why: str, *, failed: Sequence[str] = ()
 ) -> Measurement:
     """``collection.<samples>_missing``: the planned samples (``campaign.json``) that are not
@@ -309,7 +313,7 @@ def _missing_measurement(
     return Measurement(name, 0.0, unit, None, 0.0, Verdict.PASS, detail)
 
 
-def _collection(size: int, have: int | None, collected: Collected | None) -> dict[str, Any]:
+def collection_record(size: int, have: int | None, collected: Collected | None) -> dict[str, Any]:
     """The record's ``collection``: the planned size, the samples of the plan in the capture
     (every part; ``collected + missing_count == requested``), those beyond it
     (``beyond_plan``), whether this run was interrupted, and this run's own part."""
@@ -428,7 +432,7 @@ def build_record(
         "captures": [p.name for p in captures],
         "collection": collection
         if collection is not None
-        else _collection(int(state.get("size") or 0), None, collected),
+        else collection_record(int(state.get("size") or 0), None, collected),
         "battery": analysis.battery.to_dict() if analysis.battery else None,
         "measurements": [m.to_dict() for m in analysis.measurements],
         "errors": analysis.errors,
@@ -482,7 +486,7 @@ def verdict_summary(record: dict[str, Any]) -> dict[str, Any]:
 
 def taken_out_hint(out: Path, command: str) -> str:
     """What to do about a new campaign's --out that is not empty (``{out}`` left for
-    :func:`_new_out_dir`): a finished campaign is analysed again, never resumed (its
+    :func:`new_out_dir`): a finished campaign is analysed again, never resumed (its
     ``--resume`` is refused), an unfinished one continued."""
     if (out / "record.json").exists():
         return "choose a new --out directory, or check that campaign again: feltlab analyze {out}"
@@ -492,7 +496,7 @@ def taken_out_hint(out: Path, command: str) -> str:
     )
 
 
-def _new_out_dir(out: Path, hint: str) -> None:
+def new_out_dir(out: Path, hint: str) -> None:
     """Create ``out`` (or accept it empty).  Raises :class:`CampaignError` when it is a
     file, not empty, or cannot be created; ``hint`` (``{out}`` substituted) says what to do."""
     if out.exists() and not out.is_dir():
@@ -505,13 +509,13 @@ def _new_out_dir(out: Path, hint: str) -> None:
         raise CampaignError(f"cannot create the directory {out}: {exc.strerror or exc}") from exc
 
 
-def _refuse_complete(out: Path, prof: Profile, size: int) -> None:
+def refuse_complete(out: Path, prof: Profile, size: int) -> None:
     """Refuse to resume a finished campaign (its record written, every sample collected):
     resuming would only rewrite its record.  Raises :class:`CampaignError`."""
     if not (out / "record.json").exists():
         return
-    parts = _capture_paths(out)
-    have = _count_samples(read_campaign_capture(parts, prof.base), prof.kind) if parts else 0
+    parts = capture_paths(out)
+    have = count_samples(read_campaign_capture(parts, prof.base), prof.kind) if parts else 0
     if have >= size:
         raise CampaignError(
             f"campaign complete ({have} of {size} {prof.device_kind.unit} collected); "
@@ -519,6 +523,6 @@ def _refuse_complete(out: Path, prof: Profile, size: int) -> None:
         )
 
 
-def _count_samples(data: CaptureData, kind: str) -> int:
+def count_samples(data: CaptureData, kind: str) -> int:
     """The samples of device ``kind`` in a decoded capture (shoes, deals, draws, ...)."""
     return get_kind(kind).count(data)

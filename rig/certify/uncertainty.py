@@ -60,16 +60,16 @@ import can
 import numpy as np
 
 from feltlab.inputs import read_text_regular
-from feltlab.rig.certify.uncertainty_measure import LOOPBACK_ID as LOOPBACK_ID
-from feltlab.rig.certify.uncertainty_measure import BusRef as BusRef
-from feltlab.rig.certify.uncertainty_measure import CalibrationError as CalibrationError
-from feltlab.rig.certify.uncertainty_measure import SiblingSampler as SiblingSampler
-from feltlab.rig.certify.uncertainty_measure import _loopback_reason, _spec
-from feltlab.rig.certify.uncertainty_measure import interface_of as interface_of
-from feltlab.rig.certify.uncertainty_measure import loopback_spec as loopback_spec
-from feltlab.rig.certify.uncertainty_measure import measure_loopback as measure_loopback
 from feltlab.rig.certify.uncertainty_measure import (
-    measure_timer_overshoot as measure_timer_overshoot,
+    BusRef,
+    CalibrationError,
+    SiblingSampler,
+    as_bus_spec,
+    interface_of,
+    loopback_spec,
+    measure_loopback,
+    measure_timer_overshoot,
+    no_loopback_reason,
 )
 from feltlab.rig.clock import Clock
 from feltlab.rig.errors import RigError
@@ -345,7 +345,7 @@ def calibrate_host(
         reason = (
             "no echo came back"
             if loopback_spec(bus_spec) is not None
-            else _loopback_reason(bus_spec)
+            else no_loopback_reason(bus_spec)
         )
     res = float(
         max(
@@ -535,7 +535,7 @@ def _label(spec: BusRef) -> str:
         return "in-process virtual bus"
     if isinstance(spec, can.BusABC):
         return f"{interface_of(spec)}: {spec.channel_info}"
-    return str(_spec(spec))
+    return str(as_bus_spec(spec))
 
 
 def _iso(epoch: float) -> str:

@@ -43,7 +43,7 @@ def interface_of(bus: BusRef) -> str:
             if cls_name == cls:
                 return name
         return cls
-    return _spec(bus).interface
+    return as_bus_spec(bus).interface
 
 
 def measure_timer_overshoot(
@@ -70,7 +70,7 @@ def loopback_spec(spec: BusRef) -> BusSpec | None:
         if interface == "udp_multicast":
             return loopback_spec(BusSpec("udp_multicast", "ff11::4645:4c54"))
         return None
-    s = BusSpec("virtual", "feltlab-certify") if spec is None else _spec(spec)
+    s = BusSpec("virtual", "feltlab-certify") if spec is None else as_bus_spec(spec)
     if s.interface == "virtual":
         return BusSpec("virtual", f"{s.channel}~calibration-{os.getpid()}", None, ())
     if s.interface == "udp_multicast":
@@ -81,7 +81,8 @@ def loopback_spec(spec: BusRef) -> BusSpec | None:
     return None
 
 
-def _loopback_reason(spec: BusRef) -> str:
+def no_loopback_reason(spec: BusRef) -> str:
+    """Why the bus ``spec`` gets no loopback measurement (timer overshoot only)."""
     interface = interface_of(spec)
     if interface == "slcan":
         return "slcan: one serial adapter is one node; a loopback would need a second adapter"
@@ -233,7 +234,8 @@ while not done.is_set() and time.monotonic() < end:
 """
 
 
-def _spec(spec: BusSpec | str) -> BusSpec:
+def as_bus_spec(spec: BusSpec | str) -> BusSpec:
+    """``spec`` parsed to a :class:`BusSpec`; CalibrationError when it does not parse."""
     try:
         return BusSpec.parse(spec) if isinstance(spec, str) else spec
     except BusSpecError as exc:

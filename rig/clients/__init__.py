@@ -17,7 +17,7 @@ from feltlab.rig.clients.events import LOST_AFTER_PERIODS as LOST_AFTER_PERIODS
 from feltlab.rig.clients.events import SECURITY_REASONS as SECURITY_REASONS
 from feltlab.rig.clients.events import WAIT_CEILING as WAIT_CEILING
 from feltlab.rig.clients.events import DeviceEvent as DeviceEvent
-from feltlab.rig.clients.events import _describe_event as _describe_event
+from feltlab.rig.clients.events import describe_client_event as describe_client_event
 from feltlab.rig.clients.panel import CanJackpotPanel as CanJackpotPanel
 from feltlab.rig.clients.panel import JackpotPanelClient as JackpotPanelClient
 from feltlab.rig.clients.shufflers import BatchShufflerClient as BatchShufflerClient

@@ -18,7 +18,7 @@ from feltlab.rig.bus.transport import BusSpec, Node
 from feltlab.rig.clients.events import (
     LOST_AFTER_PERIODS,
     DeviceEvent,
-    _describe_event,
+    describe_client_event,
 )
 from feltlab.rig.clock import Clock, ScheduledCall
 from feltlab.rig.errors import (
@@ -222,7 +222,7 @@ class DeviceClient:
             logging.WARNING if kind in ("lost", "fault", "reboot", "security") else logging.DEBUG,
             "device 0x%03X: %s",
             self.base,
-            _describe_event(kind, detail, self.injected_fault),
+            describe_client_event(kind, detail, self.injected_fault),
         )
         if self.on_event is not None:
             try:

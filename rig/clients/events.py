@@ -20,7 +20,7 @@ WAIT_CEILING = 600.0
 SECURITY_REASONS = {"forged": 1, "replayed": 2, "reordered": 3, "unauthenticated": 4}
 
 
-def _describe_event(kind: str, detail: dict[str, Any], injected: str | None) -> str:
+def describe_client_event(kind: str, detail: dict[str, Any], injected: str | None) -> str:
     """A readable line for a client event: a Fault frame with its names from the protocol
     enums, labelled when the campaign injected it (test mode)."""
     if kind == "fault":

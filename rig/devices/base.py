@@ -37,8 +37,7 @@ from feltlab.rig.protocol.codec import (
     Severity,
     State,
 )
-from feltlab.rig.protocol.inject import FAULT_NAMES as FAULT_NAMES
-from feltlab.rig.protocol.inject import FAULTS as FAULTS
+from feltlab.rig.protocol.inject import FAULT_NAMES, FAULTS
 
 log = logging.getLogger("feltlab.rig.devices")
 

@@ -47,7 +47,9 @@ class Outcome:
         )
 
 
-def _split_known(out: Outcome) -> None:
+def split_known(out: Outcome) -> None:
+    """Move the violations of ``out`` that are known limits of its scenario's tags (``KNOWN``)
+    to its known list, with why."""
     still = []
     tags = set(out.scenario.tags)
     for name, text in out.violations:
@@ -243,9 +245,11 @@ def _short(v: Any) -> str:
     return text if len(text) < 300 else text[:300] + "..."
 
 
-def _check_genuine(
+def check_genuine(
     rec: dict[str, Any], truth: GroundTruth, directory: Path, violate: Callable[[str, str], None]
 ) -> None:
+    """Check the record ``rec`` against the device's ground truth ``truth`` (the shoes it
+    really dealt), calling ``violate`` on each mismatch."""
     from feltlab.rig.certify.decode import read_campaign_capture
 
     if not rec.get("captures") or not truth.shoes:

@@ -15,7 +15,7 @@ from feltlab.seeds import U64_MAX
 
 
 def _line(o: object) -> str:
-    from feltlab.rig.explore.runner import Outcome
+    from feltlab.rig.explore.checks import Outcome
 
     assert isinstance(o, Outcome)
     sc = o.scenario

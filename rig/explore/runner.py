@@ -78,17 +78,12 @@ from feltlab.rig.bus.chaos import ChaosPlan, WireChaos
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.campaign import CampaignOptions, Profile, quick_profile
 from feltlab.rig.clock import SimClock, SimulationStall
-from feltlab.rig.devices.misbehaving import GroundTruth as GroundTruth  # tests replace it
-from feltlab.rig.devices.misbehaving import misbehaving_device
-from feltlab.rig.explore.checks import Outcome as Outcome
-from feltlab.rig.explore.checks import _split_known
-from feltlab.rig.explore.checks import calibration as calibration
-from feltlab.rig.explore.checks import check_campaign as check_campaign
-from feltlab.rig.explore.scenarios import ALPHA as ALPHA
-from feltlab.rig.explore.scenarios import KEY_HEX
-from feltlab.rig.explore.scenarios import KNOWN as KNOWN
-from feltlab.rig.explore.scenarios import Scenario as Scenario
-from feltlab.rig.explore.scenarios import draw_scenario as draw_scenario
+from feltlab.rig.devices.misbehaving import (
+    GroundTruth,  # tests replace it
+    misbehaving_device,
+)
+from feltlab.rig.explore.checks import Outcome, calibration, check_campaign, split_known
+from feltlab.rig.explore.scenarios import ALPHA, KEY_HEX, KNOWN, Scenario, draw_scenario
 from feltlab.seeds import child_seed
 
 log = logging.getLogger(__name__)
@@ -321,7 +316,7 @@ def run_scenario(
                 violate("crash", f"a callback scheduled at t={t:.6f} s raised {text}")
     for text in tap.crashes:
         violate("crash", f"a listener or handler swallowed {text}")
-    _split_known(out)
+    split_known(out)
     if keep or out.violations:
         out.directory = directory
     else:

@@ -206,7 +206,7 @@ def _detected(model: str, size: int, decks: int) -> bool:
     return False
 
 
-def _draw_batch(r: random.Random, base: dict[str, Any], shoes_max: int, small: int) -> Scenario:
+def draw_batch(r: random.Random, base: dict[str, Any], shoes_max: int, small: int) -> Scenario:
     family = r.choices(
         ("fair", "model", "faults", "timing", "chaos", "misbehave"),
         (0.15, 0.2, 0.15, 0.15, 0.2, 0.15),
@@ -377,7 +377,8 @@ def _timing_case(
     return case, value, {"within": "PASS", "at": "ANY"}.get(case, "NOT_PASS")
 
 
-def _draw_continuous(r: random.Random, base: dict[str, Any]) -> Scenario:
+def draw_continuous(r: random.Random, base: dict[str, Any]) -> Scenario:
+    """A random continuous-shuffler scenario drawn from ``r`` over ``base``."""
     family = r.choices(("fair", "timing", "chaos", "misbehave"), (0.35, 0.3, 0.25, 0.1))[0]
     size = r.randint(40, 80)  # enough deals for returned cards to be dealt again
     dev = {"decks": r.choice((1, 2)), "slots": r.choice((8, 38))}
@@ -411,7 +412,8 @@ def _draw_continuous(r: random.Random, base: dict[str, Any]) -> Scenario:
     )
 
 
-def _draw_jackpot(r: random.Random, base: dict[str, Any]) -> Scenario:
+def draw_jackpot(r: random.Random, base: dict[str, Any]) -> Scenario:
+    """A random jackpot-panel scenario drawn from ``r`` over ``base``."""
     family = r.choices(("fair", "timing", "chaos", "misbehave"), (0.35, 0.25, 0.25, 0.15))[0]
     size = r.randint(20, 60)
     auth = r.random() < 0.5

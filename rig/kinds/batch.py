@@ -33,18 +33,18 @@ def simulated_name(prof: Profile, model: str) -> str:
 
 
 def draw_scenario(r: random.Random, base: dict[str, Any], shoes_max: int, small: int) -> Scenario:
-    from feltlab.rig.explore.scenarios import _draw_batch
+    from feltlab.rig.explore.scenarios import draw_batch
 
-    return _draw_batch(r, base, shoes_max, small)
+    return draw_batch(r, base, shoes_max, small)
 
 
 def check_truth(
     rec: dict[str, Any], truth: GroundTruth, directory: Path, violate: Callable[[str, str], None]
 ) -> None:
     """The explorer's ``genuine`` invariant: the shoes analysed are the device's."""
-    from feltlab.rig.explore.checks import _check_genuine
+    from feltlab.rig.explore.checks import check_genuine
 
-    _check_genuine(rec, truth, directory, violate)
+    check_genuine(rec, truth, directory, violate)
 
 
 BATCH = DeviceKind(
@@ -57,7 +57,7 @@ BATCH = DeviceKind(
     unit="shoes",
     command="shuffler",
     # through the campaign module, which re-exports it: a test replaces it there
-    collect=lazy("feltlab.rig.certify.campaign", "_collect_batch"),
+    collect=lazy("feltlab.rig.certify.campaign", "collect_batch"),
     analyze=lazy("feltlab.rig.certify.analyze", "analyze_batch"),
     plan_ahead=lazy("feltlab.rig.certify.analyze", "planned_power_jobs"),
     count=count,

@@ -25,9 +25,9 @@ def count(data: CaptureData) -> int:
 
 
 def draw_scenario(r: random.Random, base: dict[str, Any], shoes_max: int, small: int) -> Scenario:
-    from feltlab.rig.explore.scenarios import _draw_continuous
+    from feltlab.rig.explore.scenarios import draw_continuous
 
-    return _draw_continuous(r, base)
+    return draw_continuous(r, base)
 
 
 CONTINUOUS = DeviceKind(

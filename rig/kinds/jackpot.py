@@ -26,9 +26,9 @@ def count(data: CaptureData) -> int:
 
 
 def draw_scenario(r: random.Random, base: dict[str, Any], shoes_max: int, small: int) -> Scenario:
-    from feltlab.rig.explore.scenarios import _draw_jackpot
+    from feltlab.rig.explore.scenarios import draw_jackpot
 
-    return _draw_jackpot(r, base)
+    return draw_jackpot(r, base)
 
 
 JACKPOT = DeviceKind(

@@ -110,8 +110,9 @@ class Live:
 def view(directory: str, live: str | None, live_linger: float | None, as_json: bool) -> None:
     """Show a finished or interrupted campaign: its record (record.json), or when none was
     written its campaign.json and capture; in the browser with --live."""
-    from feltlab.rig.live.observer import LiveFeed, snapshot_from_directory
+    from feltlab.rig.live.offline import snapshot_from_directory
     from feltlab.rig.live.server import LiveServer, LiveServerError, parse_address
+    from feltlab.rig.live.state import LiveFeed
 
     path = Path(directory)
     try:

@@ -42,17 +42,21 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from feltlab.rig.live.offline import snapshot_from_directory as snapshot_from_directory
-from feltlab.rig.live.state import MAX_EVENTS, _fault_name, unit_of
-from feltlab.rig.live.state import SCHEMA as SCHEMA
-from feltlab.rig.live.state import VERDICTS as VERDICTS
-from feltlab.rig.live.state import LatencyTracker as LatencyTracker
-from feltlab.rig.live.state import LiveFeed as LiveFeed
-from feltlab.rig.live.state import apply_record as apply_record
-from feltlab.rig.live.state import checks_of as checks_of
-from feltlab.rig.live.state import describe_event as describe_event
-from feltlab.rig.live.state import empty_snapshot as empty_snapshot
-from feltlab.rig.live.state import histogram as histogram
+from feltlab.rig.live.offline import snapshot_from_directory
+from feltlab.rig.live.state import (
+    MAX_EVENTS,
+    SCHEMA,
+    VERDICTS,
+    LatencyTracker,
+    LiveFeed,
+    apply_record,
+    checks_of,
+    describe_event,
+    empty_snapshot,
+    fault_name,
+    histogram,
+    unit_of,
+)
 from feltlab.strictjson import json_safe
 
 log = logging.getLogger(__name__)
@@ -246,7 +250,7 @@ class CampaignObserver:
             "heartbeats_missed": int(client.heartbeats_missed),
             "reboots": kinds.get("reboot", 0),
             "faults": kinds.get("fault", 0),
-            "faults_active": [_fault_name(c) for c in sorted(active)],
+            "faults_active": [fault_name(c) for c in sorted(active)],
             "malformed": int(client.decode_errors) + kinds.get("payload_error", 0),
             "stale_replies": int(getattr(client, "stale_replies", 0)),
             "transfer_errors": kinds.get("transfer_error", 0),

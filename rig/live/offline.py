@@ -95,9 +95,9 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
 
 def _apply_capture(snap: dict[str, Any], data: Any, kind: str) -> None:
     """The device's counters and the latency histograms of a capture (CaptureData)."""
-    from feltlab.rig.certify.campaign import _count_samples
+    from feltlab.rig.certify.record import count_samples
 
-    have = _count_samples(data, kind)
+    have = count_samples(data, kind)
     snap["samples"]["collected"] = have
     snap["progress"]["done"] = have
     total = snap["progress"].get("total")

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from feltlab.rig.errors import RigError
-from feltlab.rig.live.observer import LiveFeed
+from feltlab.rig.live.state import LiveFeed
 
 log = logging.getLogger(__name__)
 

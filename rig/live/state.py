@@ -190,7 +190,7 @@ def describe_event(kind: str, detail: Mapping[str, Any]) -> str:
             sev = str(detail.get("severity"))
         state = "raised" if detail.get("active") else "cleared"
         return (
-            f"fault {_fault_name(int(detail.get('code', -1)))} {state} (severity {sev}, "
+            f"fault {fault_name(int(detail.get('code', -1)))} {state} (severity {sev}, "
             f"detail {detail.get('detail', 0)})"
         )
     if not detail:
@@ -402,7 +402,8 @@ def apply_record(snap: dict[str, Any], record: Mapping[str, Any], directory: Pat
         snap["report"] = "report/report.html"
 
 
-def _fault_name(code: int) -> str:
+def fault_name(code: int) -> str:
+    """The protocol's name of fault ``code`` (``FaultCode``), or ``code N`` when unknown."""
     from feltlab.rig.protocol.codec import FaultCode
 
     try:

@@ -24,8 +24,6 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab.rig.errors import ProtocolError
-from feltlab.rig.protocol.bittime import frame_bits as frame_bits
-from feltlab.rig.protocol.bittime import max_frames_per_second as max_frames_per_second
 
 PROTOCOL_MAJOR = 2
 PROTOCOL_MINOR = 1

@@ -51,7 +51,7 @@ def records(spec: Spec, paytable: str, n: int, seed: int) -> npt.NDArray[np.void
     """``n`` round records of the C simulator under the target's rules (fresh shoe each
     round, table strategy, the dealer playing out when the wager requires it)."""
     from feltlab import native
-    from feltlab.simulate import sim_rules
+    from feltlab.simstrategy import sim_rules
 
     t = resolve(spec)
     w = t.instance(paytable)
@@ -108,7 +108,7 @@ def live_session(
     from feltlab.hands import hand_total
     from feltlab.jackpot import FakeJackpotPanel
     from feltlab.shoe import make_source
-    from feltlab.simulate import TablePolicy, strategy_tables
+    from feltlab.simstrategy import TablePolicy, strategy_tables
 
     w = t.instance(paytable)
     rules = t.rules

@@ -13,6 +13,7 @@ from feltlab import native
 from feltlab.rig.certify import battery
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.power import estimate_power
+from feltlab.rig.certify.simulate import simulate_shoes
 
 
 def test_eulerian_pmf_small_cases_exact() -> None:
@@ -45,13 +46,13 @@ def test_kernel_statistics_hand_checked() -> None:
 
 def test_fair_shuffler_passes() -> None:
     for n_cards, seed in ((52, 11), (312, 12)):
-        perm = battery.simulate_shoes("fisher-yates", 400, n_cards, seed)
+        perm = simulate_shoes("fisher-yates", 400, n_cards, seed)
         result = battery.run_battery(perm, alpha=0.01)
         assert result.verdict is Verdict.PASS, result.to_dict()
 
 
 def test_four_riffles_of_one_deck_fail_with_a_few_hundred_shoes() -> None:
-    perm = battery.simulate_shoes("riffle:k=4", 300, 52, 3)
+    perm = simulate_shoes("riffle:k=4", 300, 52, 3)
     result = battery.run_battery(perm, alpha=0.01)
     assert result.verdict is Verdict.FAIL
     assert result.check("rising_sequences").verdict is Verdict.FAIL
@@ -60,14 +61,14 @@ def test_four_riffles_of_one_deck_fail_with_a_few_hundred_shoes() -> None:
 
 
 def test_single_pass_ten_shelf_machine_fails() -> None:
-    perm = battery.simulate_shoes("shelf:m=10", 300, 312, 4)
+    perm = simulate_shoes("shelf:m=10", 300, 312, 4)
     result = battery.run_battery(perm, alpha=0.01)
     assert result.verdict is Verdict.FAIL
     assert result.check("turning_points").verdict is Verdict.FAIL
 
 
 def _fair(n_shoes: int = 200, n: int = 52, seed: int = 5) -> npt.NDArray[np.uint16]:
-    return battery.simulate_shoes("fisher-yates", n_shoes, n, seed)
+    return simulate_shoes("fisher-yates", n_shoes, n, seed)
 
 
 def test_stuck_card_fails() -> None:
@@ -165,6 +166,6 @@ def test_bad_inputs_are_named() -> None:
     with pytest.raises(ValueError, match="unknown checks"):
         battery.run_battery(_fair(), checks=["runs"])
     with pytest.raises(ValueError, match="unknown shuffle model"):
-        battery.simulate_shoes("riffles:k=7", 2, 52, 0)  # "riffle" alone: k=7 by default
+        simulate_shoes("riffles:k=7", 2, 52, 0)  # "riffle" alone: k=7 by default
     with pytest.raises(ValueError, match="need at least 2 shoes"):
         battery.run_battery(_fair()[:1])

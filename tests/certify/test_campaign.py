@@ -21,16 +21,13 @@ from click.testing import CliRunner
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.analyze_continuous import gap_test, simulate_gaps
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import (
-    CampaignOptions,
-    analyze_path,
-    run_campaign,
-    verdict_summary,
-)
+from feltlab.rig.certify.campaign import CampaignOptions, run_campaign, verdict_summary
+from feltlab.rig.certify.offline import analyze_path
 from feltlab.rig.certify.profile import QUICK_ALTERNATIVES
 from feltlab.rig.certify.report import sha256_file
 from feltlab.rig.cli import analyze as analyze_cmd
 from feltlab.rig.cli import certify as certify_cmd
+from feltlab.seeds import part_seed
 
 
 @pytest.fixture(autouse=True)
@@ -271,7 +268,7 @@ def test_profiles_bundled_and_errors(tmp_path: Path) -> None:
         run_campaign(CampaignOptions(fast(), tmp_path))
     with pytest.raises(certify.CampaignError, match="cannot resume"):
         run_campaign(CampaignOptions(fast(), tmp_path / "nothing"), resume=True)
-    assert np.isfinite(certify.part_seed(1, 2))
+    assert np.isfinite(part_seed(1, 2))
 
 
 def test_a_panels_draws_beyond_the_plan_are_counted_apart(tmp_path: Path) -> None:

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from feltlab.rig.bus.capture import journal_path, read_journal
+from feltlab.rig.bus.capture import read_journal
+from feltlab.rig.bus.writer import journal_path
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.decode import read_campaign_capture
 

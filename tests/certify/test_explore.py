@@ -15,7 +15,7 @@ from feltlab.rig.bus.chaos import ChaosPlan, WireChaos
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.clock import SimClock, SimulationStall
-from feltlab.rig.devices.misbehaving import Misbehaviour
+from feltlab.rig.devices.misbehaving import GroundTruth, Misbehaviour
 from feltlab.rig.explore import runner as explore
 from feltlab.rig.explore.cli import explore_command
 
@@ -143,18 +143,18 @@ def test_a_broken_offline_analysis_is_a_violation(monkeypatch: pytest.MonkeyPatc
 
 def test_a_lost_shoe_not_counted_is_a_violation(monkeypatch: pytest.MonkeyPatch) -> None:
     sc = _first(lambda s: s.kind == "batch" and s.family == "fair")
-    real = certify._missing_measurement
+    real = certify.missing_measurement
 
     def forgetful(kind: str, size: int, have: int | None, *a: object, **kw: object) -> object:
         return real(kind, size, size, *a, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(certify, "_missing_measurement", forgetful)
-    real_collect = certify._collect_batch
+    monkeypatch.setattr(certify, "missing_measurement", forgetful)
+    real_collect = certify.collect_batch
 
     def short(opts: object, client: object, want: int, *a: object, **kw: object) -> None:
         real_collect(opts, client, want - 1, *a, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(certify, "_collect_batch", short)
+    monkeypatch.setattr(certify, "collect_batch", short)
     (o,) = explore.explore(1, SEED, first=sc.index).outcomes
     assert "counted" in [name for name, _ in o.violations]
 
@@ -235,7 +235,7 @@ def test_a_shoe_the_device_did_not_make_is_a_violation(monkeypatch: pytest.Monke
         def __setitem__(self, k: int, v: tuple[bytes, bytes]) -> None:
             super().__setitem__(k, (v[0][::-1], v[1][::-1]))
 
-    class LyingTruth(explore.GroundTruth):
+    class LyingTruth(GroundTruth):
         def __init__(self) -> None:
             super().__init__()
             self.shoes = Reversed()

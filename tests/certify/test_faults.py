@@ -14,14 +14,10 @@ import pytest
 
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import (
-    CampaignOptions,
-    analyze_path,
-    run_campaign,
-    verdict_summary,
-)
+from feltlab.rig.certify.campaign import CampaignOptions, run_campaign, verdict_summary
 from feltlab.rig.certify.decode import read_campaign_capture
 from feltlab.rig.certify.faults import ALL_FAULTS
+from feltlab.rig.certify.offline import analyze_path
 
 KEY = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 

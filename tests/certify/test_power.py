@@ -49,7 +49,7 @@ def test_valleys_null_moments_are_exact() -> None:
 def test_a_check_that_cannot_be_computed_is_never_pass() -> None:
     """2 shoes: one position bin (dof 0) and one Eulerian bin: INCONCLUSIVE, said why, and
     left out of Holm's family (7 computable of the 9 that run without card codes)."""
-    perm = battery.simulate_shoes("fisher-yates", 2, 312, seed=1)
+    perm = simulate_shoes("fisher-yates", 2, 312, seed=1)
     res = battery.run_battery(perm)
     assert res.verdict is Verdict.INCONCLUSIVE
     pos = res.check("position_uniformity")
@@ -59,9 +59,7 @@ def test_a_check_that_cannot_be_computed_is_never_pass() -> None:
     assert len(res.notes) == 2
     computable = [c for c in res.checks[1:] if c.computable]
     assert len(res.checks) == 10 and len(computable) == 7
-    assert battery.run_battery(battery.simulate_shoes("fisher-yates", 12, 312, 1)).verdict is (
-        Verdict.PASS
-    )
+    assert battery.run_battery(simulate_shoes("fisher-yates", 12, 312, 1)).verdict is (Verdict.PASS)
 
 
 def test_noncentral_chi_square_power_matches_scipy() -> None:
@@ -161,7 +159,7 @@ def test_a_rebooting_shuffler_is_caught_at_its_first_repeat_and_never_before() -
 
 
 def test_judge_passes_only_with_the_power() -> None:
-    perm = battery.simulate_shoes("fisher-yates", 12, 312, seed=2)
+    perm = simulate_shoes("fisher-yates", 12, 312, seed=2)
     res = battery.run_battery(perm)
     assert res.verdict is Verdict.PASS
     from feltlab.rig.certify.power import PowerTable
@@ -175,7 +173,7 @@ def test_judge_passes_only_with_the_power() -> None:
     assert short.verdict is Verdict.INCONCLUSIVE
     assert short.notes and "riffle:k=10" in short.notes[0] and "shoes are needed" in short.notes[0]
     assert short.check("rising_sequences").power["riffle:k=10"] == hard.checks[1].power
-    failed = battery.run_battery(battery.simulate_shoes("shelf:m=10", 20, 312, 1))
+    failed = battery.run_battery(simulate_shoes("shelf:m=10", 20, 312, 1))
     assert judge(failed, PowerTable(0.01, 0.99, 10, 2000, (hard,))).verdict is Verdict.FAIL
 
 

@@ -15,6 +15,7 @@ from feltlab.rig.certify import battery, measures, report
 from feltlab.rig.certify.ahead import AheadWorker, computed_ahead, draw_ahead, serving
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.power import PowerJob
+from feltlab.rig.certify.simulate import simulate_shoes
 
 
 def _record(
@@ -37,7 +38,7 @@ def _record(
 
 
 def test_report_files_and_manifest(tmp_path: Path) -> None:
-    perm = battery.simulate_shoes("riffle:k=4", 100, 52, 1)
+    perm = simulate_shoes("riffle:k=4", 100, 52, 1)
     result = battery.run_battery(perm)
     (tmp_path / "capture.blf").write_bytes(b"raw capture bytes")
     timing = measures.timing_measurements("shuffle_cycle", [0.9, 1.0, 1.1, 5.0], limit_max=2.0)

@@ -16,25 +16,20 @@ import can
 import pytest
 from click.testing import CliRunner
 
-from feltlab.rig import cli as rig_cli
-from feltlab.rig.bus.capture import (
-    CaptureWriter,
-    decode_capture,
-    format_record,
-    journal_path,
-    read_capture,
-    recover_capture,
-)
+from feltlab.rig import cli_campaign_dir
+from feltlab.rig.bus.capture import decode_capture, format_record, read_capture, recover_capture
+from feltlab.rig.bus.writer import CaptureWriter, journal_path
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.analyze_continuous import gap_test, simulate_gaps
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import CampaignOptions, analyze_path, run_campaign
+from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.certify.offline import analyze_path
 from feltlab.rig.certify.power import estimate_power
 from feltlab.rig.certify.report import sha256_file
 from feltlab.rig.cli import analyze as analyze_cmd
-from feltlab.rig.cli import capture as capture_cmd
 from feltlab.rig.cli import certify as certify_cmd
-from feltlab.rig.clients import _describe_event
+from feltlab.rig.cli_capture import capture as capture_cmd
+from feltlab.rig.clients import describe_client_event
 from feltlab.seeds import U64_MAX, child_seed
 
 BIG_SEED = 2**62 - 5  # a fresh seed is 62 bits: seed * 7919 overflowed 64 bits
@@ -158,11 +153,11 @@ def test_resume_refuses_a_finished_campaign_and_leaves_it_untouched(
 
 
 def test_missing_count_when_the_device_stops_early() -> None:
-    m = certify._missing_measurement(
+    m = certify.missing_measurement(
         "batch", 2000, 153, "collection stopped", failed=["153: device lost"]
     )
     assert (m.value, m.verdict) == (1847.0, Verdict.FAIL)
-    m = certify._missing_measurement("batch", 2000, 153, "collection stopped: lost")
+    m = certify.missing_measurement("batch", 2000, 153, "collection stopped: lost")
     assert (m.value, m.verdict) == (1847.0, Verdict.ERROR)
     assert m.detail["reason"] == "collection stopped: lost"
 
@@ -291,11 +286,10 @@ def test_default_campaign_folders_never_collide(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    from feltlab.rig import cli_campaign_dir
 
     monkeypatch.setattr(cli_campaign_dir.time, "time", lambda: 1_700_000_000.25)  # type: ignore[attr-defined]
-    a = rig_cli._new_campaign_dir("batch")
-    b = rig_cli._new_campaign_dir("batch")
+    a = cli_campaign_dir.new_campaign_dir("batch")
+    b = cli_campaign_dir.new_campaign_dir("batch")
     assert a != b and a.is_dir() and b.is_dir()
     assert a.name.endswith("-250000") and b.name == a.name + "-1"
 
@@ -315,7 +309,9 @@ def test_help_describes_alpha_seed_and_models() -> None:
 
 
 def test_injected_faults_read_as_labelled_lines() -> None:
-    line = _describe_event("fault", {"code": 6, "severity": 2, "active": 1, "detail": 0}, "display")
+    line = describe_client_event(
+        "fault", {"code": 6, "severity": 2, "active": 1, "detail": 0}, "display"
+    )
     assert "fault DISPLAY raised (severity ERROR" in line
     assert "injected by the campaign" in line and "{" not in line
 
@@ -366,7 +362,8 @@ def test_the_mapped_journal_grows_past_its_step_and_keeps_every_line_unclosed(
     """The journal is written through a shared map, pre-sized in 4 MiB steps: an unclosed
     one (a crash) reads every line written, the NUL rest ignored; a closed one is exactly the
     lines' bytes."""
-    from feltlab.rig.bus.capture import MappedJournal, read_journal
+    from feltlab.rig.bus.capture import read_journal
+    from feltlab.rig.bus.writer import MappedJournal
 
     path = tmp_path / "capture-001.journal.log"
     journal = MappedJournal(path)

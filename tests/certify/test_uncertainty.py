@@ -18,7 +18,6 @@ from feltlab.rig.certify import measures, uncertainty
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
 from feltlab.rig.certify.uncertainty import (
-    CalibrationError,
     HostUncertainty,
     calibrate_host,
     combine,
@@ -28,6 +27,7 @@ from feltlab.rig.certify.uncertainty import (
     spread,
     timestamp_source,
 )
+from feltlab.rig.certify.uncertainty_measure import CalibrationError
 from feltlab.rig.clock import RealClock, SimClock
 
 

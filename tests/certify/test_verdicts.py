@@ -18,7 +18,8 @@ from click.testing import CliRunner
 from feltlab.rig.certify import battery, measures
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict, combine_verdicts
-from feltlab.rig.certify.campaign import CampaignOptions, analyze_path, run_campaign
+from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.certify.offline import analyze_path
 from feltlab.rig.cli import analyze as analyze_cmd
 from feltlab.rig.protocol.codec import Codec, Opcode
 
@@ -179,7 +180,7 @@ def test_a_missing_shoe_is_a_fail_with_its_count(
     collected = certify.Collected(
         requested=13, done=12, missing=[(12, "READ_SHOE 13: no transfer after 3 tries")]
     )
-    res = certify.finish(d, prof, state, collected, progress=certify._NoProgress())
+    res = certify.finish(d, prof, state, collected, progress=certify.NoProgress())
     rec = res.record
     m = {m["name"]: m for m in rec["measurements"]}["collection.shoes_missing"]
     assert (m["value"], m["verdict"]) == (1.0, "FAIL")

@@ -26,7 +26,8 @@ from feltlab import native
 from feltlab.cli import SHUFFLE_CHUNK, main
 from feltlab.rig.bus.capture import read_capture
 from feltlab.rig.certify import campaign as certify
-from feltlab.rig.certify.campaign import CampaignOptions, analyze_path, run_campaign
+from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.certify.offline import analyze_path
 from feltlab.rig.errors import RigError
 from feltlab.rig.live.cli import view
 

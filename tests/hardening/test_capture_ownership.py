@@ -15,9 +15,11 @@ from click.testing import CliRunner
 
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import CampaignOptions, analyze_path, run_campaign
-from feltlab.rig.cli import capture as capture_cmd
+from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.certify.offline import analyze_path
+from feltlab.rig.cli_capture import capture as capture_cmd
 from feltlab.rig.errors import RigError
+from feltlab.seeds import part_seed
 
 
 @pytest.fixture(autouse=True)
@@ -44,7 +46,7 @@ def test_each_part_is_recorded_with_its_campaign(two: tuple[Path, Path]) -> None
     (part,) = state["parts"]
     assert part["part"] == 1 and part["file"] == "capture-001.blf"
     assert part["campaign_id"] == state["campaign_id"]
-    assert part["device_seed"] == certify.part_seed(1, 1) and len(part["sha256"]) == 64
+    assert part["device_seed"] == part_seed(1, 1) and len(part["sha256"]) == 64
 
 
 def test_analyze_refuses_a_foreign_capture(two: tuple[Path, Path], tmp_path: Path) -> None:
@@ -114,7 +116,8 @@ def stopped(tmp_path: Path) -> Path:
 
 
 def test_a_journal_names_its_campaign_on_its_first_line(stopped: Path) -> None:
-    from feltlab.rig.bus.capture import CaptureWriter, journal_owner, journal_path, read_journal
+    from feltlab.rig.bus.capture import journal_owner, read_journal
+    from feltlab.rig.bus.writer import CaptureWriter, journal_path
 
     cid = json.loads((stopped / "campaign.json").read_text())["campaign_id"]
     w = CaptureWriter(stopped / "x.blf", owner={"campaign": cid, "part": 7})

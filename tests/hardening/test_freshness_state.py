@@ -14,12 +14,8 @@ import pytest
 from feltlab.rig.bus.capture import read_capture
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import (
-    CampaignOptions,
-    analyze_path,
-    run_campaign,
-    verdict_summary,
-)
+from feltlab.rig.certify.campaign import CampaignOptions, run_campaign, verdict_summary
+from feltlab.rig.certify.offline import analyze_path
 from feltlab.rig.clients import SECURITY_REASONS, JackpotPanelClient
 from feltlab.rig.errors import RigError, SecurityFault
 from feltlab.rig.protocol.freshness import FreshnessStore, default_state_path

@@ -20,8 +20,8 @@ import pytest
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
 from feltlab.rig.live.cli import Live
-from feltlab.rig.live.observer import LiveFeed, empty_snapshot
 from feltlab.rig.live.server import LiveServer
+from feltlab.rig.live.state import LiveFeed, empty_snapshot
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,8 @@ import pytest
 from feltlab.rig import devices
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import CampaignOptions, analyze_path, run_campaign
+from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.certify.offline import analyze_path
 from feltlab.rig.protocol.codec import Channel, Opcode, Result
 
 

@@ -16,7 +16,8 @@ import pytest
 from feltlab.rig.bus.capture import read_capture
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import CampaignOptions, analyze_path, run_campaign
+from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.certify.offline import analyze_path
 
 
 @pytest.fixture(autouse=True)

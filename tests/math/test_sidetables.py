@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from feltlab import cache, native, sidetables
+from feltlab import cache, native, sidetables, simchunk, simstrategy
 from feltlab import simulate as sim
 from feltlab.errors import WagerError
 from feltlab.plugins.insurance import Insurance
@@ -44,7 +44,7 @@ def test_perfect_pairs_table_holds_the_rule_15b5_classes() -> None:
 def test_every_installed_table_agrees_with_its_classifier_on_random_rounds() -> None:
     rng = np.random.default_rng(5)
     for name, table in ALL:
-        w = sim._wager(name, table)
+        w = simchunk.installed_wager(name, table)
         full = sidetables.full_table(w)
         assert full is not None, name
         assert np.array_equal(full, sidetables.build_table(w)), name  # factored exactly
@@ -93,13 +93,13 @@ def test_a_wager_too_large_to_tabulate_is_named_and_takes_the_batch_path(
         sidetables.build_table(w)
     from feltlab import simchunk
 
-    real = sim._wager
+    real = simchunk.installed_wager
 
     def fake(n: str, t: str | None) -> WagerType:
         return FiveCards() if n == "five_cards" else real(n, t)
 
-    monkeypatch.setattr(sim, "_wager", fake)  # the estimates' lookup
-    monkeypatch.setattr(simchunk, "_wager", fake)  # the chunks' lookup
+    monkeypatch.setattr(sim, "installed_wager", fake)  # the estimates' lookup
+    monkeypatch.setattr(simchunk, "installed_wager", fake)  # the chunks' lookup
     specs = [("five_cards", None), ("super_sevens", None)]
     res = sim.simulate(Rules.preset("nz"), 40_000, seed=4, chunk_rounds=40_000, wagers=specs)
     assert res.batch_wagers == ("five_cards",)
@@ -108,7 +108,7 @@ def test_a_wager_too_large_to_tabulate_is_named_and_takes_the_batch_path(
 
 
 def test_a_four_card_table_is_factored_in_two_levels() -> None:
-    w = sim._wager("lucky_ladies", None)
+    w = simchunk.installed_wager("lucky_ladies", None)
     t = sidetables.side_table(w)
     assert t is not None and t.pre is not None and t.n_pre >= 1
     # far smaller than the 53^4 entries, and exactly the same function
@@ -135,15 +135,15 @@ def test_tables_are_cached_on_disk_under_a_key_of_their_inputs() -> None:
 
 def test_strategy_tables_are_cached_on_disk_keyed_by_the_rules() -> None:
     rules = Rules.preset("vegas_h17")
-    computed = sim.compute_strategy_tables(rules)
-    sim.strategy_tables.cache_clear()
-    first = sim.strategy_tables(rules)  # computed and stored (or read back)
-    sim.strategy_tables.cache_clear()
-    second = sim.strategy_tables(rules)  # read from disk
+    computed = simstrategy.compute_strategy_tables(rules)
+    simstrategy.strategy_tables.cache_clear()
+    first = simstrategy.strategy_tables(rules)  # computed and stored (or read back)
+    simstrategy.strategy_tables.cache_clear()
+    second = simstrategy.strategy_tables(rules)  # read from disk
     for name in ("hard", "soft", "pair", "surr"):
         assert np.array_equal(getattr(first, name), getattr(computed, name)), name
         assert np.array_equal(getattr(second, name), getattr(computed, name)), name
-    assert sim._strategy_key(rules) != sim._strategy_key(Rules.preset("vegas_s17"))
+    assert simstrategy._strategy_key(rules) != simstrategy._strategy_key(Rules.preset("vegas_s17"))
 
 
 def test_a_classifier_index_outside_the_paytable_is_refused() -> None:
@@ -168,7 +168,7 @@ def test_a_play_decided_table_is_classify_round_on_every_record_it_can_see() -> 
     dealer_n_cards and hand_blackjack of hands 0..3): 2 x 25 x 2^4 entries, and on the
     simulator's own records it gives what classify_round gives."""
     for name, table in PLAY_DECIDED:
-        w = sim._wager(name, table)
+        w = simchunk.installed_wager(name, table)
         inputs = sidetables.table_inputs(w)
         assert inputs is not None
         assert [i.name for i in inputs] == [
@@ -179,7 +179,7 @@ def test_a_play_decided_table_is_classify_round_on_every_record_it_can_see() -> 
         assert sidetables.table_entries(w) == 2 * 25 * 16
         full = sidetables.full_table(w)
         assert full is not None and np.array_equal(full, sidetables.build_table(w))
-        sr = sim.sim_rules(Rules.preset("vegas_s17"))
+        sr = simstrategy.sim_rules(Rules.preset("vegas_s17"))
         res = native.simulate_rounds(native.Xoshiro256StarStar(9), sr, 20_000, record=True)
         rec = res.record
         assert rec is not None
@@ -214,7 +214,7 @@ def test_bust_bonus_is_tallied_in_c_over_the_dealers_first_three_ranks() -> None
     """Bust Bonus reads dealer_cards for the 8-8-8: its table is over the dealer's first three
     ranks (simulator inputs FL_IN_DEALER_RANK + 0..2), and the C tally equals its
     classify_round over the simulator's round records round for round (the trace path)."""
-    w = sim._wager("bust_bonus", None)
+    w = simchunk.installed_wager("bust_bonus", None)
     inputs = sidetables.table_inputs(w)
     assert inputs is not None and sidetables.untabulated_reason(w) is None
     ranks = native.RECORD_INPUTS["dealer_cards"]
@@ -240,7 +240,7 @@ class DealersFourthCard(WagerType):
     name = "fourth_card"
     round_fields = ("dealer_bust", "dealer_cards")
     dealer_plays_out = True
-    paytables = sim._wager("bust_bonus", None).paytables
+    paytables = simchunk.installed_wager("bust_bonus", None).paytables
 
     def classify_round(self, records: np.ndarray) -> np.ndarray:
         r = self._checked_record(records)
@@ -258,13 +258,13 @@ def test_a_wager_reading_more_of_the_dealers_cards_takes_the_batch_path(
     assert why is not None and "more of dealer_cards than the first three ranks" in why
     from feltlab import simchunk
 
-    real = sim._wager
+    real = simchunk.installed_wager
 
     def fake(n: str, t: str | None) -> WagerType:
         return DealersFourthCard() if n == "fourth_card" else real(n, t)
 
-    monkeypatch.setattr(sim, "_wager", fake)
-    monkeypatch.setattr(simchunk, "_wager", fake)
+    monkeypatch.setattr(sim, "installed_wager", fake)
+    monkeypatch.setattr(simchunk, "installed_wager", fake)
     res = sim.simulate(
         Rules.preset("vegas_s17"),
         20_000,
@@ -292,7 +292,7 @@ def test_a_chunk_longer_than_one_call_gives_the_same_rounds_on_every_path() -> N
         wagers=[*specs, ("bust_bonus", None)],
         **kw,  # type: ignore[arg-type]
     )
-    assert sim.RECORD_BATCH < 250_000 and native.SIM_VERSION == 4
+    assert simchunk.RECORD_BATCH < 250_000 and native.SIM_VERSION == 4
     assert tabled.tally == traced.tally
     assert beside.tally.net == tabled.tally.net
     for name, _ in specs:

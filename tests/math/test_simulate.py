@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from feltlab import native, parsheet
+from feltlab import native, parsheet, simstrategy
 from feltlab import simulate as sim
 from feltlab.engine import Table, play_round
 from feltlab.plugins.insurance import Insurance
@@ -42,10 +42,13 @@ VARIANTS = {
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_c_simulator_and_python_engine_agree_round_by_round(name: str) -> None:
     rules = VARIANTS[name]
-    tables = sim.strategy_tables(rules)
-    policy = sim.TablePolicy(tables)
+    tables = simstrategy.strategy_tables(rules)
+    policy = simstrategy.TablePolicy(tables)
     res = native.simulate_rounds(
-        native.Xoshiro256StarStar(7), sim.sim_rules(rules, tables=tables), 1500, trace_cap=64
+        native.Xoshiro256StarStar(7),
+        simstrategy.sim_rules(rules, tables=tables),
+        1500,
+        trace_cap=64,
     )
     seen = {"split": 0, "double": 0, "dealer_bj": 0, "player_bj": 0}
     if rules.surrender.value != "none":
@@ -54,7 +57,7 @@ def test_c_simulator_and_python_engine_agree_round_by_round(name: str) -> None:
     for i in range(1500):
         cards = res.trace[i, : res.trace_len[i]].tolist()
         table = Table(rules, FixedCards(cards), [Main()], boxes=1)
-        result = play_round(table, [(0, "p", "main", sim.DEFAULT_STAKE)], policy)
+        result = play_round(table, [(0, "p", "main", simstrategy.DEFAULT_STAKE)], policy)
         assert result.net() == int(res.net[i]), (name, i, cards)
         kinds = [e.data.get("decision") for e in table.log.events if e.kind == "decision"]
         seen["split"] += "split" in kinds
@@ -63,7 +66,7 @@ def test_c_simulator_and_python_engine_agree_round_by_round(name: str) -> None:
             seen["surrender"] += "surrender" in kinds
         d = [e for e in table.log.events if e.kind == "dealer_done"][-1].data
         seen["dealer_bj"] += bool(d["blackjack"])
-        seen["player_bj"] += int(res.net[i]) == sim.DEFAULT_STAKE * rules.blackjack_pays
+        seen["player_bj"] += int(res.net[i]) == simstrategy.DEFAULT_STAKE * rules.blackjack_pays
         # every card the engine dealt is the simulator's, in order
         dealt = [e.data["card"] for e in table.log.events if e.kind == "card_dealt"]
         assert dealt == cards
@@ -143,8 +146,8 @@ def test_bad_simulation_inputs() -> None:
 
     near_back = Rules.preset("nz").replace(cut_card_from_back=10)
     with pytest.raises(RulesError, match="at least 26 cards behind"):
-        sim.sim_rules(near_back)
-    bad = sim.sim_rules(Rules.preset("nz"))
+        simstrategy.sim_rules(near_back)
+    bad = simstrategy.sim_rules(Rules.preset("nz"))
     with pytest.raises(ValueError, match="hard must have shape"):
         native.simulate_rounds(
             native.Xoshiro256StarStar(1),

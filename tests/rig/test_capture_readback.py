@@ -10,11 +10,13 @@ from typing import Any
 import can
 import pytest
 
-from feltlab.rig.bus.capture import CaptureWriter, read_capture
+from feltlab.rig.bus.capture import read_capture
+from feltlab.rig.bus.writer import CaptureWriter
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify import decode
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import CampaignOptions, analyze_path, run_campaign
+from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.certify.offline import analyze_path
 
 FIELDS = (
     "timestamp",
@@ -170,7 +172,7 @@ def test_a_blf_that_cannot_be_written_stops_the_campaign_before_its_record(
     journal stays, and --resume rebuilds the BLF from it and completes the campaign."""
     import errno
 
-    from feltlab.rig.bus.capture import journal_path
+    from feltlab.rig.bus.writer import journal_path
 
     real = CaptureWriter._blf_writer
 

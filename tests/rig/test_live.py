@@ -17,15 +17,10 @@ from typing import Any
 import pytest
 
 from feltlab.rig.certify.campaign import CampaignOptions, load_profile, run_campaign
-from feltlab.rig.live.observer import (
-    CampaignObserver,
-    LiveFeed,
-    apply_record,
-    empty_snapshot,
-    histogram,
-    snapshot_from_directory,
-)
+from feltlab.rig.live.observer import CampaignObserver
+from feltlab.rig.live.offline import snapshot_from_directory
 from feltlab.rig.live.server import LiveServer, LiveServerError, parse_address
+from feltlab.rig.live.state import LiveFeed, apply_record, empty_snapshot, histogram
 
 FELTLAB = str(Path(sys.executable).with_name("feltlab"))
 
@@ -307,7 +302,7 @@ def test_a_continuous_shuffler_campaign_shows_each_deal(tmp_path: Path) -> None:
 
 
 def test_fault_events_are_named_from_the_protocol() -> None:
-    from feltlab.rig.live.observer import describe_event
+    from feltlab.rig.live.state import describe_event
     from feltlab.rig.protocol.codec import FaultCode, Severity
 
     text = describe_event(

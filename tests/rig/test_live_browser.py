@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 
 from feltlab.rig.certify.campaign import CampaignOptions, load_profile, run_campaign
-from feltlab.rig.live.observer import CampaignObserver, LiveFeed
+from feltlab.rig.live.observer import CampaignObserver
 from feltlab.rig.live.server import LiveServer
+from feltlab.rig.live.state import LiveFeed
 
 pytestmark = pytest.mark.browser
 

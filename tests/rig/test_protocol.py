@@ -10,6 +10,7 @@ import pytest
 
 from feltlab.rig.bus.transport import BusSpec, WireClock
 from feltlab.rig.errors import BusSpecError, ProtocolError
+from feltlab.rig.protocol import bittime
 from feltlab.rig.protocol import codec as p
 
 from .can_reference import crc15, reference_frame_bits
@@ -164,17 +165,17 @@ def test_isotp_reassembler() -> None:
 
 
 def test_frame_bits_bounds() -> None:
-    assert p.frame_bits(0x100, bytes(8), stuffing="none") == 111
-    assert p.frame_bits(0x100, bytes(8), stuffing="worst") == 135
+    assert bittime.frame_bits(0x100, bytes(8), stuffing="none") == 111
+    assert bittime.frame_bits(0x100, bytes(8), stuffing="worst") == 135
     rng = np.random.default_rng(1)
     for _ in range(200):
         data = bytes(rng.integers(0, 256, 8, dtype=np.uint8))
-        assert 111 <= p.frame_bits(int(rng.integers(0, 0x800)), data) <= 135
-    assert p.frame_bits(0x000, bytes(8)) > 111  # long runs of zeros are stuffed
-    assert p.frame_bits(0x100, b"", stuffing="none") == 47
-    assert round(p.max_frames_per_second(500_000)) == 4505
+        assert 111 <= bittime.frame_bits(int(rng.integers(0, 0x800)), data) <= 135
+    assert bittime.frame_bits(0x000, bytes(8)) > 111  # long runs of zeros are stuffed
+    assert bittime.frame_bits(0x100, b"", stuffing="none") == 47
+    assert round(bittime.max_frames_per_second(500_000)) == 4505
     with pytest.raises(ValueError):
-        p.frame_bits(1, bytes(9))
+        bittime.frame_bits(1, bytes(9))
 
 
 def test_frame_bits_matches_a_bit_by_bit_reference() -> None:
@@ -187,10 +188,10 @@ def test_frame_bits_matches_a_bit_by_bit_reference() -> None:
         data = bytes(rng.integers(0, 256, n, dtype=np.uint8))
         extended = bool(rng.integers(0, 2))
         ident = int(rng.integers(0, 1 << 29 if extended else 1 << 11))
-        assert p.frame_bits(ident, data, extended=extended) == reference_frame_bits(
+        assert bittime.frame_bits(ident, data, extended=extended) == reference_frame_bits(
             ident, data, extended=extended
         )
-    assert p.frame_bits(0x100, bytearray(8)) == p.frame_bits(0x100, bytes(8))
+    assert bittime.frame_bits(0x100, bytearray(8)) == bittime.frame_bits(0x100, bytes(8))
 
 
 def test_frame_bits_hand_checked() -> None:
@@ -199,7 +200,7 @@ def test_frame_bits_hand_checked() -> None:
     assert crc15(ascii_bits) == 0x059E
     # id 0, no data: SOF..DLC is 19 dominant bits and their CRC-15 is 0, so 34 zeros in a
     # row; a stuff bit (recessive) follows zeros 5, 10, ..., 30: 6 stuff bits; + 13 fixed.
-    assert p.frame_bits(0x000, b"") == 34 + 6 + 13 == 53
+    assert bittime.frame_bits(0x000, b"") == 34 + 6 + 13 == 53
 
 
 def test_wire_clock_never_exceeds_the_bitrate() -> None:

@@ -7,7 +7,7 @@ import numpy as np
 
 from feltlab import native
 from feltlab.cards import NO_CARD, RANK_VALUES, RANKS, bj_value, card_code, card_value
-from feltlab.hands import card_value as hands_card_value
+from feltlab.cards import card_value as hands_card_value
 
 
 def test_rank_values_are_the_rules_face_values() -> None:

@@ -10,8 +10,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from feltlab import native
-from feltlab import simulate as sim
+from feltlab import native, simstrategy
 from feltlab.engine import Table, play_round
 from feltlab.plugins.main import Main
 from feltlab.record import RECORD_DTYPE, DealerRecord, records_array
@@ -53,13 +52,13 @@ VARIANTS = {
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_engine_and_simulator_records_agree_round_by_round(name: str, plays_out: bool) -> None:
     rules = VARIANTS[name]
-    tables = sim.strategy_tables(rules)
-    sr = replace(sim.sim_rules(rules, tables=tables), dealer_plays_out=plays_out)
+    tables = simstrategy.strategy_tables(rules)
+    sr = replace(simstrategy.sim_rules(rules, tables=tables), dealer_plays_out=plays_out)
     n = 600
     res = native.simulate_rounds(native.Xoshiro256StarStar(11), sr, n, trace_cap=64, record=True)
     assert res.record is not None and res.trace is not None and res.trace_len is not None
     side = PlaysOut() if plays_out else DealerBusts()
-    policy = sim.TablePolicy(tables)
+    policy = simstrategy.TablePolicy(tables)
     one_card_dealer = completed_for_nobody = 0
     for i in range(n):
         cards = res.trace[i, : res.trace_len[i]].tolist()
