@@ -96,7 +96,7 @@ def test_a_blf_decompression_bomb_is_refused_before_it_inflates(tmp_path: Path) 
 @pytest.fixture(scope="module")
 def stopped_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("fifo") / "c"
-    prof = certify.quick_profile("batch", power_replicates=3, null_replicates=39)
+    prof = certify.quick_profile("batch", null_replicates=39)
     run_campaign(CampaignOptions(prof, out, size=6, seed=3))
     return out
 

@@ -161,7 +161,6 @@ def _panel(state: Path, counter: Path | None = None) -> certify.Profile:
     key_file.write_text(bytes(range(32)).hex())
     prof = certify.quick_profile(
         "jackpot",
-        power_replicates=3,
         null_replicates=39,
         key_file=str(key_file),
         key_id="panel-7",

@@ -96,7 +96,7 @@ def stopped_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("links") / "c"
     stop = threading.Event()
     stop.set()
-    prof = certify.quick_profile("batch", power_replicates=3, null_replicates=39)
+    prof = certify.quick_profile("batch", null_replicates=39)
     run_campaign(CampaignOptions(prof, out, size=12, seed=3), stop=stop)
     return out
 
@@ -199,7 +199,7 @@ def test_the_server_runs_in_its_own_process_and_viewers_reach_only_it(tmp_path: 
 def test_real_time_figures_are_the_same_with_and_without_viewers(tmp_path: Path) -> None:
     """A real-time campaign judged with 200 viewers and 50 connections that never read, and
     without: its timing figures agree within the host's recorded uncertainty."""
-    prof = certify.quick_profile("batch", power_replicates=2)
+    prof = certify.quick_profile("batch")
 
     def p99s(record: dict[str, object]) -> dict[str, float]:
         ms = record["measurements"]
@@ -251,7 +251,7 @@ def test_the_bus_load_is_the_parts_average_beside_the_last_second(tmp_path: Path
             {**feed.get()[1]["bus"], "elapsed": feed.get()[1]["progress"].get("clock_elapsed_s")}
         )
     )
-    prof = certify.quick_profile("batch", power_replicates=3, null_replicates=39)
+    prof = certify.quick_profile("batch", null_replicates=39)
     run_campaign(CampaignOptions(prof, tmp_path / "c", size=12, seed=4), live=obs)
     rows = [b for b in seen if b.get("load_average") is not None and b.get("elapsed")]
     assert rows

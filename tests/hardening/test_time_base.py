@@ -29,7 +29,7 @@ def _isolated(no_can_env: None) -> None:
 def faulted(tmp_path_factory: pytest.TempPathFactory) -> certify.CampaignResult:
     """A fault campaign: its fault windows are epoch spans of the campaign's clock."""
     out = tmp_path_factory.mktemp("tb") / "c"
-    prof = certify.quick_profile("batch", power_replicates=3, null_replicates=39)
+    prof = certify.quick_profile("batch", null_replicates=39)
     plan = "bus_loss,stop_heartbeats,jam"
     return run_campaign(CampaignOptions(prof, out, size=24, seed=11, faults=plan))
 
