@@ -25,6 +25,10 @@ def _alternatives(profile: str | None, given: tuple[str, ...]) -> tuple[list[str
 
     alts = list(given) or list(prof.campaign.get("power_alternatives", DEFAULT_ALTERNATIVES))
     alts = list(dict.fromkeys(alts))  # each alternative once, in the order given
+    from feltlab.rig.devices.models import parse_model
+
+    for alt in alts:  # an unknown or out-of-range name is the user's error: one line, exit 2
+        parse_model(alt)
     return alts, dict(prof.campaign, decks=int(prof.device.get("decks", 6)))
 
 

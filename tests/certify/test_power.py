@@ -257,3 +257,13 @@ def test_standard_sets_alpha_and_is_recorded(tmp_path: object) -> None:
         certify_cmd, ["shuffler", "--standard", "nevada", "--shoes", "2", "--out", f"{tmp_path}/d"]
     )
     assert bad.exit_code == 2 and "choose one of" in bad.output
+
+
+@pytest.mark.parametrize(
+    ("alternative", "says"),
+    [("bogus", "unknown shuffle model 'bogus'"), ("riffle:k=99", "riffle:k must be in 0..64")],
+)
+def test_plan_refuses_a_bad_alternative_in_one_line(alternative: str, says: str) -> None:
+    result = CliRunner().invoke(certify_cmd, ["plan", "-a", alternative])
+    assert result.exit_code == 2
+    assert says in result.output and "Traceback" not in result.output

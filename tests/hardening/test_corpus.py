@@ -61,8 +61,9 @@ class Case:
 
 
 def _sub(text: str, key: str, value: str, table: str = "") -> str:
-    """``text`` with ``key = ...`` replaced by ``key = value`` (or added to ``[table]``)."""
-    pat = re.compile(rf"(?m)^{re.escape(key)}\s*=.*$")
+    """``text`` with ``key = ...`` replaced by ``key = value`` (or added to ``[table]``); a
+    value that is a list may span lines."""
+    pat = re.compile(rf"(?m)^{re.escape(key)}\s*=\s*(\[[^\]]*\]|.*)$")
     if pat.search(text):
         return pat.sub(lambda _m: f"{key} = {value}", text, count=1)
     assert table, f"{key} is not in the profile: name its table"
@@ -74,7 +75,8 @@ def _profile_cases() -> Iterator[Case]:
     yield Case("profile-binary", CERTIFY, bytes(rnd.randrange(256) for _ in range(512)), "UTF-8")
     yield Case("profile-utf16", CERTIFY, BATCH.encode("utf-16"), "UTF-8")
     yield Case("profile-utf16-device", DEVICE, BATCH.encode("utf-16"), "UTF-8")
-    yield Case("profile-truncated", CERTIFY, BATCH[: len(BATCH) // 2 - 7].encode(), "TOML")
+    cut = BATCH.index('name = "') + len('name = "') + 5  # inside a string: never valid TOML
+    yield Case("profile-truncated", CERTIFY, BATCH[:cut].encode(), "TOML")
     yield Case("profile-empty", CERTIFY, b"", "[device]")
     yield Case("profile-nul", CERTIFY, b"\0" * 64, "profile")
     yield Case("profile-dev-zero", "certify shuffler --profile /dev/zero", None, "regular file")

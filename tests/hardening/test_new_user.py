@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from click.testing import CliRunner
 from feltlab.clitypes import setup_logging
 from feltlab.errors import RulesError, WagerError
 from feltlab.rig.certify.measures import NOT_JUDGED, shown_verdict
+from feltlab.rig.certify.profile import PROFILE_DIR
 from feltlab.rig.certify.report import junit_xml
 from feltlab.rig.explore.cli import explore_command
 from feltlab.rules import Rules
@@ -112,10 +114,27 @@ def test_piped_output_keeps_its_promise_and_its_exit_code(tmp_path: Path) -> Non
     assert b"Traceback" not in proc.stderr.read()
 
 
+def _few_shoes_profile(tmp_path: Path) -> str:
+    """The bundled batch profile naming only alternatives that a dozen shoes catch
+    (riffle:k=7, shelf:m=10: 2 shoes each, `feltlab certify plan`), so that a short fair
+    campaign can PASS (the bundled library needs about 1,000 shoes)."""
+    text = (PROFILE_DIR / "batch6.toml").read_text()
+    text = re.sub(
+        r"^power_alternatives = \[[^\]]*\]",
+        'power_alternatives = ["riffle:k=7", "shelf:m=10"]',
+        text,
+        count=1,
+        flags=re.M,
+    )
+    path = tmp_path / "few.toml"
+    path.write_text(text)
+    return str(path)
+
+
 def test_ctrl_c_right_after_the_verdict_keeps_the_pass(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [FELTLAB, "certify", "shuffler", "--shoes", "12", "--seed", "3",
-         "--out", str(tmp_path / "c")],
+         "--profile", _few_shoes_profile(tmp_path), "--out", str(tmp_path / "c")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert proc.stdout is not None and proc.stderr is not None
@@ -130,8 +149,11 @@ def test_ctrl_c_right_after_the_verdict_keeps_the_pass(tmp_path: Path) -> None:
 
 def test_a_finished_campaigns_hint_is_a_command_that_works(tmp_path: Path) -> None:
     out = tmp_path / "c"
+    few = ["--profile", _few_shoes_profile(tmp_path)]
     assert (
-        _run(["certify", "shuffler", "--shoes", "6", "--seed", "3", "--out", str(out)]).returncode
+        _run(
+            ["certify", "shuffler", "--shoes", "12", "--seed", "3", *few, "--out", str(out)]
+        ).returncode
         == 0
     )
     again = _run(["certify", "shuffler", "--shoes", "6", "--out", str(out)])
