@@ -441,7 +441,13 @@ def new_wager_cmd(name: str, directory: str | None, decided: str = "initial-deal
     click.echo(f"created {made.distribution} in {made.root}:")
     for rel in made.files:
         click.echo(f"  {rel}")
-    click.echo(f"next: cd {made.root} && pip install -e . && pytest && feltlab math {name}")
+    # this interpreter's own pip, pytest and feltlab: a bare `pip` may be another Python's
+    py = sys.executable
+    feltlab = Path(py).with_name("feltlab")
+    click.echo(
+        f"next: cd {made.root} && {py} -m pip install -e . && {py} -m pytest && "
+        f"{feltlab} math {name}"
+    )
 
 
 def _register_plugin_commands() -> None:
