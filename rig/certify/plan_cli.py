@@ -130,6 +130,7 @@ def plan_command(
     if as_json:
         out = {
             "decks": decks or int(camp["decks"]),
+            "campaign_shoes": shoes or int(camp.get("shoes", 2000)),
             "alpha": table.alpha,
             "required": table.required,
             "family": table.family,
@@ -140,6 +141,21 @@ def plan_command(
         click.echo(json.dumps(out, indent=2))
         return
     _print_plan(table, decks or int(camp["decks"]), elapsed)
+
+
+SHORT = {
+    "position_uniformity": "pos",
+    "rising_sequences": "rise",
+    "rising_sequence_distribution": "rise-dist",
+    "turning_points": "turn",
+    "valleys": "valleys",
+    "successions": "succ",
+    "adjacent_rank_pairs": "pairs",
+    "next_card_guessing": "guess",
+    "successive_shoes": "succ-shoes",
+    "repeated_shoes": "repeats",
+}
+"""Each check's column heading in the plan's table (as docs/certification.md's tables)."""
 
 
 def _print_plan(table: PowerTable, decks: int, elapsed: float) -> None:
@@ -155,11 +171,11 @@ def _print_plan(table: PowerTable, decks: int, elapsed: float) -> None:
         f"{table.alpha:g} / {table.family} checks ({table.simulated_shoes} simulated shoes "
         "per alternative; '-': not within 10,000,000)"
     )
-    t.add_column("alternative")
-    t.add_column("battery")
-    t.add_column("caught first by")
-    for n in names:
-        t.add_column(n.replace("_", " "))
+    t.add_column("alternative", overflow="fold")
+    t.add_column("battery", justify="right", no_wrap=True)
+    t.add_column("caught first by", overflow="fold")
+    for n in names:  # numbers whole, never cut to "5,0…": a narrow terminal folds the headers
+        t.add_column(SHORT.get(n, n), justify="right", no_wrap=True)
     for row in table_rows(table):
         need = row["battery_shoes_needed"]
         t.add_row(
