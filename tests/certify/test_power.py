@@ -194,13 +194,15 @@ def test_standards_map_every_check_and_name_what_they_do_not_cover() -> None:
 
 def test_plan_command_json() -> None:
     result = CliRunner().invoke(
-        certify_cmd, ["plan", "--decks", "1", "-a", "shelf:m=10", "-a", "nosuch", "--json"]
+        certify_cmd, ["plan", "--decks", "1", "-a", "shelf:m=10", "-a", "missing", "--json"]
     )
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
     (row,) = out["alternatives"]
     assert row["model"] == "shelf:m=10" and row["battery_shoes_needed"] == 2
-    assert row["checks"]["valleys"] == 2 and "nosuch" in out["unavailable"]
+    assert row["checks"]["valleys"] == 2 and out["campaign_shoes"] == 2000
+    # a machine that drops a card has no power figure: the integrity check catches it
+    assert "integrity check" in out["unavailable"]["missing"]
     assert out["family"] == 10 and out["alpha"] == 0.01 and out["required"] == 0.99
 
 
