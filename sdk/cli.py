@@ -346,9 +346,9 @@ def play(
     from feltlab.engine import play_round
     from feltlab.errors import RulesError
     from feltlab.jackpot import FakeJackpotPanel
+    from feltlab.math.strategy import BasicStrategy
     from feltlab.playlog import describe_event
     from feltlab.shoe import make_source
-    from feltlab.strategy import BasicStrategy
 
     pm = get_plugin_manager()
     registry = collect_wagers(pm)

@@ -103,8 +103,8 @@ def math_cmd(
     (--strategy cdz or table).  Madness 21: the win pays the average prize of the panel's
     prize table (--profile) per --stake.
     """
-    from feltlab import parsheet
     from feltlab.errors import FeltlabError
+    from feltlab.math import parsheet
 
     if as_json:
         fmt = "json"
@@ -252,8 +252,8 @@ def simulate(
     lookup table; play-decided wagers from the round records), and rounds/s."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-    from feltlab import simulate as sim
     from feltlab.simcli import side_bet_specs
+    from feltlab.simulation import run as sim
 
     preset = rules_name
     types = collect_wagers(get_plugin_manager())

@@ -1,5 +1,5 @@
 """``feltlab simulate``'s output: the trace file, the batch-path notes, the JSON or the
-terminal tables (the plumbing of :mod:`feltlab.simulate` for :mod:`feltlab.cli`)."""
+terminal tables (the plumbing of :mod:`feltlab.simulation.run` for :mod:`feltlab.cli`)."""
 
 from __future__ import annotations
 
@@ -14,18 +14,19 @@ from rich.table import Table
 from feltlab.clitypes import make_console
 from feltlab.rules import Rules
 from feltlab.seeds import SEED_DERIVATION_VERSION
-from feltlab.simulate import Z_WARNING, ExactCheck, SimulationResult
+from feltlab.simulation.check import Z_WARNING, ExactCheck
+from feltlab.simulation.run import SimulationResult
 
 
 def side_bet_specs(
     choice: str | None, registry: Any, rules: Rules
 ) -> tuple[list[tuple[str, str | None]], list[tuple[str, str]]]:
     """The wagers a ``--side-bets`` choice puts in play: ``None`` every installed wager the
-    simulator can settle (:func:`feltlab.simulate.wager_specs`), ``"none"`` the main wager
+    simulator can settle (:func:`feltlab.simulation.run.wager_specs`), ``"none"`` the main wager
     alone, else the comma-separated names (each with its first paytable): ``(specs,
     skipped)``, skipped naming each installed wager left out and why.  Raises
     click.BadParameter naming an unknown wager or one the simulator cannot settle."""
-    from feltlab.simulate import wager_specs
+    from feltlab.simulation.run import wager_specs
 
     specs, skipped = wager_specs(registry, rules)
     if choice is None:
@@ -111,8 +112,9 @@ def _json_data(
 
 
 def _checked(res: SimulationResult, fresh_shoe: bool) -> tuple[ExactCheck | None, str | None]:
-    """The exact check of ``res`` (:func:`feltlab.simulate.exact_check`), or why there is none."""
-    from feltlab.simulate import exact_check
+    """The exact check of ``res`` (:func:`feltlab.simulation.check.exact_check`), or why
+    there is none."""
+    from feltlab.simulation.check import exact_check
 
     try:
         return exact_check(res, fresh_shoe), None
@@ -189,7 +191,7 @@ def report_simulation(
     house edge it prints the analyzer's exact fresh-shoe figure for the same rules and
     strategy tables and the difference with its interval and z (the simulator's error for a
     fresh shoe, loudly flagged past |z| > 4; the cut-card effect for a shoe game:
-    :class:`feltlab.simulate.ExactCheck`).  The rounds/s printed is the simulation's own
+    :class:`feltlab.simulation.check.ExactCheck`).  The rounds/s printed is the simulation's own
     (the chunks' time in the simulator), the set-up printed apart.  ``skipped``: (wager,
     reason) of each installed wager not simulated, always listed; ``plays_out``: the wagers
     in play that made the dealer play out.  Raises click.BadParameter for an unwritable
