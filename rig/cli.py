@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import click
 
-from feltlab.clitypes import is_terminal, make_console, out_option, seed_option
+from feltlab.cli.options import is_terminal, make_console, out_option, seed_option
 from feltlab.rig.bus.transport import BusSpec
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.profile_check import MAX_PART_SAMPLES

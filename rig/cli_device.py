@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from feltlab.clitypes import seed_option
+from feltlab.cli.options import seed_option
 from feltlab.rig.bus.transport import BusSpec
 from feltlab.rig.certify.profile_check import check_device_table
 from feltlab.rig.cliopts import KindChoice, bus_option, duration_option, profile_option

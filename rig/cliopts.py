@@ -1,7 +1,7 @@
 """The rig's shared command-line options: one definition of ``--bus`` and ``--profile`` for
 every rig command (as python-can's ``can/cli.py`` shares its bus options), so that
 ``device run``, ``capture record``, ``certify`` and ``analyze`` accept the same forms.
-``--seed`` and ``--out`` are shared with the core commands (:mod:`feltlab.clitypes`).
+``--seed`` and ``--out`` are shared with the core commands (:mod:`feltlab.cli.options`).
 """
 
 from __future__ import annotations

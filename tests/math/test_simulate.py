@@ -221,8 +221,8 @@ def test_simulate_cli_prints_the_exact_figure_and_its_own_rate() -> None:
 def test_side_bet_choice_none_a_list_or_every_installed_wager() -> None:
     import click
 
+    from feltlab.cli.simulate import side_bet_specs
     from feltlab.plugin_manager import collect_wagers, get_plugin_manager
-    from feltlab.simcli import side_bet_specs
 
     types, rules = collect_wagers(get_plugin_manager()), Rules.preset("vegas_s17")
     every, _ = side_bet_specs(None, types, rules)

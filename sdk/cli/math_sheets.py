@@ -1,5 +1,5 @@
 """``feltlab math`` for a play-decided wager (exact or simulated) and for a panel-paid one
-(Madness 21 with a prize table): the sheets :mod:`feltlab.mathcli` prints."""
+(Madness 21 with a prize table): the sheets :mod:`feltlab.cli.math` prints."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``feltlab simulate``'s output: the trace file, the batch-path notes, the JSON or the
-terminal tables (the plumbing of :mod:`feltlab.simulation.run` for :mod:`feltlab.cli`)."""
+terminal tables of a :class:`feltlab.simulation.run.SimulationResult`."""
 
 from __future__ import annotations
 
@@ -11,47 +11,10 @@ import click
 import numpy as np
 from rich.table import Table
 
-from feltlab.clitypes import make_console
-from feltlab.rules import Rules
+from feltlab.cli.options import make_console
 from feltlab.seeds import SEED_DERIVATION_VERSION
 from feltlab.simulation.check import Z_WARNING, ExactCheck
 from feltlab.simulation.run import SimulationResult
-
-
-def side_bet_specs(
-    choice: str | None, registry: Any, rules: Rules
-) -> tuple[list[tuple[str, str | None]], list[tuple[str, str]]]:
-    """The wagers a ``--side-bets`` choice puts in play: ``None`` every installed wager the
-    simulator can settle (:func:`feltlab.simulation.run.wager_specs`), ``"none"`` the main wager
-    alone, else the comma-separated names (each with its first paytable): ``(specs,
-    skipped)``, skipped naming each installed wager left out and why.  Raises
-    click.BadParameter naming an unknown wager or one the simulator cannot settle."""
-    from feltlab.simulation.run import wager_specs
-
-    specs, skipped = wager_specs(registry, rules)
-    if choice is None:
-        return specs, skipped
-    names = [] if choice.strip() == "none" else [n.strip() for n in choice.split(",") if n.strip()]
-    if choice.strip() != "none" and not names:
-        raise click.BadParameter(
-            "give wager names separated by commas, or none", param_hint="--side-bets"
-        )
-    why = dict(skipped)
-    settled = {name for name, _ in specs}
-    for name in names:
-        if name in why:
-            raise click.BadParameter(
-                f"{name} cannot be simulated here: {why[name]}", param_hint="--side-bets"
-            )
-        if name not in settled:
-            known = ", ".join(sorted(settled)) or "none installed"
-            raise click.BadParameter(
-                f"no installed side wager {name!r}; choose from {known}, or none",
-                param_hint="--side-bets",
-            )
-    chosen = [(n, t) for n, t in specs if n in names]
-    left = [(n, "not chosen (--side-bets)") for n, _ in specs if n not in names]
-    return chosen, skipped + left
 
 
 def _json_data(

@@ -8,7 +8,7 @@ import json
 import click
 from rich.table import Table
 
-from feltlab.clitypes import make_console
+from feltlab.cli.options import make_console
 from feltlab.errors import RulesError, WagerError
 from feltlab.rules import Rules
 from feltlab.wagers import WagerType
