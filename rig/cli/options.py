@@ -16,7 +16,7 @@ from feltlab.rig.bus.transport import DEFAULT_UDP_GROUP
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-PROFILE_DIR = Path(__file__).parent / "certify" / "profiles"  # certify.profile.PROFILE_DIR
+PROFILE_DIR = Path(__file__).parent.parent / "certify" / "profiles"  # certify.profile.PROFILE_DIR
 
 BUS_HELP = (
     "python-can bus as key=value pairs, e.g. "
