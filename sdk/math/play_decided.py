@@ -25,8 +25,8 @@ A play-decided wager (``WagerType.round_fields``) classifies round records
   the sheet's fractions are those floats, written exactly.
 - **simulated** (:func:`simulated_par_sheet`) otherwise (e.g. the suits of the dealer's
   cards): whole rounds of the C simulator under the rules and the table strategy
-  (:func:`feltlab.simstrategy.strategy_tables`), each from a fresh shoe, the dealer playing out
-  when the wager requires it; outcome frequencies, the return and its 95% half-width.
+  (:func:`feltlab.simulation.tables.strategy_tables`), each from a fresh shoe, the dealer
+  playing out when the wager requires it; outcome frequencies, the return and its 95% half-width.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ import numpy.typing as npt
 from feltlab import native
 from feltlab.cards import NO_CARD
 from feltlab.errors import WagerError
-from feltlab.parsheet import OutcomeLine, ParSheet
+from feltlab.math.parsheet import OutcomeLine, ParSheet
 from feltlab.record import EXACT_FIELDS, RECORD_DTYPE
 from feltlab.rules import Rules
 from feltlab.wagers import WagerType
@@ -63,7 +63,7 @@ is allowed.  Tests comparing the two add it to the statistical interval."""
 def exact_reason(wager: WagerType) -> str | None:
     """Why ``wager`` has no exact PAR sheet (None when it has one)."""
     if not wager.round_fields:
-        return f"{wager.title} is decided by its card_roles: use feltlab.parsheet.par_sheet"
+        return f"{wager.title} is decided by its card_roles: use feltlab.math.parsheet.par_sheet"
     other = sorted(set(wager.round_fields) - EXACT_FIELDS)
     if other:
         return (
@@ -224,7 +224,7 @@ def simulate_outcomes(
     each round, table strategy, the dealer playing out when the wager requires it).
     ``stand_only``: the box stands on its first two cards (never splits, doubles or
     surrenders), the model of :func:`exact_par_sheet`."""
-    from feltlab.simstrategy import STAND, StrategyTables, sim_rules
+    from feltlab.simulation.tables import STAND, StrategyTables, sim_rules
 
     if rounds < 1:
         raise ValueError(f"rounds must be positive, got {rounds}")

@@ -1,5 +1,5 @@
 """``feltlab math`` for a play-decided wager (exact or simulated) and for a panel-paid one
-(Madness 21 with a prize table): the sheets :mod:`feltlab.mathcli` prints."""
+(Madness 21 with a prize table): the sheets :mod:`feltlab.cli.math` prints."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from feltlab.errors import FeltlabError
-from feltlab.parsheet import ParSheet
+from feltlab.math.parsheet import ParSheet
 from feltlab.rules import Rules
 from feltlab.wagers import WagerType
 
@@ -30,7 +30,7 @@ def special_sheets(
     (``decks``, default: the rules' deck count for a play-decided wager, the wager's range for
     a panel-paid one); ``simulated``: the simulated sheet of a play-decided wager even where an
     exact one exists.  Raises :class:`click.UsageError` with the reason on bad input."""
-    from feltlab import playmath, prizes
+    from feltlab.math import play_decided, prizes
 
     if eor:
         raise click.UsageError(
@@ -44,11 +44,11 @@ def special_sheets(
                 r = rules.replace(decks=d, cut_card_from_back=min(rules.cut_card_from_back, 26 * d))
                 wager.check_rules(r)
                 if simulated:
-                    sheet = playmath.simulated_par_sheet(
+                    sheet = play_decided.simulated_par_sheet(
                         wager, r, rounds=rounds, seed=seed, rules_name=rules_name
                     )
                 else:
-                    sheet = playmath.play_par_sheet(
+                    sheet = play_decided.play_par_sheet(
                         wager, r, rules_name=rules_name, rounds=rounds, seed=seed
                     )
                 out.append(sheet)

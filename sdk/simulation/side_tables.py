@@ -11,9 +11,9 @@ Inputs (:class:`TableInput`): each is one of the simulator's per-round inputs
 (``feltlab.native.SIM_INPUTS``: 0..4 the initial cards P1, P2, D1, P3, D2) with its number
 of values; a card input takes the code 0..51, or 52 for a role never dealt (``NO_CARD``).
 The table is C-ordered over the inputs in the order of ``card_roles``.  Entries where a role
-was never dealt, or where the wager is not on offer (``feltlab.parsheet.offered_mask``: an
+was never dealt, or where the wager is not on offer (``feltlab.math.parsheet.offered_mask``: an
 insurance wager without an ace up), hold :data:`feltlab.native.NOT_OFFERED` and are not
-counted, as in the batch path (``feltlab.simchunk.classify_side_bets``).
+counted, as in the batch path (``feltlab.simulation.chunk.classify_side_bets``).
 
 Round-record fields (the play-decided wagers of issue 16: how the box's hands finished, the
 dealer's final hand) are simulator inputs too, after the five cards
@@ -163,7 +163,7 @@ def build_table(wager: WagerType) -> npt.NDArray[np.uint8]:
     array of shape ``(values,) * roles`` of outcome indexes, NOT_OFFERED where a role was
     never dealt or the wager is not offered.  Raises WagerError when the wager is not
     tabulable, too large, or its classifier returns an index outside its paytable."""
-    from feltlab.parsheet import offered_mask
+    from feltlab.math.parsheet import offered_mask
 
     inputs = table_inputs(wager)
     n = table_entries(wager)
@@ -306,7 +306,7 @@ def dealer_cards_mismatch(wager: WagerType, table: npt.NDArray[np.uint8]) -> str
     from dataclasses import replace
 
     from feltlab.rules import Rules
-    from feltlab.simstrategy import sim_rules
+    from feltlab.simulation.tables import sim_rules
 
     inputs = table_inputs(wager)
     assert inputs is not None

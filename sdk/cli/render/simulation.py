@@ -1,5 +1,5 @@
 """``feltlab simulate``'s output: the trace file, the batch-path notes, the JSON or the
-terminal tables (the plumbing of :mod:`feltlab.simulate` for :mod:`feltlab.cli`)."""
+terminal tables of a :class:`feltlab.simulation.run.SimulationResult`."""
 
 from __future__ import annotations
 
@@ -11,46 +11,10 @@ import click
 import numpy as np
 from rich.table import Table
 
-from feltlab.clitypes import make_console
-from feltlab.rules import Rules
+from feltlab.cli.options import make_console
 from feltlab.seeds import SEED_DERIVATION_VERSION
-from feltlab.simulate import Z_WARNING, ExactCheck, SimulationResult
-
-
-def side_bet_specs(
-    choice: str | None, registry: Any, rules: Rules
-) -> tuple[list[tuple[str, str | None]], list[tuple[str, str]]]:
-    """The wagers a ``--side-bets`` choice puts in play: ``None`` every installed wager the
-    simulator can settle (:func:`feltlab.simulate.wager_specs`), ``"none"`` the main wager
-    alone, else the comma-separated names (each with its first paytable): ``(specs,
-    skipped)``, skipped naming each installed wager left out and why.  Raises
-    click.BadParameter naming an unknown wager or one the simulator cannot settle."""
-    from feltlab.simulate import wager_specs
-
-    specs, skipped = wager_specs(registry, rules)
-    if choice is None:
-        return specs, skipped
-    names = [] if choice.strip() == "none" else [n.strip() for n in choice.split(",") if n.strip()]
-    if choice.strip() != "none" and not names:
-        raise click.BadParameter(
-            "give wager names separated by commas, or none", param_hint="--side-bets"
-        )
-    why = dict(skipped)
-    settled = {name for name, _ in specs}
-    for name in names:
-        if name in why:
-            raise click.BadParameter(
-                f"{name} cannot be simulated here: {why[name]}", param_hint="--side-bets"
-            )
-        if name not in settled:
-            known = ", ".join(sorted(settled)) or "none installed"
-            raise click.BadParameter(
-                f"no installed side wager {name!r}; choose from {known}, or none",
-                param_hint="--side-bets",
-            )
-    chosen = [(n, t) for n, t in specs if n in names]
-    left = [(n, "not chosen (--side-bets)") for n, _ in specs if n not in names]
-    return chosen, skipped + left
+from feltlab.simulation.check import Z_WARNING, ExactCheck
+from feltlab.simulation.run import SimulationResult
 
 
 def _json_data(
@@ -111,8 +75,9 @@ def _json_data(
 
 
 def _checked(res: SimulationResult, fresh_shoe: bool) -> tuple[ExactCheck | None, str | None]:
-    """The exact check of ``res`` (:func:`feltlab.simulate.exact_check`), or why there is none."""
-    from feltlab.simulate import exact_check
+    """The exact check of ``res`` (:func:`feltlab.simulation.check.exact_check`), or why
+    there is none."""
+    from feltlab.simulation.check import exact_check
 
     try:
         return exact_check(res, fresh_shoe), None
@@ -189,7 +154,7 @@ def report_simulation(
     house edge it prints the analyzer's exact fresh-shoe figure for the same rules and
     strategy tables and the difference with its interval and z (the simulator's error for a
     fresh shoe, loudly flagged past |z| > 4; the cut-card effect for a shoe game:
-    :class:`feltlab.simulate.ExactCheck`).  The rounds/s printed is the simulation's own
+    :class:`feltlab.simulation.check.ExactCheck`).  The rounds/s printed is the simulation's own
     (the chunks' time in the simulator), the set-up printed apart.  ``skipped``: (wager,
     reason) of each installed wager not simulated, always listed; ``plays_out``: the wagers
     in play that made the dealer play out.  Raises click.BadParameter for an unwritable

@@ -1,5 +1,5 @@
 """The campaign directory of ``feltlab certify``: a new default one (created atomically) and
-the checks of ``--resume`` (moved out of :mod:`feltlab.rig.cli`, which drives them)."""
+the checks of ``--resume`` (driven by :mod:`feltlab.rig.cli.certify`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One chunk of a simulation (the chunk half of :mod:`feltlab.simulate`): the exact integer
+"""One chunk of a simulation (:mod:`feltlab.simulation.run` plans the chunks): the exact integer
 :class:`Tally` of a chunk, the side bets settled through lookup tables in C or classified in
 batches, the play-decided wagers from round records (:func:`run_chunk`)."""
 
@@ -17,7 +17,7 @@ from feltlab.rules import (
     Rules,
 )
 from feltlab.seeds import chunk_generator
-from feltlab.simstrategy import ROLE_COLUMNS, sim_rules
+from feltlab.simulation.tables import ROLE_COLUMNS, sim_rules
 from feltlab.wagers import WagerType
 
 
@@ -71,7 +71,7 @@ def classify_side_bets(
 ) -> dict[str, tuple[npt.NDArray[np.int64], int]]:
     """Outcome counts of each card-decided wager over the simulator's ``initial`` cards
     ``(n, 5)``: {name: (counts per paytable outcome, rounds on offer)}."""
-    from feltlab.parsheet import offered_mask
+    from feltlab.math.parsheet import offered_mask
 
     out: dict[str, tuple[npt.NDArray[np.int64], int]] = {}
     for w in wagers:
@@ -92,7 +92,7 @@ def classify_round_bets(
 ) -> dict[str, tuple[npt.NDArray[np.int64], int]]:
     """Outcome counts of each play-decided wager (``round_fields``) over the simulator's round
     records ``(n,)`` :data:`feltlab.record.RECORD_DTYPE`: {name: (counts, rounds)}."""
-    from feltlab.playmath import wager_outcomes
+    from feltlab.math.play_decided import wager_outcomes
 
     out: dict[str, tuple[npt.NDArray[np.int64], int]] = {}
     for w in wagers:
@@ -186,16 +186,16 @@ def run_chunk(
     """Simulate chunk ``chunk`` (``n_rounds`` rounds) of seed ``seed``: a pure function of its
     arguments, so any worker may run it.  ``wager_specs``: (wager name, paytable) pairs.
 
-    Every wager, card-decided or decided by play, is tallied inside the C simulator through
-    its lookup table (``feltlab.sidetables``; a play-decided wager's over the round record's
-    fields), the dealer played out when a wager requires it.  A wager without a table (too
-    large, or reading the record's card arrays) is classified in batches from the per-round
+    Every wager, card-decided or decided by play, is tallied inside the C simulator through its
+    lookup table (``feltlab.simulation.side_tables``; a play-decided wager's over the round
+    record's fields), the dealer played out when a wager requires it.  A wager without a table
+    (too large, or reading the record's card arrays) is classified in batches from the per-round
     arrays the simulator then also writes, in calls of :data:`RECORD_BATCH` rounds, while the
-    tabled ones stay in C.  ``trace`` asks for the per-round arrays of every round (kept in
-    the tally's ``trace``; with a play-decided wager, :func:`_simulate_with_records`), every
-    wager classified in batches: the same counts.  A wager whose classifier fails is named
-    in ``Tally.skipped`` with the reason."""
-    from feltlab import sidetables
+    tabled ones stay in C.  ``trace`` asks for the per-round arrays of every round (kept in the
+    tally's ``trace``; with a play-decided wager, :func:`_simulate_with_records`), every wager
+    classified in batches: the same counts.  A wager whose classifier fails is named in
+    ``Tally.skipped`` with the reason."""
+    from feltlab.simulation import side_tables
 
     instances = [installed_wager(name, table) for name, table in wager_specs]
     if trace:
@@ -211,7 +211,7 @@ def run_chunk(
     rest: list[WagerType] = []  # no table: classified from per-round arrays
     for w in instances:
         try:
-            t = sidetables.side_table(w)
+            t = side_tables.side_table(w)
         except Exception as exc:  # a plugin's classifier: report it, keep simulating
             skipped[w.name] = f"its classifier failed: {exc}"
             continue
@@ -250,12 +250,12 @@ def run_chunk(
 
 def batch_reasons(specs: Sequence[tuple[str, str | None]]) -> dict[str, str]:
     """{wager: why it has no side table} for the wagers of ``specs`` settled by the batch
-    path (``feltlab.sidetables.untabulated_reason``)."""
-    from feltlab import sidetables
+    path (``feltlab.simulation.side_tables.untabulated_reason``)."""
+    from feltlab.simulation import side_tables
 
     out: dict[str, str] = {}
     for name, table in specs:
-        why = sidetables.untabulated_reason(installed_wager(name, table))
+        why = side_tables.untabulated_reason(installed_wager(name, table))
         if why is not None:
             out[name] = why
     return out

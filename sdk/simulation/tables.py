@@ -1,6 +1,6 @@
-"""Basic-strategy tables for the C round simulator (the strategy half of
-:mod:`feltlab.simulate`): :func:`strategy_tables` turns feltlab's basic strategy
-(sdk/strategy.py) into tables by player total and dealer up card, cached in memory and on disk
+"""Basic-strategy tables for the C round simulator (:mod:`feltlab.simulation.run`):
+:func:`strategy_tables` turns feltlab's basic strategy
+(sdk/math/strategy.py) into tables by player total and dealer up card, cached in memory and on disk
 keyed by the rules; :class:`TablePolicy` plays the same tables in the Python round engine;
 :func:`sim_rules` builds the C simulator's rules."""
 
@@ -18,12 +18,12 @@ from feltlab import native
 from feltlab.cards import card_value
 from feltlab.engine import Decision, DecisionView
 from feltlab.errors import RulesError
+from feltlab.math.strategy import action_values
 from feltlab.rules import (
     HoleCard,
     Rules,
     ShufflerKind,
 )
-from feltlab.strategy import action_values
 
 HIT, STAND, DOUBLE_HIT, DOUBLE_STAND = (
     native.HIT,
@@ -82,7 +82,8 @@ STRATEGY_FORMAT = 1
 def _strategy_key(rules: Rules) -> str:
     import inspect
 
-    from feltlab import cache, strategy
+    from feltlab import cache
+    from feltlab.math import strategy
 
     try:
         source = inspect.getsource(strategy) + inspect.getsource(compute_strategy_tables)

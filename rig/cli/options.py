@@ -1,7 +1,7 @@
 """The rig's shared command-line options: one definition of ``--bus`` and ``--profile`` for
 every rig command (as python-can's ``can/cli.py`` shares its bus options), so that
 ``device run``, ``capture record``, ``certify`` and ``analyze`` accept the same forms.
-``--seed`` and ``--out`` are shared with the core commands (:mod:`feltlab.clitypes`).
+``--seed`` and ``--out`` are shared with the core commands (:mod:`feltlab.cli.options`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from feltlab.rig.bus.transport import DEFAULT_UDP_GROUP
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-PROFILE_DIR = Path(__file__).parent / "certify" / "profiles"  # certify.profile.PROFILE_DIR
+PROFILE_DIR = Path(__file__).parent.parent / "certify" / "profiles"  # certify.profile.PROFILE_DIR
 
 BUS_HELP = (
     "python-can bus as key=value pairs, e.g. "

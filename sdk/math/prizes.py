@@ -21,7 +21,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from feltlab.errors import WagerError
-from feltlab.parsheet import OutcomeLine, ParSheet, par_sheet
+from feltlab.math.parsheet import OutcomeLine, ParSheet, par_sheet
 from feltlab.wagers import WagerType
 
 MAX_PROFILE_BYTES = 1 << 20

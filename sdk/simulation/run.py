@@ -3,20 +3,20 @@
 The C simulator (native/src/sim.c) plays one box under any :class:`feltlab.Rules` with a
 table-driven strategy, dealing from a real shoe with a cutting card (or a fresh shoe every
 round), and tallies each round's main-wager net result in cents and every side wager's
-outcome inside the C loop, through each wager's lookup table (:mod:`feltlab.sidetables`: the
-classifier compiled over the round's inputs), so any plugin's return is estimated without a
-Python call per round.
+outcome inside the C loop, through each wager's lookup table
+(:mod:`feltlab.simulation.side_tables`: the classifier compiled over the round's inputs), so
+any plugin's return is estimated without a Python call per round.
 
-Strategy: :func:`strategy_tables` turns feltlab's basic strategy (sdk/strategy.py: a
-composition-approximated expected-value calculation) into tables by player total and dealer
-up card, evaluated on a representative two-card hand of each total.  :class:`TablePolicy`
-plays the same tables in the Python round engine, which is what makes the differential test
-between the two exact.
+Strategy: :func:`feltlab.simulation.tables.strategy_tables` turns feltlab's basic strategy
+(:mod:`feltlab.math.strategy`: a composition-approximated expected-value calculation) into
+tables by player total and dealer up card, evaluated on a representative two-card hand of
+each total.  :class:`feltlab.simulation.tables.TablePolicy` plays the same tables in the
+Python round engine, which is what makes the differential test between the two exact.
 
 Scale: work is cut into chunks of ``chunk_rounds`` rounds; chunk i draws from the seed's
 generator jumped i + 1 times (xoshiro256** jump: 2^128 outputs apart) and starts from a fresh
 shoe, and chunk results are exact integer sums, so a seed gives the identical result on 1
-worker, N local processes or a Dask cluster.
+worker, N local processes or a Dask cluster (:mod:`feltlab.simulation.executors`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import math
 import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,13 +35,13 @@ from feltlab.rules import (
     Rules,
 )
 from feltlab.seeds import SEED_DERIVATION_VERSION
-from feltlab.simchunk import (
+from feltlab.simulation.chunk import (
     Tally,
     batch_reasons,
     installed_wager,
-    run_chunk,
 )
-from feltlab.simstrategy import (
+from feltlab.simulation.executors import run_in_process, run_in_processes, run_on_dask
+from feltlab.simulation.tables import (
     DEFAULT_STAKE,
     ROLE_COLUMNS,
 )
@@ -220,38 +219,11 @@ def simulate(
             progress(done)
 
     if scheduler:
-        import importlib
-
-        try:
-            distributed: Any = importlib.import_module("dask.distributed")
-        except ImportError as exc:
-            raise RuntimeError(
-                "--scheduler needs Dask distributed: pip install 'feltlab[dist]'"
-            ) from exc
-        Client, LocalCluster = distributed.Client, distributed.LocalCluster
-        as_completed = distributed.as_completed
-
-        cluster = None
-        if scheduler == "local":
-            cluster = LocalCluster(
-                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
-            )
-        client = Client(cluster if cluster is not None else scheduler)
-        try:
-            futures = [client.submit(run_chunk, *a, pure=False) for a in args]
-            for fut in as_completed(futures):
-                collect(fut.result())
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+        run_on_dask(args, scheduler, workers, collect)
     elif workers > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            for t in pool.map(_run_chunk_args, args):
-                collect(t)
+        run_in_processes(args, workers, collect)
     else:
-        for a in args:
-            collect(run_chunk(*a))
+        run_in_process(args, collect)
     seconds = time.perf_counter() - t0
     n = total.rounds
     mean = total.net / n / DEFAULT_STAKE
@@ -277,62 +249,11 @@ def simulate(
     )
 
 
-Z_WARNING = 4.0
-"""A fresh-shoe simulation whose house edge lies more than this many standard errors from the
-analyzer's exact figure is reported with a loud warning (a z that large has a chance below
-1e-4 for a correct simulator: a fault, not chance)."""
-
-
-@dataclass(frozen=True)
-class ExactCheck:
-    """A simulation beside the analyzer's exact house edge for a **fresh shoe** under the
-    same rules and the same strategy tables (``feltlab.mainmath.analyze_main(rules,
-    "table")``; per initial unit).  ``difference``: the simulated house edge less the exact
-    one, ``half_width`` its 95% half-width (the simulation's: the exact figure has no error)
-    and ``z`` the difference in standard errors.  Dealt from a fresh shoe
-    (``fresh_shoe``), the difference is the simulator's error and ``|z| >``
-    :data:`Z_WARNING` a fault (``alarming``); dealt with a cutting card, it is the cut-card
-    effect (with its interval), never a warning.  ``approximate``: the analyzer left out
-    some split terms (``Analysis.p_split_approx`` > 0: no hole card, ENHC "original" or
-    "original and busted"), so the exact figure carries that small approximation."""
-
-    exact_edge: float
-    difference: float
-    half_width: float
-    z: float
-    fresh_shoe: bool
-    approximate: bool
-
-    @property
-    def alarming(self) -> bool:
-        """True when a fresh-shoe simulation disagrees with the exact figure by more than
-        :data:`Z_WARNING` standard errors."""
-        return self.fresh_shoe and abs(self.z) > Z_WARNING
-
-
-def exact_check(res: SimulationResult, fresh_shoe: bool) -> ExactCheck:
-    """``res`` against the analyzer's exact fresh-shoe figure for its rules and strategy
-    tables (see :class:`ExactCheck`); ``fresh_shoe``: whether ``res`` was dealt from a
-    fresh shoe every round.  Raises ValueError for rules the analyzer refuses."""
-    from feltlab.mainmath import analyze_main
-
-    a = analyze_main(res.rules, "table")
-    exact = -a.ev
-    se = res.half_width / 1.96
-    diff = res.house_edge - exact
-    z = diff / se if se > 0 else (0.0 if diff == 0 else math.copysign(math.inf, diff))
-    return ExactCheck(exact, diff, res.half_width, z, fresh_shoe, a.p_split_approx > 0)
-
-
 def _joined(traces: dict[int, native.SimResult]) -> native.SimResult:
     parts = [traces[k] for k in sorted(traces)]
     return native.SimResult(
         np.concatenate([p.net for p in parts]), np.concatenate([p.initial for p in parts])
     )
-
-
-def _run_chunk_args(a: tuple[Any, ...]) -> Tally:
-    return run_chunk(*a)
 
 
 def default_workers() -> int:

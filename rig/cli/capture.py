@@ -1,5 +1,5 @@
 """The ``feltlab capture`` command group: ``capture decode`` and ``capture record``
-(re-exported by :mod:`feltlab.rig.cli`, which registers it)."""
+(registered by :mod:`feltlab.rig.cli`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import click
 from feltlab.rig.bus.capture import CaptureDecoder, format_record, read_capture
 from feltlab.rig.bus.transport import Node
 from feltlab.rig.bus.writer import FORMATS
-from feltlab.rig.cliopts import bus_option, duration_option
+from feltlab.rig.cli.options import bus_option, duration_option
 from feltlab.rig.errors import RigError
 from feltlab.rig.protocol.codec import check_base
 from feltlab.strictjson import json_safe

@@ -1,5 +1,5 @@
 """``feltlab math main``: the main wager's PAR sheet on the terminal (the plumbing of
-:mod:`feltlab.mainmath` for :mod:`feltlab.cli`)."""
+:mod:`feltlab.math.main_wager` for :mod:`feltlab.cli`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import click
 from rich.table import Table
 
-from feltlab.clitypes import make_console
+from feltlab.cli.options import make_console
 from feltlab.errors import RulesError, WagerError
 from feltlab.rules import Rules
 from feltlab.wagers import WagerType
@@ -16,7 +16,7 @@ from feltlab.wagers import WagerType
 
 def print_side_bet_eor(wager: WagerType, decks: list[int], fmt: str) -> None:
     """Print a card-decided wager's effects of removal for each deck count (json: a list)."""
-    from feltlab.eor import render_eor, side_bet_eor
+    from feltlab.math.eor import render_eor, side_bet_eor
 
     try:
         results = [side_bet_eor(wager, d) for d in decks]
@@ -42,7 +42,7 @@ def print_main_sheet(
     its effects of removal.  ``decks``: at most one deck count overriding the rules'.
     Raises :class:`click.UsageError` for several deck counts or rules the analyzer
     refuses."""
-    from feltlab import mainmath
+    from feltlab.math import main_wager
 
     if len(decks) > 1:
         raise click.UsageError("the main wager's sheet takes one --decks value")
@@ -55,7 +55,7 @@ def print_main_sheet(
         except RulesError as exc:
             raise click.UsageError(str(exc)) from None
     if eor:
-        from feltlab.eor import main_eor, render_eor
+        from feltlab.math.eor import main_eor, render_eor
 
         e = main_eor(rules, strategy)
         if fmt == "json":
@@ -64,11 +64,11 @@ def print_main_sheet(
             click.echo(render_eor(e), nl=False)
         return
     try:
-        sheet = mainmath.main_par_sheet(rules, strategy)
+        sheet = main_wager.main_par_sheet(rules, strategy)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     if fmt != "table":
-        click.echo(mainmath.render(sheet, fmt), nl=False)
+        click.echo(main_wager.render(sheet, fmt), nl=False)
         return
     console = make_console()  # a pipe gets every column (the chart was cut to '+0.…')
     console.print(
@@ -94,7 +94,7 @@ def print_main_sheet(
     console.print(t)
     if sheet.note:
         console.print(sheet.note)
-    ups = [*mainmath.UP_LABELS[1:], "A"]
+    ups = [*main_wager.UP_LABELS[1:], "A"]
     chart = Table(title="strategy chart (action and expectation per initial unit)")
     chart.add_column("hand")
     for u in ups:

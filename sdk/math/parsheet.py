@@ -77,7 +77,7 @@ class ParSheet:
     being offered, e.g. the dealer showing an ace for insurance).  ``return_`` and
     ``house_edge`` exclude jackpot outcomes (whose prize comes from a panel), unless a prize
     table was given; ``note`` says so.  ``method`` says how the sheet was computed:
-    ``"exact"`` (enumeration, or the exact analysis of :mod:`feltlab.playmath`), or
+    ``"exact"`` (enumeration, or the exact analysis of :mod:`feltlab.math.play_decided`), or
     ``"simulated: N rounds, +-H"`` (the C round simulator; ``half_width`` H is the 95%
     half-width of the return, and ``combinations`` count rounds).  ``rules``: the table rules
     of a play-decided wager's sheet (their name), "" for a card-decided one.
@@ -99,7 +99,7 @@ class ParSheet:
     half_width: float | None = None
     rules: str = ""
     average_prize: Fraction | None = None
-    """A panel-paid wager's average prize in cents (:mod:`feltlab.prizes`), else None."""
+    """A panel-paid wager's average prize in cents (:mod:`feltlab.math.prizes`), else None."""
     stake: int | None = None
     """The stake in cents the return per unit is computed at (a panel-paid wager)."""
 

@@ -6,7 +6,7 @@ point count is the correlation between its tags and the wager's effects of remov
 
 Main wager: the combinatorial analyzer (native/src/analyzer.c) on the shoe less one card
 (ten-valued ranks share one effect).  Card-decided side bets: exact enumeration of the
-wager's card tuples (as :mod:`feltlab.parsheet`), weighted by the composition less one card
+wager's card tuples (as :mod:`feltlab.math.parsheet`), weighted by the composition less one card
 of each code; a rank's effect is the mean over its four suits.  Returns and effects are per
 unit wagered.
 """
@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab.errors import WagerError
-from feltlab.parsheet import code_tuples, offered_mask
+from feltlab.math.parsheet import code_tuples, offered_mask
 from feltlab.rules import Rules
 from feltlab.wagers import WagerType
 
@@ -131,7 +131,7 @@ def _finish(
 
 
 def _main_effects(rules: Rules, strategy: str) -> tuple[float, list[float]]:
-    from feltlab.mainmath import analyze_main
+    from feltlab.math.main_wager import analyze_main
     from feltlab.native.analyzer import shoe_counts
 
     full = shoe_counts(rules.decks)

@@ -1,5 +1,5 @@
 """The ``feltlab device`` command group: ``device run`` runs one simulated device
-(re-exported by :mod:`feltlab.rig.cli`, which registers it)."""
+(registered by :mod:`feltlab.rig.cli`)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from typing import Any
 
 import click
 
-from feltlab.clitypes import seed_option
+from feltlab.cli.options import seed_option
 from feltlab.rig.bus.transport import BusSpec
 from feltlab.rig.certify.profile_check import check_device_table
-from feltlab.rig.cliopts import KindChoice, bus_option, duration_option, profile_option
+from feltlab.rig.cli.options import KindChoice, bus_option, duration_option, profile_option
 from feltlab.rig.devices import make_device, read_profile_toml
 from feltlab.rig.devices.models import MODEL_NAMES
 from feltlab.rig.errors import RigError
@@ -34,7 +34,7 @@ def load_profile(path: str | Path) -> dict[str, Any]:
 
     Raises :class:`RigError` for a missing or malformed file.
     """
-    from feltlab.rig.cliopts import bundled_profiles, resolve_profile
+    from feltlab.rig.cli.options import bundled_profiles, resolve_profile
 
     p = resolve_profile(str(path))
     names = ", ".join(bundled_profiles())

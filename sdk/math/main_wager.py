@@ -6,7 +6,7 @@ the exact composition of a freshly shuffled shoe; splits exact for the strategy 
 split outcomes by their pattern of pair and non-pair second cards (E. Farmer).  Strategy
 ``cdz``: the composition-dependent optimum with the pre-split strategy reused after
 splitting (CDZ-); ``table``: the total-dependent tables the C simulator plays
-(:func:`feltlab.simstrategy.strategy_tables`), so ``feltlab simulate --fresh-shoe`` estimates
+(:func:`feltlab.simulation.tables.strategy_tables`), so ``feltlab simulate --fresh-shoe`` estimates
 exactly this figure.  Matches Farmer's analyzer v7.6 to 1e-6 percentage points
 (tests/math/test_analyzer.py).
 
@@ -77,7 +77,7 @@ def analyzer_rules(
         raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     kw: dict[str, Any] = {}
     if strategy == "table":
-        from feltlab.simstrategy import strategy_tables
+        from feltlab.simulation.tables import strategy_tables
 
         t = strategy_tables(rules)
         pair = t.pair.copy()
