@@ -315,7 +315,7 @@ def test_no_import_cycle() -> None:
 # and the other rooms use only its shared options (the rig's commands, a plugin's commands).
 SDK_LEVELS = (
     ("nouns", ("cards", "hands", "rules", "shoe", "record", "events", "jackpot", "money",
-               "strictjson", "inputs", "errors", "registry", "seeds", "cache")),
+               "strictjson", "inputs", "errors", "registry", "seeds", "cache", "intervals")),
     ("wagers", ("wagers", "hookspecs", "plugin_manager", "settlement")),
     ("engine", ("engine",)),
     ("math, simulation", ("math", "simulation")),
