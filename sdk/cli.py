@@ -29,6 +29,7 @@ from feltlab.engine import Table as FeltTable
 from feltlab.mathcli import math_cmd, simulate
 from feltlab.money import money
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager, plugin_summary
+from feltlab.protectcli import protect_cmd
 from feltlab.ruleopts import rule_options
 from feltlab.rules import Rules
 
@@ -401,6 +402,7 @@ def play(
 
 main.add_command(math_cmd)
 main.add_command(simulate)
+main.add_command(protect_cmd)
 
 
 @main.group()
