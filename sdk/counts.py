@@ -50,6 +50,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from feltlab import native
 from feltlab.errors import CountError
 
 RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K")
@@ -57,9 +58,9 @@ RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K")
 MODES = ("true", "running", "suit")
 """How a count buckets a round: its true count (per 52 cards remaining), its running count
 (since the shuffle, from the initial running count), or the suit imbalance."""
-MAX_RESOLUTION = 64
+MAX_RESOLUTION: int = native.COUNT_MAX_RESOLUTION
 """The finest resolution: a bucket of 1/64 of a count unit (the C simulator's limit)."""
-MAX_TAG = 1000
+MAX_TAG: int = native.COUNT_MAX_TAG
 """The largest tag magnitude accepted (a running count must fit the simulator's 32 bits)."""
 
 

@@ -46,8 +46,8 @@ from feltlab.simchunk import RECORD_BATCH
 from feltlab.simstrategy import DEFAULT_STAKE, sim_rules
 from feltlab.wagers import WagerType
 
-MAX_BUCKETS = 256
-"""The simulator's most count buckets (``FL_COUNT_MAX_BUCKETS``)."""
+MAX_BUCKETS: int = native.COUNT_MAX_BUCKETS
+"""The simulator's most count buckets (``FL_COUNT_MAX_BUCKETS``, 256)."""
 TRUE_RANGE = 15
 """True counts tallied apart: -15 to +15 book units (beyond: the open outer buckets)."""
 RUNNING_RANGE = 40
@@ -81,6 +81,17 @@ class Bucketing:
     def values(self) -> tuple[Fraction, ...]:
         """Every bucket's value, bucket 0 first."""
         return tuple(self.value(b) for b in range(self.n_buckets))
+
+    def spec(self) -> native.CountSpec:
+        """The C simulator's count (``fl_count``) of these buckets."""
+        mode = {
+            "true": native.COUNT_TRUE,
+            "running": native.COUNT_RUNNING,
+            "suit": native.COUNT_SUIT,
+        }[self.count.index_mode]
+        return native.CountSpec(
+            self.count.tags, mode, 0, self.resolution, self.lowest, self.n_buckets
+        )
 
 
 def bucketing(count: Count, decks: int, resolution: int = 1) -> Bucketing:
@@ -135,31 +146,15 @@ def counted_call(
     tables: Sequence[native.SideTable],
     b: Bucketing,
 ) -> tuple[npt.NDArray[np.int64], list[int], list[int], npt.NDArray[np.int64]]:
-    """One call of the C simulator's counted tally (``feltlab.native.simulate_counted``):
+    """One call of the C simulator's counted tally (:func:`feltlab.native.simulate_counted`):
     per bucket the rounds, the main wager's net and squared net (exact Python ints), and
     the tables' outcome counts ``(n_buckets, n_tables, 256)``."""
-    fn: Any = getattr(native, "simulate_counted", None)
-    if fn is None:
-        raise CountError(
-            "this build of the C core has no counted simulator (fl_simulate_counted): "
-            "run `make setup` on a checkout that has it"
-        )
-    res = fn(
-        rng,
-        rules,
-        n_rounds,
-        tuple(tables),
-        tags=b.count.tags,
-        mode=b.count.index_mode,
-        resolution=b.resolution,
-        lowest=b.lowest,
-        n_buckets=b.n_buckets,
-    )
+    res = native.simulate_counted(rng, rules, n_rounds, b.spec(), tuple(tables))
     return (
-        np.asarray(res.rounds, dtype=np.int64),
-        [int(x) for x in res.net],
-        [int(x) for x in res.net_sq],
-        np.asarray(res.counts, dtype=np.int64).reshape(b.n_buckets, len(tables), 256),
+        np.asarray(res.bucket_rounds, dtype=np.int64),
+        [int(x) for x in res.bucket_net],
+        [int(x) for x in res.bucket_net_sq],
+        np.asarray(res.bucket_counts, dtype=np.int64).reshape(b.n_buckets, len(tables), 256),
     )
 
 

@@ -6,20 +6,10 @@ benchmarks/bench_counted.py."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
-
-
-@dataclass(frozen=True)
-class CountedReference:
-    rounds: npt.NDArray[np.int64]
-    net: list[int]
-    net_sq: list[int]
-    counts: npt.NDArray[np.int64]
 
 
 def _lookup(t: native.SideTable, initial: npt.NDArray[np.uint8]) -> npt.NDArray[np.int64]:
@@ -38,15 +28,15 @@ def _lookup(t: native.SideTable, initial: npt.NDArray[np.uint8]) -> npt.NDArray[
     return np.asarray(t.table.reshape(-1)[idx], dtype=np.int64)
 
 
-def _value(mode: str, tags: tuple[int, ...], seen: list[int], size: int, res: int) -> int:
+def _value(mode: int, tags: tuple[int, ...], seen: list[int], size: int, res: int) -> int:
     remaining = size - len(seen)
-    if mode == "suit":
+    if mode == native.COUNT_SUIT:
         unseen = [size // 4] * 4
         for c in seen:
             unseen[c & 3] -= 1
         return max((52 * u - 13 * remaining) * res // remaining for u in unseen)
     rc: int = sum(tags[c] for c in seen)
-    if mode == "running":
+    if mode == native.COUNT_RUNNING:
         return rc
     return rc * 52 * res // remaining
 
@@ -55,15 +45,13 @@ def simulate_counted_reference(
     rng: native.BitGenerator,
     rules: native.SimRules,
     n_rounds: int,
-    tables: tuple[native.SideTable, ...],
-    *,
-    tags: tuple[int, ...],
-    mode: str,
-    resolution: int,
-    lowest: int,
-    n_buckets: int,
-) -> CountedReference:
-    """What ``native.simulate_counted`` returns, computed round by round in Python."""
+    count: native.CountSpec,
+    tables: tuple[native.SideTable, ...] = (),
+) -> native.CountedResult:
+    """What ``native.simulate_counted`` returns for a shoe (no continuous shuffler, no
+    window count), computed round by round in Python."""
+    tags, mode, resolution = count.tags, count.mode, count.resolution
+    lowest, n_buckets = count.lowest, count.n_buckets
     res = native.simulate_rounds(rng, rules, n_rounds, trace_cap=255)
     assert res.trace is not None and res.trace_len is not None
     size = rules.decks * 52
@@ -84,4 +72,6 @@ def simulate_counted_reference(
         seen.extend(int(c) for c in res.trace[i, : res.trace_len[i]])
         if rules.cut_position == 0 or len(seen) >= rules.cut_position:
             seen = []
-    return CountedReference(rounds, net, net_sq, counts)
+    return native.CountedResult(
+        int(rounds.sum()), sum(net), sum(net_sq), rounds, tuple(net), tuple(net_sq), counts
+    )
