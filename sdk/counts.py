@@ -40,7 +40,7 @@ halves         -2 +1 +2 +2 +3 +2 +1  0 -1 -2           S. Wong, "Professional Bl
 
 An unbalanced count (KO: its tags sum to +4 a deck) is read as a running count, its index
 given as the running count from Vancura and Fuchs's initial running count ``4 - 4 * decks``
-(``Count.index_mode`` "running"); a balanced one as a true count.
+(``Count.mode`` "running"); every other count as a true count.
 """
 
 from __future__ import annotations
@@ -132,11 +132,10 @@ class Count:
 
     @property
     def index_mode(self) -> str:
-        """How the count's index is read: "suit", "true" for a balanced point count,
-        "running" for an unbalanced one or one built as running."""
-        if self.mode == "suit":
-            return "suit"
-        return "running" if self.mode == "running" or not self.balanced else "true"
+        """How the count's index is read: its ``mode`` ("running" for KO, built so; a
+        wager's own count stays "true" even where rounding its tags left them a card or two
+        off balance)."""
+        return self.mode
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable form."""
@@ -198,6 +197,7 @@ BUILTIN: dict[str, Count] = {
             (-1, 1, 1, 1, 1, 1, 1, 0, 0, -1),
             source="Knock-Out (KO): O. Vancura and K. Fuchs, Knock-Out Blackjack (1998); "
             "unbalanced, read as a running count",
+            mode="running",
         ),
         rank_count(
             "hiopt1",

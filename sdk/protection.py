@@ -358,6 +358,7 @@ def protect(
         else:
             skipped.append(Skipped(w.name, why))
     results: list[WagerProtection] = []
+    done: set[tuple[str, str]] = set()
     seconds = 0.0
     simulated = 0
     for spec in counts:
@@ -370,7 +371,11 @@ def protect(
                     groups.append((spec(w), [w]))
                 except (CountError, ValueError) as exc:
                     skipped.append(Skipped(w.name, f"no count of its own: {exc}"))
-        for count, ws in groups:
+        for count, given in groups:
+            ws = [w for w in given if (count.name, w.name) not in done]
+            done.update((count.name, w.name) for w in ws)
+            if not ws:  # the main wager's own count is Hi-Lo, perhaps run already
+                continue
             b = bucketing(count, rules.decks, resolution)
             tally = run_counted(
                 rules, ws, b, rounds, seed=seed, chunk_rounds=chunk_rounds, progress=progress
