@@ -16,8 +16,8 @@ full shoe, up to 39).  It uses no tags.
 
 A **wager's own count** (``eor``): the best linear count of its effects of removal
 (:mod:`feltlab.eor`, P. Griffin, "The Theory of Blackjack", ch. 4), its tags scaled so the
-largest magnitude is 2 and rounded to the nearest integer (ties to even, Python's
-``round``): the ``integer`` column of ``feltlab math WAGER --eor``.
+largest magnitude is 2 and rounded to integers by largest remainders, so they still sum to
+zero (:func:`balanced_round`).
 
 The built-in counts (:data:`BUILTIN`), tags for A, 2..9, T (J, Q and K take the ten's tag):
 
@@ -236,12 +236,28 @@ COUNT_CHOICES = (*BUILTIN, "eor")
 count)."""
 
 
+def balanced_round(values: Sequence[float]) -> tuple[int, ...]:
+    """``values`` (summing to zero) rounded to integers that still sum to zero, by largest
+    remainders (Hamilton's method): each value floored, then +1 to the values with the
+    largest fractional parts (ties to the earlier rank) until the sum is zero.  Each
+    integer lies within 1 of its value."""
+    floors = [math.floor(v) for v in values]
+    give = round(sum(values) - sum(floors))
+    order = sorted(range(len(values)), key=lambda i: (-(values[i] - floors[i]), i))
+    for i in order[: max(give, 0)]:
+        floors[i] += 1
+    return tuple(floors)
+
+
 def eor_count(wager: Any, decks: int, *, level: int = 2) -> Count:
     """The best linear count of ``wager`` (a card-decided :class:`feltlab.WagerType`) for a
     ``decks``-deck shoe: its effects of removal (:func:`feltlab.eor.side_bet_eor`) centred,
-    scaled so the largest magnitude is ``level`` and rounded to integers (ties to even).
-    Raises :class:`feltlab.errors.WagerError` for a wager decided by play (no effects of
-    removal by card), :class:`CountError` for one no rank moves."""
+    scaled so the largest magnitude is ``level`` and rounded to integers by largest
+    remainders (:func:`balanced_round`), so the count stays balanced and its true count
+    means what a true count means (rounding each tag alone, the ``integer`` column of
+    ``feltlab math WAGER --eor``, can leave it several points a deck off balance: Lucky
+    Ladies' +8).  Raises :class:`feltlab.errors.WagerError` for a wager decided by play (no
+    effects of removal by card), :class:`CountError` for one no rank moves."""
     from feltlab.eor import side_bet_eor
 
     e = side_bet_eor(wager, decks)
@@ -250,12 +266,12 @@ def eor_count(wager: Any, decks: int, *, level: int = 2) -> Count:
             f"{wager.name}: every rank has the same effect of removal; no linear count tracks "
             "it (try --count suit for a wager decided by suits)"
         )
-    tags = tuple(round(level * x) for x in e.best_count)
+    tags = balanced_round([level * x for x in e.best_count])
     return rank_count(
         f"eor:{wager.name}",
         tags,
         source=f"best linear count of {wager.name}'s effects of removal, {decks} decks "
-        f"(Griffin, ch. 4), scaled to -{level}..{level} and rounded",
+        f"(Griffin, ch. 4), scaled to -{level}..{level}, rounded by largest remainders",
     )
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from feltlab.counts import (
     BUILTIN,
+    balanced_round,
     bucket_value,
     builtin_count,
     code_count,
@@ -115,10 +116,19 @@ def test_eor_count_is_the_math_eor_integer_column() -> None:
     s7 = types["super_sevens"]()
     e = side_bet_eor(s7, 6)
     c = eor_count(s7, 6)
-    assert c.rank_tags == e.best_count_integer
+    assert c.rank_tags is not None
+    assert all(abs(t - 2 * x) < 1 for t, x in zip(c.rank_tags, e.best_count, strict=True))
+    assert c.balanced  # rounded by largest remainders: still a balanced count
     assert c.name == "eor:super_sevens"
     assert max(abs(t) for t in c.tags) == 2
     assert c.rank_tags[6] == -2  # removing a 7 hurts Super Sevens the most
+
+
+def test_balanced_round_by_hand() -> None:
+    # floors -2, 0, 0, 0: two to give, to the fractional parts 0.7 and 0.6
+    assert balanced_round([-1.6, 0.7, 0.6, 0.3]) == (-2, 1, 1, 0)
+    # round() alone would give (1, 1, -1): sum +1, off balance
+    assert balanced_round([0.6, 0.6, -1.2]) == (1, 0, -1)
 
 
 def test_a_wager_no_rank_moves_has_no_linear_count() -> None:
