@@ -121,3 +121,33 @@ def test_protect_refusals() -> None:
     assert res.exit_code == 2 and "not both" in res.output
     res = CliRunner().invoke(main, ["protect", "no_such"])
     assert res.exit_code == 2 and "no wager 'no_such'" in res.output
+
+
+def test_seeded_main_and_insurance_with_hilo_pinned() -> None:
+    """1,000,000 rounds, seed 7, vegas_s17 (6 decks, 75% penetration), Hi-Lo: the figures
+    with their intervals, pinned (simulator 4, seed derivation 1)."""
+    rep = protect(
+        Rules.preset("vegas_s17"), _wagers("main", "insurance"), [BUILTIN["hilo"]], 1_000_000,
+        seed=7, min_rounds=1000,
+    )  # fmt: skip
+    assert (rep.simulator_version, rep.seed_derivation) == (4, 1)
+    main, ins = (r.analysis for r in rep.results)
+    assert main.rounds == 1_000_000
+    assert main.overall.value == -0.0027585  # exact: the net over the rounds, per unit
+    assert main.overall.half_width == pytest.approx(0.0022627, abs=1e-7)
+    zero = main.buckets[15]  # true count 0 <= TC < 1
+    assert zero.value == 0 and zero.rounds == 268_729 and zero.total == -362
+    assert main.trigger_value() == 1 and main.frequency == 0.26694
+    assert main.edge_per_unit.value == pytest.approx(0.0116075, abs=1e-7)
+    assert main.edge_per_unit.half_width == pytest.approx(0.0043211, abs=1e-7)
+    assert main.verdict.startswith("countable: +1.16% ± 0.43% per unit bet at true count +1")
+    # insurance (2:1): on offer with an ace up only; the published Hi-Lo index to insure is
+    # +3 (the first of the "Illustrious 18"), inside this trigger's interval +3..+5
+    assert ins.rounds == 77_213
+    assert ins.trigger_value() == 5
+    assert ins.trigger_low is not None and ins.trigger_high is not None
+    assert ins.buckets[ins.trigger_low].value == 3
+    assert ins.buckets[ins.trigger_high].value == 5
+    assert ins.edge_per_unit.value == pytest.approx(0.085078, abs=1e-6)
+    assert ins.edge_per_unit.rounds == 2245
+    assert ins.countable
