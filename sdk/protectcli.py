@@ -8,20 +8,25 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
 
 from feltlab.clitypes import OutputFile, json_option, make_console, seed_option
-from feltlab.countability import MIN_ROUNDS
 from feltlab.counts import COUNT_CHOICES, Count, resolve_count
 from feltlab.errors import FeltlabError
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
-from feltlab.protection import ProtectionReport, WagerProtection, protect
 from feltlab.ruleopts import rule_options
 from feltlab.rules import Rules
 from feltlab.wagers import WagerType
+
+if TYPE_CHECKING:
+    from feltlab.protection import ProtectionReport, WagerProtection
+
+MIN_ROUNDS = 10_000
+"""``--min-rounds``' default: :data:`feltlab.countability.MIN_ROUNDS` (tests/math/
+test_protection.py checks they agree; the analysis is imported when the command runs)."""
 
 
 def _pct(x: float, signed: bool = True) -> str:
@@ -330,6 +335,8 @@ def protect_cmd(
     counter's edge betting only there, the win per 100 rounds at the wager's maximum bet,
     and a verdict.  docs/protection.md explains how to read it."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    from feltlab.protection import protect
 
     wagers = _wagers(wager, every, paytable)
     specs = _counts(count_names, rules.decks)

@@ -151,3 +151,9 @@ def test_seeded_main_and_insurance_with_hilo_pinned() -> None:
     assert ins.edge_per_unit.value == pytest.approx(0.085078, abs=1e-6)
     assert ins.edge_per_unit.rounds == 2245
     assert ins.countable
+
+
+def test_the_commands_default_min_rounds_is_the_analysis_one() -> None:
+    from feltlab import countability, protectcli
+
+    assert protectcli.MIN_ROUNDS == countability.MIN_ROUNDS
