@@ -124,9 +124,16 @@ def bucket_rows(r: WagerProtection) -> list[list[str]]:
 
 
 def _header(report: ProtectionReport) -> str:
-    pen = 1 - report.rules.cut_card_from_back / report.rules.cards
+    from feltlab.protection import penetration
+
+    pen = penetration(report.rules)
+    dealt = (
+        "a continuous shuffler (ideal: every round from a freshly shuffled machine)"
+        if pen is None
+        else f"penetration {100 * pen:.1f}%"
+    )
     return (
-        f"{report.rules_name}, {report.rules.decks} decks, penetration {100 * pen:.1f}%: "
+        f"{report.rules_name}, {report.rules.decks} decks, {dealt}: "
         f"{report.rounds:,} rounds a count, seed {report.seed} (seed derivation "
         f"{report.seed_derivation}, simulator {report.simulator_version}); "
         f"{report.rounds_per_second:,.0f} counted rounds/s simulating"

@@ -290,7 +290,7 @@ class ProtectionReport:
         return {
             "rules": self.rules_name,
             "decks": self.rules.decks,
-            "penetration": 1 - self.rules.cut_card_from_back / self.rules.cards,
+            "penetration": penetration(self.rules),
             "rounds": self.rounds,
             "seed": self.seed,
             "seed_derivation": self.seed_derivation,
@@ -300,6 +300,17 @@ class ProtectionReport:
             "wagers": [r.to_dict() for r in self.results],
             "skipped": [{"wager": s.wager, "reason": s.reason} for s in self.skipped],
         }
+
+
+def penetration(rules: Rules) -> float | None:
+    """The fraction of the shoe dealt before the cutting card; None for a continuous
+    shuffler (the simulator deals every round from a freshly shuffled ideal machine: no
+    count carries over; the continuous shuffler audit models a real one)."""
+    from feltlab.rules import ShufflerKind
+
+    if rules.shuffler is ShufflerKind.CONTINUOUS:
+        return None
+    return 1 - rules.cut_card_from_back / rules.cards
 
 
 def _unit(count: Count) -> str:
