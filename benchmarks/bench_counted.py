@@ -12,12 +12,13 @@ import time
 
 import pytest
 
-from feltlab import native, sidetables
-from feltlab.counts import BUILTIN
+from feltlab import native
+from feltlab.math.counts import BUILTIN
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
-from feltlab.protection import bucketing, counted_call, why_not_counted
 from feltlab.rules import Rules
-from feltlab.simstrategy import sim_rules
+from feltlab.simulation import side_tables
+from feltlab.simulation.protection import bucketing, counted_call, why_not_counted
+from feltlab.simulation.tables import sim_rules
 
 RULES = Rules.preset("vegas_s17")
 ROUNDS = 2_000_000
@@ -27,7 +28,7 @@ def _tables() -> tuple[native.SideTable, ...]:
     reg = collect_wagers(get_plugin_manager())
     ws = [reg[n]() for n in reg.names() if n != "main"]
     ws = [w for w in ws if why_not_counted(w, RULES) is None]
-    return tuple(t for w in ws if (t := sidetables.side_table(w)) is not None)
+    return tuple(t for w in ws if (t := side_tables.side_table(w)) is not None)
 
 
 @pytest.mark.skipif(not hasattr(native, "simulate_counted"), reason="no counted simulator")

@@ -169,7 +169,7 @@ class WagerConformance:
     - ``allow_player_edge``: accept a paytable that pays the player on average (a deliberate
       promotion); by default a non-positive exact house edge fails.
     - ``protection_counts``: the counts of the game protection summary
-      (:data:`feltlab.counts.COUNT_CHOICES`; default Hi-Lo, the suit imbalance and the
+      (:data:`feltlab.math.counts.COUNT_CHOICES`; default Hi-Lo, the suit imbalance and the
       wager's own best linear count), ``protection_rounds`` its rounds a count (default
       200,000, seed ``seed``, under ``rules`` with their cutting card).
     - ``allow_countable``: False fails a wager a counter beats under any of the counts (a
@@ -250,7 +250,7 @@ class WagerConformance:
         self, paytable: str, request: pytest.FixtureRequest
     ) -> None:
         """The exact PAR sheet agrees with the C round simulator within its interval."""
-        from feltlab import parsheet
+        from feltlab.math import parsheet
 
         t = self._target()
         w = t.instance(paytable)
@@ -289,7 +289,7 @@ class WagerConformance:
     def test_house_keeps_an_edge(self, paytable: str) -> None:
         """The exact house edge is positive (unless ``allow_player_edge``); a paytable with no
         cited source draws a warning."""
-        from feltlab import parsheet
+        from feltlab.math import parsheet
 
         t = self._target()
         w = t.instance(paytable)
@@ -478,9 +478,9 @@ class WagerConformance:
         """Game protection: the wager's verdict by count, recorded in the report; a
         countable wager fails when ``allow_countable`` is False."""
         from feltlab import native
-        from feltlab.counts import resolve_count
         from feltlab.errors import FeltlabError
-        from feltlab.protection import protect
+        from feltlab.math.counts import resolve_count
+        from feltlab.simulation.protection import protect
 
         t = self._target()
         w = t.instance(paytable)

@@ -1,4 +1,4 @@
-"""feltlab.countability on hand-built tallies: exact expectations, trigger, frequency and
+"""feltlab.math.countability on hand-built tallies: exact expectations, trigger, frequency and
 the counter's edge as fractions, the intervals by the formula, the verdicts."""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ from fractions import Fraction as F
 
 import pytest
 
-from feltlab.countability import (
+from feltlab.errors import CountError
+from feltlab.math.countability import (
     Bucket,
     analyze_buckets,
     bucket_from_outcomes,
     bucket_from_sums,
 )
-from feltlab.errors import CountError
-from feltlab.playmath import Z95
+from feltlab.math.play_decided import Z95
 
 EVEN = (F(1), F(-1))  # an even-money wager: outcome 0 wins 1, outcome 1 loses 1
 

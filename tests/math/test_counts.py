@@ -1,11 +1,12 @@
-"""feltlab.counts: the built-in counts' published tags, running and true counts, the suit
+"""feltlab.math.counts: the built-in counts' published tags, running and true counts, the suit
 imbalance, the wager's own count and the one-line refusals."""
 
 from __future__ import annotations
 
 import pytest
 
-from feltlab.counts import (
+from feltlab.errors import CountError
+from feltlab.math.counts import (
     BUILTIN,
     balanced_round,
     bucket_value,
@@ -17,11 +18,10 @@ from feltlab.counts import (
     suit_imbalance,
     true_count,
 )
-from feltlab.eor import side_bet_eor
-from feltlab.errors import CountError
+from feltlab.math.eor import side_bet_eor
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 
-# tags A, 2..9, T from the sources named in feltlab.counts
+# tags A, 2..9, T from the sources named in feltlab.math.counts
 PUBLISHED = {
     "hilo": (-1, 1, 1, 1, 1, 1, 0, 0, 0, -1),
     "ko": (-1, 1, 1, 1, 1, 1, 1, 0, 0, -1),

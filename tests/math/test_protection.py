@@ -1,6 +1,6 @@
-"""feltlab.protection: the counted simulation's buckets add up to the uncounted tally of the
-same rounds, the C counter agrees round for round with a Python reference, bucket values,
-and the protect command's output and refusals."""
+"""feltlab.simulation.protection: the counted simulation's buckets add up to the uncounted
+tally of the same rounds, the C counter agrees round for round with a Python reference,
+bucket values, and the protect command's output and refusals."""
 
 from __future__ import annotations
 
@@ -13,14 +13,15 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from feltlab import native, sidetables
+from feltlab import native
 from feltlab.cli import main
-from feltlab.counts import BUILTIN
+from feltlab.math.counts import BUILTIN
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
-from feltlab.protection import bucketing, protect, run_counted
 from feltlab.rules import Rules
 from feltlab.seeds import chunk_generator
-from feltlab.simstrategy import sim_rules
+from feltlab.simulation import side_tables
+from feltlab.simulation.protection import bucketing, protect, run_counted
+from feltlab.simulation.tables import sim_rules
 
 from .counted_reference import simulate_counted_reference
 
@@ -49,7 +50,7 @@ def test_buckets_add_up_to_the_uncounted_tally() -> None:
     b = bucketing(BUILTIN["hilo"], rules.decks)
     t = run_counted(rules, ws, b, 30_000, seed=5, chunk_rounds=20_000)
     sides = ws[1:]
-    tables = tuple(sidetables.side_table(w) for w in sides)
+    tables = tuple(side_tables.side_table(w) for w in sides)
     total = [0, 0, 0]
     outcomes = [np.zeros(256, dtype=np.int64) for _ in sides]
     for chunk, n in enumerate((20_000, 10_000)):
@@ -72,7 +73,7 @@ def test_c_counter_agrees_with_the_reference_round_for_round(name: str, resoluti
     initial cards: Perfect Pairs, 21+3)."""
     rules = Rules.preset("vegas_s17")
     ws = _wagers("perfect_pairs", "twenty_one_plus_three")
-    tables = tuple(t for w in ws if (t := sidetables.side_table(w)) is not None)
+    tables = tuple(t for w in ws if (t := side_tables.side_table(w)) is not None)
     spec = bucketing(BUILTIN[name], rules.decks, resolution).spec()
     sr = sim_rules(rules)
     c = native.simulate_counted(chunk_generator(3, 0), sr, 20_000, spec, tables)
@@ -154,6 +155,7 @@ def test_seeded_main_and_insurance_with_hilo_pinned() -> None:
 
 
 def test_the_commands_default_min_rounds_is_the_analysis_one() -> None:
-    from feltlab import countability, protectcli
+    from feltlab.cli import protect as protectcli
+    from feltlab.math import countability
 
     assert protectcli.MIN_ROUNDS == countability.MIN_ROUNDS
