@@ -18,7 +18,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import click
 
 from feltlab import __version__
-from feltlab.cli import info, math, new, play, plugins, shuffle, simulate
+from feltlab.cli import info, math, new, play, plugins, protect, shuffle, simulate
 from feltlab.cli.options import setup_logging
 from feltlab.cli.pipe import quiet_broken_pipe
 from feltlab.plugin_manager import get_plugin_manager
@@ -68,6 +68,7 @@ for _command in (
     play.play,
     math.math_cmd,
     simulate.simulate,
+    protect.protect_cmd,
     new.new,
 ):
     main.add_command(_command)
