@@ -41,7 +41,7 @@ from itertools import pairwise
 from typing import Any
 
 from feltlab.errors import CountError
-from feltlab.math.play_decided import Z95
+from feltlab.intervals import half_width
 
 MIN_ROUNDS = 10_000
 """Buckets with fewer rounds are too noisy to decide where the expectation stays positive
@@ -70,8 +70,7 @@ class Bucket:
         if self.rounds < 2:
             return math.nan
         m = self.total / self.rounds
-        var = float(self.total_sq / self.rounds - m * m)
-        return Z95 * math.sqrt(max(var, 0.0) / self.rounds)
+        return half_width(float(self.total_sq / self.rounds - m * m), self.rounds)
 
 
 def bucket_from_outcomes(
@@ -139,7 +138,7 @@ def _figure(total: Fraction, total_sq: Fraction, n: int) -> Figure:
         return Figure(math.nan, math.nan, 0)
     m = total / n
     var = float(total_sq / n - m * m)
-    half = Z95 * math.sqrt(max(var, 0.0) / n) if n > 1 else math.nan
+    half = half_width(var, n) if n > 1 else math.nan
     return Figure(float(m), half, n)
 
 

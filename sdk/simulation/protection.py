@@ -13,7 +13,7 @@ read it).
 
 Chunks: as :mod:`feltlab.simulate`, chunk i of ``chunk_rounds`` rounds draws from the seed's
 generator jumped i + 1 times and the simulator is called for
-:data:`feltlab.simulation.chunk.RECORD_BATCH` rounds at a time (each call starts from freshly
+:data:`feltlab.record.RECORD_BATCH` rounds at a time (each call starts from freshly
 shuffled shoes), so a seed gives the same figures on any machine.
 """
 
@@ -40,9 +40,9 @@ from feltlab.math.countability import (
     bucket_from_sums,
 )
 from feltlab.math.counts import MAX_RESOLUTION, Count
+from feltlab.record import RECORD_BATCH
 from feltlab.rules import Rules
 from feltlab.seeds import SEED_DERIVATION_VERSION, chunk_generator
-from feltlab.simulation.chunk import RECORD_BATCH
 from feltlab.simulation.tables import DEFAULT_STAKE, sim_rules
 from feltlab.wagers import WagerType
 

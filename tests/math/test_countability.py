@@ -9,13 +9,13 @@ from fractions import Fraction as F
 import pytest
 
 from feltlab.errors import CountError
+from feltlab.intervals import Z95
 from feltlab.math.countability import (
     Bucket,
     analyze_buckets,
     bucket_from_outcomes,
     bucket_from_sums,
 )
-from feltlab.math.play_decided import Z95
 
 EVEN = (F(1), F(-1))  # an even-money wager: outcome 0 wins 1, outcome 1 loses 1
 
