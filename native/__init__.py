@@ -42,6 +42,7 @@ from feltlab.native.core import (
     shuffle,
     shuffle_batch,
 )
+from feltlab.native.csm import CSM_KINDS, CSM_POLICIES, CsmModel, csm_stream
 from feltlab.native.hands import HandValues, evaluate_hands
 from feltlab.native.sim import (
     DF_CLASSES,
@@ -79,6 +80,8 @@ RNG_NAMES = ("xoshiro256**", "chacha20")
 
 __all__ = [
     "CARDS_PER_DECK",
+    "CSM_KINDS",
+    "CSM_POLICIES",
     "DF_CLASSES",
     "DF_MAX_CARDS",
     "DOUBLE_ELSE_HIT",
@@ -107,6 +110,7 @@ __all__ = [
     "BitGenerator",
     "ChaCha20",
     "CoreError",
+    "CsmModel",
     "HandValues",
     "ModelStream",
     "ShoeStatistics",
@@ -122,6 +126,7 @@ __all__ = [
     "chacha20_block",
     "check_permutations",
     "core_info",
+    "csm_stream",
     "dealer_final",
     "dealer_probabilities",
     "evaluate_hands",

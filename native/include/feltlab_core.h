@@ -421,6 +421,54 @@ fl_status fl_simulate_tally_out(fl_rng *rng, const fl_sim_rules *rules, size_t n
                                 const fl_side_table *tables, size_t n_tables, fl_sim_sums *sums,
                                 uint8_t *initial, fl_round_record *records);
 
+/* ---------------------------------------------------------------- continuous shufflers (csm.c)
+ *
+ * A continuous shuffler (CSM): the machine holds every card not on the table, not in its
+ * buffer and not yet returned.  The models (motivation: Stephen How's model of a ShuffleMaster
+ * 126 with a buffer of >= 16 cards, in which a Hi-Lo count of the last 16 cards fed back makes
+ * a 6-deck round positive for the player more than 8% of the time; issue 26):
+ *  - FL_CSM_IDEAL: the next card is uniform among the machine's cards (with buffer 0 and
+ *    FL_CSM_RETURN_ROUND: every card not on the table equally likely next);
+ *  - FL_CSM_SLOTS: the slot machine of the bundled continuous profile
+ *    (rig/certify/profiles/continuous.toml, rig/certify/analyze_continuous.py): a card entering
+ *    the machine goes into a slot chosen uniformly among `slots`, at a depth chosen uniformly
+ *    among the slot's len + 1 places; a deal takes the top card of a slot chosen uniformly
+ *    among the non-empty ones.  Loading inserts the decks' cards by the same rule, in order.
+ * Returned cards pass through a first-in first-out buffer of `buffer` cards (B): a card enters
+ * the machine when B later cards have been returned, so it cannot be dealt again within B
+ * returns.  Return policy: FL_CSM_RETURN_ROUND, each round's cards go back at its end in
+ * pickup order (the order dealt); FL_CSM_RETURN_BATCH, the cards of `batch` rounds are held
+ * (a discard rack) and go back together, in the order dealt, at the end of every batch-th round.
+ */
+#define FL_CSM_IDEAL 0        /* the next card is uniform among the machine's cards */
+#define FL_CSM_SLOTS 1        /* the slot machine of the bundled continuous profile */
+#define FL_CSM_RETURN_ROUND 0 /* the round's cards go back after each round, in pickup order */
+#define FL_CSM_RETURN_BATCH 1 /* ... every `batch` rounds */
+typedef struct {
+    uint32_t kind;   /* FL_CSM_* */
+    uint32_t slots;  /* FL_CSM_SLOTS: 1..255 */
+    uint32_t buffer; /* B: returned cards wait in a first-in first-out buffer of B cards; a
+                      * card enters the machine when B later cards have been returned */
+    uint32_t policy; /* FL_CSM_RETURN_* */
+    uint32_t batch;  /* FL_CSM_RETURN_BATCH: rounds per batch, >= 1 */
+} fl_csm_model;
+
+/*
+ * The card stream of a continuous shuffler, for the models' laws: the machine loaded with
+ * `decks` decks; n_rounds rounds of `per_round` cards each dealt (written to
+ * out[r * per_round + j], card codes) and returned by the model's policy.  Errors:
+ * FL_ERR_NULL, FL_ERR_DECKS, FL_ERR_KIND (model kind or policy unknown, generator kind),
+ * FL_ERR_RANGE (slots outside 1..255, batch 0, per_round 0, or a buffer, batch and round
+ * that leave the machine without a card to deal: buffer + batch * per_round must stay below
+ * decks * 52), FL_ERR_EXHAUSTED (ChaCha20 exhausted).
+ */
+fl_status fl_csm_stream(fl_rng *rng, const fl_csm_model *model, uint32_t decks, size_t n_rounds,
+                        uint32_t per_round, uint8_t *out);
+
+/* Checks a model for `decks` decks and rounds of at most `per_round` cards: FL_OK or the
+ * fl_csm_stream error above. */
+fl_status fl_csm_check(const fl_csm_model *model, uint32_t decks, uint32_t per_round);
+
 /* ---------------------------------------------------------------- hands */
 
 #define FL_HAND_SOFT 1u      /* an ace counts 11 in `total` */
