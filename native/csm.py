@@ -31,6 +31,10 @@ CSM_KINDS = {"ideal": int(lib.FL_CSM_IDEAL), "slots": int(lib.FL_CSM_SLOTS)}
 CSM_POLICIES = {"round": int(lib.FL_CSM_RETURN_ROUND), "batch": int(lib.FL_CSM_RETURN_BATCH)}
 """The return policies by name: their ``FL_CSM_RETURN_*`` codes."""
 MAX_SLOTS = 255
+CSM_MAX_BATCH = 64
+CSM_ROUND_CARDS_MAX = 24
+"""The cards one round of one box is taken to need at most when a model is checked (a round
+that needs more than the machine holds is refused by the simulator at that round)."""
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,7 @@ class CsmModel:
             )
         as_int(self.slots, "slots", 1, MAX_SLOTS)
         as_int(self.buffer, "buffer", 0, 8 * CARDS_PER_DECK)
-        as_int(self.batch, "batch", 1, 8 * CARDS_PER_DECK)
+        as_int(self.batch, "batch", 1, CSM_MAX_BATCH)
 
     @property
     def rounds_per_return(self) -> int:
@@ -73,6 +77,25 @@ class CsmModel:
                 f"a buffer of {self.buffer} cards and {self.rounds_per_return} round(s) of up "
                 f"to {per_round} cards held out leave no card in a {d}-deck machine: use a "
                 f"buffer below {d * CARDS_PER_DECK - self.rounds_per_return * per_round}"
+            )
+
+    def max_buffer(self, decks: int) -> int:
+        """The largest buffer the round simulator accepts for ``decks`` decks: the machine
+        keeps at least a deck (52 cards) beside the buffer and the full rounds of a batch held
+        back (:data:`CSM_ROUND_CARDS_MAX` cards each; ``fl_csm_init``)."""
+        d = check_decks(decks)
+        return (
+            d * CARDS_PER_DECK - CARDS_PER_DECK - (self.rounds_per_return - 1) * CSM_ROUND_CARDS_MAX
+        )
+
+    def check_table(self, decks: int) -> None:
+        """Raise ValueError (one line) when the round simulator would refuse this machine for
+        ``decks`` decks (:meth:`max_buffer`)."""
+        top = self.max_buffer(decks)
+        if self.buffer > top:
+            raise ValueError(
+                f"a buffer of {self.buffer} cards leaves the {decks}-deck machine less than a "
+                f"deck to deal rounds from: give a buffer of at most {max(top, 0)} cards"
             )
 
     def c_struct(self) -> Any:

@@ -28,8 +28,6 @@
 
 size_t fl_csm_state_size(void) { return sizeof(fl_csm_state); }
 
-int fl_csm_ok(const fl_csm_state *m) { return m->ok; }
-
 static inline uint64_t csm_word(fl_csm_state *m) {
     if (m->rng->kind == FL_RNG_XOSHIRO256SS) return fl_xoshiro_next(&m->rng->u.xoshiro);
     uint64_t w = 0;
@@ -53,7 +51,7 @@ static inline uint32_t csm_below(fl_csm_state *m, uint32_t n) {
 
 /* a card enters the machine */
 static void csm_enter(fl_csm_state *m, uint8_t card) {
-    m->in_machine++;
+    m->n++;
     if (m->model.kind == FL_CSM_IDEAL) {
         m->pool[m->n_pool++] = card;
         return;
@@ -79,7 +77,8 @@ fl_status fl_csm_check(const fl_csm_model *model, uint32_t decks, uint32_t per_r
         return FL_ERR_KIND;
     if (model->kind == FL_CSM_SLOTS && (model->slots < 1 || model->slots > FL_CSM_MAX_SLOTS))
         return FL_ERR_RANGE;
-    if (model->policy == FL_CSM_RETURN_BATCH && model->batch < 1) return FL_ERR_RANGE;
+    if (model->policy == FL_CSM_RETURN_BATCH && (model->batch < 1 || model->batch > 64))
+        return FL_ERR_RANGE;
     if (per_round < 1) return FL_ERR_RANGE;
     const uint64_t rounds = model->policy == FL_CSM_RETURN_BATCH ? model->batch : 1;
     /* the most cards ever out of the machine: the buffer, a full rack and the round dealt */
@@ -88,31 +87,49 @@ fl_status fl_csm_check(const fl_csm_model *model, uint32_t decks, uint32_t per_r
     return FL_OK;
 }
 
+/* the machine loaded with the decks in new-deck order (fl_new_shoe_codes), each card entering
+ * by the machine's rule; no checks */
+static fl_status csm_load(fl_csm_state *m, const fl_csm_model *model, uint32_t decks,
+                          fl_rng *rng) {
+    m->model = *model;
+    m->rng = rng;
+    m->total = decks * FL_CARDS_PER_DECK;
+    m->n = m->n_pool = m->n_nonempty = 0;
+    m->buf_head = m->buf_len = m->pend_len = m->pend_rounds = 0;
+    m->ok = 1;
+    m->error = FL_OK;
+    uint8_t shoe[FL_CSM_MAX_CARDS];
+    (void)fl_new_shoe_codes(decks, shoe, m->total);
+    if (model->kind == FL_CSM_IDEAL) { /* no draws: the pool has no order */
+        memcpy(m->pool, shoe, m->total);
+        m->n_pool = m->n = m->total;
+        return FL_OK;
+    }
+    memset(m->slot_len, 0, sizeof m->slot_len);
+    for (uint32_t i = 0; i < m->total; i++) csm_enter(m, shoe[i]);
+    return m->ok ? FL_OK : m->error;
+}
+
 fl_status fl_csm_init(fl_csm_state *m, const fl_csm_model *model, uint32_t decks, fl_rng *rng) {
     if (!m || !model || !rng) return FL_ERR_NULL;
     fl_status st = fl_csm_check(model, decks, 1);
     if (st != FL_OK) return st;
     if (rng->kind != FL_RNG_XOSHIRO256SS && rng->kind != FL_RNG_CHACHA20) return FL_ERR_KIND;
-    m->model = *model;
-    m->rng = rng;
-    m->total = decks * FL_CARDS_PER_DECK;
-    m->in_machine = m->n_pool = m->n_nonempty = 0;
-    m->buf_head = m->buf_len = m->pend_len = m->pend_rounds = 0;
-    m->ok = 1;
-    m->error = FL_OK;
-    if (model->kind == FL_CSM_SLOTS) memset(m->slot_len, 0, sizeof m->slot_len);
-    for (uint32_t d = 0; d < decks; d++)
-        for (uint32_t c = 0; c < FL_CARDS_PER_DECK; c++) csm_enter(m, (uint8_t)c);
-    return m->ok ? FL_OK : m->error;
+    /* the simulator's rounds: the machine keeps at least a deck (52 cards) beside the buffer
+     * and the full rounds of a batch held in the rack (CSM_ROUND_CARDS_MAX, 24, each) */
+    const uint64_t rack = model->policy == FL_CSM_RETURN_BATCH ? model->batch - 1u : 0u;
+    if ((uint64_t)model->buffer + rack * 24u + 52u > (uint64_t)decks * FL_CARDS_PER_DECK)
+        return FL_ERR_RANGE;
+    return csm_load(m, model, decks, rng);
 }
 
 uint8_t fl_csm_deal(fl_csm_state *m) {
-    if (__builtin_expect(m->in_machine == 0, 0)) {
+    if (__builtin_expect(m->n == 0, 0)) {
         m->ok = 0;
         m->error = FL_ERR_RANGE;
         return 0;
     }
-    m->in_machine--;
+    m->n--;
     if (m->model.kind == FL_CSM_IDEAL) {
         const uint32_t i = csm_below(m, m->n_pool);
         const uint8_t card = m->pool[i];
@@ -174,7 +191,9 @@ fl_status fl_csm_stream(fl_rng *rng, const fl_csm_model *model, uint32_t decks, 
     if (st != FL_OK) return st;
     fl_csm_state *m = malloc(sizeof *m); /* large (slots of cards): off the stack */
     if (!m) return FL_ERR_RANGE;
-    st = fl_csm_init(m, model, decks, rng);
+    st = rng->kind != FL_RNG_XOSHIRO256SS && rng->kind != FL_RNG_CHACHA20
+             ? FL_ERR_KIND
+             : csm_load(m, model, decks, rng);
     for (size_t r = 0; r < n_rounds && st == FL_OK; r++) {
         uint8_t *round = out + r * per_round;
         for (uint32_t j = 0; j < per_round; j++) round[j] = fl_csm_deal(m);

@@ -18,7 +18,7 @@ struct fl_csm_state {
     fl_csm_model model;
     fl_rng *rng;      /* the generator every draw comes from (xoshiro256** or ChaCha20) */
     uint32_t total;   /* cards loaded: decks * 52 */
-    uint32_t in_machine;
+    uint32_t n;       /* cards in the machine */
     int ok;           /* 0 once a deal found the machine empty or the generator failed */
     fl_status error;  /* why ok is 0 */
     /* FL_CSM_IDEAL: the machine's cards in no order (a card is drawn uniformly among them) */
@@ -46,7 +46,7 @@ fl_status fl_csm_init(fl_csm_state *m, const fl_csm_model *model, uint32_t decks
 /* the next card out of the machine; on failure (empty, generator) sets the state's error and
  * returns 0: fl_csm_ok(m) */
 uint8_t fl_csm_deal(fl_csm_state *m);
-int fl_csm_ok(const fl_csm_state *m);
+static inline int fl_csm_ok(const fl_csm_state *m) { return m->ok; }
 /* the end of a round: its cards (in the order dealt) go back by the model's policy */
 void fl_csm_return(fl_csm_state *m, const uint8_t *cards, uint32_t n);
 

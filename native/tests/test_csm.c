@@ -69,9 +69,9 @@ static void check_conservation(uint32_t kind, uint32_t policy) {
     fl_csm_state *m = malloc(fl_csm_state_size());
     fl_rng g;
     fl_rng_seed_xoshiro(&g, 5);
-    fl_csm_model model = {kind, 3, 9, policy, 3};
+    fl_csm_model model = {kind, 3, 9, policy, 2};
     CHECK(fl_csm_init(m, &model, 2, &g) == FL_OK);
-    CHECK(m->in_machine == 104);
+    CHECK(m->n == 104);
     int where[52] = {0}; /* copies of each code outside the machine */
     uint8_t round[5];
     for (int r = 0; r < 500; r++) {
@@ -83,7 +83,7 @@ static void check_conservation(uint32_t kind, uint32_t policy) {
         }
         fl_csm_return(m, round, 5);
         uint32_t outside = m->buf_len + m->pend_len;
-        CHECK(m->in_machine + outside == 104);
+        CHECK(m->n + outside == 104);
         int held[52] = {0};
         for (uint32_t i = 0; i < m->buf_len; i++) held[m->buf[(m->buf_head + i) % 9]]++;
         for (uint32_t i = 0; i < m->pend_len; i++) held[m->pend[i]]++;
@@ -102,7 +102,7 @@ static void check_conservation(uint32_t kind, uint32_t policy) {
             CHECK(m->where[m->nonempty[i]] == i);
             listed++;
         }
-        CHECK(sum == m->in_machine);
+        CHECK(sum == m->n);
         for (int s = 0; s < 3; s++) listed -= m->slot_len[s] > 0;
         CHECK(listed == 0);
     }

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from feltlab.errors import nearest_name
-from feltlab.native import CARDS_PER_DECK, CsmModel
+from feltlab.native import CARDS_PER_DECK, CSM_MAX_BATCH, CSM_ROUND_CARDS_MAX, CsmModel
 from feltlab.rig.errors import ProfileError
 
 SLOT_MACHINE = ("uniform-slot-uniform-depth", "uniform-nonempty-slot-top")
@@ -34,9 +34,6 @@ IDEAL_MACHINE = ("uniform", "uniform")
 """``(insert, deal)`` of the ideal machine."""
 MODEL_KEYS = ("insert", "deal", "buffer", "policy", "batch")
 """The keys of ``[model]``."""
-MAX_ROUND_CARDS = 24
-"""The most cards one round of one box can take (a checked model keeps this many, times the
-rounds of a batch, plus the buffer, below the cards loaded)."""
 
 
 def _int(where: str, key: str, value: Any, lo: int, hi: int) -> int:
@@ -74,9 +71,9 @@ def declared_model(where: str, model: Mapping[str, Any], device: Mapping[str, An
             f'{where}: [model] policy = {policy!r} is unknown: give "round" (cards back after '
             'each round) or "batch" (every `batch` rounds)'
         )
-    batch = _int(where, "batch", model.get("batch", 1), 1, 16)
-    held = batch if policy == "batch" else 1
-    top = cards - 1 - held * MAX_ROUND_CARDS
+    batch = _int(where, "batch", model.get("batch", 1), 1, CSM_MAX_BATCH)
+    rack = batch - 1 if policy == "batch" else 0
+    top = cards - CARDS_PER_DECK - rack * CSM_ROUND_CARDS_MAX  # CsmModel.max_buffer
     buffer = _int(where, "buffer", model.get("buffer", 0), 0, max(top, 0))
     slots = device.get("slots", 38)
     return CsmModel(

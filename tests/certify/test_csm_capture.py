@@ -68,7 +68,7 @@ def test_a_device_that_declares_its_buffer_passes_and_is_measured_as_declared(
 @pytest.mark.parametrize(
     ("model", "message"),
     [
-        ({"buffer": -1}, r"\[model\] buffer = -1 is out of range: give an integer in \[0, 287\]"),
+        ({"buffer": -1}, r"\[model\] buffer = -1 is out of range: give an integer in \[0, 260\]"),
         ({"buffer": 300}, r"\[model\] buffer = 300 is out of range"),
         ({"policy": "later"}, r'\[model\] policy = \'later\' is unknown: give "round"'),
         ({"policy": "batch", "batch": 0}, r"\[model\] batch = 0 is out of range"),
