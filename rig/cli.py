@@ -692,11 +692,13 @@ def analyze(
 
 
 def _add_explore() -> None:
+    from feltlab.rig.certify.csm_audit_cli import csm_audit_command
     from feltlab.rig.certify.plan_cli import plan_command
     from feltlab.rig.explore.cli import explore_command
 
     certify.add_command(explore_command)
     certify.add_command(plan_command)
+    certify.add_command(csm_audit_command)
 
 
 _add_explore()
