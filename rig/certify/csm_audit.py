@@ -503,7 +503,7 @@ class CsmAudit:
             "decks": self.decks,
             "count": self.count_name,
             "counts": self.counts,
-            "windows": windows_up_to(self.window),
+            "windows": sorted({r.window for r in self.results}, reverse=True),
             "rounds_per_window": self.rounds,
             "rounds_simulated": self.rounds_simulated,
             "seed": self.seed,
@@ -528,11 +528,12 @@ def audit(
     seed: int = 0,
     rules_name: str = "",
     source: str = "",
+    windows: Sequence[int] | None = None,
 ) -> CsmAudit:
     """Audit ``model`` under ``rules`` (module doc): the wagers named (``all``: every tabled
     one), ``count`` (:func:`parse_count`; ``eor`` gives each wager its own count), windows
-    ``window`` and its halves, ``rounds`` rounds each.  Raises :class:`AuditError` (one line)
-    for a bad count, window, wager or model."""
+    ``window`` and its halves (or ``windows``), ``rounds`` rounds each.  Raises
+    :class:`AuditError` (one line) for a bad count, window, wager or model."""
     from scipy import stats
 
     if not 1 <= window <= rules.decks * 52 - model.buffer:
@@ -567,7 +568,7 @@ def audit(
     )
     t0 = time.perf_counter()
     for tags, ps in groups.items():
-        for w in windows_up_to(window):
+        for w in windows or windows_up_to(window):
             a.results += simulate_window(model, rules, ps, tags, w, rounds, seed)
             a.rounds_simulated += rounds
     a.seconds = time.perf_counter() - t0
