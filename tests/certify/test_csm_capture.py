@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from feltlab.native import CsmModel
 from feltlab.rig.certify import campaign as certify
@@ -16,6 +18,7 @@ from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
 from feltlab.rig.certify.csm_capture import measure_model, read_gaps
 from feltlab.rig.certify.csm_model import profile_model
 from feltlab.rig.certify.profile import CampaignError, profile_from_dict
+from feltlab.rig.cli import certify as certify_cmd
 
 
 def _profile(model: dict[str, Any], simulation: dict[str, Any]) -> certify.Profile:
@@ -98,3 +101,19 @@ def test_a_batch_campaign_is_refused(tmp_path: Path) -> None:
     run_campaign(CampaignOptions(certify.quick_profile("batch", power_shoes=40), out, size=3))
     with pytest.raises(CampaignError, match="holds a batch campaign: the CSM audit reads"):
         read_gaps(out)
+
+
+def test_the_audit_of_a_capture_names_the_device_and_audits_the_measured_model(
+    buffered: Path,
+) -> None:
+    res = CliRunner().invoke(
+        certify_cmd,
+        ["csm-audit", "--capture", str(buffered), "--rounds", "20000", "--window", "4", "--json"],
+    )
+    assert res.exit_code in (0, 1), res.output
+    data = json.loads(res.output)
+    assert data["capture"]["differs"] is True
+    assert data["capture"]["verdict"].startswith(
+        "feltlab simulated continuous shuffler (38 slots, ChaCha20) differs from its declared"
+    )
+    assert data["model"]["buffer"] == 16 and data["model"]["kind"] == "slots"
