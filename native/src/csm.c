@@ -60,7 +60,7 @@ static void csm_enter(fl_csm_state *m, uint8_t card) {
     const uint32_t len = m->slot_len[s];
     const uint32_t at = csm_below(m, len + 1); /* depth among len + 1 places, as an index */
     uint8_t *c = m->slot_card[s];
-    memmove(c + at + 1, c + at, len - at);
+    for (uint32_t i = len; i > at; i--) c[i] = c[i - 1]; /* a few cards: no library call */
     c[at] = card;
     m->slot_len[s] = (uint16_t)(len + 1);
     if (len == 0) {
