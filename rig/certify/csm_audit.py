@@ -536,17 +536,17 @@ def audit(
     :class:`AuditError` (one line) for a bad count, window, wager or model."""
     from scipy import stats
 
-    if not 1 <= window <= rules.decks * 52 - model.buffer:
-        raise AuditError(
-            f"window {window}: give 1..{rules.decks * 52 - model.buffer} cards (the cards "
-            "seen that can be out of the machine)"
-        )
-    if not 1_000 <= rounds <= 10**11:
-        raise AuditError(f"rounds {rounds}: give 1,000..10^11 rounds a window")
     try:
         model.check_table(rules.decks)
     except ValueError as exc:
         raise AuditError(str(exc)) from None
+    if not 1 <= window <= rules.decks * 52:
+        raise AuditError(
+            f"window {window}: give 1..{rules.decks * 52} cards (the last cards seen, at most "
+            "the machine's)"
+        )
+    if not 1_000 <= rounds <= 10**11:
+        raise AuditError(f"rounds {rounds}: give 1,000..10^11 rounds a window")
     in_play = wagers_in_play(wagers, rules)
     groups: dict[tuple[int, ...], list[InPlay]] = {}
     names: dict[str, str] = {}

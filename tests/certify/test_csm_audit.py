@@ -109,8 +109,10 @@ def test_counts_parse_and_refuse_in_one_line() -> None:
         parse_count("tags:1,2", NZ)
     with pytest.raises(AuditError, match="give hilo, eor or tags"):
         parse_count("ko", NZ)
-    with pytest.raises(AuditError, match=r"window 400: give 1\.\.312"):
+    with pytest.raises(AuditError, match=r"window 400: give 1\.\.312 cards"):
         audit(CsmModel(), NZ, window=400)
+    with pytest.raises(AuditError, match="a buffer of 300 cards leaves the 6-deck machine less"):
+        audit(CsmModel(buffer=300), NZ)
 
 
 def test_the_command_prints_json_and_writes_the_report(tmp_path: object) -> None:
