@@ -39,8 +39,12 @@ demo: $(STAMP)
 native/tests/test_core: native/tests/test_core.c $(NATIVE_SRC)
 	$(CC) $(SAN_FLAGS) -Inative/include native/src/*.c native/tests/test_core.c -o $@
 
-test-native: native/tests/test_core
+native/tests/test_csm: native/tests/test_csm.c $(NATIVE_SRC)
+	$(CC) $(SAN_FLAGS) -Inative/include -Inative/src native/src/*.c native/tests/test_csm.c -o $@
+
+test-native: native/tests/test_core native/tests/test_csm
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./native/tests/test_core
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./native/tests/test_csm
 
 test-python: $(STAMP)
 	$(PY) -m pytest

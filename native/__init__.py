@@ -53,6 +53,14 @@ from feltlab.native.core import (
     shuffle,
     shuffle_batch,
 )
+from feltlab.native.csm import (
+    CSM_KINDS,
+    CSM_MAX_BATCH,
+    CSM_POLICIES,
+    CSM_ROUND_CARDS_MAX,
+    CsmModel,
+    csm_stream,
+)
 from feltlab.native.hands import HandValues, evaluate_hands
 from feltlab.native.sim import (
     COUNT_MAX_BUCKETS,
@@ -83,7 +91,6 @@ from feltlab.native.sim import (
     STAND,
     CountedResult,
     CountSpec,
-    CsmModel,
     SideTable,
     SimResult,
     SimRules,
@@ -113,8 +120,12 @@ __all__ = [
     "COUNT_TRUE",
     "COUNT_WINDOW",
     "CSM_IDEAL",
+    "CSM_KINDS",
+    "CSM_MAX_BATCH",
+    "CSM_POLICIES",
     "CSM_RETURN_BATCH",
     "CSM_RETURN_ROUND",
+    "CSM_ROUND_CARDS_MAX",
     "CSM_SLOTS",
     "DF_CLASSES",
     "DF_MAX_CARDS",
@@ -172,6 +183,7 @@ __all__ = [
     "chacha20_block",
     "check_permutations",
     "core_info",
+    "csm_stream",
     "dealer_final",
     "dealer_probabilities",
     "evaluate_hands",

@@ -20,6 +20,7 @@ from feltlab.native.core import (
     check_decks,
     rng_ptr,
 )
+from feltlab.native.csm import CsmModel
 
 # a strategy table's actions (fl_table_action)
 HIT: int = lib.FL_ACT_HIT
@@ -429,20 +430,6 @@ class CountSpec:
 
 
 @dataclass(frozen=True)
-class CsmModel:
-    """A continuous shuffler to deal from (``fl_csm_model``): ``kind`` :data:`CSM_IDEAL` or
-    :data:`CSM_SLOTS` (``slots`` slots); ``buffer`` cards (B) each returned card waits behind;
-    ``policy`` :data:`CSM_RETURN_ROUND` or :data:`CSM_RETURN_BATCH` (every ``batch``
-    rounds)."""
-
-    kind: int = CSM_IDEAL
-    slots: int = 0
-    buffer: int = 0
-    policy: int = CSM_RETURN_ROUND
-    batch: int = 1
-
-
-@dataclass(frozen=True)
 class CountedResult:
     """Exact sums of :func:`simulate_counted`: ``rounds``, ``net`` (cents) and ``net_sq``
     (cents^2) over every round; per bucket ``bucket_rounds`` ``(n_buckets,)`` int64,
@@ -505,12 +492,10 @@ def simulate_counted(
                 "a continuous shuffler never shuffles: count it with a window "
                 "(mode COUNT_WINDOW) or a running count"
             )
-        m = ffi.new("fl_csm_model *")
-        m.kind = as_int(csm.kind, "csm kind", 0, 255)
-        m.slots = as_int(csm.slots, "slots", 0, 255)
-        m.buffer = as_int(csm.buffer, "buffer", 0, rules.decks * 52 - 52)
-        m.policy = as_int(csm.policy, "return policy", 0, 255)
-        m.batch = as_int(csm.batch, "batch", 0, 1 << 20)
+        if not isinstance(csm, CsmModel):
+            raise TypeError(f"csm must be a CsmModel, got {type(csm).__name__}")
+        csm.check_table(rules.decks)
+        m = csm.c_struct()
     sums = ffi.new("fl_sim_sums *")
     bsums = ffi.new("fl_sim_sums[]", nb)
     bcounts = np.zeros((nb, len(tables), 256), dtype=np.uint64)

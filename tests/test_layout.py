@@ -322,7 +322,7 @@ SDK_LEVELS = (
     ("conformance, scaffold, tournament", ("conformance", "scaffold", "tournament")),
     ("command line", ("cli",)),
 )  # fmt: skip
-CLI_SHARED = {"feltlab.cli.options"}
+CLI_SHARED = {"feltlab.cli.options", "feltlab.cli.rule_options"}
 
 
 def _sdk_level(name: str) -> int | None:

@@ -487,10 +487,15 @@ typedef struct {
  *   FL_CSM_SLOTS: `slots` slots; a card entering the machine goes to a uniformly chosen slot
  *     at a uniformly chosen depth; a deal takes the top card of a uniformly chosen non-empty
  *     slot (the bundled continuous profile's declared model).
+ *     Loading inserts the decks' cards by the same rule, in order (csm.c).
  * Returned cards wait in a first-in first-out buffer of `buffer` cards: a card enters the
  * machine once `buffer` later cards have been returned.  policy: FL_CSM_RETURN_ROUND, the
  * round's cards go back after each round in pickup order (the order dealt);
- * FL_CSM_RETURN_BATCH, the cards of `batch` rounds go back together.
+ * FL_CSM_RETURN_BATCH, the cards of `batch` rounds are held (a discard rack) and go back
+ * together, in the order dealt, at the end of every batch-th round.
+ * Motivation: Stephen How's model of a ShuffleMaster 126 with a buffer of at least 16 cards,
+ * in which a Hi-Lo count of the last 16 cards fed back makes a 6-deck round positive for the
+ * player more than 8% of the time (issue 26; docs/csm-audit.md).
  */
 #define FL_CSM_IDEAL 0
 #define FL_CSM_SLOTS 1
@@ -499,10 +504,26 @@ typedef struct {
 typedef struct {
     uint32_t kind;   /* FL_CSM_* */
     uint32_t slots;  /* FL_CSM_SLOTS: 1..255 */
-    uint32_t buffer; /* cards, 0..decks * 52 - 52 */
+    uint32_t buffer; /* cards: buffer + the cards of the rounds held out < decks * 52 */
     uint32_t policy; /* FL_CSM_RETURN_* */
     uint32_t batch;  /* FL_CSM_RETURN_BATCH: rounds per batch, 1..64 */
 } fl_csm_model;
+
+/*
+ * The card stream of a continuous shuffler, for the models' laws: the machine loaded with
+ * `decks` decks; n_rounds rounds of `per_round` cards each dealt (written to
+ * out[r * per_round + j], card codes) and returned by the model's policy.  Errors:
+ * FL_ERR_NULL, FL_ERR_DECKS, FL_ERR_KIND (model kind or policy unknown, generator kind),
+ * FL_ERR_RANGE (slots outside 1..255, batch outside 1..64, per_round 0, or a buffer, batch and
+ * round that leave the machine without a card to deal: buffer + batch * per_round must stay
+ * below decks * 52), FL_ERR_EXHAUSTED (ChaCha20 exhausted).
+ */
+fl_status fl_csm_stream(fl_rng *rng, const fl_csm_model *model, uint32_t decks, size_t n_rounds,
+                        uint32_t per_round, uint8_t *out);
+
+/* Checks a model for `decks` decks and rounds of at most `per_round` cards: FL_OK or the
+ * fl_csm_stream error above. */
+fl_status fl_csm_check(const fl_csm_model *model, uint32_t decks, uint32_t per_round);
 
 /*
  * Simulates n_rounds rounds as fl_simulate_tally does (from a shoe and its cut card when csm

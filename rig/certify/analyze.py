@@ -552,7 +552,10 @@ def _return_gap(
         a.errors.append("no LOAD or no card returned and dealt again: nothing to test")
         return
     n_cards = len(loads[-1][2])
-    slots = int(prof.device.get("slots", 38))
+    from feltlab.rig.certify.csm_model import profile_model
+
+    declared = profile_model(prof.raw, prof.path or "profile")
+    slots = declared.slots if declared.kind == "slots" else 1  # one slot: the ideal machine
     reps = int(prof.campaign.get("null_replicates", 199))
     progress.start("analysing: simulating the declared model", reps)
     test = gap_test(
@@ -563,6 +566,7 @@ def _return_gap(
         seed=seed,
         replicates=reps,
         progress=progress.advance,
+        buffer=declared.buffer,
     )
     a.measurements.append(
         within(

@@ -23,6 +23,7 @@ histogram against them, and the p-value is the Monte Carlo rank
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,8 +36,13 @@ from feltlab.seeds import child_seed
 BINS = 16
 
 
-def simulate_gaps(n_cards: int, slots: int, deals: int, seed: int) -> npt.NDArray[np.int64]:
-    """The return gaps of one simulated campaign of the declared model (see module doc)."""
+def simulate_gaps(
+    n_cards: int, slots: int, deals: int, seed: int, buffer: int = 0
+) -> npt.NDArray[np.int64]:
+    """The return gaps of one simulated campaign of the declared model (see module doc), with
+    a first-in first-out buffer of ``buffer`` returned cards before the slots (a card enters
+    them when ``buffer`` later cards have been returned: its gap is at least ``buffer``; the
+    ideal machine is ``slots=1``).  The same draws as without a buffer when ``buffer`` is 0."""
     rng = native.Xoshiro256StarStar(seed)
     words = rng.random_raw(2 * n_cards + 3 * deals).tolist()
     k = 0
@@ -53,14 +59,19 @@ def simulate_gaps(n_cards: int, slots: int, deals: int, seed: int) -> npt.NDArra
     returned = [-1] * n_cards
     gaps: list[int] = []
     nonempty = [i for i in range(slots) if store[i]]
+    held: deque[int] = deque()
     for t in range(deals):
         nonempty = [i for i in range(slots) if store[i]]
+        if not nonempty:
+            break
         slot = store[nonempty[(words[k] * len(nonempty)) >> 64]]
         k += 1
         card = slot.pop(0)
         if returned[card] >= 0:
             gaps.append(t - returned[card] - 1)
-        insert(card)
+        held.append(card)
+        if len(held) > buffer:
+            insert(held.popleft())
         returned[card] = t
     return np.asarray(gaps, dtype=np.int64)
 
@@ -149,13 +160,18 @@ def gap_test(
     seed: int,
     replicates: int = 199,
     progress: Any = None,
+    buffer: int = 0,
 ) -> GapTest:
-    """Test observed ``gaps`` against the declared model (module doc).  ``progress()`` is
-    called once per simulated replicate.  Raises ValueError when there are no gaps."""
+    """Test observed ``gaps`` against the declared model (module doc; ``buffer``: its declared
+    buffer, :func:`simulate_gaps`).  ``progress()`` is called once per simulated replicate.
+    Raises ValueError when there are no gaps."""
     if gaps.size == 0:
         raise ValueError("no card reappeared after its return: deal more cards")
     pooled = np.concatenate(
-        [simulate_gaps(n_cards, slots, deals, child_seed(seed, "gap-pool", i)) for i in range(5)]
+        [
+            simulate_gaps(n_cards, slots, deals, child_seed(seed, "gap-pool", i), buffer)
+            for i in range(5)
+        ]
     )
     qs = np.quantile(pooled, np.linspace(0, 1, BINS + 1)[1:-1])
     edges = np.unique(np.concatenate([[0], np.ceil(qs).astype(np.int64), [deals + 1]]))
@@ -163,7 +179,7 @@ def gap_test(
     t_obs = _chi2(gaps, edges, probs)
     exceed = 0
     for i in range(replicates):
-        sim = simulate_gaps(n_cards, slots, deals, child_seed(seed, "gap-null", i))
+        sim = simulate_gaps(n_cards, slots, deals, child_seed(seed, "gap-null", i), buffer)
         exceed += _chi2(sim, edges, probs) >= t_obs
         if progress is not None:
             progress()

@@ -128,6 +128,9 @@ class Profile:
         skip = ("kind", "name", "description", "authenticate", "key", "key_file", "key_id")
         opts = {k: v for k, v in self.device.items() if k not in skip}
         if simulated:
+            model = self.raw.get("model")  # a continuous shuffler's declared buffer
+            if isinstance(model, dict) and "buffer" in self.device_kind.device_keys:
+                opts.setdefault("buffer", model.get("buffer", 0))
             opts.update(self.simulation)
         if self.device_kind.keyed:
             key = self.key()

@@ -278,6 +278,11 @@ def check_profile(where: str, data: Mapping[str, Any]) -> None:
                     f"{where}: [campaign] power_alternatives: {alt} {why}: name a flawed "
                     "machine the battery must catch (feltlab certify plan)"
                 )
+    sim_buffer = isinstance(sim, Mapping) and "buffer" in sim
+    if "model" in data or sim_buffer:
+        from feltlab.rig.certify.csm_model import check_model_table
+
+        check_model_table(where, data)
     limits = data.get("limits")
     if isinstance(limits, Mapping):
         for key, value in limits.items():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -168,7 +169,9 @@ class ContinuousShuffler(SimDevice):
     """A continuous shuffler with ``slots`` slots: returned cards go into a random slot at a
     random depth; DEAL takes the first card of a random non-empty slot and answers with a Card
     frame after ``card_latency``; INSERT (Arg8 code, Arg32 deck) or LOAD mode 1 returns cards.
-    Starts loaded with ``decks`` decks (1-8)."""
+    Starts loaded with ``decks`` decks (1-8).  ``buffer`` (cards, default 0): an INSERTed card
+    waits in a first-in first-out buffer and enters the slots when ``buffer`` later cards have
+    been inserted (the buffer of :mod:`feltlab.rig.certify.csm_model`; LOAD mode 0 empties it)."""
 
     kind = Kind.CONTINUOUS_SHUFFLER
     kind_name = "continuous"
@@ -176,25 +179,44 @@ class ContinuousShuffler(SimDevice):
     rx_channels = (Channel.LOAD,)
 
     def __init__(
-        self, bus: str | BusSpec | can.BusABC, *, decks: int = 6, slots: int = 38, **kw: Any
+        self,
+        bus: str | BusSpec | can.BusABC,
+        *,
+        decks: int = 6,
+        slots: int = 38,
+        buffer: int = 0,
+        **kw: Any,
     ) -> None:
         if not 1 <= decks <= 8:
             raise ValueError(f"decks must be 1..8, got {decks}")
         if not 1 <= slots <= 255:
             raise ValueError(f"slots must be 1..255, got {slots}")
+        if not 0 <= buffer < decks * 52:
+            raise ValueError(f"buffer must be 0..{decks * 52 - 1} cards, got {buffer}")
         self.decks = decks
         self.n_slots = slots
+        self.buffer_size = buffer
+        self.buffer: deque[tuple[int, int]] = deque()
         super().__init__(bus, **kw)
         self.sequence = 0
 
     def _reset(self) -> None:
         self.slots: list[list[tuple[int, int]]] = [[] for _ in range(self.n_slots)]
+        self.buffer.clear()
         ids = native.new_shoe(self.decks, ids=True)
         self._insert(ids % 52, ids // 52)
 
     @property
     def cards(self) -> int:
-        return sum(len(s) for s in self.slots)
+        """The cards in the machine: its slots and its buffer."""
+        return sum(len(s) for s in self.slots) + len(self.buffer)
+
+    def _return(self, code: int, deck: int) -> None:
+        """An INSERTed card: through the buffer (the oldest enters once it is over-full)."""
+        self.buffer.append((code, deck))
+        if len(self.buffer) > self.buffer_size:
+            old_code, old_deck = self.buffer.popleft()
+            self._insert([old_code], [old_deck])
 
     def _insert(self, codes: Sequence[int] | np.ndarray, decks: Sequence[int] | np.ndarray) -> None:
         n = len(codes)
@@ -229,6 +251,7 @@ class ContinuousShuffler(SimDevice):
             return
         if load.mode == 0:
             self.slots = [[] for _ in range(self.n_slots)]
+            self.buffer.clear()
         self._insert(load.codes, load.card_decks)
         self._status()
 
@@ -267,7 +290,7 @@ class ContinuousShuffler(SimDevice):
             if a8 > 51:
                 self._ack(rid, op, Result.BAD_ARGUMENT)
             else:
-                self._insert([a8], [a32 & 0xFF])
+                self._return(a8, a32 & 0xFF)
                 self._ack(rid, op, Result.OK, self.cards)
             return True
         return False

@@ -11,7 +11,7 @@ count, frequency, the counter's edge and win per 100 rounds at the wager's maxim
 the verdict.  The whole is a :class:`ProtectionReport` (docs/protection.md explains how to
 read it).
 
-Chunks: as :mod:`feltlab.simulate`, chunk i of ``chunk_rounds`` rounds draws from the seed's
+Chunks: as :mod:`feltlab.simulation.run`, chunk i of ``chunk_rounds`` rounds draws from the seed's
 generator jumped i + 1 times and the simulator is called for
 :data:`feltlab.record.RECORD_BATCH` rounds at a time (each call starts from freshly
 shuffled shoes), so a seed gives the same figures on any machine.
