@@ -285,22 +285,12 @@ class TallyResult:
     record: npt.NDArray[np.void] | None = None
 
 
-def simulate_tally(
-    rng: BitGenerator,
-    rules: SimRules,
-    n_rounds: int,
-    tables: tuple[SideTable, ...] = (),
-    *,
-    initial: bool = False,
-    record: bool = False,
-) -> TallyResult:
-    """Simulate ``n_rounds`` rounds (the same rounds as :func:`simulate_rounds` from the same
-    generator state) keeping only exact sums and each table's outcome counts, in the C core;
-    ``initial`` / ``record`` also keep each round's initial cards ``(n, 5)`` uint8 / round
-    record ``(n,)`` :data:`RECORD_DTYPE` (for wagers without a table; 5 and 151 bytes a
-    round).  Raises ValueError for bad rules or a table whose indexes could leave it."""
-    n = as_int(n_rounds, "n_rounds", 0, 1 << 40)
-    c = _sim_struct(rules)
+def _c_tables(
+    tables: tuple[SideTable, ...],
+) -> tuple[Any, list[Any], list[npt.NDArray[np.uint64]]]:
+    """The C side tables of ``tables`` (validated: ValueError names the table and the fix),
+    the arrays they point into (keep them alive with the tables) and each table's (256,)
+    uint64 counts."""
     if len(tables) > 64:
         raise ValueError(f"at most 64 side tables per simulation, got {len(tables)}")
     ct = ffi.new("fl_side_table[]", max(len(tables), 1))
@@ -352,6 +342,26 @@ def simulate_tally(
             ct[k].input[j] = i
             ct[k].stride[j] = s
         ct[k].counts = ffi.from_buffer("uint64_t[]", counts[k])
+    return ct, keep, counts
+
+
+def simulate_tally(
+    rng: BitGenerator,
+    rules: SimRules,
+    n_rounds: int,
+    tables: tuple[SideTable, ...] = (),
+    *,
+    initial: bool = False,
+    record: bool = False,
+) -> TallyResult:
+    """Simulate ``n_rounds`` rounds (the same rounds as :func:`simulate_rounds` from the same
+    generator state) keeping only exact sums and each table's outcome counts, in the C core;
+    ``initial`` / ``record`` also keep each round's initial cards ``(n, 5)`` uint8 / round
+    record ``(n,)`` :data:`RECORD_DTYPE` (for wagers without a table; 5 and 151 bytes a
+    round).  Raises ValueError for bad rules or a table whose indexes could leave it."""
+    n = as_int(n_rounds, "n_rounds", 0, 1 << 40)
+    c = _sim_struct(rules)
+    ct, _keep, counts = _c_tables(tables)  # _keep: what ct points into, alive to the call
     sums = ffi.new("fl_sim_sums *")
     ptr = rng_ptr(rng)
     init = np.empty((n, 5), dtype=np.uint8) if initial else None
@@ -363,14 +373,158 @@ def simulate_tally(
     with rng._lock:
         st = lib.fl_simulate_tally_out(ptr, c, n, ct, len(tables), sums, c_init, c_rec)
     check(st, "simulate_tally")
-    net = (sums.net_hi << 64) | sums.net_lo
-    if net >> 127:
-        net -= 1 << 128
+    net, net_sq = _sums_net(sums)
     return TallyResult(
         int(sums.rounds),
         net,
-        (sums.sq_hi << 64) | sums.sq_lo,
+        net_sq,
         tuple(x.astype(np.int64) for x in counts),
         init,
         rec,
+    )
+
+
+COUNT_TRUE: int = lib.FL_COUNT_TRUE
+COUNT_RUNNING: int = lib.FL_COUNT_RUNNING
+COUNT_WINDOW: int = lib.FL_COUNT_WINDOW
+COUNT_SUIT: int = lib.FL_COUNT_SUIT
+COUNT_MAX_BUCKETS: int = lib.FL_COUNT_MAX_BUCKETS
+COUNT_MAX_RESOLUTION: int = lib.FL_COUNT_MAX_RESOLUTION
+COUNT_MAX_TAG: int = lib.FL_COUNT_MAX_TAG
+CSM_IDEAL: int = lib.FL_CSM_IDEAL
+CSM_SLOTS: int = lib.FL_CSM_SLOTS
+CSM_RETURN_ROUND: int = lib.FL_CSM_RETURN_ROUND
+CSM_RETURN_BATCH: int = lib.FL_CSM_RETURN_BATCH
+
+
+@dataclass(frozen=True)
+class CountSpec:
+    """A card count as the C simulator buckets it (``fl_count``, native/include/
+    feltlab_core.h): ``tags`` the 52 tags of the card codes (rank * 4 + suit); ``mode`` one of
+    :data:`COUNT_TRUE` (running count per deck remaining), :data:`COUNT_RUNNING`,
+    :data:`COUNT_WINDOW` (the last ``window`` cards seen) or :data:`COUNT_SUIT` (suit
+    imbalance per deck remaining; tags unused).  A round falls in bucket
+    ``clamp(floor(count * resolution) - lowest, 0, n_buckets - 1)``."""
+
+    tags: tuple[int, ...]
+    mode: int = COUNT_TRUE
+    window: int = 0
+    resolution: int = 1
+    lowest: int = -10
+    n_buckets: int = 21
+
+    def bucket_value(self, b: int) -> float:
+        """The lowest count of bucket ``b`` (the first bucket also holds every lower count,
+        the last every higher one)."""
+        return (self.lowest + b) / self.resolution
+
+
+@dataclass(frozen=True)
+class CsmModel:
+    """A continuous shuffler to deal from (``fl_csm_model``): ``kind`` :data:`CSM_IDEAL` or
+    :data:`CSM_SLOTS` (``slots`` slots); ``buffer`` cards (B) each returned card waits behind;
+    ``policy`` :data:`CSM_RETURN_ROUND` or :data:`CSM_RETURN_BATCH` (every ``batch``
+    rounds)."""
+
+    kind: int = CSM_IDEAL
+    slots: int = 0
+    buffer: int = 0
+    policy: int = CSM_RETURN_ROUND
+    batch: int = 1
+
+
+@dataclass(frozen=True)
+class CountedResult:
+    """Exact sums of :func:`simulate_counted`: ``rounds``, ``net`` (cents) and ``net_sq``
+    (cents^2) over every round; per bucket ``bucket_rounds`` ``(n_buckets,)`` int64,
+    ``bucket_net`` and ``bucket_net_sq`` (exact integers, one per bucket) and
+    ``bucket_counts`` ``(n_buckets, n_tables, 256)`` int64: each side table's outcome counts
+    (index 255: not on offer)."""
+
+    rounds: int
+    net: int
+    net_sq: int
+    bucket_rounds: npt.NDArray[np.int64]
+    bucket_net: tuple[int, ...]
+    bucket_net_sq: tuple[int, ...]
+    bucket_counts: npt.NDArray[np.int64]
+
+
+def _sums_net(m: Any) -> tuple[int, int]:
+    """(net, net_sq) of an ``fl_sim_sums`` (128-bit, net two's complement)."""
+    net = (int(m.net_hi) << 64) | int(m.net_lo)
+    if net >> 127:
+        net -= 1 << 128
+    return net, (int(m.sq_hi) << 64) | int(m.sq_lo)
+
+
+def simulate_counted(
+    rng: BitGenerator,
+    rules: SimRules,
+    n_rounds: int,
+    count: CountSpec,
+    tables: tuple[SideTable, ...] = (),
+    *,
+    csm: CsmModel | None = None,
+) -> CountedResult:
+    """Simulate ``n_rounds`` rounds as :func:`simulate_tally` does (the same rounds from the
+    same generator state when ``csm`` is None) and bucket each by ``count`` at the moment of
+    the bet (``fl_simulate_counted``, native/src/sim.c): the cards seen are those dealt in
+    the earlier rounds since the shuffle.  ``csm``: deal from this continuous shuffler
+    instead of a shoe (``rules.cut_position`` unused; the count :data:`COUNT_WINDOW` or
+    :data:`COUNT_RUNNING`).  Raises ValueError for bad rules, tables, count or machine, and
+    when a continuous shuffler runs out of cards (its buffer holds too many)."""
+    n = as_int(n_rounds, "n_rounds", 0, 1 << 40)
+    c = _sim_struct(rules)
+    ct, _keep, _ = _c_tables(tables)
+    if len(count.tags) != 52:
+        raise ValueError(f"a count needs 52 tags (one per card code), got {len(count.tags)}")
+    k = ffi.new("fl_count *")
+    for i, t in enumerate(count.tags):
+        k.tags[i] = as_int(t, "tag", -COUNT_MAX_TAG, COUNT_MAX_TAG)
+    k.mode = as_int(count.mode, "count mode", 0, COUNT_SUIT)
+    k.window = as_int(count.window, "window", 0, 8 * 52)
+    if count.mode == COUNT_WINDOW and count.window < 1:
+        raise ValueError("a window count needs window >= 1 card")
+    k.resolution = as_int(count.resolution, "resolution", 1, COUNT_MAX_RESOLUTION)
+    k.lowest = as_int(count.lowest, "lowest", -(1 << 24), 1 << 24)
+    nb = k.n_buckets = as_int(count.n_buckets, "n_buckets", 1, COUNT_MAX_BUCKETS)
+    m = ffi.NULL
+    if csm is not None:
+        if count.mode not in (COUNT_WINDOW, COUNT_RUNNING):
+            raise ValueError(
+                "a continuous shuffler never shuffles: count it with a window "
+                "(mode COUNT_WINDOW) or a running count"
+            )
+        m = ffi.new("fl_csm_model *")
+        m.kind = as_int(csm.kind, "csm kind", 0, 255)
+        m.slots = as_int(csm.slots, "slots", 0, 255)
+        m.buffer = as_int(csm.buffer, "buffer", 0, rules.decks * 52 - 52)
+        m.policy = as_int(csm.policy, "return policy", 0, 255)
+        m.batch = as_int(csm.batch, "batch", 0, 1 << 20)
+    sums = ffi.new("fl_sim_sums *")
+    bsums = ffi.new("fl_sim_sums[]", nb)
+    bcounts = np.zeros((nb, len(tables), 256), dtype=np.uint64)
+    c_counts = ffi.from_buffer("uint64_t[]", bcounts) if tables else ffi.NULL
+    with rng._lock:
+        st = lib.fl_simulate_counted(
+            rng_ptr(rng), c, n, ct, len(tables), k, m, sums, bsums, c_counts
+        )
+    if st == lib.FL_ERR_RANGE and csm is not None:
+        raise ValueError(
+            f"the continuous shuffler ran out of cards or its model is not valid (buffer "
+            f"{csm.buffer}, policy {csm.policy}, batch {csm.batch}, slots {csm.slots}): "
+            "a smaller buffer or batch leaves the machine enough cards"
+        )
+    check(st, "simulate_counted")
+    net, net_sq = _sums_net(sums)
+    per = [_sums_net(bsums[b]) for b in range(nb)]
+    return CountedResult(
+        int(sums.rounds),
+        net,
+        net_sq,
+        np.array([int(bsums[b].rounds) for b in range(nb)], dtype=np.int64),
+        tuple(p[0] for p in per),
+        tuple(p[1] for p in per),
+        bcounts.astype(np.int64),
     )

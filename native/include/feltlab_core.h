@@ -421,6 +421,77 @@ fl_status fl_simulate_tally_out(fl_rng *rng, const fl_sim_rules *rules, size_t n
                                 const fl_side_table *tables, size_t n_tables, fl_sim_sums *sums,
                                 uint8_t *initial, fl_round_record *records);
 
+/* ---------------------------------------------------------------- counting (sim.c) */
+
+/*
+ * A card count, bucketed at the moment of each bet (before the round's first card): the
+ * cards seen are every card dealt in the earlier rounds since the shuffle (a continuous
+ * shuffler never shuffles).  The value of a round is floor(count * resolution) - lowest,
+ * clamped to 0..n_buckets - 1.
+ *   FL_COUNT_TRUE: the running count (the sum of the seen cards' tags) per deck remaining,
+ *     RC * 52 / cards_remaining (Griffin, The Theory of Blackjack, ch. 4; Wong, Professional
+ *     Blackjack: the true count).
+ *   FL_COUNT_RUNNING: the running count itself.
+ *   FL_COUNT_WINDOW: the sum of the tags of the last `window` cards seen (fewer at the start):
+ *     a continuous shuffler's count of the cards fed back (S. How, the ShuffleMaster 126).
+ *   FL_COUNT_SUIT: suit imbalance per deck remaining, the largest over the suits s of
+ *     (52 * unseen_s - 13 * unseen) / unseen (tags unused): a flush bet's count.
+ */
+#define FL_COUNT_TRUE 0
+#define FL_COUNT_RUNNING 1
+#define FL_COUNT_WINDOW 2
+#define FL_COUNT_SUIT 3
+#define FL_COUNT_MAX_BUCKETS 256
+#define FL_COUNT_MAX_RESOLUTION 64
+#define FL_COUNT_MAX_TAG 1000 /* |tag| bound: a running count stays far inside int32 */
+typedef struct {
+    int16_t tags[52];    /* tag of each card code (rank * 4 + suit; rank 0 ace .. 12 king) */
+    uint32_t mode;       /* FL_COUNT_* */
+    uint32_t window;     /* FL_COUNT_WINDOW: cards, 1..FL_MAX_DECKS * 52 */
+    uint32_t resolution; /* 1..FL_COUNT_MAX_RESOLUTION steps per unit of the count */
+    int32_t lowest;      /* the bucket value of bucket 0; lower values fall into bucket 0 */
+    uint32_t n_buckets;  /* 1..FL_COUNT_MAX_BUCKETS; higher values fall into the last */
+} fl_count;
+
+/*
+ * A continuous shuffler (csm.c) the simulator deals from instead of a shoe: the machine holds
+ * every card not on the table and not held back by its buffer.
+ *   FL_CSM_IDEAL: the next card is uniform among the machine's cards.
+ *   FL_CSM_SLOTS: `slots` slots; a card entering the machine goes to a uniformly chosen slot
+ *     at a uniformly chosen depth; a deal takes the top card of a uniformly chosen non-empty
+ *     slot (the bundled continuous profile's declared model).
+ * Returned cards wait in a first-in first-out buffer of `buffer` cards: a card enters the
+ * machine once `buffer` later cards have been returned.  policy: FL_CSM_RETURN_ROUND, the
+ * round's cards go back after each round in pickup order (the order dealt);
+ * FL_CSM_RETURN_BATCH, the cards of `batch` rounds go back together.
+ */
+#define FL_CSM_IDEAL 0
+#define FL_CSM_SLOTS 1
+#define FL_CSM_RETURN_ROUND 0
+#define FL_CSM_RETURN_BATCH 1
+typedef struct {
+    uint32_t kind;   /* FL_CSM_* */
+    uint32_t slots;  /* FL_CSM_SLOTS: 1..255 */
+    uint32_t buffer; /* cards, 0..decks * 52 - 52 */
+    uint32_t policy; /* FL_CSM_RETURN_* */
+    uint32_t batch;  /* FL_CSM_RETURN_BATCH: rounds per batch, 1..64 */
+} fl_csm_model;
+
+/*
+ * Simulates n_rounds rounds as fl_simulate_tally does (from a shoe and its cut card when csm
+ * is NULL: the same rounds as fl_simulate_tally for the same generator), bucketing each round
+ * by `count` (above).  sums: every round (added to).  bucket_sums[b] (n_buckets of them, added
+ * to): the rounds of bucket b.  bucket_counts[(b * n_tables + k) * 256 + outcome] (added to):
+ * side table k's outcome counts in bucket b (the tables' own `counts` are not written).
+ * csm: deal from this continuous shuffler instead (rules->cut_position unused; the count's
+ * mode FL_COUNT_WINDOW or FL_COUNT_RUNNING); its generator is the caller's, which is left
+ * long-jumped once.  FL_ERR_RANGE when a round needs a card and the machine holds none.
+ */
+fl_status fl_simulate_counted(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
+                              const fl_side_table *tables, size_t n_tables,
+                              const fl_count *count, const fl_csm_model *csm, fl_sim_sums *sums,
+                              fl_sim_sums *bucket_sums, uint64_t *bucket_counts);
+
 /* ---------------------------------------------------------------- hands */
 
 #define FL_HAND_SOFT 1u      /* an ace counts 11 in `total` */

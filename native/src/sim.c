@@ -27,8 +27,10 @@
  * shoe is reshuffled (rule 5.7(b)); cut_position == 0 reshuffles before every
  * round (an ideal continuous shuffler, or a fresh shoe each round).
  */
+#include <stdlib.h>
 #include <string.h>
 
+#include "csm.h"
 #include "feltlab_core.h"
 #include "internal.h"
 #include "side_tables.h"
@@ -49,6 +51,9 @@ typedef struct {
                      * mod the product of any later ranges (the batched draw's quick test) */
     int use_x;
     int ok;
+    fl_csm_state *csm; /* not NULL: the cards come from this continuous shuffler, and
+                        * `cards` is its delivery tray (cards out of the machine, dealt or
+                        * waiting: a peeked next card stays there for the next round) */
 } sim_shoe;
 
 static inline uint64_t shoe_word(sim_shoe *s) {
@@ -101,8 +106,20 @@ static inline void fix_at(sim_shoe *s) {
     s->fixed = p + SIM_DRAWS;
 }
 
+/* the next card when none is fixed: from the shoe's Fisher-Yates draws, or out of the
+ * continuous shuffler into its tray (rare on a shoe: its cards up to the cut are fixed when
+ * it starts; every card off a continuous shuffler) */
+static __attribute__((noinline)) void fix_more(sim_shoe *s) {
+    if (s->csm) {
+        s->cards[s->fixed++] = fl_csm_deal(s->csm);
+        if (!fl_csm_ok(s->csm)) s->ok = 0;
+        return;
+    }
+    fix_at(s);
+}
+
 static inline void fix_next(sim_shoe *s) {
-    if (s->fixed <= s->dealt) fix_at(s);
+    if (s->fixed <= s->dealt) fix_more(s);
 }
 
 /* A batch of new shoes, one per lane: the positions up to the cut are fixed at once, the
@@ -420,8 +437,9 @@ AI uint32_t input_dot(const uint8_t *in, const uint8_t *ix, const uint32_t *st, 
     return s;
 }
 
-/* count the round in each table: in[] holds every input the tables read */
-AI void lookup_round(const sim_lookups *L, const uint8_t *in) {
+/* count the round in each table: in[] holds every input the tables read; off: the offset of
+ * the round's count bucket in the counts (0 without a count) */
+AI void lookup_round(const sim_lookups *L, const uint8_t *in, size_t off) {
     if (!L->shared) { /* each table's sums on its own */
         for (size_t k = 0; k < L->n; k++) {
             const sim_lookup *t = &L->lk[k];
@@ -429,7 +447,7 @@ AI void lookup_round(const sim_lookups *L, const uint8_t *in) {
             if (t->n_pre)
                 idx = t->pre[input_dot(in, t->input, t->stride, t->n_pre)] * t->class_stride;
             idx += input_dot(in, t->input + t->n_pre, t->stride + t->n_pre, t->n_rest);
-            t->counts[t->table[idx]]++;
+            t->counts[off + t->table[idx]]++;
         }
         return;
     }
@@ -439,7 +457,7 @@ AI void lookup_round(const sim_lookups *L, const uint8_t *in) {
         d[g] = input_dot(in, L->dot[g].input, L->dot[g].stride, L->dot[g].n);
     for (size_t k = 0; k < L->n; k++) {
         const sim_lookup *t = &L->lk[k];
-        t->counts[t->table[t->pre[d[t->a]] * t->class_stride + d[t->b]]]++;
+        t->counts[off + t->table[t->pre[d[t->a]] * t->class_stride + d[t->b]]]++;
     }
 }
 
@@ -599,19 +617,107 @@ typedef struct {
     unsigned n_rec_inputs;    /* record inputs the tables read (0: none; the record is then
                                * kept for the round only when records is NULL) */
     uint8_t rec_inputs[FL_SIM_INPUTS];
+    const fl_count *count;     /* a counted run (fl_simulate_counted): its buckets' sums and */
+    fl_sim_sums *bucket_sums;  /* side-table counts; the tables' counts point into */
+    uint64_t *bucket_counts;   /* bucket_counts' bucket 0 */
+    fl_csm_state *csm;         /* deal from this continuous shuffler (a counted run only) */
 } sim_out;
+
+/* ---------------------------------------------------------------- the count */
+
+/* The count as the loop keeps it (fl_count in the header): the running count of the cards
+ * seen since the shuffle (FL_COUNT_WINDOW: of the last `window` cards seen, in a ring of
+ * their tags) and the cards seen of each suit. */
+typedef struct {
+    const fl_count *c;
+    int32_t rc;
+    uint32_t suit_seen[4];
+    uint32_t per_suit; /* cards of each suit in the full shoe */
+    uint32_t w_head, w_n;
+    int16_t ring[FL_MAX_DECKS * 52];
+} sim_count;
+
+static void count_reset(sim_count *k) {
+    k->rc = 0;
+    k->w_head = k->w_n = 0;
+    memset(k->suit_seen, 0, sizeof k->suit_seen);
+}
+
+/* the cards of a round, seen (in the order dealt) */
+static void count_cards(sim_count *k, const uint8_t *cards, unsigned n) {
+    const fl_count *c = k->c;
+    if (c->mode == FL_COUNT_WINDOW) {
+        const uint32_t W = c->window;
+        for (unsigned i = 0; i < n; i++) {
+            int16_t tag = c->tags[cards[i]];
+            if (k->w_n == W) {
+                k->rc -= k->ring[k->w_head];
+                k->ring[k->w_head] = tag;
+                k->w_head = k->w_head + 1 == W ? 0 : k->w_head + 1;
+            } else {
+                uint32_t at = k->w_head + k->w_n;
+                k->ring[at >= W ? at - W : at] = tag;
+                k->w_n++;
+            }
+            k->rc += tag;
+        }
+        return;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        k->rc += c->tags[cards[i]];
+        k->suit_seen[cards[i] & 3]++;
+    }
+}
+
+static int64_t floor_div(int64_t a, int64_t b) { /* b > 0 */
+    int64_t q = a / b;
+    return q * b > a ? q - 1 : q;
+}
+
+/* the bucket of a round bet with `remaining` cards unseen in the shoe (> 0) */
+static size_t count_bucket(const sim_count *k, uint32_t remaining) {
+    const fl_count *c = k->c;
+    const int64_t res = c->resolution;
+    int64_t v;
+    switch (c->mode) {
+    case FL_COUNT_TRUE: v = floor_div((int64_t)k->rc * 52 * res, remaining); break;
+    case FL_COUNT_SUIT:
+        v = INT64_MIN;
+        for (unsigned u = 0; u < 4; u++) {
+            int64_t unseen_s = (int64_t)k->per_suit - k->suit_seen[u];
+            int64_t e = floor_div(res * (52 * unseen_s - 13 * (int64_t)remaining), remaining);
+            if (e > v) v = e;
+        }
+        break;
+    default: v = (int64_t)k->rc * res; break; /* running, window */
+    }
+    v -= c->lowest;
+    if (v < 0) return 0;
+    return v >= (int64_t)c->n_buckets ? c->n_buckets - 1 : (size_t)v;
+}
+
+AI void bucket_add(fl_sim_sums *b, int32_t v) {
+    fl_u128 net = ((fl_u128)b->net_hi << 64 | b->net_lo) + (fl_u128)(__extension__(__int128)v);
+    fl_u128 sq = ((fl_u128)b->sq_hi << 64 | b->sq_lo) + (uint64_t)((int64_t)v * v);
+    b->rounds++;
+    b->net_lo = (uint64_t)net;
+    b->net_hi = (uint64_t)(net >> 64);
+    b->sq_lo = (uint64_t)sq;
+    b->sq_hi = (uint64_t)(sq >> 64);
+}
 
 /* The loop over rounds, FL_SIM_LANES shoes prepared at a time, then played one after the
  * other (see the header).  TALLY: sums and tables only (no per-round array; REC 0 or 1: a
  * record for the tables that read one); otherwise every array of o (REC 2: full records). */
 AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const sim_out *o,
-                      const sim_cfg C, const int REC, const int TALLY) {
+                      const sim_cfg C, const int REC, const int TALLY, const int COUNT) {
     sim_shoe lanes[FL_SIM_LANES];
     sim_ctx x;
     make_ctx(r, &x);
-    const int use_x = rng->kind == FL_RNG_XOSHIRO256SS;
+    fl_csm_state *const csm = COUNT ? o->csm : NULL;
+    const int use_x = rng->kind == FL_RNG_XOSHIRO256SS && !csm;
     fl_rng g = *rng;
-    for (unsigned l = 0; l < FL_SIM_LANES; l++) {
+    for (unsigned l = 0; l < (csm ? 1u : FL_SIM_LANES); l++) {
         sim_shoe *s = &lanes[l];
         memset(s, 0, sizeof *s);
         s->size = r->decks * 52;
@@ -626,6 +732,17 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
         (void)fl_new_shoe_codes(r->decks, s->cards, s->size);
         s->bound = 1;
         for (unsigned k = 0; k < SIM_DRAWS; k++) s->bound *= (uint64_t)(s->size - k);
+        if (csm) { /* an empty tray of the shoe's size, filled from the machine */
+            s->csm = csm;
+            s->cut = 0;
+        }
+    }
+    sim_count kc;
+    size_t off = 0; /* the round's bucket's offset in the side-table counts */
+    if (COUNT) {
+        kc.c = o->count;
+        kc.per_suit = r->decks * 13;
+        count_reset(&kc);
     }
     __extension__ __int128 net_sum = 0;
     fl_u128 sq_sum = 0;
@@ -650,11 +767,28 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
     const int tables = o->n_tables != 0;
     sim_lookups lk;
     if (TALLY) make_lookups(o->tables, o->n_tables, &lk);
+    if (csm) {
+        play = lanes[0];
+        cur = 0;
+    }
     for (size_t i = 0; i < n_rounds; i++) {
         if (cur == FL_SIM_LANES) { /* shuffle (rule 5.7(b)), a batch of shoes at a time */
             start_shoes(lanes);
             cur = 0;
             play = lanes[0];
+        }
+        size_t bucket = 0;
+        if (COUNT) {
+            if (csm) { /* the tray keeps only the cards not dealt yet */
+                uint32_t waiting = s->fixed - s->dealt;
+                memmove(s->cards, s->cards + s->dealt, waiting);
+                s->dealt = 0;
+                s->fixed = waiting;
+            } else if (s->dealt == 0) {
+                count_reset(&kc); /* a new shoe */
+            }
+            bucket = count_bucket(&kc, s->size - s->dealt);
+            off = bucket * o->n_tables * 256;
         }
         int32_t v = 0;
         uint8_t *init = in;
@@ -665,8 +799,13 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
             rec = o->records ? o->records + i : o->n_rec_inputs ? &round_rec : NULL;
         }
         if (!play_round(r, &x, C, REC, TALLY, s, &v, init, rec)) {
-            st = s->dealt >= s->size ? FL_ERR_RANGE : FL_ERR_EXHAUSTED;
+            st = s->dealt >= s->size || (csm && csm->n == 0) ? FL_ERR_RANGE : FL_ERR_EXHAUSTED;
             break;
+        }
+        if (COUNT) {
+            count_cards(&kc, s->cards + first, s->dealt - first);
+            if (csm) fl_csm_return(csm, s->cards + first, s->dealt - first);
+            bucket_add(&o->bucket_sums[bucket], v);
         }
         if (!TALLY && o->trace) {
             unsigned m = s->dealt - first;
@@ -674,7 +813,7 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
             memcpy(o->trace + i * o->trace_cap, s->cards + first, m);
             if (o->trace_len) o->trace_len[i] = (uint8_t)m;
         }
-        if (s->cut == 0 || s->dealt >= s->cut) { /* the cutting card came out */
+        if (!csm && (s->cut == 0 || s->dealt >= s->cut)) { /* the cutting card came out */
             lanes[cur++] = play;
             if (cur < FL_SIM_LANES) play = lanes[cur];
         }
@@ -689,7 +828,7 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
                 sq_part = 0;
                 left = period;
             }
-            if (TALLY && tables) lookup_round(&lk, in);
+            if (TALLY && tables) lookup_round(&lk, in, off);
             if (!TALLY && tables)
                 fl_side_lookup_round(o->tables, o->n_tables, init, rec, o->rec_inputs,
                                      o->n_rec_inputs);
@@ -718,25 +857,34 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
  * that writes per-round arrays, through the generic instances. */
 #define VEGAS(po) ((sim_cfg){1, 0, po, 1, 4, 0, 1, 0})
 #define NZ(po) ((sim_cfg){0, 0, po, 1, 3, 0, 1, 0})
-#define RUN_INSTANCE(name, cfg, rec)                                                              \
+#define RUN_INSTANCE(name, cfg, rec, count)                                                       \
     static __attribute__((noinline)) fl_status name(fl_rng *rng, const fl_sim_rules *r,          \
                                                      size_t n, const sim_out *o) {                \
-        return run_core(rng, r, n, o, cfg, rec, 1);                                               \
+        return run_core(rng, r, n, o, cfg, rec, 1, count);                                        \
     }
-RUN_INSTANCE(run_vegas, VEGAS(0), 0)
-RUN_INSTANCE(run_vegas_rec, VEGAS(0), 1)
-RUN_INSTANCE(run_vegas_out, VEGAS(1), 0)
-RUN_INSTANCE(run_vegas_out_rec, VEGAS(1), 1)
-RUN_INSTANCE(run_nz, NZ(0), 0)
-RUN_INSTANCE(run_nz_rec, NZ(0), 1)
-RUN_INSTANCE(run_nz_out, NZ(1), 0)
-RUN_INSTANCE(run_nz_out_rec, NZ(1), 1)
-RUN_INSTANCE(run_any, CFG_OF(r), 0)
-RUN_INSTANCE(run_any_rec, CFG_OF(r), 1)
+/* the instances of one count flag (0: fl_simulate_tally, 1: fl_simulate_counted), in the
+ * order run_tally picks them */
+#define RUN_INSTANCES(p, count)                                                                   \
+    RUN_INSTANCE(p##vegas, VEGAS(0), 0, count)                                                    \
+    RUN_INSTANCE(p##vegas_rec, VEGAS(0), 1, count)                                                \
+    RUN_INSTANCE(p##vegas_out, VEGAS(1), 0, count)                                                \
+    RUN_INSTANCE(p##vegas_out_rec, VEGAS(1), 1, count)                                            \
+    RUN_INSTANCE(p##nz, NZ(0), 0, count)                                                          \
+    RUN_INSTANCE(p##nz_rec, NZ(0), 1, count)                                                      \
+    RUN_INSTANCE(p##nz_out, NZ(1), 0, count)                                                      \
+    RUN_INSTANCE(p##nz_out_rec, NZ(1), 1, count)                                                  \
+    RUN_INSTANCE(p##any, CFG_OF(r), 0, count)                                                     \
+    RUN_INSTANCE(p##any_rec, CFG_OF(r), 1, count)                                                 \
+    static fl_status (*const p##instances[10])(fl_rng *, const fl_sim_rules *, size_t,            \
+                                               const sim_out *) = {                               \
+        p##vegas, p##vegas_rec, p##vegas_out, p##vegas_out_rec, p##nz,                            \
+        p##nz_rec, p##nz_out,   p##nz_out_rec,  p##any,         p##any_rec};
+RUN_INSTANCES(run_, 0)
+RUN_INSTANCES(counted_, 1)
 
 static __attribute__((noinline)) fl_status run_arrays(fl_rng *rng, const fl_sim_rules *r,
                                                       size_t n, const sim_out *o) {
-    return run_core(rng, r, n, o, CFG_OF(r), 2, 0);
+    return run_core(rng, r, n, o, CFG_OF(r), 2, 0, 0);
 }
 
 static int cfg_is(const fl_sim_rules *r, sim_cfg c) {
@@ -745,16 +893,13 @@ static int cfg_is(const fl_sim_rules *r, sim_cfg c) {
            r->split_aces_one_card == c.sa1 && (c.peek || r->enhc_takes == c.enhc_takes);
 }
 
-/* the instance for a tally (sums and tables, no per-round array) */
+/* the instance for a tally (sums and tables, no per-round array), counted or not */
 static fl_status run_tally(fl_rng *rng, const fl_sim_rules *r, size_t n, const sim_out *o) {
-    const int rec = o->n_rec_inputs != 0, out = r->dealer_plays_out != 0;
-    if (cfg_is(r, VEGAS(0)))
-        return out ? (rec ? run_vegas_out_rec : run_vegas_out)(rng, r, n, o)
-                   : (rec ? run_vegas_rec : run_vegas)(rng, r, n, o);
-    if (cfg_is(r, NZ(0)))
-        return out ? (rec ? run_nz_out_rec : run_nz_out)(rng, r, n, o)
-                   : (rec ? run_nz_rec : run_nz)(rng, r, n, o);
-    return (rec ? run_any_rec : run_any)(rng, r, n, o);
+    const unsigned rec = o->n_rec_inputs != 0, out = r->dealer_plays_out != 0;
+    const unsigned which = cfg_is(r, VEGAS(0)) ? 2 * out + rec
+                           : cfg_is(r, NZ(0))  ? 4 + 2 * out + rec
+                                               : 8 + rec;
+    return (o->count ? counted_instances : run_instances)[which](rng, r, n, o);
 }
 
 fl_status fl_simulate_rounds(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
@@ -771,7 +916,8 @@ fl_status fl_simulate_rounds_rec(fl_rng *rng, const fl_sim_rules *rules, size_t 
     if (rng->kind != FL_RNG_XOSHIRO256SS && rng->kind != FL_RNG_CHACHA20) return FL_ERR_KIND;
     fl_status st = check_rules(rules);
     if (st != FL_OK) return st;
-    sim_out o = {net, initial, trace, trace_cap, trace_len, NULL, 0, NULL, records, 0, {0}};
+    sim_out o = {net,  initial, trace, trace_cap, trace_len, NULL, 0, NULL, records, 0, {0},
+                 NULL, NULL,    NULL,  NULL};
     return run_arrays(rng, rules, n_rounds, &o);
 }
 
@@ -788,8 +934,58 @@ fl_status fl_simulate_tally_out(fl_rng *rng, const fl_sim_rules *rules, size_t n
     fl_status st = check_rules(rules);
     if (st == FL_OK) st = fl_side_check_tables(tables, n_tables);
     if (st != FL_OK) return st;
-    sim_out o = {NULL, initial, NULL, 0, NULL, tables, n_tables, sums, records, 0, {0}};
+    sim_out o = {NULL, initial, NULL, 0, NULL, tables, n_tables, sums, records, 0, {0},
+                 NULL, NULL,    NULL, NULL};
     o.n_rec_inputs = fl_side_record_inputs_used(tables, n_tables, o.rec_inputs);
     if (initial || records) return run_arrays(rng, rules, n_rounds, &o);
     return run_tally(rng, rules, n_rounds, &o);
+}
+
+static fl_status check_count(const fl_count *c, const fl_csm_model *csm) {
+    if (c->mode > FL_COUNT_SUIT || c->resolution < 1 || c->resolution > FL_COUNT_MAX_RESOLUTION ||
+        c->n_buckets < 1 || c->n_buckets > FL_COUNT_MAX_BUCKETS ||
+        c->lowest < -(1 << 24) || c->lowest > (1 << 24))
+        return FL_ERR_RANGE;
+    if (c->mode == FL_COUNT_WINDOW && (c->window < 1 || c->window > FL_MAX_DECKS * 52))
+        return FL_ERR_RANGE;
+    for (unsigned k = 0; k < 52; k++)
+        if (c->tags[k] > FL_COUNT_MAX_TAG || c->tags[k] < -FL_COUNT_MAX_TAG) return FL_ERR_RANGE;
+    if (csm && c->mode != FL_COUNT_WINDOW && c->mode != FL_COUNT_RUNNING) return FL_ERR_RANGE;
+    return FL_OK;
+}
+
+fl_status fl_simulate_counted(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
+                              const fl_side_table *tables, size_t n_tables,
+                              const fl_count *count, const fl_csm_model *csm, fl_sim_sums *sums,
+                              fl_sim_sums *bucket_sums, uint64_t *bucket_counts) {
+    if (!rng || !rules || !count || !sums || !bucket_sums || (n_tables && !bucket_counts))
+        return FL_ERR_NULL;
+    if (rng->kind != FL_RNG_XOSHIRO256SS && rng->kind != FL_RNG_CHACHA20) return FL_ERR_KIND;
+    if (n_tables > FL_SIDE_MAX_TABLES || (n_tables && !tables)) return FL_ERR_RANGE;
+    fl_side_table t[FL_SIDE_MAX_TABLES];
+    for (size_t k = 0; k < n_tables; k++) { /* bucket 0's counts; a round adds its offset */
+        t[k] = tables[k];
+        t[k].counts = bucket_counts + k * 256;
+    }
+    fl_status st = check_rules(rules);
+    if (st == FL_OK) st = fl_side_check_tables(t, n_tables);
+    if (st == FL_OK) st = check_count(count, csm);
+    if (st != FL_OK) return st;
+    sim_out o = {NULL, NULL, NULL, 0, NULL, t, n_tables, sums, NULL, 0, {0},
+                 count, bucket_sums, bucket_counts, NULL};
+    o.n_rec_inputs = fl_side_record_inputs_used(t, n_tables, o.rec_inputs);
+    if (!csm) return run_tally(rng, rules, n_rounds, &o);
+    fl_csm_state *m = malloc(sizeof *m);
+    if (!m) return FL_ERR_RANGE;
+    fl_rng g = *rng; /* the machine's generator: xoshiro256** the caller's, which is then
+                      * long-jumped once; ChaCha20 the caller's stream itself */
+    int use_x = rng->kind == FL_RNG_XOSHIRO256SS;
+    st = fl_csm_init(m, csm, rules->decks, use_x ? &g : rng);
+    if (st == FL_OK) {
+        o.csm = m;
+        st = run_tally(rng, rules, n_rounds, &o);
+        if (use_x) (void)fl_xoshiro_long_jump(rng);
+    }
+    free(m);
+    return st;
 }

@@ -508,7 +508,83 @@ static void test_simulate_tally(void) {
     CHECK(fl_simulate_tally(&g2, &r, 10, NULL, 0, NULL) == FL_ERR_NULL);
 }
 
+/* fl_simulate_counted: its totals are fl_simulate_tally's for the same generator, its buckets
+ * add up to them; a continuous shuffler with a buffer deals every round; bad counts and a
+ * true count off a continuous shuffler are refused. */
+static void test_simulate_counted(void) {
+    static fl_sim_rules r;
+    memset(&r, 0, sizeof r);
+    r.decks = 6;
+    r.peek = 1;
+    r.bj_num = 3;
+    r.bj_den = 2;
+    r.max_hands = 4;
+    r.split_aces_one_card = 1;
+    r.cut_position = 234;
+    r.stake = 1000;
+    for (int t = 0; t < 32; t++)
+        for (int u = 0; u < 11; u++) r.hard[t][u] = r.soft[t][u] = t >= 17 ? 1 : 0;
+    static uint8_t pair_table[53 * 53];
+    for (int a = 0; a < 53; a++)
+        for (int b = 0; b < 53; b++)
+            pair_table[a * 53 + b] =
+                (a == 52 || b == 52) ? FL_SIDE_NOT_OFFERED : (uint8_t)((a >> 2) == (b >> 2));
+    uint64_t plain_counts[256] = {0};
+    fl_side_table t = {pair_table, sizeof pair_table, 2, {0, 1}, {53, 1}, plain_counts,
+                       NULL, 0, 0, 0, 0};
+    fl_count k;
+    memset(&k, 0, sizeof k);
+    for (int c = 0; c < 52; c++) k.tags[c] = (int16_t)((c >> 2) == 0 || (c >> 2) >= 9 ? -1
+                                                     : (c >> 2) <= 5                ? 1
+                                                                                    : 0);
+    k.mode = FL_COUNT_TRUE;
+    k.resolution = 2;
+    k.lowest = -10;
+    k.n_buckets = 21;
+    enum { N = 30000 };
+    fl_rng g1, g2;
+    fl_rng_seed_xoshiro(&g1, 5);
+    fl_rng_seed_xoshiro(&g2, 5);
+    fl_sim_sums plain = {0}, all = {0}, buckets[21];
+    memset(buckets, 0, sizeof buckets);
+    static uint64_t counts[21 * 256];
+    CHECK(fl_simulate_tally(&g1, &r, N, &t, 1, &plain) == FL_OK);
+    CHECK(fl_simulate_counted(&g2, &r, N, &t, 1, &k, NULL, &all, buckets, counts) == FL_OK);
+    CHECK(all.rounds == N && all.net_lo == plain.net_lo && all.sq_lo == plain.sq_lo);
+    uint64_t rounds = 0, net = 0, pairs = 0;
+    for (int b = 0; b < 21; b++) {
+        rounds += buckets[b].rounds;
+        net += buckets[b].net_lo;
+        pairs += counts[b * 256 + 1];
+    }
+    CHECK(rounds == N && net == plain.net_lo && pairs == plain_counts[1]);
+    CHECK(buckets[0].rounds > 0 && buckets[20].rounds > 0 && buckets[10].rounds > 0);
+    /* a continuous shuffler: a window count, any buffer that leaves the machine a deck */
+    fl_csm_model m = {FL_CSM_IDEAL, 0, 260, FL_CSM_RETURN_ROUND, 1};
+    k.mode = FL_COUNT_WINDOW;
+    k.window = 16;
+    memset(&all, 0, sizeof all);
+    CHECK(fl_simulate_counted(&g2, &r, N, &t, 1, &k, &m, &all, buckets, counts) == FL_OK);
+    CHECK(all.rounds == N);
+    m.buffer = 261; /* the machine would keep fewer than 52 cards */
+    CHECK(fl_simulate_counted(&g2, &r, 10, &t, 1, &k, &m, &all, buckets, counts) == FL_ERR_RANGE);
+    m.buffer = 16;
+    k.mode = FL_COUNT_TRUE; /* a continuous shuffler never shuffles */
+    CHECK(fl_simulate_counted(&g2, &r, 10, &t, 1, &k, &m, &all, buckets, counts) == FL_ERR_RANGE);
+    k.mode = FL_COUNT_SUIT + 1;
+    CHECK(fl_simulate_counted(&g2, &r, 10, &t, 1, &k, NULL, &all, buckets, counts) == FL_ERR_RANGE);
+    k.mode = FL_COUNT_WINDOW;
+    k.window = 0;
+    CHECK(fl_simulate_counted(&g2, &r, 10, &t, 1, &k, NULL, &all, buckets, counts) == FL_ERR_RANGE);
+    k.window = 16;
+    k.n_buckets = FL_COUNT_MAX_BUCKETS + 1;
+    CHECK(fl_simulate_counted(&g2, &r, 10, &t, 1, &k, NULL, &all, buckets, counts) == FL_ERR_RANGE);
+    k.n_buckets = 21;
+    CHECK(fl_simulate_counted(&g2, &r, 10, &t, 1, &k, NULL, &all, buckets, NULL) == FL_ERR_NULL);
+}
+
 int main(void) {
+    test_simulate_counted();
     test_models();
     test_library_models();
     test_chacha_block();
