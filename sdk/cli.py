@@ -25,7 +25,7 @@ from rich.table import Table
 from feltlab import __version__, native
 from feltlab.cards import card_str
 from feltlab.clitypes import OutputFile, json_option, make_console, seed_option, setup_logging
-from feltlab.countingcli import indices_cmd
+from feltlab.countingcli import bet_spread_cmd, indices_cmd
 from feltlab.engine import Table as FeltTable
 from feltlab.mathcli import math_cmd, simulate
 from feltlab.money import money
@@ -403,6 +403,7 @@ def play(
 main.add_command(math_cmd)
 main.add_command(simulate)
 main.add_command(indices_cmd)
+main.add_command(bet_spread_cmd)
 
 
 @main.group()
