@@ -37,9 +37,9 @@ def _decks_remaining(value: str | None) -> Fraction | None:
 @click.option(
     "--max-count",
     type=click.FloatRange(1, 40),
-    default=DEFAULT_MAX_COUNT,
-    show_default=True,
-    help="Reach of the true-count grid either side of zero.",
+    default=None,
+    help=f"Reach of the true-count grid either side of zero (default {DEFAULT_MAX_COUNT:g}, "
+    "or two grid steps where the step is coarser).",
 )
 @click.option(
     "--format",
@@ -53,7 +53,7 @@ def indices_cmd(
     rules: Rules,
     rules_name: str,
     decks_remaining: str | None,
-    max_count: float,
+    max_count: float | None,
     fmt: str,
     as_json: bool,
 ) -> None:

@@ -138,10 +138,11 @@ PLAY_NAMES = {STAND: "stand", HIT: "hit", DOUBLE: "double", SPLIT: "split", INSU
 class Index:
     """One departure's generated index.  ``index``: the true count at which ``high`` becomes
     the better play (cubic interpolation; float), None when the gain does not cross zero on
-    the grid (``bound`` then says "below" or "above" its reach) or the rules forbid a play
-    (``bound`` "not allowed"); ``linear``: the crossing by linear interpolation; ``exact``:
-    the exact index where it is known (insurance), else None; ``rounded``: ``index`` to the
-    nearest integer (halves away from zero); ``gains``: ``(true count, gain per hand)``
+    the grid (``bound`` then says "below" or "above" its reach, or "no crossing" when it
+    only falls) or the rules forbid a play (``bound`` "not allowed"); ``linear``: the
+    crossing by linear interpolation; ``exact``: the exact index where it is known
+    (insurance), else None; ``rounded``: ``index`` to the nearest integer (halves away from
+    zero); ``gains``: ``(true count, gain per hand)``
     pairs on the grid, the high play's expectation less the low play's, per initial unit.
     """
 
@@ -208,13 +209,17 @@ def _round(x: float) -> int:
     return int(math.copysign(math.floor(abs(x) + 0.5), x))
 
 
-def _gain(a: Analysis, d: Departure) -> float:
+def _gain(a: Analysis, d: Departure) -> float | None:
+    # None: no hand of the departure can be dealt from this shoe; NaN: the rules forbid a play
     rows = [hand_index(x, y) for x, y in d.hands]
     p = a.prob[rows, d.up]
-    ev = a.action_ev[rows, d.up]
-    if np.isnan(ev[:, d.high]).any() or np.isnan(ev[:, d.low]).any() or p.sum() <= 0:
+    live = p > 0
+    if not live.any():
+        return None
+    ev = a.action_ev[rows, d.up][live]
+    if np.isnan(ev[:, d.high]).any() or np.isnan(ev[:, d.low]).any():
         return math.nan
-    return float((p * (ev[:, d.high] - ev[:, d.low])).sum() / p.sum())
+    return float((p[live] * (ev[:, d.high] - ev[:, d.low])).sum() / p[live].sum())
 
 
 def _crossing(ts: npt.NDArray[np.float64], gs: npt.NDArray[np.float64], j: int) -> float:
@@ -244,15 +249,15 @@ def _crossing(ts: npt.NDArray[np.float64], gs: npt.NDArray[np.float64], j: int) 
 
 def _index(d: Departure, ts: npt.NDArray[np.float64], gs: npt.NDArray[np.float64]) -> Index:
     pairs = tuple((float(t), float(g)) for t, g in zip(ts, gs, strict=True))
-    if np.isnan(gs).any():
+    if np.isnan(gs).any() or len(gs) < 2:
         return Index(d, None, None, None, None, "not allowed", pairs)
-    # the upward crossing: the last grid point where the high play is still worse
-    below = np.flatnonzero(gs < 0)
-    if below.size == 0:
-        return Index(d, None, None, None, None, "below", pairs)
-    j = int(below[-1])
-    if j == len(gs) - 1:
-        return Index(d, None, None, None, None, "above", pairs)
+    # the upward crossing nearest true count 0 (a shoe stripped of a rank at the grid's far
+    # end can turn the gain back)
+    up = [j for j in range(len(gs) - 1) if gs[j] < 0 <= gs[j + 1]]
+    if not up:
+        bound = "below" if (gs >= 0).all() else "above" if (gs < 0).all() else "no crossing"
+        return Index(d, None, None, None, None, bound, pairs)
+    j = min(up, key=lambda i: abs(ts[i] + ts[i + 1]))
     lin = float(ts[j] + (ts[j + 1] - ts[j]) * (-gs[j] / (gs[j + 1] - gs[j])))
     x = _crossing(ts, gs, j)
     return Index(d, x, lin, None, _round(x), "", pairs)
@@ -277,16 +282,17 @@ def hilo_indices(
     *,
     rules_name: str = "",
     decks_remaining: Fraction | float | None = None,
-    max_count: float = DEFAULT_MAX_COUNT,
+    max_count: float | None = None,
     departures: tuple[Departure, ...] = ILLUSTRIOUS_18,
 ) -> IndexTable:
     """The Hi-Lo indices of ``departures`` (default the Illustrious 18) under ``rules`` at
     ``decks_remaining`` decks left in the shoe (a multiple of 1/4, 1/2 to the shoe's decks;
     default half the shoe, rounded down to a quarter deck), from the analyzer's expectations
     on the expected shoe at each true count of the grid (module docstring; grid step
-    ``10 / decks_remaining``, reaching ``max_count``, 1 to 40, either side of zero: each
-    grid point is one analysis, about 0.3 s).  Raises ValueError naming a bad argument."""
-    if isinstance(max_count, bool) or not 1 <= max_count <= 40:
+    ``10 / decks_remaining``, reaching ``max_count``, 1 to 40, either side of zero; default
+    :data:`DEFAULT_MAX_COUNT` or two grid steps, whichever is more: each grid point is one
+    analysis, about 0.3 s).  Raises ValueError naming a bad argument."""
+    if max_count is not None and (isinstance(max_count, bool) or not 1 <= max_count <= 40):
         raise ValueError(f"max_count must be 1 to 40 (true counts), got {max_count!r}")
     if decks_remaining is None:
         quarters = max(2, rules.decks * 2)
@@ -298,6 +304,8 @@ def hilo_indices(
                 f"{rules.decks} decks, got {float(decks_remaining):g}"
             )
         quarters = int(q)
+    if max_count is None:
+        max_count = min(40.0, max(DEFAULT_MAX_COUNT, 2 * 40 / quarters))
     start = time.perf_counter()
     # shifts whose true count is within reach and whose shoe the full shoe can leave
     reach = math.floor(max_count * quarters / 40)
@@ -321,8 +329,10 @@ def hilo_indices(
         if d.high == INSURE:
             out.append(_insurance(d, quarters, ts))
             continue
-        gs = np.array([_gain(a, d) for a in analyses])
-        out.append(_index(d, ts, gs))
+        gains = [_gain(a, d) for a in analyses]
+        dealt = np.array([g is not None for g in gains])
+        gs = np.array([g for g in gains if g is not None], dtype=np.float64)
+        out.append(_index(d, ts[dealt], gs))
     return IndexTable(
         rules=rules,
         rules_name=rules_name,
@@ -337,7 +347,7 @@ def hilo_indices(
 
 def _cell(x: Index) -> tuple[str, str, str, str]:
     if x.index is None:
-        reach = "not allowed" if x.bound == "not allowed" else f"{x.bound} the grid"
+        reach = f"{x.bound} the grid" if x.bound in ("below", "above") else x.bound
         return (reach, "", "", "")
     exact = f" (= {x.exact})" if x.exact is not None else ""
     diff = x.difference

@@ -115,3 +115,14 @@ def test_cli_prints_the_indices_as_json_and_refuses_a_bad_depth() -> None:
     assert doc["indices"][0]["exact"] == "35/12"  # 40 * 7 / (12 * 8)
     bad = CliRunner().invoke(main, ["indices", "--decks-remaining", "x"])
     assert bad.exit_code == 2 and "not a number of decks" in bad.output
+
+
+def test_a_single_deck_game_has_a_coarse_grid_and_still_an_exact_insurance_index() -> None:
+    # half a deck left: the expected shoe exists every 20 true counts (one ace and four
+    # tens in, one of each 2..6 out); the default reach widens to two steps
+    t = hilo_indices(Rules.preset("vegas_s17", decks=1), departures=ILLUSTRIOUS_18[:2])
+    assert t.step == 20 and t.max_count == 40 and t.analyses == 5
+    # 26 cards: at 5/3 the tens are 8 + 4 * (5/3) / 20 = 25/3, a third of the 25 behind the ace
+    assert t.indices[0].exact == Fraction(5, 3)
+    # at -40 no ten is left to be the up card: that grid point drops out of 16 v T
+    assert [g[0] for g in t.indices[1].gains] == [-20.0, 0.0, 20.0, 40.0]
