@@ -35,7 +35,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -323,7 +325,11 @@ def hilo_indices(
         )
     shifts = range(-span, span + 1)
     ts = np.array([float(grid_true_count(quarters, k)) for k in shifts])
-    analyses = [analyze_main(rules, "cdz", hilo_composition(quarters, k)) for k in shifts]
+    # the C analyzer releases the GIL and keeps no global state: one thread per core
+    with ThreadPoolExecutor(max_workers=max(1, min(len(shifts), os.cpu_count() or 1))) as ex:
+        analyses = list(
+            ex.map(lambda k: analyze_main(rules, "cdz", hilo_composition(quarters, k)), shifts)
+        )
     out = []
     for d in departures:
         if d.high == INSURE:
