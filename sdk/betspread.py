@@ -3,7 +3,7 @@ the bet raised with the true count on a 1-to-N ramp, from the C round simulator'
 the main wager by true count at the moment of the bet (``native.simulate_counted``).
 
 The ramp (the shape of S. Wong, "Professional Blackjack", and D. Schlesinger, "Blackjack
-Attack", ch. 10): one unit at a floored true count of ``start`` or less, then
+Attack"): one unit at a floored true count of ``start`` or less, then
 ``units_per_count * (floor(TC) - start)`` units, at most ``spread``; 1-12 over a six-deck
 shoe is the classic "1-12 spread".  True count: the Hi-Lo running count of the cards seen
 since the shuffle per deck (52 cards) remaining, floored.
