@@ -21,9 +21,21 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab.native._core import ffi, lib
-from feltlab.native.core import as_int as _int
+from feltlab.native.core import (
+    DOUBLE_HARD_10_11,
+    TAKES_ALL,
+    as_int,
+    rule_code,
+)
 
-STAND, HIT, DOUBLE, SPLIT, SURRENDER, BLACKJACK = 0, 1, 2, 3, 4, 5
+STAND, HIT, DOUBLE, SPLIT, SURRENDER, BLACKJACK = (
+    int(lib.FL_AN_STAND),
+    int(lib.FL_AN_HIT),
+    int(lib.FL_AN_DOUBLE),
+    int(lib.FL_AN_SPLIT),
+    int(lib.FL_AN_SURRENDER),
+    int(lib.FL_AN_BLACKJACK),
+)
 """Action codes of :attr:`Analysis.action` (BLACKJACK: a player blackjack, no decision)."""
 ACTIONS = ("stand", "hit", "double", "split", "surrender")
 """Columns of :attr:`Analysis.action_ev`."""
@@ -33,7 +45,6 @@ STRATEGIES = {
     "cdp1": int(lib.FL_AN_CDP1),
     "cdp": int(lib.FL_AN_CDP),
 }
-SURRENDER_KINDS = {"none": 0, "late": 1, "early": 2}
 MIN_CARDS = int(lib.FL_AN_MIN_CARDS)
 MAX_CARDS = int(lib.FL_AN_MAX_CARDS)
 SPLIT_NET0 = int(lib.FL_AN_SPLIT_NET0)
@@ -160,7 +171,7 @@ def _counts(counts: object) -> list[int]:
         raise TypeError("counts must be a sequence of 10 card counts (A, 2..9, ten)") from None
     if len(values) != 10:
         raise ValueError(f"counts must hold 10 card counts (A, 2..9, ten), got {len(values)}")
-    out = [_int(v, f"counts[{i}]", 0, MAX_CARDS) for i, v in enumerate(values)]
+    out = [as_int(v, f"counts[{i}]", 0, MAX_CARDS) for i, v in enumerate(values)]
     if not MIN_CARDS <= sum(out) <= MAX_CARDS:
         raise ValueError(
             f"the shoe must hold {MIN_CARDS} to {MAX_CARDS} cards (enough for any round of "
@@ -175,17 +186,15 @@ def _struct(r: AnalyzerRules) -> Any:
         c.counts[i] = v
     c.h17 = _flag(r.h17, "h17")
     c.peek = _flag(r.peek, "peek")
-    c.enhc_takes = _int(r.enhc_takes, "enhc_takes", 0, 2)
-    c.bj_num = _int(r.bj_num, "bj_num", 1, 1000)
-    c.bj_den = _int(r.bj_den, "bj_den", 1, 1000)
-    c.double_on = _int(r.double_on, "double_on", 0, 3)
+    c.enhc_takes = as_int(r.enhc_takes, "enhc_takes", 0, TAKES_ALL)
+    c.bj_num = as_int(r.bj_num, "bj_num", 1, 1000)
+    c.bj_den = as_int(r.bj_den, "bj_den", 1, 1000)
+    c.double_on = as_int(r.double_on, "double_on", 0, DOUBLE_HARD_10_11)
     c.double_after_split = _flag(r.double_after_split, "double_after_split")
-    c.max_hands = _int(r.max_hands, "max_hands", 1, 4)
+    c.max_hands = as_int(r.max_hands, "max_hands", 1, 4)
     c.resplit_aces = _flag(r.resplit_aces, "resplit_aces")
     c.split_aces_one_card = _flag(r.split_aces_one_card, "split_aces_one_card")
-    if r.surrender not in SURRENDER_KINDS:
-        raise ValueError(f"surrender must be one of {sorted(SURRENDER_KINDS)}, got {r.surrender!r}")
-    c.surrender = SURRENDER_KINDS[r.surrender]
+    c.surrender = rule_code("surrender", r.surrender)
     if r.strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {sorted(STRATEGIES)}, got {r.strategy!r}")
     c.strategy = STRATEGIES[r.strategy]
@@ -248,7 +257,7 @@ def dealer_probabilities(
     float64, for up-card value ``up`` (1 ace .. 10), the up card removed from ``counts``;
     ``peek``: conditioned on no dealer blackjack.  Raises ValueError for a bad shoe."""
     cs = _counts(counts)
-    u = _int(up, "up", 1, 10)
+    u = as_int(up, "up", 1, 10)
     if cs[u - 1] < 1:
         raise ValueError(f"the shoe holds no card of value {u} to be the up card")
     arr = ffi.new("uint32_t[10]", cs)

@@ -17,6 +17,44 @@ from feltlab.native._core import ffi, lib
 CARDS_PER_DECK: int = int(lib.FL_CARDS_PER_DECK)
 MAX_DECKS: int = int(lib.FL_MAX_DECKS)
 NO_CARD: int = int(lib.FL_NO_CARD)
+# The rule encodings of the simulator's and the analyzer's rules (feltlab_core.h's enums).
+DOUBLE_ANY: int = int(lib.FL_DOUBLE_ANY)
+DOUBLE_HARD: int = int(lib.FL_DOUBLE_HARD)
+DOUBLE_HARD_9_11: int = int(lib.FL_DOUBLE_HARD_9_11)
+DOUBLE_HARD_10_11: int = int(lib.FL_DOUBLE_HARD_10_11)
+SURRENDER_NONE: int = int(lib.FL_SURRENDER_NONE)
+SURRENDER_LATE: int = int(lib.FL_SURRENDER_LATE)
+SURRENDER_EARLY: int = int(lib.FL_SURRENDER_EARLY)
+TAKES_ORIGINAL: int = int(lib.FL_TAKES_ORIGINAL)
+TAKES_ORIGINAL_AND_BUSTED: int = int(lib.FL_TAKES_ORIGINAL_AND_BUSTED)
+TAKES_ALL: int = int(lib.FL_TAKES_ALL)
+_RULE_CODES: dict[str, dict[str, int]] = {
+    "double_on": {
+        "any": DOUBLE_ANY,
+        "hard": DOUBLE_HARD,
+        "9-11": DOUBLE_HARD_9_11,
+        "10-11": DOUBLE_HARD_10_11,
+    },
+    "surrender": {"none": SURRENDER_NONE, "late": SURRENDER_LATE, "early": SURRENDER_EARLY},
+    "dealer_blackjack_takes": {
+        "original": TAKES_ORIGINAL,
+        "original_and_busted": TAKES_ORIGINAL_AND_BUSTED,
+        "all": TAKES_ALL,
+    },
+}
+
+
+def rule_code(rule: str, value: str) -> int:
+    """The C core's code (feltlab_core.h: fl_double_on, fl_surrender, fl_dealer_takes) of a
+    rule's value as feltlab.Rules spells it: ``rule`` "double_on", "surrender" or
+    "dealer_blackjack_takes".  Raises ValueError naming the values allowed."""
+    codes = _RULE_CODES.get(rule)
+    if codes is None or value not in codes:
+        known = sorted(codes) if codes else sorted(_RULE_CODES)
+        raise ValueError(f"{rule}={value!r} has no C code; choose one of {known}")
+    return codes[value]
+
+
 _U64_MAX = (1 << 64) - 1
 
 _STATUS_TEXT = {

@@ -11,6 +11,9 @@ import numpy.typing as npt
 
 from feltlab.native._core import ffi, lib
 from feltlab.native.core import (
+    DOUBLE_HARD_10_11,
+    SURRENDER_EARLY,
+    TAKES_ALL,
     BitGenerator,
     as_int,
     check,
@@ -18,7 +21,11 @@ from feltlab.native.core import (
     rng_ptr,
 )
 
-HIT, STAND, DOUBLE_ELSE_HIT, DOUBLE_ELSE_STAND = 0, 1, 2, 3
+# a strategy table's actions (fl_table_action)
+HIT: int = lib.FL_ACT_HIT
+STAND: int = lib.FL_ACT_STAND
+DOUBLE_ELSE_HIT: int = lib.FL_ACT_DOUBLE_ELSE_HIT
+DOUBLE_ELSE_STAND: int = lib.FL_ACT_DOUBLE_ELSE_STAND
 REC_HANDS = int(lib.FL_REC_HANDS)
 REC_CARDS = int(lib.FL_REC_CARDS)
 RECORD_DTYPE = np.dtype(
@@ -152,10 +159,10 @@ def _sim_struct(r: SimRules) -> Any:
     c = ffi.new("fl_sim_rules *")
     c.decks = check_decks(r.decks)
     c.h17, c.peek = int(bool(r.h17)), int(bool(r.peek))
-    c.enhc_takes = as_int(r.enhc_takes, "enhc_takes", 0, 2)
+    c.enhc_takes = as_int(r.enhc_takes, "enhc_takes", 0, TAKES_ALL)
     c.bj_num = as_int(r.bj_num, "bj_num", 1, 1000)
     c.bj_den = as_int(r.bj_den, "bj_den", 1, 1000)
-    c.double_on = as_int(r.double_on, "double_on", 0, 3)
+    c.double_on = as_int(r.double_on, "double_on", 0, DOUBLE_HARD_10_11)
     c.double_after_split = int(bool(r.double_after_split))
     c.max_hands = as_int(r.max_hands, "max_hands", 1, 4)
     c.resplit_aces = int(bool(r.resplit_aces))
@@ -176,7 +183,7 @@ def _sim_struct(r: SimRules) -> Any:
             ", beyond the simulator's int32 cents per round: lower the stake or the blackjack "
             "odds"
         )
-    c.surrender = as_int(r.surrender, "surrender", 0, 2)
+    c.surrender = as_int(r.surrender, "surrender", 0, SURRENDER_EARLY)
     c.dealer_plays_out = int(bool(r.dealer_plays_out))
     for name, shape, top in (
         ("hard", (32, 11), 3),

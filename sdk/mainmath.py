@@ -55,7 +55,7 @@ from feltlab.native.analyzer import (
     hand_index,
     shoe_counts,
 )
-from feltlab.rules import DealerBlackjackTakes, DoubleOn, HoleCard, Rules, Surrender
+from feltlab.rules import HoleCard, Rules
 
 STRATEGIES = ("cdz", "cdp1", "cdp", "table")
 """Post-split strategies (E. Farmer's terms): CDZ- (the pre-split play reused), CDP1 (the
@@ -87,26 +87,15 @@ def analyzer_rules(
         counts=counts if counts is not None else shoe_counts(rules.decks),
         h17=rules.dealer_hits_soft_17,
         peek=rules.hole_card is HoleCard.PEEK,
-        enhc_takes={
-            DealerBlackjackTakes.ORIGINAL: 0,
-            DealerBlackjackTakes.ORIGINAL_AND_BUSTED: 1,
-            DealerBlackjackTakes.ALL: 2,
-        }[rules.dealer_blackjack_takes],
+        enhc_takes=native.rule_code("dealer_blackjack_takes", rules.dealer_blackjack_takes),
         bj_num=rules.blackjack_pays.numerator,
         bj_den=rules.blackjack_pays.denominator,
-        double_on={
-            DoubleOn.ANY: 0,
-            DoubleOn.HARD: 1,
-            DoubleOn.NINE_TO_ELEVEN: 2,
-            DoubleOn.TEN_OR_ELEVEN: 3,
-        }[rules.double_on],
+        double_on=native.rule_code("double_on", rules.double_on),
         double_after_split=rules.double_after_split,
         max_hands=rules.max_split_hands,
         resplit_aces=rules.resplit_aces,
         split_aces_one_card=rules.split_aces_one_card,
-        surrender={Surrender.NONE: "none", Surrender.LATE: "late", Surrender.EARLY: "early"}[
-            rules.surrender
-        ],
+        surrender=rules.surrender.value,
         strategy=strategy,
         **kw,
     )

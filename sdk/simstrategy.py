@@ -19,12 +19,9 @@ from feltlab.cards import card_value
 from feltlab.engine import Decision, DecisionView
 from feltlab.errors import RulesError
 from feltlab.rules import (
-    DealerBlackjackTakes,
-    DoubleOn,
     HoleCard,
     Rules,
     ShufflerKind,
-    Surrender,
 )
 from feltlab.strategy import action_values
 
@@ -200,25 +197,14 @@ def sim_rules(
                 f"cut_card_from_back={rules.cut_card_from_back}: the simulator needs at least "
                 f"{MIN_BEHIND_CUT} cards behind the cutting card so no round runs out of cards"
             )
-    takes = {
-        DealerBlackjackTakes.ORIGINAL: 0,
-        DealerBlackjackTakes.ORIGINAL_AND_BUSTED: 1,
-        DealerBlackjackTakes.ALL: 2,
-    }[rules.dealer_blackjack_takes]
-    double_on = {
-        DoubleOn.ANY: 0,
-        DoubleOn.HARD: 1,
-        DoubleOn.NINE_TO_ELEVEN: 2,
-        DoubleOn.TEN_OR_ELEVEN: 3,
-    }[rules.double_on]
     return native.SimRules(
         decks=rules.decks,
         h17=rules.dealer_hits_soft_17,
         peek=rules.hole_card is HoleCard.PEEK,
-        enhc_takes=takes,
+        enhc_takes=native.rule_code("dealer_blackjack_takes", rules.dealer_blackjack_takes),
         bj_num=rules.blackjack_pays.numerator,
         bj_den=rules.blackjack_pays.denominator,
-        double_on=double_on,
+        double_on=native.rule_code("double_on", rules.double_on),
         double_after_split=rules.double_after_split,
         max_hands=rules.max_split_hands,
         resplit_aces=rules.resplit_aces,
@@ -228,6 +214,6 @@ def sim_rules(
         hard=t.hard,
         soft=t.soft,
         pair=t.pair,
-        surrender={Surrender.NONE: 0, Surrender.LATE: 1, Surrender.EARLY: 2}[rules.surrender],
+        surrender=native.rule_code("surrender", rules.surrender),
         surr=t.surr,
     )

@@ -227,21 +227,48 @@ fl_status fl_battery_pass(const uint16_t *perm, size_t n_shoes, size_t n, uint16
 fl_status fl_adjacent_rank_pairs(const uint8_t *codes, size_t n_shoes, size_t n, int64_t *counts);
 fl_status fl_successive_shoe_rho(const uint16_t *perm, size_t n_shoes, size_t n, double *rho);
 
+/* ---------------------------------------------------------------- rule encodings */
+
+/* The rule encodings of fl_sim_rules and fl_analyzer_rules (their uint32_t fields hold these
+ * values); Python reads them from the compiled module, never repeating the numbers. */
+typedef enum {
+    FL_DOUBLE_ANY = 0,       /* any first two cards */
+    FL_DOUBLE_HARD = 1,      /* hard totals only */
+    FL_DOUBLE_HARD_9_11 = 2, /* hard 9, 10 and 11 */
+    FL_DOUBLE_HARD_10_11 = 3 /* hard 10 and 11 */
+} fl_double_on;
+typedef enum {
+    FL_SURRENDER_NONE = 0,
+    FL_SURRENDER_LATE = 1, /* after the dealer's check (no hole card: lost to a blackjack) */
+    FL_SURRENDER_EARLY = 2 /* before any blackjack check */
+} fl_surrender;
+typedef enum {                         /* no hole card: what a dealer blackjack takes */
+    FL_TAKES_ORIGINAL = 0,             /* the original wager only (doubles, splits back) */
+    FL_TAKES_ORIGINAL_AND_BUSTED = 1,  /* the original wager and every busted hand */
+    FL_TAKES_ALL = 2                   /* every wager on the box */
+} fl_dealer_takes;
+typedef enum {                 /* a strategy table's action (fl_sim_rules hard, soft) */
+    FL_ACT_HIT = 0,
+    FL_ACT_STAND = 1,
+    FL_ACT_DOUBLE_ELSE_HIT = 2,
+    FL_ACT_DOUBLE_ELSE_STAND = 3
+} fl_table_action;
+
 /* ---------------------------------------------------------------- round simulator */
 
 /*
  * Rules and strategy of the round simulator (sim.c), filled from
  * feltlab.Rules by the Python facade.  Strategy tables are indexed
- * [player total][dealer up-card value 1..10] with actions 0 hit, 1 stand,
- * 2 double else hit, 3 double else stand; pair[rank index][up] is 1 to split.
+ * [player total][dealer up-card value 1..10] with actions fl_table_action;
+ * pair[rank index][up] is 1 to split.
  */
 typedef struct {
     uint32_t decks;
     uint32_t h17;                 /* dealer hits soft 17 */
     uint32_t peek;                /* 1 peek, 0 European no-hole-card */
-    uint32_t enhc_takes;          /* dealer blackjack takes: 0 original, 1 + busted, 2 all */
+    uint32_t enhc_takes;          /* fl_dealer_takes */
     uint32_t bj_num, bj_den;      /* blackjack pays num to den (rule 5.4: 3 to 2) */
-    uint32_t double_on;           /* 0 any two, 1 hard, 2 hard 9-11, 3 hard 10-11 */
+    uint32_t double_on;           /* fl_double_on */
     uint32_t double_after_split;
     uint32_t max_hands;           /* 1..4 */
     uint32_t resplit_aces;
@@ -251,7 +278,7 @@ typedef struct {
     uint8_t hard[32][11];
     uint8_t soft[32][11];
     uint8_t pair[13][11];
-    uint32_t surrender;           /* 0 none, 1 late, 2 early (see fl_analyzer_rules) */
+    uint32_t surrender;           /* fl_surrender */
     uint8_t surr[32][11];         /* 1: surrender this hard two-card total (after the pair check) */
     uint32_t dealer_plays_out;    /* 1: the dealer completes the hand even when every hand of
                                    * the box has busted, surrendered or has a blackjack (a wager
@@ -522,9 +549,9 @@ fl_status fl_evaluate_hands(const uint8_t *cards, size_t n_hands, size_t max_car
  * hand; CDP: for each count of pair cards out) (E. Farmer's post-split strategies);
  * FL_AN_TABLE: the simulator's tables (fl_sim_rules' layout;
  * tables may not split ten-valued pairs; surr[hard total][up] 1 surrenders a
- * hard two-card hand).  surrender: 0 none, 1 late (after the dealer's check;
- * under no hole card the surrendered half is lost with the rest to a dealer
- * blackjack), 2 early (half the wager back before any blackjack check).
+ * hard two-card hand).  surrender: fl_surrender (late: under no hole card the
+ * surrendered half is lost with the rest to a dealer blackjack; early: half the wager
+ * back before any blackjack check); enhc_takes fl_dealer_takes; double_on fl_double_on.
  */
 #define FL_AN_MIN_CARDS 26
 #define FL_AN_MAX_CARDS 4096

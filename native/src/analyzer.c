@@ -86,10 +86,11 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
         total += r->counts[v];
     }
     if (total < FL_AN_MIN_CARDS || total > FL_AN_MAX_CARDS) return FL_ERR_RANGE;
-    if (r->h17 > 1 || r->peek > 1 || r->enhc_takes > 2 || r->bj_num < 1 || r->bj_den < 1 ||
-        r->bj_num > 1000 || r->bj_den > 1000 || r->double_on > 3 || r->double_after_split > 1 ||
-        r->max_hands < 1 || r->max_hands > 4 || r->resplit_aces > 1 ||
-        r->split_aces_one_card > 1 || r->surrender > 2 || r->strategy > 3 || r->split_dist > 1)
+    if (r->h17 > 1 || r->peek > 1 || r->enhc_takes > FL_TAKES_ALL || r->bj_num < 1 ||
+        r->bj_den < 1 || r->bj_num > 1000 || r->bj_den > 1000 ||
+        r->double_on > FL_DOUBLE_HARD_10_11 || r->double_after_split > 1 || r->max_hands < 1 ||
+        r->max_hands > 4 || r->resplit_aces > 1 || r->split_aces_one_card > 1 ||
+        r->surrender > FL_SURRENDER_EARLY || r->strategy > 3 || r->split_dist > 1)
         return FL_ERR_RANGE;
     if (r->strategy == FL_AN_TABLE) {
         for (int t = 0; t < 32; t++)
@@ -243,7 +244,7 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
                         allowed[FL_AN_SPLIT] = 1;
                     }
                     cond[FL_AN_SURRENDER] = -0.5;
-                    allowed[FL_AN_SURRENDER] = r->surrender != 0;
+                    allowed[FL_AN_SURRENDER] = r->surrender != FL_SURRENDER_NONE;
                     double unc[FL_AN_ACTIONS];
                     for (int k = 0; k < FL_AN_ACTIONS; k++) {
                         if (!allowed[k]) continue;
@@ -252,7 +253,8 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
                         else
                             unc[k] = cond[k];
                         if (k == FL_AN_SURRENDER)
-                            unc[k] = r->surrender == 2 ? -0.5 : -0.5 * (1.0 - q) - q;
+                            unc[k] = r->surrender == FL_SURRENDER_EARLY ? -0.5
+                                                                        : -0.5 * (1.0 - q) - q;
                         out->action_ev[hi][u][k] = unc[k];
                     }
                     int act = FL_AN_STAND;
@@ -266,17 +268,19 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
                             act = FL_AN_SPLIT;
                         else if (allowed[FL_AN_SURRENDER] && !soft && r->surr[t][u + 1])
                             act = FL_AN_SURRENDER;
-                        else if (ta >= 2 && allowed[FL_AN_DOUBLE])
+                        else if (ta >= FL_ACT_DOUBLE_ELSE_HIT && allowed[FL_AN_DOUBLE])
                             act = FL_AN_DOUBLE;
                         else
-                            act = (ta == 0 || ta == 2) && t < 21 ? FL_AN_HIT : FL_AN_STAND;
+                            act = (ta == FL_ACT_HIT || ta == FL_ACT_DOUBLE_ELSE_HIT) && t < 21
+                                      ? FL_AN_HIT
+                                      : FL_AN_STAND;
                     }
                     out->action[hi][u] = (uint8_t)act;
                     value = unc[act];
                     /* an all-bust term left out under "original and busted" raises the
                      * split's value: a split not chosen is then not proven either */
                     if (allowed[FL_AN_SPLIT] && split_approx[a] && act != FL_AN_SPLIT &&
-                        r->enhc_takes == 1)
+                        r->enhc_takes == FL_TAKES_ORIGINAL_AND_BUSTED)
                         out->p_split_approx += r->peek ? pr * (1.0 - q) : pr;
                     /* the round's net distribution (split rounds: mass and value only) */
                     double m = r->peek ? pr * (1.0 - q) : pr; /* conditioned part */
@@ -293,7 +297,7 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
                         net[5] += m * c.dvec[i][3];
                     } else if (act == FL_AN_SURRENDER) {
                         if (r->peek) net[1] -= pr * q; /* undo: counted below */
-                        if (r->surrender == 2) {
+                        if (r->surrender == FL_SURRENDER_EARLY) {
                             net[2] += pr;
                         } else {
                             net[2] += pr * (1.0 - q);

@@ -278,13 +278,13 @@ void main_pass(an_ctx *c) {
             take_hit = t < 21 && hit > st;
         } else {
             int act = table_action(c, a);
-            take_hit = t < 21 && (act == 0 || act == 2);
+            take_hit = t < 21 && (act == FL_ACT_HIT || act == FL_ACT_DOUBLE_ELSE_HIT);
         }
         c->dec[i] = (uint8_t)take_hit;
         c->best[i] = take_hit ? hit : st;
         memcpy(c->vec[i], take_hit ? c->hvec[i] : c->svec[i], sizeof c->vec[i]);
         if (a->n == 2) {
-            double ld = r->peek ? 0.0 : (r->enhc_takes == 2 ? -2.0 : -1.0);
+            double ld = r->peek ? 0.0 : (r->enhc_takes == FL_TAKES_ALL ? -2.0 : -1.0);
             double dv = 0.0, dd[4] = {0.0, 0.0, 0.0, 0.0};
             for (int v = 0; v < NV; v++) {
                 if (p[v] == 0.0) continue;

@@ -108,13 +108,13 @@ static void dl_list(dl_args *g, double (*ways)[2]) {
         for (int f = 0; f < 2; f++) {
             double w = ways[i][f];
             if (w == 0.0) continue;
-            if (act == 0) {
+            if (act == SPLIT_STAND) {
                 dl_add(g, a->cnt, -1, 1, cls_of_total(t), f, w);
                 continue;
             }
             for (int x = 0; x < NV; x++) {
                 int j = a->child[x];
-                if (act == 2) {
+                if (act == SPLIT_DOUBLE) {
                     int t2 = 22;
                     if (j >= 0) t2 = node_total(&c->nodes[j], &soft);
                     dl_add(g, a->cnt, x, 2, cls_of_total(t2), f, w);
@@ -287,7 +287,7 @@ static void dl_conv(const dl_args *g, double pp, double q[2][2][N_CLASS], int o,
                 for (int cl = 0; cl < N_CLASS; cl++) {
                     double w = q[can ? 0 : 1][s][cl];
                     if (w == 0.0) continue;
-                    int k2 = k + dl_hand_value(s + 1, cl, o, g->c->r->enhc_takes == 2);
+                    int k2 = k + dl_hand_value(s + 1, cl, o, g->c->r->enhc_takes == FL_TAKES_ALL);
                     if (k2 < 0 || k2 >= FL_AN_SPLIT_NETS) continue;
                     next[l || cl != 6][k2] += in[l][k] * w;
                 }
@@ -322,7 +322,7 @@ static void dl_approx(dl_args *g, const int32_t *comp, int32_t N, int h, int pen
         memset(out, 0, sizeof out);
         int v0 = 0, live = 0;
         for (int i = 0; i < nh; i++) {
-            v0 += dl_hand_value(stake[i], cls[i], o, c->r->enhc_takes == 2);
+            v0 += dl_hand_value(stake[i], cls[i], o, c->r->enhc_takes == FL_TAKES_ALL);
             live |= cls[i] != 6;
         }
         in[live][v0 + FL_AN_SPLIT_NET0] = 1.0;
@@ -333,7 +333,9 @@ static void dl_approx(dl_args *g, const int32_t *comp, int32_t N, int h, int pen
             if (out[1][k] == 0.0) continue;
             int net = bust_net;
             if (o == OUT_BJ) /* a live hand: the dealer's blackjack settles the box */
-                net = c->r->enhc_takes == 0 ? -1 : (c->r->enhc_takes == 1 ? bust_net - 1 : net);
+                net = c->r->enhc_takes == FL_TAKES_ORIGINAL                 ? -1
+                      : c->r->enhc_takes == FL_TAKES_ORIGINAL_AND_BUSTED ? bust_net - 1
+                                                                          : net;
             if (net < -FL_AN_SPLIT_NET0) net = -FL_AN_SPLIT_NET0;
             g->adist[net + FL_AN_SPLIT_NET0] += pr * d[o] * out[1][k];
         }

@@ -6,6 +6,7 @@
 #define FELTLAB_ANALYZER_INTERNAL_H
 
 #include "feltlab_core.h"
+#include "internal.h"
 
 #define NV 10
 #define NODE_CAP 3200 /* multisets of values 1..10 with sum <= 21: 3083 */
@@ -136,13 +137,7 @@ static inline double stand_nobj(const double d[N_OUT], int t) {
 static inline int may_double(const fl_analyzer_rules *r, const an_node *a) {
     if (a->n != 2) return 0;
     int soft, t = node_total(a, &soft);
-    switch (r->double_on) {
-    case 0: return 1;
-    case 1: return !soft;
-    case 2: return !soft && t >= 9 && t <= 11;
-    case 3: return !soft && t >= 10 && t <= 11;
-    default: return 0;
-    }
+    return fl_double_allowed(r->double_on, soft, (unsigned)t);
 }
 
 static inline int comp_of(const an_ctx *c, const an_node *a, int extra_v, int extra_n,
@@ -156,10 +151,10 @@ static inline int comp_of(const an_ctx *c, const an_node *a, int extra_v, int ex
     return N;
 }
 
-/* table action for a hand: 0 hit 1 stand 2 double-else-hit 3 double-else-stand */
+/* the strategy table's action (fl_table_action) for a hand: stand at 21 or more */
 static inline int table_action(const an_ctx *c, const an_node *a) {
     int soft, t = node_total(a, &soft);
-    if (t >= 21) return 1;
+    if (t >= 21) return FL_ACT_STAND;
     return soft ? c->r->soft[t][c->up] : c->r->hard[t][c->up];
 }
 
@@ -175,6 +170,8 @@ void main_pass(an_ctx *c);
 
 /* analyzer_split.c */
 double split_ev(an_ctx *c, int P);
+/* a split hand's play (split_action) */
+enum { SPLIT_STAND = 0, SPLIT_HIT = 1, SPLIT_DOUBLE = 2 };
 int split_action(const an_ctx *c, int i);
 
 /* analyzer_dist.c */

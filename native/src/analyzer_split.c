@@ -23,7 +23,7 @@ static double bust_value(const an_ctx *c, const an_node *a, int x, double stake)
 
 static double live_bj_loss(const an_ctx *c, double stake) {
     if (c->r->peek) return 0.0;
-    return c->r->enhc_takes == 2 ? -stake : 0.0;
+    return c->r->enhc_takes == FL_TAKES_ALL ? -stake : 0.0;
 }
 
 /* the strategy's play of a split hand at node i: 0 stand, 1 hit, 2 double */
@@ -36,15 +36,16 @@ int split_action(const an_ctx *c, int i) {
     if ((r->strategy == FL_AN_CDP1 || r->strategy == FL_AN_CDP) && c->pstamp[i] == c->cur_pstamp)
         return c->pdec[i]; /* the optimal play at k = 2 pair cards out */
     if (r->strategy != FL_AN_TABLE) {
-        int action = c->dec[i] ? 1 : 0;
+        int action = c->dec[i] ? SPLIT_HIT : SPLIT_STAND;
         if (a->n == 2 && r->double_after_split && may_double(r, a) &&
             c->dbl[i] > (c->stand[i] > c->hit[i] ? c->stand[i] : c->hit[i]))
-            action = 2;
+            action = SPLIT_DOUBLE;
         return action;
     }
     int act = table_action(c, a);
-    if (act >= 2 && a->n == 2 && r->double_after_split && may_double(r, a)) return 2;
-    return (act == 0 || act == 2) ? 1 : 0;
+    if (act >= FL_ACT_DOUBLE_ELSE_HIT && a->n == 2 && r->double_after_split && may_double(r, a))
+        return SPLIT_DOUBLE;
+    return (act == FL_ACT_HIT || act == FL_ACT_DOUBLE_ELSE_HIT) ? SPLIT_HIT : SPLIT_STAND;
 }
 
 #define AB_MEMO_BITS 16
@@ -98,14 +99,14 @@ static void ab_collect(an_ctx *c, ab_args *g, int i, uint8_t *m, int n, int seco
         return;
     }
     int act = split_action(c, i);
-    if (act == 0) return;
+    if (act == SPLIT_STAND) return;
     const an_node *a = &c->nodes[i];
     for (int x = 0; x < NV; x++) {
         int j = a->child[x];
         m[x]++;
         if (j < 0)
-            ab_add(g, m, n + 1, second, act == 2 ? 2 : 1, 1.0);
-        else if (act == 1)
+            ab_add(g, m, n + 1, second, act == SPLIT_DOUBLE ? 2 : 1, 1.0);
+        else if (act == SPLIT_HIT)
             ab_collect(c, g, j, m, n + 1, second);
         m[x]--;
     }
@@ -237,7 +238,7 @@ static double all_bust_correction(an_ctx *c, int P, int H) {
     if (c->ab_failed) return 0.0; /* too many busting plays: left approximate */
     /* "original": the event was counted as -1, it costs the stakes;
      * "original and busted": counted as the stakes plus one unit, it costs the stakes */
-    return c->r->enhc_takes == 0 ? pr - stakes : pr;
+    return c->r->enhc_takes == FL_TAKES_ORIGINAL ? pr - stakes : pr;
 }
 
 static double split_value(an_ctx *c, int i);
@@ -307,12 +308,12 @@ static double split_value(an_ctx *c, int i) {
                 c->pstamp[i] = c->cur_pstamp;
             }
         } else {
-            int action = split_action(c, i); /* 0 stand 1 hit 2 double */
-            if (action == 0) {
+            int action = split_action(c, i);
+            if (action == SPLIT_STAND) {
                 v = split_stand(c, a, t);
             } else {
                 draw_probs(c, comp, N, p);
-                v = split_draw(c, a, p, action == 2);
+                v = split_draw(c, a, p, action == SPLIT_DOUBLE);
             }
         }
     }

@@ -88,6 +88,18 @@ static inline int fl_batch_draw64(uint64_t x, uint64_t n, unsigned k, uint64_t b
     return accepted;
 }
 
+/* Whether a two-card hand (soft or hard, its best total) may double under double_on
+ * (fl_double_on): the one reading of the rule, for the simulator and the analyzer. */
+static inline int fl_double_allowed(uint32_t double_on, int soft, unsigned total) {
+    switch ((fl_double_on)double_on) {
+    case FL_DOUBLE_ANY: return 1;
+    case FL_DOUBLE_HARD: return !soft;
+    case FL_DOUBLE_HARD_9_11: return !soft && total >= 9 && total <= 11;
+    case FL_DOUBLE_HARD_10_11: return !soft && total >= 10 && total <= 11;
+    }
+    return 0;
+}
+
 /* Blackjack value of each card code (rank * 4 + suit): A = 1 (counted 11 when the hand is
  * soft), 2..10 their face, J/Q/K = 10.  The core's one table of card values (defined in
  * hands.c); Python's one definition is feltlab.cards.RANK_VALUES (docs/design.md). */

@@ -152,8 +152,9 @@ static inline uint8_t deal(sim_shoe *s) {
 }
 static fl_status check_rules(const fl_sim_rules *r) {
     if (r->decks < 1 || r->decks > FL_MAX_DECKS) return FL_ERR_DECKS;
-    if (r->bj_den < 1 || r->max_hands < 1 || r->max_hands > 4 || r->double_on > 3 ||
-        r->enhc_takes > 2 || r->stake < 1 || r->stake > 1000000000 / 8 || r->surrender > 2 ||
+    if (r->bj_den < 1 || r->max_hands < 1 || r->max_hands > 4 ||
+        r->double_on > FL_DOUBLE_HARD_10_11 || r->enhc_takes > FL_TAKES_ALL || r->stake < 1 ||
+        r->stake > 1000000000 / 8 || r->surrender > FL_SURRENDER_EARLY ||
         r->dealer_plays_out > 1)
         return FL_ERR_RANGE;
     /* the most a round can win (4 doubled hands, or a blackjack) must fit the int32 net */
@@ -167,12 +168,13 @@ static fl_status check_rules(const fl_sim_rules *r) {
         return FL_ERR_RANGE;
     for (int t = 0; t < 32; t++)
         for (int u = 0; u < 11; u++)
-            if (r->hard[t][u] > 3 || r->soft[t][u] > 3 || r->surr[t][u] > 1) return FL_ERR_RANGE;
+            if (r->hard[t][u] > FL_ACT_DOUBLE_ELSE_STAND ||
+                r->soft[t][u] > FL_ACT_DOUBLE_ELSE_STAND || r->surr[t][u] > 1)
+                return FL_ERR_RANGE;
     return FL_OK;
 }
 /* ---------------------------------------------------------------- the round */
 
-enum { ACT_HIT = 0, ACT_STAND = 1, ACT_DOUBLE_HIT = 2, ACT_DOUBLE_STAND = 3 };
 /* A decision resolved once per run (sim_ctx.act): hit, stand (also a hand finished at 21 or
  * more, which takes no decision), or double. */
 enum { DO_HIT = 0, DO_STAND = 1, DO_DOUBLE = 2 };
@@ -216,19 +218,15 @@ static void make_ctx(const fl_sim_rules *r, sim_ctx *x) {
         for (unsigned hard = 0; hard < 32; hard++) {
             int soft = ace && hard <= 11;
             unsigned t = hard + (soft ? 10u : 0u);
-            int dbl_ok = 0; /* double_on: 0 any two cards, 1 hard, 2 hard 9-11, 3 hard 10-11 */
-            switch (r->double_on) {
-            case 0: dbl_ok = 1; break;
-            case 1: dbl_ok = !soft; break;
-            case 2: dbl_ok = !soft && t >= 9 && t <= 11; break;
-            default: dbl_ok = !soft && t >= 10 && t <= 11; break;
-            }
+            int dbl_ok = fl_double_allowed(r->double_on, soft, t);
             for (unsigned up = 0; up < 11; up++) {
-                uint8_t a = t >= 21 ? (uint8_t)ACT_STAND : soft ? r->soft[t][up] : r->hard[t][up];
+                uint8_t a = t >= 21 ? (uint8_t)FL_ACT_STAND
+                            : soft  ? r->soft[t][up]
+                                    : r->hard[t][up];
                 for (unsigned may = 0; may < 2; may++) {
-                    uint8_t d = a == ACT_HIT ? DO_HIT : a == ACT_STAND ? DO_STAND
+                    uint8_t d = a == FL_ACT_HIT ? DO_HIT : a == FL_ACT_STAND ? DO_STAND
                                 : may && dbl_ok ? DO_DOUBLE
-                                : a == ACT_DOUBLE_HIT ? DO_HIT : DO_STAND;
+                                : a == FL_ACT_DOUBLE_ELSE_HIT ? DO_HIT : DO_STAND;
                     x->act[up][may][ace][hard] = d;
                 }
             }
@@ -305,7 +303,7 @@ AI int play_hands(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
             h->cards[1] = deal(s);
             hand_take(h, h->cards[1], 0);
         }
-        if (i == 0 && C.surrender == 1 && surrender_choice(r, C, h, up)) {
+        if (i == 0 && C.surrender == FL_SURRENDER_LATE && surrender_choice(r, C, h, up)) {
             *n_hands_io = 1;
             return 1;
         }
@@ -531,7 +529,7 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
     }
     /* surrender (rules.py Surrender): early before the dealer's check, late at the first
      * decision; a hard two-card total the surr table gives up, unless the pair table splits */
-    int surrendered = C.surrender == 2 && surrender_choice(r, C, h0, up);
+    int surrendered = C.surrender == FL_SURRENDER_EARLY && surrender_choice(r, C, h0, up);
     const int dealer_bj_peeked = C.peek && !surrendered && NATURAL(&d);
     if (surrendered) {
         if (d.n < 2) dealer_take(&d, deal(s), 1, REC); /* dealt to the box's live hand */
@@ -564,7 +562,7 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
     /* settlement: rule 5.1 (a)-(g) */
     const int32_t stake = x->stake;
     if (surrendered) {
-        int lost_all = C.surrender == 1 && !C.peek && NATURAL(&d);
+        int lost_all = C.surrender == FL_SURRENDER_LATE && !C.peek && NATURAL(&d);
         *net = lost_all ? -stake : -(stake - stake / 2);
         return s->ok;
     }
@@ -574,7 +572,7 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
         *net = NATURAL(h0) ? 0 : -stake;
         return s->ok;
     }
-    const int limited = !C.peek && dbj && C.enhc_takes != 2;
+    const int limited = !C.peek && dbj && C.enhc_takes != FL_TAKES_ALL;
     int original_taken = 0;
     int32_t total = 0;
     for (unsigned i = 0; i < n_hands; i++) {
@@ -588,7 +586,7 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
         else if (dt > 21 || pt > dt) v = st;                   /* 5.1(a) */
         else v = pt == dt ? 0 : -st;
         if (limited && v < 0) {
-            if (C.enhc_takes == 1 && h->hard > 21) {
+            if (C.enhc_takes == FL_TAKES_ORIGINAL_AND_BUSTED && h->hard > 21) {
                 /* a busted hand stays lost, whole */
             } else if (!original_taken) { /* the original wager, once per box */
                 original_taken = 1;
@@ -855,8 +853,8 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
  * presets; no hole card, three hands, original bets only: the NZ preset), each with and
  * without the dealer playing out and a record; every other combination, and every call
  * that writes per-round arrays, through the generic instances. */
-#define VEGAS(po) ((sim_cfg){1, 0, po, 1, 4, 0, 1, 0})
-#define NZ(po) ((sim_cfg){0, 0, po, 1, 3, 0, 1, 0})
+#define VEGAS(po) ((sim_cfg){1, FL_SURRENDER_NONE, po, 1, 4, 0, 1, FL_TAKES_ORIGINAL})
+#define NZ(po) ((sim_cfg){0, FL_SURRENDER_NONE, po, 1, 3, 0, 1, FL_TAKES_ORIGINAL})
 #define RUN_INSTANCE(name, cfg, rec, count)                                                       \
     static __attribute__((noinline)) fl_status name(fl_rng *rng, const fl_sim_rules *r,          \
                                                      size_t n, const sim_out *o) {                \
