@@ -62,6 +62,10 @@ def indices_cmd(
     from the combinatorial analyzer's expectations on the shoe expected at each true count
     (Griffin's method; docs/indices.md), beside Schlesinger's published indices (6 decks,
     S17, DAS)."""
+    if click.get_current_context().params.get("penetration") is not None:
+        raise click.UsageError(
+            "--penetration has no effect on the indices: the depth is --decks-remaining"
+        )
     try:
         table = hilo_indices(
             rules,

@@ -115,6 +115,8 @@ def test_cli_prints_the_indices_as_json_and_refuses_a_bad_depth() -> None:
     assert doc["indices"][0]["exact"] == "35/12"  # 40 * 7 / (12 * 8)
     bad = CliRunner().invoke(main, ["indices", "--decks-remaining", "x"])
     assert bad.exit_code == 2 and "not a number of decks" in bad.output
+    pen = CliRunner().invoke(main, ["indices", "--penetration", "0.8"])
+    assert pen.exit_code == 2 and "--decks-remaining" in pen.output
 
 
 def test_a_single_deck_game_has_a_coarse_grid_and_still_an_exact_insurance_index() -> None:
