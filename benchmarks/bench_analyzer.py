@@ -32,9 +32,10 @@ from pytest_benchmark.fixture import BenchmarkFixture
 
 from benchmarks.compare import PEERS, Comparison, alternate, feltlab_command, user_env, wall
 from benchmarks.compare import RESULTS as COMPARISONS
-from feltlab import native, simstrategy
+from feltlab import native
 from feltlab.native.analyzer import AnalyzerRules, shoe_counts
 from feltlab.rules import Rules
+from feltlab.simulation import tables as simstrategy
 
 RULES = AnalyzerRules(counts=shoe_counts(6), strategy="cdz", max_hands=4)
 RESULTS: dict[str, float] = {}

@@ -1,6 +1,6 @@
-"""Time to generate the Illustrious 18 Hi-Lo indices (``feltlab.indices.hilo_indices``,
+"""Time to generate the Illustrious 18 Hi-Lo indices (``feltlab.math.indices.hilo_indices``,
 vegas_s17, 3 decks remaining: 7 analyses of 156-card shoes), beside the baseline of the same
-run: one analysis of the full six-deck shoe (``feltlab.mainmath.analyze_main``), the unit the
+run: one analysis of the full six-deck shoe (``feltlab.math.main_wager.analyze_main``), the unit the
 indices are made of.  The two times and their ratio are printed (and kept in
 pytest-benchmark's extra_info); nothing is asserted about speed."""
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
-from feltlab.indices import hilo_indices
-from feltlab.mainmath import analyze_main
+from feltlab.math.indices import hilo_indices
+from feltlab.math.main_wager import analyze_main
 from feltlab.rules import Rules
 
 RULES = Rules.preset("vegas_s17")

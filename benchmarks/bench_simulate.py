@@ -25,15 +25,17 @@ from pytest_benchmark.fixture import BenchmarkFixture
 
 from benchmarks.compare import RESULTS as COMPARISONS
 from benchmarks.compare import Comparison, alternate, plain_bj, plain_run
-from feltlab import native, parsheet, simstrategy
-from feltlab import simulate as sim
+from feltlab import native
 from feltlab.engine import Table, play_round
+from feltlab.math import parsheet
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.plugins.main import Main
 from feltlab.plugins.perfect_pairs import PerfectPairs
 from feltlab.plugins.super_sevens import SuperSevens
 from feltlab.rules import Rules
 from feltlab.shoe import Shoe
+from feltlab.simulation import run as sim
+from feltlab.simulation import tables as simstrategy
 
 RULES = Rules.preset("vegas_s17")  # 6 decks, S17
 RESULTS: dict[str, float] = {}
@@ -121,7 +123,7 @@ def _compare_simulation(
         COMPARISONS.append(
             Comparison(
                 SIM_TABLE_PREFIX + subject,
-                f"feltlab.simulate ({len(specs)} side bets)",
+                f"feltlab.simulation.run ({len(specs)} side bets)",
                 f,
                 f"plain_bj mode {mode}",
                 b,

@@ -46,10 +46,11 @@ from benchmarks.compare import (
     user_env,
     wall,
 )
-from feltlab import native, simstrategy
-from feltlab import simulate as sim
+from feltlab import native
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.rules import Rules
+from feltlab.simulation import run as sim
+from feltlab.simulation import tables as simstrategy
 
 RULES = Rules.preset("vegas_s17")  # the plain simulator's rules
 REPEATS = 5

@@ -54,7 +54,7 @@ DF_MAX_CARDS = int(lib.FL_DF_MAX_CARDS)
 DF_CLASSES = int(lib.FL_DF_CLASSES)
 SIM_VERSION: int = lib.FL_SIM_VERSION
 """The C simulator's version (``FL_SIM_VERSION``): with the seed derivation, what a seed
-reproduces (version 2: ``SIM_LANES`` shoes interleaved per call; 3: ``feltlab.simulate``
+reproduces (version 2: ``SIM_LANES`` shoes interleaved per call; 3: ``feltlab.simulation.run``
 calls it for 200,000 rounds at a time on every path; 4: six shoe positions fixed per 64-bit
 generator word)."""
 SIM_LANES: int = lib.FL_SIM_LANES
@@ -95,7 +95,8 @@ RECORD_INPUTS: dict[str, tuple[int, ...]] = {
 """The simulator inputs of each round-record field a side table may read (a hand array: one
 input a hand, hands 0..3); ``dealer_cards``: the ranks of the dealer's first three cards
 (:data:`DEALER_RANK_INPUTS`, rank index 0..12, 13 for no card), so a table over it is exact
-only for a classifier that reads no more of the array (``feltlab.sidetables`` checks it);
+only for a classifier that reads no more of the array (``feltlab.simulation.side_tables``
+checks it);
 ``hand_cards`` has none."""
 DEALER_RANK_INPUTS: int = lib.FL_DEALER_RANK_INPUTS
 """Dealer cards a side table may read by rank (the first three: Bust Bonus's 8-8-8)."""
@@ -109,7 +110,7 @@ NOT_OFFERED: int = lib.FL_SIDE_NOT_OFFERED
 @dataclass(frozen=True)
 class SimRules:
     """What the C round simulator needs: table rules as plain values and a strategy as
-    tables (built from ``feltlab.Rules`` and a basic strategy by ``feltlab.simulate``).
+    tables (built from ``feltlab.Rules`` and a basic strategy by ``feltlab.simulation.run``).
 
     ``hard`` and ``soft``: ``(32, 11)`` uint8 actions indexed [player total][dealer up-card
     value 1..10] (0 hit, 1 stand, 2 double else hit, 3 double else stand); ``pair``: ``(13,
@@ -313,7 +314,7 @@ def _c_tables(
         if any(not 0 <= i < SIM_INPUTS for i in t.inputs):
             raise ValueError(
                 f"side table {k}: inputs must be 0..{SIM_INPUTS - 1}; build it with "
-                "feltlab.sidetables"
+                "feltlab.simulation.side_tables"
             )
         steps = [s * (SIDE_INPUT_VALUES[i] - 1) for i, s in zip(t.inputs, t.strides, strict=True)]
         top = sum(steps[t.n_pre :]) + max(t.n_classes - 1, 0) * t.class_stride
@@ -328,7 +329,8 @@ def _c_tables(
             if bad:
                 raise ValueError(
                     f"side table {k}: its first-level table must cover its first {t.n_pre} "
-                    f"inputs with classes below {t.n_classes}; build it with feltlab.sidetables"
+                    f"inputs with classes below {t.n_classes}; build it with "
+                    "feltlab.simulation.side_tables"
                 )
             keep.append(pre)
             ct[k].pre = ffi.from_buffer("uint16_t[]", pre)
@@ -339,7 +341,7 @@ def _c_tables(
         if top >= arr.size:  # (the inputs were checked above)
             raise ValueError(
                 f"side table {k}: every index must lie below its {arr.size} entries "
-                f"(largest {top}); build it with feltlab.sidetables"
+                f"(largest {top}); build it with feltlab.simulation.side_tables"
             )
         keep.append(arr)
         ct[k].table = ffi.from_buffer("uint8_t[]", arr)

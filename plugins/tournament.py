@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from feltlab.clitypes import OutputFile, seed_option
+from feltlab.cli.options import OutputFile, seed_option
 from feltlab.errors import FeltlabError
 from feltlab.hookspecs import hookimpl
 from feltlab.money import money

@@ -73,7 +73,7 @@ EXACT_FIELDS = frozenset(
         "hand_blackjack",
     }
 )
-"""The rank-level facts the exact analysis (:mod:`feltlab.playmath`) gives: the dealer's
+"""The rank-level facts the exact analysis (:mod:`feltlab.math.play_decided`) gives: the dealer's
 number of cards, total, bust, blackjack and up card (its rank; a ten-valued card as a ten),
 and whether the box's first two cards are a blackjack (``hand_blackjack[0]``).  A wager that
 reads any other field (suits, the box's final totals) gets a simulated PAR sheet."""

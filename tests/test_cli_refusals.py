@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from feltlab import native
 from feltlab.cli import main
 from feltlab.rules import Rules
-from feltlab.simstrategy import sim_rules
+from feltlab.simulation.tables import sim_rules
 
 
 def _run(*args: str) -> tuple[int, str]:

@@ -25,8 +25,13 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SUBPACKAGES = (
     "feltlab",
+    "feltlab.math",
+    "feltlab.simulation",
+    "feltlab.cli",
+    "feltlab.cli.render",
     "feltlab.plugins",
     "feltlab.rig",
+    "feltlab.rig.cli",
     "feltlab.rig.bus",
     "feltlab.rig.protocol",
     "feltlab.rig.devices",
@@ -197,7 +202,11 @@ def _check_wheel_contents(wheel: Path, version: str) -> None:
     for required in (
         "feltlab/__init__.py",
         "feltlab/py.typed",
-        "feltlab/cli.py",
+        "feltlab/cli/__init__.py",
+        "feltlab/cli/render/simulation.py",
+        "feltlab/math/parsheet.py",
+        "feltlab/simulation/run.py",
+        "feltlab/rig/cli/certify.py",
         "feltlab/plugins/__init__.py",
         "feltlab/rig/__init__.py",
         "feltlab/rig/protocol/feltlab_v2.dbc",

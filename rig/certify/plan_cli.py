@@ -161,7 +161,7 @@ SHORT = {
 def _print_plan(table: PowerTable, decks: int, elapsed: float) -> None:
     from rich.table import Table
 
-    from feltlab.clitypes import make_console
+    from feltlab.cli.options import make_console
 
     names = [
         c for c in CHECK_NAMES if any(c in {x.check for x in a.checks} for a in table.alternatives)

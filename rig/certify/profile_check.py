@@ -154,7 +154,7 @@ def _check_table(
 
 
 def _check_prizes(where: str, rows: list[Any]) -> None:
-    from feltlab.prizes import MAX_PRIZE_CENTS, MAX_PRIZE_WEIGHT
+    from feltlab.math.prizes import MAX_PRIZE_CENTS, MAX_PRIZE_WEIGHT
 
     cents = Num(1, MAX_PRIZE_CENTS, integer=True)
     weight = Num(1, MAX_PRIZE_WEIGHT, integer=True)

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from feltlab.clitypes import seed_option
+from feltlab.cli.options import seed_option
 from feltlab.seeds import U64_MAX
 
 

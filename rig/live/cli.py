@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
-from feltlab.clitypes import make_console
+from feltlab.cli.options import make_console
 from feltlab.rig.errors import RigError
 
 _F = TypeVar("_F", bound=Callable[..., Any])

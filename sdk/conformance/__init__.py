@@ -234,7 +234,7 @@ class WagerConformance:
         self, paytable: str, request: pytest.FixtureRequest
     ) -> None:
         """The exact PAR sheet agrees with the C round simulator within its interval."""
-        from feltlab import parsheet
+        from feltlab.math import parsheet
 
         t = self._target()
         w = t.instance(paytable)
@@ -273,7 +273,7 @@ class WagerConformance:
     def test_house_keeps_an_edge(self, paytable: str) -> None:
         """The exact house edge is positive (unless ``allow_player_edge``); a paytable with no
         cited source draws a warning."""
-        from feltlab import parsheet
+        from feltlab.math import parsheet
 
         t = self._target()
         w = t.instance(paytable)

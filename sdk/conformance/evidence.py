@@ -53,7 +53,7 @@ def hook_problems(t: Target) -> Iterator[str]:
 
 
 def declaration_problems(t: Target) -> Iterator[str]:
-    from feltlab.parsheet import MAX_ROLES
+    from feltlab.math.parsheet import MAX_ROLES
     from feltlab.wagers import CARD_ROLES, Decided, Paytable, Placed, WagerType
 
     w = t.wager_type
@@ -97,7 +97,7 @@ denominator is a float's binary fraction (``Fraction(1.2)``), refused."""
 
 
 def paytable_problems(t: Target, paytable: str) -> list[str]:
-    from feltlab.parsheet import code_tuples
+    from feltlab.math.parsheet import code_tuples
 
     w = t.instance(paytable)
     table = w.paytable
@@ -162,7 +162,7 @@ def paytable_problems(t: Target, paytable: str) -> list[str]:
 def _enumerated(spec: Spec, paytable: str) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
     """Every dealable tuple of card codes (offered rows only) and its outcome, at the
     target's deck count."""
-    from feltlab.parsheet import code_tuples, multiplicities, offered_mask
+    from feltlab.math.parsheet import code_tuples, multiplicities, offered_mask
 
     t = resolve(spec)
     w = t.instance(paytable)
@@ -324,7 +324,7 @@ def session_log(t: Target, w: Any, seed: int) -> str:
     from feltlab.engine import Table, play_round
     from feltlab.jackpot import FakeJackpotPanel
     from feltlab.shoe import make_source
-    from feltlab.simstrategy import TablePolicy, strategy_tables
+    from feltlab.simulation.tables import TablePolicy, strategy_tables
     from feltlab.wagers import Placed
 
     rules = t.rules
@@ -361,8 +361,8 @@ def monte_carlo(t: Target, paytable: str, rounds: int, seed: int) -> MonteCarlo:
     """``rounds`` rounds of the C round simulator, each from a freshly shuffled shoe (so the
     exact enumeration applies), the wager settled by its classifier on the dealt cards."""
     from feltlab import native
-    from feltlab.simchunk import classify_side_bets
-    from feltlab.simstrategy import sim_rules
+    from feltlab.simulation.chunk import classify_side_bets
+    from feltlab.simulation.tables import sim_rules
 
     w = t.instance(paytable)
     rng = native.Xoshiro256StarStar(seed)

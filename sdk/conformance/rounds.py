@@ -51,7 +51,7 @@ def records(spec: Spec, paytable: str, n: int, seed: int) -> npt.NDArray[np.void
     """``n`` round records of the C simulator under the target's rules (fresh shoe each
     round, table strategy, the dealer playing out when the wager requires it)."""
     from feltlab import native
-    from feltlab.simstrategy import sim_rules
+    from feltlab.simulation.tables import sim_rules
 
     t = resolve(spec)
     w = t.instance(paytable)
@@ -108,7 +108,7 @@ def live_session(
     from feltlab.hands import hand_total
     from feltlab.jackpot import FakeJackpotPanel
     from feltlab.shoe import make_source
-    from feltlab.simstrategy import TablePolicy, strategy_tables
+    from feltlab.simulation.tables import TablePolicy, strategy_tables
 
     w = t.instance(paytable)
     rules = t.rules
@@ -161,20 +161,21 @@ def monte_carlo_check(t: Target, paytable: str, rounds: int, seed: int, z: float
     stands on its two cards, so the dealer draws from the shoe less those and the up card),
     within ``z`` standard errors: a failure message, or None.  Raises LookupError with the
     reason when the wager has no exact sheet."""
-    from feltlab import playmath
+    from feltlab.math import play_decided
 
     w = t.instance(paytable)
-    reason = playmath.exact_reason(w)
+    reason = play_decided.exact_reason(w)
     if reason:
         raise LookupError(reason)
-    exact = playmath.exact_par_sheet(w, t.rules)
-    sim = playmath.simulated_par_sheet(w, t.rules, rounds=rounds, seed=seed, stand_only=True)
-    half = (sim.half_width or 0.0) / playmath.Z95 * z
+    exact = play_decided.exact_par_sheet(w, t.rules)
+    sim = play_decided.simulated_par_sheet(w, t.rules, rounds=rounds, seed=seed, stand_only=True)
+    half = (sim.half_width or 0.0) / play_decided.Z95 * z
     if abs(float(sim.return_) - float(exact.return_)) <= half:
         return None
     return (
         f"{t.label}, paytable {paytable!r}, {t.decks} decks, rules {t.rules_name!r}: the exact "
-        f"house edge is {100 * float(exact.house_edge):.4f}% (feltlab.playmath) but the C round "
+        f"house edge is {100 * float(exact.house_edge):.4f}% (feltlab.math.play_decided) but "
+        "the C round "
         f"simulator gives {100 * float(sim.house_edge):.4f}% +- {100 * half:.4f}% ({rounds:,} "
         f"rounds, seed {seed}, the box standing on its two cards as the exact analysis "
         "assumes): classify_round() does not decide simulated records as it decides the "
@@ -184,17 +185,17 @@ def monte_carlo_check(t: Target, paytable: str, rounds: int, seed: int, z: float
 
 def simulated_edge(t: Target, paytable: str, rounds: int, seed: int) -> float:
     """The house edge per unit of the wager's PAR sheet (exact, else simulated)."""
-    from feltlab import playmath
+    from feltlab.math import play_decided
 
-    sheet = playmath.play_par_sheet(t.instance(paytable), t.rules, rounds=rounds, seed=seed)
+    sheet = play_decided.play_par_sheet(t.instance(paytable), t.rules, rounds=rounds, seed=seed)
     return float(sheet.house_edge)
 
 
 def outcome_counts(t: Target, paytable: str, rounds: int, seed: int) -> tuple[int, ...]:
     """Outcome counts of ``rounds`` simulated rounds (for the determinism check)."""
-    from feltlab import playmath
+    from feltlab.math import play_decided
 
-    counts = playmath.simulate_outcomes(t.instance(paytable), t.rules, rounds, seed)
+    counts = play_decided.simulate_outcomes(t.instance(paytable), t.rules, rounds, seed)
     return tuple(int(c) for c in counts)
 
 

@@ -23,7 +23,7 @@ wager (4.8(a)) can be placed, and the Division XI wager checks done here before 
 
 Assumptions where Division XI is silent (each repeated where it applies):
 
-- Play decisions are basic strategy for the table's rules (:class:`feltlab.strategy.
+- Play decisions are basic strategy for the table's rules (:class:`feltlab.math.strategy.
   BasicStrategy`), never doubling or splitting for more chips than the player holds (rule 4.4:
   no borrowing); a betting strategy may override decisions.
 - A wager above the chips the player holds is reduced to the chips held (4.4); a wager not a
@@ -58,8 +58,8 @@ from feltlab.errors import (
     TournamentWagerError,
 )
 from feltlab.events import Event
+from feltlab.math.strategy import BasicStrategy
 from feltlab.shoe import CardSource
-from feltlab.strategy import BasicStrategy
 from feltlab.tournament.definition import (
     LengthKind,
     OneLeft,

@@ -25,8 +25,8 @@ from feltlab.rig.certify.campaign import CampaignOptions, run_campaign, verdict_
 from feltlab.rig.certify.offline import analyze_path
 from feltlab.rig.certify.profile import QUICK_ALTERNATIVES
 from feltlab.rig.certify.report import sha256_file
-from feltlab.rig.cli import analyze as analyze_cmd
-from feltlab.rig.cli import certify as certify_cmd
+from feltlab.rig.cli.analyze import analyze as analyze_cmd
+from feltlab.rig.cli.certify import certify as certify_cmd
 from feltlab.seeds import part_seed
 
 

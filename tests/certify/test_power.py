@@ -29,7 +29,7 @@ from feltlab.rig.certify.power import (
 )
 from feltlab.rig.certify.simulate import simulate_shoes
 from feltlab.rig.certify.standards import STANDARDS, get_standard, requirements
-from feltlab.rig.cli import certify as certify_cmd
+from feltlab.rig.cli.certify import certify as certify_cmd
 
 
 def test_valleys_null_moments_are_exact() -> None:

@@ -16,7 +16,6 @@ import can
 import pytest
 from click.testing import CliRunner
 
-from feltlab.rig import cli_campaign_dir
 from feltlab.rig.bus.capture import decode_capture, format_record, read_capture, recover_capture
 from feltlab.rig.bus.writer import CaptureWriter, journal_path
 from feltlab.rig.certify import campaign as certify
@@ -26,9 +25,10 @@ from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
 from feltlab.rig.certify.offline import analyze_path
 from feltlab.rig.certify.power import estimate_power
 from feltlab.rig.certify.report import sha256_file
-from feltlab.rig.cli import analyze as analyze_cmd
-from feltlab.rig.cli import certify as certify_cmd
-from feltlab.rig.cli_capture import capture as capture_cmd
+from feltlab.rig.cli import campaign_dir as cli_campaign_dir
+from feltlab.rig.cli.analyze import analyze as analyze_cmd
+from feltlab.rig.cli.capture import capture as capture_cmd
+from feltlab.rig.cli.certify import certify as certify_cmd
 from feltlab.rig.clients import describe_client_event
 from feltlab.seeds import U64_MAX, child_seed
 

@@ -17,7 +17,7 @@ from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.campaign import CampaignOptions, run_campaign, verdict_summary
 from feltlab.rig.certify.offline import analyze_path
-from feltlab.rig.cli import certify as certify_cmd
+from feltlab.rig.cli.certify import certify as certify_cmd
 from feltlab.rig.clients import BatchShufflerClient
 from feltlab.rig.clock import SimClock, SimulationStall
 from feltlab.rig.devices import BatchShuffler, Timing

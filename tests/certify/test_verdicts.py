@@ -20,7 +20,7 @@ from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict, combine_verdicts
 from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
 from feltlab.rig.certify.offline import analyze_path
-from feltlab.rig.cli import analyze as analyze_cmd
+from feltlab.rig.cli.analyze import analyze as analyze_cmd
 from feltlab.rig.protocol.codec import Codec, Opcode
 
 

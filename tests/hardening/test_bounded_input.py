@@ -23,7 +23,8 @@ import pytest
 from click.testing import CliRunner
 
 from feltlab import native
-from feltlab.cli import SHUFFLE_CHUNK, main
+from feltlab.cli import main
+from feltlab.cli.shuffle import SHUFFLE_CHUNK
 from feltlab.rig.bus.capture import read_capture
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.campaign import CampaignOptions, run_campaign

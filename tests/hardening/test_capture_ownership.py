@@ -17,7 +17,7 @@ from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
 from feltlab.rig.certify.offline import analyze_path
-from feltlab.rig.cli_capture import capture as capture_cmd
+from feltlab.rig.cli.capture import capture as capture_cmd
 from feltlab.rig.errors import RigError
 from feltlab.seeds import part_seed
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from feltlab.clitypes import setup_logging
+from feltlab.cli.options import setup_logging
 from feltlab.errors import RulesError, WagerError
 from feltlab.rig.certify.measures import NOT_JUDGED, shown_verdict
 from feltlab.rig.certify.profile import PROFILE_DIR

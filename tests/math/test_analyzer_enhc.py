@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from feltlab import Rules, native
-from feltlab.mainmath import analyze_main
+from feltlab.math.main_wager import analyze_main
 from feltlab.native.analyzer import SPLIT, AnalyzerRules, hand_index
 
 # 26 cards, mostly tens, so that the brute force stays small; four 8s to split and resplit

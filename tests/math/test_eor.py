@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from feltlab import Rules
 from feltlab.cli import main
-from feltlab.eor import HI_LO, betting_correlation, main_eor, side_bet_eor
+from feltlab.math.eor import HI_LO, betting_correlation, main_eor, side_bet_eor
 from feltlab.plugins.super_sevens import SuperSevens
 
 

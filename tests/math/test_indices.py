@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from feltlab import Rules
 from feltlab.cli import main
-from feltlab.eor import HI_LO
-from feltlab.indices import (
+from feltlab.math.eor import HI_LO
+from feltlab.math.indices import (
     ILLUSTRIOUS_18,
     IndexTable,
     grid_true_count,
@@ -19,7 +19,7 @@ from feltlab.indices import (
     hilo_indices,
 )
 from feltlab.native.analyzer import DOUBLE, HIT, SPLIT, STAND
-from feltlab.simstrategy import strategy_tables
+from feltlab.simulation.tables import strategy_tables
 
 
 @pytest.fixture(scope="module")

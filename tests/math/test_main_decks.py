@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from feltlab import Rules
 from feltlab.cli import main
-from feltlab.eor import main_eor
 from feltlab.errors import RulesError
+from feltlab.math.eor import main_eor
 
 
 def test_one_deck_h17_is_the_readme_figure_from_the_command_line() -> None:

@@ -1,5 +1,5 @@
 """The main wager's exact distribution of the round's net result, splits included
-(native/src/analyzer_dist.c through feltlab.mainmath), against E. Farmer's CA v7.6 (its
+(native/src/analyzer_dist.c through feltlab.math.main_wager), against E. Farmer's CA v7.6 (its
 exact distribution for one split: blackjack_pdf, run outside the tree on the same rules)."""
 
 import json
@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from feltlab import Rules
 from feltlab.cli import main
-from feltlab.mainmath import analyze_main, main_par_sheet
+from feltlab.math.main_wager import analyze_main, main_par_sheet
 from feltlab.rules import DealerBlackjackTakes, DoubleOn, HoleCard
 
 # 6 decks, S17, double any two cards, DAS, split once (2 hands), no RSA, peek, 3:2, CDZ-

@@ -9,10 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from feltlab import Rules
-from feltlab import simulate as sim
 from feltlab.cli import main
-from feltlab.mainmath import analyze_main, main_par_sheet
+from feltlab.math.main_wager import analyze_main, main_par_sheet
 from feltlab.rules import PRESETS, DealerBlackjackTakes
+from feltlab.simulation import run as sim
 
 AGREEMENT = {name: Rules.preset(name) for name in sorted(PRESETS)} | {
     "vegas_s17_late": Rules.preset("vegas_s17", surrender="late"),

@@ -8,8 +8,8 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from feltlab import parsheet
 from feltlab.errors import WagerError
+from feltlab.math import parsheet
 from feltlab.plugins.insurance import Insurance
 from feltlab.plugins.perfect_pairs import PerfectPairs
 from feltlab.plugins.super_sevens import SuperSevens

@@ -1,4 +1,4 @@
-"""The Madness 21 PAR sheet with the jackpot panel's prize table (feltlab.prizes): the win
+"""The Madness 21 PAR sheet with the jackpot panel's prize table (feltlab.math.prizes): the win
 pays the average prize per stake, so the sheet no longer reads as a 95% house edge."""
 
 import json
@@ -7,8 +7,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from feltlab import prizes
 from feltlab.cli import main
+from feltlab.math import prizes
 from feltlab.plugins.madness21 import Madness21
 
 # rig/certify/profiles/jackpot.toml: [[2500, 600], [5000, 250], [10000, 100], [50000, 40],

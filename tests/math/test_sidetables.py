@@ -1,6 +1,6 @@
-"""Side wagers as lookup tables for the C simulator (feltlab.sidetables, issue 17): each table
-is the wager's classifier evaluated everywhere, the C tally equals the batch path round for
-round, too-large wagers are named and fall back, and the caches key on what the table
+"""Side wagers as lookup tables for the C simulator (feltlab.simulation.side_tables, issue
+17): each table is the wager's classifier evaluated everywhere, the C tally equals the batch
+path round for round, too-large wagers are named and fall back, and the caches key on what the table
 depends on."""
 
 from __future__ import annotations
@@ -8,13 +8,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from feltlab import cache, native, sidetables, simchunk, simstrategy
-from feltlab import simulate as sim
+from feltlab import cache, native
 from feltlab.errors import WagerError
 from feltlab.plugins.insurance import Insurance
 from feltlab.plugins.perfect_pairs import PerfectPairs
 from feltlab.plugins.super_sevens import SuperSevens
 from feltlab.rules import Rules
+from feltlab.simulation import chunk as simchunk
+from feltlab.simulation import run as sim
+from feltlab.simulation import side_tables as sidetables
+from feltlab.simulation import tables as simstrategy
 from feltlab.wagers import WagerType
 
 ALL = [
@@ -91,7 +94,7 @@ def test_a_wager_too_large_to_tabulate_is_named_and_takes_the_batch_path(
     assert sidetables.side_table(w) is None
     with pytest.raises(WagerError, match="exceed the 7,890,481 of a side table"):
         sidetables.build_table(w)
-    from feltlab import simchunk
+    from feltlab.simulation import chunk as simchunk
 
     real = simchunk.installed_wager
 
@@ -256,7 +259,7 @@ def test_a_wager_reading_more_of_the_dealers_cards_takes_the_batch_path(
     assert sidetables.side_table(w) is None
     why = sidetables.untabulated_reason(w)
     assert why is not None and "more of dealer_cards than the first three ranks" in why
-    from feltlab import simchunk
+    from feltlab.simulation import chunk as simchunk
 
     real = simchunk.installed_wager
 

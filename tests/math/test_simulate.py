@@ -7,15 +7,18 @@ from typing import Any
 import numpy as np
 import pytest
 
-from feltlab import native, parsheet, simstrategy
-from feltlab import simulate as sim
+from feltlab import native
 from feltlab.engine import Table, play_round
+from feltlab.math import parsheet
 from feltlab.plugins.insurance import Insurance
 from feltlab.plugins.main import Main
 from feltlab.plugins.perfect_pairs import PerfectPairs
 from feltlab.plugins.super_sevens import SuperSevens
 from feltlab.rules import DealerBlackjackTakes, DoubleOn, Rules
 from feltlab.shoe import FixedCards
+from feltlab.simulation import check as simcheck
+from feltlab.simulation import run as sim
+from feltlab.simulation import tables as simstrategy
 
 VARIANTS = {
     "nz": Rules.preset("nz"),
@@ -156,7 +159,7 @@ def test_bad_simulation_inputs() -> None:
         )
 
 
-# A small grid through the simulator's self-check (sim.exact_check: the analyzer's exact
+# A small grid through the simulator's self-check (simcheck.exact_check: the analyzer's exact
 # fresh-shoe figure for the same rules and strategy tables): every rule family the simulator
 # specialises (peek, no hole card) and the generic instance (surrender, 6:5, no DAS).
 SELF_CHECK = ("vegas_s17", "nz", "vegas_s17_late_surrender", "six_to_five_no_das")
@@ -165,16 +168,16 @@ SELF_CHECK = ("vegas_s17", "nz", "vegas_s17_late_surrender", "six_to_five_no_das
 @pytest.mark.parametrize("name", SELF_CHECK)
 def test_fresh_shoe_self_check_agrees_with_the_analyzer(name: str) -> None:
     res = sim.simulate(VARIANTS[name], 400_000, seed=29, fresh_shoe=True, chunk_rounds=400_000)
-    check = sim.exact_check(res, fresh_shoe=True)
+    check = simcheck.exact_check(res, fresh_shoe=True)
     assert check.exact_edge == -float(sim_exact(VARIANTS[name]))
     assert check.difference == pytest.approx(res.house_edge - check.exact_edge, abs=1e-15)
     assert check.half_width == res.half_width and not check.approximate
     # seeded; |z| < 4 for a correct simulator on all four for all but ~1 seed in 4,000
-    assert abs(check.z) < sim.Z_WARNING and not check.alarming, (name, check)
+    assert abs(check.z) < simcheck.Z_WARNING and not check.alarming, (name, check)
 
 
 def sim_exact(rules: Rules) -> float:
-    from feltlab.mainmath import analyze_main
+    from feltlab.math.main_wager import analyze_main
 
     return analyze_main(rules, "table").ev
 
@@ -187,9 +190,9 @@ def test_a_simulation_of_other_rules_is_loudly_flagged() -> None:
 
     res = sim.simulate(VARIANTS["vegas_s17"], 400_000, seed=29, fresh_shoe=True)
     wrong = replace(res, rules=res.rules.replace(blackjack_pays="6:5"))
-    check = sim.exact_check(wrong, fresh_shoe=True)
-    assert check.z < -sim.Z_WARNING and check.alarming
-    assert not sim.exact_check(wrong, fresh_shoe=False).alarming
+    check = simcheck.exact_check(wrong, fresh_shoe=True)
+    assert check.z < -simcheck.Z_WARNING and check.alarming
+    assert not simcheck.exact_check(wrong, fresh_shoe=False).alarming
 
 
 def test_simulate_cli_prints_the_exact_figure_and_its_own_rate() -> None:
@@ -218,8 +221,8 @@ def test_simulate_cli_prints_the_exact_figure_and_its_own_rate() -> None:
 def test_side_bet_choice_none_a_list_or_every_installed_wager() -> None:
     import click
 
+    from feltlab.cli.simulate import side_bet_specs
     from feltlab.plugin_manager import collect_wagers, get_plugin_manager
-    from feltlab.simcli import side_bet_specs
 
     types, rules = collect_wagers(get_plugin_manager()), Rules.preset("vegas_s17")
     every, _ = side_bet_specs(None, types, rules)

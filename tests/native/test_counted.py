@@ -9,9 +9,10 @@ import math
 import numpy as np
 import pytest
 
-from feltlab import native, sidetables, simchunk
+from feltlab import native
 from feltlab.rules import Rules
-from feltlab.simstrategy import sim_rules
+from feltlab.simulation import chunk, side_tables
+from feltlab.simulation.tables import sim_rules
 
 HILO = tuple(1 if 1 <= c >> 2 <= 5 else -1 if c >> 2 == 0 or c >> 2 >= 9 else 0 for c in range(52))
 N = 4_000
@@ -84,7 +85,7 @@ def test_running_window_and_suit_counts_replay_card_by_card() -> None:
 def test_counted_sums_and_side_tables_add_up_to_the_plain_tally_of_the_same_rounds() -> None:
     rules = Rules.preset("nz")
     wagers = ("perfect_pairs", "twenty_one_plus_three")
-    tables = tuple(sidetables.side_table(simchunk.installed_wager(w, None)) for w in wagers)
+    tables = tuple(side_tables.side_table(chunk.installed_wager(w, None)) for w in wagers)
     assert all(t is not None for t in tables)
     sr = sim_rules(rules)
     plain = native.simulate_tally(native.Xoshiro256StarStar(8), sr, 50_000, tables)  # type: ignore[arg-type]

@@ -452,11 +452,11 @@ def test_can_panel_implements_the_sdk_interface(vbus: str) -> None:
 
 def test_madness21_rounds_against_the_can_panel(vbus: str) -> None:
     engine = pytest.importorskip("feltlab.engine")
+    from feltlab.math.strategy import BasicStrategy
     from feltlab.plugin_manager import collect_wagers, get_plugin_manager
     from feltlab.rig.clients import CanJackpotPanel
     from feltlab.rules import Rules
     from feltlab.shoe import make_source
-    from feltlab.strategy import BasicStrategy
 
     rules = Rules.preset("nz")
     pm = get_plugin_manager()

@@ -10,13 +10,17 @@ from click.testing import CliRunner, Result
 from pytest import MonkeyPatch
 
 import feltlab.cli as cli
+from feltlab.cli import info, new, play, plugins
 from feltlab.plugin_manager import get_plugin_manager
 
 
 @pytest.fixture(autouse=True)
 def _builtins_only(monkeypatch: MonkeyPatch) -> None:
     # installed third-party plugins (e.g. an unfinished rig entry point) stay out of these tests
-    monkeypatch.setattr(cli, "get_plugin_manager", lambda: get_plugin_manager(entry_points=False))
+    for module in (cli, info, new, play, plugins):
+        monkeypatch.setattr(
+            module, "get_plugin_manager", lambda: get_plugin_manager(entry_points=False)
+        )
 
 
 def _run(args: list[str]) -> Result:

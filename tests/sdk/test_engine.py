@@ -180,7 +180,7 @@ def test_shoe_shuffles_after_the_round_that_reached_the_cutting_card() -> None:
     from feltlab.plugins.main import Main
 
     t = Table(rules, shoe, [Main()], boxes=3)
-    from feltlab.strategy import BasicStrategy
+    from feltlab.math.strategy import BasicStrategy
 
     rounds_to_cut = None
     for i in range(60):
@@ -217,8 +217,8 @@ def test_continuous_shuffler_returns_the_cards_and_refuses_rule_16_10() -> None:
         Shoe(Rules.preset("nz", shuffler="continuous", cutting_cards=0), ChaCha20(1))
     rules = Rules.preset("nz", shuffler="continuous", cutting_cards=0)
     csm = ContinuousShuffler(rules, ChaCha20(1))
+    from feltlab.math.strategy import BasicStrategy
     from feltlab.plugins.main import Main
-    from feltlab.strategy import BasicStrategy
 
     t = Table(rules, csm, [Main()])
     play_round(t, [(0, "a", "main", 1000)], BasicStrategy(rules))
@@ -336,8 +336,8 @@ def test_replay_rejects_a_multi_round_log(vegas: Rules, make_table: Callable[...
 
 
 def test_same_seed_same_events(nz: Rules) -> None:
+    from feltlab.math.strategy import BasicStrategy
     from feltlab.plugins.main import Main
-    from feltlab.strategy import BasicStrategy
 
     def run(seed: int) -> str:
         t = Table(nz, Shoe(nz, ChaCha20(seed)), [Main()])

@@ -14,7 +14,7 @@ from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.plugins.main import Main
 from feltlab.rules import Rules
 from feltlab.shoe import Shoe
-from feltlab.simstrategy import TablePolicy, strategy_tables
+from feltlab.simulation.tables import TablePolicy, strategy_tables
 from feltlab.wagers import WagerType
 
 

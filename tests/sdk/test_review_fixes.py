@@ -11,7 +11,7 @@ from feltlab import Rules
 from feltlab.cards import card_code as c
 from feltlab.engine import ScriptedPolicy, Table, play_round
 from feltlab.errors import IllegalDecisionError, RulesError, WagerError
-from feltlab.parsheet import par_sheet
+from feltlab.math.parsheet import par_sheet
 from feltlab.plugins.main import Main
 from feltlab.rules import DealerBlackjackTakes
 from feltlab.settlement import settle_box_hands

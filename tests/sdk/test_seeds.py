@@ -53,7 +53,7 @@ def test_bad_arguments_name_the_problem() -> None:
 
 def test_records_carry_the_derivation_version() -> None:
     from feltlab.rules import Rules
-    from feltlab.simulate import simulate
+    from feltlab.simulation.run import simulate
 
     res = simulate(Rules.preset("nz"), 2_000, seed=3, chunk_rounds=1_000)
     assert res.seed_derivation == seeds.SEED_DERIVATION_VERSION

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from feltlab import Rules
-from feltlab.strategy import BasicStrategy, chart, dealer_distribution
+from feltlab.math.strategy import BasicStrategy, chart, dealer_distribution
 
 S17_CHART = """\
 hard 5   H H H H H H H H H H

@@ -14,8 +14,9 @@ from pathlib import Path
 
 from feltlab_sidebets import TwentyOnePlusThree
 
-from feltlab import hookspecs, parsheet
+from feltlab import hookspecs
 from feltlab.conformance import WagerConformance
+from feltlab.math import parsheet
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"

@@ -20,9 +20,9 @@ import pytest
 from click.testing import CliRunner
 from feltlab_sidebets import BustBonus, BusterBlackjack
 
-from feltlab import playmath
 from feltlab.cli import main
 from feltlab.conformance import WagerConformance
+from feltlab.math import play_decided
 from feltlab.rules import Rules
 
 Z99 = NormalDist().inv_cdf(0.995)
@@ -55,7 +55,7 @@ class TestBustBonusConformance(WagerConformance):
 
 
 def test_buster_outcomes_match_the_wizard_six_decks_h17() -> None:
-    sheet = playmath.exact_par_sheet(
+    sheet = play_decided.exact_par_sheet(
         BusterBlackjack(paytable="wizard"), Rules.preset("vegas_h17"), condition="shoe"
     )
     got = {ln.outcome: float(ln.probability) for ln in sheet.lines}
@@ -71,7 +71,7 @@ def test_buster_house_edge_by_decks_matches_the_wizard(decks: int) -> None:
         rules = Rules.preset("vegas_s17").replace(
             decks=decks, dealer_hits_soft_17=h17, cut_card_from_back=26
         )
-        sheet = playmath.exact_par_sheet(
+        sheet = play_decided.exact_par_sheet(
             BusterBlackjack(paytable="wizard"), rules, condition="shoe"
         )
         assert round(100 * float(sheet.house_edge), 2) == edge, (decks, h17)
@@ -83,14 +83,14 @@ def test_buster_exact_and_simulated_par_sheets_agree(preset: str, paytable: str)
     """The exact sheet (dealer drawn from the shoe less the up card and the box's two cards)
     against (a) the simulator with the box standing on its two cards, the exact model: the
     99% interval; (b) the simulated PAR sheet under the table strategy, whose box also
-    removes its further draws: the 99% interval plus playmath.FURTHER_DRAWS_ALLOWANCE (the
+    removes its further draws: the 99% interval plus play_decided.FURTHER_DRAWS_ALLOWANCE (the
     measured size of that effect, stated in its docstring)."""
     rules = Rules.preset(preset)
     w = BusterBlackjack(paytable=paytable)
-    exact = playmath.exact_par_sheet(w, rules)
-    model = playmath.simulated_par_sheet(w, rules, rounds=2_000_000, seed=3, stand_only=True)
-    table = playmath.simulated_par_sheet(w, rules, rounds=2_000_000, seed=4)
-    for sim, allowance in ((model, 0.0), (table, playmath.FURTHER_DRAWS_ALLOWANCE)):
+    exact = play_decided.exact_par_sheet(w, rules)
+    model = play_decided.simulated_par_sheet(w, rules, rounds=2_000_000, seed=3, stand_only=True)
+    table = play_decided.simulated_par_sheet(w, rules, rounds=2_000_000, seed=4)
+    for sim, allowance in ((model, 0.0), (table, play_decided.FURTHER_DRAWS_ALLOWANCE)):
         assert sim.method.startswith("simulated: 2,000,000 rounds, +-")
         assert sim.half_width is not None
         half = sim.half_width / 1.959963984540054 * Z99 + allowance
@@ -103,7 +103,7 @@ def test_buster_exact_and_simulated_par_sheets_agree(preset: str, paytable: str)
 
 def test_buster_version2_pays_more_with_a_player_blackjack() -> None:
     rules = Rules.preset("vegas_h17")
-    v2 = playmath.exact_par_sheet(BusterBlackjack(paytable="version2"), rules)
+    v2 = play_decided.exact_par_sheet(BusterBlackjack(paytable="version2"), rules)
     lines = {ln.outcome: ln for ln in v2.lines}
     p_bj = 2 * (24 * 96) / (312 * 311)  # an ace and a ten-valued card, either order
     # a 7-card bust is rare and nearly independent of the box's blackjack
@@ -112,7 +112,7 @@ def test_buster_version2_pays_more_with_a_player_blackjack() -> None:
     )
     assert abs(ratio - p_bj) < 0.01
     assert float(v2.house_edge) < float(
-        playmath.exact_par_sheet(BusterBlackjack(paytable="version1"), rules).house_edge
+        play_decided.exact_par_sheet(BusterBlackjack(paytable="version1"), rules).house_edge
     )
 
 
@@ -150,7 +150,7 @@ def test_bust_bonus_eight_up_matches_published() -> None:
     from dataclasses import replace
 
     from feltlab import native
-    from feltlab.simstrategy import sim_rules
+    from feltlab.simulation.tables import sim_rules
 
     rules = Rules.preset("vegas_s17")
     sr = replace(sim_rules(rules, fresh_shoe=True), dealer_plays_out=True)

@@ -21,8 +21,8 @@ from fractions import Fraction
 import pytest
 from feltlab_sidebets import LuckyLadies, TwentyOnePlusThree
 
-from feltlab import parsheet
 from feltlab.conformance import WagerConformance
+from feltlab.math import parsheet
 
 
 class TestTwentyOnePlusThreeConformance(WagerConformance):

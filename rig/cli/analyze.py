@@ -1,0 +1,69 @@
+"""``feltlab analyze CAPTURE``: every check of a campaign re-run offline from its capture."""
+
+from __future__ import annotations
+
+import struct
+import sys
+from pathlib import Path
+
+import click
+
+from feltlab.cli.options import out_option, seed_option
+from feltlab.rig.cli.options import profile_option
+from feltlab.rig.cli.render import RichProgress, print_result
+from feltlab.rig.errors import RigError
+from feltlab.seeds import U64_MAX
+
+
+@click.command("analyze")
+@click.argument("capture", type=click.Path(exists=True))
+@profile_option("Default: the campaign's (campaign.json).")
+@out_option(
+    "Write the report (record.json, report.html, junit.xml, manifest.json) into this "
+    "new or empty directory (default: print the verdicts only, write nothing)."
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=None,
+    help="Family-wise significance level, 0 < alpha < 1. Default: the campaign's "
+    "(campaign.json), else 0.01.",
+)
+@seed_option(
+    None, f"Seed of the power and null simulations, 0..{U64_MAX} (default: the campaign's)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict and record as JSON.")
+def analyze(
+    capture: str,
+    profile: str | None,
+    out: str | None,
+    alpha: float | None,
+    seed: int | None,
+    as_json: bool,
+) -> None:
+    """Re-run every check of a campaign offline from its CAPTURE (a capture-NNN.blf or the
+    campaign directory).  Exit 0 pass, 1 fail, 2 error, 3 inconclusive."""
+    from feltlab.rig.certify.offline import analyze_path
+
+    try:
+        with RichProgress() as bar:
+            result = analyze_path(
+                Path(capture),
+                profile,
+                out=Path(out) if out else None,
+                alpha=alpha,
+                seed=seed,
+                progress=bar,
+            )
+    except (RigError, ValueError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except (OSError, EOFError, struct.error) as exc:  # an unreadable capture
+        click.echo(
+            f"error: cannot read {capture} as a campaign capture ({exc!r}); give a campaign "
+            "folder or its .blf/.asc/.log capture",
+            err=True,
+        )
+        sys.exit(2)
+    print_result(result, written=out is not None, as_json=as_json)
+    sys.exit(result.exit_code)

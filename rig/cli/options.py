@@ -1,0 +1,147 @@
+"""The rig's shared command-line options: one definition of ``--bus`` and ``--profile`` for
+every rig command (as python-can's ``can/cli.py`` shares its bus options), so that
+``device run``, ``capture record``, ``certify`` and ``analyze`` accept the same forms.
+``--seed`` and ``--out`` are shared with the core commands (:mod:`feltlab.cli.options`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from feltlab.rig.bus.transport import DEFAULT_UDP_GROUP
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+PROFILE_DIR = Path(__file__).parent.parent / "certify" / "profiles"  # certify.profile.PROFILE_DIR
+
+BUS_HELP = (
+    "python-can bus as key=value pairs, e.g. "
+    f"interface=udp_multicast,channel={DEFAULT_UDP_GROUP} or interface=virtual,channel=rig "
+    "(add bitrate=500000 to pace frames)."
+)
+
+
+class KindChoice(click.Choice[str]):
+    """A device kind: one of the kinds registered when the command runs or shows its help
+    (:func:`feltlab.rig.kinds.names`), so a kind registered by a module of its own is a
+    choice too, and building the command line imports no kind."""
+
+    def __init__(self) -> None:
+        super().__init__((), case_sensitive=True)
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        from feltlab.rig.kinds import names
+
+        return tuple(sorted(names()))
+
+    @choices.setter
+    def choices(self, value: Any) -> None:
+        """Ignored: the choices are the registry's."""
+
+
+def bundled_profiles() -> list[str]:
+    """The names of the profiles shipped in the package (``rig/certify/profiles/<name>.toml``)."""
+    return sorted(p.stem for p in PROFILE_DIR.glob("*.toml"))
+
+
+def resolve_profile(ref: str) -> Path:
+    """The file of profile ``ref``: a bundled profile name (``batch6``, ``continuous``,
+    ``jackpot``) when no file of that name exists, else ``ref`` itself as a path (a missing
+    or malformed file is then refused by the loader, with its own message)."""
+    p = Path(ref)
+    bundled = PROFILE_DIR / f"{ref}.toml"
+    if not p.exists() and not p.suffix and "/" not in ref and bundled.is_file():
+        return bundled
+    return p
+
+
+class ProfileRef(click.ParamType):  # type: ignore[type-arg]
+    """A device profile: a TOML path or a bundled profile name; converts to the file's path
+    as a string (every command then reads it with the same loader checks)."""
+
+    name = "profile"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        return str(resolve_profile(str(value)))
+
+
+class BusRef(click.ParamType):  # type: ignore[type-arg]
+    """A python-can bus spec (``interface=...,channel=...``), parsed by
+    :meth:`feltlab.rig.bus.transport.BusSpec.parse` when the command opens it."""
+
+    name = "bus"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        return str(value)
+
+
+class Seconds(click.FloatRange):
+    """A duration in seconds within ``min..max``: NaN and infinities are refused (click's
+    FloatRange lets NaN through, since every comparison with it is false)."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        rv = super().convert(value, param, ctx)
+        if rv != rv:  # NaN
+            self.fail(f"{value!r} is not a number of seconds: give a finite duration", param, ctx)
+        return rv
+
+
+MAX_DURATION = 7 * 86400.0
+"""The longest ``--duration`` (seconds): a week."""
+
+
+def duration_option(default: float | None, help: str) -> Callable[[_F], _F]:
+    """The ``--duration`` of ``device run`` and ``capture record``: seconds in
+    [0, :data:`MAX_DURATION`]."""
+    return click.option(
+        "--duration",
+        type=Seconds(0, MAX_DURATION),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
+def bus_option(*, required: bool = False, default_help: str = "") -> Callable[[_F], _F]:
+    """The one ``--bus`` of the rig's commands."""
+    return click.option(
+        "--bus",
+        "bus",
+        type=BusRef(),
+        required=required,
+        default=None,
+        help=BUS_HELP + (" " + default_help if default_help else ""),
+    )
+
+
+def profile_option(default_help: str) -> Callable[[_F], _F]:
+    """The one ``--profile`` of the rig's commands: a TOML file or a bundled name."""
+    return click.option(
+        "--profile",
+        type=ProfileRef(),
+        default=None,
+        help="Device profile: a TOML file or a bundled profile name "
+        f"({', '.join(bundled_profiles())}). " + default_help,
+    )
+
+
+__all__ = [
+    "BUS_HELP",
+    "MAX_DURATION",
+    "BusRef",
+    "KindChoice",
+    "ProfileRef",
+    "Seconds",
+    "bundled_profiles",
+    "bus_option",
+    "duration_option",
+    "profile_option",
+    "resolve_profile",
+]

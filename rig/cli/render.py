@@ -1,0 +1,190 @@
+"""The rig's command-line rendering: a campaign's progress bar on stderr, its result as
+terminal tables (verdicts, checks, the battery's power) or as JSON on stdout."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from feltlab.cli.options import is_terminal, make_console
+
+
+class RichProgress:
+    """A rich progress bar (stderr) for campaigns: one task per phase."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=False,
+            disable=not is_terminal(sys.stderr),
+        )
+        self.task: Any = None
+
+    def start(self, description: str, total: int | None) -> None:
+        if self.task is not None:
+            t = self.bar.tasks[-1]
+            if t.total is not None:
+                self.bar.update(self.task, completed=t.total)
+            else:
+                self.bar.update(self.task, total=t.completed or 1, completed=t.completed or 1)
+        self.task = self.bar.add_task(description, total=total)
+
+    def advance(self, n: int = 1) -> None:
+        if self.task is not None:
+            self.bar.advance(self.task, n)
+
+    def __enter__(self) -> RichProgress:
+        self.bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.task is not None:
+            self.start("done", 0)
+        self.bar.stop()
+
+
+def print_json(result: Any, *, written: bool = True) -> None:
+    """The result as JSON on stdout: the verdict, the directory, and the record."""
+    out = {
+        "verdict": str(result.verdict),
+        "exit_code": result.exit_code,
+        "directory": str(result.directory) if written else None,
+        "record": result.record,
+    }
+    from feltlab.strictjson import json_safe
+
+    click.echo(json.dumps(json_safe(out), indent=2, default=str, allow_nan=False))
+
+
+def power_table(power: dict[str, Any], title: str | None = None) -> Any:
+    """A rich table of a record's ``battery.power`` (:class:`feltlab.rig.certify.power.
+    PowerTable`): per named alternative, the battery's power at the campaign's shoes with
+    its 95% interval, the shoes needed and the check that catches it first."""
+    from rich.table import Table
+
+    table = Table(
+        title=title
+        or f"power against named alternatives (required {power['required']:g} at "
+        f"{power['level'].split(' (')[0]})"
+    )
+    for col in ("alternative", "shoes", "power [95% CI]", "caught", "shoes needed", "by"):
+        table.add_column(col)
+    for a in power.get("alternatives", []):
+        lo, hi = a["ci95"]
+        need = a["shoes_needed"]
+        table.add_row(
+            a["model"],
+            f"{a['n_shoes']:,}",
+            f"{a['power']:.3f} [{lo:.3f}, {hi:.3f}]",
+            "yes" if a["caught"] else "NO",
+            "-" if need is None else f"{need:,}",
+            a["caught_by"] or "no check",
+        )
+    return table
+
+
+def print_result(result: Any, *, written: bool = True, as_json: bool = False) -> None:
+    from rich.table import Table
+
+    if as_json:
+        print_json(result, written=written)
+        return
+    rec = result.record
+    console = make_console()
+    table = Table(title=f"{rec['device']['name']}: {rec['verdict']}")
+    for col in ("check", "value", "limits / p", "verdict"):
+        table.add_column(col)
+    bat = rec.get("battery") or {}
+    for c in bat.get("checks", []):
+        stat = c["statistic"]
+        table.add_row(
+            f"battery.{c['name']}",
+            f"{c['statistic_name']} = {stat:.4g}" if stat is not None else "",
+            f"p = {c['adjusted_p']:.3g} (Holm)" if c["adjusted_p"] is not None else "",
+            c["verdict"],
+        )
+    for m in rec["measurements"]:
+        value = m["value"]
+        lo = "" if m["low"] is None else f"{m['low']:.4g}"
+        hi = "" if m["high"] is None else f"{m['high']:.4g}"
+        why = (m.get("detail") or {}).get("reason")
+        shown = f"{value:.4g} {m['unit']}" if value is not None else ""
+        if m["verdict"] in ("ERROR", "INCONCLUSIVE", "FAIL") and why:
+            shown = f"{shown} ({why})" if shown else f"not measured: {why}"
+        table.add_row(
+            m["name"],
+            shown,
+            f"[{lo}, {hi}]" if lo or hi else "",
+            m["verdict"],
+        )
+    clock = rec.get("clock") or {}
+    console.print(table)
+    hu = rec.get("host_uncertainty") or {}
+    if clock.get("mode") == "sim":
+        console.print(
+            "[bold]simulated time[/bold]"
+            + str(clock["description"]).removeprefix("simulated time")
+            + "; the host's timing uncertainty is exactly 0",
+            soft_wrap=True,
+        )
+    elif hu.get("source") == "measured":
+        console.print(
+            f"real time: host timing uncertainty {hu['seconds']:.3g} s (p99), "
+            f"{hu['seconds_max']:.3g} s (max)"
+            + (", the device's side on this host included" if hu.get("device_on_host") else "")
+            + "; timing verdicts within it of a limit are INCONCLUSIVE"
+        )
+    elif hu:
+        console.print(f"real time: host timing uncertainty {hu.get('source')}")
+    got: dict[str, Any] = rec.get("collection") or {}
+    if got.get("collected") is not None:
+        planned = got.get("requested")
+        console.print(
+            f"collected {got['collected']}"
+            + (f" of {planned} planned" if planned is not None else "")
+            + (
+                f" (+{got['beyond_plan']} beyond the plan, drawn by the checks after collection)"
+                if got.get("beyond_plan")
+                else ""
+            )
+            + (f", {got['missing_count']} missing" if got.get("missing_count") else "")
+        )
+    if bat.get("power"):
+        console.print(power_table(bat["power"]))
+    for note in bat.get("notes") or []:
+        console.print(f"[yellow]not certified:[/yellow] {note}", soft_wrap=True)
+    if bat.get("integrity"):
+        console.print(f"[red]integrity:[/red] {bat['integrity']}")
+    for e in rec.get("errors", []):
+        console.print(f"[yellow]error:[/yellow] {e}")
+    if written:
+        console.print(
+            f"verdict [bold]{rec['verdict']}[/bold]; report in {result.directory} "
+            f"(record.json, report.html, junit.xml, manifest.json)"
+        )
+    else:
+        console.print(
+            f"verdict [bold]{rec['verdict']}[/bold]; no report written (give --out DIR, a "
+            "new or empty directory, to write record.json, report.html, junit.xml, "
+            "manifest.json)"
+        )

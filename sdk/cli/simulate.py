@@ -1,0 +1,165 @@
+"""``feltlab simulate``: Monte Carlo of whole rounds in the C core on the command line, and the
+side wagers a ``--side-bets`` choice puts in play."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from feltlab.cli.options import make_console, seed_option
+from feltlab.cli.rule_options import rule_options
+from feltlab.plugin_manager import collect_wagers, get_plugin_manager
+from feltlab.rules import Rules
+
+
+def side_bet_specs(
+    choice: str | None, registry: Any, rules: Rules
+) -> tuple[list[tuple[str, str | None]], list[tuple[str, str]]]:
+    """The wagers a ``--side-bets`` choice puts in play: ``None`` every installed wager the
+    simulator can settle (:func:`feltlab.simulation.run.wager_specs`), ``"none"`` the main wager
+    alone, else the comma-separated names (each with its first paytable): ``(specs,
+    skipped)``, skipped naming each installed wager left out and why.  Raises
+    click.BadParameter naming an unknown wager or one the simulator cannot settle."""
+    from feltlab.simulation.run import wager_specs
+
+    specs, skipped = wager_specs(registry, rules)
+    if choice is None:
+        return specs, skipped
+    names = [] if choice.strip() == "none" else [n.strip() for n in choice.split(",") if n.strip()]
+    if choice.strip() != "none" and not names:
+        raise click.BadParameter(
+            "give wager names separated by commas, or none", param_hint="--side-bets"
+        )
+    why = dict(skipped)
+    settled = {name for name, _ in specs}
+    for name in names:
+        if name in why:
+            raise click.BadParameter(
+                f"{name} cannot be simulated here: {why[name]}", param_hint="--side-bets"
+            )
+        if name not in settled:
+            known = ", ".join(sorted(settled)) or "none installed"
+            raise click.BadParameter(
+                f"no installed side wager {name!r}; choose from {known}, or none",
+                param_hint="--side-bets",
+            )
+    chosen = [(n, t) for n, t in specs if n in names]
+    left = [(n, "not chosen (--side-bets)") for n, _ in specs if n not in names]
+    return chosen, skipped + left
+
+
+@click.command()
+@rule_options()
+@click.option("--rounds", type=click.IntRange(1, 10**12), default=10_000_000, show_default=True)
+@seed_option(1, "Seed of the simulation, 0..2**64-1.")
+@click.option("--workers", type=click.IntRange(1, 1024), default=1, show_default=True)
+@click.option(
+    "--scheduler",
+    default=None,
+    help="Dask scheduler address (tcp://host:8786), or 'local' for a LocalCluster.",
+)
+@click.option(
+    "--fresh-shoe",
+    is_flag=True,
+    help="Deal every round from a freshly shuffled shoe (no cut-card effect).",
+)
+@click.option(
+    "--chunk",
+    "chunk_rounds",
+    type=click.IntRange(1, 10**9),
+    default=2_000_000,
+    show_default=True,
+    help="Rounds per chunk (part of what the seed determines).",
+)
+@click.option(
+    "--trace",
+    "trace_path",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    default=None,
+    help="Also write every round's net result (cents) and initial cards to this .npz file "
+    "(per-round arrays: slower, and 6 bytes per round in memory).",
+)
+@click.option(
+    "--side-bets",
+    "side_bets",
+    default=None,
+    metavar="NAME,...|none",
+    help="The side wagers in play beside the main wager: comma-separated names, or none for "
+    "the main wager alone. Default: every installed wager the simulator can settle.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def simulate(
+    rules: Rules,
+    rules_name: str,
+    rounds: int,
+    seed: int,
+    workers: int,
+    scheduler: str | None,
+    fresh_shoe: bool,
+    chunk_rounds: int,
+    trace_path: Path | None,
+    side_bets: str | None,
+    as_json: bool,
+) -> None:
+    """Simulate rounds in the C core with basic strategy: the main wager's house edge with a
+    95% confidence interval, each side wager's return (tallied in C through each wager's
+    lookup table; play-decided wagers from the round records), and rounds/s."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    from feltlab.simulation import run as sim
+
+    preset = rules_name
+    types = collect_wagers(get_plugin_manager())
+    specs, skipped = side_bet_specs(side_bets, types, rules)
+    console = make_console(stderr=True)
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        disable=as_json or not console.is_terminal,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(f"simulating {preset}", total=rounds)
+        try:
+            res = sim.simulate(
+                rules,
+                rounds,
+                seed=seed,
+                workers=workers,
+                scheduler=scheduler,
+                chunk_rounds=chunk_rounds,
+                wagers=specs,
+                fresh_shoe=fresh_shoe,
+                progress=lambda n: bar.update(task, completed=n),
+                trace=trace_path is not None,
+            )
+        except RuntimeError as exc:
+            raise click.ClickException(str(exc)) from None
+        except ValueError as exc:  # Dask: an address it cannot parse
+            raise click.BadParameter(
+                f"{scheduler!r} is not a Dask scheduler address ({exc}); write e.g. "
+                "tcp://host:8786, or local",
+                param_hint="--scheduler",
+            ) from None
+        except OSError as exc:  # Dask: the scheduler could not be reached
+            raise click.ClickException(
+                f"cannot reach the Dask scheduler {scheduler!r}: {exc}; start one with "
+                "`dask scheduler` or use --scheduler local"
+            ) from None
+    from feltlab.cli.render.simulation import report_simulation
+
+    report_simulation(
+        res,
+        preset,
+        seed,
+        fresh_shoe,
+        workers,
+        trace_path,
+        as_json,
+        skipped=skipped + sorted(res.tally.skipped.items()),
+        plays_out=tuple(w.name for w in res.wagers if types[w.name].dealer_plays_out),
+    )

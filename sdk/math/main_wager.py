@@ -1,0 +1,387 @@
+"""The exact mathematics of the main wager: the C core's combinatorial analyzer applied to a
+:class:`feltlab.Rules`, and the main wager's PAR sheet.
+
+Method (native/src/analyzer.c): every player hand composition against every up card, over
+the exact composition of a freshly shuffled shoe; splits exact for the strategy by grouping
+split outcomes by their pattern of pair and non-pair second cards (E. Farmer).  Strategy
+``cdz``: the composition-dependent optimum with the pre-split strategy reused after
+splitting (CDZ-); ``table``: the total-dependent tables the C simulator plays
+(:func:`feltlab.simulation.tables.strategy_tables`), so ``feltlab simulate --fresh-shoe`` estimates
+exactly this figure.  Matches Farmer's analyzer v7.6 to 1e-6 percentage points
+(tests/math/test_analyzer.py).
+
+No hole card: exact for every settlement.  Under "original" and "original and busted" a
+split box loses one unit to a dealer blackjack unless every split hand has busted first (the
+dealer then takes no second card and the busted wagers are lost whole); that joint event is
+enumerated exactly over the hands' busting plays.  A split whose busting plays are too many
+for the analyzer's budget (small pairs split four ways) is left without that term, and
+``Analysis.p_split_approx`` (the sheet's ``note``) gives the probability of such deals,
+and the sheet's house edge is then labelled "approximate".
+
+The net result's distribution (the SD, skewness, every outcome's probability) is computed,
+never simulated: unsplit rounds from the analyzer's hand distributions, split rounds by
+enumerating every play of every split hand over the exact shoe, the dealer's outcome taken
+off the exact cards left (native/src/analyzer_dist.c), for peek and every no-hole-card
+settlement.  Its mean equals the exact expectation to rounding (1e-15).  One term can be
+approximate: rounds that re-split to 3-4 hands where the enumeration exceeds its budget,
+matched to their exact probability and expectation; the sheet then says "approximate",
+names the term and bounds each outcome's probability by that term's mass.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from feltlab import native
+from feltlab.native.analyzer import (
+    ACTIONS,
+    BLACKJACK,
+    DEALER_OUTCOMES,
+    DOUBLE,
+    SPLIT,
+    SPLIT_NET0,
+    SURRENDER,
+    Analysis,
+    AnalyzerRules,
+    hand_index,
+    shoe_counts,
+)
+from feltlab.rules import HoleCard, Rules
+
+STRATEGIES = ("cdz", "cdp1", "cdp", "table")
+"""Post-split strategies (E. Farmer's terms): CDZ- (the pre-split play reused), CDP1 (the
+optimal play for the first split hand's shoe, kept for every split hand), CDP (optimal for
+each count of pair cards out); all three composition-dependent before splitting; and the
+simulator's total-dependent tables."""
+UP_LABELS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T")
+LETTERS = {0: "S", 1: "H", 2: "D", 3: "P", 4: "R", BLACKJACK: "BJ"}
+"""Chart letters: stand, hit, double, split (P), surrender (R), blackjack."""
+
+
+def analyzer_rules(
+    rules: Rules, strategy: str = "cdz", counts: tuple[int, ...] | None = None
+) -> AnalyzerRules:
+    """The analyzer's :class:`~feltlab.native.AnalyzerRules` for ``rules`` (a full shoe of
+    ``rules.decks`` decks unless ``counts`` gives the composition).  ``strategy``: one of
+    :data:`STRATEGIES`.  Raises ValueError for another strategy."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    kw: dict[str, Any] = {}
+    if strategy == "table":
+        from feltlab.simulation.tables import strategy_tables
+
+        t = strategy_tables(rules)
+        pair = t.pair.copy()
+        pair[9:] = 0  # ten-valued pairs are never split by these tables
+        kw = {"hard": t.hard, "soft": t.soft, "pair": pair, "surr": t.surr}
+    return AnalyzerRules(
+        counts=counts if counts is not None else shoe_counts(rules.decks),
+        h17=rules.dealer_hits_soft_17,
+        peek=rules.hole_card is HoleCard.PEEK,
+        enhc_takes=native.rule_code("dealer_blackjack_takes", rules.dealer_blackjack_takes),
+        bj_num=rules.blackjack_pays.numerator,
+        bj_den=rules.blackjack_pays.denominator,
+        double_on=native.rule_code("double_on", rules.double_on),
+        double_after_split=rules.double_after_split,
+        max_hands=rules.max_split_hands,
+        resplit_aces=rules.resplit_aces,
+        split_aces_one_card=rules.split_aces_one_card,
+        surrender=rules.surrender.value,
+        strategy=strategy,
+        **kw,
+    )
+
+
+def analyze_main(
+    rules: Rules,
+    strategy: str = "cdz",
+    counts: tuple[int, ...] | None = None,
+    *,
+    split_dist: bool = False,
+) -> Analysis:
+    """The analyzer's :class:`~feltlab.native.Analysis` of the main wager under ``rules``
+    (``split_dist``: with the exact distribution of split rounds, ``Analysis.split_net``)."""
+    r = analyzer_rules(rules, strategy, counts)
+    if split_dist:
+        r = dataclasses.replace(r, split_dist=True)
+    return native.analyze(r)
+
+
+def headline_probabilities(
+    a: Analysis, dist: dict[float, float], *, peek: bool
+) -> dict[str, float]:
+    """The PAR sheet's headline probabilities of a round from the analysis ``a`` and the
+    round's net distribution ``dist`` (``peek``: the dealer checks for blackjack, so no
+    decision is taken against one): ``player_blackjack`` (a two-card 21 dealt, whatever
+    the dealer holds), ``dealer_blackjack`` (the dealer's two cards a blackjack), ``win``,
+    ``push``, ``loss`` (the round's net above, at, below 0), ``double`` (the initial hand
+    doubled), ``split`` (the initial pair split), ``surrender`` (the initial hand surrendered);
+    each a float in [0, 1]."""
+    bj = hand_index(0, 9)
+    live = a.prob * (1.0 - a.p_dealer_bj) if peek else a.prob
+    return {
+        "player_blackjack": float(a.prob[bj].sum()),
+        "dealer_blackjack": float((a.prob * a.p_dealer_bj).sum()),
+        "win": sum(v for k, v in dist.items() if k > 0),
+        "push": sum(v for k, v in dist.items() if k == 0),
+        "loss": sum(v for k, v in dist.items() if k < 0),
+        "double": float(live[a.action == DOUBLE].sum()),
+        "split": float(live[a.action == SPLIT].sum()),
+        "surrender": float(live[a.action == SURRENDER].sum()),
+    }
+
+
+def _hand_label(a: int, b: int) -> str:
+    names = UP_LABELS
+    if a == b:
+        return f"pair {names[a]}"
+    if a == 0:
+        return f"soft {11 + b + 1}" if b < 9 else "blackjack"
+    return f"hard {a + b + 2}"
+
+
+@dataclass(frozen=True)
+class ChartCell:
+    """One cell of the strategy chart: the ``hand`` (e.g. "hard 16", "soft 18", "pair 8",
+    or a two-card composition "6-T"), the up card, the strategy's ``action`` letter and
+    its expectation ``ev`` per initial unit, and every allowed action's expectation."""
+
+    hand: str
+    cards: str
+    up: str
+    action: str
+    ev: float
+    actions: dict[str, float]
+
+
+@dataclass(frozen=True)
+class MainParSheet:
+    """The main wager's PAR sheet under ``rules`` and ``strategy`` (per initial unit).
+
+    ``return_`` the expected net result of a round, ``house_edge`` its negative;
+    ``distribution`` the probability of each net result (units) of the round, exact when
+    ``distribution_method`` is "exact"; ``std_dev`` from that distribution; ``chart`` every
+    two-card hand against every up card; ``insurance`` the return of insurance per unit
+    insured against an ace up (2 to 1), ``even_money`` the expectation of taking even money
+    on a blackjack against an ace (1, certain) beside declining it.
+    """
+
+    rules: Rules
+    strategy: str
+    return_: float
+    house_edge: float
+    distribution: dict[float, float]
+    distribution_method: str
+    std_dev: float
+    skewness: float
+    headline: dict[str, float]
+    house_edge_method: str
+    chart: tuple[ChartCell, ...]
+    insurance: float
+    even_money: dict[str, float]
+    dealer: npt.NDArray[np.float64]
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable form, in the shape of the other PAR sheets (``house_edge.value``)
+        with ``method``: "exact"."""
+        return {
+            "wager": "main",
+            "title": "Main wager",
+            "rules": self.rules.to_dict(),
+            "strategy": self.strategy,
+            "method": self.house_edge_method,
+            "return": {"value": self.return_},
+            "house_edge": {"value": self.house_edge, "method": self.house_edge_method},
+            "distribution": {
+                "method": self.distribution_method,
+                "outcomes": [
+                    {"net": k, "probability": v} for k, v in sorted(self.distribution.items())
+                ],
+            },
+            "std_dev": self.std_dev,
+            "skewness": self.skewness,
+            "probabilities": self.headline,
+            "insurance": {"return": self.insurance},
+            "even_money": self.even_money,
+            "dealer": {
+                UP_LABELS[u]: dict(zip(DEALER_OUTCOMES, map(float, self.dealer[u]), strict=True))
+                for u in range(10)
+            },
+            "chart": [
+                {
+                    "hand": c.hand,
+                    "cards": c.cards,
+                    "up": c.up,
+                    "action": c.action,
+                    "ev": c.ev,
+                    "actions": c.actions,
+                }
+                for c in self.chart
+            ],
+            "note": self.note,
+        }
+
+
+def _insurance(rules: Rules) -> float:
+    # an ace up, the player's two cards unknown: P(ten in the hole) over the shoe less the ace
+    counts = shoe_counts(rules.decks)
+    n = sum(counts) - 1
+    p = counts[9] / n
+    return 2 * p - (1 - p)
+
+
+def main_par_sheet(rules: Rules, strategy: str = "cdz") -> MainParSheet:
+    """The main wager's PAR sheet under ``rules`` by the combinatorial analyzer (see the
+    module docstring for the method and its one approximation)."""
+    a = analyze_main(rules, strategy, split_dist=True)
+    cells: list[ChartCell] = []
+    for x in range(10):
+        for y in range(x, 10):
+            i = hand_index(x, y)
+            for u in range(10):
+                if a.prob[i, u] <= 0:
+                    continue
+                act = int(a.action[i, u])
+                evs = {
+                    ACTIONS[k]: float(a.action_ev[i, u, k])
+                    for k in range(5)
+                    if not math.isnan(a.action_ev[i, u, k])
+                }
+                if act == BLACKJACK:
+                    evs = {"blackjack": float(a.value[i, u])}
+                cells.append(
+                    ChartCell(
+                        _hand_label(x, y),
+                        f"{UP_LABELS[x]}-{UP_LABELS[y]}",
+                        UP_LABELS[u],
+                        LETTERS[act],
+                        float(a.value[i, u]),
+                        evs,
+                    )
+                )
+    bj = hand_index(0, 9)
+    q = float(a.p_dealer_bj[bj, 0])
+    even_money = {"take": 1.0, "decline": float(a.value[bj, 0]), "p_dealer_blackjack": q}
+    dist, method, note = round_distribution(rules, a)
+    if strategy == "cdp" and rules.max_split_hands > 2 and a.p_split > 0:
+        mean_gap = sum(k * v for k, v in dist.items()) - a.ev
+        method = "approximate"
+        note = (note + "; " if note else "") + (
+            "approximate term: the distribution plays every split hand as CDP does with two "
+            "pair cards out (CDP1's play), CDP's play with more pair cards out is in the "
+            f"house edge only (its mean differs by {100 * mean_gap:+.2e} pp); each outcome's "
+            f"probability is within {100 * a.p_split:.2e} pp (the split rounds' probability)"
+        )
+    if a.p_split_approx > 0:
+        note = (note + "; " if note else "") + (
+            f"approximate term: deals of probability {a.p_split_approx:.2e} split with the "
+            "every-hand-busts-before-the-dealer's-blackjack term left out (too many busting "
+            f"plays): that term is at most the box's 8 units on those deals, so the house "
+            f"edge is within {800 * a.p_split_approx:.2e} pp"
+        )
+    mean = sum(k * v for k, v in dist.items())
+    var = sum((k - mean) ** 2 * v for k, v in dist.items())
+    skew = sum((k - mean) ** 3 * v for k, v in dist.items()) / var**1.5 if var > 0 else 0.0
+    return MainParSheet(
+        rules=rules,
+        strategy=strategy,
+        return_=a.ev,
+        house_edge=-a.ev,
+        distribution=dist,
+        distribution_method=method,
+        std_dev=math.sqrt(var),
+        skewness=skew,
+        headline=headline_probabilities(a, dist, peek=rules.hole_card is HoleCard.PEEK),
+        house_edge_method="approximate" if a.p_split_approx > 0 else "exact",
+        chart=tuple(cells),
+        insurance=_insurance(rules),
+        even_money=even_money,
+        dealer=a.dealer,
+        note=note,
+    )
+
+
+def round_distribution(rules: Rules, a: Analysis) -> tuple[dict[float, float], str, str]:
+    """The probability of each net result of a round (units of the initial wager):
+    ``(distribution, method, note)``, from an analysis run with ``split_dist`` (every round
+    enumerated, split rounds included: native/src/analyzer_dist.c).  ``method`` is "exact",
+    or "approximate" with ``note`` naming the approximated term (re-split rounds past the
+    enumeration budget, matched to their exact mass and expectation) and its bound: each
+    outcome's probability is within that term's probability of the exact one."""
+    bj = float(rules.blackjack_pays)
+    dist: dict[float, float] = {}
+    values = (-2.0, -1.0, -0.5, 0.0, 1.0, 2.0, bj)
+    for v, p in zip(values, a.net_dist, strict=True):
+        if p > 0:
+            dist[v] = dist.get(v, 0.0) + float(p)
+    for k, p in enumerate(a.split_net):
+        if p > 0:
+            net = float(k - SPLIT_NET0)
+            dist[net] = dist.get(net, 0.0) + float(p)
+    if a.p_split_dist_approx <= 0:
+        return dist, "exact", ""
+    bound = 100 * a.p_split_dist_approx
+    note = (
+        f"approximate term: rounds that re-split to 3-4 hands past the enumeration budget "
+        f"(probability {a.p_split_dist_approx:.3e}) have the hands still to play drawn "
+        f"independently from the shoe at the re-split, matched to their exact probability "
+        f"and expectation; every other round is exact, so each outcome's probability is "
+        f"within {bound:.2e} pp of the exact one"
+    )
+    return dist, "approximate", note
+
+
+def render(sheet: MainParSheet, fmt: str) -> str:
+    """``sheet`` as "json", "csv" (the chart) or "md" (summary and chart)."""
+    if fmt == "json":
+        return json.dumps(sheet.to_dict(), indent=2) + "\n"
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["hand", "cards", "up", "action", "ev", *ACTIONS])
+        for c in sheet.chart:
+            w.writerow(
+                [c.hand, c.cards, c.up, c.action, f"{c.ev:.10f}"]
+                + [f"{c.actions[k]:.10f}" if k in c.actions else "" for k in ACTIONS]
+            )
+        w.writerow([])
+        w.writerow(["house_edge", f"{sheet.house_edge:.12f}"])
+        w.writerow(["std_dev", f"{sheet.std_dev:.10f}"])
+        w.writerow(["skewness", f"{sheet.skewness:.10f}"])
+        for k, v in sheet.headline.items():
+            w.writerow([f"p_{k}", f"{v:.10f}"])
+        w.writerow(["insurance_return", f"{sheet.insurance:.10f}"])
+        return buf.getvalue()
+    if fmt == "md":
+        lines = [
+            f"# Main wager: {sheet.strategy} strategy",
+            "",
+            f"- house edge: {100 * sheet.house_edge:.6f}% ({sheet.house_edge_method})",
+            f"- standard deviation per round: {sheet.std_dev:.6f} units, skewness "
+            f"{sheet.skewness:.6f} (distribution: {sheet.distribution_method})",
+            *(f"- P({k.replace('_', ' ')}): {v:.8f}" for k, v in sheet.headline.items()),
+            f"- insurance return: {100 * sheet.insurance:+.4f}% per unit insured",
+            f"- even money: take 1.0, decline {sheet.even_money['decline']:.6f}",
+            "",
+            "| net (units) | probability |",
+            "| ---: | ---: |",
+        ]
+        lines += [f"| {k:+g} | {v:.10f} |" for k, v in sorted(sheet.distribution.items())]
+        lines += ["", "| hand | cards | up | action | ev |", "| --- | --- | --- | --- | ---: |"]
+        lines += [
+            f"| {c.hand} | {c.cards} | {c.up} | {c.action} | {c.ev:+.6f} |" for c in sheet.chart
+        ]
+        if sheet.note:
+            lines += ["", sheet.note]
+        return "\n".join(lines) + "\n"
+    raise ValueError(f"format must be json, csv or md, got {fmt!r}")

@@ -1,0 +1,71 @@
+"""Where a simulation's chunks run: one function per backend, each calling ``collect`` with
+every chunk's :class:`~feltlab.simulation.chunk.Tally` as it finishes.
+
+A chunk's arguments are ``(rules, index, rounds, seed, wagers, fresh_shoe, trace)``, the
+positional arguments of :func:`feltlab.simulation.chunk.run_chunk`.  The chunks' results are
+exact integer sums, so the backend (and the order the chunks finish in) never changes a
+seed's result.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+from feltlab.simulation.chunk import Tally, run_chunk
+
+ChunkArgs = tuple[Any, ...]
+"""The positional arguments of :func:`feltlab.simulation.chunk.run_chunk` for one chunk."""
+
+
+def run_in_process(args: Sequence[ChunkArgs], collect: Callable[[Tally], None]) -> None:
+    """Run the chunks one after the other in this process."""
+    for a in args:
+        collect(run_chunk(*a))
+
+
+def _run_chunk_args(a: ChunkArgs) -> Tally:
+    return run_chunk(*a)
+
+
+def run_in_processes(
+    args: Sequence[ChunkArgs], workers: int, collect: Callable[[Tally], None]
+) -> None:
+    """Run the chunks in ``workers`` local processes (``concurrent.futures``), collected in
+    chunk order."""
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for t in pool.map(_run_chunk_args, args):
+            collect(t)
+
+
+def run_on_dask(
+    args: Sequence[ChunkArgs], scheduler: str, workers: int, collect: Callable[[Tally], None]
+) -> None:
+    """Run the chunks on Dask distributed: ``scheduler`` is a scheduler's address, or
+    ``"local"`` for a LocalCluster of ``workers`` single-threaded processes; collected as they
+    finish.  Raises RuntimeError when Dask distributed is not installed (the ``dist`` extra)."""
+    try:
+        distributed: Any = importlib.import_module("dask.distributed")
+    except ImportError as exc:
+        raise RuntimeError(
+            "--scheduler needs Dask distributed: pip install 'feltlab[dist]'"
+        ) from exc
+    Client, LocalCluster = distributed.Client, distributed.LocalCluster
+    as_completed = distributed.as_completed
+
+    cluster = None
+    if scheduler == "local":
+        cluster = LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+    client = Client(cluster if cluster is not None else scheduler)
+    try:
+        futures = [client.submit(run_chunk, *a, pure=False) for a in args]
+        for fut in as_completed(futures):
+            collect(fut.result())
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
