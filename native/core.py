@@ -63,7 +63,7 @@ _STATUS_TEXT = {
     lib.FL_ERR_RANGE: "a size or bound was outside its domain",
     lib.FL_ERR_CARD: "a card code was outside 0..51",
     lib.FL_ERR_KIND: "the generator is not initialised",
-    lib.FL_ERR_EXHAUSTED: "the ChaCha20 stream is exhausted (2^64 blocks); spawn a new stream",
+    lib.FL_ERR_EXHAUSTED: "the ChaCha20 stream is exhausted (2^64 blocks); seed a new generator",
 }
 
 
@@ -121,7 +121,8 @@ class BitGenerator(ABC):
     """A seedable, reproducible source of 64-bit words owned by the caller.
 
     Not shared state: each object holds its own C state; a lock serialises calls on one object
-    (the core releases the GIL), so use :meth:`spawn` to give each thread or worker its own.
+    (the core releases the GIL), so give each thread or worker its own, seeded by
+    :func:`feltlab.seeds.child_seed`.
     """
 
     name: ClassVar[str] = ""
@@ -130,9 +131,6 @@ class BitGenerator(ABC):
     def __init__(self) -> None:
         self._state: Any = ffi.new("fl_rng *")
         self._lock = threading.Lock()
-        #: held for a whole spawn, so two threads spawning from one generator never read
-        #: the same parent state (duplicate streams)
-        self._spawn_lock = threading.Lock()
 
     # -- raw output -------------------------------------------------------
     def random_raw(self, size: int = 1) -> npt.NDArray[np.uint64]:
@@ -162,11 +160,9 @@ class BitGenerator(ABC):
             )
         return out
 
-    # -- streams and state -----------------------------------------------
-    @abstractmethod
-    def spawn(self, n: int) -> list[BitGenerator]:
-        """``n`` independent child generators for parallel chunks (see the subclass)."""
-
+    # -- state -------------------------------------------------------------
+    # (independent streams for parallel chunks come from feltlab.seeds, the one scheme: a
+    # child seed per chunk, hashed from the parent seed and a label path)
     @abstractmethod
     def getstate(self) -> dict[str, Any]:
         """The full state as a JSON-serialisable dict; :meth:`setstate` restores it."""
@@ -191,8 +187,9 @@ class Xoshiro256StarStar(BitGenerator):
     Generators", ACM TOMS 47(4), 2021): the fast generator for simulation.
 
     ``seed`` (0..2^64-1, or None for fresh entropy) is expanded to the 256-bit state by
-    SplitMix64, as the authors recommend.  :meth:`jump` advances 2^128 outputs, so
-    :meth:`spawn` gives up to 2^128 non-overlapping streams.  Not for games or certified
+    SplitMix64, as the authors recommend.  :meth:`jump` advances 2^128 outputs and
+    :meth:`long_jump` 2^192 (the simulator's lanes are long jumps apart); independent streams
+    for parallel chunks are seeded by feltlab.seeds.  Not for games or certified
     devices: use :class:`ChaCha20` there.
     """
 
@@ -220,21 +217,6 @@ class Xoshiro256StarStar(BitGenerator):
         """Advance by 2^192 outputs (the reference ``long_jump()``)."""
         with self._lock:
             check(lib.fl_xoshiro_long_jump(self._state), "long_jump")
-
-    def spawn(self, n: int) -> list[BitGenerator]:
-        """``n`` children 1..n jumps (2^128 outputs) ahead of this generator; this generator
-        then moves n + 1 jumps ahead, so neither it nor later spawns overlap the children."""
-        count = as_int(n, "n", 0, 1 << 20)
-        children: list[BitGenerator] = []
-        with self._spawn_lock:
-            walker = self.copy()
-            assert isinstance(walker, Xoshiro256StarStar)
-            for _ in range(count):
-                walker.jump()
-                children.append(walker.copy())
-            walker.jump()
-            self.setstate(walker.getstate())
-        return children
 
     def getstate(self) -> dict[str, Any]:
         words = ffi.new("uint64_t[4]")
@@ -308,14 +290,6 @@ class ChaCha20(BitGenerator):
                 "keystream",
             )
         return bytes(buf)
-
-    def spawn(self, n: int) -> list[BitGenerator]:
-        """``n`` children, each keyed by the next 32 keystream bytes of this generator (a
-        pseudorandom function of the parent's key: independent for any computational
-        purpose)."""
-        count = as_int(n, "n", 0, 1 << 20)
-        with self._spawn_lock:
-            return [ChaCha20(self.keystream(32)) for _ in range(count)]
 
     def getstate(self) -> dict[str, Any]:
         key = ffi.new("uint8_t[32]")

@@ -82,3 +82,8 @@ def nearest_name(name: str, known: list[str] | tuple[str, ...] | set[str]) -> st
 class InputError(FeltlabError, ValueError):
     """An input file is not what was expected: not a regular file (a FIFO, a device, a
     folder), too large, or unreadable (issue 30); the message names the file and the fix."""
+
+
+class CountError(FeltlabError, ValueError):
+    """A card count or its analysis cannot be built as asked (an unknown count, tags of the
+    wrong length, a resolution out of range, empty tallies); the message names the fix."""

@@ -63,6 +63,10 @@ MAX_CARDS = 24
 RECORD_FIELDS: tuple[str, ...] = tuple(RECORD_DTYPE.names or ())
 """The field names of :data:`RECORD_DTYPE`, the values of ``WagerType.round_fields``."""
 
+RECORD_BATCH = 200_000
+"""Rounds per call of the C simulator, on every path (since simulator version 3): round
+records, when kept, are 151 bytes a round; each call starts from freshly shuffled shoes."""
+
 EXACT_FIELDS = frozenset(
     {
         "dealer_n_cards",

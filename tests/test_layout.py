@@ -132,7 +132,7 @@ def _stage_of(name: str) -> str | None:
     if parts[:1] == ["kinds"]:  # the registry is the base, the kinds' own modules the top
         own = len(parts) > 1 and (ROOT / "rig" / "kinds" / f"{parts[1]}.py").exists()
         return "top" if own else "base"
-    if not parts or parts[0] in ("clock", "errors"):
+    if not parts or parts[0] in ("clock", "errors", "profiles"):
         return "base"
     return parts[0] if parts[0] in RIG_STAGES else "top"
 
@@ -315,7 +315,7 @@ def test_no_import_cycle() -> None:
 # and the other rooms use only its shared options (the rig's commands, a plugin's commands).
 SDK_LEVELS = (
     ("nouns", ("cards", "hands", "rules", "shoe", "record", "events", "jackpot", "money",
-               "strictjson", "inputs", "errors", "registry", "seeds", "cache")),
+               "strictjson", "inputs", "errors", "registry", "seeds", "cache", "intervals")),
     ("wagers", ("wagers", "hookspecs", "plugin_manager", "settlement")),
     ("engine", ("engine",)),
     ("math, simulation", ("math", "simulation")),

@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -509,7 +509,7 @@ def _madness21_and_faults(client: Any, events_path: Path, first_round: int) -> N
     at $25 and withdraw the option.  Then a button failure, for its detection time.  The
     engine's event log goes to ``events_path`` (analysed offline too)."""
     from feltlab.cards import card_code
-    from feltlab.engine import Decision, DecisionView, Table, play_round
+    from feltlab.engine import StandPolicy, Table, play_round
     from feltlab.plugin_manager import collect_wagers, get_plugin_manager
     from feltlab.rig.clients import CanJackpotPanel
     from feltlab.rules import Rules
@@ -530,16 +530,9 @@ def _madness21_and_faults(client: Any, events_path: Path, first_round: int) -> N
     )
     bets = [(0, "p1", "main", 1000), (0, "p1", "madness21", 500)]
 
-    class _Stand:
-        def decide(self, view: DecisionView) -> Decision:
-            return Decision.STAND
-
-        def insurance(self, box: int, player: str, cards: Sequence[int], main_stake: int) -> int:
-            return 0
-
-    play_round(table, bets, _Stand())
+    play_round(table, bets, StandPolicy())
     client.inject_fault("display")
-    play_round(table, bets, _Stand())
+    play_round(table, bets, StandPolicy())
     table.begin_round()
     table.place(0, "p1", "main", 1000)
     withdrawn = "madness21" in table.withdrawn

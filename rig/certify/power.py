@@ -54,6 +54,7 @@ import numpy.typing as npt
 from scipy import special
 
 from feltlab import native
+from feltlab.intervals import Z95
 from feltlab.rig.certify.battery import (
     CHECK_NAMES,
     Z_STATISTICS,
@@ -94,7 +95,6 @@ DEFAULT_SIMULATED_SHOES = 2000
 BLOCKS = 20
 #: The largest sample size the planner searches; beyond it an alternative "cannot be caught".
 MAX_SHOES = 10_000_000
-_Z975 = 1.959963984540054  # the normal's 97.5% quantile (two-sided 95%)
 _Z9875 = 2.241402727604947  # 98.75%: two intervals at 97.5% each, jointly 95% (Bonferroni)
 
 
@@ -230,7 +230,7 @@ class CellLaw:
         def pw(x: float) -> float:
             return float(1 - special.chndtr(crit, dof, max(x, 0.0)))
 
-        return pw(lam), pw(lam - _Z975 * se), pw(lam + _Z975 * se)
+        return pw(lam), pw(lam - Z95 * se), pw(lam + Z95 * se)
 
 
 @dataclass(frozen=True)

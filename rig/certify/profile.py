@@ -20,11 +20,11 @@ from feltlab.rig.errors import (
 )
 from feltlab.rig.kinds import DeviceKind, UnknownDeviceKind, get_kind
 from feltlab.rig.kinds import names as kind_names
+from feltlab.rig.profiles import profile_hint, resolve_profile
 from feltlab.rig.protocol.secoc import DeviceKey, load_key
 
 log = logging.getLogger("feltlab.rig.certify")  # the campaign's logger, as before the split
 
-PROFILE_DIR = Path(__file__).with_name("profiles")
 """The bundled profiles (``rig/certify/profiles/<name>.toml``); each device kind names its
 default (:attr:`feltlab.rig.kinds.DeviceKind.profile`)."""
 
@@ -182,10 +182,7 @@ def _kind_limits(dk: DeviceKind, path: str | None) -> frozenset[str] | None:
     """The ``[limits]`` names a profile of kind ``dk`` may declare: those of the kind's
     bundled profile (its checks' limits), plus ``heartbeat_period_max`` (issue 14's ceiling);
     None (not checked) when that profile is the one being read or cannot be read."""
-    ref = dk.profile
-    p = Path(ref)
-    if not p.exists():
-        p = PROFILE_DIR / f"{ref}.toml"
+    p = resolve_profile(dk.profile)
     if path is not None and Path(path).resolve() == p.resolve():
         return None
     key = str(p)
@@ -260,13 +257,8 @@ def load_profile(ref: str | Path | None, kind: str = "batch") -> Profile:
             ref = get_kind(kind).profile
         except UnknownDeviceKind as exc:
             raise CampaignError(str(exc)) from None
-    p = Path(ref)
-    if not p.exists() and (PROFILE_DIR / f"{ref}.toml").exists():
-        p = PROFILE_DIR / f"{ref}.toml"
-    names = ", ".join(sorted(x.stem for x in PROFILE_DIR.glob("*.toml")))
-    data = read_profile_toml(
-        p, error=CampaignError, hint=f"; give a TOML file or a bundled profile name ({names})"
-    )
+    p = resolve_profile(ref)
+    data = read_profile_toml(p, error=CampaignError, hint=profile_hint())
     return profile_from_dict(data, str(p))
 
 

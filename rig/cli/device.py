@@ -21,6 +21,7 @@ from feltlab.rig.devices import make_device, read_profile_toml
 from feltlab.rig.devices.models import MODEL_NAMES
 from feltlab.rig.errors import RigError
 from feltlab.rig.kinds import get_kind
+from feltlab.rig.profiles import profile_hint, resolve_profile
 from feltlab.seeds import U64_MAX
 
 
@@ -34,11 +35,8 @@ def load_profile(path: str | Path) -> dict[str, Any]:
 
     Raises :class:`RigError` for a missing or malformed file.
     """
-    from feltlab.rig.cli.options import bundled_profiles, resolve_profile
-
-    p = resolve_profile(str(path))
-    names = ", ".join(bundled_profiles())
-    data = read_profile_toml(p, hint=f"; give a TOML file or a bundled profile name ({names})")
+    p = resolve_profile(path)
+    data = read_profile_toml(p, hint=profile_hint())
     table = data.get("device", data)
     if not isinstance(table, dict):
         raise RigError(f"device profile {p}: [device] must be a table")

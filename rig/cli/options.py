@@ -7,16 +7,15 @@ every rig command (as python-can's ``can/cli.py`` shares its bus options), so th
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from feltlab.rig.bus.transport import DEFAULT_UDP_GROUP
+from feltlab.rig.profiles import bundled_profiles, resolve_profile
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-PROFILE_DIR = Path(__file__).parent.parent / "certify" / "profiles"  # certify.profile.PROFILE_DIR
 
 BUS_HELP = (
     "python-can bus as key=value pairs, e.g. "
@@ -42,22 +41,6 @@ class KindChoice(click.Choice[str]):
     @choices.setter
     def choices(self, value: Any) -> None:
         """Ignored: the choices are the registry's."""
-
-
-def bundled_profiles() -> list[str]:
-    """The names of the profiles shipped in the package (``rig/certify/profiles/<name>.toml``)."""
-    return sorted(p.stem for p in PROFILE_DIR.glob("*.toml"))
-
-
-def resolve_profile(ref: str) -> Path:
-    """The file of profile ``ref``: a bundled profile name (``batch6``, ``continuous``,
-    ``jackpot``) when no file of that name exists, else ``ref`` itself as a path (a missing
-    or malformed file is then refused by the loader, with its own message)."""
-    p = Path(ref)
-    bundled = PROFILE_DIR / f"{ref}.toml"
-    if not p.exists() and not p.suffix and "/" not in ref and bundled.is_file():
-        return bundled
-    return p
 
 
 class ProfileRef(click.ParamType):  # type: ignore[type-arg]
@@ -139,9 +122,7 @@ __all__ = [
     "KindChoice",
     "ProfileRef",
     "Seconds",
-    "bundled_profiles",
     "bus_option",
     "duration_option",
     "profile_option",
-    "resolve_profile",
 ]

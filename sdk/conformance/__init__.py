@@ -33,6 +33,13 @@ check                                        what it proves
 ``test_deterministic_for_seed[PT]``          the classifier is a pure function of the cards;
                                              a seed gives the same simulation and the same
                                              live session
+``test_protection_summary[PT]``              game protection (``feltlab protect``): the
+                                             wager's verdict under each of
+                                             ``protection_counts``, recorded in the report
+                                             (a ``protection`` property of the JUnit XML,
+                                             and the run's "feltlab game protection"
+                                             summary); with ``allow_countable = False`` a
+                                             countable wager fails
 ============================================ ==============================================
 
 Class attributes tune it (``rules``, ``rounds``, ``seed``, ``confidence``, ``paytables``); the
@@ -161,6 +168,12 @@ class WagerConformance:
       seed in a hundred; a fixed seed keeps the verdict reproducible).
     - ``allow_player_edge``: accept a paytable that pays the player on average (a deliberate
       promotion); by default a non-positive exact house edge fails.
+    - ``protection_counts``: the counts of the game protection summary
+      (:data:`feltlab.math.counts.COUNT_CHOICES`; default Hi-Lo, the suit imbalance and the
+      wager's own best linear count), ``protection_rounds`` its rounds a count (default
+      200,000, seed ``seed``, under ``rules`` with their cutting card).
+    - ``allow_countable``: False fails a wager a counter beats under any of the counts (a
+      vendor claiming it cannot be counted); by default the verdicts are recorded only.
     """
 
     pytestmark: ClassVar[list[pytest.MarkDecorator]] = [getattr(pytest.mark, MARKER)]
@@ -174,6 +187,9 @@ class WagerConformance:
     seed: ClassVar[int] = 1
     confidence: ClassVar[float] = 0.99
     allow_player_edge: ClassVar[bool] = False
+    protection_counts: ClassVar[Sequence[str]] = ("hilo", "suit", "eor")
+    protection_rounds: ClassVar[int] = 200_000
+    allow_countable: ClassVar[bool] = True
 
     # ----------------------------------------------------------------- helpers
     def _target(self) -> Target:
@@ -457,3 +473,59 @@ class WagerConformance:
                 )
         if problems:
             fail(f"{t.label}, paytable {paytable!r}: " + "; ".join(problems))
+
+    def test_protection_summary(self, paytable: str, request: pytest.FixtureRequest) -> None:
+        """Game protection: the wager's verdict by count, recorded in the report; a
+        countable wager fails when ``allow_countable`` is False."""
+        from feltlab import native
+        from feltlab.errors import FeltlabError
+        from feltlab.math.counts import resolve_count
+        from feltlab.simulation.protection import protect
+
+        t = self._target()
+        w = t.instance(paytable)
+        if not hasattr(native, "simulate_counted"):
+            pytest.skip("this build of the C core has no counted simulator")
+        specs: list[Any] = []
+        try:
+            for name in self.protection_counts:
+                if name.strip().lower() == "eor":
+                    specs.append(lambda x, d=t.decks: resolve_count("eor", x, d))
+                else:
+                    specs.append(resolve_count(name))
+            rep = protect(
+                t.rules, [w], specs, self.protection_rounds, rules_name=t.rules_name,
+                seed=self.seed,
+            )  # fmt: skip
+        except FeltlabError as exc:
+            fail(f"{t.label}, paytable {paytable!r}: the protection report failed: {exc}")
+        lines = [f"{r.count.name}: {r.analysis.verdict}" for r in rep.results]
+        lines += [f"not reported: {s.reason}" for s in rep.skipped]
+        for line in lines:
+            request.node.user_properties.append(("protection", line))
+        request.config.stash.setdefault(PROTECTION_KEY, []).extend(
+            f"{t.spec.wager} ({paytable}, {t.rules_name}, {rep.rounds:,} rounds a count, seed "
+            f"{rep.seed}) {line}"
+            for line in lines
+        )
+        beaten = [r for r in rep.results if r.analysis.countable]
+        if beaten and not self.allow_countable:
+            r = beaten[0]
+            fail(
+                f"{t.label}, paytable {paytable!r}: a counter beats it with {r.count.name}: "
+                f"{r.analysis.verdict} (allow_countable is False; change the paytable, or "
+                "set allow_countable = True and protect the game another way)"
+            )
+
+
+PROTECTION_KEY = pytest.StashKey[list[str]]()
+"""Where the run keeps each wager's protection lines for the terminal summary."""
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """The "feltlab game protection" section: each checked wager's verdict by count."""
+    lines = config.stash.get(PROTECTION_KEY, [])
+    if lines:
+        terminalreporter.section("feltlab game protection")
+        for line in lines:
+            terminalreporter.write_line(line)

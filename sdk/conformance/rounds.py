@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab.conformance.resolution import Spec, Target, resolve
+from feltlab.intervals import Z95
 
 SESSION_ROUNDS = 400
 """Rounds of a live session (2 boxes each) for the settlement check."""
@@ -169,7 +170,7 @@ def monte_carlo_check(t: Target, paytable: str, rounds: int, seed: int, z: float
         raise LookupError(reason)
     exact = play_decided.exact_par_sheet(w, t.rules)
     sim = play_decided.simulated_par_sheet(w, t.rules, rounds=rounds, seed=seed, stand_only=True)
-    half = (sim.half_width or 0.0) / play_decided.Z95 * z
+    half = (sim.half_width or 0.0) / Z95 * z
     if abs(float(sim.return_) - float(exact.return_)) <= half:
         return None
     return (

@@ -6,7 +6,7 @@ and the replay of a round from its event log (:mod:`feltlab.engine.replay`).
 The names below are the engine's public API, also reached as ``from feltlab import Table``.
 """
 
-from feltlab.engine.policy import Policy, ScriptedPolicy
+from feltlab.engine.policy import Policy, ScriptedPolicy, StandPolicy
 from feltlab.engine.round import JACKPOT_PANEL, MAIN, Decision, DecisionView, Phase, RoundResult
 from feltlab.engine.table import Table, play_round
 
@@ -19,6 +19,7 @@ __all__ = [
     "Policy",
     "RoundResult",
     "ScriptedPolicy",
+    "StandPolicy",
     "Table",
     "play_round",
 ]

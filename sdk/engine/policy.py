@@ -1,6 +1,6 @@
 """Policies: who decides for a box's controller.  :class:`Policy` is the protocol the round
 engine asks (:func:`feltlab.engine.play_round`); :class:`ScriptedPolicy` decides from a script,
-for hand-checked rounds and tests."""
+for hand-checked rounds and tests; :class:`StandPolicy` stands on every hand."""
 
 from __future__ import annotations
 
@@ -21,6 +21,17 @@ class Policy(Protocol):
     def insurance(self, box: int, player: str, cards: Sequence[int], main_stake: int) -> int:
         """Cents of insurance to place (0 declines; at most half the main wager)."""
         ...
+
+
+class StandPolicy:
+    """Stands on every hand and never insures: a round whose cards are fixed whatever the
+    play (a device's self-test, a settlement check)."""
+
+    def decide(self, view: DecisionView) -> Decision:
+        return Decision.STAND
+
+    def insurance(self, box: int, player: str, cards: Sequence[int], main_stake: int) -> int:
+        return 0
 
 
 class ScriptedPolicy:

@@ -31,7 +31,6 @@ A play-decided wager (``WagerType.round_fields``) classifies round records
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from fractions import Fraction
 
@@ -41,16 +40,14 @@ import numpy.typing as npt
 from feltlab import native
 from feltlab.cards import NO_CARD
 from feltlab.errors import WagerError
+from feltlab.intervals import half_width
 from feltlab.math.parsheet import OutcomeLine, ParSheet
-from feltlab.record import EXACT_FIELDS, RECORD_DTYPE
+from feltlab.record import EXACT_FIELDS, RECORD_BATCH, RECORD_DTYPE
 from feltlab.rules import Rules
 from feltlab.wagers import WagerType
 
 CONDITIONS = ("box", "shoe")
-BATCH = 200_000
-"""Rounds per call of the simulator when records are kept (151 bytes a round)."""
 DEFAULT_ROUNDS = 2_000_000
-Z95 = 1.959963984540054
 FURTHER_DRAWS_ALLOWANCE = 0.001
 """Per unit: how far the exact return (the dealer drawing from the shoe less the up card and
 the box's first two cards) may lie from the table strategy's simulated return, in which the
@@ -238,7 +235,7 @@ def simulate_outcomes(
     counts = np.zeros(len(wager.paytable.outcomes), dtype=np.int64)
     left = rounds
     while left:
-        n = min(left, BATCH)
+        n = min(left, RECORD_BATCH)
         res = native.simulate_rounds(rng, sr, n, record=True)
         assert res.record is not None
         counts += np.bincount(wager_outcomes(wager, res.record), minlength=len(counts))
@@ -265,7 +262,7 @@ def simulated_par_sheet(
     freq = counts / rounds
     mean = float((freq * pays).sum())
     var = float((freq * pays * pays).sum()) - mean * mean
-    half = Z95 * math.sqrt(max(var, 0.0) / rounds)
+    half = half_width(var, rounds)
     method = f"simulated: {rounds:,} rounds, +-{100 * half:.4f}%"
     note = (
         "simulated: the C round simulator, a fresh shoe each round, "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from feltlab.intervals import Z95
 from feltlab.simulation.run import SimulationResult
 
 Z_WARNING = 4.0
@@ -50,7 +51,7 @@ def exact_check(res: SimulationResult, fresh_shoe: bool) -> ExactCheck:
 
     a = analyze_main(res.rules, "table")
     exact = -a.ev
-    se = res.half_width / 1.96
+    se = res.half_width / Z95
     diff = res.house_edge - exact
     z = diff / se if se > 0 else (0.0 if diff == 0 else math.copysign(math.inf, diff))
     return ExactCheck(exact, diff, res.half_width, z, fresh_shoe, a.p_split_approx > 0)

@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
+from feltlab.record import RECORD_BATCH
 from feltlab.rules import (
     Rules,
 )
@@ -100,11 +101,6 @@ def classify_round_bets(
             idx = wager_outcomes(w, records)
             out[w.name] = (np.bincount(idx, minlength=len(w.paytable.pays)), len(records))
     return out
-
-
-RECORD_BATCH = 200_000
-"""Rounds per simulator call, on every path (since simulator version 3): round records, when
-kept, are 151 bytes a round; each call starts from freshly shuffled shoes."""
 
 
 def _chunk_rules(rules: Rules, fresh_shoe: bool, instances: Sequence[WagerType]) -> native.SimRules:

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from feltlab import native
+from feltlab import intervals, native
 from feltlab.rules import (
     Rules,
 )
@@ -135,7 +135,7 @@ def _estimates(tally: Tally, specs: Sequence[tuple[str, str | None]]) -> tuple[W
                 w.paytable.name,
                 n,
                 mean,
-                1.96 * math.sqrt(max(var, 0.0) / n) if math.isfinite(var) else math.nan,
+                intervals.half_width(var, n),
                 float(counts[paying].sum() / n),
             )
         )
@@ -235,7 +235,7 @@ def simulate(
         rounds=n,
         seed=seed,
         house_edge=-mean,
-        half_width=1.96 * sd / math.sqrt(n),
+        half_width=intervals.Z95 * sd / math.sqrt(n),
         std_dev=sd,
         wagers=_estimates(total, wagers),
         seconds=seconds,

@@ -50,13 +50,12 @@ import numpy.typing as npt
 
 from feltlab import cache, native
 from feltlab.errors import WagerError
+from feltlab.simulation.tables import ROLE_COLUMNS
 from feltlab.wagers import WagerType
 
 TABLE_FORMAT = 4
 """Version of the table layout, part of every cache key (2: factored in two levels; 3: the
 round record's fields as inputs; 4: the dealer's first three ranks as inputs)."""
-CARD_ROLES = {"P1": 0, "P2": 1, "D1": 2, "P3": 3, "D2": 4}
-"""The simulator's per-round input index of each card role."""
 MAX_TABLE_ENTRIES = native.SIDE_CARD_VALUES**4
 """The largest table built (53^4 entries, 7.9 MB): larger wagers take the batch path."""
 _ROWS_PER_BATCH = 1 << 20
@@ -90,9 +89,9 @@ def table_inputs(wager: WagerType) -> tuple[TableInput, ...] | None:
                 found.append(TableInput(label, col, native.SIDE_INPUT_VALUES[col]))
         return tuple(found) if len(found) <= native.SIDE_MAX_INPUTS else None
     roles = tuple(wager.card_roles)
-    if not roles or any(r not in CARD_ROLES for r in roles):
+    if not roles or any(r not in ROLE_COLUMNS for r in roles):
         return None
-    return tuple(TableInput(r, CARD_ROLES[r], native.SIDE_CARD_VALUES) for r in roles)
+    return tuple(TableInput(r, ROLE_COLUMNS[r], native.SIDE_CARD_VALUES) for r in roles)
 
 
 def table_entries(wager: WagerType) -> int | None:
@@ -397,7 +396,6 @@ def full_table(wager: WagerType) -> npt.NDArray[np.uint8] | None:
 
 
 __all__ = [
-    "CARD_ROLES",
     "MAX_TABLE_ENTRIES",
     "TABLE_FORMAT",
     "TableInput",

@@ -13,8 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from feltlab.cli import main
-from feltlab.rig.certify.profile import PROFILE_DIR, CampaignError, load_profile
+from feltlab.rig.certify.profile import CampaignError, load_profile
 from feltlab.rig.devices.models import MODEL_NAMES
+from feltlab.rig.profiles import PROFILE_DIR
 
 ALTERNATIVES = re.compile(r"^power_alternatives = \[[^\]]*\]", re.M)
 """The bundled profile's ``power_alternatives`` list (one line or several)."""

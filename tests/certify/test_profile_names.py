@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from feltlab.rig.certify.profile import PROFILE_DIR, CampaignError, load_profile
+from feltlab.rig.certify.profile import CampaignError, load_profile
+from feltlab.rig.profiles import PROFILE_DIR
 
 
 def _variant(tmp_path: Path, old: str, new: str) -> Path:

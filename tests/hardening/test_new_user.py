@@ -19,9 +19,9 @@ from click.testing import CliRunner
 from feltlab.cli.options import setup_logging
 from feltlab.errors import RulesError, WagerError
 from feltlab.rig.certify.measures import NOT_JUDGED, shown_verdict
-from feltlab.rig.certify.profile import PROFILE_DIR
 from feltlab.rig.certify.report import junit_xml
 from feltlab.rig.explore.cli import explore_command
+from feltlab.rig.profiles import PROFILE_DIR
 from feltlab.rules import Rules
 from feltlab.wagers import as_pays
 

@@ -13,6 +13,7 @@ from feltlab.errors import WagerError
 from feltlab.plugins.insurance import Insurance
 from feltlab.plugins.perfect_pairs import PerfectPairs
 from feltlab.plugins.super_sevens import SuperSevens
+from feltlab.record import RECORD_BATCH
 from feltlab.rules import Rules
 from feltlab.simulation import chunk as simchunk
 from feltlab.simulation import run as sim
@@ -295,7 +296,7 @@ def test_a_chunk_longer_than_one_call_gives_the_same_rounds_on_every_path() -> N
         wagers=[*specs, ("bust_bonus", None)],
         **kw,  # type: ignore[arg-type]
     )
-    assert simchunk.RECORD_BATCH < 250_000 and native.SIM_VERSION == 4
+    assert RECORD_BATCH < 250_000 and native.SIM_VERSION == 4
     assert tabled.tally == traced.tally
     assert beside.tally.net == tabled.tally.net
     for name, _ in specs:

@@ -33,8 +33,6 @@ def test_negative_or_missing_n(rng: native.Xoshiro256StarStar) -> None:
         native.shuffle_batch(rng)
     with pytest.raises(ValueError, match="size must be in"):
         rng.random_raw(-5)
-    with pytest.raises(ValueError, match="n must be in"):
-        rng.spawn(-1)
 
 
 def test_wrong_dtype(rng: native.Xoshiro256StarStar) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from feltlab.rig.certify.profile import PROFILE_DIR
+from feltlab.rig.profiles import PROFILE_DIR
 
 FELTLAB = Path(sys.executable).parent / "feltlab"
 PIP_TIMEOUT = 600  # seconds: a hung index fails the test instead of hanging CI

@@ -154,7 +154,7 @@ def test_kit_checks_play_decided_wagers_readably(pytester: Pytester, kit: Path) 
             cls, _, name = rep.nodeid.split("::", 1)[1].partition("::")
             reports[(cls, name)] = (rep.outcome, rep.longreprtext)
     good = {k: v for k, v in reports.items() if k[0] == "TestGood"}
-    assert len(good) == 8, sorted(good)
+    assert len(good) == 9, sorted(good)  # the 9 checks, one paytable
     assert all(v[0] == "passed" for v in good.values()), good
     for cls, (check, needles) in CHECKS.items():
         outcome, text = reports[(cls, check)]

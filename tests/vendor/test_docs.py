@@ -115,12 +115,13 @@ def test_par_sheet_doc_covers_every_json_field() -> None:
 def test_tutorial_names_every_check_and_existing_files() -> None:
     doc = (DOCS / "writing-a-wager.md").read_text(encoding="utf-8")
     checks = [n for n in dir(WagerConformance) if n.startswith("test_")]
-    assert len(checks) == 8
+    assert len(checks) == 9
     missing = [c for c in checks if f"`{c}`" not in doc]
     assert not missing, f"docs/writing-a-wager.md: describe {missing}"
     for path in re.findall(r"`(examples/[\w./-]+)`", doc):
         assert (ROOT / path).exists(), f"docs/writing-a-wager.md names missing {path}"
-    for attr in ("wager", "plugin", "paytables", "rules", "decks", "rounds", "seed", "confidence"):
+    attrs = ("wager", "plugin", "paytables", "rules", "decks", "rounds", "seed", "confidence")
+    for attr in (*attrs, "protection_counts", "protection_rounds", "allow_countable"):
         assert hasattr(WagerConformance, attr) and f"`{attr}`" in doc, attr
 
 

@@ -1,0 +1,161 @@
+"""feltlab.simulation.protection: the counted simulation's buckets add up to the uncounted
+tally of the same rounds, the C counter agrees round for round with a Python reference,
+bucket values, and the protect command's output and refusals."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction as F
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from feltlab import native
+from feltlab.cli import main
+from feltlab.math.counts import BUILTIN
+from feltlab.plugin_manager import collect_wagers, get_plugin_manager
+from feltlab.rules import Rules
+from feltlab.seeds import chunk_generator
+from feltlab.simulation import side_tables
+from feltlab.simulation.protection import bucketing, protect, run_counted
+from feltlab.simulation.tables import sim_rules
+
+from .counted_reference import simulate_counted_reference
+
+
+def _wagers(*names: str) -> list[Any]:
+    types = collect_wagers(get_plugin_manager())
+    return [types[n]() for n in names]
+
+
+def test_bucket_values() -> None:
+    hilo = bucketing(BUILTIN["hilo"], 6)
+    assert (hilo.lowest, hilo.n_buckets) == (-15, 31)
+    assert hilo.value(0) == -15 and hilo.value(15) == 0 and hilo.value(30) == 15
+    halves = bucketing(BUILTIN["halves"], 6, resolution=2)  # doubled tags, half units
+    assert halves.value(halves.n_buckets // 2 + 1) == F(1, 4)
+    ko = bucketing(BUILTIN["ko"], 6)
+    assert ko.offset == -20
+    assert ko.value(-ko.lowest) == -20  # a raw running count of 0 is KO's -20 for 6 decks
+    suit = bucketing(BUILTIN["suit"], 6, resolution=2)
+    assert suit.value(0) == 0 and suit.value(3) == F(3, 2)
+
+
+def test_buckets_add_up_to_the_uncounted_tally() -> None:
+    rules = Rules.preset("vegas_s17")
+    ws = _wagers("main", "perfect_pairs", "twenty_one_plus_three")
+    b = bucketing(BUILTIN["hilo"], rules.decks)
+    t = run_counted(rules, ws, b, 30_000, seed=5, chunk_rounds=20_000)
+    sides = ws[1:]
+    tables = tuple(side_tables.side_table(w) for w in sides)
+    total = [0, 0, 0]
+    outcomes = [np.zeros(256, dtype=np.int64) for _ in sides]
+    for chunk, n in enumerate((20_000, 10_000)):
+        out = native.simulate_tally(chunk_generator(5, chunk), sim_rules(rules), n, tables)  # type: ignore[arg-type]
+        total = [total[0] + out.rounds, total[1] + out.net, total[2] + out.net_sq]
+        for k, c in enumerate(out.counts):
+            outcomes[k] += c
+    assert [t.total_rounds, sum(t.net), sum(t.net_sq)] == total
+    for k, w in enumerate(sides):
+        assert (t.outcomes[w.name].sum(axis=0) == outcomes[k]).all()
+    # a fresh shoe's first round is at true count 0: at least one round a shoe there
+    assert t.rounds[15] >= 30_000 // 60
+
+
+@pytest.mark.parametrize(
+    ("name", "resolution"), [("hilo", 1), ("halves", 2), ("ko", 1), ("suit", 1), ("zen", 4)]
+)
+def test_c_counter_agrees_with_the_reference_round_for_round(name: str, resolution: int) -> None:
+    """fl_simulate_counted against the Python reference, bucket for bucket (tables over the
+    initial cards: Perfect Pairs, 21+3)."""
+    rules = Rules.preset("vegas_s17")
+    ws = _wagers("perfect_pairs", "twenty_one_plus_three")
+    tables = tuple(t for w in ws if (t := side_tables.side_table(w)) is not None)
+    spec = bucketing(BUILTIN[name], rules.decks, resolution).spec()
+    sr = sim_rules(rules)
+    c = native.simulate_counted(chunk_generator(3, 0), sr, 20_000, spec, tables)
+    ref = simulate_counted_reference(chunk_generator(3, 0), sr, 20_000, spec, tables)
+    assert list(c.bucket_rounds) == list(ref.bucket_rounds)
+    assert c.bucket_net == ref.bucket_net
+    assert c.bucket_net_sq == ref.bucket_net_sq
+    assert (c.bucket_counts == ref.bucket_counts).all()
+    assert int(c.bucket_rounds[0]) < 20_000 and int(c.bucket_rounds[-1]) < 20_000  # spread
+
+
+def test_report_skips_the_jackpot_wager_with_its_reason() -> None:
+    rules = Rules.preset("nz")
+    rep = protect(rules, _wagers("madness21", "insurance"), [BUILTIN["hilo"]], 2_000)
+    assert [r.wager for r in rep.results] == ["insurance"]
+    assert rep.skipped[0].wager == "madness21" and "jackpot panel" in rep.skipped[0].reason
+    assert rep.results[0].analysis.rounds < 2_000  # insurance: rounds with an ace up only
+
+
+def _invoke(args: list[str]) -> Any:
+    env = {"COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb"}
+    return CliRunner().invoke(main, args, env=env, catch_exceptions=False)
+
+
+def test_protect_json_and_markdown(tmp_path: Path) -> None:
+    args = ["protect", "perfect_pairs", "--rounds", "3000", "--seed", "2", "--min-rounds", "50"]
+    res = _invoke([*args, "--json", "--count", "hilo", "--count", "suit"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert [w["count"]["name"] for w in data["wagers"]] == ["hilo", "suit"]
+    w = data["wagers"][0]
+    assert w["rounds"] == 3000 and sum(b["rounds"] for b in w["buckets"]) == 3000
+    assert data["penetration"] == 0.75 and data["rules"] == "nz"
+    md = _invoke([*args, "--format", "md", "--plot", str(tmp_path / "p.png")])
+    assert md.exit_code == 0, md.output
+    assert md.output.startswith("# Game protection report")
+    assert "| perfect_pairs | hilo | 3,000 |" in md.output
+    assert (tmp_path / "p.png").stat().st_size > 1000
+
+
+def test_protect_refusals() -> None:
+    res = CliRunner().invoke(main, ["protect", "perfect_pairs", "--count", "hilow"])
+    assert res.exit_code == 2
+    assert "unknown count 'hilow'; choose from hilo, ko" in res.output
+    res = CliRunner().invoke(main, ["protect", "perfect_pairs", "--all"])
+    assert res.exit_code == 2 and "not both" in res.output
+    res = CliRunner().invoke(main, ["protect", "no_such"])
+    assert res.exit_code == 2 and "no wager 'no_such'" in res.output
+
+
+def test_seeded_main_and_insurance_with_hilo_pinned() -> None:
+    """1,000,000 rounds, seed 7, vegas_s17 (6 decks, 75% penetration), Hi-Lo: the figures
+    with their intervals, pinned (simulator 4, seed derivation 1)."""
+    rep = protect(
+        Rules.preset("vegas_s17"), _wagers("main", "insurance"), [BUILTIN["hilo"]], 1_000_000,
+        seed=7, min_rounds=1000,
+    )  # fmt: skip
+    assert (rep.simulator_version, rep.seed_derivation) == (4, 1)
+    main, ins = (r.analysis for r in rep.results)
+    assert main.rounds == 1_000_000
+    assert main.overall.value == -0.0027585  # exact: the net over the rounds, per unit
+    assert main.overall.half_width == pytest.approx(0.0022627, abs=1e-7)
+    zero = main.buckets[15]  # true count 0 <= TC < 1
+    assert zero.value == 0 and zero.rounds == 268_729 and zero.total == -362
+    assert main.trigger_value() == 1 and main.frequency == 0.26694
+    assert main.edge_per_unit.value == pytest.approx(0.0116075, abs=1e-7)
+    assert main.edge_per_unit.half_width == pytest.approx(0.0043211, abs=1e-7)
+    assert main.verdict.startswith("countable: +1.16% ± 0.43% per unit bet at true count +1")
+    # insurance (2:1): on offer with an ace up only; the published Hi-Lo index to insure is
+    # +3 (the first of the "Illustrious 18"), inside this trigger's interval +3..+5
+    assert ins.rounds == 77_213
+    assert ins.trigger_value() == 5
+    assert ins.trigger_low is not None and ins.trigger_high is not None
+    assert ins.buckets[ins.trigger_low].value == 3
+    assert ins.buckets[ins.trigger_high].value == 5
+    assert ins.edge_per_unit.value == pytest.approx(0.085078, abs=1e-6)
+    assert ins.edge_per_unit.rounds == 2245
+    assert ins.countable
+
+
+def test_the_commands_default_min_rounds_is_the_analysis_one() -> None:
+    from feltlab.cli import protect as protectcli
+    from feltlab.math import countability
+
+    assert protectcli.MIN_ROUNDS == countability.MIN_ROUNDS
