@@ -1,7 +1,9 @@
 """The ``feltlab`` command line (click): the command group :func:`main`, one module per
 command (:mod:`feltlab.cli.info`, :mod:`~feltlab.cli.shuffle`, :mod:`~feltlab.cli.plugins`,
 :mod:`~feltlab.cli.play`, :mod:`~feltlab.cli.math`, :mod:`~feltlab.cli.simulate`,
-:mod:`~feltlab.cli.new`), the shared options (:mod:`feltlab.cli.options`,
+:mod:`~feltlab.cli.protect`, :mod:`~feltlab.cli.new`, :mod:`~feltlab.cli.indices`,
+:mod:`~feltlab.cli.bet_spread`), the
+shared options (:mod:`feltlab.cli.options`,
 :mod:`feltlab.cli.rule_options`) and the rendering of the math and simulation results on the
 terminal (:mod:`feltlab.cli.render`).  Plugins add commands through the
 ``feltlab_register_commands`` hook.  Nothing else in the SDK imports this package."""
@@ -18,7 +20,18 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import click
 
 from feltlab import __version__
-from feltlab.cli import info, math, new, play, plugins, protect, shuffle, simulate
+from feltlab.cli import (
+    bet_spread,
+    indices,
+    info,
+    math,
+    new,
+    play,
+    plugins,
+    protect,
+    shuffle,
+    simulate,
+)
 from feltlab.cli.options import setup_logging
 from feltlab.cli.pipe import quiet_broken_pipe
 from feltlab.plugin_manager import get_plugin_manager
@@ -69,6 +82,8 @@ for _command in (
     math.math_cmd,
     simulate.simulate,
     protect.protect_cmd,
+    indices.indices_cmd,
+    bet_spread.bet_spread_cmd,
     new.new,
 ):
     main.add_command(_command)

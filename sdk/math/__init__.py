@@ -10,6 +10,8 @@
 - :mod:`feltlab.math.prizes`: the Madness 21 PAR sheet with a jackpot panel's prize table.
 - :mod:`feltlab.math.eor`: effect of removal and the best linear count it implies.
 - :mod:`feltlab.math.strategy`: basic strategy for any :class:`feltlab.Rules`.
+- :mod:`feltlab.math.indices`: Hi-Lo count indices of the strategy departures (the
+  Illustrious 18) from the analyzer on the shoe expected at each true count.
 
 Each name is imported from its module (this package re-exports nothing).
 """

@@ -12,6 +12,8 @@
 - :mod:`feltlab.simulation.tables`: basic strategy as the simulator's tables, and the C rules.
 - :mod:`feltlab.simulation.side_tables`: side wagers compiled into lookup tables the C
   simulator indexes.
+- :mod:`feltlab.simulation.bet_spread`: a Hi-Lo counter's edge with a bet spread, from the C
+  simulator's tallies by true count.
 
 Each name is imported from its module (this package re-exports nothing).
 """
