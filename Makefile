@@ -36,10 +36,10 @@ demo: $(STAMP)
 	rm -rf out/demo
 	$(VENV)/bin/feltlab certify shuffler --seed 7 --out out/demo
 
-native/tests/test_core: native/tests/test_core.c $(NATIVE_SRC)
+native/tests/test_core: native/tests/test_core.c native/tests/check.h $(NATIVE_SRC)
 	$(CC) $(SAN_FLAGS) -Inative/include native/src/*.c native/tests/test_core.c -o $@
 
-native/tests/test_csm: native/tests/test_csm.c $(NATIVE_SRC)
+native/tests/test_csm: native/tests/test_csm.c native/tests/check.h $(NATIVE_SRC)
 	$(CC) $(SAN_FLAGS) -Inative/include -Inative/src native/src/*.c native/tests/test_csm.c -o $@
 
 test-native: native/tests/test_core native/tests/test_csm
@@ -97,4 +97,4 @@ test-browser: $(STAMP) browser
 	$(PY) -m pytest -m browser -v -s
 
 clean:
-	rm -rf $(VENV) build *.egg-info native/_core.c native/*.so native/tests/test_core .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info native/_core.c native/*.so native/tests/test_core native/tests/test_csm .pytest_cache .mypy_cache .ruff_cache

@@ -9,14 +9,8 @@
 
 #include "feltlab_core.h"
 
-static int failures = 0;
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "check.h"
+
 
 static void hex_to_bytes(const char *hex, uint8_t *out, size_t n) {
     for (size_t i = 0; i < n; i++) {
@@ -405,35 +399,46 @@ static void test_dealer_final(void) {
     CHECK(fl_dealer_final(c, 0, 0, out) == FL_ERR_RANGE); /* an empty shoe */
 }
 
+/* 6 decks, peek, 3:2, split to 4 hands, split aces one card, the cut at 234 cards, $10; a
+ * crude strategy: stand on hard `hard_stand` and soft `soft_stand` and up, hit below */
+static void sim_test_rules(fl_sim_rules *r, int hard_stand, int soft_stand) {
+    memset(r, 0, sizeof *r);
+    r->decks = 6;
+    r->peek = 1;
+    r->bj_num = 3;
+    r->bj_den = 2;
+    r->max_hands = 4;
+    r->split_aces_one_card = 1;
+    r->cut_position = 234;
+    r->stake = 1000;
+    for (int t = 0; t < 32; t++)
+        for (int u = 0; u < 11; u++) {
+            r->hard[t][u] = t >= hard_stand ? FL_ACT_STAND : FL_ACT_HIT;
+            r->soft[t][u] = t >= soft_stand ? FL_ACT_STAND : FL_ACT_HIT;
+        }
+}
+
+/* a pair side table over P1, P2: outcome 1 a pair of ranks, 0 otherwise */
+static uint8_t pair_table[53 * 53];
+static void make_pair_table(void) {
+    for (int a = 0; a < 53; a++)
+        for (int b = 0; b < 53; b++)
+            pair_table[a * 53 + b] =
+                (a == 52 || b == 52) ? FL_SIDE_NOT_OFFERED : (uint8_t)((a >> 2) == (b >> 2));
+}
+
 /* The tally of fl_simulate_tally equals what fl_simulate_rounds' per-round arrays give for
  * the same generator: sums of net and net^2, and a pair table's counts over P1, P2 (a crude
  * strategy: stand on 12 and up, hit below). */
 static void test_simulate_tally(void) {
     static fl_sim_rules r;
-    memset(&r, 0, sizeof r);
-    r.decks = 6;
-    r.peek = 1;
-    r.bj_num = 3;
-    r.bj_den = 2;
-    r.max_hands = 4;
-    r.split_aces_one_card = 1;
+    sim_test_rules(&r, 12, 18);
     r.double_after_split = 1;
-    r.cut_position = 234;
-    r.stake = 1000;
-    for (int t = 0; t < 32; t++)
-        for (int u = 0; u < 11; u++) {
-            r.hard[t][u] = t >= 12 ? 1 : 0;
-            r.soft[t][u] = t >= 18 ? 1 : 0;
-        }
     for (int u = 0; u < 11; u++) r.pair[0][u] = r.pair[7][u] = 1; /* split aces and eights */
     enum { N = 20000 };
     static int32_t net[N];
     static uint8_t init[5 * N];
-    static uint8_t pair_table[53 * 53];
-    for (int a = 0; a < 53; a++)
-        for (int b = 0; b < 53; b++)
-            pair_table[a * 53 + b] =
-                (a == 52 || b == 52) ? FL_SIDE_NOT_OFFERED : (uint8_t)((a >> 2) == (b >> 2));
+    make_pair_table();
     fl_rng g1, g2;
     fl_rng_seed_xoshiro(&g1, 77);
     fl_rng_seed_xoshiro(&g2, 77);
@@ -513,22 +518,8 @@ static void test_simulate_tally(void) {
  * true count off a continuous shuffler are refused. */
 static void test_simulate_counted(void) {
     static fl_sim_rules r;
-    memset(&r, 0, sizeof r);
-    r.decks = 6;
-    r.peek = 1;
-    r.bj_num = 3;
-    r.bj_den = 2;
-    r.max_hands = 4;
-    r.split_aces_one_card = 1;
-    r.cut_position = 234;
-    r.stake = 1000;
-    for (int t = 0; t < 32; t++)
-        for (int u = 0; u < 11; u++) r.hard[t][u] = r.soft[t][u] = t >= 17 ? 1 : 0;
-    static uint8_t pair_table[53 * 53];
-    for (int a = 0; a < 53; a++)
-        for (int b = 0; b < 53; b++)
-            pair_table[a * 53 + b] =
-                (a == 52 || b == 52) ? FL_SIDE_NOT_OFFERED : (uint8_t)((a >> 2) == (b >> 2));
+    sim_test_rules(&r, 17, 17);
+    make_pair_table();
     uint64_t plain_counts[256] = {0};
     fl_side_table t = {pair_table, sizeof pair_table, 2, {0, 1}, {53, 1}, plain_counts,
                        NULL, 0, 0, 0, 0};

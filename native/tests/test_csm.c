@@ -10,14 +10,8 @@
 #include "csm.h"
 #include "feltlab_core.h"
 
-static int failures = 0;
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "check.h"
+
 
 /* The earliest round in which the card dealt j-th in round r can be dealt again: its return
  * index is r * k + j; it enters the machine with the return of index + B, made at the end of

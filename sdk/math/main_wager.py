@@ -85,16 +85,7 @@ def analyzer_rules(
         kw = {"hard": t.hard, "soft": t.soft, "pair": pair, "surr": t.surr}
     return AnalyzerRules(
         counts=counts if counts is not None else shoe_counts(rules.decks),
-        h17=rules.dealer_hits_soft_17,
-        peek=rules.hole_card is HoleCard.PEEK,
-        enhc_takes=native.rule_code("dealer_blackjack_takes", rules.dealer_blackjack_takes),
-        bj_num=rules.blackjack_pays.numerator,
-        bj_den=rules.blackjack_pays.denominator,
-        double_on=native.rule_code("double_on", rules.double_on),
-        double_after_split=rules.double_after_split,
-        max_hands=rules.max_split_hands,
-        resplit_aces=rules.resplit_aces,
-        split_aces_one_card=rules.split_aces_one_card,
+        **rules.core_fields(),
         surrender=rules.surrender.value,
         strategy=strategy,
         **kw,

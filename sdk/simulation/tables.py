@@ -20,7 +20,6 @@ from feltlab.engine import Decision, DecisionView
 from feltlab.errors import RulesError
 from feltlab.math.strategy import action_values
 from feltlab.rules import (
-    HoleCard,
     Rules,
     ShufflerKind,
 )
@@ -200,16 +199,7 @@ def sim_rules(
             )
     return native.SimRules(
         decks=rules.decks,
-        h17=rules.dealer_hits_soft_17,
-        peek=rules.hole_card is HoleCard.PEEK,
-        enhc_takes=native.rule_code("dealer_blackjack_takes", rules.dealer_blackjack_takes),
-        bj_num=rules.blackjack_pays.numerator,
-        bj_den=rules.blackjack_pays.denominator,
-        double_on=native.rule_code("double_on", rules.double_on),
-        double_after_split=rules.double_after_split,
-        max_hands=rules.max_split_hands,
-        resplit_aces=rules.resplit_aces,
-        split_aces_one_card=rules.split_aces_one_card,
+        **rules.core_fields(),
         cut_position=cut,
         stake=stake,
         hard=t.hard,
