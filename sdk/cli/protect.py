@@ -341,23 +341,14 @@ def protect_cmd(
     trigger count from which it stays positive, the fraction of rounds at or above it, the
     counter's edge betting only there, the win per 100 rounds at the wager's maximum bet,
     and a verdict.  docs/protection.md explains how to read it."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
+    from feltlab.cli.render.progress import rounds_progress
     from feltlab.simulation.protection import protect
 
     wagers = _wagers(wager, every, paytable)
     specs = _counts(count_names, rules.decks)
     console = make_console(stderr=True)
     runs = len(specs) * (len(wagers) if any(not isinstance(s, Count) for s in specs) else 1)
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        disable=as_json or not console.is_terminal,
-        transient=True,
-    ) as bar:
+    with rounds_progress(console, quiet=as_json) as bar:
         task = bar.add_task("counting", total=rounds * runs)
         finished = 0
         last = 0

@@ -106,23 +106,14 @@ def simulate(
     """Simulate rounds in the C core with basic strategy: the main wager's house edge with a
     95% confidence interval, each side wager's return (tallied in C through each wager's
     lookup table; play-decided wagers from the round records), and rounds/s."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
+    from feltlab.cli.render.progress import rounds_progress
     from feltlab.simulation import run as sim
 
     preset = rules_name
     types = collect_wagers(get_plugin_manager())
     specs, skipped = side_bet_specs(side_bets, types, rules)
     console = make_console(stderr=True)
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        disable=as_json or not console.is_terminal,
-        transient=True,
-    ) as bar:
+    with rounds_progress(console, quiet=as_json) as bar:
         task = bar.add_task(f"simulating {preset}", total=rounds)
         try:
             res = sim.simulate(
