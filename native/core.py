@@ -28,6 +28,11 @@ SURRENDER_EARLY: int = int(lib.FL_SURRENDER_EARLY)
 TAKES_ORIGINAL: int = int(lib.FL_TAKES_ORIGINAL)
 TAKES_ORIGINAL_AND_BUSTED: int = int(lib.FL_TAKES_ORIGINAL_AND_BUSTED)
 TAKES_ALL: int = int(lib.FL_TAKES_ALL)
+can_frame_bits_unchecked = lib.fl_can_frame_bits
+"""The bits a classic CAN frame occupies on the wire, stuff bits counted from its CRC-15
+(native/src/can.c): ``(arbitration_id, extended, data, n) -> int`` with no argument checks,
+for the simulated wire's per-frame hot path; :func:`feltlab.rig.protocol.bittime.frame_bits`
+is the checked front."""
 _RULE_CODES: dict[str, dict[str, int]] = {
     "double_on": {
         "any": DOUBLE_ANY,

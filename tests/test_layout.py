@@ -221,6 +221,14 @@ def test_no_module_imports_another_modules_private_names() -> None:
     wrong = []
     for me, path in mods.items():
         for node, _ in _from_imports(path):
+            parts = node.module.split(".") if node.module else []
+            private = [
+                i for i, x in enumerate(parts) if x.startswith("_") and not x.startswith("__")
+            ]
+            if private and not me.startswith(".".join(parts[: private[0]]) + "."):
+                wrong.append(
+                    f"{path.relative_to(ROOT)}:{node.lineno} {node.module} (a private module)"
+                )
             if node.module in COMPILED:
                 continue
             for a in node.names:

@@ -4,9 +4,7 @@ which the simulated bus advances its clock by (re-exported by
 
 from __future__ import annotations
 
-from feltlab.native._core import lib as _native
-
-_c_frame_bits = _native.fl_can_frame_bits
+from feltlab.native import can_frame_bits_unchecked
 
 
 def frame_bits(
@@ -22,7 +20,7 @@ def frame_bits(
     """
     n = len(data)
     if stuffing == "exact" and n <= 8:  # the common case first: the simulated wire's hot path
-        return _c_frame_bits(arbitration_id, extended, bytes(data), n)  # type: ignore[no-any-return]
+        return can_frame_bits_unchecked(arbitration_id, extended, bytes(data), n)  # type: ignore[no-any-return]
     if n > 8:
         raise ValueError("classic CAN frames carry at most 8 data bytes")
     head = (39 if extended else 19) + 8 * n  # SOF..data
