@@ -105,9 +105,14 @@ class HandRecord:
         total = hand_total(cards)[0] if cards else 0
         natural = len(cards) == 2 and total == 21
         return cls(
-            tuple(cards), total, total > 21, natural and not from_split, doubled, surrendered,
+            tuple(cards),
+            total,
+            total > 21,
+            natural and not from_split,
+            doubled,
+            surrendered,
             from_split,
-        )  # fmt: skip
+        )
 
 
 @dataclass(frozen=True)

@@ -222,9 +222,14 @@ def plot_report(report: ProtectionReport, path: Path) -> None:
             continue
         xs, ys, hs = zip(*pts, strict=True)
         line = ax.errorbar(
-            xs, [100 * y for y in ys], yerr=[100 * h for h in hs], marker="o", ms=3, capsize=2,
+            xs,
+            [100 * y for y in ys],
+            yerr=[100 * h for h in hs],
+            marker="o",
+            ms=3,
+            capsize=2,
             label=f"{r.wager} ({r.count.name})",
-        )  # fmt: skip
+        )
         if a.trigger is not None:
             ax.axvline(float(a.buckets[a.trigger].value), ls=":", color=line[0].get_color())
     ax.axhline(0, color="black", lw=0.8)
@@ -362,9 +367,16 @@ def protect_cmd(
 
         try:
             report = protect(
-                rules, wagers, specs, rounds, rules_name=rules_name, seed=seed,
-                resolution=resolution, min_rounds=min_rounds, progress=progress,
-            )  # fmt: skip
+                rules,
+                wagers,
+                specs,
+                rounds,
+                rules_name=rules_name,
+                seed=seed,
+                resolution=resolution,
+                min_rounds=min_rounds,
+                progress=progress,
+            )
         except FeltlabError as exc:
             raise click.ClickException(str(exc)) from None
     if not report.results:

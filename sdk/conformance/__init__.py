@@ -494,9 +494,13 @@ class WagerConformance:
                 else:
                     specs.append(resolve_count(name))
             rep = protect(
-                t.rules, [w], specs, self.protection_rounds, rules_name=t.rules_name,
+                t.rules,
+                [w],
+                specs,
+                self.protection_rounds,
+                rules_name=t.rules_name,
                 seed=self.seed,
-            )  # fmt: skip
+            )
         except FeltlabError as exc:
             fail(f"{t.label}, paytable {paytable!r}: the protection report failed: {exc}")
         lines = [f"{r.count.name}: {r.analysis.verdict}" for r in rep.results]

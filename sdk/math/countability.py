@@ -265,9 +265,20 @@ def analyze_buckets(
         freq = k / n
     verdict = _verdict(bs, t, freq, edge_unit, win, max_bet, unit)
     return Countability(
-        bs, n, overall, t, t_low, t_high, freq, edge_unit, edge_round, win, max_bet,
-        min_rounds, verdict,
-    )  # fmt: skip
+        bs,
+        n,
+        overall,
+        t,
+        t_low,
+        t_high,
+        freq,
+        edge_unit,
+        edge_round,
+        win,
+        max_bet,
+        min_rounds,
+        verdict,
+    )
 
 
 def _fmt_count(v: Fraction) -> str:

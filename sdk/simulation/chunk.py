@@ -112,9 +112,14 @@ def _chunk_rules(rules: Rules, fresh_shoe: bool, instances: Sequence[WagerType])
 
 
 def _simulate_with_records(
-    rules: Rules, chunk: int, n_rounds: int, seed: int, instances: Sequence[WagerType],
-    fresh_shoe: bool, trace: bool = False,
-) -> Tally:  # fmt: skip
+    rules: Rules,
+    chunk: int,
+    n_rounds: int,
+    seed: int,
+    instances: Sequence[WagerType],
+    fresh_shoe: bool,
+    trace: bool = False,
+) -> Tally:
     """A chunk classified in batches from the simulator's per-round arrays and round records,
     in calls of :data:`RECORD_BATCH` rounds (the same rounds as the tally path), the dealer
     played out when a wager requires it; ``trace`` keeps the per-round arrays (``net``,

@@ -272,35 +272,27 @@ def run_tournament(
     tlog = TournamentLog(cards=log_cards)
     entry = Entry(d)
     result = TournamentResult(d, seed, entry, log=tlog)
-    bots: dict[str, BettingStrategy] = {}
-    for a in applicants:
-        try:
-            entry.apply(a.name)
-        except EntryError as exc:
-            tlog.emit("application_refused", rule="3.2(e)", player=a.name, reason=str(exc))
-            continue
-        bots[a.name] = strategies.create(a.strategy, native.ChaCha20(stream_key(seed, a.name)))
-        tlog.emit("application", rule="3.1, 3.2(b)", player=a.name, fee=d.entry_fee,
-                  strategy=a.strategy)  # fmt: skip
-    for a in applicants:
-        if a.name not in entry.entrants:
-            continue
-        if a.refused:
-            entry.refuse(a.name)
-            tlog.emit("refused", rule="3.3(a)", player=a.name, refund=d.entry_fee)
-        elif a.withdraw_days_before is not None:
-            e = entry.withdraw(a.name, days_before=a.withdraw_days_before)
-            tlog.emit("withdrawn", rule="3.5(a)", player=a.name, refund=e.refunded,
-                      days_before=a.withdraw_days_before)  # fmt: skip
+    bots = _enter(entry, applicants, strategies, seed, tlog)
     if len(entry.players) < d.min_players:
         entry.cancel()
-        tlog.emit("cancelled", rule="3.3(d), 3.5(b)", players=len(entry.players),
-                  min_players=d.min_players, refunds=entry.refunds)  # fmt: skip
+        tlog.emit(
+            "cancelled",
+            rule="3.3(d), 3.5(b)",
+            players=len(entry.players),
+            min_players=d.min_players,
+            refunds=entry.refunds,
+        )
         return result
     entry.start()
     pool = entry.prize_pool
-    tlog.emit("prize_pool", rule="3.4", fees=entry.fees_kept, additions=d.additions_value,
-              pool=pool, amounts=d.prize_amounts(pool))  # fmt: skip
+    tlog.emit(
+        "prize_pool",
+        rule="3.4",
+        fees=entry.fees_kept,
+        additions=d.additions_value,
+        pool=pool,
+        amounts=d.prize_amounts(pool),
+    )
     absent = {a.name: a.absent_stage for a in applicants if a.absent_stage is not None}
     field_players = list(entry.players)
     last = len(d.stages) - 1
@@ -308,8 +300,13 @@ def run_tournament(
         for p in list(field_players):
             if absent.get(p) == si:
                 entry.disqualify(p, "failed to attend at the designated playing time")
-                tlog.emit("disqualified", rule="3.3(b)(ii), 3.6", stage=stage.name, player=p,
-                          reason="absent")  # fmt: skip
+                tlog.emit(
+                    "disqualified",
+                    rule="3.3(b)(ii), 3.6",
+                    stage=stage.name,
+                    player=p,
+                    reason="absent",
+                )
                 field_players.remove(p)
         try:
             tables = seat_tables(field_players, native.ChaCha20(stream_key(seed, "seat", si)))
@@ -333,13 +330,58 @@ def run_tournament(
             if si == last:
                 result.placings = outcome.standing.groups
         field_players = next_field
-    amounts = d.prize_amounts(pool)
-    result.awards = allocate_prizes(amounts, result.placings)
+    result.awards = allocate_prizes(d.prize_amounts(pool), result.placings)
     for award in result.awards:
-        tlog.emit("prize", rule="6.8" if award.shared_with else "6.5", player=award.player,
-                  place=award.place, amount=award.amount, places=list(award.places),
-                  shared_with=list(award.shared_with))  # fmt: skip
+        tlog.emit(
+            "prize",
+            rule="6.8" if award.shared_with else "6.5",
+            player=award.player,
+            place=award.place,
+            amount=award.amount,
+            places=list(award.places),
+            shared_with=list(award.shared_with),
+        )
     return result
+
+
+def _enter(
+    entry: Entry,
+    applicants: Sequence[Applicant],
+    strategies: StrategyRegistry,
+    seed: int,
+    tlog: TournamentLog,
+) -> dict[str, BettingStrategy]:
+    """The entry (3.1-3.3, 3.5): each application accepted or refused, then the refusals
+    and withdrawals before the day; the accepted players' betting strategies, each on its
+    own ChaCha20 stream."""
+    d = entry.definition
+    bots: dict[str, BettingStrategy] = {}
+    for a in applicants:
+        try:
+            entry.apply(a.name)
+        except EntryError as exc:
+            tlog.emit("application_refused", rule="3.2(e)", player=a.name, reason=str(exc))
+            continue
+        bots[a.name] = strategies.create(a.strategy, native.ChaCha20(stream_key(seed, a.name)))
+        tlog.emit(
+            "application", rule="3.1, 3.2(b)", player=a.name, fee=d.entry_fee, strategy=a.strategy
+        )
+    for a in applicants:
+        if a.name not in entry.entrants:
+            continue
+        if a.refused:
+            entry.refuse(a.name)
+            tlog.emit("refused", rule="3.3(a)", player=a.name, refund=d.entry_fee)
+        elif a.withdraw_days_before is not None:
+            e = entry.withdraw(a.name, days_before=a.withdraw_days_before)
+            tlog.emit(
+                "withdrawn",
+                rule="3.5(a)",
+                player=a.name,
+                refund=e.refunded,
+                days_before=a.withdraw_days_before,
+            )
+    return bots
 
 
 def _play_table(
@@ -414,11 +456,18 @@ def _play_table(
             if len(advanced) >= stage.advance_per_table:
                 break
             advanced.extend(g)
-        tlog.emit("advanced", rule="6.2, 6.3, 6.4", stage=stage.name, table=ti,
-                  players=advanced, standings=groups)  # fmt: skip
+        tlog.emit(
+            "advanced",
+            rule="6.2, 6.3, 6.4",
+            stage=stage.name,
+            table=ti,
+            players=advanced,
+            standings=groups,
+        )
     else:
-        tlog.emit("final_standings", rule="6.5, 6.6, 6.7", stage=stage.name, table=ti,
-                  standings=groups)  # fmt: skip
+        tlog.emit(
+            "final_standings", rule="6.5, 6.6, 6.7", stage=stage.name, table=ti, standings=groups
+        )
     return TableOutcome(stage.name, si, ti, boxes, session, playoffs, standing, advanced)
 
 

@@ -297,33 +297,55 @@ class SessionTable:
             seconds = limit
             notes.append("4.11")
             self._emit(
-                "late_wager", "4.11", player=seat.player, asked=asked, wager=amount,
-                seconds=intent.seconds, limit=limit,
-            )  # fmt: skip
+                "late_wager",
+                "4.11",
+                player=seat.player,
+                asked=asked,
+                wager=amount,
+                seconds=intent.seconds,
+                limit=limit,
+            )
         if amount > lim.maximum:
             self._emit("excess_void", "4.8(b)", player=seat.player, asked=amount, wager=lim.maximum)
             amount = lim.maximum
             notes.append("4.8(b)")
         if amount > seat.chips:
-            self._emit("reduced_to_chips", "4.4", player=seat.player, asked=amount,
-                       wager=seat.chips)  # fmt: skip
+            self._emit(
+                "reduced_to_chips", "4.4", player=seat.player, asked=amount, wager=seat.chips
+            )
             amount = seat.chips
             notes.append("4.4")
         if amount % lim.increment:
             rounded = amount - amount % lim.increment
-            self._emit("increment_rounded", "4.6", player=seat.player, asked=amount,
-                       wager=rounded, increment=lim.increment)  # fmt: skip
+            self._emit(
+                "increment_rounded",
+                "4.6",
+                player=seat.player,
+                asked=amount,
+                wager=rounded,
+                increment=lim.increment,
+            )
             amount = rounded
             notes.append("4.6")
         if 0 < amount < lim.minimum:
             if not seat.undersize_used:
                 seat.undersize_used = True
-                self._emit("undersize_valid_once", "4.8(a)", player=seat.player, wager=amount,
-                           minimum=lim.minimum)  # fmt: skip
+                self._emit(
+                    "undersize_valid_once",
+                    "4.8(a)",
+                    player=seat.player,
+                    wager=amount,
+                    minimum=lim.minimum,
+                )
                 notes.append("4.8(a) valid once")
             else:
-                self._emit("undersize_void", "4.8(a)", player=seat.player, wager=amount,
-                           minimum=lim.minimum)  # fmt: skip
+                self._emit(
+                    "undersize_void",
+                    "4.8(a)",
+                    player=seat.player,
+                    wager=amount,
+                    minimum=lim.minimum,
+                )
                 return 0, seconds
         if amount <= 0:
             if seat.chips >= lim.minimum:
@@ -331,9 +353,15 @@ class SessionTable:
             return 0, seconds
         self.check_box(seat.player, seat.box)
         self._emit(
-            "wager", "4.1, 5.8" if view.first else "4.1, 5.9", player=seat.player,
-            box=seat.box, asked=asked, wager=amount, chips=seat.chips, applied=notes,
-        )  # fmt: skip
+            "wager",
+            "4.1, 5.8" if view.first else "4.1, 5.9",
+            player=seat.player,
+            box=seat.box,
+            asked=asked,
+            wager=amount,
+            chips=seat.chips,
+            applied=notes,
+        )
         return amount, seconds
 
     # ---------------------------------------------------------------- a round
@@ -375,8 +403,12 @@ class SessionTable:
                 wagers[seat.player] = amount
         if length.kind is LengthKind.TIME and t >= length.count:
             self.clock = t
-            self._emit("wagers_returned", "Session (b)", wagers=wagers,
-                       note="time elapsed before the first card of the round")  # fmt: skip
+            self._emit(
+                "wagers_returned",
+                "Session (b)",
+                wagers=wagers,
+                note="time elapsed before the first card of the round",
+            )
             self._round -= 1
             self._end(EndReason.TIME)
             return None
@@ -404,13 +436,21 @@ class SessionTable:
         )
         self.rounds.append(rec)
         self._emit(
-            "round_result", "6.1", wagers=wagers, net=net,
+            "round_result",
+            "6.1",
+            wagers=wagers,
+            net=net,
             chips={s.player: s.chips for s in self.seats if s.active},
-            clock=round(self.clock, 3), shoe_number=self.shoe.shoe_number,
-        )  # fmt: skip
+            clock=round(self.clock, 3),
+            shoe_number=self.shoe.shoe_number,
+        )
         if cut:
-            self._emit("cutting_card", "5.7(b)", shoe_number=self.shoe.shoe_number,
-                       note="the shoe is shuffled at the completion of the next round")  # fmt: skip
+            self._emit(
+                "cutting_card",
+                "5.7(b)",
+                shoe_number=self.shoe.shoe_number,
+                note="the shoe is shuffled at the completion of the next round",
+            )
         if self.shoe.shoe_complete:
             self.shoes_completed += 1
             self._emit("shoe_completed", "5.7(b)", shoe_number=self.shoe.shoe_number)
@@ -429,9 +469,11 @@ class SessionTable:
             all_lost = all(s.chips == 0 for s in remaining)
             rule = "4.10(a)" if all_lost else "4.10(b)"
             self._emit(
-                "playoff_4_10", rule, players=[s.player for s in remaining],
+                "playoff_4_10",
+                rule,
+                players=[s.player for s in remaining],
                 chips={s.player: s.chips for s in remaining},
-            )  # fmt: skip
+            )
             self._end(EndReason.RULE_4_10, [s.player for s in remaining])
             return
         self._eliminate_broke()
@@ -480,10 +522,14 @@ class SessionTable:
             list(playoff_410),
         )
         self._emit(
-            "session_ended", _REASON_RULE[reason], reason=reason.value,
-            rounds=len(self.rounds), shoes_completed=self.shoes_completed,
-            clock=round(self.clock, 3), chips=chips,
-        )  # fmt: skip
+            "session_ended",
+            _REASON_RULE[reason],
+            reason=reason.value,
+            rounds=len(self.rounds),
+            shoes_completed=self.shoes_completed,
+            clock=round(self.clock, 3),
+            chips=chips,
+        )
         self._retain_chips()
 
     def _retain_chips(self) -> None:
@@ -494,8 +540,13 @@ class SessionTable:
             if d.gratuitous:
                 self._emit("chips_returned", "6.9(a)", player=s.player, chips=s.chips)
             else:
-                self._emit("chips_retained", "6.9(b)", player=s.player, chips=s.chips,
-                           value=s.chips * d.chip_face_value)  # fmt: skip
+                self._emit(
+                    "chips_retained",
+                    "6.9(b)",
+                    player=s.player,
+                    chips=s.chips,
+                    value=s.chips * d.chip_face_value,
+                )
 
     def run(self) -> SessionResult:
         """Play rounds until the session ends; returns its :class:`SessionResult`."""

@@ -25,8 +25,13 @@ def print_par_sheets(sheets: Sequence[ParSheet], min_decks: int, max_decks: int)
             + (" (outside the wager's deck range)" if outside else "")
         )
         simulated = sh.method.startswith("simulated")
-        for col in ("outcome", "rounds" if simulated else "combinations", "probability", "pays",
-                    "return"):  # fmt: skip
+        for col in (
+            "outcome",
+            "rounds" if simulated else "combinations",
+            "probability",
+            "pays",
+            "return",
+        ):
             t.add_column(col, justify="left" if col == "outcome" else "right")
         for ln in sh.lines:
             t.add_row(
