@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from feltlab.rig.certify.campaign import CampaignOptions, load_profile, run_campaign
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions
+from feltlab.rig.certify.profile import load_profile
 
 pytestmark = pytest.mark.slow
 

@@ -54,7 +54,7 @@ from feltlab.rig.protocol.codec import UNKNOWN_DECK
 from feltlab.rig.protocol.freshness import freshness_starts
 
 if TYPE_CHECKING:
-    from feltlab.rig.certify.campaign import Profile, Progress
+    from feltlab.rig.certify.profile import Profile, Progress
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from feltlab.rig.protocol.secoc import DeviceKey, FreshnessVerifier
 
 if TYPE_CHECKING:
     from feltlab.rig.certify.analyze import Analysis
-    from feltlab.rig.certify.campaign import Profile
+    from feltlab.rig.certify.profile import Profile
 
 
 def check_failure_detection(a: Analysis, data: CaptureData, lim: dict[str, float]) -> None:

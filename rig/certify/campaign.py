@@ -34,7 +34,6 @@ from feltlab.rig.certify.collect import (
     calibrate_after,
     campaign_fault_plan,
     check_freshness,
-    collect_batch,
     fewer_gc_passes,
     open_part,
     wait_heartbeats,
@@ -46,28 +45,21 @@ from feltlab.rig.certify.faults import (
     read_trials,
     shoes_needed,
 )
-from feltlab.rig.certify.offline import analyze_campaign, analyze_path
+from feltlab.rig.certify.offline import analyze_campaign
 from feltlab.rig.certify.profile import (
-    EXIT_CODES,
-    REDACTED,
     CampaignError,
     NoProgress,
     Profile,
     Progress,
-    load_profile,
     profile_from_dict,
-    quick_profile,
-    redact_secrets,
 )
 from feltlab.rig.certify.record import (
     CampaignResult,
     build_record,
     capture_paths,
     check_parts,
-    clock_record,
     collection_record,
     count_samples,
-    device_name,
     file_sha256,
     first_stamp,
     missing_measurement,
@@ -79,7 +71,6 @@ from feltlab.rig.certify.record import (
     refuse_links,
     report_plots,
     taken_out_hint,
-    verdict_summary,
 )
 from feltlab.rig.certify.report import write_report
 from feltlab.rig.certify.uncertainty import combine, read_calibrations
@@ -500,29 +491,6 @@ def _finish(
 
 __all__ = [
     "BUNDLED",
-    "EXIT_CODES",
-    "REDACTED",
-    "Analysis",
-    "CampaignError",
-    "CampaignOptions",
-    "CampaignResult",
-    "Collected",
-    "NoProgress",
-    "Profile",
-    "Progress",
-    "analyze_campaign",
-    "analyze_path",
-    "clock_record",
-    "collect_batch",
-    "count_samples",
-    "device_name",
     "finish",
-    "load_profile",
-    "missing_measurement",
-    "profile_from_dict",
-    "quick_profile",
-    "record_part",
-    "redact_secrets",
     "run_campaign",
-    "verdict_summary",
 ]

@@ -391,7 +391,7 @@ def sync_capture(client: Any, i: int, every: int) -> None:
         client.node.capture.sync()
 
 
-def _collect_continuous(
+def collect_continuous(
     opts: CampaignOptions,
     client: Any,
     want: int,
@@ -421,7 +421,7 @@ def _collect_continuous(
         progress.advance()
 
 
-def _collect_jackpot(
+def collect_jackpot(
     opts: CampaignOptions,
     client: Any,
     want: int,

@@ -85,7 +85,9 @@ def _run_certify(
     size_option: str | None = None,
     standard: str | None = None,
 ) -> None:
-    from feltlab.rig.certify.campaign import CampaignOptions, load_profile, run_campaign
+    from feltlab.rig.certify.campaign import run_campaign
+    from feltlab.rig.certify.collect import CampaignOptions
+    from feltlab.rig.certify.profile import load_profile
 
     command = get_kind(kind).command  # the command certifies the kinds that name it
     stop = threading.Event()

@@ -16,7 +16,7 @@ from feltlab.rig.certify.power import DEFAULT_REQUIRED, MAX_SHOES, PowerTable, p
 
 
 def _alternatives(profile: str | None, given: tuple[str, ...]) -> tuple[list[str], dict[str, Any]]:
-    from feltlab.rig.certify.campaign import load_profile
+    from feltlab.rig.certify.profile import load_profile
 
     prof = load_profile(profile, "batch")
     if prof.kind != "batch":

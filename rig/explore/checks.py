@@ -11,7 +11,7 @@ from typing import Any
 
 import can
 
-from feltlab.rig.certify.campaign import verdict_summary
+from feltlab.rig.certify.record import verdict_summary
 from feltlab.rig.devices.misbehaving import GroundTruth
 from feltlab.rig.explore.scenarios import ALPHA, CALIBRATION_P, KNOWN, STATISTICAL, Scenario
 from feltlab.rig.kinds import get_kind

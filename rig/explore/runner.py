@@ -76,7 +76,9 @@ from typing import Any
 from feltlab.errors import FeltlabError
 from feltlab.rig.bus.chaos import ChaosPlan, WireChaos
 from feltlab.rig.certify import campaign as certify
-from feltlab.rig.certify.campaign import CampaignOptions, Profile, quick_profile
+from feltlab.rig.certify.collect import CampaignOptions
+from feltlab.rig.certify.offline import analyze_path
+from feltlab.rig.certify.profile import CampaignError, Profile, quick_profile
 from feltlab.rig.clock import SimClock, SimulationStall
 from feltlab.rig.devices.misbehaving import (
     GroundTruth,  # tests replace it
@@ -279,7 +281,7 @@ def run_scenario(
         refused = "faults_fewer_shoes" in sc.tags
         try:
             result = certify.run_campaign(opts)
-        except certify.CampaignError as exc:
+        except CampaignError as exc:
             # issue 14 item 6: a plan with too few shoes is refused up front, saying how many
             if not (refused and "needs at least" in str(exc)):
                 violate("raised", f"run_campaign raised CampaignError: {exc}")
@@ -292,7 +294,7 @@ def run_scenario(
             violate("faults", "a fault plan with fewer shoes than it needs was not refused")
         if result is not None:
             try:
-                offline = certify.analyze_path(directory, None, out=None)
+                offline = analyze_path(directory, None, out=None)
             except Exception as exc:
                 violate("raised", f"analyze_path raised {type(exc).__name__}: {exc}")
     out.wall = time.perf_counter() - t0

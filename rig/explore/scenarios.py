@@ -9,8 +9,8 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from feltlab.rig.bus.chaos import ChaosPlan
-from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.faults import ALL_FAULTS
+from feltlab.rig.certify.profile import load_profile
 from feltlab.rig.devices.misbehaving import Misbehaviour
 from feltlab.rig.devices.models import parse_model
 from feltlab.rig.kinds import kinds
@@ -120,7 +120,7 @@ def campaign_rng(seed: int, index: int, stream: str = "") -> random.Random:
 
 
 def _limits(kind: str) -> dict[str, float]:
-    return certify.load_profile(None, kind).limits
+    return load_profile(None, kind).limits
 
 
 def draw_scenario(seed: int, index: int, *, shoes_max: int = 64) -> Scenario:

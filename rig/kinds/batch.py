@@ -57,7 +57,7 @@ BATCH = DeviceKind(
     unit="shoes",
     command="shuffler",
     # through the campaign module, which re-exports it: a test replaces it there
-    collect=lazy("feltlab.rig.certify.campaign", "collect_batch"),
+    collect=lazy("feltlab.rig.certify.collect", "collect_batch"),
     analyze=lazy("feltlab.rig.certify.analyze", "analyze_batch"),
     plan_ahead=lazy("feltlab.rig.certify.analyze", "planned_power_jobs"),
     count=count,

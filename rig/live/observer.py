@@ -94,7 +94,8 @@ class CampaignObserver:
     # ------------------------------------------------------------ campaign hooks
     def campaign_started(self, state: Mapping[str, Any], directory: Path) -> None:
         """The campaign's ``campaign.json`` state is written: who, what, how many."""
-        from feltlab.rig.certify.campaign import clock_record, device_name, profile_from_dict
+        from feltlab.rig.certify.profile import profile_from_dict
+        from feltlab.rig.certify.record import clock_record, device_name
 
         with self._lock:
             prof = (state.get("profile") or {}).get("data") or {}

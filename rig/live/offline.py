@@ -20,8 +20,9 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
     import json
 
     from feltlab.inputs import read_text_regular
-    from feltlab.rig.certify.campaign import clock_record, profile_from_dict
     from feltlab.rig.certify.decode import read_campaign_capture
+    from feltlab.rig.certify.profile import profile_from_dict
+    from feltlab.rig.certify.record import clock_record
     from feltlab.rig.errors import RigError
     from feltlab.rig.kinds import kinds
 

@@ -21,9 +21,17 @@ from click.testing import CliRunner
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.analyze_continuous import gap_test, simulate_gaps
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import CampaignOptions, run_campaign, verdict_summary
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.offline import analyze_path
-from feltlab.rig.certify.profile import QUICK_ALTERNATIVES
+from feltlab.rig.certify.profile import (
+    QUICK_ALTERNATIVES,
+    CampaignError,
+    Profile,
+    load_profile,
+    quick_profile,
+)
+from feltlab.rig.certify.record import CampaignResult, verdict_summary
 from feltlab.rig.certify.report import sha256_file
 from feltlab.rig.cli.analyze import analyze as analyze_cmd
 from feltlab.rig.cli.certify import certify as certify_cmd
@@ -35,18 +43,18 @@ def _isolated(no_can_env: None) -> None:
     """No developer CAN settings (tests/conftest.py)."""
 
 
-def fast(kind: str = "batch", **device: Any) -> certify.Profile:
-    """The bundled profile, unpaced and with fewer replicates (certify.quick_profile)."""
-    return certify.quick_profile(kind, null_replicates=39, **device)
+def fast(kind: str = "batch", **device: Any) -> Profile:
+    """The bundled profile, unpaced and with fewer replicates (quick_profile)."""
+    return quick_profile(kind, null_replicates=39, **device)
 
 
 @pytest.fixture(scope="module")
-def fair(tmp_path_factory: pytest.TempPathFactory) -> certify.CampaignResult:
+def fair(tmp_path_factory: pytest.TempPathFactory) -> CampaignResult:
     out = tmp_path_factory.mktemp("fair") / "campaign"
     return run_campaign(CampaignOptions(fast(), out, size=120, seed=5))
 
 
-def test_default_fair_shuffler_passes_end_to_end(fair: certify.CampaignResult) -> None:
+def test_default_fair_shuffler_passes_end_to_end(fair: CampaignResult) -> None:
     rec = fair.record
     assert fair.verdict is Verdict.PASS, (rec["battery"], rec["errors"])
     assert fair.exit_code == 0
@@ -69,7 +77,7 @@ def test_default_fair_shuffler_passes_end_to_end(fair: certify.CampaignResult) -
     assert "Rising sequences" in html and "data:image/png;base64" in html
 
 
-def test_analyze_reproduces_verdicts_and_statistics(fair: certify.CampaignResult) -> None:
+def test_analyze_reproduces_verdicts_and_statistics(fair: CampaignResult) -> None:
     offline = analyze_path(fair.directory, None, out=None)
     assert verdict_summary(offline.record) == verdict_summary(fair.record)
     # from the bare capture file with the profile given explicitly, alpha and seed as used
@@ -135,7 +143,7 @@ def test_stuck_card_fails_position_uniformity_naming_the_card(tmp_path: Path) ->
     assert pu["verdict"] == "FAIL" and pu["detail"]["worst_input_position"] == 17
 
 
-def test_exit_codes_of_the_commands(fair: certify.CampaignResult, tmp_path: Path) -> None:
+def test_exit_codes_of_the_commands(fair: CampaignResult, tmp_path: Path) -> None:
     runner = CliRunner()
     ok = runner.invoke(analyze_cmd, [str(fair.directory)])
     assert ok.exit_code == 0, ok.output
@@ -252,21 +260,21 @@ def test_return_gap_null_is_calibrated_and_detects_a_wrong_model() -> None:
 
 def test_profiles_bundled_and_errors(tmp_path: Path) -> None:
     for name in ("batch6", "continuous", "jackpot"):
-        p = certify.load_profile(name)
+        p = load_profile(name)
         assert p.kind in certify.BUNDLED and p.limits
-    assert certify.load_profile(None).device["decks"] == 6
+    assert load_profile(None).device["decks"] == 6
     bad = tmp_path / "bad.toml"
     bad.write_text("[device]\nkind = 'toaster'\n")
     with pytest.raises(
-        certify.CampaignError,
+        CampaignError,
         match="unknown device kind 'toaster'; choose one of batch, continuous, jackpot",
     ):
-        certify.load_profile(bad)
-    with pytest.raises(certify.CampaignError, match="bundled profile name"):
-        certify.load_profile(tmp_path / "none.toml")
-    with pytest.raises(certify.CampaignError, match="not empty"):
+        load_profile(bad)
+    with pytest.raises(CampaignError, match="bundled profile name"):
+        load_profile(tmp_path / "none.toml")
+    with pytest.raises(CampaignError, match="not empty"):
         run_campaign(CampaignOptions(fast(), tmp_path))
-    with pytest.raises(certify.CampaignError, match="cannot resume"):
+    with pytest.raises(CampaignError, match="cannot resume"):
         run_campaign(CampaignOptions(fast(), tmp_path / "nothing"), resume=True)
     assert np.isfinite(part_seed(1, 2))
 
@@ -274,7 +282,7 @@ def test_profiles_bundled_and_errors(tmp_path: Path) -> None:
 def test_a_panels_draws_beyond_the_plan_are_counted_apart(tmp_path: Path) -> None:
     # 30 draws planned; the failure-detection and fallback checks after collection draw 2
     # more: collected + missing = planned, and the 2 are said, not hidden nor miscounted
-    prof = certify.quick_profile("jackpot", null_replicates=39)
+    prof = quick_profile("jackpot", null_replicates=39)
     res = run_campaign(CampaignOptions(prof, tmp_path / "j", size=30, seed=7))
     col = res.record["collection"]
     assert (col["requested"], col["collected"], col["missing_count"]) == (30, 30, 0)

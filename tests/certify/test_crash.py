@@ -18,8 +18,8 @@ import pytest
 
 from feltlab.rig.bus.capture import read_journal
 from feltlab.rig.bus.writer import journal_path
-from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.decode import read_campaign_capture
+from feltlab.rig.certify.profile import load_profile
 
 
 def _toml(data: dict[str, Any]) -> str:
@@ -44,7 +44,7 @@ def _env() -> dict[str, str]:
 
 @pytest.mark.slow
 def test_kill_9_loses_at_most_the_shoe_in_flight_and_resume_completes(tmp_path: Path) -> None:
-    prof = certify.load_profile(None, "batch")
+    prof = load_profile(None, "batch")
     raw = dict(prof.raw)
     raw["device"] = {k: v for k, v in prof.device.items() if k != "bitrate"}
     raw["campaign"] = dict(prof.campaign)

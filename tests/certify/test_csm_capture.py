@@ -12,17 +12,23 @@ import pytest
 from click.testing import CliRunner
 
 from feltlab.native import CsmModel
-from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.csm_capture import measure_model, read_gaps
 from feltlab.rig.certify.csm_model import profile_model
-from feltlab.rig.certify.profile import CampaignError, profile_from_dict
+from feltlab.rig.certify.profile import (
+    CampaignError,
+    Profile,
+    load_profile,
+    profile_from_dict,
+    quick_profile,
+)
 from feltlab.rig.cli.certify import certify as certify_cmd
 
 
-def _profile(model: dict[str, Any], simulation: dict[str, Any]) -> certify.Profile:
-    prof = certify.quick_profile("continuous", null_replicates=39)
+def _profile(model: dict[str, Any], simulation: dict[str, Any]) -> Profile:
+    prof = quick_profile("continuous", null_replicates=39)
     raw = dict(prof.raw, model=dict(prof.raw["model"], **model))
     sim = dict(prof.simulation, **simulation)
     raw["simulation"] = sim
@@ -80,7 +86,7 @@ def test_a_device_that_declares_its_buffer_passes_and_is_measured_as_declared(
     ],
 )
 def test_the_model_table_is_checked_in_one_line(model: dict[str, Any], message: str) -> None:
-    prof = certify.load_profile("continuous")
+    prof = load_profile("continuous")
     raw = dict(prof.raw, model=dict(prof.raw["model"], **model))
     with pytest.raises(CampaignError, match=message) as exc:
         profile_from_dict(raw, "p.toml")
@@ -88,7 +94,7 @@ def test_the_model_table_is_checked_in_one_line(model: dict[str, Any], message: 
 
 
 def test_the_bundled_profile_declares_the_slot_machine_without_a_buffer() -> None:
-    prof = certify.load_profile("continuous")
+    prof = load_profile("continuous")
     assert profile_model(prof.raw) == CsmModel("slots", slots=38)
     ideal = dict(prof.raw, model={"insert": "uniform", "deal": "uniform", "buffer": 16})
     assert profile_model(ideal) == CsmModel("ideal", slots=38, buffer=16)
@@ -98,7 +104,7 @@ def test_the_bundled_profile_declares_the_slot_machine_without_a_buffer() -> Non
 
 def test_a_batch_campaign_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "b"
-    run_campaign(CampaignOptions(certify.quick_profile("batch", power_shoes=40), out, size=3))
+    run_campaign(CampaignOptions(quick_profile("batch", power_shoes=40), out, size=3))
     with pytest.raises(CampaignError, match="holds a batch campaign: the CSM audit reads"):
         read_gaps(out)
 

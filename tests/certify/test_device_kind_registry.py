@@ -25,7 +25,8 @@ from feltlab.rig.certify.collect import CampaignOptions, Collected
 from feltlab.rig.certify.decode import CaptureData
 from feltlab.rig.certify.faults import FaultRunner
 from feltlab.rig.certify.measures import Measurement
-from feltlab.rig.certify.profile import Profile, Progress
+from feltlab.rig.certify.offline import analyze_path
+from feltlab.rig.certify.profile import Profile, Progress, load_profile
 from feltlab.rig.certify.uncertainty import HostUncertainty
 from feltlab.rig.clients.base import DeviceClient
 from feltlab.rig.devices import DEVICE_KINDS, make_device
@@ -191,7 +192,7 @@ def test_builtin_kinds_come_from_the_registry() -> None:
 
 def test_a_toy_kind_runs_a_simulated_campaign(dice: kinds.DeviceKind, tmp_path: Path) -> None:
     assert kinds.names()[-1] == "dice" and kinds.get_kind("dice") is dice
-    prof = certify.load_profile(None, "dice")
+    prof = load_profile(None, "dice")
     assert prof.kind == "dice" and prof.base == 0x500
     opts = CampaignOptions(prof, tmp_path / "fair", seed=12)
     res = certify.run_campaign(opts)
@@ -213,12 +214,12 @@ def test_a_toy_kind_runs_a_simulated_campaign(dice: kinds.DeviceKind, tmp_path: 
     again = certify.run_campaign(CampaignOptions(prof, tmp_path / "again", seed=12))
     assert again.record["measurements"] == rec["measurements"]
     # offline analysis of the capture reaches the same verdict through the registry
-    offline = certify.analyze_path(tmp_path / "fair", None, out=None)
+    offline = analyze_path(tmp_path / "fair", None, out=None)
     assert offline.verdict == Verdict.PASS and offline.record["collection"]["collected"] == 600
 
 
 def test_a_loaded_toy_die_fails(dice: kinds.DeviceKind, tmp_path: Path) -> None:
-    prof = certify.load_profile(None, "dice")
+    prof = load_profile(None, "dice")
     loaded = replace(prof, device=dict(prof.device, loaded=True))
     res = certify.run_campaign(CampaignOptions(loaded, tmp_path / "loaded", size=300, seed=3))
     meas = {m["name"]: m for m in res.record["measurements"]}

@@ -13,7 +13,12 @@ from click.testing import CliRunner
 
 from feltlab.rig.bus.chaos import ChaosPlan, WireChaos
 from feltlab.rig.certify import campaign as certify
+from feltlab.rig.certify import collect
+from feltlab.rig.certify.analyze import Analysis
 from feltlab.rig.certify.battery import Verdict
+from feltlab.rig.certify.collect import collect_batch
+from feltlab.rig.certify.offline import analyze_path
+from feltlab.rig.certify.record import CampaignResult, missing_measurement
 from feltlab.rig.clock import SimClock, SimulationStall
 from feltlab.rig.devices.misbehaving import GroundTruth, Misbehaviour
 from feltlab.rig.explore import runner as explore
@@ -84,7 +89,7 @@ def test_a_broken_check_is_reported_with_its_replay_command(
 ) -> None:
     # every analysis says PASS: a device that drops a card must then be caught
     sc = _first(lambda s: (s.model or "").startswith("missing"))
-    monkeypatch.setattr(certify.Analysis, "verdict", lambda self: Verdict.PASS)
+    monkeypatch.setattr(Analysis, "verdict", lambda self: Verdict.PASS)
     result = CliRunner().invoke(
         explore_command,
         ["--campaigns", "1", "--seed", str(SEED), "--first", str(sc.index), "--out", str(tmp_path)],
@@ -129,32 +134,32 @@ def test_a_pass_without_the_required_power_is_a_violation(
 
 def test_a_broken_offline_analysis_is_a_violation(monkeypatch: pytest.MonkeyPatch) -> None:
     sc = _first(lambda s: s.kind == "batch" and s.family == "fair")
-    real = certify.analyze_path
+    real = analyze_path
 
-    def lossy(*a: object, **kw: object) -> certify.CampaignResult:
+    def lossy(*a: object, **kw: object) -> CampaignResult:
         res = real(*a, **kw)  # type: ignore[arg-type]
         res.record["measurements"] = res.record["measurements"][1:]
         return res
 
-    monkeypatch.setattr(certify, "analyze_path", lossy)
+    monkeypatch.setattr(explore, "analyze_path", lossy)
     (o,) = explore.explore(1, SEED, first=sc.index).outcomes
     assert [name for name, _ in o.violations] == ["offline"]
 
 
 def test_a_lost_shoe_not_counted_is_a_violation(monkeypatch: pytest.MonkeyPatch) -> None:
     sc = _first(lambda s: s.kind == "batch" and s.family == "fair")
-    real = certify.missing_measurement
+    real = missing_measurement
 
     def forgetful(kind: str, size: int, have: int | None, *a: object, **kw: object) -> object:
         return real(kind, size, size, *a, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(certify, "missing_measurement", forgetful)
-    real_collect = certify.collect_batch
+    real_collect = collect_batch
 
     def short(opts: object, client: object, want: int, *a: object, **kw: object) -> None:
         real_collect(opts, client, want - 1, *a, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(certify, "collect_batch", short)
+    monkeypatch.setattr(collect, "collect_batch", short)
     (o,) = explore.explore(1, SEED, first=sc.index).outcomes
     assert "counted" in [name for name, _ in o.violations]
 

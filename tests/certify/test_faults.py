@@ -12,12 +12,14 @@ from typing import Any
 
 import pytest
 
-from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import CampaignOptions, run_campaign, verdict_summary
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.decode import read_campaign_capture
 from feltlab.rig.certify.faults import ALL_FAULTS
 from feltlab.rig.certify.offline import analyze_path
+from feltlab.rig.certify.profile import CampaignError, Profile, quick_profile
+from feltlab.rig.certify.record import CampaignResult, verdict_summary
 
 KEY = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 
@@ -27,20 +29,18 @@ def _isolated(no_can_env: None) -> None:
     """No developer CAN settings (tests/conftest.py)."""
 
 
-def fast(
-    kind: str = "batch", faults: dict[str, Any] | None = None, **device: Any
-) -> certify.Profile:
-    """The bundled profile, unpaced and with fewer replicates (certify.quick_profile)."""
-    return certify.quick_profile(kind, faults=faults, **device)
+def fast(kind: str = "batch", faults: dict[str, Any] | None = None, **device: Any) -> Profile:
+    """The bundled profile, unpaced and with fewer replicates (quick_profile)."""
+    return quick_profile(kind, faults=faults, **device)
 
 
 @pytest.fixture(scope="module")
-def campaign(tmp_path_factory: pytest.TempPathFactory) -> certify.CampaignResult:
+def campaign(tmp_path_factory: pytest.TempPathFactory) -> CampaignResult:
     out = tmp_path_factory.mktemp("faults") / "c"
     return run_campaign(CampaignOptions(fast(), out, size=160, seed=11, faults="all"))
 
 
-def test_fault_campaign_passes_with_every_fault(campaign: certify.CampaignResult) -> None:
+def test_fault_campaign_passes_with_every_fault(campaign: CampaignResult) -> None:
     rec = campaign.record
     assert campaign.verdict is Verdict.PASS, (rec["errors"], rec["faults"])
     assert [r["fault"] for r in rec["faults"]] == list(ALL_FAULTS)
@@ -55,7 +55,7 @@ def test_fault_campaign_passes_with_every_fault(campaign: certify.CampaignResult
 
 @pytest.mark.parametrize("fault", ALL_FAULTS)
 def test_each_fault_detected_in_time_recovered_and_data_intact(
-    campaign: certify.CampaignResult, fault: str
+    campaign: CampaignResult, fault: str
 ) -> None:
     row = next(r for r in campaign.record["faults"] if r["fault"] == fault)
     limit = campaign.record["profile"]["data"]["limits"][f"{fault}_detection_max"]
@@ -66,7 +66,7 @@ def test_each_fault_detected_in_time_recovered_and_data_intact(
     assert row["verdict"] == "PASS" and row["shoes_before"] > 0
 
 
-def test_offline_analysis_reproduces_the_fault_table(campaign: certify.CampaignResult) -> None:
+def test_offline_analysis_reproduces_the_fault_table(campaign: CampaignResult) -> None:
     offline = analyze_path(campaign.directory, None, out=None)
     assert offline.record["faults"] == campaign.record["faults"]
     assert verdict_summary(offline.record) == verdict_summary(campaign.record)
@@ -93,15 +93,15 @@ def test_a_device_that_does_not_come_back_stops_the_campaign_with_error(tmp_path
 
 
 def test_bad_fault_plans_are_clear_errors(tmp_path: Path) -> None:
-    with pytest.raises(certify.CampaignError, match="unknown fault"):
+    with pytest.raises(CampaignError, match="unknown fault"):
         run_campaign(CampaignOptions(fast(), tmp_path / "a", size=4, faults="gremlins"))
-    with pytest.raises(certify.CampaignError, match="heartbeat_silence"):
+    with pytest.raises(CampaignError, match="heartbeat_silence"):
         run_campaign(
             CampaignOptions(
                 fast(faults={"inject": "all", "heartbeat_silence": -1}), tmp_path / "b", size=4
             )
         )
-    with pytest.raises(certify.CampaignError, match="batch shufflers"):
+    with pytest.raises(CampaignError, match="batch shufflers"):
         run_campaign(CampaignOptions(fast("jackpot"), tmp_path / "c", size=4, faults="all"))
 
 
@@ -138,7 +138,7 @@ def test_inline_key_is_never_written_and_required_when_authenticating(tmp_path: 
         assert KEY.encode() not in f.read_bytes().lower(), f.name
     state = json.loads((out / "campaign.json").read_text())
     assert "redacted" in state["profile"]["data"]["device"]["key"]
-    with pytest.raises(certify.CampaignError, match="inline key"):
+    with pytest.raises(CampaignError, match="inline key"):
         analyze_path(out, None, out=None)
-    with pytest.raises(certify.CampaignError, match="authenticate = true needs"):
+    with pytest.raises(CampaignError, match="authenticate = true needs"):
         run_campaign(CampaignOptions(fast("jackpot", authenticate=True), tmp_path / "k", size=4))

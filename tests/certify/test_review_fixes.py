@@ -21,9 +21,12 @@ from feltlab.rig.bus.writer import CaptureWriter, journal_path
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.analyze_continuous import gap_test, simulate_gaps
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.offline import analyze_path
 from feltlab.rig.certify.power import estimate_power
+from feltlab.rig.certify.profile import CampaignError, Profile, quick_profile
+from feltlab.rig.certify.record import CampaignResult, missing_measurement
 from feltlab.rig.certify.report import sha256_file
 from feltlab.rig.cli import campaign_dir as cli_campaign_dir
 from feltlab.rig.cli.analyze import analyze as analyze_cmd
@@ -40,13 +43,13 @@ def _isolated(no_can_env: None) -> None:
     """No developer CAN settings (tests/conftest.py)."""
 
 
-def fast(kind: str = "batch", **device: Any) -> certify.Profile:
-    """The bundled profile, unpaced and with fewer replicates (certify.quick_profile)."""
-    return certify.quick_profile(kind, null_replicates=19, **device)
+def fast(kind: str = "batch", **device: Any) -> Profile:
+    """The bundled profile, unpaced and with fewer replicates (quick_profile)."""
+    return quick_profile(kind, null_replicates=19, **device)
 
 
 @pytest.fixture(scope="module")
-def small(tmp_path_factory: pytest.TempPathFactory) -> certify.CampaignResult:
+def small(tmp_path_factory: pytest.TempPathFactory) -> CampaignResult:
     """A finished 6-shoe campaign (riffle:k=4, a big seed)."""
     out = tmp_path_factory.mktemp("small") / "campaign"
     return run_campaign(CampaignOptions(fast(), out, model="riffle:k=4", size=6, seed=BIG_SEED))
@@ -86,7 +89,7 @@ def test_continuous_campaign_with_a_62_bit_seed_is_not_an_error(tmp_path: Path) 
 
 
 def test_analyze_of_an_incomplete_campaign_is_aborted(
-    small: certify.CampaignResult, tmp_path: Path
+    small: CampaignResult, tmp_path: Path
 ) -> None:
     d = tmp_path / "c4"
     d.mkdir()
@@ -108,7 +111,7 @@ def test_analyze_of_an_incomplete_campaign_is_aborted(
 
 
 def test_simulated_model_is_named_in_record_title_and_report(
-    small: certify.CampaignResult,
+    small: CampaignResult,
 ) -> None:
     rec = small.record
     assert "riffle:k=4" in rec["device"]["name"] and "Fisher-Yates" not in rec["device"]["name"]
@@ -140,7 +143,7 @@ def test_a_device_on_the_bus_is_named_by_its_heartbeat(tmp_path: Path) -> None:
 
 
 def test_resume_refuses_a_finished_campaign_and_leaves_it_untouched(
-    small: certify.CampaignResult,
+    small: CampaignResult,
 ) -> None:
     before = _snapshot(small.directory)
     run = CliRunner().invoke(certify_cmd, ["shuffler", "--resume", str(small.directory)])
@@ -153,11 +156,9 @@ def test_resume_refuses_a_finished_campaign_and_leaves_it_untouched(
 
 
 def test_missing_count_when_the_device_stops_early() -> None:
-    m = certify.missing_measurement(
-        "batch", 2000, 153, "collection stopped", failed=["153: device lost"]
-    )
+    m = missing_measurement("batch", 2000, 153, "collection stopped", failed=["153: device lost"])
     assert (m.value, m.verdict) == (1847.0, Verdict.FAIL)
-    m = certify.missing_measurement("batch", 2000, 153, "collection stopped: lost")
+    m = missing_measurement("batch", 2000, 153, "collection stopped: lost")
     assert (m.value, m.verdict) == (1847.0, Verdict.ERROR)
     assert m.detail["reason"] == "collection stopped: lost"
 
@@ -239,7 +240,7 @@ def test_a_second_ctrl_c_says_what_it_leaves_behind(
 # 7 ---------------------------------------------------------------- analyze --out
 
 
-def test_analyze_without_out_says_nothing_was_written(small: certify.CampaignResult) -> None:
+def test_analyze_without_out_says_nothing_was_written(small: CampaignResult) -> None:
     before = _snapshot(small.directory)
     run = CliRunner().invoke(analyze_cmd, [str(small.directory)])
     assert "no report written" in run.output and "report in" not in run.output
@@ -247,7 +248,7 @@ def test_analyze_without_out_says_nothing_was_written(small: certify.CampaignRes
     assert _snapshot(small.directory) == before
 
 
-def test_analyze_refuses_to_overwrite_the_campaign_folder(small: certify.CampaignResult) -> None:
+def test_analyze_refuses_to_overwrite_the_campaign_folder(small: CampaignResult) -> None:
     before = _snapshot(small.directory)
     run = CliRunner().invoke(analyze_cmd, [str(small.directory), "--out", str(small.directory)])
     assert run.exit_code == 2 and "is not a new or empty directory" in run.output
@@ -263,7 +264,7 @@ def test_bad_seeds_are_refused_before_collection(tmp_path: Path, seed: str) -> N
     run = CliRunner().invoke(certify_cmd, ["shuffler", "--seed", seed, "--out", str(out)])
     assert run.exit_code == 2 and "is not in the range 0<=x<=" in run.output
     assert not out.exists()
-    with pytest.raises(certify.CampaignError, match="seed must be in"):
+    with pytest.raises(CampaignError, match="seed must be in"):
         run_campaign(CampaignOptions(fast(), out, size=2, seed=int(seed)))
     assert not out.exists()
 
@@ -332,7 +333,7 @@ def test_the_smallest_panel_campaign_measures_its_heartbeat(
 
 
 def test_capture_decode_names_values_and_survives_a_closed_pipe(
-    small: certify.CampaignResult,
+    small: CampaignResult,
 ) -> None:
     blf = small.directory / "capture-001.blf"
     run = CliRunner().invoke(capture_cmd, ["decode", str(blf)])

@@ -13,10 +13,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import CampaignOptions, run_campaign, verdict_summary
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.offline import analyze_path
+from feltlab.rig.certify.profile import CampaignError, Profile, quick_profile
+from feltlab.rig.certify.record import verdict_summary
 from feltlab.rig.cli.certify import certify as certify_cmd
 from feltlab.rig.clients import BatchShufflerClient
 from feltlab.rig.clock import SimClock, SimulationStall
@@ -32,8 +34,8 @@ def _isolated(no_can_env: None) -> None:
     """No developer CAN settings (tests/conftest.py)."""
 
 
-def fast() -> certify.Profile:
-    return certify.quick_profile("batch", null_replicates=39)
+def fast() -> Profile:
+    return quick_profile("batch", null_replicates=39)
 
 
 def test_sim_clock_runs_events_in_time_order_and_ties_in_schedule_order() -> None:
@@ -132,7 +134,7 @@ def test_same_seed_same_capture_and_record_on_any_host(tmp_path: Path) -> None:
 
 def test_simulated_clock_cannot_drive_an_external_bus(tmp_path: Path) -> None:
     opts = CampaignOptions(fast(), tmp_path / "x", bus="interface=udp_multicast", clock="sim")
-    with pytest.raises(certify.CampaignError, match="real time"):
+    with pytest.raises(CampaignError, match="real time"):
         opts.clock_mode  # noqa: B018
     res = CliRunner().invoke(
         certify_cmd,

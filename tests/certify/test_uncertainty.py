@@ -13,10 +13,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify import measures, uncertainty
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions
+from feltlab.rig.certify.offline import analyze_campaign
+from feltlab.rig.certify.profile import quick_profile
 from feltlab.rig.certify.uncertainty import (
     HostUncertainty,
     calibrate_host,
@@ -313,7 +315,7 @@ def test_host_monitor_of_a_device_on_the_host_samples_a_sibling(tmp_path: Path) 
 
 
 def test_a_campaign_records_its_uncertainty_and_uses_it(tmp_path: Path) -> None:
-    prof = certify.quick_profile("batch")
+    prof = quick_profile("batch")
     res = run_campaign(CampaignOptions(prof, tmp_path / "c", size=3, seed=4, clock="real"))
     hu = res.record["host_uncertainty"]
     assert hu["source"] == "measured" and res.record["clock"]["mode"] == "real"
@@ -322,15 +324,15 @@ def test_a_campaign_records_its_uncertainty_and_uses_it(tmp_path: Path) -> None:
     assert (tmp_path / "c" / uncertainty.CALIBRATION_FILE).exists()
     # the same capture judged with a hand-made uncertainty larger than a margin
     captures = [tmp_path / "c" / "capture-001.blf"]
-    a0, _ = certify.analyze_campaign(captures, prof, alpha=0.01, seed=4)
+    a0, _ = analyze_campaign(captures, prof, alpha=0.01, seed=4)
     p99 = next(m.value for m in a0.measurements if m.name == "shuffle_cycle.p99")
     assert p99 is not None
     tight = replace(prof, limits={**prof.limits, "shuffle_cycle_p99": p99 * 0.99})
     host = from_samples([p99] * 3, None, resolution=1e-9, epoch=0.0)
-    a, _ = certify.analyze_campaign(captures, tight, alpha=0.01, seed=4, host=host)
+    a, _ = analyze_campaign(captures, tight, alpha=0.01, seed=4, host=host)
     m = next(m for m in a.measurements if m.name == "shuffle_cycle.p99")
     assert m.verdict is Verdict.INCONCLUSIVE and m.detail["uncertainty_s"] == host.seconds
-    plain, _ = certify.analyze_campaign(
+    plain, _ = analyze_campaign(
         captures, tight, alpha=0.01, seed=4, host=HostUncertainty.simulated_time()
     )
     assert next(m for m in plain.measurements if m.name == "shuffle_cycle.p99").verdict is (

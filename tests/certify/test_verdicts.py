@@ -18,8 +18,11 @@ from click.testing import CliRunner
 from feltlab.rig.certify import battery, measures
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict, combine_verdicts
-from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
-from feltlab.rig.certify.offline import analyze_path
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions, Collected
+from feltlab.rig.certify.offline import analyze_campaign, analyze_path
+from feltlab.rig.certify.profile import EXIT_CODES, NoProgress, profile_from_dict, quick_profile
+from feltlab.rig.certify.record import CampaignResult, record_part
 from feltlab.rig.cli.analyze import analyze as analyze_cmd
 from feltlab.rig.protocol.codec import Codec, Opcode
 
@@ -30,11 +33,11 @@ def _isolated(no_can_env: None) -> None:
 
 
 @pytest.fixture(scope="module")
-def small(tmp_path_factory: pytest.TempPathFactory) -> certify.CampaignResult:
+def small(tmp_path_factory: pytest.TempPathFactory) -> CampaignResult:
     """A finished 12-shoe fair campaign (the bundled profile, unpaced; 12 shoes: the fewest
     that give every check of the battery at least one degree of freedom)."""
     out = tmp_path_factory.mktemp("verdicts") / "campaign"
-    prof = certify.quick_profile("batch")
+    prof = quick_profile("batch")
     return run_campaign(CampaignOptions(prof, out, size=12, seed=11))
 
 
@@ -87,7 +90,7 @@ def test_campaign_verdict_order() -> None:
     assert combine_verdicts([I, E, P]) is E
     assert combine_verdicts([E, F, I]) is F
     assert combine_verdicts([]) is E  # nothing judged
-    assert certify.EXIT_CODES[Verdict.INCONCLUSIVE] == 3
+    assert EXIT_CODES[Verdict.INCONCLUSIVE] == 3
 
 
 def test_bad_samples_are_counted_in_their_own_measurement() -> None:
@@ -111,12 +114,12 @@ def test_bad_samples_are_counted_in_their_own_measurement() -> None:
 
 
 def test_a_negative_latency_keeps_the_battery_and_every_other_result(
-    small: certify.CampaignResult, tmp_path: Path
+    small: CampaignResult, tmp_path: Path
 ) -> None:
     assert small.verdict is Verdict.PASS, small.record["measurements"]
     d = _copy(small.directory, tmp_path / "stale")
     _stale_read_shoe(d / "capture-001.blf")
-    certify.record_part(d, 1, d / "capture-001.blf")  # the edited part is this campaign's
+    record_part(d, 1, d / "capture-001.blf")  # the edited part is this campaign's
     res = analyze_path(d, None, out=tmp_path / "report")
     rec = res.record
     assert res.verdict is Verdict.ERROR and res.exit_code == 2
@@ -146,13 +149,13 @@ def test_a_negative_latency_keeps_the_battery_and_every_other_result(
 
 
 def test_one_failing_check_leaves_the_others(
-    small: certify.CampaignResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    small: CampaignResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     state = json.loads((small.directory / "campaign.json").read_text())
-    prof = certify.profile_from_dict(state["profile"]["data"], None)
+    prof = profile_from_dict(state["profile"]["data"], None)
     strict = replace(prof, limits={**prof.limits, "per_card_max": 1e-9})
     captures = [small.directory / "capture-001.blf"]
-    a, _ = certify.analyze_campaign(captures, strict, alpha=0.01, seed=11)
+    a, _ = analyze_campaign(captures, strict, alpha=0.01, seed=11)
     by = {m.name: m.verdict for m in a.measurements}
     assert by["per_card.max"] is Verdict.FAIL and a.verdict() is Verdict.FAIL
     assert by["shuffle_cycle.max"] is Verdict.PASS and by["per_card.p99"] is Verdict.PASS
@@ -162,7 +165,7 @@ def test_one_failing_check_leaves_the_others(
         raise ValueError("the battery's kernel refused the sample")
 
     monkeypatch.setattr(battery, "run_battery", broken)
-    b, _ = certify.analyze_campaign(captures, prof, alpha=0.01, seed=11)
+    b, _ = analyze_campaign(captures, prof, alpha=0.01, seed=11)
     by_b = {m.name: m for m in b.measurements}
     assert by_b["battery"].verdict is Verdict.ERROR
     assert "refused the sample" in by_b["battery"].detail["reason"]
@@ -170,17 +173,15 @@ def test_one_failing_check_leaves_the_others(
     assert b.verdict() is Verdict.ERROR
 
 
-def test_a_missing_shoe_is_a_fail_with_its_count(
-    small: certify.CampaignResult, tmp_path: Path
-) -> None:
+def test_a_missing_shoe_is_a_fail_with_its_count(small: CampaignResult, tmp_path: Path) -> None:
     d = _copy(small.directory, tmp_path / "missing")
     state = json.loads((d / "campaign.json").read_text())
     state["size"] = 13  # planned 13, the device delivered 12
-    prof = certify.profile_from_dict(state["profile"]["data"], None)
-    collected = certify.Collected(
+    prof = profile_from_dict(state["profile"]["data"], None)
+    collected = Collected(
         requested=13, done=12, missing=[(12, "READ_SHOE 13: no transfer after 3 tries")]
     )
-    res = certify.finish(d, prof, state, collected, progress=certify.NoProgress())
+    res = certify.finish(d, prof, state, collected, progress=NoProgress())
     rec = res.record
     m = {m["name"]: m for m in rec["measurements"]}["collection.shoes_missing"]
     assert (m["value"], m["verdict"]) == (1.0, "FAIL")

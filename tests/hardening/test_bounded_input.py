@@ -26,9 +26,10 @@ from feltlab import native
 from feltlab.cli import main
 from feltlab.cli.shuffle import SHUFFLE_CHUNK
 from feltlab.rig.bus.capture import read_capture
-from feltlab.rig.certify import campaign as certify
-from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.offline import analyze_path
+from feltlab.rig.certify.profile import quick_profile
 from feltlab.rig.errors import RigError
 from feltlab.rig.live.cli import view
 
@@ -97,7 +98,7 @@ def test_a_blf_decompression_bomb_is_refused_before_it_inflates(tmp_path: Path) 
 @pytest.fixture(scope="module")
 def stopped_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("fifo") / "c"
-    prof = certify.quick_profile("batch", null_replicates=39)
+    prof = quick_profile("batch", null_replicates=39)
     run_campaign(CampaignOptions(prof, out, size=6, seed=3))
     return out
 
@@ -117,7 +118,7 @@ def test_a_fifo_where_a_file_belongs_is_refused_at_once(
     for call in (
         lambda: analyze_path(folder, None, out=None),
         lambda: runner.invoke(view, [str(folder)], catch_exceptions=False),
-        lambda: run_campaign(CampaignOptions(certify.quick_profile("batch"), folder), resume=True),
+        lambda: run_campaign(CampaignOptions(quick_profile("batch"), folder), resume=True),
     ):
         err = _bounded(call)
         if err is not None:  # refused, with the file named, as one line

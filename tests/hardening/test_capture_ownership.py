@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.offline import analyze_path
+from feltlab.rig.certify.profile import CampaignError, Profile, quick_profile
 from feltlab.rig.cli.capture import capture as capture_cmd
 from feltlab.rig.errors import RigError
 from feltlab.seeds import part_seed
@@ -27,8 +28,8 @@ def _isolated(no_can_env: None) -> None:
     """No developer CAN settings (tests/conftest.py)."""
 
 
-def fast() -> certify.Profile:
-    return certify.quick_profile("batch", null_replicates=39)
+def fast() -> Profile:
+    return quick_profile("batch", null_replicates=39)
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +55,7 @@ def test_analyze_refuses_a_foreign_capture(two: tuple[Path, Path], tmp_path: Pat
     mixed = tmp_path / "mixed"
     shutil.copytree(a, mixed)
     shutil.copy(b / "capture-001.blf", mixed / "capture-001.blf")
-    with pytest.raises(certify.CampaignError, match="does not belong to campaign"):
+    with pytest.raises(CampaignError, match="does not belong to campaign"):
         analyze_path(mixed, None, out=None)
     assert analyze_path(a, None, out=None).verdict is Verdict.PASS
 
@@ -66,7 +67,7 @@ def test_resume_refuses_a_foreign_capture(two: tuple[Path, Path], tmp_path: Path
     stop.set()  # interrupted at once: a part with a few frames, then resume
     run_campaign(CampaignOptions(fast(), out, size=12, seed=3), stop=stop)
     shutil.copy(b / "capture-001.blf", out / "capture-001.blf")
-    with pytest.raises(certify.CampaignError, match="does not belong to campaign"):
+    with pytest.raises(CampaignError, match="does not belong to campaign"):
         run_campaign(CampaignOptions(fast(), out), resume=True)
 
 
@@ -143,11 +144,11 @@ def test_resume_refuses_journals_without_proof(two: tuple[Path, Path], stopped: 
     }
     for header, why in cases.items():
         _journal(j, header, b / "capture-001.blf")
-        with pytest.raises(certify.CampaignError, match=why):
+        with pytest.raises(CampaignError, match=why):
             run_campaign(CampaignOptions(fast(), stopped), resume=True)
         assert not (stopped / "capture-002.blf").exists()  # nothing rebuilt from it
         assert j.exists()  # and nothing of it thrown away
-        with pytest.raises(certify.CampaignError, match=why):
+        with pytest.raises(CampaignError, match=why):
             analyze_path(stopped, None, out=None)
     # its own journal (named by this campaign, this part) is accepted and rebuilt
     _journal(j, f"# feltlab-journal 1 campaign={mine} part=2", stopped / "capture-001.blf")
@@ -170,7 +171,7 @@ def test_a_foreign_blf_before_the_first_part_closes_is_refused(
     state["parts"] = []  # as the folder stands before its first part closes
     (out / "campaign.json").write_text(json.dumps(state))
     shutil.copy(b / "capture-001.blf", out / "capture-001.blf")
-    with pytest.raises(certify.CampaignError, match="was not collected by campaign"):
+    with pytest.raises(CampaignError, match="was not collected by campaign"):
         run_campaign(CampaignOptions(fast(), out), resume=True)
 
 
@@ -188,7 +189,7 @@ def test_removing_parts_does_not_turn_the_check_off(
     else:
         state["parts"] = None if edit == "null" else {"capture-001.blf": "x"}
     (mixed / "campaign.json").write_text(json.dumps(state))
-    with pytest.raises(certify.CampaignError, match="parts"):
+    with pytest.raises(CampaignError, match="parts"):
         analyze_path(mixed, None, out=None)
-    with pytest.raises(certify.CampaignError, match="parts"):
+    with pytest.raises(CampaignError, match="parts"):
         run_campaign(CampaignOptions(fast(), mixed), resume=True)

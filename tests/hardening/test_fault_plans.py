@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.faults import ALL_FAULTS
+from feltlab.rig.certify.profile import CampaignError, Profile, quick_profile
 
 
 @pytest.fixture(autouse=True)
@@ -20,13 +21,13 @@ def _isolated(no_can_env: None) -> None:
     """No developer CAN settings (tests/conftest.py)."""
 
 
-def fast() -> certify.Profile:
-    return certify.quick_profile("batch", null_replicates=39)
+def fast() -> Profile:
+    return quick_profile("batch", null_replicates=39)
 
 
 def test_too_few_shoes_for_the_faults_is_refused_with_the_number_needed(tmp_path: Path) -> None:
     n = len(ALL_FAULTS)
-    with pytest.raises(certify.CampaignError, match=f"needs at least {n + 2} shoes"):
+    with pytest.raises(CampaignError, match=f"needs at least {n + 2} shoes"):
         run_campaign(CampaignOptions(fast(), tmp_path / "c", size=n, seed=1, faults="all"))
 
 

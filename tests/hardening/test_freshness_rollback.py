@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions
+from feltlab.rig.certify.profile import Profile, quick_profile
 from feltlab.rig.errors import RigError, SecurityFault
 from feltlab.rig.protocol.freshness import FreshnessSaver, FreshnessStore
 from feltlab.rig.protocol.secoc import DeviceKey
@@ -155,11 +156,11 @@ def _catch(into: list[BaseException], fn: object) -> None:
         into.append(exc)
 
 
-def _panel(state: Path, counter: Path | None = None) -> certify.Profile:
+def _panel(state: Path, counter: Path | None = None) -> Profile:
     key_file = state.parent.parent / "panel-7.key"
     key_file.parent.mkdir(parents=True, exist_ok=True)
     key_file.write_text(bytes(range(32)).hex())
-    prof = certify.quick_profile(
+    prof = quick_profile(
         "jackpot",
         null_replicates=39,
         key_file=str(key_file),

@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 
 from feltlab.rig.bus.capture import read_capture
-from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import CampaignOptions, run_campaign, verdict_summary
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.offline import analyze_path
+from feltlab.rig.certify.profile import Profile, quick_profile
+from feltlab.rig.certify.record import verdict_summary
 from feltlab.rig.clients import SECURITY_REASONS, JackpotPanelClient
 from feltlab.rig.errors import RigError, SecurityFault
 from feltlab.rig.protocol.freshness import FreshnessStore, default_state_path
@@ -65,11 +67,11 @@ def test_default_location_follows_the_environment(
     assert default_state_path() == tmp_path / "lab/freshness.json"
 
 
-def _panel(state: Path) -> certify.Profile:
+def _panel(state: Path) -> Profile:
     key_file = state.parent / "panel-7.key"
     key_file.parent.mkdir(parents=True, exist_ok=True)
     key_file.write_text(bytes(range(32)).hex())
-    prof = certify.quick_profile(
+    prof = quick_profile(
         "jackpot",
         null_replicates=39,
         key_file=str(key_file),

@@ -10,9 +10,11 @@ import can
 import pytest
 
 from feltlab.rig import devices
-from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions
+from feltlab.rig.certify.profile import quick_profile
+from feltlab.rig.certify.record import CampaignResult
 from feltlab.rig.protocol.codec import Opcode, Result
 
 
@@ -39,9 +41,9 @@ class SlowHeartbeatShuffler(devices.BatchShuffler):
         return super()._send(name, signals)
 
 
-def _campaign(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cls: type) -> certify.CampaignResult:
+def _campaign(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cls: type) -> CampaignResult:
     monkeypatch.setitem(devices.DEVICE_KINDS, "batch", cls)
-    prof = certify.quick_profile("batch", null_replicates=39)
+    prof = quick_profile("batch", null_replicates=39)
     return run_campaign(CampaignOptions(prof, tmp_path / "c", size=20, seed=4))
 
 

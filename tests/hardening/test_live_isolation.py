@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from feltlab.rig.certify import campaign as certify
-from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions
+from feltlab.rig.certify.profile import CampaignError, quick_profile
 from feltlab.rig.live.cli import Live
 from feltlab.rig.live.server import LiveServer
 from feltlab.rig.live.state import LiveFeed, empty_snapshot
@@ -96,7 +97,7 @@ def stopped_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("links") / "c"
     stop = threading.Event()
     stop.set()
-    prof = certify.quick_profile("batch", null_replicates=39)
+    prof = quick_profile("batch", null_replicates=39)
     run_campaign(CampaignOptions(prof, out, size=12, seed=3), stop=stop)
     return out
 
@@ -133,8 +134,8 @@ def test_resume_never_writes_through_a_planted_link(
             target.unlink()
     before = victim.read_bytes()
     target.symlink_to(victim)
-    with pytest.raises(certify.CampaignError, match="is a link"):
-        run_campaign(CampaignOptions(certify.quick_profile("batch"), stopped), resume=True)
+    with pytest.raises(CampaignError, match="is a link"):
+        run_campaign(CampaignOptions(quick_profile("batch"), stopped), resume=True)
     assert victim.read_bytes() == before
 
 
@@ -199,7 +200,7 @@ def test_the_server_runs_in_its_own_process_and_viewers_reach_only_it(tmp_path: 
 def test_real_time_figures_are_the_same_with_and_without_viewers(tmp_path: Path) -> None:
     """A real-time campaign judged with 200 viewers and 50 connections that never read, and
     without: its timing figures agree within the host's recorded uncertainty."""
-    prof = certify.quick_profile("batch")
+    prof = quick_profile("batch")
 
     def p99s(record: dict[str, object]) -> dict[str, float]:
         ms = record["measurements"]
@@ -251,7 +252,7 @@ def test_the_bus_load_is_the_parts_average_beside_the_last_second(tmp_path: Path
             {**feed.get()[1]["bus"], "elapsed": feed.get()[1]["progress"].get("clock_elapsed_s")}
         )
     )
-    prof = certify.quick_profile("batch", null_replicates=39)
+    prof = quick_profile("batch", null_replicates=39)
     run_campaign(CampaignOptions(prof, tmp_path / "c", size=12, seed=4), live=obs)
     rows = [b for b in seen if b.get("load_average") is not None and b.get("elapsed")]
     assert rows

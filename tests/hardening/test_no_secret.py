@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from feltlab.rig.certify import campaign as certify
-from feltlab.rig.certify.campaign import CampaignOptions, redact_secrets, run_campaign
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions
+from feltlab.rig.certify.profile import REDACTED, quick_profile, redact_secrets
 
 SECRET = "5ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2"
 
@@ -27,17 +28,17 @@ def test_redaction_reaches_every_table_and_array() -> None:
         }
     )
     assert got == {
-        "device": {"key": certify.REDACTED, "key_id": "lab", "key_file": "p.key"},
+        "device": {"key": REDACTED, "key_id": "lab", "key_file": "p.key"},
         "simulation": {
-            "key": certify.REDACTED,
-            "nested": [{"api_token": certify.REDACTED}, {"ok": 1}],
+            "key": REDACTED,
+            "nested": [{"api_token": REDACTED}, {"ok": 1}],
         },
-        "campaign": {"password": certify.REDACTED, "box": 1},
+        "campaign": {"password": REDACTED, "box": 1},
     }
 
 
 def test_a_key_in_the_simulation_table_never_reaches_a_file(tmp_path: Path) -> None:
-    prof = certify.quick_profile("jackpot", null_replicates=39)
+    prof = quick_profile("jackpot", null_replicates=39)
     sim = {**prof.simulation, "key": SECRET, "key_id": "sim-panel"}
     camp = {**prof.campaign, "inject_faults": False}
     prof = replace(

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from feltlab.rig import devices
-from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.offline import analyze_path
+from feltlab.rig.certify.profile import quick_profile
 from feltlab.rig.protocol.codec import Channel, Opcode, Result
 
 
@@ -44,7 +45,7 @@ def test_a_shoe_resent_with_other_content_fails(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(devices.DEVICE_KINDS, "batch", TwoFacedShuffler)
-    prof = certify.quick_profile("batch", null_replicates=39)
+    prof = quick_profile("batch", null_replicates=39)
     res = run_campaign(CampaignOptions(prof, tmp_path / "c", size=12, seed=3))
     assert res.verdict is Verdict.FAIL
     m = next(

@@ -14,10 +14,12 @@ import can
 import pytest
 
 from feltlab.rig.bus.capture import read_capture
-from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.offline import analyze_path
+from feltlab.rig.certify.profile import quick_profile
+from feltlab.rig.certify.record import CampaignResult
 
 
 @pytest.fixture(autouse=True)
@@ -26,10 +28,10 @@ def _isolated(no_can_env: None) -> None:
 
 
 @pytest.fixture(scope="module")
-def faulted(tmp_path_factory: pytest.TempPathFactory) -> certify.CampaignResult:
+def faulted(tmp_path_factory: pytest.TempPathFactory) -> CampaignResult:
     """A fault campaign: its fault windows are epoch spans of the campaign's clock."""
     out = tmp_path_factory.mktemp("tb") / "c"
-    prof = certify.quick_profile("batch", null_replicates=39)
+    prof = quick_profile("batch", null_replicates=39)
     plan = "bus_loss,stop_heartbeats,jam"
     return run_campaign(CampaignOptions(prof, out, size=24, seed=11, faults=plan))
 
@@ -55,7 +57,7 @@ def _rewrite(src: Path, dst: Path, shift: float = 0.0) -> None:
     ids=["candump", "python-can-asc", "blf-local-time-nz", "blf-local-time-india"],
 )
 def test_every_format_gives_the_same_verdict(
-    faulted: certify.CampaignResult, tmp_path: Path, suffix: str, shift: float
+    faulted: CampaignResult, tmp_path: Path, suffix: str, shift: float
 ) -> None:
     assert faulted.verdict is Verdict.PASS, faulted.record["errors"]
     base = _verdicts(analyze_path(faulted.directory / "capture-001.blf", None, out=None).record)
@@ -77,7 +79,7 @@ def test_every_format_gives_the_same_verdict(
 
 
 def test_a_malformed_device_frame_is_in_the_record_report_and_junit(
-    faulted: certify.CampaignResult, tmp_path: Path
+    faulted: CampaignResult, tmp_path: Path
 ) -> None:
     """A 7-byte JAM Fault frame (the DBC declares 8) from the device: a FAIL of its own,
     with the frame described, in the record, the report and JUnit."""

@@ -12,11 +12,12 @@ import pytest
 
 from feltlab.rig.bus.capture import read_capture
 from feltlab.rig.bus.writer import CaptureWriter
-from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify import decode
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.offline import analyze_path
+from feltlab.rig.certify.profile import quick_profile
 
 FIELDS = (
     "timestamp",
@@ -150,7 +151,7 @@ def test_a_campaign_analyses_its_kept_frames_and_analyze_reads_the_file_alike(
 ) -> None:
     """The campaign's analysis does not parse the capture it wrote (reading it would fail
     here), and ``feltlab analyze`` of the file reaches the very same record figures."""
-    prof = certify.quick_profile("batch", null_replicates=39)
+    prof = quick_profile("batch", null_replicates=39)
 
     def refuse(path: Any) -> Any:
         raise AssertionError(f"{path} parsed again")
@@ -181,7 +182,7 @@ def test_a_blf_that_cannot_be_written_stops_the_campaign_before_its_record(
             raise OSError(errno.ENOSPC, "No space left on device", str(path))
         return real(self, path)
 
-    prof = certify.quick_profile("batch", null_replicates=39)
+    prof = quick_profile("batch", null_replicates=39)
     out = tmp_path / "full"
     with monkeypatch.context() as m:
         m.setattr(CaptureWriter, "_blf_writer", full)

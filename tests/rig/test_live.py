@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
-from feltlab.rig.certify.campaign import CampaignOptions, load_profile, run_campaign
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions
+from feltlab.rig.certify.profile import load_profile
 from feltlab.rig.live.observer import CampaignObserver
 from feltlab.rig.live.offline import snapshot_from_directory
 from feltlab.rig.live.server import LiveServer, LiveServerError, parse_address
@@ -281,7 +283,7 @@ def test_certify_live_serves_the_final_verdict_and_refuses_a_busy_port(tmp_path:
 def test_watching_a_campaign_does_not_change_it(tmp_path: Path) -> None:
     """The observer only reads: the same seed gives a byte-identical capture and the same
     verdicts with and without the live view."""
-    from feltlab.rig.certify.campaign import verdict_summary
+    from feltlab.rig.certify.record import verdict_summary
 
     prof = load_profile(None, "batch")
     plain = run_campaign(CampaignOptions(prof, tmp_path / "a", size=20, seed=77))

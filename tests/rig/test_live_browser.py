@@ -20,7 +20,9 @@ from typing import Any
 
 import pytest
 
-from feltlab.rig.certify.campaign import CampaignOptions, load_profile, run_campaign
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions
+from feltlab.rig.certify.profile import load_profile
 from feltlab.rig.live.observer import CampaignObserver
 from feltlab.rig.live.server import LiveServer
 from feltlab.rig.live.state import LiveFeed

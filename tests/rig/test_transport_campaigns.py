@@ -22,9 +22,11 @@ from typing import Any
 import pytest
 
 from feltlab.rig.bus.slcan_sim import SimulatedSlcanAdapter
-from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import CampaignOptions, run_campaign
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions
+from feltlab.rig.certify.profile import quick_profile
+from feltlab.rig.certify.record import CampaignResult
 
 from .conftest import spawn_device, stop_device
 
@@ -51,7 +53,7 @@ def _device(spec: str, tmp_path: Path) -> Any:
     )
 
 
-def _assert_fair_in_real_time(res: certify.CampaignResult) -> None:
+def _assert_fair_in_real_time(res: CampaignResult) -> None:
     rec = res.record
     bad = [
         (m["name"], m["value"], m["verdict"], m["detail"].get("reason"))
@@ -77,7 +79,7 @@ def test_udp_multicast_campaign_with_the_device_in_its_own_process(
 ) -> None:
     proc = _device(udp_spec, tmp_path)
     try:
-        prof = certify.quick_profile("batch")
+        prof = quick_profile("batch")
         res = run_campaign(
             CampaignOptions(
                 prof, tmp_path / "c", bus=udp_spec, size=SHOES, seed=1, device_on_host=True
@@ -95,7 +97,7 @@ def test_slcan_campaign_through_the_simulated_adapter_on_a_pty(
     proc = _device(udp_spec, tmp_path)
     adapter = SimulatedSlcanAdapter(udp_spec)
     try:
-        prof = certify.quick_profile("batch")
+        prof = quick_profile("batch")
         bus = f"interface=slcan,channel={adapter.port},bitrate=500000"
         res = run_campaign(
             CampaignOptions(prof, tmp_path / "c", bus=bus, size=SHOES, seed=1, device_on_host=True)
