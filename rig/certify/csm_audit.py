@@ -44,7 +44,7 @@ import numpy.typing as npt
 
 from feltlab import native
 from feltlab.errors import FeltlabError
-from feltlab.math.eor import HI_LO
+from feltlab.math.counts import Count, resolve_count
 from feltlab.native import CsmModel
 from feltlab.rules import Rules
 from feltlab.seeds import SEED_DERIVATION_VERSION, chunk_generator
@@ -62,51 +62,10 @@ ALPHA = 0.05
 """The family-wise level of the trigger's one-sided test."""
 SPREAD = 8
 """The main wager's spread: 8 units at or above the trigger, 1 below."""
-RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K")
 
 
 class AuditError(FeltlabError):
     """The audit cannot run as asked (a bad count, window, wager or model); one line."""
-
-
-# ---------------------------------------------------------------- counts
-
-
-def parse_count(
-    spec: str, rules: Rules, wager: WagerType | None = None
-) -> tuple[str, tuple[int, ...]]:
-    """``(name, tags by rank A..K)`` of a count: ``hilo``; ``eor`` (the wager's best linear
-    count, the effects of removal rounded to -2..2: :mod:`feltlab.math.eor`, as ``feltlab math
-    WAGER --eor`` prints them); or ``tags:A,2,...,K`` (13 integers).  Raises
-    :class:`AuditError`."""
-    if spec == "hilo":
-        return "Hi-Lo", HI_LO
-    if spec == "eor":
-        from feltlab.math.eor import main_eor, side_bet_eor
-
-        if wager is None or wager.name == "main":
-            e = main_eor(rules, "table")
-        else:
-            e = side_bet_eor(wager, rules.decks)
-        return f"{e.wager} best linear count", tuple(int(t) for t in e.best_count_integer)
-    if spec.startswith("tags:"):
-        parts = spec[5:].split(",")
-        try:
-            tags = tuple(int(p) for p in parts)
-        except ValueError:
-            tags = ()
-        if len(tags) != 13 or any(abs(t) > 10 for t in tags):
-            raise AuditError(
-                f"count {spec!r}: give 13 integer tags in -10..10 for A,2,...,9,T,J,Q,K, "
-                "e.g. tags:-1,1,1,1,1,1,0,0,0,-1,-1,-1,-1 (Hi-Lo)"
-            )
-        return "tags " + ",".join(f"{t:+d}" for t in tags), tags
-    raise AuditError(f"count {spec!r} is unknown: give hilo, eor or tags:A,2,...,K")
-
-
-def code_tags(rank_tags: Sequence[int]) -> tuple[int, ...]:
-    """The 52 tags by card code (rank * 4 + suit) of tags by rank."""
-    return tuple(int(rank_tags[c // 4]) for c in range(52))
 
 
 # ---------------------------------------------------------------- expectation by count
@@ -373,7 +332,7 @@ def simulate_window(
     model: CsmModel,
     rules: Rules,
     wagers: Sequence[InPlay],
-    rank_tags: Sequence[int],
+    count: Count,
     window: int,
     rounds: int,
     seed: int,
@@ -383,7 +342,7 @@ def simulate_window(
     i + 1 times, :func:`feltlab.seeds.chunk_generator`)."""
     from dataclasses import replace
 
-    tags = code_tags(rank_tags)
+    tags = count.tags
     lowest, nb = window_buckets(tags, window)
     spec = native.CountSpec(tags, native.COUNT_WINDOW, window, 1, lowest, nb)
     plays_out = any(p.wager.dealer_plays_out for p in wagers)
@@ -531,9 +490,11 @@ def audit(
     windows: Sequence[int] | None = None,
 ) -> CsmAudit:
     """Audit ``model`` under ``rules`` (module doc): the wagers named (``all``: every tabled
-    one), ``count`` (:func:`parse_count`; ``eor`` gives each wager its own count), windows
-    ``window`` and its halves (or ``windows``), ``rounds`` rounds each.  Raises
-    :class:`AuditError` (one line) for a bad count, window, wager or model."""
+    one), ``count`` (:func:`feltlab.math.counts.resolve_count`: a built-in count, ``eor``
+    (each wager its own best linear count) or ``tags:A,2,...,K``; a count's tags summed over
+    the window, whatever its mode), windows ``window`` and its halves (or ``windows``),
+    ``rounds`` rounds each.  Raises :class:`AuditError` (one line) for a bad window, wager or
+    model, :class:`feltlab.errors.CountError` for a bad count."""
     from scipy import stats
 
     try:
@@ -548,12 +509,12 @@ def audit(
     if not 1_000 <= rounds <= 10**11:
         raise AuditError(f"rounds {rounds}: give 1,000..10^11 rounds a window")
     in_play = wagers_in_play(wagers, rules)
-    groups: dict[tuple[int, ...], list[InPlay]] = {}
+    groups: dict[tuple[int, ...], tuple[Count, list[InPlay]]] = {}
     names: dict[str, str] = {}
     for p in in_play:
-        name, tags = parse_count(count, rules, p.wager)
-        names[p.wager.name] = name
-        groups.setdefault(tuple(tags), []).append(p)
+        c = resolve_count(count, p.wager, rules.decks, rules=rules)
+        names[p.wager.name] = c.label
+        groups.setdefault(c.tags, (c, []))[1].append(p)
     a = CsmAudit(
         model,
         rules,
@@ -567,9 +528,9 @@ def audit(
         source=source,
     )
     t0 = time.perf_counter()
-    for tags, ps in groups.items():
+    for c, ps in groups.values():
         for w in windows or windows_up_to(window):
-            a.results += simulate_window(model, rules, ps, tags, w, rounds, seed)
+            a.results += simulate_window(model, rules, ps, c, w, rounds, seed)
             a.rounds_simulated += rounds
     a.seconds = time.perf_counter() - t0
     a.z = float(stats.norm.isf(ALPHA / max(len(a.results), 1)))

@@ -204,8 +204,8 @@ def _bucket_table(r: ByCount) -> Table:
     "--count",
     default="hilo",
     show_default=True,
-    help="hilo, eor (each wager's best linear count from its effects of removal) or "
-    "tags:A,2,...,K.",
+    help="A count of feltlab.math.counts: a built-in one (hilo, ko, zen, halves, ...), eor "
+    "(each wager's best linear count from its effects of removal) or tags:A,2,...,K.",
 )
 @click.option(
     "--window",

@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from feltlab.errors import CountError
+from feltlab.math.counts import resolve_count
 from feltlab.native import CsmModel
-from feltlab.rig.certify.csm_audit import AuditError, ByCount, audit, parse_count
+from feltlab.rig.certify.csm_audit import AuditError, ByCount, audit
 from feltlab.rig.cli.certify import certify
 from feltlab.rules import Rules
 
@@ -102,13 +104,17 @@ def test_the_slot_machine_deals_the_cards_just_seen_again_soon() -> None:
 
 
 def test_counts_parse_and_refuse_in_one_line() -> None:
-    assert parse_count("hilo", NZ) == ("Hi-Lo", (-1, 1, 1, 1, 1, 1, 0, 0, 0, -1, -1, -1, -1))
-    name, tags = parse_count("tags:0,1,1,1,1,1,0,0,0,-1,-1,-1,-1", NZ)
-    assert tags[0] == 0 and name.startswith("tags +0,+1")
-    with pytest.raises(AuditError, match="give 13 integer tags"):
-        parse_count("tags:1,2", NZ)
-    with pytest.raises(AuditError, match="give hilo, eor or tags"):
-        parse_count("ko", NZ)
+    # the audit's counts are feltlab.math.counts': the built-ins, eor and tags given
+    hilo = resolve_count("hilo")
+    assert hilo.label == "Hi-Lo"
+    assert hilo.rank_tags == (-1, 1, 1, 1, 1, 1, 0, 0, 0, -1, -1, -1, -1)
+    given = resolve_count("tags:0,1,1,1,1,1,0,0,0,-1,-1,-1,-1")
+    assert given.rank_tags is not None and given.rank_tags[0] == 0
+    assert given.label.startswith("tags +0,+1")
+    with pytest.raises(CountError, match="give 13 integer tags"):
+        resolve_count("tags:1,2")
+    with pytest.raises(CountError, match="unknown count 'hilow'; choose from hilo"):
+        resolve_count("hilow")
     with pytest.raises(AuditError, match=r"window 400: give 1\.\.312 cards"):
         audit(CsmModel(), NZ, window=400)
     with pytest.raises(AuditError, match="a buffer of 300 cards leaves the 6-deck machine less"):
@@ -140,6 +146,6 @@ def test_the_command_prints_json_and_writes_the_report(tmp_path: object) -> None
     assert data["windows"] == [8, 4] and data["rounds_simulated"] == 100_000
     assert data["exploitable"] == (res.exit_code == 1)
     assert {p.name for p in out.iterdir()} == {"csm-audit.json", "expectation.png", "report.md"}
-    bad = CliRunner().invoke(certify, ["csm-audit", "--count", "ko", "--rounds", "1000"])
+    bad = CliRunner().invoke(certify, ["csm-audit", "--count", "hilow", "--rounds", "1000"])
     assert bad.exit_code == 1 and bad.output.strip().count("\n") == 0
-    assert "count 'ko' is unknown" in bad.output
+    assert "unknown count 'hilow'" in bad.output
