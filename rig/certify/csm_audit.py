@@ -40,10 +40,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from feltlab import native
 from feltlab.errors import FeltlabError
+from feltlab.math.countability import (
+    Bucket,
+    Figure,
+    LineCountability,
+    analyze_line,
+    bucket_from_outcomes,
+    bucket_from_sums,
+)
 from feltlab.math.counts import Count, resolve_count
 from feltlab.native import CsmModel
 from feltlab.rules import Rules
@@ -71,190 +78,94 @@ class AuditError(FeltlabError):
 # ---------------------------------------------------------------- expectation by count
 
 
-@dataclass(frozen=True)
-class Interval:
-    """A figure and its 95% interval half-width (nan: not estimable)."""
+def _iv(f: Figure) -> dict[str, float | None]:
+    """A figure as the audit's JSON gives it: ``{"value", "half_width"}`` (None for NaN)."""
 
-    value: float
-    half_width: float
+    def g(x: float) -> float | None:
+        return None if math.isnan(x) else x
 
-    def to_dict(self) -> dict[str, float | None]:
-        def f(x: float) -> float | None:
-            return None if math.isnan(x) else x
-
-        return {"value": f(self.value), "half_width": f(self.half_width)}
-
-
-def _mean_hw(n: float, s1: float, s2: float) -> Interval:
-    if n <= 0:
-        return Interval(math.nan, math.nan)
-    m = s1 / n
-    var = max(s2 / n - m * m, 0.0)
-    return Interval(m, 1.96 * math.sqrt(var / n) if n > 1 else math.nan)
+    return {"value": g(f.value), "half_width": g(f.half_width)}
 
 
 @dataclass
 class ByCount:
-    """One wager's rounds by window count: ``values`` (the count of each bucket; the first
-    also holds lower counts, the last higher ones), ``rounds`` on offer, and the exact sums
-    ``s1`` (net, units staked) and ``s2`` (squared net) per bucket; float64 ``(n_buckets,)``.
-    :meth:`analyze` finds the trigger (module doc)."""
+    """One wager's rounds by window count: its :class:`feltlab.math.countability.Bucket` per
+    window count (the first also holds lower counts, the last higher ones) and its table
+    maximum in cents.  :meth:`analyze` sets :attr:`analysis`
+    (:func:`feltlab.math.countability.analyze_line`: the fitted line, the trigger of either
+    sign, the fraction, the edges, the win per 100 rounds and the main wager's 1-8 spread)."""
 
     wager: str
     window: int
-    values: npt.NDArray[np.int64]
-    rounds: npt.NDArray[np.float64]
-    s1: npt.NDArray[np.float64]
-    s2: npt.NDArray[np.float64]
+    buckets: tuple[Bucket, ...]
     max_bet: int
-    trigger: int | None = None
-    direction: int = 1
-    """+1: the positive rounds are those at or above the trigger (the count's cards are held
-    out of the machine); -1: at or below it (the machine deals the cards just seen again
-    soon, as the slot machine does)."""
+    analysis: LineCountability = field(init=False)
 
-    def side(self, b: int) -> slice:
-        """The buckets on the trigger's side of bucket ``b`` (``b`` included)."""
-        return slice(b, None) if self.direction > 0 else slice(0, b + 1)
+    def analyze(self, z: float) -> LineCountability:
+        """Analyse the buckets at ``z`` one-sided standard errors (module doc)."""
+        spread = SPREAD if self.wager == "main" else 0
+        self.analysis = analyze_line(self.buckets, z=z, max_bet=self.max_bet, spread=spread)
+        return self.analysis
 
     @property
-    def total(self) -> float:
-        return float(self.rounds.sum())
+    def total(self) -> int:
+        """Rounds over every bucket."""
+        return sum(b.rounds for b in self.buckets)
 
-    def overall(self) -> Interval:
-        return _mean_hw(self.total, float(self.s1.sum()), float(self.s2.sum()))
+    def trigger_count(self) -> int | None:
+        """The trigger's window count (None: no trigger)."""
+        v = self.analysis.trigger_value()
+        return None if v is None else int(v)
 
-    def bucket(self, b: int) -> Interval:
-        return _mean_hw(float(self.rounds[b]), float(self.s1[b]), float(self.s2[b]))
-
-    def at_or_above(self, b: int) -> Interval:
-        """The observed expectation of the rounds on the trigger's side of bucket ``b``."""
-        s = self.side(b)
-        return _mean_hw(
-            float(self.rounds[s].sum()), float(self.s1[s].sum()), float(self.s2[s].sum())
-        )
-
-    def fit(self) -> tuple[float, float, float, float, float]:
-        """The least-squares line of the per-round result on the count over every round:
-        ``(mean result, slope per count unit, mean count, residual variance, Sxx)``."""
-        n = self.total
-        c = self.values.astype(np.float64)
-        cbar = float((self.rounds * c).sum() / n)
-        xbar = float(self.s1.sum() / n)
-        sxx = float((self.rounds * (c - cbar) ** 2).sum())
-        sxy = float(((c - cbar) * self.s1).sum())
-        slope = sxy / sxx if sxx > 0 else 0.0
-        sst = float(self.s2.sum()) - n * xbar * xbar
-        resid = max(sst - slope * sxy, 0.0) / max(n - 2, 1)
-        return xbar, slope, cbar, resid, sxx
-
-    def fitted_above(self, b: int) -> Interval:
-        """The fitted expectation (:meth:`fit`) of the rounds at or above bucket ``b``, with
-        its interval (the mean and the slope are uncorrelated about the mean count)."""
-        xbar, slope, cbar, resid, sxx = self.fit()
-        s = self.side(b)
-        n_hi = float(self.rounds[s].sum())
-        if n_hi == 0 or sxx == 0:
-            return Interval(math.nan, math.nan)
-        m = float((self.rounds[s] * self.values[s]).sum() / n_hi)
-        var = resid / self.total + (m - cbar) ** 2 * resid / sxx
-        return Interval(xbar + slope * (m - cbar), 1.96 * math.sqrt(var))
-
-    def analyze(self, z: float) -> None:
-        """Set :attr:`trigger` and :attr:`direction`: the bucket nearest the mean count on the
-        favourable side (the slope's sign) whose count the fitted line (:meth:`fit`; a round's
-        expectation is linear in the composition the count reflects, as a true count's is)
-        puts at or above zero, when the fitted expectation of the rounds on that side is
-        positive at ``z`` standard errors (one-sided); None otherwise."""
-        xbar, slope, cbar, _, sxx = self.fit()
-        self.trigger = None
-        if sxx == 0 or slope == 0:
-            return
-        self.direction = 1 if slope > 0 else -1
-        order = range(len(self.values)) if slope > 0 else range(len(self.values) - 1, -1, -1)
-        for b in order:
-            if self.rounds[self.side(b)].sum() == 0:
-                return
-            if xbar + slope * (self.values[b] - cbar) < 0:
-                continue
-            iv = self.fitted_above(b)
-            if iv.value - z * iv.half_width / 1.96 > 0:
-                self.trigger = b
-            return
-
-    def fraction(self) -> float:
-        """The positive-round fraction: the rounds at or above the trigger (0 without one)."""
-        if self.trigger is None or self.total == 0:
-            return 0.0
-        return float(self.rounds[self.side(self.trigger)].sum()) / self.total
-
-    def edge(self) -> Interval:
-        """The fitted expectation per unit of the rounds at or above the trigger (bet only
-        then), with its interval (:meth:`fitted_above`)."""
-        if self.trigger is None:
-            return Interval(math.nan, math.nan)
-        return self.fitted_above(self.trigger)
-
-    def observed_edge(self) -> Interval:
-        """The observed (unfitted) expectation of the rounds at or above the trigger."""
-        if self.trigger is None:
-            return Interval(math.nan, math.nan)
-        return self.at_or_above(self.trigger)
-
-    def win_per_100(self) -> Interval:
-        """Cents won per 100 rounds observed betting the table maximum only at or above the
-        trigger (nothing below), with its interval."""
-        if self.trigger is None:
-            return Interval(math.nan, math.nan)
-        f = self.fraction()
-        iv = self.edge()
-        return Interval(100 * self.max_bet * f * iv.value, 100 * self.max_bet * f * iv.half_width)
+    def win_rate(self) -> float:
+        """Units won per round observed betting one unit only on the trigger's side (0 with no
+        trigger): what :meth:`CsmAudit.best` ranks by."""
+        a = self.analysis
+        return 0.0 if a.trigger is None else a.frequency * a.edge.value
 
     def spread(self) -> dict[str, Any] | None:
-        """The 1-8 spread (:data:`SPREAD` units at or above the trigger, 1 below): its edge
+        """The 1-8 spread (:data:`SPREAD` units on the trigger's side, 1 elsewhere): its edge
         per unit bet and cents per 100 rounds with the big bet at the table maximum."""
-        if self.trigger is None:
+        a = self.analysis
+        if a.trigger is None or a.spread < 2:
             return None
-        t, n = self.trigger, self.total
-        idx = np.arange(len(self.values))
-        bets = np.where(idx * self.direction >= t * self.direction, float(SPREAD), 1.0)
-        iv = _mean_hw(n, float((bets * self.s1).sum()), float((bets * bets * self.s2).sum()))
-        per_bet = float((bets * self.rounds).sum()) / n
-        unit = self.max_bet / SPREAD
+        unit = self.max_bet / a.spread
+        r = a.spread_per_round
         return {
-            "edge_per_unit_bet": Interval(iv.value / per_bet, iv.half_width / per_bet).to_dict(),
-            "cents_per_100_rounds": Interval(
-                100 * unit * iv.value, 100 * unit * iv.half_width
-            ).to_dict(),
+            "edge_per_unit_bet": _iv(a.spread_per_unit_bet),
+            "cents_per_100_rounds": _iv(
+                Figure(100 * unit * r.value, 100 * unit * r.half_width, r.rounds)
+            ),
             "big_bet_cents": self.max_bet,
             "small_bet_cents": unit,
         }
 
     def to_dict(self) -> dict[str, Any]:
-        t = self.trigger
+        """JSON-serialisable form (docs/csm-audit.md)."""
+        a, n = self.analysis, self.total
         return {
             "wager": self.wager,
             "window": self.window,
-            "rounds": int(self.total),
-            "expectation": self.overall().to_dict(),
-            "trigger_count": None if t is None else int(self.values[t]),
-            "trigger_side": ">=" if self.direction > 0 else "<=",
-            "positive_round_fraction": self.fraction(),
-            "edge_per_unit": self.edge().to_dict(),
-            "observed_edge_per_unit": self.observed_edge().to_dict(),
-            "slope_per_count": self.fit()[1],
-            "cents_per_100_rounds_at_max": self.win_per_100().to_dict(),
+            "rounds": n,
+            "expectation": _iv(a.overall),
+            "trigger_count": self.trigger_count(),
+            "trigger_side": ">=" if a.direction > 0 else "<=",
+            "positive_round_fraction": a.frequency,
+            "edge_per_unit": _iv(a.edge),
+            "observed_edge_per_unit": _iv(a.observed_edge),
+            "slope_per_count": a.line.slope,
+            "cents_per_100_rounds_at_max": _iv(a.win_per_100),
             "max_bet_cents": self.max_bet,
             "spread_1_8": self.spread() if self.wager == "main" else None,
             "by_count": [
                 {
-                    "count": int(self.values[b]),
-                    "rounds": int(self.rounds[b]),
-                    "fraction": float(self.rounds[b] / self.total) if self.total else 0.0,
-                    "expectation": self.bucket(b).to_dict(),
+                    "count": int(b.value),
+                    "rounds": b.rounds,
+                    "fraction": b.rounds / n if n else 0.0,
+                    "expectation": _iv(Figure(float(b.total / b.rounds), b.half_width(), b.rounds)),
                 }
-                for b in range(len(self.values))
-                if self.rounds[b] > 0
+                for b in self.buckets
+                if b.rounds > 0
             ],
         }
 
@@ -264,12 +175,10 @@ class ByCount:
 
 @dataclass(frozen=True)
 class InPlay:
-    """A wager in play: its instance, its lookup table (None: the main wager) and its net
-    pay per unit of each outcome (float64, ``(n_outcomes,)``)."""
+    """A wager in play: its instance and its lookup table (None: the main wager)."""
 
     wager: WagerType
     table: native.SideTable | None
-    pays: npt.NDArray[np.float64]
 
 
 def wagers_in_play(names: Sequence[str], rules: Rules) -> list[InPlay]:
@@ -291,15 +200,14 @@ def wagers_in_play(names: Sequence[str], rules: Rules) -> list[InPlay]:
             )
         w = reg[name]()
         if name == "main":
-            out.append(InPlay(w, None, np.zeros(0)))
+            out.append(InPlay(w, None))
             continue
         why = _untabled(w, rules)
         if why:
             raise AuditError(f"wager {name!r} cannot be audited: {why}")
         t = sidetables.side_table(w)
         assert t is not None  # _untabled said it has one
-        pays = np.array([float(p or 0) for p in w.paytable.pays], dtype=np.float64)
-        out.append(InPlay(w, t, pays))
+        out.append(InPlay(w, t))
     return out
 
 
@@ -348,43 +256,37 @@ def simulate_window(
     plays_out = any(p.wager.dealer_plays_out for p in wagers)
     sr = replace(sim_rules(rules, fresh_shoe=True), dealer_plays_out=plays_out)
     tables = tuple(p.table for p in wagers if p.table is not None)
-    n = np.zeros(nb)
-    s1 = np.zeros(nb)
-    s2 = np.zeros(nb)
-    side = np.zeros((nb, len(tables), 256))
+    n = np.zeros(nb, dtype=np.int64)
+    net = [0] * nb
+    net_sq = [0] * nb
+    side = np.zeros((nb, len(tables), 256), dtype=np.int64)
     left, call = rounds, 0
     while left > 0:
         k = min(left, CALL_ROUNDS)
         res = native.simulate_counted(chunk_generator(seed, call), sr, k, spec, tables, csm=model)
-        n += res.bucket_rounds
-        s1 += np.array(res.bucket_net, dtype=np.float64)
-        s2 += np.array(res.bucket_net_sq, dtype=np.float64)
-        side += res.bucket_counts
+        n += np.asarray(res.bucket_rounds, dtype=np.int64)
+        net = [a + int(x) for a, x in zip(net, res.bucket_net, strict=True)]
+        net_sq = [a + int(x) for a, x in zip(net_sq, res.bucket_net_sq, strict=True)]
+        side += np.asarray(res.bucket_counts, dtype=np.int64).reshape(nb, len(tables), 256)
         left -= k
         call += 1
-    values = np.arange(lowest, lowest + nb, dtype=np.int64)
+    values = range(lowest, lowest + nb)
     out = []
     k = 0
     for p in wagers:
         if p.table is None:
-            st = float(DEFAULT_STAKE)
-            out.append(
-                ByCount("main", window, values, n, s1 / st, s2 / st**2, p.wager.limits.maximum)
+            buckets = tuple(
+                bucket_from_sums(v, int(n[i]), net[i], net_sq[i], DEFAULT_STAKE)
+                for i, v in enumerate(values)
             )
-            continue
-        counts = side[:, k, : len(p.pays)]
-        k += 1
-        out.append(
-            ByCount(
-                p.wager.name,
-                window,
-                values,
-                counts.sum(axis=1),
-                counts @ p.pays,
-                counts @ (p.pays * p.pays),
-                p.wager.limits.maximum,
+        else:
+            pays = p.wager.paytable.pays
+            buckets = tuple(
+                bucket_from_outcomes(v, [int(x) for x in side[i, k, : len(pays)]], pays)
+                for i, v in enumerate(values)
             )
-        )
+            k += 1
+        out.append(ByCount(p.wager.name, window, buckets, p.wager.limits.maximum))
     return out
 
 
@@ -422,10 +324,10 @@ class CsmAudit:
 
     def best(self) -> ByCount | None:
         """The wager and window of largest win per round at its trigger (None: no trigger)."""
-        found = [r for r in self.results if r.trigger is not None]
+        found = [r for r in self.results if r.analysis.trigger is not None]
         if not found:
             return None
-        return max(found, key=lambda r: r.fraction() * r.edge().value)
+        return max(found, key=lambda r: r.win_rate())
 
     def verdict(self) -> str:
         """One line (module doc)."""
@@ -435,11 +337,11 @@ class CsmAudit:
             return (
                 f"no count of window <= {self.window} finds a positive round at this sample ({sim})"
             )
-        e = b.edge()
-        trig = int(b.values[b.trigger]) if b.trigger is not None else 0
-        side = ">=" if b.direction > 0 else "<="
+        e = b.analysis.edge
+        trig = b.trigger_count() or 0
+        side = ">=" if b.analysis.direction > 0 else "<="
         return (
-            f"exploitable: +{100 * e.value:.2f}% per unit on {100 * b.fraction():.2f}% of "
+            f"exploitable: +{100 * e.value:.2f}% per unit on {100 * b.analysis.frequency:.2f}% of "
             f"rounds ({b.wager}, {self.counts.get(b.wager, self.count_name)} of the last "
             f"{b.window} cards {side} {trig:+d}; {sim})"
         )
@@ -552,16 +454,16 @@ def plot_expectation(a: CsmAudit, path: Path) -> Path:
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for r in a.results:
-        keep = r.rounds >= 1_000
-        if not keep.any():
+        keep = [b for b in r.buckets if b.rounds >= 1_000]
+        if not keep:
             continue
-        ivs = [r.bucket(b) for b in range(len(r.values))]
-        x = r.values[keep]
-        y = np.array([100 * iv.value for iv in ivs])[keep]
-        e = np.array([100 * iv.half_width for iv in ivs])[keep]
+        x = [float(b.value) for b in keep]
+        y = [100 * float(b.total / b.rounds) for b in keep]
+        e = [100 * b.half_width() for b in keep]
         ax.errorbar(x, y, yerr=e, marker="o", ms=3, capsize=2, label=f"{r.wager}, W={r.window}")
-        if r.trigger is not None:
-            ax.axvline(int(r.values[r.trigger]), ls=":", lw=1, color="grey")
+        trig = r.trigger_count()
+        if trig is not None:
+            ax.axvline(trig, ls=":", lw=1, color="grey")
     ax.axhline(0, color="black", lw=0.8)
     ax.set_xlabel(f"window count ({a.count_name}) at the bet")
     ax.set_ylabel("expectation per unit (%)")
