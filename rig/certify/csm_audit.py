@@ -14,7 +14,7 @@ the moment of the bet: the sum of the count's tags over the last ``window`` card
 For each wager in play and each window (``window``, and its halves down to 4 cards):
 
 - the count's distribution over rounds and the wager's expectation per unit by count, with
-  95% intervals (:class:`ByCount`);
+  95% intervals (:class:`ByCount`, its buckets :class:`feltlab.math.countability.Bucket`);
 - the trigger: the count t at and above which (below which, when the count's slope is negative:
   a machine that deals the cards just seen again soon) the least-squares line of the
   per-round result on the count is positive, kept when the fitted expectation of those rounds
@@ -26,8 +26,10 @@ For each wager in play and each window (``window``, and its halves down to 4 car
 
 The verdict is one line: ``exploitable: +x% per unit on y% of rounds`` (the best wager and
 window), or ``no count of window <= W finds a positive round at this sample``, with the
-rounds simulated.  The per-count analysis here is the CSM audit's; ``feltlab protect``'s
-(branch protect, ``feltlab.countability``) computes the same kind of figures for a shoe.
+rounds simulated.  The counts are :mod:`feltlab.math.counts`' (``feltlab protect``'s) and
+the per-count figures :mod:`feltlab.math.countability`'s (``analyze_line``: the fitted line,
+the trigger of either sign, the edges and the spread); this module runs the machine and
+reports.
 """
 
 from __future__ import annotations

@@ -24,6 +24,27 @@ and its paytable; :func:`bucket_from_sums` from the main wager's cents).  Output
   bucket's expectation is positive or the edge is shown negative, else "inconclusive: ...
   (more rounds)".
 
+A second reading of the same buckets, by the fitted line (:func:`analyze_line`, a
+:class:`LineCountability`; the continuous-shuffler audit's, whose window counts are sparse at
+the ends and may run either way):
+
+- **the line** (:func:`fit_line`): the weighted least-squares line of the per-round result on
+  the count, each round weighted once at its bucket's value: ``slope = Sxy / Sxx`` with ``Sxx
+  = sum_b n_b (c_b - cbar)^2``, ``Sxy = sum_b (c_b - cbar) S_b``; the residual variance ``s^2
+  = (SST - slope * Sxy) / (N - 2)``; the slope's standard error ``sqrt(s^2 / Sxx)``; the fitted
+  expectation of a set of rounds of mean count ``m``, ``mean + slope (m - cbar)``, with the
+  variance ``s^2 / N + (m - cbar)^2 s^2 / Sxx`` (the mean and the slope are uncorrelated
+  about ``cbar``);
+- **a trigger of either sign** (:func:`line_trigger`): the favourable side is the slope's sign
+  ("bet at or above t" for a positive slope, "at or below t" for a negative one: a machine
+  that deals the cards just seen again soon); t is the bucket nearest the mean count on that
+  side where the line is at or above zero, kept when the fitted expectation of the rounds on
+  its side is positive at ``z`` one-sided standard errors (the caller's level: the audit's is
+  Bonferroni over every wager and window it tries);
+- the fraction of rounds on that side, the fitted and observed **edge of betting only there**,
+  the win per 100 rounds at the maximum bet, and a **bet spread's edge** (:func:`spread_edge`:
+  ``k`` units on the trigger's side, 1 elsewhere; per round and per unit bet).
+
 The trigger is chosen on the same rounds that measure the edge, which biases the edge up a
 little (the bucket picked is partly picked for its luck); with millions of rounds a bucket the
 effect is well inside the interval, and the report gives the rounds behind every figure.
