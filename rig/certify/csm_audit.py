@@ -38,10 +38,9 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from feltlab import native
 from feltlab.errors import FeltlabError
@@ -50,14 +49,17 @@ from feltlab.math.countability import (
     Figure,
     LineCountability,
     analyze_line,
-    bucket_from_outcomes,
-    bucket_from_sums,
 )
 from feltlab.math.counts import Count, resolve_count
 from feltlab.native import CsmModel
 from feltlab.rules import Rules
-from feltlab.seeds import SEED_DERIVATION_VERSION, chunk_generator
-from feltlab.simulation.tables import DEFAULT_STAKE, sim_rules
+from feltlab.seeds import SEED_DERIVATION_VERSION
+from feltlab.simulation.protection import (
+    run_counted,
+    wager_buckets,
+    why_not_counted,
+    window_bucketing,
+)
 from feltlab.wagers import WagerType
 
 DEFAULT_ROUNDS = 20_000_000
@@ -78,6 +80,12 @@ class AuditError(FeltlabError):
 
 
 # ---------------------------------------------------------------- expectation by count
+
+
+def _number(v: Fraction) -> int | float:
+    """A count value for JSON: an int when whole (every count but Wong Halves'), else a
+    float."""
+    return int(v) if v.denominator == 1 else float(v)
 
 
 def _iv(f: Figure) -> dict[str, float | None]:
@@ -114,10 +122,10 @@ class ByCount:
         """Rounds over every bucket."""
         return sum(b.rounds for b in self.buckets)
 
-    def trigger_count(self) -> int | None:
-        """The trigger's window count (None: no trigger)."""
+    def trigger_count(self) -> int | float | None:
+        """The trigger's window count in the count's book units (None: no trigger)."""
         v = self.analysis.trigger_value()
-        return None if v is None else int(v)
+        return None if v is None else _number(v)
 
     def win_rate(self) -> float:
         """Units won per round observed betting one unit only on the trigger's side (0 with no
@@ -161,7 +169,7 @@ class ByCount:
             "spread_1_8": self.spread() if self.wager == "main" else None,
             "by_count": [
                 {
-                    "count": int(b.value),
+                    "count": _number(b.value),
                     "rounds": b.rounds,
                     "fraction": b.rounds / n if n else 0.0,
                     "expectation": _iv(Figure(float(b.total / b.rounds), b.half_width(), b.rounds)),
@@ -175,121 +183,49 @@ class ByCount:
 # ---------------------------------------------------------------- the simulation
 
 
-@dataclass(frozen=True)
-class InPlay:
-    """A wager in play: its instance and its lookup table (None: the main wager)."""
-
-    wager: WagerType
-    table: native.SideTable | None
-
-
-def wagers_in_play(names: Sequence[str], rules: Rules) -> list[InPlay]:
+def wagers_in_play(names: Sequence[str], rules: Rules) -> list[WagerType]:
     """The named installed wagers (``all``: the main wager and every side wager the C
-    simulator settles through a lookup table) with their tables.  Raises
-    :class:`AuditError` for a wager that is unknown, paid by a jackpot panel, outside its
-    deck range or without a lookup table."""
+    simulator settles through a lookup table).  Raises :class:`AuditError` for a wager that
+    is unknown or that ``feltlab protect`` could not count either
+    (:func:`feltlab.simulation.protection.why_not_counted`: paid by a jackpot panel, outside
+    its deck range or without a lookup table)."""
     from feltlab.plugin_manager import collect_wagers, get_plugin_manager
-    from feltlab.simulation import side_tables as sidetables
 
     reg = collect_wagers(get_plugin_manager())
     if "all" in names:
-        names = [n for n in reg.names() if n == "main" or _tabled(reg[n](), rules)]
-    out: list[InPlay] = []
+        names = [n for n in reg.names() if why_not_counted(reg[n](), rules) is None]
+    out: list[WagerType] = []
     for name in dict.fromkeys(names):
         if name not in reg.names():
             raise AuditError(
                 f"wager {name!r} is not installed: choose from {', '.join(reg.names())} or all"
             )
         w = reg[name]()
-        if name == "main":
-            out.append(InPlay(w, None))
-            continue
-        why = _untabled(w, rules)
+        why = why_not_counted(w, rules)
         if why:
             raise AuditError(f"wager {name!r} cannot be audited: {why}")
-        t = sidetables.side_table(w)
-        assert t is not None  # _untabled said it has one
-        out.append(InPlay(w, t))
+        out.append(w)
     return out
-
-
-def _untabled(w: WagerType, rules: Rules) -> str | None:
-    from feltlab.simulation import side_tables as sidetables
-
-    if any(p is None for p in w.paytable.pays):
-        return "a jackpot panel pays some outcomes (no expectation per unit)"
-    if not w.min_decks <= rules.decks <= w.max_decks:
-        return f"played with {w.min_decks} to {w.max_decks} decks, the rules have {rules.decks}"
-    return sidetables.untabulated_reason(w)
-
-
-def _tabled(w: WagerType, rules: Rules) -> bool:
-    return _untabled(w, rules) is None
-
-
-def window_buckets(tags: Sequence[int], window: int) -> tuple[int, int]:
-    """``(lowest, n_buckets)`` covering every window count of ``window`` cards (at most
-    :data:`feltlab.native.COUNT_MAX_BUCKETS`; beyond, the outer buckets are open)."""
-    lo, hi = window * min(min(tags), 0), window * max(max(tags), 0)
-    n = hi - lo + 1
-    if n > native.COUNT_MAX_BUCKETS:
-        half = native.COUNT_MAX_BUCKETS // 2
-        lo, n = max(lo, -half), native.COUNT_MAX_BUCKETS
-    return lo, n
 
 
 def simulate_window(
     model: CsmModel,
     rules: Rules,
-    wagers: Sequence[InPlay],
+    wagers: Sequence[WagerType],
     count: Count,
     window: int,
     rounds: int,
     seed: int,
 ) -> list[ByCount]:
-    """Every wager's rounds by the window count of ``window`` cards, ``rounds`` rounds dealt
-    off ``model`` in calls of :data:`CALL_ROUNDS` (call i from the seed's generator jumped
-    i + 1 times, :func:`feltlab.seeds.chunk_generator`)."""
-    from dataclasses import replace
-
-    tags = count.tags
-    lowest, nb = window_buckets(tags, window)
-    spec = native.CountSpec(tags, native.COUNT_WINDOW, window, 1, lowest, nb)
-    plays_out = any(p.wager.dealer_plays_out for p in wagers)
-    sr = replace(sim_rules(rules, fresh_shoe=True), dealer_plays_out=plays_out)
-    tables = tuple(p.table for p in wagers if p.table is not None)
-    n = np.zeros(nb, dtype=np.int64)
-    net = [0] * nb
-    net_sq = [0] * nb
-    side = np.zeros((nb, len(tables), 256), dtype=np.int64)
-    left, call = rounds, 0
-    while left > 0:
-        k = min(left, CALL_ROUNDS)
-        res = native.simulate_counted(chunk_generator(seed, call), sr, k, spec, tables, csm=model)
-        n += np.asarray(res.bucket_rounds, dtype=np.int64)
-        net = [a + int(x) for a, x in zip(net, res.bucket_net, strict=True)]
-        net_sq = [a + int(x) for a, x in zip(net_sq, res.bucket_net_sq, strict=True)]
-        side += np.asarray(res.bucket_counts, dtype=np.int64).reshape(nb, len(tables), 256)
-        left -= k
-        call += 1
-    values = range(lowest, lowest + nb)
-    out = []
-    k = 0
-    for p in wagers:
-        if p.table is None:
-            buckets = tuple(
-                bucket_from_sums(v, int(n[i]), net[i], net_sq[i], DEFAULT_STAKE)
-                for i, v in enumerate(values)
-            )
-        else:
-            pays = p.wager.paytable.pays
-            buckets = tuple(
-                bucket_from_outcomes(v, [int(x) for x in side[i, k, : len(pays)]], pays)
-                for i, v in enumerate(values)
-            )
-            k += 1
-        out.append(ByCount(p.wager.name, window, buckets, p.wager.limits.maximum))
-    return out
+    """Every wager's rounds by the window count of ``window`` cards
+    (:func:`feltlab.simulation.protection.window_bucketing`), ``rounds`` rounds dealt off
+    ``model`` by :func:`feltlab.simulation.protection.run_counted` (``feltlab protect``'s
+    driver) in calls of :data:`CALL_ROUNDS` (call i from the seed's generator jumped i + 1
+    times, :func:`feltlab.seeds.chunk_generator`)."""
+    b = window_bucketing(count, window)
+    ws = list(wagers)
+    tally = run_counted(rules, ws, b, rounds, seed=seed, chunk_rounds=CALL_ROUNDS, csm=model)
+    return [ByCount(w.name, window, wager_buckets(tally, b, w), w.limits.maximum) for w in ws]
 
 
 def windows_up_to(window: int) -> list[int]:
@@ -345,7 +281,7 @@ class CsmAudit:
         return (
             f"exploitable: +{100 * e.value:.2f}% per unit on {100 * b.analysis.frequency:.2f}% of "
             f"rounds ({b.wager}, {self.counts.get(b.wager, self.count_name)} of the last "
-            f"{b.window} cards {side} {trig:+d}; {sim})"
+            f"{b.window} cards {side} {trig:+g}; {sim})"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -413,12 +349,12 @@ def audit(
     if not 1_000 <= rounds <= 10**11:
         raise AuditError(f"rounds {rounds}: give 1,000..10^11 rounds a window")
     in_play = wagers_in_play(wagers, rules)
-    groups: dict[tuple[int, ...], tuple[Count, list[InPlay]]] = {}
+    groups: dict[tuple[int, ...], tuple[Count, list[WagerType]]] = {}
     names: dict[str, str] = {}
-    for p in in_play:
-        c = resolve_count(count, p.wager, rules.decks, rules=rules)
-        names[p.wager.name] = c.label
-        groups.setdefault(c.tags, (c, []))[1].append(p)
+    for wager in in_play:
+        c = resolve_count(count, wager, rules.decks, rules=rules)
+        names[wager.name] = c.label
+        groups.setdefault(c.tags, (c, []))[1].append(wager)
     a = CsmAudit(
         model,
         rules,
