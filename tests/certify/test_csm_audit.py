@@ -154,3 +154,22 @@ def test_the_command_prints_json_and_writes_the_report(tmp_path: object) -> None
     bad = CliRunner().invoke(certify, ["csm-audit", "--count", "hilow", "--rounds", "1000"])
     assert bad.exit_code == 1 and bad.output.strip().count("\n") == 0
     assert "unknown count 'hilow'" in bad.output
+
+
+def test_the_window_buckets_cover_every_window_count() -> None:
+    from feltlab.math.counts import BUILTIN
+    from feltlab.native import COUNT_WINDOW
+    from feltlab.simulation.protection import window_bucketing
+
+    b = window_bucketing(BUILTIN["hilo"], 16)  # -16..+16: one bucket a value
+    assert (b.lowest, b.n_buckets, b.values()[0], b.values()[-1]) == (
+        -16,
+        33,
+        Fraction(-16),
+        Fraction(16),
+    )
+    assert (b.spec().mode, b.spec().window) == (COUNT_WINDOW, 16)
+    h = window_bucketing(BUILTIN["halves"], 4)  # doubled tags -2..3: values in halves
+    assert (h.lowest, h.n_buckets, h.values()[1]) == (-8, 21, Fraction(-7, 2))
+    with pytest.raises(CountError, match="the suit count has no tags"):
+        window_bucketing(BUILTIN["suit"], 16)
