@@ -14,7 +14,7 @@ the moment of the bet: the sum of the count's tags over the last ``window`` card
 For each wager in play and each window (``window``, and its halves down to 4 cards):
 
 - the count's distribution over rounds and the wager's expectation per unit by count, with
-  95% intervals (:class:`ByCount`);
+  95% intervals (:class:`ByCount`, its buckets :class:`feltlab.math.countability.Bucket`);
 - the trigger: the count t at and above which (below which, when the count's slope is negative:
   a machine that deals the cards just seen again soon) the least-squares line of the
   per-round result on the count is positive, kept when the fitted expectation of those rounds
@@ -26,8 +26,10 @@ For each wager in play and each window (``window``, and its halves down to 4 car
 
 The verdict is one line: ``exploitable: +x% per unit on y% of rounds`` (the best wager and
 window), or ``no count of window <= W finds a positive round at this sample``, with the
-rounds simulated.  The per-count analysis here is the CSM audit's; ``feltlab protect``'s
-(branch protect, ``feltlab.countability``) computes the same kind of figures for a shoe.
+rounds simulated.  The counts are :mod:`feltlab.math.counts`' (``feltlab protect``'s) and
+the per-count figures :mod:`feltlab.math.countability`'s (``analyze_line``: the fitted line,
+the trigger of either sign, the edges and the spread); this module runs the machine and
+reports.
 """
 
 from __future__ import annotations
@@ -36,19 +38,28 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 from feltlab import native
 from feltlab.errors import FeltlabError
-from feltlab.math.eor import HI_LO
+from feltlab.math.countability import (
+    Bucket,
+    Figure,
+    LineCountability,
+    analyze_line,
+)
+from feltlab.math.counts import Count, resolve_count
 from feltlab.native import CsmModel
 from feltlab.rules import Rules
-from feltlab.seeds import SEED_DERIVATION_VERSION, chunk_generator
-from feltlab.simulation.tables import DEFAULT_STAKE, sim_rules
+from feltlab.seeds import SEED_DERIVATION_VERSION
+from feltlab.simulation.protection import (
+    run_counted,
+    wager_buckets,
+    why_not_counted,
+    window_bucketing,
+)
 from feltlab.wagers import WagerType
 
 DEFAULT_ROUNDS = 20_000_000
@@ -62,240 +73,109 @@ ALPHA = 0.05
 """The family-wise level of the trigger's one-sided test."""
 SPREAD = 8
 """The main wager's spread: 8 units at or above the trigger, 1 below."""
-RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K")
 
 
 class AuditError(FeltlabError):
     """The audit cannot run as asked (a bad count, window, wager or model); one line."""
 
 
-# ---------------------------------------------------------------- counts
-
-
-def parse_count(
-    spec: str, rules: Rules, wager: WagerType | None = None
-) -> tuple[str, tuple[int, ...]]:
-    """``(name, tags by rank A..K)`` of a count: ``hilo``; ``eor`` (the wager's best linear
-    count, the effects of removal rounded to -2..2: :mod:`feltlab.math.eor`, as ``feltlab math
-    WAGER --eor`` prints them); or ``tags:A,2,...,K`` (13 integers).  Raises
-    :class:`AuditError`."""
-    if spec == "hilo":
-        return "Hi-Lo", HI_LO
-    if spec == "eor":
-        from feltlab.math.eor import main_eor, side_bet_eor
-
-        if wager is None or wager.name == "main":
-            e = main_eor(rules, "table")
-        else:
-            e = side_bet_eor(wager, rules.decks)
-        return f"{e.wager} best linear count", tuple(int(t) for t in e.best_count_integer)
-    if spec.startswith("tags:"):
-        parts = spec[5:].split(",")
-        try:
-            tags = tuple(int(p) for p in parts)
-        except ValueError:
-            tags = ()
-        if len(tags) != 13 or any(abs(t) > 10 for t in tags):
-            raise AuditError(
-                f"count {spec!r}: give 13 integer tags in -10..10 for A,2,...,9,T,J,Q,K, "
-                "e.g. tags:-1,1,1,1,1,1,0,0,0,-1,-1,-1,-1 (Hi-Lo)"
-            )
-        return "tags " + ",".join(f"{t:+d}" for t in tags), tags
-    raise AuditError(f"count {spec!r} is unknown: give hilo, eor or tags:A,2,...,K")
-
-
-def code_tags(rank_tags: Sequence[int]) -> tuple[int, ...]:
-    """The 52 tags by card code (rank * 4 + suit) of tags by rank."""
-    return tuple(int(rank_tags[c // 4]) for c in range(52))
-
-
 # ---------------------------------------------------------------- expectation by count
 
 
-@dataclass(frozen=True)
-class Interval:
-    """A figure and its 95% interval half-width (nan: not estimable)."""
-
-    value: float
-    half_width: float
-
-    def to_dict(self) -> dict[str, float | None]:
-        def f(x: float) -> float | None:
-            return None if math.isnan(x) else x
-
-        return {"value": f(self.value), "half_width": f(self.half_width)}
+def _number(v: Fraction) -> int | float:
+    """A count value for JSON: an int when whole (every count but Wong Halves'), else a
+    float."""
+    return int(v) if v.denominator == 1 else float(v)
 
 
-def _mean_hw(n: float, s1: float, s2: float) -> Interval:
-    if n <= 0:
-        return Interval(math.nan, math.nan)
-    m = s1 / n
-    var = max(s2 / n - m * m, 0.0)
-    return Interval(m, 1.96 * math.sqrt(var / n) if n > 1 else math.nan)
+def _iv(f: Figure) -> dict[str, float | None]:
+    """A figure as the audit's JSON gives it: ``{"value", "half_width"}`` (None for NaN)."""
+
+    def g(x: float) -> float | None:
+        return None if math.isnan(x) else x
+
+    return {"value": g(f.value), "half_width": g(f.half_width)}
 
 
 @dataclass
 class ByCount:
-    """One wager's rounds by window count: ``values`` (the count of each bucket; the first
-    also holds lower counts, the last higher ones), ``rounds`` on offer, and the exact sums
-    ``s1`` (net, units staked) and ``s2`` (squared net) per bucket; float64 ``(n_buckets,)``.
-    :meth:`analyze` finds the trigger (module doc)."""
+    """One wager's rounds by window count: its :class:`feltlab.math.countability.Bucket` per
+    window count (the first also holds lower counts, the last higher ones) and its table
+    maximum in cents.  :meth:`analyze` sets :attr:`analysis`
+    (:func:`feltlab.math.countability.analyze_line`: the fitted line, the trigger of either
+    sign, the fraction, the edges, the win per 100 rounds and the main wager's 1-8 spread)."""
 
     wager: str
     window: int
-    values: npt.NDArray[np.int64]
-    rounds: npt.NDArray[np.float64]
-    s1: npt.NDArray[np.float64]
-    s2: npt.NDArray[np.float64]
+    buckets: tuple[Bucket, ...]
     max_bet: int
-    trigger: int | None = None
-    direction: int = 1
-    """+1: the positive rounds are those at or above the trigger (the count's cards are held
-    out of the machine); -1: at or below it (the machine deals the cards just seen again
-    soon, as the slot machine does)."""
+    analysis: LineCountability = field(init=False)
 
-    def side(self, b: int) -> slice:
-        """The buckets on the trigger's side of bucket ``b`` (``b`` included)."""
-        return slice(b, None) if self.direction > 0 else slice(0, b + 1)
+    def analyze(self, z: float) -> LineCountability:
+        """Analyse the buckets at ``z`` one-sided standard errors (module doc)."""
+        spread = SPREAD if self.wager == "main" else 0
+        self.analysis = analyze_line(self.buckets, z=z, max_bet=self.max_bet, spread=spread)
+        return self.analysis
 
     @property
-    def total(self) -> float:
-        return float(self.rounds.sum())
+    def total(self) -> int:
+        """Rounds over every bucket."""
+        return sum(b.rounds for b in self.buckets)
 
-    def overall(self) -> Interval:
-        return _mean_hw(self.total, float(self.s1.sum()), float(self.s2.sum()))
+    def trigger_count(self) -> int | float | None:
+        """The trigger's window count in the count's book units (None: no trigger)."""
+        v = self.analysis.trigger_value()
+        return None if v is None else _number(v)
 
-    def bucket(self, b: int) -> Interval:
-        return _mean_hw(float(self.rounds[b]), float(self.s1[b]), float(self.s2[b]))
-
-    def at_or_above(self, b: int) -> Interval:
-        """The observed expectation of the rounds on the trigger's side of bucket ``b``."""
-        s = self.side(b)
-        return _mean_hw(
-            float(self.rounds[s].sum()), float(self.s1[s].sum()), float(self.s2[s].sum())
-        )
-
-    def fit(self) -> tuple[float, float, float, float, float]:
-        """The least-squares line of the per-round result on the count over every round:
-        ``(mean result, slope per count unit, mean count, residual variance, Sxx)``."""
-        n = self.total
-        c = self.values.astype(np.float64)
-        cbar = float((self.rounds * c).sum() / n)
-        xbar = float(self.s1.sum() / n)
-        sxx = float((self.rounds * (c - cbar) ** 2).sum())
-        sxy = float(((c - cbar) * self.s1).sum())
-        slope = sxy / sxx if sxx > 0 else 0.0
-        sst = float(self.s2.sum()) - n * xbar * xbar
-        resid = max(sst - slope * sxy, 0.0) / max(n - 2, 1)
-        return xbar, slope, cbar, resid, sxx
-
-    def fitted_above(self, b: int) -> Interval:
-        """The fitted expectation (:meth:`fit`) of the rounds at or above bucket ``b``, with
-        its interval (the mean and the slope are uncorrelated about the mean count)."""
-        xbar, slope, cbar, resid, sxx = self.fit()
-        s = self.side(b)
-        n_hi = float(self.rounds[s].sum())
-        if n_hi == 0 or sxx == 0:
-            return Interval(math.nan, math.nan)
-        m = float((self.rounds[s] * self.values[s]).sum() / n_hi)
-        var = resid / self.total + (m - cbar) ** 2 * resid / sxx
-        return Interval(xbar + slope * (m - cbar), 1.96 * math.sqrt(var))
-
-    def analyze(self, z: float) -> None:
-        """Set :attr:`trigger` and :attr:`direction`: the bucket nearest the mean count on the
-        favourable side (the slope's sign) whose count the fitted line (:meth:`fit`; a round's
-        expectation is linear in the composition the count reflects, as a true count's is)
-        puts at or above zero, when the fitted expectation of the rounds on that side is
-        positive at ``z`` standard errors (one-sided); None otherwise."""
-        xbar, slope, cbar, _, sxx = self.fit()
-        self.trigger = None
-        if sxx == 0 or slope == 0:
-            return
-        self.direction = 1 if slope > 0 else -1
-        order = range(len(self.values)) if slope > 0 else range(len(self.values) - 1, -1, -1)
-        for b in order:
-            if self.rounds[self.side(b)].sum() == 0:
-                return
-            if xbar + slope * (self.values[b] - cbar) < 0:
-                continue
-            iv = self.fitted_above(b)
-            if iv.value - z * iv.half_width / 1.96 > 0:
-                self.trigger = b
-            return
-
-    def fraction(self) -> float:
-        """The positive-round fraction: the rounds at or above the trigger (0 without one)."""
-        if self.trigger is None or self.total == 0:
-            return 0.0
-        return float(self.rounds[self.side(self.trigger)].sum()) / self.total
-
-    def edge(self) -> Interval:
-        """The fitted expectation per unit of the rounds at or above the trigger (bet only
-        then), with its interval (:meth:`fitted_above`)."""
-        if self.trigger is None:
-            return Interval(math.nan, math.nan)
-        return self.fitted_above(self.trigger)
-
-    def observed_edge(self) -> Interval:
-        """The observed (unfitted) expectation of the rounds at or above the trigger."""
-        if self.trigger is None:
-            return Interval(math.nan, math.nan)
-        return self.at_or_above(self.trigger)
-
-    def win_per_100(self) -> Interval:
-        """Cents won per 100 rounds observed betting the table maximum only at or above the
-        trigger (nothing below), with its interval."""
-        if self.trigger is None:
-            return Interval(math.nan, math.nan)
-        f = self.fraction()
-        iv = self.edge()
-        return Interval(100 * self.max_bet * f * iv.value, 100 * self.max_bet * f * iv.half_width)
+    def win_rate(self) -> float:
+        """Units won per round observed betting one unit only on the trigger's side (0 with no
+        trigger): what :meth:`CsmAudit.best` ranks by."""
+        a = self.analysis
+        return 0.0 if a.trigger is None else a.frequency * a.edge.value
 
     def spread(self) -> dict[str, Any] | None:
-        """The 1-8 spread (:data:`SPREAD` units at or above the trigger, 1 below): its edge
+        """The 1-8 spread (:data:`SPREAD` units on the trigger's side, 1 elsewhere): its edge
         per unit bet and cents per 100 rounds with the big bet at the table maximum."""
-        if self.trigger is None:
+        a = self.analysis
+        if a.trigger is None or a.spread < 2:
             return None
-        t, n = self.trigger, self.total
-        idx = np.arange(len(self.values))
-        bets = np.where(idx * self.direction >= t * self.direction, float(SPREAD), 1.0)
-        iv = _mean_hw(n, float((bets * self.s1).sum()), float((bets * bets * self.s2).sum()))
-        per_bet = float((bets * self.rounds).sum()) / n
-        unit = self.max_bet / SPREAD
+        unit = self.max_bet / a.spread
+        r = a.spread_per_round
         return {
-            "edge_per_unit_bet": Interval(iv.value / per_bet, iv.half_width / per_bet).to_dict(),
-            "cents_per_100_rounds": Interval(
-                100 * unit * iv.value, 100 * unit * iv.half_width
-            ).to_dict(),
+            "edge_per_unit_bet": _iv(a.spread_per_unit_bet),
+            "cents_per_100_rounds": _iv(
+                Figure(100 * unit * r.value, 100 * unit * r.half_width, r.rounds)
+            ),
             "big_bet_cents": self.max_bet,
             "small_bet_cents": unit,
         }
 
     def to_dict(self) -> dict[str, Any]:
-        t = self.trigger
+        """JSON-serialisable form (docs/csm-audit.md)."""
+        a, n = self.analysis, self.total
         return {
             "wager": self.wager,
             "window": self.window,
-            "rounds": int(self.total),
-            "expectation": self.overall().to_dict(),
-            "trigger_count": None if t is None else int(self.values[t]),
-            "trigger_side": ">=" if self.direction > 0 else "<=",
-            "positive_round_fraction": self.fraction(),
-            "edge_per_unit": self.edge().to_dict(),
-            "observed_edge_per_unit": self.observed_edge().to_dict(),
-            "slope_per_count": self.fit()[1],
-            "cents_per_100_rounds_at_max": self.win_per_100().to_dict(),
+            "rounds": n,
+            "expectation": _iv(a.overall),
+            "trigger_count": self.trigger_count(),
+            "trigger_side": ">=" if a.direction > 0 else "<=",
+            "positive_round_fraction": a.frequency,
+            "edge_per_unit": _iv(a.edge),
+            "observed_edge_per_unit": _iv(a.observed_edge),
+            "slope_per_count": a.line.slope,
+            "cents_per_100_rounds_at_max": _iv(a.win_per_100),
             "max_bet_cents": self.max_bet,
             "spread_1_8": self.spread() if self.wager == "main" else None,
             "by_count": [
                 {
-                    "count": int(self.values[b]),
-                    "rounds": int(self.rounds[b]),
-                    "fraction": float(self.rounds[b] / self.total) if self.total else 0.0,
-                    "expectation": self.bucket(b).to_dict(),
+                    "count": _number(b.value),
+                    "rounds": b.rounds,
+                    "fraction": b.rounds / n if n else 0.0,
+                    "expectation": _iv(Figure(float(b.total / b.rounds), b.half_width(), b.rounds)),
                 }
-                for b in range(len(self.values))
-                if self.rounds[b] > 0
+                for b in self.buckets
+                if b.rounds > 0
             ],
         }
 
@@ -303,130 +183,49 @@ class ByCount:
 # ---------------------------------------------------------------- the simulation
 
 
-@dataclass(frozen=True)
-class InPlay:
-    """A wager in play: its instance, its lookup table (None: the main wager) and its net
-    pay per unit of each outcome (float64, ``(n_outcomes,)``)."""
-
-    wager: WagerType
-    table: native.SideTable | None
-    pays: npt.NDArray[np.float64]
-
-
-def wagers_in_play(names: Sequence[str], rules: Rules) -> list[InPlay]:
+def wagers_in_play(names: Sequence[str], rules: Rules) -> list[WagerType]:
     """The named installed wagers (``all``: the main wager and every side wager the C
-    simulator settles through a lookup table) with their tables.  Raises
-    :class:`AuditError` for a wager that is unknown, paid by a jackpot panel, outside its
-    deck range or without a lookup table."""
+    simulator settles through a lookup table).  Raises :class:`AuditError` for a wager that
+    is unknown or that ``feltlab protect`` could not count either
+    (:func:`feltlab.simulation.protection.why_not_counted`: paid by a jackpot panel, outside
+    its deck range or without a lookup table)."""
     from feltlab.plugin_manager import collect_wagers, get_plugin_manager
-    from feltlab.simulation import side_tables as sidetables
 
     reg = collect_wagers(get_plugin_manager())
     if "all" in names:
-        names = [n for n in reg.names() if n == "main" or _tabled(reg[n](), rules)]
-    out: list[InPlay] = []
+        names = [n for n in reg.names() if why_not_counted(reg[n](), rules) is None]
+    out: list[WagerType] = []
     for name in dict.fromkeys(names):
         if name not in reg.names():
             raise AuditError(
                 f"wager {name!r} is not installed: choose from {', '.join(reg.names())} or all"
             )
         w = reg[name]()
-        if name == "main":
-            out.append(InPlay(w, None, np.zeros(0)))
-            continue
-        why = _untabled(w, rules)
+        why = why_not_counted(w, rules)
         if why:
             raise AuditError(f"wager {name!r} cannot be audited: {why}")
-        t = sidetables.side_table(w)
-        assert t is not None  # _untabled said it has one
-        pays = np.array([float(p or 0) for p in w.paytable.pays], dtype=np.float64)
-        out.append(InPlay(w, t, pays))
+        out.append(w)
     return out
-
-
-def _untabled(w: WagerType, rules: Rules) -> str | None:
-    from feltlab.simulation import side_tables as sidetables
-
-    if any(p is None for p in w.paytable.pays):
-        return "a jackpot panel pays some outcomes (no expectation per unit)"
-    if not w.min_decks <= rules.decks <= w.max_decks:
-        return f"played with {w.min_decks} to {w.max_decks} decks, the rules have {rules.decks}"
-    return sidetables.untabulated_reason(w)
-
-
-def _tabled(w: WagerType, rules: Rules) -> bool:
-    return _untabled(w, rules) is None
-
-
-def window_buckets(tags: Sequence[int], window: int) -> tuple[int, int]:
-    """``(lowest, n_buckets)`` covering every window count of ``window`` cards (at most
-    :data:`feltlab.native.COUNT_MAX_BUCKETS`; beyond, the outer buckets are open)."""
-    lo, hi = window * min(min(tags), 0), window * max(max(tags), 0)
-    n = hi - lo + 1
-    if n > native.COUNT_MAX_BUCKETS:
-        half = native.COUNT_MAX_BUCKETS // 2
-        lo, n = max(lo, -half), native.COUNT_MAX_BUCKETS
-    return lo, n
 
 
 def simulate_window(
     model: CsmModel,
     rules: Rules,
-    wagers: Sequence[InPlay],
-    rank_tags: Sequence[int],
+    wagers: Sequence[WagerType],
+    count: Count,
     window: int,
     rounds: int,
     seed: int,
 ) -> list[ByCount]:
-    """Every wager's rounds by the window count of ``window`` cards, ``rounds`` rounds dealt
-    off ``model`` in calls of :data:`CALL_ROUNDS` (call i from the seed's generator jumped
-    i + 1 times, :func:`feltlab.seeds.chunk_generator`)."""
-    from dataclasses import replace
-
-    tags = code_tags(rank_tags)
-    lowest, nb = window_buckets(tags, window)
-    spec = native.CountSpec(tags, native.COUNT_WINDOW, window, 1, lowest, nb)
-    plays_out = any(p.wager.dealer_plays_out for p in wagers)
-    sr = replace(sim_rules(rules, fresh_shoe=True), dealer_plays_out=plays_out)
-    tables = tuple(p.table for p in wagers if p.table is not None)
-    n = np.zeros(nb)
-    s1 = np.zeros(nb)
-    s2 = np.zeros(nb)
-    side = np.zeros((nb, len(tables), 256))
-    left, call = rounds, 0
-    while left > 0:
-        k = min(left, CALL_ROUNDS)
-        res = native.simulate_counted(chunk_generator(seed, call), sr, k, spec, tables, csm=model)
-        n += res.bucket_rounds
-        s1 += np.array(res.bucket_net, dtype=np.float64)
-        s2 += np.array(res.bucket_net_sq, dtype=np.float64)
-        side += res.bucket_counts
-        left -= k
-        call += 1
-    values = np.arange(lowest, lowest + nb, dtype=np.int64)
-    out = []
-    k = 0
-    for p in wagers:
-        if p.table is None:
-            st = float(DEFAULT_STAKE)
-            out.append(
-                ByCount("main", window, values, n, s1 / st, s2 / st**2, p.wager.limits.maximum)
-            )
-            continue
-        counts = side[:, k, : len(p.pays)]
-        k += 1
-        out.append(
-            ByCount(
-                p.wager.name,
-                window,
-                values,
-                counts.sum(axis=1),
-                counts @ p.pays,
-                counts @ (p.pays * p.pays),
-                p.wager.limits.maximum,
-            )
-        )
-    return out
+    """Every wager's rounds by the window count of ``window`` cards
+    (:func:`feltlab.simulation.protection.window_bucketing`), ``rounds`` rounds dealt off
+    ``model`` by :func:`feltlab.simulation.protection.run_counted` (``feltlab protect``'s
+    driver) in calls of :data:`CALL_ROUNDS` (call i from the seed's generator jumped i + 1
+    times, :func:`feltlab.seeds.chunk_generator`)."""
+    b = window_bucketing(count, window)
+    ws = list(wagers)
+    tally = run_counted(rules, ws, b, rounds, seed=seed, chunk_rounds=CALL_ROUNDS, csm=model)
+    return [ByCount(w.name, window, wager_buckets(tally, b, w), w.limits.maximum) for w in ws]
 
 
 def windows_up_to(window: int) -> list[int]:
@@ -463,10 +262,10 @@ class CsmAudit:
 
     def best(self) -> ByCount | None:
         """The wager and window of largest win per round at its trigger (None: no trigger)."""
-        found = [r for r in self.results if r.trigger is not None]
+        found = [r for r in self.results if r.analysis.trigger is not None]
         if not found:
             return None
-        return max(found, key=lambda r: r.fraction() * r.edge().value)
+        return max(found, key=lambda r: r.win_rate())
 
     def verdict(self) -> str:
         """One line (module doc)."""
@@ -476,13 +275,13 @@ class CsmAudit:
             return (
                 f"no count of window <= {self.window} finds a positive round at this sample ({sim})"
             )
-        e = b.edge()
-        trig = int(b.values[b.trigger]) if b.trigger is not None else 0
-        side = ">=" if b.direction > 0 else "<="
+        e = b.analysis.edge
+        trig = b.trigger_count() or 0
+        side = ">=" if b.analysis.direction > 0 else "<="
         return (
-            f"exploitable: +{100 * e.value:.2f}% per unit on {100 * b.fraction():.2f}% of "
+            f"exploitable: +{100 * e.value:.2f}% per unit on {100 * b.analysis.frequency:.2f}% of "
             f"rounds ({b.wager}, {self.counts.get(b.wager, self.count_name)} of the last "
-            f"{b.window} cards {side} {trig:+d}; {sim})"
+            f"{b.window} cards {side} {trig:+g}; {sim})"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -531,9 +330,11 @@ def audit(
     windows: Sequence[int] | None = None,
 ) -> CsmAudit:
     """Audit ``model`` under ``rules`` (module doc): the wagers named (``all``: every tabled
-    one), ``count`` (:func:`parse_count`; ``eor`` gives each wager its own count), windows
-    ``window`` and its halves (or ``windows``), ``rounds`` rounds each.  Raises
-    :class:`AuditError` (one line) for a bad count, window, wager or model."""
+    one), ``count`` (:func:`feltlab.math.counts.resolve_count`: a built-in count, ``eor``
+    (each wager its own best linear count) or ``tags:A,2,...,K``; a count's tags summed over
+    the window, whatever its mode), windows ``window`` and its halves (or ``windows``),
+    ``rounds`` rounds each.  Raises :class:`AuditError` (one line) for a bad window, wager or
+    model, :class:`feltlab.errors.CountError` for a bad count."""
     from scipy import stats
 
     try:
@@ -548,12 +349,12 @@ def audit(
     if not 1_000 <= rounds <= 10**11:
         raise AuditError(f"rounds {rounds}: give 1,000..10^11 rounds a window")
     in_play = wagers_in_play(wagers, rules)
-    groups: dict[tuple[int, ...], list[InPlay]] = {}
+    groups: dict[tuple[int, ...], tuple[Count, list[WagerType]]] = {}
     names: dict[str, str] = {}
-    for p in in_play:
-        name, tags = parse_count(count, rules, p.wager)
-        names[p.wager.name] = name
-        groups.setdefault(tuple(tags), []).append(p)
+    for wager in in_play:
+        c = resolve_count(count, wager, rules.decks, rules=rules)
+        names[wager.name] = c.label
+        groups.setdefault(c.tags, (c, []))[1].append(wager)
     a = CsmAudit(
         model,
         rules,
@@ -567,9 +368,9 @@ def audit(
         source=source,
     )
     t0 = time.perf_counter()
-    for tags, ps in groups.items():
+    for c, ps in groups.values():
         for w in windows or windows_up_to(window):
-            a.results += simulate_window(model, rules, ps, tags, w, rounds, seed)
+            a.results += simulate_window(model, rules, ps, c, w, rounds, seed)
             a.rounds_simulated += rounds
     a.seconds = time.perf_counter() - t0
     a.z = float(stats.norm.isf(ALPHA / max(len(a.results), 1)))
@@ -591,16 +392,16 @@ def plot_expectation(a: CsmAudit, path: Path) -> Path:
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for r in a.results:
-        keep = r.rounds >= 1_000
-        if not keep.any():
+        keep = [b for b in r.buckets if b.rounds >= 1_000]
+        if not keep:
             continue
-        ivs = [r.bucket(b) for b in range(len(r.values))]
-        x = r.values[keep]
-        y = np.array([100 * iv.value for iv in ivs])[keep]
-        e = np.array([100 * iv.half_width for iv in ivs])[keep]
+        x = [float(b.value) for b in keep]
+        y = [100 * float(b.total / b.rounds) for b in keep]
+        e = [100 * b.half_width() for b in keep]
         ax.errorbar(x, y, yerr=e, marker="o", ms=3, capsize=2, label=f"{r.wager}, W={r.window}")
-        if r.trigger is not None:
-            ax.axvline(int(r.values[r.trigger]), ls=":", lw=1, color="grey")
+        trig = r.trigger_count()
+        if trig is not None:
+            ax.axvline(trig, ls=":", lw=1, color="grey")
     ax.axhline(0, color="black", lw=0.8)
     ax.set_xlabel(f"window count ({a.count_name}) at the bet")
     ax.set_ylabel("expectation per unit (%)")

@@ -58,7 +58,7 @@ def summary_rows(a: CsmAudit) -> list[list[str]]:
                 f"{100 * d['slope_per_count']:+.4f}%",
                 "-"
                 if d["trigger_count"] is None
-                else f"{d['trigger_side']} {d['trigger_count']:+d}",
+                else f"{d['trigger_side']} {d['trigger_count']:+g}",
                 f"{100 * d['positive_round_fraction']:.2f}%",
                 _pct(d["edge_per_unit"]),
                 _money(d["cents_per_100_rounds_at_max"]),
@@ -152,7 +152,7 @@ def _bucket_table(r: ByCount) -> Table:
         t.add_column(c, justify="right")
     for row in r.to_dict()["by_count"]:
         t.add_row(
-            f"{row['count']:+d}",
+            f"{row['count']:+g}",
             f"{row['rounds']:,}",
             f"{100 * row['fraction']:.2f}%",
             _pct(row["expectation"]),
@@ -204,8 +204,8 @@ def _bucket_table(r: ByCount) -> Table:
     "--count",
     default="hilo",
     show_default=True,
-    help="hilo, eor (each wager's best linear count from its effects of removal) or "
-    "tags:A,2,...,K.",
+    help="A count of feltlab.math.counts: a built-in one (hilo, ko, zen, halves, ...), eor "
+    "(each wager's best linear count from its effects of removal) or tags:A,2,...,K.",
 )
 @click.option(
     "--window",

@@ -290,7 +290,7 @@ def _counts(names: tuple[str, ...], decks: int) -> list[Any]:
     multiple=True,
     metavar="NAME",
     help=f"Count to tally by ({', '.join(COUNT_CHOICES)}; eor: each wager's own best linear "
-    "count, Hi-Lo for the main wager); repeat for several.  Default: hilo.",
+    "count, Hi-Lo for the main wager; or tags:A,2,...,K); repeat for several.  Default: hilo.",
 )
 @click.option(
     "--resolution",

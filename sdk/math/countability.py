@@ -24,6 +24,27 @@ and its paytable; :func:`bucket_from_sums` from the main wager's cents).  Output
   bucket's expectation is positive or the edge is shown negative, else "inconclusive: ...
   (more rounds)".
 
+A second reading of the same buckets, by the fitted line (:func:`analyze_line`, a
+:class:`LineCountability`; the continuous-shuffler audit's, whose window counts are sparse at
+the ends and may run either way):
+
+- **the line** (:func:`fit_line`): the weighted least-squares line of the per-round result on
+  the count, each round weighted once at its bucket's value: ``slope = Sxy / Sxx`` with ``Sxx
+  = sum_b n_b (c_b - cbar)^2``, ``Sxy = sum_b (c_b - cbar) S_b``; the residual variance ``s^2
+  = (SST - slope * Sxy) / (N - 2)``; the slope's standard error ``sqrt(s^2 / Sxx)``; the fitted
+  expectation of a set of rounds of mean count ``m``, ``mean + slope (m - cbar)``, with the
+  variance ``s^2 / N + (m - cbar)^2 s^2 / Sxx`` (the mean and the slope are uncorrelated
+  about ``cbar``);
+- **a trigger of either sign** (:func:`line_trigger`): the favourable side is the slope's sign
+  ("bet at or above t" for a positive slope, "at or below t" for a negative one: a machine
+  that deals the cards just seen again soon); t is the bucket nearest the mean count on that
+  side where the line is at or above zero, kept when the fitted expectation of the rounds on
+  its side is positive at ``z`` one-sided standard errors (the caller's level: the audit's is
+  Bonferroni over every wager and window it tries);
+- the fraction of rounds on that side, the fitted and observed **edge of betting only there**,
+  the win per 100 rounds at the maximum bet, and a **bet spread's edge** (:func:`spread_edge`:
+  ``k`` units on the trigger's side, 1 elsewhere; per round and per unit bet).
+
 The trigger is chosen on the same rounds that measure the edge, which biases the edge up a
 little (the bucket picked is partly picked for its luck); with millions of rounds a bucket the
 effect is well inside the interval, and the report gives the rounds behind every figure.
@@ -41,7 +62,7 @@ from itertools import pairwise
 from typing import Any
 
 from feltlab.errors import CountError
-from feltlab.intervals import half_width
+from feltlab.intervals import Z95, half_width
 
 MIN_ROUNDS = 10_000
 """Buckets with fewer rounds are too noisy to decide where the expectation stays positive
@@ -305,3 +326,181 @@ def _verdict(
     if edge.low > 0:
         return f"countable: {figures}"
     return f"inconclusive: {figures}; the interval includes zero: simulate more rounds"
+
+
+# ---------------------------------------------------------------- the fitted line
+
+
+@dataclass(frozen=True)
+class Line:
+    """The weighted least-squares line of the per-round result on the count, over every
+    round (each round weighted once, at its bucket's value): ``mean`` the mean result per
+    unit, ``slope`` per count unit, ``mean_count``, ``residual_variance`` (per round, ``n -
+    2`` degrees of freedom), ``sxx`` (the rounds' sum of squared count deviations) and
+    ``rounds``.  Where the count moves a round's expectation linearly (as the composition it
+    reflects does: Griffin, ch. 4), the line pools every bucket into each figure, which a
+    bucket-by-bucket reading (:func:`analyze_buckets`) cannot do for sparse buckets."""
+
+    rounds: int
+    mean: float
+    slope: float
+    mean_count: float
+    residual_variance: float
+    sxx: float
+
+    @property
+    def slope_se(self) -> float:
+        """The slope's standard error, ``sqrt(residual_variance / sxx)`` (NaN when every
+        round has the same count)."""
+        return math.sqrt(self.residual_variance / self.sxx) if self.sxx > 0 else math.nan
+
+    def at(self, count: float) -> float:
+        """The fitted expectation at ``count``."""
+        return self.mean + self.slope * (count - self.mean_count)
+
+    def fitted(self, buckets: Sequence[Bucket]) -> Figure:
+        """The fitted expectation of the rounds in ``buckets`` (the line at their mean
+        count) with its 95% interval: the mean and the slope are uncorrelated about the mean
+        count, so its variance is ``s^2 / N + (m - mean_count)^2 * s^2 / sxx``."""
+        n = sum(b.rounds for b in buckets)
+        if n == 0 or self.sxx <= 0:
+            return Figure(math.nan, math.nan, n)
+        m = sum(float(b.value) * b.rounds for b in buckets) / n
+        s2 = self.residual_variance
+        se = math.sqrt(s2 / self.rounds + (m - self.mean_count) ** 2 * s2 / self.sxx)
+        return Figure(self.at(m), Z95 * se, n)
+
+
+def fit_line(buckets: Sequence[Bucket]) -> Line:
+    """The least-squares :class:`Line` of the per-round result on the bucket value, from the
+    buckets' sums (a bucket's rounds all sit at its value; float64 arithmetic).  Raises
+    :class:`CountError` with no round."""
+    n = sum(b.rounds for b in buckets)
+    if n < 1:
+        raise CountError("no round in any bucket: simulate more rounds (--rounds)")
+    cbar = sum(float(b.value) * b.rounds for b in buckets) / n
+    xbar = float(sum((b.total for b in buckets), Fraction(0))) / n
+    sxx = sum(b.rounds * (float(b.value) - cbar) ** 2 for b in buckets)
+    sxy = sum((float(b.value) - cbar) * float(b.total) for b in buckets)
+    slope = sxy / sxx if sxx > 0 else 0.0
+    sst = float(sum((b.total_sq for b in buckets), Fraction(0))) - n * xbar * xbar
+    resid = max(sst - slope * sxy, 0.0) / max(n - 2, 1)
+    return Line(n, xbar, slope, cbar, resid, sxx)
+
+
+def on_side(buckets: Sequence[Bucket], index: int, direction: int) -> tuple[Bucket, ...]:
+    """The buckets on a trigger's side: ``index`` and above (``direction`` +1: "bet when the
+    count is at or above it") or ``index`` and below (-1: "at or below")."""
+    return tuple(buckets[index:] if direction > 0 else buckets[: index + 1])
+
+
+@dataclass(frozen=True)
+class LineCountability:
+    """What :func:`analyze_line` finds: the ``line``; the ``trigger`` bucket (None: none)
+    and its ``direction`` (+1: bet at or above it, -1: at or below); ``frequency`` the
+    fraction of rounds on the trigger's side; ``edge`` the fitted and ``observed_edge`` the
+    observed expectation per unit of those rounds; ``win_per_100``: cents per 100 rounds
+    observed betting ``max_bet`` cents only there; ``spread`` (units: ``spread`` on the
+    trigger's side, 1 elsewhere; 0: not asked) with its ``spread_per_round`` (units won a
+    round, 1-unit base) and ``spread_per_unit_bet`` (per unit bet); ``z`` the one-sided
+    critical value the trigger was tested at."""
+
+    buckets: tuple[Bucket, ...]
+    overall: Figure
+    line: Line
+    trigger: int | None
+    direction: int
+    frequency: float
+    edge: Figure
+    observed_edge: Figure
+    win_per_100: Figure
+    max_bet: int
+    spread: int
+    spread_per_round: Figure
+    spread_per_unit_bet: Figure
+    z: float
+
+    def trigger_value(self) -> Fraction | None:
+        """The trigger bucket's count value (None: no trigger)."""
+        return None if self.trigger is None else self.buckets[self.trigger].value
+
+
+def line_trigger(buckets: Sequence[Bucket], line: Line, z: float) -> tuple[int | None, int]:
+    """``(trigger, direction)``: the favourable side is the slope's sign (+1: high counts;
+    -1: low counts, a machine whose count runs the other way); the trigger is the bucket
+    nearest the mean count on that side at which the line is at or above zero, kept when the
+    fitted expectation of the rounds on its side (:meth:`Line.fitted`) is positive at ``z``
+    standard errors, one-sided; None otherwise (also with a flat line)."""
+    if line.sxx <= 0 or line.slope == 0:
+        return None, 1
+    direction = 1 if line.slope > 0 else -1
+    order = range(len(buckets)) if direction > 0 else range(len(buckets) - 1, -1, -1)
+    for b in order:
+        side = on_side(buckets, b, direction)
+        if sum(x.rounds for x in side) == 0:
+            return None, direction
+        if line.at(float(buckets[b].value)) < 0:
+            continue
+        f = line.fitted(side)
+        return (b if f.value - z * f.half_width / Z95 > 0 else None), direction
+    return None, direction
+
+
+def spread_edge(
+    buckets: Sequence[Bucket], trigger: int, direction: int, spread: int
+) -> tuple[Figure, Figure]:
+    """A bet spread's edge: ``spread`` units on the trigger's side, 1 elsewhere (exact
+    sums): ``(units won a round, per unit bet)``, each with its 95% interval (the second is
+    the first over the mean bet)."""
+    n = sum(b.rounds for b in buckets)
+    bets = [spread if (i - trigger) * direction >= 0 else 1 for i in range(len(buckets))]
+    s = sum((k * b.total for k, b in zip(bets, buckets, strict=True)), Fraction(0))
+    q = sum((k * k * b.total_sq for k, b in zip(bets, buckets, strict=True)), Fraction(0))
+    per_round = _figure(s, q, n)
+    per_bet = sum(k * b.rounds for k, b in zip(bets, buckets, strict=True)) / n if n else math.nan
+    per_unit = Figure(per_round.value / per_bet, per_round.half_width / per_bet, n)
+    return per_round, per_unit
+
+
+def analyze_line(
+    buckets: Sequence[Bucket], *, z: float, max_bet: int, spread: int = 0
+) -> LineCountability:
+    """Analyse a wager's per-bucket tallies (increasing count order) by the fitted line
+    (:func:`fit_line`): the trigger of either sign at ``z`` one-sided standard errors
+    (:func:`line_trigger`; the caller sets ``z``, e.g. Bonferroni over every wager and count
+    it tries), the fraction of rounds on its side, the fitted and observed edge of betting
+    only there, the win per 100 rounds at ``max_bet`` cents, and with ``spread`` > 1 that bet
+    spread's edge (:func:`spread_edge`).  Raises :class:`CountError` for no round, buckets
+    out of order or a ``max_bet`` below 1 cent."""
+    bs = tuple(buckets)
+    if any(a.value >= b.value for a, b in pairwise(bs)):
+        raise CountError("buckets must be in increasing order of count value")
+    if max_bet < 1:
+        raise CountError(f"max_bet must be at least 1 cent, got {max_bet}")
+    line = fit_line(bs)
+    overall = _figure(
+        sum((b.total for b in bs), Fraction(0)),
+        sum((b.total_sq for b in bs), Fraction(0)),
+        line.rounds,
+    )
+    t, direction = line_trigger(bs, line, z)
+    nan = Figure(math.nan, math.nan, 0)
+    if t is None:
+        return LineCountability(
+            bs, overall, line, None, direction, 0.0, nan, nan, nan, max_bet, spread, nan, nan, z
+        )
+    side = on_side(bs, t, direction)
+    k = sum(b.rounds for b in side)
+    freq = k / line.rounds
+    edge = line.fitted(side)
+    observed = _figure(
+        sum((b.total for b in side), Fraction(0)), sum((b.total_sq for b in side), Fraction(0)), k
+    )
+    win = Figure(
+        100 * max_bet * freq * edge.value, 100 * max_bet * freq * edge.half_width, line.rounds
+    )
+    per_round, per_unit = spread_edge(bs, t, direction, spread) if spread > 1 else (nan, nan)
+    return LineCountability(
+        bs, overall, line, t, direction, freq, edge, observed, win, max_bet, spread, per_round,
+        per_unit, z,
+    )  # fmt: skip

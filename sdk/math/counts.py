@@ -38,6 +38,13 @@ halves         -2 +1 +2 +2 +3 +2 +1  0 -1 -2           S. Wong, "Professional Bl
                                                        (1975): halves doubled, scale 2
 =============  =====================================  ========================================
 
+A count given by its tags (``tags:A,2,...,K``, :func:`tags_count`): any integer tags, as
+``feltlab protect --count`` and ``feltlab certify csm-audit --count`` accept them.  Hi-Lo's
+tags are :data:`feltlab.math.eor.HI_LO` (their one home: every effect of removal reports its
+betting correlation with them).  How a count buckets rounds in the simulator (a true count,
+a running count, the suit imbalance, or a window count of the last cards seen off a
+continuous shuffler) is :mod:`feltlab.simulation.protection`'s and the CSM audit's.
+
 An unbalanced count (KO: its tags sum to +4 a deck) is read as a running count, its index
 given as the running count from Vancura and Fuchs's initial running count ``4 - 4 * decks``
 (``Count.mode`` "running"); every other count as a true count.
@@ -52,6 +59,7 @@ from typing import Any
 
 from feltlab import native
 from feltlab.errors import CountError
+from feltlab.math.eor import HI_LO, main_eor, side_bet_eor
 
 RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K")
 """Rank order of the tags (the card model's rank index 0..12)."""
@@ -82,6 +90,8 @@ class Count:
     mode: str = "true"
     scale: int = 1
     source: str = ""
+    title: str = ""
+    """The count's book name as printed ("Hi-Lo"); :attr:`label` falls back to ``name``."""
 
     def __post_init__(self) -> None:
         if len(self.tags) != 52:
@@ -101,6 +111,11 @@ class Count:
             raise CountError(
                 f"count {self.name}: scale must be 1..{MAX_RESOLUTION}, got {self.scale}"
             )
+
+    @property
+    def label(self) -> str:
+        """The count's name as a report prints it: its book name (``title``), else ``name``."""
+        return self.title or self.name
 
     @property
     def rank_tags(self) -> tuple[int, ...] | None:
@@ -151,7 +166,13 @@ class Count:
 
 
 def rank_count(
-    name: str, tags: Sequence[int], *, source: str = "", scale: int = 1, mode: str = "true"
+    name: str,
+    tags: Sequence[int],
+    *,
+    source: str = "",
+    scale: int = 1,
+    mode: str = "true",
+    title: str = "",
 ) -> Count:
     """A point count from 13 tags by rank (A, 2..9, T, J, Q, K) or 10 (A, 2..9, ten-valued).
     Raises :class:`CountError` for another length or a non-integer tag."""
@@ -162,7 +183,7 @@ def rank_count(
         raise CountError(
             f"count {name}: give 13 tags (A, 2..9, T, J, Q, K) or 10 (A, 2..9, ten), got {len(t)}"
         )
-    return Count(name, tuple(t[c // 4] for c in range(52)), mode, scale, source)
+    return Count(name, tuple(t[c // 4] for c in range(52)), mode, scale, source, title)
 
 
 def code_count(name: str, tags: Sequence[int], *, source: str = "", scale: int = 1) -> Count:
@@ -189,12 +210,14 @@ BUILTIN: dict[str, Count] = {
     for c in (
         rank_count(
             "hilo",
-            (-1, 1, 1, 1, 1, 1, 0, 0, 0, -1),
+            HI_LO,
+            title="Hi-Lo",
             source="Hi-Lo: H. Dubner (1963); P. Griffin, The Theory of Blackjack, ch. 4",
         ),
         rank_count(
             "ko",
             (-1, 1, 1, 1, 1, 1, 1, 0, 0, -1),
+            title="KO",
             source="Knock-Out (KO): O. Vancura and K. Fuchs, Knock-Out Blackjack (1998); "
             "unbalanced, read as a running count",
             mode="running",
@@ -202,27 +225,32 @@ BUILTIN: dict[str, Count] = {
         rank_count(
             "hiopt1",
             (0, 0, 1, 1, 1, 1, 0, 0, 0, -1),
+            title="Hi-Opt I",
             source="Hi-Opt I: C. Einstein (1968); L. Humble and C. Cooper, The World's "
             "Greatest Blackjack Book (1980)",
         ),
         rank_count(
             "hiopt2",
             (0, 1, 1, 2, 2, 1, 1, 0, 0, -2),
+            title="Hi-Opt II",
             source="Hi-Opt II: L. Humble and C. Cooper, The World's Greatest Blackjack Book (1980)",
         ),
         rank_count(
             "omega2",
             (0, 1, 1, 2, 2, 2, 1, 0, -1, -2),
+            title="Omega II",
             source="Omega II: B. Carlson, Blackjack for Blood (1992)",
         ),
         rank_count(
             "zen",
             (-1, 1, 1, 2, 2, 2, 1, 0, 0, -2),
+            title="Zen",
             source="Zen: A. Snyder, Blackbelt in Blackjack (1983)",
         ),
         rank_count(
             "halves",
             (-2, 1, 2, 2, 3, 2, 1, 0, -1, -2),
+            title="Wong Halves",
             scale=2,
             source="Wong Halves: S. Wong, Professional Blackjack (1975); the half tags "
             "doubled (scale 2: the book's count is the stored one over 2)",
@@ -249,18 +277,25 @@ def balanced_round(values: Sequence[float]) -> tuple[int, ...]:
     return tuple(floors)
 
 
-def eor_count(wager: Any, decks: int, *, level: int = 2) -> Count:
-    """The best linear count of ``wager`` (a card-decided :class:`feltlab.WagerType`) for a
-    ``decks``-deck shoe: its effects of removal (:func:`feltlab.math.eor.side_bet_eor`) centred,
-    scaled so the largest magnitude is ``level`` and rounded to integers by largest
-    remainders (:func:`balanced_round`), so the count stays balanced and its true count
-    means what a true count means (rounding each tag alone, the ``integer`` column of
-    ``feltlab math WAGER --eor``, can leave it several points a deck off balance: Lucky
-    Ladies' +8).  Raises :class:`feltlab.errors.WagerError` for a wager decided by play (no
-    effects of removal by card), :class:`CountError` for one no rank moves."""
-    from feltlab.math.eor import side_bet_eor
-
-    e = side_bet_eor(wager, decks)
+def eor_count(wager: Any, decks: int, *, level: int = 2, rules: Any | None = None) -> Count:
+    """The best linear count of ``wager`` (a card-decided :class:`feltlab.WagerType`, or the
+    main wager given ``rules``) for a ``decks``-deck shoe: its effects of removal
+    (:func:`feltlab.math.eor.side_bet_eor`; the main wager's under the table strategy,
+    :func:`feltlab.math.eor.main_eor`) centred, scaled so the largest magnitude is ``level``
+    and rounded to integers by largest remainders (:func:`balanced_round`), so the count
+    stays balanced and its true count means what a true count means (rounding each tag alone,
+    the ``integer`` column of ``feltlab math WAGER --eor``, can leave it several points a deck
+    off balance: Lucky Ladies' +8).  Raises :class:`feltlab.errors.WagerError` for a side
+    wager decided by play (no effects of removal by card), :class:`CountError` for the main
+    wager without ``rules`` or a wager no rank moves."""
+    if wager.name == "main":
+        if rules is None:
+            raise CountError(
+                "the main wager's own count needs the rules: give them, or --count hilo"
+            )
+        e = main_eor(rules.replace(decks=decks), "table")
+    else:
+        e = side_bet_eor(wager, decks)
     if not any(e.best_count):
         raise CountError(
             f"{wager.name}: every rank has the same effect of removal; no linear count tracks "
@@ -270,9 +305,33 @@ def eor_count(wager: Any, decks: int, *, level: int = 2) -> Count:
     return rank_count(
         f"eor:{wager.name}",
         tags,
+        title=f"{wager.name}'s best linear count",
         source=f"best linear count of {wager.name}'s effects of removal, {decks} decks "
         f"(Griffin, ch. 4), scaled to -{level}..{level}, rounded by largest remainders",
     )
+
+
+TAGS_EXAMPLE = "tags:-1,1,1,1,1,1,0,0,0,-1 (Hi-Lo)"
+"""How a count given by its tags is written (:func:`tags_count`)."""
+
+
+def tags_count(spec: str) -> Count:
+    """A count given on the command line by its tags: ``tags:A,2,...,9,T,J,Q,K`` (13
+    integers) or ``tags:A,2,...,9,T`` (10, the ten's tag for J, Q and K), each within
+    :data:`MAX_TAG`.  Named ``tags +a,+b,...``.  Raises :class:`CountError` naming the
+    expected form."""
+    body = spec.strip()[len("tags:") :]
+    try:
+        tags = tuple(int(p) for p in body.split(","))
+    except ValueError:
+        tags = ()
+    if len(tags) not in (10, 13) or any(abs(t) > MAX_TAG for t in tags):
+        raise CountError(
+            f"count {spec!r}: give 13 integer tags (A, 2..9, T, J, Q, K) or 10 (A, 2..9, ten) "
+            f"in -{MAX_TAG}..{MAX_TAG}, e.g. {TAGS_EXAMPLE}"
+        )
+    name = "tags " + ",".join(f"{t:+d}" for t in tags)
+    return rank_count(name, tags, source="tags given on the command line")
 
 
 def builtin_count(name: str) -> Count:
@@ -286,17 +345,25 @@ def builtin_count(name: str) -> Count:
         "hiopti": "hiopt1",
     }.get(key, key)
     if key not in BUILTIN:
-        raise CountError(f"unknown count {name!r}; choose from {', '.join(COUNT_CHOICES)}")
+        raise CountError(
+            f"unknown count {name!r}; choose from {', '.join(COUNT_CHOICES)} or tags:A,2,...,K"
+        )
     return BUILTIN[key]
 
 
-def resolve_count(name: str, wager: Any | None = None, decks: int = 6) -> Count:
-    """``name`` as :func:`builtin_count`, or "eor": ``wager``'s own best linear count for
-    ``decks`` decks (:func:`eor_count`).  Raises :class:`CountError` naming the problem."""
-    if name.strip().lower() == "eor":
+def resolve_count(
+    name: str, wager: Any | None = None, decks: int = 6, *, rules: Any | None = None
+) -> Count:
+    """``name`` as :func:`builtin_count`; "eor": ``wager``'s own best linear count for
+    ``decks`` decks (:func:`eor_count`; the main wager's needs ``rules``); or
+    "tags:A,2,...,K" (:func:`tags_count`).  Raises :class:`CountError` naming the problem."""
+    key = name.strip().lower()
+    if key == "eor":
         if wager is None:
             raise CountError("--count eor needs a wager: name one, or choose a built-in count")
-        return eor_count(wager, decks)
+        return eor_count(wager, decks, rules=rules)
+    if key.startswith("tags:"):
+        return tags_count(name)
     return builtin_count(name)
 
 

@@ -29,7 +29,9 @@ from feltlab.wagers import WagerType
 
 RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K")
 HI_LO = (-1, 1, 1, 1, 1, 1, 0, 0, 0, -1, -1, -1, -1)
-"""Hi-Lo tags by rank A, 2..9, T, J, Q, K (H. Dubner, 1963)."""
+"""Hi-Lo tags by rank A, 2..9, T, J, Q, K (H. Dubner, 1963): their one home, the baseline of
+every betting correlation here and the tags of :data:`feltlab.math.counts.BUILTIN`'s
+``hilo``."""
 
 
 def betting_correlation(effects: npt.ArrayLike, tags: npt.ArrayLike) -> float:

@@ -14,7 +14,10 @@ read it).
 Chunks: as :mod:`feltlab.simulation.run`, chunk i of ``chunk_rounds`` rounds draws from the seed's
 generator jumped i + 1 times and the simulator is called for
 :data:`feltlab.record.RECORD_BATCH` rounds at a time (each call starts from freshly
-shuffled shoes), so a seed gives the same figures on any machine.
+shuffled shoes), so a seed gives the same figures on any machine.  The continuous-shuffler
+audit (``feltlab certify csm-audit``) drives the simulator through the same
+:func:`run_counted` with a :class:`feltlab.native.CsmModel` and a window count
+(:func:`window_bucketing`): one call a chunk, each loading a fresh machine.
 """
 
 from __future__ import annotations
@@ -63,18 +66,21 @@ class Bucketing:
     the count (the bucket value is ``floor(count * scale * resolution)`` in stored units),
     ``lowest`` the bucket value of bucket 0 and ``n_buckets`` (lower values fall into
     bucket 0, higher ones into the last: both open-ended); ``offset``: the count's initial
-    running count added to every value reported (stored units)."""
+    running count added to every value reported (stored units); ``window``: 0, or the
+    window count of the last ``window`` cards seen (the sum of their tags, whatever the
+    count's mode: a continuous shuffler's count, :func:`window_bucketing`)."""
 
     count: Count
     resolution: int
     lowest: int
     n_buckets: int
     offset: int = 0
+    window: int = 0
 
     def value(self, b: int) -> Fraction:
         """Bucket ``b``'s count value (its lower bound) in the count's book units."""
         step = self.resolution * (1 if self.count.mode == "suit" else self.count.scale)
-        if self.count.index_mode == "running":
+        if self.count.index_mode == "running" or self.window:
             step = self.count.scale  # a running count is an integer: resolution 1
         return Fraction(self.lowest + b, step) + Fraction(self.offset, self.count.scale)
 
@@ -84,6 +90,10 @@ class Bucketing:
 
     def spec(self) -> native.CountSpec:
         """The C simulator's count (``fl_count``) of these buckets."""
+        if self.window:
+            return native.CountSpec(
+                self.count.tags, native.COUNT_WINDOW, self.window, 1, self.lowest, self.n_buckets
+            )
         mode = {
             "true": native.COUNT_TRUE,
             "running": native.COUNT_RUNNING,
@@ -113,6 +123,22 @@ def bucketing(count: Count, decks: int, resolution: int = 1) -> Bucketing:
     per = resolution * count.scale
     lo = max(-TRUE_RANGE * per, -(MAX_BUCKETS // 2))
     return Bucketing(count, resolution, lo, min(2 * TRUE_RANGE * per + 1, MAX_BUCKETS))
+
+
+def window_bucketing(count: Count, window: int) -> Bucketing:
+    """Buckets of the window count of the last ``window`` cards (1 stored unit each) covering
+    every value the tags allow, ``window * min(tags, 0)`` to ``window * max(tags, 0)``; beyond
+    :data:`MAX_BUCKETS`, centred on 0 with the outer buckets open.  Raises
+    :class:`CountError` for a window below 1 or a count with no tags (the suit count)."""
+    if window < 1:
+        raise CountError(f"window must be at least 1 card, got {window}")
+    if count.mode == "suit":
+        raise CountError("the suit count has no tags to sum over a window: choose a point count")
+    lo, hi = window * min(min(count.tags), 0), window * max(max(count.tags), 0)
+    n = hi - lo + 1
+    if n > MAX_BUCKETS:
+        lo, n = max(lo, -(MAX_BUCKETS // 2)), MAX_BUCKETS
+    return Bucketing(count, 1, lo, n, window=window)
 
 
 @dataclass
@@ -145,11 +171,13 @@ def counted_call(
     n_rounds: int,
     tables: Sequence[native.SideTable],
     b: Bucketing,
+    csm: native.CsmModel | None = None,
 ) -> tuple[npt.NDArray[np.int64], list[int], list[int], npt.NDArray[np.int64]]:
-    """One call of the C simulator's counted tally (:func:`feltlab.native.simulate_counted`):
-    per bucket the rounds, the main wager's net and squared net (exact Python ints), and
-    the tables' outcome counts ``(n_buckets, n_tables, 256)``."""
-    res = native.simulate_counted(rng, rules, n_rounds, b.spec(), tuple(tables))
+    """One call of the C simulator's counted tally (:func:`feltlab.native.simulate_counted`,
+    off the continuous shuffler ``csm`` when given): per bucket the rounds, the main wager's
+    net and squared net (exact Python ints), and the tables' outcome counts ``(n_buckets,
+    n_tables, 256)``."""
+    res = native.simulate_counted(rng, rules, n_rounds, b.spec(), tuple(tables), csm=csm)
     return (
         np.asarray(res.bucket_rounds, dtype=np.int64),
         [int(x) for x in res.bucket_net],
@@ -167,11 +195,13 @@ def run_counted(
     seed: int = 1,
     chunk_rounds: int = 2_000_000,
     progress: Callable[[int], None] | None = None,
+    csm: native.CsmModel | None = None,
 ) -> CountedTally:
     """Simulate ``rounds`` rounds under ``rules`` (basic strategy, the rules' cutting card)
     with ``wagers`` (the main wager from the simulator's sums, each other one through its
-    side table) tallied by ``b``'s buckets.  A pure function
-    of its arguments (see the module docstring).  Raises :class:`CountError` for a
+    side table) tallied by ``b``'s buckets.  ``csm``: deal off this continuous shuffler
+    instead of a shoe, one simulator call a chunk (each call loads a fresh machine).  A pure
+    function of its arguments (see the module docstring).  Raises :class:`CountError` for a
     non-positive count of rounds or a wager without a table."""
     from feltlab.simulation import side_tables
 
@@ -185,8 +215,10 @@ def run_counted(
             raise CountError(f"{w.name} has no side table: it cannot be counted in the simulator")
         tables.append(t)
     sr = dataclasses.replace(
-        sim_rules(rules), dealer_plays_out=any(w.dealer_plays_out for w in wagers)
+        sim_rules(rules, fresh_shoe=csm is not None),
+        dealer_plays_out=any(w.dealer_plays_out for w in wagers),
     )
+    batch = RECORD_BATCH if csm is None else chunk_rounds
     out = CountedTally(b.n_buckets)
     for w in sides:
         out.outcomes[w.name] = np.zeros((b.n_buckets, 256), dtype=np.int64)
@@ -199,8 +231,8 @@ def run_counted(
         rng = chunk_generator(seed, chunk)
         left = size
         while left:
-            n = min(left, RECORD_BATCH)
-            r, net, sq, counts = counted_call(rng, sr, n, tables, b)
+            n = min(left, batch)
+            r, net, sq, counts = counted_call(rng, sr, n, tables, b, csm)
             out.rounds += r
             out.net = [a + x for a, x in zip(out.net, net, strict=True)]
             out.net_sq = [a + x for a, x in zip(out.net_sq, sq, strict=True)]

@@ -7,14 +7,16 @@ errors from its threshold."""
 from __future__ import annotations
 
 import json
-import math
+from fractions import Fraction
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from feltlab.errors import CountError
+from feltlab.math.countability import bucket_from_outcomes
+from feltlab.math.counts import resolve_count
 from feltlab.native import CsmModel
-from feltlab.rig.certify.csm_audit import AuditError, ByCount, audit, parse_count
+from feltlab.rig.certify.csm_audit import AuditError, ByCount, audit
 from feltlab.rig.cli.certify import certify
 from feltlab.rules import Rules
 
@@ -22,36 +24,41 @@ NZ = Rules.preset("nz")
 
 
 def _slope_se(r: ByCount) -> tuple[float, float]:
-    _, slope, _, resid, sxx = r.fit()
-    return slope, math.sqrt(resid / sxx)
+    line = r.analysis.line
+    return line.slope, line.slope_se
 
 
-def test_by_count_fits_the_line_and_finds_the_trigger_by_hand() -> None:
-    # three counts, 1,000 rounds each, results +-1 per round with means -0.1, 0, +0.1:
-    # the line is exactly x = 0.1 * count; the rounds at or above count 0 are positive
-    # (fitted 0 at count 0), 2/3 of the rounds, fitted edge 0.1 * mean count 0.5 = +0.05
-    n = np.array([1000.0, 1000.0, 1000.0])
-    s1 = np.array([-100.0, 0.0, 100.0])
-    r = ByCount("main", 16, np.array([-1, 0, 1]), n, s1, n.copy(), 10_000)
-    xbar, slope, cbar, _, sxx = r.fit()
-    assert (xbar, slope, cbar, sxx) == (0.0, 0.1, 0.0, 2000.0)
+def test_by_count_reports_the_line_analysis_in_the_audit_json() -> None:
+    # three counts, 1,000 rounds each, results +-1 averaging -0.1, 0, +0.1: the line is
+    # 0.1 * count (feltlab.math.countability's figures: tests/math/test_countability.py);
+    # here the audit's JSON of them, keys and figures
+    even = (Fraction(1), Fraction(-1))
+    buckets = tuple(
+        bucket_from_outcomes(v, [w, 1000 - w], even) for v, w in ((-1, 450), (0, 500), (1, 550))
+    )
+    r = ByCount("main", 16, buckets, 10_000)
     r.analyze(z=1.0)
-    assert r.trigger == 1 and r.direction == 1
-    assert r.fraction() == pytest.approx(2 / 3)
-    assert r.edge().value == pytest.approx(0.05)
-    assert r.observed_edge().value == pytest.approx(0.05)
-    # cents per 100 rounds at a $100 maximum: 100 * 10,000 * 2/3 * 0.05
-    assert r.win_per_100().value == pytest.approx(100 * 10_000 * 2 / 3 * 0.05)
-    spread = r.spread()
-    assert spread is not None  # 8 units on 2,000 rounds, 1 on 1,000: (8 * 100 - 100) / 17,000
-    assert spread["edge_per_unit_bet"]["value"] == pytest.approx(700 / 17_000)
-    mirrored = ByCount("main", 16, np.array([-1, 0, 1]), n, -s1, n.copy(), 10_000)
+    d = r.to_dict()
+    assert (d["trigger_count"], d["trigger_side"], d["rounds"]) == (0, ">=", 3000)
+    assert d["positive_round_fraction"] == pytest.approx(2 / 3)
+    assert d["edge_per_unit"]["value"] == pytest.approx(0.05)
+    assert d["slope_per_count"] == pytest.approx(0.1)
+    assert d["cents_per_100_rounds_at_max"]["value"] == pytest.approx(100 * 10_000 * 2 / 3 * 0.05)
+    assert d["spread_1_8"]["edge_per_unit_bet"]["value"] == pytest.approx(700 / 17_000)
+    assert d["spread_1_8"]["small_bet_cents"] == 1250
+    assert [(b["count"], b["rounds"]) for b in d["by_count"]] == [(-1, 1000), (0, 1000), (1, 1000)]
+    assert d["by_count"][0]["expectation"]["value"] == pytest.approx(-0.1)
+    mirrored = ByCount(
+        "main",
+        16,
+        tuple(
+            bucket_from_outcomes(b.value, [1000 - w, w], even)
+            for b, w in zip(buckets, (450, 500, 550), strict=True)
+        ),
+        10_000,
+    )
     mirrored.analyze(z=1.0)
-    assert mirrored.direction == -1 and mirrored.trigger == 1
-    assert mirrored.fraction() == pytest.approx(2 / 3)
-    flat = ByCount("main", 16, np.array([-1, 0, 1]), n, np.full(3, -50.0), n.copy(), 10_000)
-    flat.analyze(z=1.0)
-    assert flat.trigger is None and flat.fraction() == 0.0
+    assert mirrored.to_dict()["trigger_side"] == "<=" and mirrored.trigger_count() == 0
 
 
 def test_the_ideal_machine_has_no_exploitable_count() -> None:
@@ -63,12 +70,12 @@ def test_the_ideal_machine_has_no_exploitable_count() -> None:
     (r,) = a.results
     slope, se = _slope_se(r)
     assert abs(slope) < 3 * se
-    assert r.trigger is None and r.fraction() == 0.0
+    assert r.analysis.trigger is None and r.analysis.frequency == 0.0
     assert a.verdict() == (
         "no count of window <= 16 finds a positive round at this sample (4,000,000 rounds "
         "simulated)"
     )
-    assert -0.0075 < r.overall().value < -0.003  # the nz game's house edge, about 0.5%
+    assert -0.0075 < r.analysis.overall.value < -0.003  # the nz game's house edge, about 0.5%
 
 
 def test_a_16_card_buffer_makes_the_count_of_the_last_16_cards_predict_the_round() -> None:
@@ -78,16 +85,16 @@ def test_a_16_card_buffer_makes_the_count_of_the_last_16_cards_predict_the_round
     (r,) = a.results
     slope, se = _slope_se(r)
     assert slope > 0.0004 and slope - 0.0004 > 2.5 * se, (slope, se)
-    xbar, _, cbar, _, _ = r.fit()
-    assert 4 < cbar - xbar / slope < 10  # the fitted line crosses zero near +6
+    line = r.analysis.line
+    assert 4 < line.mean_count - line.mean / slope < 10  # the fitted line crosses zero near +6
 
 
 @pytest.mark.slow
 def test_a_16_card_buffer_is_exploitable_at_a_larger_sample() -> None:
     a = audit(CsmModel("ideal", buffer=16), NZ, rounds=30_000_000, seed=5, windows=[16])
     (r,) = a.results
-    assert r.trigger is not None and r.direction == 1
-    assert 0.01 < r.fraction() < 0.10
+    assert r.analysis.trigger is not None and r.analysis.direction == 1
+    assert 0.01 < r.analysis.frequency < 0.10
     assert a.verdict().startswith("exploitable: +")
 
 
@@ -102,13 +109,17 @@ def test_the_slot_machine_deals_the_cards_just_seen_again_soon() -> None:
 
 
 def test_counts_parse_and_refuse_in_one_line() -> None:
-    assert parse_count("hilo", NZ) == ("Hi-Lo", (-1, 1, 1, 1, 1, 1, 0, 0, 0, -1, -1, -1, -1))
-    name, tags = parse_count("tags:0,1,1,1,1,1,0,0,0,-1,-1,-1,-1", NZ)
-    assert tags[0] == 0 and name.startswith("tags +0,+1")
-    with pytest.raises(AuditError, match="give 13 integer tags"):
-        parse_count("tags:1,2", NZ)
-    with pytest.raises(AuditError, match="give hilo, eor or tags"):
-        parse_count("ko", NZ)
+    # the audit's counts are feltlab.math.counts': the built-ins, eor and tags given
+    hilo = resolve_count("hilo")
+    assert hilo.label == "Hi-Lo"
+    assert hilo.rank_tags == (-1, 1, 1, 1, 1, 1, 0, 0, 0, -1, -1, -1, -1)
+    given = resolve_count("tags:0,1,1,1,1,1,0,0,0,-1,-1,-1,-1")
+    assert given.rank_tags is not None and given.rank_tags[0] == 0
+    assert given.label.startswith("tags +0,+1")
+    with pytest.raises(CountError, match="give 13 integer tags"):
+        resolve_count("tags:1,2")
+    with pytest.raises(CountError, match="unknown count 'hilow'; choose from hilo"):
+        resolve_count("hilow")
     with pytest.raises(AuditError, match=r"window 400: give 1\.\.312 cards"):
         audit(CsmModel(), NZ, window=400)
     with pytest.raises(AuditError, match="a buffer of 300 cards leaves the 6-deck machine less"):
@@ -140,6 +151,25 @@ def test_the_command_prints_json_and_writes_the_report(tmp_path: object) -> None
     assert data["windows"] == [8, 4] and data["rounds_simulated"] == 100_000
     assert data["exploitable"] == (res.exit_code == 1)
     assert {p.name for p in out.iterdir()} == {"csm-audit.json", "expectation.png", "report.md"}
-    bad = CliRunner().invoke(certify, ["csm-audit", "--count", "ko", "--rounds", "1000"])
+    bad = CliRunner().invoke(certify, ["csm-audit", "--count", "hilow", "--rounds", "1000"])
     assert bad.exit_code == 1 and bad.output.strip().count("\n") == 0
-    assert "count 'ko' is unknown" in bad.output
+    assert "unknown count 'hilow'" in bad.output
+
+
+def test_the_window_buckets_cover_every_window_count() -> None:
+    from feltlab.math.counts import BUILTIN
+    from feltlab.native import COUNT_WINDOW
+    from feltlab.simulation.protection import window_bucketing
+
+    b = window_bucketing(BUILTIN["hilo"], 16)  # -16..+16: one bucket a value
+    assert (b.lowest, b.n_buckets, b.values()[0], b.values()[-1]) == (
+        -16,
+        33,
+        Fraction(-16),
+        Fraction(16),
+    )
+    assert (b.spec().mode, b.spec().window) == (COUNT_WINDOW, 16)
+    h = window_bucketing(BUILTIN["halves"], 4)  # doubled tags -2..3: values in halves
+    assert (h.lowest, h.n_buckets, h.values()[1]) == (-8, 21, Fraction(-7, 2))
+    with pytest.raises(CountError, match="the suit count has no tags"):
+        window_bucketing(BUILTIN["suit"], 16)

@@ -13,8 +13,12 @@ from feltlab.intervals import Z95
 from feltlab.math.countability import (
     Bucket,
     analyze_buckets,
+    analyze_line,
     bucket_from_outcomes,
     bucket_from_sums,
+    fit_line,
+    on_side,
+    spread_edge,
 )
 
 EVEN = (F(1), F(-1))  # an even-money wager: outcome 0 wins 1, outcome 1 loses 1
@@ -111,3 +115,61 @@ def test_refusals() -> None:
         bucket_from_outcomes(0, [1, 1], (None, F(-1)))
     with pytest.raises(CountError, match="max_bet"):
         analyze_buckets(three(), max_bet=0)
+
+
+def line_three(sign: int = 1) -> list[Bucket]:
+    """Counts -1, 0, +1, 1,000 rounds each of +-1 results averaging -0.1, 0, +0.1 (times
+    ``sign``): the line is exactly ``0.1 * sign * count``."""
+    return [
+        bucket_from_outcomes(-1, [450 if sign > 0 else 550, 550 if sign > 0 else 450], EVEN),
+        bucket_from_outcomes(0, [500, 500], EVEN),
+        bucket_from_outcomes(1, [550 if sign > 0 else 450, 450 if sign > 0 else 550], EVEN),
+    ]
+
+
+def test_the_fitted_line_by_hand() -> None:
+    line = fit_line(line_three())
+    assert (line.rounds, line.mean, line.mean_count, line.sxx) == (3000, 0.0, 0.0, 2000.0)
+    assert line.slope == pytest.approx(0.1)
+    # residual variance: (3000 - 0.1 * 200) / 2998; the slope's error sqrt(that / 2000)
+    resid = (3000 - 0.1 * 200) / 2998
+    assert line.residual_variance == pytest.approx(resid)
+    assert line.slope_se == pytest.approx(math.sqrt(resid / 2000))
+    # the rounds at 0 and +1 sit at mean count 0.5: fitted 0.05, variance s2/3000 + 0.25 s2/2000
+    f = line.fitted(line_three()[1:])
+    assert f.value == pytest.approx(0.05)
+    assert f.half_width == pytest.approx(Z95 * math.sqrt(resid / 3000 + 0.25 * resid / 2000))
+
+
+def test_the_line_trigger_of_either_sign_fraction_edge_and_spread() -> None:
+    a = analyze_line(line_three(), z=1.0, max_bet=10_000, spread=8)
+    assert a.trigger == 1 and a.direction == 1 and a.trigger_value() == 0
+    assert a.frequency == pytest.approx(2 / 3)
+    assert a.edge.value == pytest.approx(0.05)
+    assert a.observed_edge.value == pytest.approx(0.05)  # (0 + 100) / 2,000 rounds
+    # cents per 100 rounds at a $100 maximum: 100 * 10,000 * 2/3 * 0.05
+    assert a.win_per_100.value == pytest.approx(100 * 10_000 * 2 / 3 * 0.05)
+    # 8 units on 2,000 rounds, 1 on 1,000: (8 * 100 - 100) / 17,000 per unit bet
+    assert a.spread_per_unit_bet.value == pytest.approx(700 / 17_000)
+    assert a.spread_per_round.value == pytest.approx(700 / 3000)
+    # a machine whose count runs the other way: bet at or below 0
+    m = analyze_line(line_three(-1), z=1.0, max_bet=10_000)
+    assert m.direction == -1 and m.trigger == 1 and m.frequency == pytest.approx(2 / 3)
+    assert [b.value for b in on_side(line_three(), 1, -1)] == [-1, 0]
+    assert math.isnan(m.spread_per_unit_bet.value)  # no spread asked
+    # a flat, losing line: no trigger
+    flat = [bucket_from_outcomes(v, [475, 525], EVEN) for v in (-1, 0, 1)]
+    f = analyze_line(flat, z=1.0, max_bet=10_000)
+    assert f.trigger is None and f.frequency == 0.0 and math.isnan(f.edge.value)
+    # the trigger's test: at z = 20 standard errors the +0.05 is not shown
+    assert analyze_line(line_three(), z=20.0, max_bet=10_000).trigger is None
+
+
+def test_spread_edge_exact_and_line_refusals() -> None:
+    per_round, per_unit = spread_edge(line_three(), 2, 1, 4)  # 4 units at +1 only
+    assert per_round.value == pytest.approx((-100 + 0 + 4 * 100) / 3000)
+    assert per_unit.value == pytest.approx(300 / 6000)
+    with pytest.raises(CountError, match="no round"):
+        fit_line([Bucket(F(0), 0, F(0), F(0))])
+    with pytest.raises(CountError, match="increasing order"):
+        analyze_line(list(reversed(line_three())), z=1.0, max_bet=100)

@@ -135,3 +135,20 @@ def test_a_wager_no_rank_moves_has_no_linear_count() -> None:
     pp = collect_wagers(get_plugin_manager())["perfect_pairs"]()
     with pytest.raises(CountError, match="same effect of removal"):
         eor_count(pp, 6)
+
+
+def test_tags_given_on_the_command_line() -> None:
+    from feltlab.math.counts import resolve_count, tags_count
+
+    ten = tags_count("tags:-1,1,1,1,1,1,0,0,0,-1")  # 10 tags: J, Q, K take the ten's
+    assert ten.rank_tags == BUILTIN["hilo"].rank_tags and ten.balanced
+    assert ten.name == "tags -1,+1,+1,+1,+1,+1,+0,+0,+0,-1"
+    assert resolve_count(" TAGS:0,1,1,1,1,1,0,0,0,-1,-1,-1,-1").rank_tags == (
+        0, 1, 1, 1, 1, 1, 0, 0, 0, -1, -1, -1, -1,
+    )  # fmt: skip
+    for bad in ("tags:1,2", "tags:a,b", "tags:"):
+        with pytest.raises(CountError, match="give 13 integer tags") as info:
+            resolve_count(bad)
+        assert "\n" not in str(info.value)
+    with pytest.raises(CountError, match="the main wager's own count needs the rules"):
+        resolve_count("eor", collect_wagers(get_plugin_manager())["main"](), 6)
