@@ -533,7 +533,9 @@ fl_status fl_csm_check(const fl_csm_model *model, uint32_t decks, uint32_t per_r
  * side table k's outcome counts in bucket b (the tables' own `counts` are not written).
  * csm: deal from this continuous shuffler instead (rules->cut_position unused; the count's
  * mode FL_COUNT_WINDOW or FL_COUNT_RUNNING); its generator is the caller's, which is left
- * long-jumped once.  FL_ERR_RANGE when a round needs a card and the machine holds none.
+ * long-jumped once.  FL_ERR_RANGE when a round needs a card and the machine holds none, and
+ * for a running count off a continuous shuffler over more than 2^40 rounds (it never resets).
+ * On an error status *sums is left as it was; the buckets hold the rounds played before it.
  */
 fl_status fl_simulate_counted(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
                               const fl_side_table *tables, size_t n_tables,

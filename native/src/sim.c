@@ -628,7 +628,8 @@ typedef struct {
  * their tags) and the cards seen of each suit. */
 typedef struct {
     const fl_count *c;
-    int32_t rc;
+    int64_t rc; /* 64 bits: a continuous shuffler's running count never resets (at most
+                 * FL_COUNT_MAX_TAG * 2^40 rounds * 30 cards) */
     uint32_t suit_seen[4];
     uint32_t per_suit; /* cards of each suit in the full shoe */
     uint32_t w_head, w_n;
@@ -952,6 +953,15 @@ static fl_status check_count(const fl_count *c, const fl_csm_model *csm) {
     return FL_OK;
 }
 
+/* a continuous shuffler's running count never resets: at most FL_COUNT_MAX_ROUNDS_CSM rounds
+ * keep it (and it times the resolution) inside int64 */
+#define FL_COUNT_MAX_ROUNDS_CSM (1ull << 40)
+static fl_status check_count_rounds(const fl_count *c, const fl_csm_model *csm, size_t n) {
+    if (csm && c->mode == FL_COUNT_RUNNING && (unsigned long long)n > FL_COUNT_MAX_ROUNDS_CSM)
+        return FL_ERR_RANGE;
+    return FL_OK;
+}
+
 fl_status fl_simulate_counted(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,
                               const fl_side_table *tables, size_t n_tables,
                               const fl_count *count, const fl_csm_model *csm, fl_sim_sums *sums,
@@ -968,6 +978,7 @@ fl_status fl_simulate_counted(fl_rng *rng, const fl_sim_rules *rules, size_t n_r
     fl_status st = check_rules(rules);
     if (st == FL_OK) st = fl_side_check_tables(t, n_tables);
     if (st == FL_OK) st = check_count(count, csm);
+    if (st == FL_OK) st = check_count_rounds(count, csm, n_rounds);
     if (st != FL_OK) return st;
     sim_out o = {NULL, NULL, NULL, 0, NULL, t, n_tables, sums, NULL, 0, {0},
                  count, bucket_sums, bucket_counts, NULL};

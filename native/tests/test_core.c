@@ -560,6 +560,9 @@ static void test_simulate_counted(void) {
     m.buffer = 261; /* the machine would keep fewer than 52 cards */
     CHECK(fl_simulate_counted(&g2, &r, 10, &t, 1, &k, &m, &all, buckets, counts) == FL_ERR_RANGE);
     m.buffer = 16;
+    k.mode = FL_COUNT_RUNNING; /* which never resets: more than 2^40 rounds could overflow */
+    CHECK(fl_simulate_counted(&g2, &r, (size_t)(1ull << 40) + 1, &t, 1, &k, &m, &all, buckets,
+                              counts) == FL_ERR_RANGE);
     k.mode = FL_COUNT_TRUE; /* a continuous shuffler never shuffles */
     CHECK(fl_simulate_counted(&g2, &r, 10, &t, 1, &k, &m, &all, buckets, counts) == FL_ERR_RANGE);
     k.mode = FL_COUNT_SUIT + 1;

@@ -176,3 +176,15 @@ def test_a_continuous_shuffler_refuses_a_true_count_and_a_buffer_that_empties_it
     win = native.CountSpec(HILO, native.COUNT_WINDOW, window=4)
     with pytest.raises(ValueError, match="buffer"):
         native.simulate_counted(rng, sr, 10, win, csm=native.CsmModel(buffer=6 * 52))
+
+
+def test_a_continuous_shuffler_s_running_count_never_wraps() -> None:
+    """Off a continuous shuffler the running count never resets: with every tag +1000 it
+    passes 2^31 after about 400,000 rounds, and must stay in the top bucket (it once wrapped
+    negative in 32 bits and 39% of a million rounds fell into bucket 0)."""
+    sr = sim_rules(Rules.preset("vegas_s17"))
+    spec = native.CountSpec((1000,) * 52, native.COUNT_RUNNING, lowest=0, n_buckets=256)
+    got = native.simulate_counted(
+        native.Xoshiro256StarStar(1), sr, 1_000_000, spec, csm=native.CsmModel()
+    )
+    assert got.bucket_rounds[0] == 1 and got.bucket_rounds[255] == 999_999
