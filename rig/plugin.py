@@ -1,5 +1,5 @@
-"""The rig as a feltlab plugin: registers the ``device``, ``capture``, ``certify`` and
-``analyze`` commands.
+"""The rig as a feltlab plugin: registers the bundled jackpot panel profile and the
+``device``, ``capture``, ``certify`` and ``analyze`` commands.
 
 Found through feltlab's own entry point (``[project.entry-points.feltlab] rig =
 "feltlab.rig.plugin"``), so the SDK never imports the rig.
@@ -10,6 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from feltlab.hookspecs import hookimpl
+
+
+@hookimpl
+def feltlab_register_panel_profiles(register: Any) -> None:
+    """Register the bundled simulated jackpot panel (``rig/certify/profiles/jackpot.toml``)
+    as ``jackpot``, the default profile of ``feltlab math madness21``."""
+    from feltlab.rig.profiles import PROFILE_DIR
+
+    register("jackpot", PROFILE_DIR / "jackpot.toml")
 
 
 @hookimpl

@@ -30,6 +30,7 @@ feltlab calls each implementation's function itself, so pluggy wrappers
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pluggy
@@ -104,6 +105,21 @@ def feltlab_register_tournament_strategies(
     Called by :func:`feltlab.tournament.collect_strategies` when a tournament builds its bots;
     built-in plugins register first (the built-in ``tournament`` plugin: flat, proportional,
     martingale, chaser, random), then entry-point plugins.  An exception raised while
+    registering becomes a ``PluginError`` naming the plugin.  Return value ignored.
+    """
+
+
+@hookspec
+def feltlab_register_panel_profiles(register: Callable[[str, Path], None]) -> None:
+    """Add jackpot prize panel profiles by name: TOML files whose ``[device]`` table declares
+    the panel's ``prize_table`` (docs/certification.md), from which ``feltlab math madness21``
+    prices the Madness 21 jackpot (rule 15A.7).
+
+    :param register: call ``register(name, path)`` once per profile.  A name another plugin
+        registered with another path raises ``feltlab.errors.PluginError`` naming both.
+
+    Called by :func:`feltlab.math.prizes.panel_profiles`; the rig registers its bundled
+    simulated panel as ``jackpot``, the default profile.  An exception raised while
     registering becomes a ``PluginError`` naming the plugin.  Return value ignored.
     """
 

@@ -17,18 +17,26 @@ import importlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import pluggy
 
 from feltlab import hookspecs
 from feltlab.errors import PluginError
 from feltlab.hookspecs import PROJECT
-from feltlab.registry import Registry
 from feltlab.wagers import WagerRegistry
 
 log = logging.getLogger(__name__)
-R = TypeVar("R", bound=Registry[Any])
+
+
+class Registers(Protocol):
+    """What a register hook fills: an object whose ``register`` is the hook's callback
+    (a :class:`feltlab.registry.Registry`, or any collection of what plugins provide)."""
+
+    def register(self, *args: Any) -> None: ...
+
+
+R = TypeVar("R", bound=Registers)
 
 BUILTIN_PLUGINS: tuple[str, ...] = (
     "feltlab.plugins.main",
@@ -147,8 +155,9 @@ def plugin_summary(pm: pluggy.PluginManager) -> list[dict[str, Any]]:
 def collect(pm: pluggy.PluginManager, hook: str, registry: R) -> R:
     """Call the register hook ``hook`` on every plugin (built-ins first) with
     ``register=registry.register`` and return ``registry`` (a :class:`feltlab.registry.
-    Registry`).  Raises :class:`PluginError` naming the plugin when one fails while registering
-    (its exception chained), registers a name another plugin took, or is a wrapper."""
+    Registry`, or any :class:`Registers`).  Raises :class:`PluginError` naming the plugin
+    when one fails while registering (its exception chained), registers a name another plugin
+    took, or is a wrapper."""
     for impl in implementations(getattr(pm.hook, hook)):
         try:
             impl.function(register=registry.register)

@@ -8,37 +8,68 @@ computed at (by default the wager's minimum) and the average prize, and its retu
 house edge include the jackpot outcome (the sheet without a prize table leaves the jackpot
 outcome out, and so reads as a 95% house edge).
 
-The default profile is the rig's bundled simulated panel, ``rig/certify/profiles/jackpot.toml``:
-found as a data file of the ``feltlab.rig`` package (its module is not imported).
+Plugins provide panel profiles by name (``feltlab_register_panel_profiles``); the default
+is ``jackpot``, which the rig registers (its bundled simulated panel): the SDK never reaches
+into the rig's files.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import tomllib
 from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
-from feltlab.errors import WagerError
+import pluggy
+
+from feltlab.errors import PluginError, WagerError
 from feltlab.math.parsheet import OutcomeLine, ParSheet, par_sheet
 from feltlab.wagers import WagerType
 
 MAX_PROFILE_BYTES = 1 << 20
 
 
+DEFAULT_PANEL = "jackpot"
+"""The panel profile ``feltlab math madness21`` reads when given none (the rig's)."""
+
+
+class PanelProfiles:
+    """The jackpot panel profiles plugins register (``feltlab_register_panel_profiles``):
+    ``paths`` maps each name to its TOML file."""
+
+    def __init__(self) -> None:
+        self.paths: dict[str, Path] = {}
+
+    def register(self, name: str, path: Path) -> None:
+        """The hook's callback.  Raises :class:`PluginError` for a name registered twice
+        with different files."""
+        taken = self.paths.get(name)
+        if taken is not None and taken != Path(path):
+            raise PluginError(
+                f"panel profile {name!r} is registered as both {taken} and {path}; rename one"
+            )
+        self.paths[name] = Path(path)
+
+
+def panel_profiles(pm: pluggy.PluginManager | None = None) -> dict[str, Path]:
+    """The panel profiles every plugin of ``pm`` (default: every installed plugin) registers,
+    by name.  Raises :class:`PluginError` naming a plugin that fails while registering."""
+    from feltlab.plugin_manager import collect, get_plugin_manager
+
+    pm = pm or get_plugin_manager()
+    return collect(pm, "feltlab_register_panel_profiles", PanelProfiles()).paths
+
+
 def bundled_panel_profile() -> Path:
-    """The path of the bundled jackpot panel profile (``rig/certify/profiles/jackpot.toml``).
-    Raises :class:`WagerError` when the rig's data files are not installed."""
-    spec = importlib.util.find_spec("feltlab.rig")
-    for where in (spec.submodule_search_locations or []) if spec else []:
-        path = Path(where) / "certify" / "profiles" / "jackpot.toml"
-        if path.is_file():
-            return path
-    raise WagerError(
-        "the bundled jackpot panel profile (rig/certify/profiles/jackpot.toml) is not installed: "
-        "give one with --profile PATH"
-    )
+    """The default panel profile (:data:`DEFAULT_PANEL`, registered by the rig).  Raises
+    :class:`WagerError` when no plugin registers it or its file is missing."""
+    path = panel_profiles().get(DEFAULT_PANEL)
+    if path is None or not path.is_file():
+        raise WagerError(
+            f"no {DEFAULT_PANEL!r} jackpot panel profile is installed (the rig registers it): "
+            "give one with --profile PATH"
+        )
+    return path
 
 
 MAX_PRIZE_CENTS = 10**12

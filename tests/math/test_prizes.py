@@ -5,6 +5,7 @@ import json
 from fractions import Fraction
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from feltlab.cli import main
@@ -51,3 +52,21 @@ def test_a_profile_without_a_prize_table_is_refused_in_one_line(tmp_path: Path) 
     res = CliRunner().invoke(main, ["math", "madness21", "--profile", str(bad)])
     assert res.exit_code == 2
     assert "declares no [device] prize_table" in res.output and "Traceback" not in res.output
+
+
+def test_the_default_panel_profile_is_the_one_the_rig_registers() -> None:
+    """The SDK finds the rig's panel through the plugin hook, never by the rig's file path."""
+    from feltlab.rig.profiles import PROFILE_DIR
+
+    assert prizes.panel_profiles() == {"jackpot": PROFILE_DIR / "jackpot.toml"}
+    assert prizes.bundled_panel_profile() == PROFILE_DIR / "jackpot.toml"
+
+
+def test_two_plugins_registering_one_panel_name_with_two_files_are_refused() -> None:
+    from feltlab.errors import PluginError
+
+    panels = prizes.PanelProfiles()
+    panels.register("jackpot", Path("a.toml"))
+    panels.register("jackpot", Path("a.toml"))  # the same file twice is one profile
+    with pytest.raises(PluginError, match=r"registered as both a\.toml and b\.toml; rename one"):
+        panels.register("jackpot", Path("b.toml"))

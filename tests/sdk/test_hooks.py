@@ -214,6 +214,30 @@ def test_hook_feltlab_register_tournament_strategies() -> None:
         collect_strategies(pm)
 
 
+def test_hook_feltlab_register_panel_profiles(tmp_path: Path) -> None:
+    from feltlab.math.prizes import panel_profiles
+
+    pm = get_plugin_manager(entry_points=False)
+    assert panel_profiles(pm) == {}  # the rig, an entry-point plugin, is not loaded
+
+    class Vendor:
+        @hookimpl
+        def feltlab_register_panel_profiles(self, register: Callable[[str, Path], None]) -> None:
+            register("acme", tmp_path / "acme.toml")
+
+    pm.register(Vendor(), name="acme_panels")
+    assert panel_profiles(pm) == {"acme": tmp_path / "acme.toml"}
+
+    class Clash:
+        @hookimpl
+        def feltlab_register_panel_profiles(self, register: Callable[[str, Path], None]) -> None:
+            register("acme", tmp_path / "other.toml")
+
+    pm.register(Clash(), name="acme_clash")
+    with pytest.raises(PluginError, match="registered as both"):
+        panel_profiles(pm)
+
+
 def test_hook_feltlab_register_commands() -> None:
     pm = get_plugin_manager(entry_points=False)
 
@@ -253,4 +277,4 @@ def test_every_hook_is_documented_in_docs_plugins_md() -> None:
     doc = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
     headings = set(re.findall(r"^### `(feltlab_\w+)", doc, flags=re.M))
     assert headings == set(HOOKS), f"docs/plugins.md: document {set(HOOKS) - headings}"
-    assert len(HOOKS) == 10
+    assert len(HOOKS) == 11
