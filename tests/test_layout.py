@@ -76,6 +76,29 @@ def test_imports_run_one_way(room: str) -> None:
     assert not wrong, f"imports against the arrows of docs/design.md: {wrong}"
 
 
+@pytest.mark.parametrize("room", ROOMS)
+def test_no_file_path_reach_into_another_room(room: str) -> None:
+    """A room reads another room's files only through that room's code: no path built from a
+    folder name of another room (``... / "rig" / ...``), nor a lookup of another room's package
+    location (``find_spec("feltlab.rig")``)."""
+    others = {r for r in ROOMS if r != room} | {"feltlab.rig", "feltlab.plugins"} - {
+        "feltlab." + room
+    }
+    wrong = []
+    for path in _modules(room):
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            joined = isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
+            called = isinstance(node, ast.Call) and "find_spec" in ast.unparse(node.func)
+            if not (joined or called):
+                continue
+            for c in ast.walk(node):
+                if isinstance(c, ast.Constant) and isinstance(c.value, str):
+                    if c.value in others or c.value.split("/")[0] in others:
+                        wrong.append(f"{path.relative_to(ROOT)}:{node.lineno} {c.value!r}")
+    assert not wrong, f"file paths into another room (use its code or a plugin hook): {wrong}"
+
+
 def test_sdk_reaches_plugins_only_through_the_plugin_manager() -> None:
     mentions = [
         f"{p.relative_to(ROOT)}:{i}"
