@@ -95,7 +95,7 @@ def test_no_file_path_reach_into_another_room(room: str) -> None:
             for c in ast.walk(node):
                 text = c.value if isinstance(c, ast.Constant) else None
                 if isinstance(text, str) and (text in others or text.split("/")[0] in others):
-                    wrong.append(f"{path.relative_to(ROOT)}:{getattr(node, "lineno", 0)} {text!r}")
+                    wrong.append(f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)} {text!r}")
     assert not wrong, f"file paths into another room (use its code or a plugin hook): {wrong}"
 
 
