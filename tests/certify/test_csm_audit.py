@@ -185,6 +185,7 @@ def test_every_input_error_exits_2_in_one_line(tmp_path: Path) -> None:
         (["--profile", str(tmp_path / "nosuch.toml")], "cannot read device profile"),
         (["--capture", str(tmp_path)], "campaign.json is missing"),
         (["--buffer", "300"], "give a buffer of at most 260 cards"),
+        (["--policy", "batch", "--batch", "64"], "a batch of 64 rounds"),
         (["--out", str(afile / "sub")], "is a file, not a folder"),
         (["--out", "/proc/x"], "cannot create '/proc/x'"),
         (["--out", str(afile)], "is a file; give a new folder"),
