@@ -96,6 +96,7 @@ def _model_from_options(
     from feltlab.rig.certify.csm_capture import measure_model, read_gaps
     from feltlab.rig.certify.csm_model import profile_model
     from feltlab.rig.certify.profile import load_profile
+    from feltlab.rig.profiles import PROFILE_DIR, resolve_profile
 
     cap = None
     if capture is not None:
@@ -113,7 +114,9 @@ def _model_from_options(
                 "profile (its [model] table)"
             )
         model = profile_model(prof.raw, prof.path or "profile")
-        source = f"profile {prof.path} ({prof.name})"
+        ref = profile or "continuous"
+        bundled = resolve_profile(ref) == PROFILE_DIR / f"{ref}.toml"
+        source = f"{ref} (bundled)" if bundled else f"profile {prof.path} ({prof.name})"
     given = {k: v for k, v in overrides.items() if v is not None}
     if given:
         try:
@@ -199,7 +202,7 @@ def _bucket_table(r: ByCount) -> Table:
 @click.option(
     "--decks", type=click.IntRange(1, 8), default=None, help="Decks (default: the profile's)."
 )
-@rule_options(decks=False)
+@rule_options(decks=False, penetration=False)
 @click.option(
     "--wager",
     "wagers",

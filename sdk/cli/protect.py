@@ -314,7 +314,13 @@ def _counts(names: tuple[str, ...], decks: int) -> list[Any]:
     show_default=True,
     help="Count buckets per unit of a true count or suit imbalance (1: floored).",
 )
-@click.option("--rounds", type=click.IntRange(1, 10**12), default=10_000_000, show_default=True)
+@click.option(
+    "--rounds",
+    type=click.IntRange(1, 10**12),
+    default=10_000_000,
+    show_default=True,
+    help="Rounds simulated a count (a count of each wager's own, eor: a wager).",
+)
 @seed_option(default=1)
 @click.option(
     "--min-rounds",
@@ -364,6 +370,8 @@ def protect_cmd(
     from feltlab.cli.render.progress import rounds_progress
     from feltlab.simulation.protection import protect
 
+    if as_json and fmt != "table":
+        raise click.UsageError(f"give --json or --format {fmt}, not both")
     wagers = _wagers(wager, every, paytable)
     specs = _counts(count_names, rules.decks)
     console = make_console(stderr=True)

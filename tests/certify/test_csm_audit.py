@@ -215,3 +215,12 @@ def test_all_with_eor_leaves_out_a_wager_decided_by_play(monkeypatch: pytest.Mon
     assert a.to_dict()["skipped"] == a.skipped
     with pytest.raises(WagerError, match="decided by play"):  # named alone: still refused
         audit(CsmModel(), NZ, wagers=("buster_blackjack",), count="eor", window=4, rounds=1000)
+
+
+def test_the_bundled_profile_is_named_and_penetration_is_not_offered() -> None:
+    res = CliRunner().invoke(certify, ["csm-audit", "--rounds", "1000", "--window", "4", "--json"])
+    assert res.exit_code in (0, 1), res.output
+    assert json.loads(res.output)["source"] == "continuous (bundled)"
+    assert "--penetration" not in CliRunner().invoke(certify, ["csm-audit", "--help"]).output
+    res = CliRunner().invoke(certify, ["csm-audit", "--penetration", "0.8"])
+    assert res.exit_code == 2 and "No such option '--penetration'" in res.output

@@ -200,3 +200,27 @@ def test_protect_plot_without_suffix_and_small_sample_verdict(tmp_path: Path) ->
     assert "insurance (2:1), hilo: not countable at this sample: no count has 10,000" in res.stdout
     assert f"wrote {tmp_path / 'p.png'}" in res.stderr
     assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_protect_refuses_json_with_markdown_and_a_penetration_past_the_simulators_reach() -> None:
+    res = CliRunner().invoke(main, ["protect", "insurance", "--json", "--format", "md"])
+    assert res.exit_code == 2 and "give --json or --format md, not both" in res.output
+    # one deck: 26 cards must stay behind the cutting card, so 0.5 is the deepest
+    args = ["protect", "main", "--rules", "vegas_s17", "--decks", "1", "--penetration", "0.99"]
+    res = CliRunner().invoke(main, args)
+    assert (
+        res.exit_code == 2 and "Invalid value for --penetration: 0.99 leaves 1 cards" in res.output
+    )
+    assert "give a penetration from 0.5 to 0.5" in res.output
+    res = CliRunner().invoke(
+        main, ["protect", "main", "--rules", "vegas_s17", "--penetration", "0.95"]
+    )
+    assert res.exit_code == 2 and "give a penetration from 0.5 to 0.916" in res.output
+    res = CliRunner().invoke(main, ["protect", "--help"])
+    assert "Rounds simulated a count" in res.output
+
+
+def test_a_count_spec_without_tags_is_refused_in_one_line() -> None:
+    with pytest.raises(TypeError, match=r"tags must be a sequence of 52 integers.*got NoneType"):
+        native.CountSpec(tags=None)  # type: ignore[arg-type]
+    assert native.CountSpec(tags=[0] * 52).tags == (0,) * 52
