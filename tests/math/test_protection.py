@@ -223,4 +223,4 @@ def test_protect_refuses_json_with_markdown_and_a_penetration_past_the_simulator
 def test_a_count_spec_without_tags_is_refused_in_one_line() -> None:
     with pytest.raises(TypeError, match=r"tags must be a sequence of 52 integers.*got NoneType"):
         native.CountSpec(tags=None)  # type: ignore[arg-type]
-    assert native.CountSpec(tags=[0] * 52).tags == (0,) * 52
+    assert native.CountSpec(tags=[0] * 52).tags == (0,) * 52  # type: ignore[arg-type]
