@@ -17,7 +17,7 @@ machine when ``buffer`` later cards have been returned) and go back after every 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -71,13 +71,28 @@ class CsmModel:
         rounds of up to ``per_round`` cards (buffer + rounds held * per_round must stay below
         the cards loaded)."""
         d = check_decks(decks)
+        cards = d * CARDS_PER_DECK
         held = self.buffer + self.rounds_per_return * per_round
-        if held >= d * CARDS_PER_DECK:
+        if held < cards:
+            return
+        if self.rounds_per_return > 1 and self.buffer + per_round < cards:  # the batch's fault
             raise ValueError(
-                f"a buffer of {self.buffer} cards and {self.rounds_per_return} round(s) of up "
-                f"to {per_round} cards held out leave no card in a {d}-deck machine: use a "
-                f"buffer below {d * CARDS_PER_DECK - self.rounds_per_return * per_round}"
+                f"a batch of {self.batch} rounds of up to {per_round} cards held out with a "
+                f"buffer of {self.buffer} cards leaves no card in a {d}-deck machine: use a "
+                f"batch of at most {(cards - 1 - self.buffer) // per_round} rounds"
             )
+        raise ValueError(
+            f"a buffer of {self.buffer} cards and a round of up to {per_round} cards held out "
+            f"leave no card in a {d}-deck machine: use a buffer below {cards - per_round}"
+            + (" (with batch 1; a larger batch needs a smaller buffer)" if self.batch > 1 else "")
+        )
+
+    def max_batch(self, decks: int) -> int:
+        """The largest batch the round simulator accepts for ``decks`` decks with this
+        buffer (:meth:`max_buffer`'s rule solved for the batch; 0: not even one round)."""
+        d = check_decks(decks)
+        spare = d * CARDS_PER_DECK - CARDS_PER_DECK - self.buffer
+        return 0 if spare < 0 else min(1 + spare // CSM_ROUND_CARDS_MAX, CSM_MAX_BATCH)
 
     def max_buffer(self, decks: int) -> int:
         """The largest buffer the round simulator accepts for ``decks`` decks: the machine
@@ -92,11 +107,21 @@ class CsmModel:
         """Raise ValueError (one line) when the round simulator would refuse this machine for
         ``decks`` decks (:meth:`max_buffer`)."""
         top = self.max_buffer(decks)
-        if self.buffer > top:
+        if self.buffer <= top:
+            return
+        most = self.max_batch(decks)
+        if self.rounds_per_return > 1 and most >= 1:  # the buffer fits alone: the batch's fault
             raise ValueError(
-                f"a buffer of {self.buffer} cards leaves the {decks}-deck machine less than a "
-                f"deck to deal rounds from: give a buffer of at most {max(top, 0)} cards"
+                f"a batch of {self.batch} rounds (up to {CSM_ROUND_CARDS_MAX} cards each held "
+                f"back) with a buffer of {self.buffer} cards leaves the {decks}-deck machine less "
+                f"than a deck to deal rounds from: give a batch of at most {most} rounds"
             )
+        alone = replace(self, policy="round", batch=1).max_buffer(decks)
+        raise ValueError(
+            f"a buffer of {self.buffer} cards leaves the {decks}-deck machine less than a "
+            f"deck to deal rounds from: give a buffer of at most {max(alone, 0)} cards"
+            + (" (with batch 1)" if self.rounds_per_return > 1 else "")
+        )
 
     def c_struct(self) -> Any:
         """The model as a cffi ``fl_csm_model *`` (for the C simulator)."""

@@ -423,6 +423,15 @@ class CountSpec:
     lowest: int = -10
     n_buckets: int = 21
 
+    def __post_init__(self) -> None:
+        tags = self.tags
+        if isinstance(tags, (str, bytes)) or not hasattr(tags, "__iter__"):
+            raise TypeError(
+                f"CountSpec tags must be a sequence of 52 integers (one per card code), got "
+                f"{type(tags).__name__}"
+            )
+        object.__setattr__(self, "tags", tuple(tags))
+
     def bucket_value(self, b: int) -> float:
         """The lowest count of bucket ``b`` (the first bucket also holds every lower count,
         the last every higher one)."""

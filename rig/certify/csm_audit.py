@@ -259,6 +259,8 @@ class CsmAudit:
     z: float = math.nan
     source: str = ""
     capture: dict[str, Any] | None = None
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Wagers of ``all`` left out, with the reason (e.g. no count of their own for eor)."""
 
     def best(self) -> ByCount | None:
         """The wager and window of largest win per round at its trigger (None: no trigger)."""
@@ -313,6 +315,7 @@ class CsmAudit:
             "seconds": self.seconds,
             "rounds_per_second": self.rounds_simulated / self.seconds if self.seconds else None,
             "results": [r.to_dict() for r in self.results],
+            "skipped": dict(self.skipped),
         }
 
 
@@ -333,8 +336,10 @@ def audit(
     one), ``count`` (:func:`feltlab.math.counts.resolve_count`: a built-in count, ``eor``
     (each wager its own best linear count) or ``tags:A,2,...,K``; a count's tags summed over
     the window, whatever its mode), windows ``window`` and its halves (or ``windows``),
-    ``rounds`` rounds each.  Raises :class:`AuditError` (one line) for a bad window, wager or
-    model, :class:`feltlab.errors.CountError` for a bad count."""
+    ``rounds`` rounds each; with ``all``, a wager the count cannot serve (``eor`` for a
+    wager decided by play) is left out, its reason in ``skipped``.  Raises
+    :class:`AuditError` (one line) for a bad window, wager or model or no wager left,
+    :class:`feltlab.errors.CountError` for a bad count."""
     from scipy import stats
 
     try:
@@ -351,10 +356,20 @@ def audit(
     in_play = wagers_in_play(wagers, rules)
     groups: dict[tuple[int, ...], tuple[Count, list[WagerType]]] = {}
     names: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    every = any(w.strip().lower() == "all" for w in wagers)
     for wager in in_play:
-        c = resolve_count(count, wager, rules.decks, rules=rules)
+        try:
+            c = resolve_count(count, wager, rules.decks, rules=rules)
+        except FeltlabError as exc:  # with all: left out with the reason, as protect --all does
+            if not every:
+                raise
+            skipped[wager.name] = f"no count of its own: {str(exc).splitlines()[0]}"
+            continue
         names[wager.name] = c.label
         groups.setdefault(c.tags, (c, []))[1].append(wager)
+    if not groups:
+        raise AuditError(f"no wager to audit: {'; '.join(f'{k}: {v}' for k, v in skipped.items())}")
     a = CsmAudit(
         model,
         rules,
@@ -366,6 +381,7 @@ def audit(
         seed,
         counts=names,
         source=source,
+        skipped=skipped,
     )
     t0 = time.perf_counter()
     for c, ps in groups.values():

@@ -37,7 +37,12 @@ MODEL_KEYS = ("insert", "deal", "buffer", "policy", "batch")
 
 
 def _int(where: str, key: str, value: Any, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ProfileError(
+            f"{where}: [model] {key} = {value!r} must be an integer: give one in [{lo}, {hi}] "
+            "(no quotes)"
+        )
+    if not lo <= value <= hi:
         raise ProfileError(
             f"{where}: [model] {key} = {value!r} is out of range: give an integer in [{lo}, {hi}]"
         )
@@ -71,7 +76,11 @@ def declared_model(where: str, model: Mapping[str, Any], device: Mapping[str, An
             f'{where}: [model] policy = {policy!r} is unknown: give "round" (cards back after '
             'each round) or "batch" (every `batch` rounds)'
         )
-    batch = _int(where, "batch", model.get("batch", 1), 1, CSM_MAX_BATCH)
+    # CsmModel.max_batch: the batch's full rounds held back beside a deck, with no buffer
+    most = (
+        1 + (cards - CARDS_PER_DECK) // CSM_ROUND_CARDS_MAX if policy == "batch" else CSM_MAX_BATCH
+    )
+    batch = _int(where, "batch", model.get("batch", 1), 1, min(most, CSM_MAX_BATCH))
     rack = batch - 1 if policy == "batch" else 0
     top = cards - CARDS_PER_DECK - rack * CSM_ROUND_CARDS_MAX  # CsmModel.max_buffer
     buffer = _int(where, "buffer", model.get("buffer", 0), 0, max(top, 0))

@@ -13,7 +13,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from feltlab.cli.options import json_option, make_console, seed_option
+from feltlab.cli.options import OutputFolder, json_option, make_console, seed_option
 from feltlab.cli.rule_options import rule_options
 from feltlab.errors import FeltlabError
 from feltlab.native import CsmModel
@@ -27,6 +27,13 @@ from feltlab.rig.certify.csm_audit import (
 )
 from feltlab.rig.errors import RigError
 from feltlab.rules import Rules
+
+
+class InputError(click.ClickException):
+    """A bad option, profile or capture: one line, exit 2 (the certify group's error code;
+    1 is the verdict "exploitable")."""
+
+    exit_code = 2
 
 
 def _pct(iv: dict[str, Any] | None) -> str:
@@ -89,6 +96,7 @@ def _model_from_options(
     from feltlab.rig.certify.csm_capture import measure_model, read_gaps
     from feltlab.rig.certify.csm_model import profile_model
     from feltlab.rig.certify.profile import load_profile
+    from feltlab.rig.profiles import PROFILE_DIR, resolve_profile
 
     cap = None
     if capture is not None:
@@ -106,7 +114,9 @@ def _model_from_options(
                 "profile (its [model] table)"
             )
         model = profile_model(prof.raw, prof.path or "profile")
-        source = f"profile {prof.path} ({prof.name})"
+        ref = profile or "continuous"
+        bundled = resolve_profile(ref) == PROFILE_DIR / f"{ref}.toml"
+        source = f"{ref} (bundled)" if bundled else f"profile {prof.path} ({prof.name})"
     given = {k: v for k, v in overrides.items() if v is not None}
     if given:
         try:
@@ -138,6 +148,7 @@ def write_report(a: CsmAudit, out: Path) -> list[Path]:
     ]
     if a.capture:
         lines += [f"Capture: {a.capture['verdict']}", ""]
+    lines += [f"Not in the audit: {name}: {why}" for name, why in a.skipped.items()]
     lines += ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(row) + " |" for row in summary_rows(a)]
     lines += ["", "![expectation against count](expectation.png)", ""]
@@ -191,7 +202,7 @@ def _bucket_table(r: ByCount) -> Table:
 @click.option(
     "--decks", type=click.IntRange(1, 8), default=None, help="Decks (default: the profile's)."
 )
-@rule_options(decks=False)
+@rule_options(decks=False, penetration=False)
 @click.option(
     "--wager",
     "wagers",
@@ -223,7 +234,7 @@ def _bucket_table(r: ByCount) -> Table:
 )
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OutputFolder(),
     default=None,
     help="Write the report (JSON, plot, Markdown) to this new folder.",
 )
@@ -253,9 +264,8 @@ def csm_audit_command(
     """Can a continuous shuffler be beaten?  Deals rounds off its model (a profile's [model],
     the options, or what a capture measures) and finds the count at which each wager turns
     positive: the positive-round fraction and the edge of betting only then
-    (docs/csm-audit.md).  Exit 0: no exploitable count at this sample; 1: exploitable."""
-    if out is not None and out.exists() and any(out.iterdir()):
-        raise click.UsageError(f"{out} is not a new or empty folder: choose a new --out")
+    (docs/csm-audit.md).  Exit 0: no exploitable count at this sample; 1: exploitable;
+    2: an error in the input (an option, the profile or the capture)."""
     try:
         model, prof_decks, source, cap = _model_from_options(
             profile,
@@ -277,8 +287,8 @@ def csm_audit_command(
             rules_name=rules_name,
             source=source,
         )
-    except (FeltlabError, RigError, ValueError) as exc:
-        raise click.ClickException(str(exc).splitlines()[0]) from None
+    except (FeltlabError, RigError, ValueError) as exc:  # a bad option, profile or capture
+        raise InputError(str(exc).splitlines()[0]) from None
     a.capture = cap
     written = write_report(a, out) if out is not None else []
     if as_json:
@@ -302,6 +312,8 @@ def csm_audit_command(
                 con.print(_bucket_table(r))
         rate = a.rounds_simulated / a.seconds if a.seconds else math.nan
         con.print(f"{a.rounds_simulated:,} rounds in {a.seconds:.1f} s ({rate:,.0f} rounds/s)")
+        for name, why in a.skipped.items():
+            con.print(f"not in the audit: {name}: {why}")
         for p in written:
             con.print(f"wrote {p}")
         con.print(a.verdict())

@@ -91,3 +91,5 @@ def indices_cmd(
         f"{table.analyses} analyses in {table.seconds:.1f} s; published: Schlesinger, "
         "Blackjack Attack (6 decks, S17, DAS); index: stand/double/split/insure at or above"
     )
+    if table.caveat() is not None:
+        console.print(f"caveat: {table.caveat()}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -14,13 +15,30 @@ from rich.console import Console
 
 
 class OutputFile(click.ParamType):  # type: ignore[type-arg]  # generic since click 8.2
-    """A file the command will write: its folder must exist and be writable, and the path must
-    not be a folder.  Checked when the command starts, before any work is done."""
+    """A file the command will write: its folder must exist and the file must be creatable
+    there (tried: a file created for the check is removed again), and the path must not be a
+    folder.  With ``suffixes`` (e.g. ``(".png", ".svg", ".pdf")``) the name must end in one of
+    them; a name without any suffix gets the first (the command says so when it writes).
+    Checked when the command starts, before any work is done."""
 
     name = "file"
 
+    def __init__(self, suffixes: tuple[str, ...] = ()) -> None:
+        self.suffixes = suffixes
+
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path:
         path = Path(value)
+        if self.suffixes:
+            allowed = ", ".join(self.suffixes)
+            if not path.suffix:
+                path = path.with_name(path.name + self.suffixes[0])
+            elif path.suffix.lower() not in self.suffixes:
+                self.fail(
+                    f"{value!r}: cannot write a {path.suffix} file; "
+                    f"give a name ending in {allowed}",
+                    param,
+                    ctx,
+                )
         folder = path.parent if str(path.parent) else Path(".")
         if path.is_dir():
             self.fail(f"{value!r} is a folder; give a file name", param, ctx)
@@ -28,6 +46,47 @@ class OutputFile(click.ParamType):  # type: ignore[type-arg]  # generic since cl
             self.fail(f"folder {str(folder)!r} does not exist; create it first", param, ctx)
         if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
             self.fail(f"{value!r} is not writable", param, ctx)
+        existed = path.exists()
+        try:
+            with open(path, "a"):
+                pass
+        except OSError as exc:
+            self.fail(
+                f"cannot create {str(path)!r} ({exc.strerror}); give a writable path", param, ctx
+            )
+        if not existed:
+            path.unlink(missing_ok=True)
+        return path
+
+
+class OutputFolder(click.ParamType):  # type: ignore[type-arg]  # generic since click 8.2
+    """A folder the command will create (or an empty one it will fill): every existing part of
+    the path must be a folder, and the folder must be creatable (tried: a folder created for the
+    check is removed again).  Checked when the command starts, before any work is done."""
+
+    name = "folder"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path:
+        path = Path(value)
+        if path.exists() and not path.is_dir():
+            self.fail(f"{value!r} is a file; give a new folder", param, ctx)
+        if path.is_dir() and any(path.iterdir()):
+            self.fail(f"{value!r} is not a new or empty folder; give a new one", param, ctx)
+        for parent in path.parents:
+            if parent.exists() and not parent.is_dir():
+                self.fail(f"{str(parent)!r} is a file, not a folder; give another path", param, ctx)
+        made = [p for p in (path, *path.parents) if not p.exists()]
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            probe = path / ".feltlab-write-check"
+            probe.touch()
+            probe.unlink()
+        except OSError as exc:
+            self.fail(f"cannot create {value!r} ({exc.strerror}); give a writable path", param, ctx)
+        finally:
+            for p in made:  # deepest first
+                with contextlib.suppress(OSError):
+                    p.rmdir()
         return path
 
 

@@ -24,6 +24,9 @@ from feltlab.wagers import WagerType
 if TYPE_CHECKING:
     from feltlab.simulation.protection import ProtectionReport, WagerProtection
 
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+"""The plot's formats, by the file's suffix (the first is added to a name without one)."""
+
 MIN_ROUNDS = 10_000
 """``--min-rounds``' default: :data:`feltlab.math.countability.MIN_ROUNDS` (tests/math/
 test_protection.py checks they agree; the analysis is imported when the command runs)."""
@@ -211,6 +214,7 @@ def plot_report(report: ProtectionReport, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8, 5))
+    drawn = 0
     for r in report.results:
         a = r.analysis
         pts = [
@@ -220,6 +224,7 @@ def plot_report(report: ProtectionReport, path: Path) -> None:
         ]
         if not pts:
             continue
+        drawn += 1
         xs, ys, hs = zip(*pts, strict=True)
         line = ax.errorbar(
             xs,
@@ -236,7 +241,17 @@ def plot_report(report: ProtectionReport, path: Path) -> None:
     ax.set_xlabel("count at the bet (bucket lower bound)")
     ax.set_ylabel("expectation per unit bet (%)")
     ax.set_title(_header(report).split(";")[0], fontsize=9)
-    ax.legend(fontsize=8)
+    if drawn:
+        ax.legend(fontsize=8)
+    else:  # said on the figure, not left blank
+        ax.text(
+            0.5,
+            0.5,
+            f"no count has {report.results[0].analysis.min_rounds:,} rounds: nothing to plot "
+            "(more --rounds or a lower --min-rounds)",
+            ha="center",
+            transform=ax.transAxes,
+        )
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -299,7 +314,13 @@ def _counts(names: tuple[str, ...], decks: int) -> list[Any]:
     show_default=True,
     help="Count buckets per unit of a true count or suit imbalance (1: floored).",
 )
-@click.option("--rounds", type=click.IntRange(1, 10**12), default=10_000_000, show_default=True)
+@click.option(
+    "--rounds",
+    type=click.IntRange(1, 10**12),
+    default=10_000_000,
+    show_default=True,
+    help="Rounds simulated a count (a count of each wager's own, eor: a wager).",
+)
 @seed_option(default=1)
 @click.option(
     "--min-rounds",
@@ -320,9 +341,9 @@ def _counts(names: tuple[str, ...], decks: int) -> list[Any]:
 @click.option(
     "--plot",
     "plot_path",
-    type=OutputFile(),
+    type=OutputFile(suffixes=PLOT_SUFFIXES),
     default=None,
-    help="Plot expectation against count to FILE (.png, .svg, .pdf).",
+    help="Plot expectation against count to FILE (.png, .svg or .pdf; no suffix: .png added).",
 )
 def protect_cmd(
     wager: str | None,
@@ -349,6 +370,8 @@ def protect_cmd(
     from feltlab.cli.render.progress import rounds_progress
     from feltlab.simulation.protection import protect
 
+    if as_json and fmt != "table":
+        raise click.UsageError(f"give --json or --format {fmt}, not both")
     wagers = _wagers(wager, every, paytable)
     specs = _counts(count_names, rules.decks)
     console = make_console(stderr=True)
@@ -391,3 +414,5 @@ def protect_cmd(
         click.echo(render_markdown(report, detail), nl=False)
     else:
         print_report(report, detail)
+    if plot_path is not None:
+        click.echo(f"wrote {plot_path}", err=True)

@@ -11,6 +11,7 @@ the others, or a value the rules refuse) is a one-line usage error naming it.
 from __future__ import annotations
 
 import functools
+import math
 import tomllib
 from collections.abc import Callable
 from fractions import Fraction
@@ -43,7 +44,7 @@ NAMES = (
 )
 
 
-def _options(with_decks: bool) -> list[Callable[[F], F]]:
+def _options(with_decks: bool, with_penetration: bool = True) -> list[Callable[[F], F]]:
     opts: list[Callable[[F], F]] = [
         click.option(
             "--rules",
@@ -116,7 +117,7 @@ def _options(with_decks: bool) -> list[Callable[[F], F]]:
             help="Fraction of the shoe dealt before the cutting card (0.5 to <1).",
         ),
     ]
-    return opts
+    return opts if with_penetration else opts[:-1]
 
 
 MAX_RULES_BYTES = 1 << 20
@@ -212,6 +213,16 @@ def build_rules(
                 param_hint="--penetration",
             )
         behind = round(rules.cards * (1 - penetration))
+        from feltlab.simulation.tables import MIN_BEHIND_CUT
+
+        if behind < MIN_BEHIND_CUT:
+            most = 1 - MIN_BEHIND_CUT / rules.cards
+            raise click.BadParameter(
+                f"{penetration} leaves {behind} cards of the {rules.decks}-deck shoe behind the "
+                f"cutting card; the simulator needs {MIN_BEHIND_CUT}: give a penetration from "
+                f"0.5 to {math.floor(most * 1000) / 1000:g}",
+                param_hint="--penetration",
+            )
         try:
             rules = rules.replace(cut_card_from_back=behind)
         except RulesError as exc:
@@ -231,10 +242,11 @@ def build_rules(
     return rules, label
 
 
-def rule_options(*, decks: bool = True) -> Callable[[F], F]:
+def rule_options(*, decks: bool = True, penetration: bool = True) -> Callable[[F], F]:
     """Decorator adding the rule options to a click command; the command receives
     ``rules`` (:class:`feltlab.Rules`) and ``rules_name`` (the preset or file name) instead
-    of the option values.  ``decks=False`` leaves ``--decks`` to the command."""
+    of the option values.  ``decks=False`` leaves ``--decks`` to the command;
+    ``penetration=False`` leaves out ``--penetration`` (a command with no cutting card)."""
 
     def decorate(f: F) -> F:
         @functools.wraps(f)
@@ -245,7 +257,7 @@ def rule_options(*, decks: bool = True) -> Callable[[F], F]:
             return f(*args, **kwargs)
 
         out: Any = wrapper
-        for opt in reversed(_options(decks)):
+        for opt in reversed(_options(decks, penetration)):
             out = opt(out)
         return out  # type: ignore[no-any-return]
 

@@ -20,8 +20,11 @@ and its paytable; :func:`bucket_from_sums` from the main wager's cents).  Output
   trigger is watched, not bet), each with its interval; and the **win per 100 rounds**
   observed at the wager's maximum bet (``Limits.maximum``, cents);
 - **a verdict**: "countable: ..." when the edge betting at or above the trigger is shown
-  positive (its 95% interval above zero), "not countable at this penetration" when no
-  bucket's expectation is positive or the edge is shown negative, else "inconclusive: ...
+  positive (its 95% interval above zero), "not countable at this penetration" when the
+  edge is shown negative or no count keeps the expectation positive and the sample decides it
+  (the top decided bucket's interval below zero, under :data:`UNDECIDED_SHARE` of the rounds
+  in undecided buckets above it), "not countable at this sample: ... simulate more rounds"
+  when no trigger is found but the sample cannot rule one out, else "inconclusive: ...
   (more rounds)".
 
 A second reading of the same buckets, by the fitted line (:func:`analyze_line`, a
@@ -284,7 +287,11 @@ def analyze_buckets(
         edge_round = _figure(s, q, n)
         win = Figure(edge_round.value * max_bet * 100, edge_round.half_width * max_bet * 100, n)
         freq = k / n
-    verdict = _verdict(bs, t, freq, edge_unit, win, max_bet, unit)
+    verdict = (
+        _verdict(bs, t, freq, edge_unit, win, max_bet, unit)
+        if t is not None
+        else _no_trigger_verdict(bs, min_rounds, n, unit)
+    )
     return Countability(
         bs,
         n,
@@ -306,16 +313,46 @@ def _fmt_count(v: Fraction) -> str:
     return f"{float(v):+g}"
 
 
+UNDECIDED_SHARE = 0.01
+"""The share of rounds in undecided buckets (fewer than ``min_rounds`` each) above the top
+decided one from which "no trigger" is a matter of sample, not of penetration."""
+
+
+def _no_trigger_verdict(bs: Sequence[Bucket], min_rounds: int, n: int, unit: str) -> str:
+    """The verdict with no trigger, by the intervals: "not countable at this sample" when no
+    bucket is decided, the top decided bucket's interval reaches above zero, or the undecided
+    buckets above it hold at least :data:`UNDECIDED_SHARE` of the rounds; else "not
+    countable at this penetration"."""
+    decided = [i for i, b in enumerate(bs) if b.rounds >= max(min_rounds, 1)]
+    more = "simulate more rounds (--rounds) to decide"
+    if not decided:
+        return f"not countable at this sample: no count has {min_rounds:,} rounds; {more}"
+    top = decided[-1]
+    b = bs[top]
+    above = sum(x.rounds for x in bs[top + 1 :]) / n
+    if _value(b) + b.half_width() > 0:
+        return (
+            f"not countable at this sample: the expectation at {unit} {_fmt_count(b.value)} "
+            f"({100 * _value(b):+.2f}% ± {100 * b.half_width():.2f}%) may be positive; {more}"
+        )
+    if above >= UNDECIDED_SHARE:
+        return (
+            f"not countable at this sample: {100 * above:.2f}% of rounds are at {unit}s above "
+            f"{_fmt_count(b.value)} with fewer than {min_rounds:,} rounds each; {more}"
+        )
+    return "not countable at this penetration: no count at which the expectation stays positive"
+
+
 def _verdict(
     bs: Sequence[Bucket],
-    t: int | None,
+    t: int,
     freq: float,
     edge: Figure,
     win: Figure,
     max_bet: int,
     unit: str,
 ) -> str:
-    if t is None or edge.high <= 0:
+    if edge.high <= 0:
         return "not countable at this penetration: no count at which the expectation stays positive"
     where = f"{unit} {_fmt_count(bs[t].value)} or more"
     figures = (

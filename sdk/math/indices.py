@@ -163,6 +163,12 @@ class Index:
         return None if self.rounded is None else self.rounded - self.departure.published
 
 
+COARSE_STEP = 5
+"""A grid step (true counts) above which the indices get a caveat (6 decks: 3.33)."""
+CROSSING_TOLERANCE = 0.5
+"""A cubic and linear crossing further apart than this (true counts) get the caveat too."""
+
+
 @dataclass(frozen=True)
 class IndexTable:
     """The Illustrious 18 generated under ``rules`` at ``decks_remaining`` (a Fraction, in
@@ -178,6 +184,32 @@ class IndexTable:
     analyses: int
     seconds: float
 
+    def crossing_spread(self) -> float:
+        """The largest difference between an index (the cubic's crossing) and the linear
+        interpolation's crossing, in true counts (0 with no crossing): the grid's resolution."""
+        return max(
+            (
+                abs(x.index - x.linear)
+                for x in self.indices
+                if x.index is not None and x.linear is not None and x.exact is None
+            ),
+            default=0.0,
+        )
+
+    def caveat(self) -> str | None:
+        """One line when the indices are rough: a grid step over :data:`COARSE_STEP` true
+        counts or a cubic and linear crossing more than :data:`CROSSING_TOLERANCE` apart
+        (None: neither)."""
+        spread = self.crossing_spread()
+        if self.step <= COARSE_STEP and spread <= CROSSING_TOLERANCE:
+            return None
+        return (
+            f"rough indices: grid step {float(self.step):.3g} true counts at "
+            f"{float(self.decks_remaining):g} decks remaining, the cubic and linear crossings "
+            f"differ by up to {spread:.2f}; read each index to about that (a deeper shoe, "
+            "--decks-remaining, gives a finer grid)"
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable form."""
         return {
@@ -187,6 +219,8 @@ class IndexTable:
             "decks_remaining": float(self.decks_remaining),
             "grid_step": float(self.step),
             "max_count": self.max_count,
+            "crossing_spread": self.crossing_spread(),
+            "caveat": self.caveat(),
             "method": "analyzer (CDZ-) on the expected shoe at each true count (Griffin)",
             "analyses": self.analyses,
             "seconds": self.seconds,
@@ -401,4 +435,6 @@ def render(table: IndexTable, fmt: str) -> str:
         "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     lines += ["| " + " | ".join(row) + " |" for row in rows(table)]
+    if table.caveat() is not None:
+        lines += ["", f"**Caveat**: {table.caveat()}."]
     return "\n".join(lines) + "\n"

@@ -113,16 +113,27 @@ def bucketing(count: Count, decks: int, resolution: int = 1) -> Bucketing:
         raise CountError(f"resolution must be 1..{MAX_RESOLUTION} buckets a unit, got {resolution}")
     mode = count.index_mode
     if mode == "suit":
-        n = min((SUIT_RANGE + 1) * resolution, MAX_BUCKETS)
-        return Bucketing(count, resolution, 0, n)
+        most = MAX_BUCKETS // (SUIT_RANGE + 1)
+        if resolution > most:
+            raise CountError(
+                f"resolution {resolution} does not fit the suit imbalances 0..{SUIT_RANGE} in "
+                f"{MAX_BUCKETS} buckets: give a resolution of at most {most}"
+            )
+        return Bucketing(count, resolution, 0, (SUIT_RANGE + 1) * resolution)
     if mode == "running":
         lo = -RUNNING_RANGE * count.scale
         drift = max(count.per_deck * decks, 0) if count.per_deck > 0 else 0
         n = min(2 * RUNNING_RANGE * count.scale + 1 + drift, MAX_BUCKETS)
         return Bucketing(count, 1, lo, n, count.initial_running_count(decks))
     per = resolution * count.scale
-    lo = max(-TRUE_RANGE * per, -(MAX_BUCKETS // 2))
-    return Bucketing(count, resolution, lo, min(2 * TRUE_RANGE * per + 1, MAX_BUCKETS))
+    most = (MAX_BUCKETS - 1) // (2 * TRUE_RANGE * count.scale)
+    if resolution > most:
+        raise CountError(
+            f"resolution {resolution} does not fit {count.name}'s true counts "
+            f"-{TRUE_RANGE}..+{TRUE_RANGE} in {MAX_BUCKETS} buckets: give a resolution of at "
+            f"most {most}"
+        )
+    return Bucketing(count, resolution, -TRUE_RANGE * per, 2 * TRUE_RANGE * per + 1)
 
 
 def window_bucketing(count: Count, window: int) -> Bucketing:
@@ -404,7 +415,8 @@ def protect(
     done: set[tuple[str, str]] = set()
     seconds = 0.0
     simulated = 0
-    for spec in counts:
+    plan: list[tuple[Count, list[WagerType], Bucketing]] = []
+    for spec in counts:  # every count and its buckets checked before the first simulation
         if isinstance(spec, Count):
             groups: list[tuple[Count, list[WagerType]]] = [(spec, keep)] if keep else []
         else:
@@ -417,22 +429,22 @@ def protect(
         for count, given in groups:
             ws = [w for w in given if (count.name, w.name) not in done]
             done.update((count.name, w.name) for w in ws)
-            if not ws:  # the main wager's own count is Hi-Lo, perhaps run already
-                continue
-            b = bucketing(count, rules.decks, resolution)
-            tally = run_counted(
-                rules, ws, b, rounds, seed=seed, chunk_rounds=chunk_rounds, progress=progress
+            if ws:  # the main wager's own count is Hi-Lo, perhaps planned already
+                plan.append((count, ws, bucketing(count, rules.decks, resolution)))
+    for count, ws, b in plan:
+        tally = run_counted(
+            rules, ws, b, rounds, seed=seed, chunk_rounds=chunk_rounds, progress=progress
+        )
+        seconds += tally.seconds
+        simulated += tally.total_rounds
+        for w in ws:
+            a = analyze_buckets(
+                wager_buckets(tally, b, w),
+                max_bet=w.limits.maximum,
+                min_rounds=min_rounds,
+                unit=_unit(count),
             )
-            seconds += tally.seconds
-            simulated += tally.total_rounds
-            for w in ws:
-                a = analyze_buckets(
-                    wager_buckets(tally, b, w),
-                    max_bet=w.limits.maximum,
-                    min_rounds=min_rounds,
-                    unit=_unit(count),
-                )
-                results.append(WagerProtection(w.name, w.paytable.name, count, b, a))
+            results.append(WagerProtection(w.name, w.paytable.name, count, b, a))
     return ProtectionReport(
         rules, rules_name, rounds, seed, tuple(results), tuple(skipped), seconds, simulated
     )

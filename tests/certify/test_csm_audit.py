@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from feltlab.errors import CountError
+from feltlab.errors import CountError, WagerError
 from feltlab.math.countability import bucket_from_outcomes
 from feltlab.math.counts import resolve_count
 from feltlab.native import CsmModel
@@ -152,7 +153,7 @@ def test_the_command_prints_json_and_writes_the_report(tmp_path: object) -> None
     assert data["exploitable"] == (res.exit_code == 1)
     assert {p.name for p in out.iterdir()} == {"csm-audit.json", "expectation.png", "report.md"}
     bad = CliRunner().invoke(certify, ["csm-audit", "--count", "hilow", "--rounds", "1000"])
-    assert bad.exit_code == 1 and bad.output.strip().count("\n") == 0
+    assert bad.exit_code == 2 and bad.output.strip().count("\n") == 0
     assert "unknown count 'hilow'" in bad.output
 
 
@@ -173,3 +174,53 @@ def test_the_window_buckets_cover_every_window_count() -> None:
     assert (h.lowest, h.n_buckets, h.values()[1]) == (-8, 21, Fraction(-7, 2))
     with pytest.raises(CountError, match="the suit count has no tags"):
         window_bucketing(BUILTIN["suit"], 16)
+
+
+def test_every_input_error_exits_2_in_one_line(tmp_path: Path) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    cases = [
+        (["--count", "hilow"], "unknown count 'hilow'"),
+        (["--wager", "lucky_ladys"], "wager 'lucky_ladys' is not installed"),
+        (["--profile", str(tmp_path / "nosuch.toml")], "cannot read device profile"),
+        (["--capture", str(tmp_path)], "campaign.json is missing"),
+        (["--buffer", "300"], "give a buffer of at most 260 cards"),
+        (["--policy", "batch", "--batch", "64"], "a batch of 64 rounds"),
+        (["--out", str(afile / "sub")], "is a file, not a folder"),
+        (["--out", "/proc/x"], "cannot create '/proc/x'"),
+        (["--out", str(afile)], "is a file; give a new folder"),
+    ]
+    for args, said in cases:
+        # 10**11 rounds would run for hours: each refusal comes first
+        res = CliRunner().invoke(certify, ["csm-audit", *args, "--rounds", str(10**11)])
+        assert res.exit_code == 2, (args, res.output)
+        assert said in res.output and "Traceback" not in res.output, (args, res.output)
+        assert res.output.strip().splitlines()[-1].startswith("Error:"), res.output
+    assert [p.name for p in tmp_path.iterdir()] == ["afile"]
+
+
+def test_all_with_eor_leaves_out_a_wager_decided_by_play(monkeypatch: pytest.MonkeyPatch) -> None:
+    from feltlab.plugin_manager import collect_wagers, get_plugin_manager
+    from feltlab.rig.certify import csm_audit
+
+    reg = collect_wagers(get_plugin_manager())
+    chosen = [reg["insurance"](), reg["buster_blackjack"]()]  # "all" cut to two, to keep it fast
+    monkeypatch.setattr(csm_audit, "wagers_in_play", lambda names, rules: chosen)
+    a = audit(CsmModel(), NZ, wagers=("all",), count="eor", window=4, rounds=1000)
+    assert [r.wager for r in a.results] == ["insurance"]  # window 4 (the halves stop at 4)
+    assert a.skipped == {
+        "buster_blackjack": "no count of its own: Buster Blackjack is decided by play: use "
+        "`feltlab math main --eor`"
+    }
+    assert a.to_dict()["skipped"] == a.skipped
+    with pytest.raises(WagerError, match="decided by play"):  # named alone: still refused
+        audit(CsmModel(), NZ, wagers=("buster_blackjack",), count="eor", window=4, rounds=1000)
+
+
+def test_the_bundled_profile_is_named_and_penetration_is_not_offered() -> None:
+    res = CliRunner().invoke(certify, ["csm-audit", "--rounds", "1000", "--window", "4", "--json"])
+    assert res.exit_code in (0, 1), res.output
+    assert json.loads(res.output)["source"] == "continuous (bundled)"
+    assert "--penetration" not in CliRunner().invoke(certify, ["csm-audit", "--help"]).output
+    res = CliRunner().invoke(certify, ["csm-audit", "--penetration", "0.8"])
+    assert res.exit_code == 2 and "No such option '--penetration'" in res.output

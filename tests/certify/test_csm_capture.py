@@ -81,6 +81,12 @@ def test_a_device_that_declares_its_buffer_passes_and_is_measured_as_declared(
         ({"buffer": 300}, r"\[model\] buffer = 300 is out of range"),
         ({"policy": "later"}, r'\[model\] policy = \'later\' is unknown: give "round"'),
         ({"policy": "batch", "batch": 0}, r"\[model\] batch = 0 is out of range"),
+        # 6 decks: a deck kept beside 11 - 1 rounds of 24 cards held back (260 - 240 >= 0)
+        (
+            {"policy": "batch", "batch": 64},
+            r"batch = 64 is out of range: give an integer in \[1, 11\]",
+        ),
+        ({"buffer": "16"}, r"\[model\] buffer = '16' must be an integer: give one in \[0, 260\]"),
         ({"buffr": 3}, r"unknown key 'buffr' in \[model\]; did you mean 'buffer'\?"),
         ({"insert": "top"}, r"\[model\] insert = 'top', deal = 'uniform-nonempty-slot-top' is no"),
     ],

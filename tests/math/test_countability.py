@@ -173,3 +173,26 @@ def test_spread_edge_exact_and_line_refusals() -> None:
         fit_line([Bucket(F(0), 0, F(0), F(0))])
     with pytest.raises(CountError, match="increasing order"):
         analyze_line(list(reversed(line_three())), z=1.0, max_bet=100)
+
+
+def test_no_trigger_says_sample_or_penetration_by_the_intervals() -> None:
+    # true counts -1 and 0 (30-70 and 24-26 wins-losses, times 1000), both decided and shown
+    # negative; a 20-round bucket at +1 holds 0.013% of rounds: penetration decides
+    bs = [*three(1000)[:2], bucket_from_outcomes(1, [12, 8], EVEN)]
+    a = analyze_buckets(bs, max_bet=100, min_rounds=1000)
+    assert a.trigger is None
+    assert a.verdict.startswith("not countable at this penetration")
+    # 50,000 rounds at 0 and 20,000 at +1 undecided (100,000 needed): 41.18% of rounds
+    bs = three(1000)
+    a = analyze_buckets(bs, max_bet=100, min_rounds=100_000)
+    assert a.trigger is None
+    assert a.verdict == (
+        "not countable at this sample: 41.18% of rounds are at true counts above -1 with "
+        "fewer than 100,000 rounds each; simulate more rounds (--rounds) to decide"
+    )
+    # the top decided bucket (0: 24-26) may be positive: -4.00% with a 95% interval over 4%
+    a = analyze_buckets(three(1)[:2], max_bet=100, min_rounds=1)
+    assert a.verdict.startswith("not countable at this sample: the expectation at true count +0 ")
+    assert a.verdict.endswith("may be positive; simulate more rounds (--rounds) to decide")
+    a = analyze_buckets(three(1), max_bet=100, min_rounds=1000)
+    assert a.verdict.startswith("not countable at this sample: no count has 1,000 rounds")

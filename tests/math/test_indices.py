@@ -128,3 +128,23 @@ def test_a_single_deck_game_has_a_coarse_grid_and_still_an_exact_insurance_index
     assert t.indices[0].exact == Fraction(5, 3)
     # at -40 no ten is left to be the up card: that grid point drops out of 16 v T
     assert [g[0] for g in t.indices[1].gains] == [-20.0, 0.0, 20.0, 40.0]
+
+
+def test_a_coarse_grid_gets_a_caveat_line_and_json_field(vegas: IndexTable) -> None:
+    # 6 decks, 3 left: step 10/3, the crossings within 0.5 of each other: no caveat
+    assert vegas.step == Fraction(10, 3) and vegas.crossing_spread() <= 0.5
+    assert vegas.caveat() is None
+    # one deck, half left: step 20; the caveat names the step and the largest spread
+    r = CliRunner().invoke(main, ["indices", "--rules", "vegas_s17", "--decks", "1"])
+    assert r.exit_code == 0, r.output
+    assert "caveat: rough indices: grid step 20 true counts at 0.5 decks remaining" in r.output
+    j = CliRunner().invoke(main, ["indices", "--rules", "vegas_s17", "--decks", "1", "--json"])
+    doc = json.loads(j.output)
+    spread = max(
+        abs(x["index"] - x["linear"])
+        for x in doc["indices"]
+        if x["index"] is not None and x["exact"] is None
+    )
+    assert doc["crossing_spread"] == spread and spread > 0.5
+    assert doc["caveat"].startswith("rough indices: grid step 20 true counts")
+    assert f"differ by up to {spread:.2f}" in doc["caveat"]

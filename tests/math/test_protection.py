@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from feltlab import native
 from feltlab.cli import main
+from feltlab.errors import CountError
 from feltlab.math.counts import BUILTIN
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.rules import Rules
@@ -159,3 +160,67 @@ def test_the_commands_default_min_rounds_is_the_analysis_one() -> None:
     from feltlab.math import countability
 
     assert protectcli.MIN_ROUNDS == countability.MIN_ROUNDS
+
+
+def test_protect_checks_the_plot_file_and_resolution_before_simulating(tmp_path: Path) -> None:
+    # 10**12 rounds would run for days: each refusal comes before the simulation
+    big = ["protect", "insurance", "--rounds", str(10**12)]
+    res = CliRunner().invoke(main, [*big, "--plot", str(tmp_path / "x.txt")])
+    assert res.exit_code == 2 and "cannot write a .txt file" in res.output
+    assert "ending in .png, .svg, .pdf" in res.output
+    res = CliRunner().invoke(main, [*big, "--plot", "/proc/nope.png"])
+    assert res.exit_code == 2 and "cannot create '/proc/nope.png'" in res.output
+    res = CliRunner().invoke(main, [*big, "--resolution", "64"])
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    assert "resolution 64 does not fit hilo's true counts -15..+15" in res.output
+    assert "at most 8" in res.output
+    res = CliRunner().invoke(main, [*big, "--resolution", "7", "--count", "suit"])
+    assert (
+        res.exit_code == 1 and "suit imbalances 0..39" in res.output and "at most 6" in res.output
+    )
+    assert not list(tmp_path.iterdir())
+
+
+def test_bucketing_refuses_a_range_that_does_not_fit() -> None:
+    assert bucketing(BUILTIN["hilo"], 6, 8).n_buckets == 241  # -15..+15 at 1/8
+    assert bucketing(BUILTIN["suit"], 6, 6).n_buckets == 240
+    with pytest.raises(CountError, match="at most 8"):
+        bucketing(BUILTIN["hilo"], 6, 9)
+    with pytest.raises(CountError, match="at most 6"):
+        bucketing(BUILTIN["suit"], 6, 7)
+
+
+def test_protect_plot_without_suffix_and_small_sample_verdict(tmp_path: Path) -> None:
+    # 20,000 rounds: insurance is on offer in about 1,500 of them, no count has the 10,000
+    # rounds to decide, so the verdict is about the sample, not the penetration
+    res = CliRunner().invoke(
+        main, ["protect", "insurance", "--rounds", "20000", "--plot", str(tmp_path / "p")]
+    )
+    assert res.exit_code == 0, res.output
+    assert "insurance (2:1), hilo: not countable at this sample: no count has 10,000" in res.stdout
+    assert f"wrote {tmp_path / 'p.png'}" in res.stderr
+    assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_protect_refuses_json_with_markdown_and_a_penetration_past_the_simulators_reach() -> None:
+    res = CliRunner().invoke(main, ["protect", "insurance", "--json", "--format", "md"])
+    assert res.exit_code == 2 and "give --json or --format md, not both" in res.output
+    # one deck: 26 cards must stay behind the cutting card, so 0.5 is the deepest
+    args = ["protect", "main", "--rules", "vegas_s17", "--decks", "1", "--penetration", "0.99"]
+    res = CliRunner().invoke(main, args)
+    assert (
+        res.exit_code == 2 and "Invalid value for --penetration: 0.99 leaves 1 cards" in res.output
+    )
+    assert "give a penetration from 0.5 to 0.5" in res.output
+    res = CliRunner().invoke(
+        main, ["protect", "main", "--rules", "vegas_s17", "--penetration", "0.95"]
+    )
+    assert res.exit_code == 2 and "give a penetration from 0.5 to 0.916" in res.output
+    res = CliRunner().invoke(main, ["protect", "--help"])
+    assert "Rounds simulated a count" in res.output
+
+
+def test_a_count_spec_without_tags_is_refused_in_one_line() -> None:
+    with pytest.raises(TypeError, match=r"tags must be a sequence of 52 integers.*got NoneType"):
+        native.CountSpec(tags=None)  # type: ignore[arg-type]
+    assert native.CountSpec(tags=[0] * 52).tags == (0,) * 52  # type: ignore[arg-type]

@@ -113,11 +113,22 @@ def test_bad_models_are_refused_in_one_line() -> None:
         CsmModel(policy="later")
     with pytest.raises(ValueError, match=r"slots must be in 1\.\.255"):
         CsmModel("slots", slots=0)
+    # 42 + 5 rounds x 2 cards = 52 held out of 52: the buffer fits alone, the batch does not
     with pytest.raises(
-        ValueError, match="leave no card in a 1-deck machine: use a buffer below 42"
+        ValueError, match="leaves no card in a 1-deck machine: use a batch of at most 4 rounds"
     ):
         csm_stream(
             native.Xoshiro256StarStar(1), CsmModel(buffer=42, policy="batch", batch=5), 1, 1, 2
         )
+    with pytest.raises(ValueError, match="use a buffer below 50 \\(with batch 1; a larger"):
+        CsmModel(buffer=51, policy="batch", batch=5).check(1, 2)
+    # the round simulator's rule: a deck beside the buffer and (batch - 1) rounds of 24 cards
+    big = CsmModel(policy="batch", batch=64)
+    assert big.max_batch(6) == 11 and CsmModel(buffer=20).max_batch(6) == 11
+    assert CsmModel(buffer=21).max_batch(6) == 10 and CsmModel(buffer=261).max_batch(6) == 0
+    with pytest.raises(ValueError, match=r"a batch of 64 rounds .* give a batch of at most 11"):
+        big.check_table(6)
+    with pytest.raises(ValueError, match="give a buffer of at most 260 cards \\(with batch 1\\)"):
+        CsmModel(buffer=300, policy="batch", batch=2).check_table(6)
     with pytest.raises(TypeError, match="model must be a CsmModel"):
         csm_stream(native.Xoshiro256StarStar(1), "ideal", 1, 1, 1)  # type: ignore[arg-type]
