@@ -23,7 +23,7 @@ from typing import Any
 
 import can
 import isotp
-from isotp.tools import Timer as _IsoTpTimer
+from isotp.tools import Timer as IsoTpTimer
 
 from feltlab.rig.clock import ScheduledCall, SimClock
 from feltlab.rig.errors import RigError
@@ -220,7 +220,7 @@ class SimListeners:
         self._routes = {}
 
 
-class _ClockTimer(_IsoTpTimer):
+class _ClockTimer(IsoTpTimer):
     """can-isotp's Timer reading a :class:`SimClock` instead of ``time.perf_counter_ns``."""
 
     def __init__(self, now: Callable[[], float], timeout: float) -> None:

@@ -481,7 +481,7 @@ def _inject_forgery(client: Any) -> dict[str, Any]:
 
 def _end_forgery(client: Any, trial: dict[str, Any], directory: Path) -> None:
     """Record the forged-result trial in ``faults.jsonl``: its ``security`` event."""
-    import hashlib as _h
+    import hashlib
 
     t0 = trial["injected_at"]
     ev = next((e for e in list(client.events) if e.kind == "security" and e.timestamp >= t0), None)
@@ -491,7 +491,7 @@ def _end_forgery(client: Any, trial: dict[str, Any], directory: Path) -> None:
         "sample": -1,
         "injected_at": trial["injected_at"],
         "shoes_before": 0,
-        "digest_before": _h.sha256().hexdigest(),
+        "digest_before": hashlib.sha256().hexdigest(),
         "detected_at": ev.timestamp if ev is not None else None,
         "detected_by": "security" if ev is not None else None,
         "recovered_at": None,

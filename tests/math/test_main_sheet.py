@@ -121,6 +121,7 @@ def test_every_rule_option_reaches_the_rules(tmp_path: Path) -> None:
         ("simulate", ["--blackjack-pays", "3-2"], "WIN:STAKE"),
         ("play", ["--penetration", "0.3"], "half way in from the back"),
         ("math", ["main", "--rules", "nope"], "neither a preset"),
+        ("math", ["main", "--rules", "missing.toml"], "no rules file 'missing.toml'"),
         ("play", ["--surrender", "early", "--hole-card", "peek"], "early surrender under peek"),
         ("math", ["main", "--decks", "3"], "rule 3.3(a)"),
     ],
