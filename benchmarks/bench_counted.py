@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
 from feltlab import native
 from feltlab.math.counts import BUILTIN
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
@@ -31,7 +29,6 @@ def _tables() -> tuple[native.SideTable, ...]:
     return tuple(t for w in ws if (t := side_tables.side_table(w)) is not None)
 
 
-@pytest.mark.skipif(not hasattr(native, "simulate_counted"), reason="no counted simulator")
 def test_counted_against_uncounted_tally() -> None:
     tables = _tables()
     sr = sim_rules(RULES)

@@ -477,15 +477,12 @@ class WagerConformance:
     def test_protection_summary(self, paytable: str, request: pytest.FixtureRequest) -> None:
         """Game protection: the wager's verdict by count, recorded in the report; a
         countable wager fails when ``allow_countable`` is False."""
-        from feltlab import native
         from feltlab.errors import FeltlabError
         from feltlab.math.counts import resolve_count
         from feltlab.simulation.protection import protect
 
         t = self._target()
         w = t.instance(paytable)
-        if not hasattr(native, "simulate_counted"):
-            pytest.skip("this build of the C core has no counted simulator")
         specs: list[Any] = []
         try:
             for name in self.protection_counts:
