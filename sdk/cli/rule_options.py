@@ -128,13 +128,13 @@ def _load(spec: str) -> tuple[Rules, str]:
     if spec in PRESETS:
         return Rules.preset(spec), spec
     path = Path(spec)
-    if spec.endswith(".toml") and not path.is_file():
+    if spec.endswith(".toml") and not path.exists():
         raise click.BadParameter(
             f"no rules file {spec!r}: give the path of a .toml rules file or a preset "
             f"({', '.join(sorted(PRESETS))})",
             param_hint="--rules",
         )
-    if not spec.endswith(".toml"):
+    if not spec.endswith(".toml") or not path.is_file():
         raise click.BadParameter(
             f"{spec!r} is neither a preset ({', '.join(sorted(PRESETS))}) nor a .toml file",
             param_hint="--rules",
