@@ -109,6 +109,7 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
     c.hkeys = calloc(HASH_SIZE, sizeof *c.hkeys);
     c.hidx = calloc(HASH_SIZE, sizeof *c.hidx);
     c.ds = calloc(DSTATE_CAP, sizeof *c.ds);
+    c.dplan = calloc(DSTATE_CAP, sizeof *c.dplan);
     c.dprob = calloc(DSTATE_CAP, sizeof *c.dprob);
     c.dkeys = calloc(DHASH_SIZE, sizeof *c.dkeys);
     c.didx = calloc(DHASH_SIZE, sizeof *c.didx);
@@ -128,7 +129,7 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
     c.cache.dcap = c.cache.cap;
     c.cache.dist = malloc(sizeof(*c.cache.dist) * c.cache.dcap);
     fl_status status = FL_OK;
-    if (!c.nodes || !c.hkeys || !c.hidx || !c.ds || !c.dprob || !c.dkeys || !c.didx || !dbuf || !c.dec || !c.valid ||
+    if (!c.nodes || !c.hkeys || !c.hidx || !c.ds || !c.dplan || !c.dprob || !c.dkeys || !c.didx || !dbuf || !c.dec || !c.valid ||
         !c.stamp || !c.pdec || !c.pstamp || !c.cache.keys || !c.cache.slot || !c.cache.dist || !c.vec || !c.svec ||
         !c.hvec || !c.dvec) {
         status = FL_ERR_RANGE;
@@ -332,6 +333,7 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
     out->p_total = p_total;
     out->nodes = (uint32_t)c.nn;
 done:
+    split_distribution_release(&c);
     free(c.vec);
     free(c.svec);
     free(c.hvec);
@@ -342,6 +344,7 @@ done:
     free(c.hkeys);
     free(c.hidx);
     free(c.ds);
+    free(c.dplan);
     free(c.dprob);
     free(dbuf);
     free(c.dec);
@@ -373,11 +376,12 @@ fl_status fl_dealer_probabilities(const uint32_t counts[10], unsigned up, unsign
     memset(&c, 0, sizeof c);
     c.r = &r;
     c.ds = calloc(DSTATE_CAP, sizeof *c.ds);
+    c.dplan = calloc(DSTATE_CAP, sizeof *c.dplan);
     c.dprob = calloc(DSTATE_CAP, sizeof *c.dprob);
     c.dkeys = calloc(DHASH_SIZE, sizeof *c.dkeys);
     c.didx = calloc(DHASH_SIZE, sizeof *c.didx);
     fl_status st = FL_OK;
-    if (!c.ds || !c.dprob || !c.dkeys || !c.didx || !build_dealer(&c, (int)up)) {
+    if (!c.ds || !c.dplan || !c.dprob || !c.dkeys || !c.didx || !build_dealer(&c, (int)up)) {
         st = FL_ERR_RANGE;
     } else {
         int32_t comp[NV], N = 0;
@@ -390,6 +394,7 @@ fl_status fl_dealer_probabilities(const uint32_t counts[10], unsigned up, unsign
         dealer_pass(&c, comp, N, out);
     }
     free(c.ds);
+    free(c.dplan);
     free(c.dprob);
     free(c.dkeys);
     free(c.didx);

@@ -118,25 +118,49 @@ int build_dealer(an_ctx *c, int up) {
     c->dmax_nd = 0;
     for (int i = 0; i < n; i++)
         if (ds[i].nd > c->dmax_nd) c->dmax_nd = ds[i].nd;
+    for (int s = 0; s < n; s++) { /* the passes' view of each state's edges */
+        const an_dstate *st = &ds[s];
+        an_dplan *pl = &c->dplan[s];
+        memset(pl, 0, sizeof *pl);
+        pl->nd = st->nd;
+        pl->bust_lo = NV;
+        while (pl->bust_lo > 0 && st->next[pl->bust_lo - 1] == -(1 + OUT_BUST)) pl->bust_lo--;
+        for (int v = pl->bust_lo; v < NV; v++) pl->bust_d += st->d[v];
+        for (int v = 0; v < pl->bust_lo; v++) {
+            int nx = st->next[v];
+            if (nx >= 0) {
+                pl->next_v[pl->nnext] = (uint8_t)v;
+                pl->next_s[pl->nnext++] = (int16_t)nx;
+            } else {
+                pl->stop_v[pl->nstop] = (uint8_t)v;
+                pl->stop_o[pl->nstop++] = (uint8_t)(-nx - 1);
+            }
+        }
+    }
     return c->dmax_nd < NODE_DEPTH;
 }
 
-/* dealer outcome distribution for composition comp (counts, total N) */
+/* dealer outcome distribution for composition comp (counts, total N).  A card value v drawn
+ * at a state holding d_v of them has comp_v - d_v left, never negative where the state's
+ * probability is not 0, so a bust (every value from bust_lo up) is one suffix sum. */
 void dealer_pass(an_ctx *c, const int32_t *comp, int32_t N, double out[N_OUT]) {
-    for (int o = 0; o < N_OUT; o++) out[o] = 0.0;
+    double o[N_OUT] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     double *pr = c->dprob;
     for (int s = 0; s < c->nds; s++) pr[s] = 0.0;
     pr[0] = 1.0;
     /* 1 / (cards left) by the dealer's cards drawn: one division per depth, not per state */
-    double inv[NODE_DEPTH];
+    double inv[NODE_DEPTH], suf[NV + 1];
     for (int k = 0; k <= c->dmax_nd; k++) inv[k] = N - k > 0 ? 1.0 / (double)(N - k) : 0.0;
+    suf[NV] = 0.0;
+    for (int v = NV - 1; v >= 0; v--) suf[v] = suf[v + 1] + (double)comp[v];
     for (int s = 0; s < c->nds; s++) {
         double ps = pr[s];
         if (ps == 0.0) continue;
         const an_dstate *st = &c->ds[s];
+        const an_dplan *pl = &c->dplan[s];
         double scale;
         int excl = -1;
-        if (s == 0 && c->hole_x >= 0) {
+        if (s == 0 && c->hole_x >= 0) { /* the hole card: not the blackjack's (peek) */
             excl = c->hole_x;
             int32_t denom = N - comp[excl];
             if (denom <= 0) continue;
@@ -145,18 +169,25 @@ void dealer_pass(an_ctx *c, const int32_t *comp, int32_t N, double out[N_OUT]) {
             if (N - st->nd <= 0) continue;
             scale = ps * inv[st->nd];
         }
-        for (int v = 0; v < NV; v++) {
-            if (v == excl) continue;
+        for (int i = 0; i < pl->nnext; i++) {
+            int v = pl->next_v[i];
             int32_t left = comp[v] - st->d[v];
-            if (left <= 0) continue;
-            double p = scale * (double)left;
-            int nx = st->next[v];
-            if (nx >= 0)
-                pr[nx] += p;
-            else
-                out[-nx - 1] += p;
+            if (v == excl || left <= 0) continue;
+            pr[pl->next_s[i]] += scale * (double)left;
+        }
+        for (int i = 0; i < pl->nstop; i++) {
+            int v = pl->stop_v[i];
+            int32_t left = comp[v] - st->d[v];
+            if (v == excl || left <= 0) continue;
+            o[pl->stop_o[i]] += scale * (double)left;
+        }
+        if (pl->bust_lo < NV) {
+            double left = suf[pl->bust_lo] - pl->bust_d;
+            if (excl >= pl->bust_lo) left -= (double)(comp[excl] - st->d[excl]);
+            o[OUT_BUST] += scale * left;
         }
     }
+    for (int k = 0; k < N_OUT; k++) out[k] = o[k];
 }
 
 const double *cached_dist(an_ctx *c, const uint8_t *removed_extra, int extra_v,

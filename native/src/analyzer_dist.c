@@ -7,7 +7,9 @@
  * hands are chained over the unseen cards in the order of play (a pair card drawn as a
  * second card while hands < limit splits again), and at the end of the box the dealer's
  * outcome distribution is taken off the exact composition left (cached by the cards
- * removed).  The probability of a given sequence of draws depends only on the multiset of
+ * removed, across the pairs split against one up card).  A new composition's distribution is
+ * queued and filled with DL_LANES others in one lane-parallel pass over the dealer's DAG; the
+ * boxes that wait on it are recorded and settled once it is filled.  The probability of a given sequence of draws depends only on the multiset of
  * cards drawn, so player and dealer probabilities multiply exactly.  Under peek the
  * dealer's blackjack outcome is dropped and the rest renormalised (Bayes).
  *
@@ -25,25 +27,51 @@
 #define DL_HASH 16384u
 #define N_CLASS 7 /* 0: 16 or less, 1..5: 17..21, 6: bust */
 #define DL_LEAF_BUDGET 500000L
+#define DL_LANES 8
+#define DL_AHEAD 8 /* leaves looked up ahead (prefetch) */
+#define DL_FILL_AT 256 /* queued dealer distributions filled at once */
+#define DL_PENDING (1ull << 63)
 
 typedef struct {
     uint64_t key; /* key_of(m) */
     uint8_t m[NV];
     uint8_t n, stake, cls;
     double ways_np, ways_p; /* orders whose second card is not / is a pair card */
+    uint8_t cv[NODE_DEPTH], off[NODE_DEPTH]; /* m as a list: the value of each card and how
+                                                many of its value come before it */
 } dl_entry;
 
-/* one cached dealer distribution per cache line: the removed cards' key and P(outcome) */
-typedef struct {
-    uint64_t key; /* key_of(removed) + 1; 0: empty */
+/* the dealer's unconditioned outcome distributions of one up card, by the cards removed from
+ * the shoe less the up card (shared by every pair split against that up card); a slot is
+ * filled at once (scalar pass) or queued and filled in batches of DL_LANES compositions */
+/* one bucket a cache line: the cards removed and the dealer's outcome distribution */
+struct dl_bucket {
+    uint64_t key; /* key_of(removed) + 1, DL_PENDING while d is not filled; 0: empty */
     double d[N_OUT];
-} dl_line;
+};
+
+struct dl_cache {
+    int up;
+    struct dl_bucket *b; /* open addressing, 64-byte aligned */
+    uint32_t cap;        /* power of two */
+    uint32_t used;
+    uint32_t *todo;      /* buckets queued for the batched pass */
+    uint32_t ntodo;
+    double *work;          /* nds x DL_LANES, zero between passes */
+};
+
+/* a box whose dealer outcome is still to be read: its probability, the bucket of the
+ * dealer's distribution and the net index for each outcome (-1: none, the peeked blackjack) */
+typedef struct {
+    double pr;
+    uint32_t slot;
+    int8_t net[N_OUT];
+} dl_rec;
 
 typedef struct {
     an_ctx *c;
     int P, H;
-    dl_line *lines; /* the dealer's unconditioned distributions by cards removed */
-    uint32_t cap, used;
+    struct dl_cache *dc;
     dl_entry *e;
     int ne;
     uint64_t *hk;
@@ -54,6 +82,10 @@ typedef struct {
     double approx;
     long leaves;
     int exact_resplit;
+    dl_rec *rec;
+    size_t nrec, rcap;
+    int8_t hv8[2 * N_CLASS][8]; /* by (stake - 1) * N_CLASS + class: the hand's result per
+                                   final dealer total 17..21 and bust (dl_hand_value) */
 } dl_args;
 
 static int cls_of_total(int t) { return t > 21 ? 6 : (t < 17 ? 0 : t - 16); }
@@ -86,6 +118,11 @@ static void dl_add(dl_args *g, const uint8_t *cnt, int extra, int stake, int cls
     int n = 0;
     for (int v = 0; v < NV; v++) n += m[v];
     e->n = (uint8_t)n;
+    for (int v = 0, i = 0; v < NV; v++)
+        for (int t = 0; t < m[v]; t++, i++) {
+            e->cv[i] = (uint8_t)v;
+            e->off[i] = (uint8_t)t;
+        }
     e->stake = (uint8_t)stake;
     e->cls = (uint8_t)cls;
     if (second_p) e->ways_p = ways;
@@ -133,18 +170,23 @@ static void inv_table(int32_t N, double inv[NODE_DEPTH]) {
     for (int k = 0; k < NODE_DEPTH; k++) inv[k] = N - k > 0 ? 1.0 / (double)(N - k) : 0.0;
 }
 
-/* probability of one given order of the multiset m drawn from comp (inv: inv_table(N)) */
-static double draw_seq(const int32_t *comp, const double *inv, const uint8_t *m) {
+/* probability of one given order of the cards of e drawn from comp (inv: inv_table(N)) */
+static double draw_seq(const int32_t *comp, const double *inv, const dl_entry *e) {
     double p = 1.0;
-    int k = 0;
-    for (int v = 0; v < NV; v++)
-        for (int t = 0; t < m[v]; t++) {
-            int32_t left = comp[v] - t;
-            if (left <= 0) return 0.0;
-            p *= (double)left * inv[k];
-            k++;
-        }
+    for (int i = 0; i < e->n; i++) {
+        int32_t left = comp[e->cv[i]] - e->off[i];
+        p *= (double)(left > 0 ? left : 0) * inv[i];
+    }
     return p;
+}
+
+/* one hand's result against the dealer's outcome o (a dealer blackjack: no hole card) */
+static int dl_hand_value(int stake, int cls, int o, int bj_takes_all) {
+    if (cls == 6) return -stake;
+    if (o == OUT_BJ) return bj_takes_all ? -stake : 0;
+    if (o == OUT_BUST) return stake;
+    if (cls == 0 || cls < o + 1) return -stake;
+    return cls > o + 1 ? stake : 0;
 }
 
 /* net of the box for one dealer outcome o given the hands' (stake, class) */
@@ -176,75 +218,243 @@ static int dl_net(const an_ctx *c, const uint8_t *stake, const uint8_t *cls, int
     return net;
 }
 
-static dl_line *dl_alloc(uint32_t cap) {
-    dl_line *t = aligned_alloc(64, sizeof(dl_line) * cap);
-    if (t) memset(t, 0, sizeof(dl_line) * cap);
-    return t;
+static void dl_fill(dl_args *g);
+static void dl_replay(dl_args *g);
+
+static struct dl_bucket *dl_buckets(uint32_t cap) {
+    struct dl_bucket *b = aligned_alloc(64, sizeof(*b) * cap);
+    if (b) memset(b, 0, sizeof(*b) * cap);
+    return b;
 }
 
-/* the dealer's unconditioned outcome distribution off s0 less the cards of `key` */
-static const double *dl_dealer(dl_args *g, uint64_t key) {
-    an_ctx *c = g->c;
+/* the bucket of the dealer's distribution off s0 less the cards of `key`, added (queued,
+ * DL_PENDING) when new; -1 when out of memory (c->err set).  Growing rehashes, so what is
+ * queued is filled and settled first. */
+static int64_t dl_slot(dl_args *g, uint64_t key) {
+    struct dl_cache *dc = g->dc;
     uint64_t k = key + 1;
-    uint32_t h = hash64(k) & (g->cap - 1);
-    while (g->lines[h].key) {
-        if (g->lines[h].key == k) return g->lines[h].d;
-        h = (h + 1) & (g->cap - 1);
+    uint32_t h = hash64(k) & (dc->cap - 1);
+    while (dc->b[h].key) {
+        if ((dc->b[h].key & ~DL_PENDING) == k) return h;
+        h = (h + 1) & (dc->cap - 1);
     }
-    if (2 * (g->used + 1) > g->cap) { /* grow: rehash into twice the lines */
-        uint32_t ncap = 2 * g->cap;
-        dl_line *n = dl_alloc(ncap);
-        if (!n) {
-            c->err = 1;
-            return NULL;
+    if (2 * (dc->used + 1) > dc->cap) { /* grow: rehash into twice the buckets */
+        dl_fill(g);
+        dl_replay(g);
+        uint32_t ncap = 2 * dc->cap;
+        struct dl_bucket *nb = dl_buckets(ncap);
+        uint32_t *nt = realloc(dc->todo, sizeof(*nt) * ncap);
+        if (nt) dc->todo = nt;
+        if (!nb || !nt) {
+            free(nb);
+            g->c->err = 1;
+            return -1;
         }
-        for (uint32_t i = 0; i < g->cap; i++) {
-            if (!g->lines[i].key) continue;
-            uint32_t j = hash64(g->lines[i].key) & (ncap - 1);
-            while (n[j].key) j = (j + 1) & (ncap - 1);
-            n[j] = g->lines[i];
+        for (uint32_t i = 0; i < dc->cap; i++) {
+            if (!dc->b[i].key) continue;
+            uint32_t j = hash64(dc->b[i].key) & (ncap - 1);
+            while (nb[j].key) j = (j + 1) & (ncap - 1);
+            nb[j] = dc->b[i];
         }
-        free(g->lines);
-        g->lines = n;
-        g->cap = ncap;
-        h = hash64(k) & (g->cap - 1);
-        while (g->lines[h].key) h = (h + 1) & (g->cap - 1);
+        free(dc->b);
+        dc->b = nb;
+        dc->cap = ncap;
+        h = hash64(k) & (dc->cap - 1);
+        while (dc->b[h].key) h = (h + 1) & (dc->cap - 1);
     }
-    int32_t comp[NV], N = 0;
+    dc->used++;
+    dc->b[h].key = k | DL_PENDING;
+    dc->todo[dc->ntodo++] = h;
+    return h;
+}
+
+static void dl_comp_of_key(const an_ctx *c, uint64_t key, int32_t comp[NV], int32_t *N) {
+    *N = 0;
     for (int v = 0; v < NV; v++) {
         comp[v] = c->s0[v] - (int32_t)((key >> (6 * v)) & 63u);
-        N += comp[v];
+        *N += comp[v];
     }
-    g->lines[h].key = k;
-    g->used++;
-    dealer_pass(c, comp, N, g->lines[h].d);
-    return g->lines[h].d;
 }
 
-static void dl_leaf(dl_args *g, const int32_t *comp, uint64_t key, double pr,
+/* the bucket of `key` brought towards the cache ahead of its lookup */
+static inline void dl_prefetch(const dl_args *g, uint64_t key) {
+#if defined(__GNUC__)
+    __builtin_prefetch(&g->dc->b[hash64(key + 1) & (g->dc->cap - 1)]);
+#else
+    (void)g;
+    (void)key;
+#endif
+}
+
+/* the dealer's distribution off s0 less the cards of `key` now (scalar pass; c->hole_x is
+ * -1); NULL when out of memory */
+static const double *dl_dealer(dl_args *g, uint64_t key) {
+    int64_t sl = dl_slot(g, key);
+    if (sl < 0) return NULL;
+    struct dl_bucket *bk = &g->dc->b[sl];
+    if (bk->key & DL_PENDING) {
+        int32_t comp[NV], N;
+        dl_comp_of_key(g->c, key, comp, &N);
+        dealer_pass(g->c, comp, N, bk->d);
+        bk->key &= ~DL_PENDING;
+    }
+    return bk->d;
+}
+
+/*
+ * dealer_pass for DL_LANES compositions at once, unconditioned (no hole card excluded).  A
+ * card value v drawn at a state holding d_v of them has comp_v - d_v left: never negative
+ * where the state's probability is not 0 (reaching d_v cards of v took comp_v >= d_v), so no
+ * clamp is needed, and a bust is the sum of those over a range of values (suffix sums of the
+ * composition).  Each final outcome is updated once per state, which keeps the sums' chains
+ * short.  The lanes are independent, so the compiler vectorises them; on x86-64 Linux an
+ * AVX2 clone is chosen at load time where the CPU has it.  Same figures as dealer_pass to
+ * rounding (the sums are grouped differently).
+ */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
+    !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void dealer_pass_lanes(const an_dstate *ds, const an_dplan *plan, int nds,
+                              int dmax_nd, const int32_t (*comp)[NV], const int32_t *N,
+                              double *restrict work, double (*out)[N_OUT]) {
+    double cl[NV][DL_LANES], suf[NV + 1][DL_LANES], inv[NODE_DEPTH][DL_LANES];
+    double o[N_OUT][DL_LANES];
+    for (int v = 0; v < NV; v++)
+        for (int l = 0; l < DL_LANES; l++) cl[v][l] = (double)comp[l][v];
+    for (int l = 0; l < DL_LANES; l++) suf[NV][l] = 0.0;
+    for (int v = NV - 1; v >= 0; v--)
+        for (int l = 0; l < DL_LANES; l++) suf[v][l] = suf[v + 1][l] + cl[v][l];
+    for (int k = 0; k <= dmax_nd; k++)
+        for (int l = 0; l < DL_LANES; l++)
+            inv[k][l] = N[l] - k > 0 ? 1.0 / (double)(N[l] - k) : 0.0;
+    memset(o, 0, sizeof o);
+    for (int l = 0; l < DL_LANES; l++) work[l] = 1.0;
+    for (int s = 0; s < nds; s++) {
+        const an_dplan *pl = &plan[s];
+        double *ps = work + (size_t)s * DL_LANES;
+        const double *is = inv[pl->nd];
+        double sc[DL_LANES];
+        for (int l = 0; l < DL_LANES; l++) sc[l] = ps[l] * is[l];
+        for (int l = 0; l < DL_LANES; l++) ps[l] = 0.0; /* zero again for the next batch */
+        for (int i = 0; i < pl->nnext; i++) {
+            int v = pl->next_v[i];
+            double dv = (double)ds[s].d[v];
+            double *row = work + (size_t)pl->next_s[i] * DL_LANES;
+            for (int l = 0; l < DL_LANES; l++) row[l] += sc[l] * (cl[v][l] - dv);
+        }
+        for (int i = 0; i < pl->nstop; i++) {
+            int v = pl->stop_v[i];
+            double dv = (double)ds[s].d[v];
+            double *row = o[pl->stop_o[i]];
+            for (int l = 0; l < DL_LANES; l++) row[l] += sc[l] * (cl[v][l] - dv);
+        }
+        if (pl->bust_lo < NV) {
+            const double *sv = suf[pl->bust_lo];
+            for (int l = 0; l < DL_LANES; l++) o[OUT_BUST][l] += sc[l] * (sv[l] - pl->bust_d);
+        }
+    }
+    for (int k = 0; k < N_OUT; k++)
+        for (int l = 0; l < DL_LANES; l++) out[l][k] = o[k][l];
+}
+
+/* fill every queued bucket, DL_LANES at a time (a short last batch repeats its first lane) */
+static void dl_fill(dl_args *g) {
+    an_ctx *c = g->c;
+    struct dl_cache *dc = g->dc;
+    uint32_t lanes[DL_LANES];
+    int32_t comp[DL_LANES][NV], N[DL_LANES];
+    double out[DL_LANES][N_OUT];
+    uint32_t i = 0;
+    while (i < dc->ntodo) {
+        int n = 0;
+        for (; i < dc->ntodo && n < DL_LANES; i++)
+            if (dc->b[dc->todo[i]].key & DL_PENDING) lanes[n++] = dc->todo[i];
+        if (n == 0) break;
+        for (int l = 0; l < DL_LANES; l++) {
+            uint64_t key = (dc->b[lanes[l < n ? l : 0]].key & ~DL_PENDING) - 1;
+            dl_comp_of_key(c, key, comp[l], &N[l]);
+        }
+        dealer_pass_lanes(c->ds, c->dplan, c->nds, c->dmax_nd, (const int32_t(*)[NV])comp, N,
+                          dc->work, out);
+        for (int l = 0; l < n; l++) {
+            struct dl_bucket *bk = &dc->b[lanes[l]];
+            memcpy(bk->d, out[l], sizeof out[l]);
+            bk->key &= ~DL_PENDING;
+        }
+    }
+    dc->ntodo = 0;
+}
+
+static void dl_record(dl_args *g, double pr, uint32_t slot, const int8_t net[N_OUT]) {
+    if (g->nrec >= g->rcap) {
+        size_t ncap = g->rcap ? 2 * g->rcap : 4096;
+        dl_rec *n = realloc(g->rec, sizeof(*n) * ncap);
+        if (!n) {
+            g->c->err = 1;
+            return;
+        }
+        g->rec = n;
+        g->rcap = ncap;
+    }
+    dl_rec *r = &g->rec[g->nrec++];
+    r->pr = pr;
+    r->slot = slot;
+    memcpy(r->net, net, N_OUT);
+}
+
+/* the recorded boxes' mass by net, in the order they were listed */
+static void dl_replay(dl_args *g) {
+    const struct dl_cache *dc = g->dc;
+    for (size_t i = 0; i < g->nrec; i++) {
+        const dl_rec *r = &g->rec[i];
+        const double *d = dc->b[r->slot].d;
+        for (int o = 0; o < N_OUT; o++)
+            if (r->net[o] >= 0) g->dist[r->net[o]] += r->pr * d[o];
+    }
+    g->nrec = 0;
+}
+
+/* a finished box: its mass by net now when the dealer's distribution off its composition is
+ * known, else recorded and read once the queued distributions are filled */
+static void dl_leaf(dl_args *g, int32_t n_left, int32_t bj_left, uint64_t key, double pr,
                     const uint8_t *stake, const uint8_t *cls, int nh) {
     an_ctx *c = g->c;
     int live = 0, busted = 0;
+    int8_t net[N_OUT];
     for (int h = 0; h < nh; h++) {
         if (cls[h] == 6) busted += stake[h];
         else live = 1;
     }
     if (!live) { /* every hand busted: lost whole, the dealer's cards do not matter */
         double m = pr;
-        if (c->r->peek && c->bj_x >= 0) { /* the dealer's hole card: no blackjack */
-            int32_t n = 0;
-            for (int v = 0; v < NV; v++) n += comp[v];
-            m *= 1.0 - (double)comp[c->bj_x] / n;
-        }
+        if (c->r->peek && c->bj_x >= 0) /* the dealer's hole card: no blackjack */
+            m *= 1.0 - (double)bj_left / n_left;
         g->dist[FL_AN_SPLIT_NET0 - busted] += m;
         return;
     }
-    const double *d = dl_dealer(g, key);
-    if (!d) return;
-    for (int o = 0; o < N_OUT; o++) {
-        if (d[o] == 0.0 || (o == OUT_BJ && c->r->peek)) continue; /* peeked: no split */
-        int net = dl_net(c, stake, cls, nh, o);
-        g->dist[net + FL_AN_SPLIT_NET0] += pr * d[o];
+    int64_t sl = dl_slot(g, key);
+    if (sl < 0) return;
+    /* a live box: each hand's result against each final dealer total or bust */
+    int8_t acc[8] = {FL_AN_SPLIT_NET0, FL_AN_SPLIT_NET0, FL_AN_SPLIT_NET0, FL_AN_SPLIT_NET0,
+                     FL_AN_SPLIT_NET0, FL_AN_SPLIT_NET0, 0,                0};
+    for (int h = 0; h < nh; h++) {
+        const int8_t *hv = g->hv8[(stake[h] - 1) * N_CLASS + cls[h]];
+        for (int o = 0; o < 8; o++) acc[o] = (int8_t)(acc[o] + hv[o]);
+    }
+    memcpy(net, acc, OUT_BJ);
+    net[OUT_BJ] = c->r->peek ? -1 : (int8_t)(dl_net(c, stake, cls, nh, OUT_BJ) + FL_AN_SPLIT_NET0);
+    const struct dl_cache *dc = g->dc;
+    if (!(dc->b[sl].key & DL_PENDING)) {
+        const double *d = dc->b[sl].d;
+        for (int o = 0; o < N_OUT; o++)
+            if (net[o] >= 0) g->dist[net[o]] += pr * d[o];
+        return;
+    }
+    dl_record(g, pr, (uint32_t)sl, net);
+    if (dc->ntodo >= DL_FILL_AT) { /* fill the queue and settle what waited on it */
+        dl_fill(g);
+        dl_replay(g);
     }
 }
 
@@ -252,14 +462,6 @@ static void dl_leaf(dl_args *g, const int32_t *comp, uint64_t key, double pr,
  * [live][value + FL_AN_SPLIT_NET0]: value the box's net (the busted stakes, negated, for a
  * dealer blackjack under no hole card), live whether some hand stands */
 typedef double dl_state[2][FL_AN_SPLIT_NETS];
-
-static int dl_hand_value(int stake, int cls, int o, int bj_takes_all) {
-    if (cls == 6) return -stake;
-    if (o == OUT_BJ) return bj_takes_all ? -stake : 0;
-    if (o == OUT_BUST) return stake;
-    if (cls == 0 || cls < o + 1) return -stake;
-    return cls > o + 1 ? stake : 0;
-}
 
 /* the hands still to play (h hands so far, pend of them pending), each from the class
  * distribution q (q[0]: a re-split still possible, q[1]: not; [stake - 1][class]) */
@@ -307,7 +509,7 @@ static void dl_approx(dl_args *g, const int32_t *comp, int32_t N, int h, int pen
     for (int k = 0; k < g->ne; k++) {
         const dl_entry *e = &g->e[k];
         if (e->ways_np == 0.0 && e->ways_p == 0.0) continue;
-        double d = draw_seq(comp, inv, e->m);
+        double d = draw_seq(comp, inv, e);
         q[0][e->stake - 1][e->cls] += e->ways_np * d;
         q[1][e->stake - 1][e->cls] += (e->ways_np + e->ways_p) * d;
     }
@@ -347,12 +549,13 @@ static void dl_approx(dl_args *g, const int32_t *comp, int32_t N, int h, int pen
 static void dl_last_two(dl_args *g, int32_t *comp, int32_t N, uint64_t key, double pr,
                         uint8_t *stake, uint8_t *cls, int nh) {
     double inv[NODE_DEPTH], inv1[NODE_DEPTH];
+    int bj_x = g->c->bj_x;
     inv_table(N, inv);
     for (int k = 0; k < g->ne; k++) {
         const dl_entry *e = &g->e[k];
         double w = e->ways_np + e->ways_p;
         if (w == 0.0) continue;
-        double p = w * draw_seq(comp, inv, e->m);
+        double p = w * draw_seq(comp, inv, e);
         if (p == 0.0) continue;
         for (int v = 0; v < NV; v++) comp[v] -= e->m[v];
         stake[nh] = e->stake;
@@ -360,17 +563,17 @@ static void dl_last_two(dl_args *g, int32_t *comp, int32_t N, uint64_t key, doub
         inv_table(N - e->n, inv1);
         for (int j = k; j < g->ne; j++) {
             const dl_entry *f = &g->e[j];
+            if (j + DL_AHEAD < g->ne) dl_prefetch(g, key + e->key + g->e[j + DL_AHEAD].key);
             double w2 = f->ways_np + f->ways_p;
             if (w2 == 0.0) continue;
-            double p2 = w2 * draw_seq(comp, inv1, f->m);
+            double p2 = w2 * draw_seq(comp, inv1, f);
             if (p2 == 0.0) continue;
-            for (int v = 0; v < NV; v++) comp[v] -= f->m[v];
             stake[nh + 1] = f->stake;
             cls[nh + 1] = f->cls;
             g->leaves++;
-            dl_leaf(g, comp, key + e->key + f->key, pr * p * p2 * (j == k ? 1.0 : 2.0), stake,
-                    cls, nh + 2);
-            for (int v = 0; v < NV; v++) comp[v] += f->m[v];
+            int32_t bj_left = bj_x >= 0 ? comp[bj_x] - f->m[bj_x] : 0;
+            dl_leaf(g, N - e->n - f->n, bj_left, key + e->key + f->key,
+                    pr * p * p2 * (j == k ? 1.0 : 2.0), stake, cls, nh + 2);
         }
         for (int v = 0; v < NV; v++) comp[v] += e->m[v];
     }
@@ -382,7 +585,7 @@ static void dl_chain(dl_args *g, int32_t *comp, int32_t N, uint64_t key, int h, 
     if (c->err) return;
     if (pend == 0) {
         g->leaves++;
-        dl_leaf(g, comp, key, pr, stake, cls, nh);
+        dl_leaf(g, N, c->bj_x >= 0 ? comp[c->bj_x] : 0, key, pr, stake, cls, nh);
         return;
     }
     int P = g->P;
@@ -406,9 +609,10 @@ static void dl_chain(dl_args *g, int32_t *comp, int32_t N, uint64_t key, int h, 
     inv_table(N, inv);
     for (int k = 0; k < g->ne; k++) {
         const dl_entry *e = &g->e[k];
+        if (pend == 1 && k + DL_AHEAD < g->ne) dl_prefetch(g, key + g->e[k + DL_AHEAD].key);
         double w = h < g->H ? e->ways_np : e->ways_np + e->ways_p;
         if (w == 0.0) continue;
-        double p = w * draw_seq(comp, inv, e->m);
+        double p = w * draw_seq(comp, inv, e);
         if (p == 0.0) continue;
         for (int v = 0; v < NV; v++) comp[v] -= e->m[v];
         stake[nh] = e->stake;
@@ -431,6 +635,37 @@ static long dl_count(const dl_args *g, int h, int pend, long budget) {
     return n > budget ? budget + 1 : n;
 }
 
+void split_distribution_release(an_ctx *c) {
+    struct dl_cache *dc = c->dl_cache;
+    if (!dc) return;
+    free(dc->b);
+    free(dc->todo);
+    free(dc->work);
+    free(dc);
+    c->dl_cache = NULL;
+}
+
+/* the dealer cache of the current up card: kept across the pairs split against it */
+static struct dl_cache *dl_cache_for_up(an_ctx *c) {
+    struct dl_cache *dc = c->dl_cache;
+    if (dc && dc->up == c->up) return dc;
+    split_distribution_release(c);
+    dc = calloc(1, sizeof *dc);
+    if (!dc) return NULL;
+    c->dl_cache = dc;
+    dc->up = c->up;
+    dc->cap = 1u << 13;
+    dc->b = dl_buckets(dc->cap);
+    dc->todo = malloc(sizeof(*dc->todo) * dc->cap);
+    dc->work = calloc((size_t)c->nds * DL_LANES, sizeof(double)); /* zero between passes */
+    if (!dc->b || !dc->todo ||
+        !dc->work) {
+        split_distribution_release(c);
+        return NULL;
+    }
+    return dc;
+}
+
 /*
  * The distribution of the net result of a box that splits the pair of value index P against
  * the current up card, conditioned on the deal (and, under peek, on no dealer blackjack):
@@ -451,14 +686,17 @@ void split_distribution(an_ctx *c, int P, double value, int value_exact,
     g.hk = calloc(DL_HASH, sizeof *g.hk);
     g.hv = malloc(sizeof(*g.hv) * DL_HASH);
     double(*ways)[2] = malloc(sizeof(*ways) * NODE_CAP);
-    g.cap = 1u << 12;
-    g.lines = dl_alloc(g.cap);
+    g.dc = dl_cache_for_up(c);
     memset(out, 0, sizeof(double) * FL_AN_SPLIT_NETS);
     *approx = 0.0;
-    if (!g.e || !g.hk || !g.hv || !ways || !g.lines) {
+    if (!g.e || !g.hk || !g.hv || !ways || !g.dc) {
         c->err = 1;
         goto done;
     }
+    for (int st = 0; st < 2; st++)
+        for (int cl = 0; cl < N_CLASS; cl++)
+            for (int o = 0; o < OUT_BJ; o++)
+                g.hv8[st * N_CLASS + cl][o] = (int8_t)dl_hand_value(st + 1, cl, o, 0);
     c->split_p = P;
     c->split_k = 2;
     dl_list(&g, ways);
@@ -475,7 +713,10 @@ void split_distribution(an_ctx *c, int P, double value, int value_exact,
     c->hole_x = -1;
     uint8_t stake[FL_AN_MAX_HANDS_DIST], cls[FL_AN_MAX_HANDS_DIST];
     dl_chain(&g, comp, N, (uint64_t)2 << (6 * P), 2, 2, 1.0, stake, cls, 0);
+    if (!c->err) dl_fill(&g);
     c->hole_x = saved_hole;
+    if (c->err) goto done;
+    dl_replay(&g);
     double scale = 1.0; /* under peek: conditioned on no dealer blackjack (Bayes) */
     if (r->peek && c->bj_x >= 0) scale = 1.0 / (1.0 - (double)comp[c->bj_x] / N);
     if (g.approx > 0.0 && value_exact) {
@@ -502,7 +743,7 @@ void split_distribution(an_ctx *c, int P, double value, int value_exact,
     /* P(re-split | no blackjack) <= P(re-split) / P(no blackjack) */
     *approx = g.approx * scale;
 done:
-    free(g.lines);
+    free(g.rec);
     free(g.e);
     free(g.hk);
     free(g.hv);

@@ -32,6 +32,16 @@ typedef struct {
 
 enum { OUT_BUST = 5, OUT_BJ = 6, N_OUT = 7 };
 
+/* one dealer state's edges as the passes read them: to later states, to a final total (17..21,
+ * blackjack) one card value each, and the bust as the range of values bust_lo.. (a hard total
+ * busts on every card from some value up) */
+typedef struct {
+    uint8_t nd, nnext, nstop, bust_lo; /* bust_lo == NV: no bust */
+    double bust_d;                     /* the state's own cards of values bust_lo.. */
+    uint8_t next_v[NV], stop_v[NV], stop_o[NV];
+    int16_t next_s[NV];
+} an_dplan;
+
 /* composition -> dealer distribution cache (per up card) */
 typedef struct {
     uint64_t *keys;
@@ -49,6 +59,7 @@ typedef struct {
     uint64_t *hkeys;
     int16_t *hidx;
     an_dstate *ds;
+    an_dplan *dplan; /* by dealer state, DSTATE_CAP */
     int nds;
     int dmax_nd; /* most cards drawn in a dealer state */
     uint64_t *dkeys;
@@ -80,6 +91,7 @@ typedef struct {
     int last_split_approx;
     int split_p;  /* pair value index */
     int split_k;  /* pair cards removed (including the hand's own) */
+    struct dl_cache *dl_cache; /* analyzer_dist.c: the dealer's distributions of one up card */
     int err;
 } an_ctx;
 
@@ -175,6 +187,8 @@ enum { SPLIT_STAND = 0, SPLIT_HIT = 1, SPLIT_DOUBLE = 2 };
 int split_action(const an_ctx *c, int i);
 
 /* analyzer_dist.c */
+/* frees the split distribution's dealer cache (analyzer_dist.c) */
+void split_distribution_release(an_ctx *c);
 void split_distribution(an_ctx *c, int P, double value, int value_exact,
                         double out[FL_AN_SPLIT_NETS], double *approx);
 

@@ -345,6 +345,34 @@ static void test_analyzer(void) {
         CHECK(fl_analyze(&r, &out) == FL_OK);
         CHECK(fabs(out.p_total - 1.0) < 1e-12);
     }
+    /* the exact distribution of the net result, split rounds included (the batched dealer
+     * passes of analyzer_dist.c): it sums to 1 and its mean is the expectation, peek and no
+     * hole card, one deck so every composition is thin */
+    r.strategy = FL_AN_CDZ;
+    r.split_dist = 1;
+    for (unsigned peek = 0; peek < 2; peek++)
+        for (unsigned hands = 2; hands <= 4; hands += 2) {
+            r.peek = peek;
+            r.enhc_takes = FL_TAKES_ALL;
+            r.max_hands = hands;
+            CHECK(fl_analyze(&r, &out) == FL_OK);
+            static const double nets[7] = {-2.0, -1.0, -0.5, 0.0, 1.0, 2.0, 1.5};
+            double mass = 0.0, mean = 0.0;
+            for (int k = 0; k < 7; k++) {
+                mass += out.net_dist[k];
+                mean += nets[k] * out.net_dist[k];
+            }
+            for (int k = 0; k < FL_AN_SPLIT_NETS; k++) {
+                mass += out.split_net[k];
+                mean += (k - FL_AN_SPLIT_NET0) * out.split_net[k];
+            }
+            CHECK(fabs(mass - 1.0) < 1e-12);
+            if (out.p_split_dist_approx == 0.0) CHECK(fabs(mean - out.ev) < 1e-12);
+        }
+    r.split_dist = 0;
+    r.peek = 1;
+    r.enhc_takes = 0;
+    r.strategy = FL_AN_TABLE;
     CHECK(fl_analyze(NULL, &out) == FL_ERR_NULL);
     CHECK(fl_analyze(&r, NULL) == FL_ERR_NULL);
     r.max_hands = 5;
