@@ -544,27 +544,51 @@ static void dl_approx(dl_args *g, const int32_t *comp, int32_t N, int h, int pen
     }
 }
 
-/* the last two hands of a box (no further split): P(m1 then m2) = P(m2 then m1) and the
- * net is symmetric, so each unordered pair is visited once, off-diagonal pairs doubled */
-static void dl_last_two(dl_args *g, int32_t *comp, int32_t N, uint64_t key, double pr,
+static void dl_chain(dl_args *g, int32_t *comp, int32_t N, uint64_t key, int h, int pend,
+                     double pr, uint8_t *stake, uint8_t *cls, int nh);
+
+/* a pair card as the next hand's second card (h < H): split again, pend + 1 hands to play */
+static void dl_resplit(dl_args *g, int32_t *comp, int32_t N, uint64_t key, int h, int pend,
+                       double pr, uint8_t *stake, uint8_t *cls, int nh) {
+    int P = g->P;
+    if (h >= g->H || comp[P] <= 0) return;
+    double p = pr * (double)comp[P] / N;
+    comp[P]--;
+    if (g->exact_resplit)
+        dl_chain(g, comp, N - 1, key + ((uint64_t)1 << (6 * P)), h + 1, pend + 1, p, stake, cls,
+                 nh);
+    else {
+        g->approx += p;
+        dl_approx(g, comp, N - 1, h + 1, pend + 1, p, stake, cls, nh);
+    }
+    comp[P]++;
+}
+
+/* the last two hands of a box once neither's second card is a pair card (h hands, the
+ * re-splits taken out by the caller): both are played by the same weights, P(m1 then m2) =
+ * P(m2 then m1) and the net is symmetric, so each unordered pair is visited once, off-diagonal
+ * pairs doubled.  Before the pairs, each first hand's own re-split (its successor's second
+ * card a pair card) when h < H. */
+static void dl_last_two(dl_args *g, int32_t *comp, int32_t N, uint64_t key, int h, double pr,
                         uint8_t *stake, uint8_t *cls, int nh) {
     double inv[NODE_DEPTH], inv1[NODE_DEPTH];
-    int bj_x = g->c->bj_x;
+    int bj_x = g->c->bj_x, np_only = h < g->H;
     inv_table(N, inv);
     for (int k = 0; k < g->ne; k++) {
         const dl_entry *e = &g->e[k];
-        double w = e->ways_np + e->ways_p;
+        double w = np_only ? e->ways_np : e->ways_np + e->ways_p;
         if (w == 0.0) continue;
         double p = w * draw_seq(comp, inv, e);
         if (p == 0.0) continue;
         for (int v = 0; v < NV; v++) comp[v] -= e->m[v];
         stake[nh] = e->stake;
         cls[nh] = e->cls;
+        if (np_only) dl_resplit(g, comp, N - e->n, key + e->key, h, 1, pr * p, stake, cls, nh + 1);
         inv_table(N - e->n, inv1);
         for (int j = k; j < g->ne; j++) {
             const dl_entry *f = &g->e[j];
             if (j + DL_AHEAD < g->ne) dl_prefetch(g, key + e->key + g->e[j + DL_AHEAD].key);
-            double w2 = f->ways_np + f->ways_p;
+            double w2 = np_only ? f->ways_np : f->ways_np + f->ways_p;
             if (w2 == 0.0) continue;
             double p2 = w2 * draw_seq(comp, inv1, f);
             if (p2 == 0.0) continue;
@@ -588,21 +612,9 @@ static void dl_chain(dl_args *g, int32_t *comp, int32_t N, uint64_t key, int h, 
         dl_leaf(g, N, c->bj_x >= 0 ? comp[c->bj_x] : 0, key, pr, stake, cls, nh);
         return;
     }
-    int P = g->P;
-    if (h < g->H && comp[P] > 0) { /* a pair card as the next second card: split again */
-        double p = pr * (double)comp[P] / N;
-        comp[P]--;
-        if (g->exact_resplit)
-            dl_chain(g, comp, N - 1, key + ((uint64_t)1 << (6 * P)), h + 1, pend + 1, p, stake,
-                     cls, nh);
-        else {
-            g->approx += p;
-            dl_approx(g, comp, N - 1, h + 1, pend + 1, p, stake, cls, nh);
-        }
-        comp[P]++;
-    }
-    if (h >= g->H && pend == 2) { /* two last hands, exchangeable: each pair once */
-        dl_last_two(g, comp, N, key, pr, stake, cls, nh);
+    dl_resplit(g, comp, N, key, h, pend, pr, stake, cls, nh);
+    if (pend == 2) { /* two last hands, exchangeable: each pair once */
+        dl_last_two(g, comp, N, key, h, pr, stake, cls, nh);
         return;
     }
     double inv[NODE_DEPTH];
@@ -622,16 +634,19 @@ static void dl_chain(dl_args *g, int32_t *comp, int32_t N, uint64_t key, int h, 
     }
 }
 
-/* the exact number of leaves of the full enumeration, or budget + 1 when over it */
+/* the exact number of leaves of the full enumeration, or budget + 1 when over it: every
+ * play of a hand leads to the same subtree, so it is nw times one subtree's leaves */
 static long dl_count(const dl_args *g, int h, int pend, long budget) {
     if (pend == 0) return 1;
-    long n = 0;
-    if (h < g->H) n += dl_count(g, h + 1, pend + 1, budget);
-    for (int k = 0; k < g->ne && n <= budget; k++) {
+    long n = h < g->H ? dl_count(g, h + 1, pend + 1, budget) : 0;
+    long nw = 0;
+    for (int k = 0; k < g->ne; k++) {
         const dl_entry *e = &g->e[k];
-        if ((h < g->H ? e->ways_np : e->ways_np + e->ways_p) == 0.0) continue;
-        n += dl_count(g, h, pend - 1, budget - n);
+        nw += (h < g->H ? e->ways_np : e->ways_np + e->ways_p) != 0.0;
     }
+    long sub = nw ? dl_count(g, h, pend - 1, budget) : 0;
+    if (n > budget || sub > budget || (nw && sub > (budget - n) / nw)) return budget + 1;
+    n += nw * sub;
     return n > budget ? budget + 1 : n;
 }
 
