@@ -111,6 +111,9 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
     c.ds = calloc(DSTATE_CAP, sizeof *c.ds);
     c.dplan = calloc(DSTATE_CAP, sizeof *c.dplan);
     c.dprob = calloc(DSTATE_CAP, sizeof *c.dprob);
+    c.dwork = calloc((size_t)DSTATE_CAP * AN_LANES, sizeof *c.dwork);
+    c.keybuf = calloc(2 * NODE_CAP, sizeof *c.keybuf);
+    c.seen = calloc(NODE_CAP, 1);
     c.dkeys = calloc(DHASH_SIZE, sizeof *c.dkeys);
     c.didx = calloc(DHASH_SIZE, sizeof *c.didx);
     double *dbuf = calloc((size_t)NODE_CAP * 7, sizeof(double));
@@ -129,7 +132,7 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
     c.cache.dcap = c.cache.cap;
     c.cache.dist = malloc(sizeof(*c.cache.dist) * c.cache.dcap);
     fl_status status = FL_OK;
-    if (!c.nodes || !c.hkeys || !c.hidx || !c.ds || !c.dplan || !c.dprob || !c.dkeys || !c.didx || !dbuf || !c.dec || !c.valid ||
+    if (!c.nodes || !c.hkeys || !c.hidx || !c.ds || !c.dplan || !c.dprob || !c.dwork || !c.keybuf || !c.seen || !c.dkeys || !c.didx || !dbuf || !c.dec || !c.valid ||
         !c.stamp || !c.pdec || !c.pstamp || !c.cache.keys || !c.cache.slot || !c.cache.dist || !c.vec || !c.svec ||
         !c.hvec || !c.dvec) {
         status = FL_ERR_RANGE;
@@ -346,6 +349,9 @@ done:
     free(c.ds);
     free(c.dplan);
     free(c.dprob);
+    free(c.dwork);
+    free(c.keybuf);
+    free(c.seen);
     free(dbuf);
     free(c.dec);
     free(c.valid);

@@ -190,6 +190,72 @@ void dealer_pass(an_ctx *c, const int32_t *comp, int32_t N, double out[N_OUT]) {
     for (int k = 0; k < N_OUT; k++) out[k] = o[k];
 }
 
+/*
+ * dealer_pass for AN_LANES compositions at once: the same sums grouped as dealer_pass groups
+ * them, lane by lane; the lanes are independent, so the compiler vectorises them, and on
+ * x86-64 Linux an AVX2 clone is chosen at load time where the CPU has it.  No clamp: a state
+ * off no card of a value has probability 0, so its negative "cards left" add 0.
+ */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
+    !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void dealer_pass_lanes(const an_ctx *c, int excl, const int32_t (*comp)[NV], const int32_t *N,
+                       double *restrict work, double (*out)[N_OUT]) {
+    const an_dstate *ds = c->ds;
+    const an_dplan *plan = c->dplan;
+    double cl[NV][AN_LANES], suf[NV + 1][AN_LANES], inv[NODE_DEPTH][AN_LANES];
+    double o[N_OUT][AN_LANES];
+    for (int v = 0; v < NV; v++)
+        for (int l = 0; l < AN_LANES; l++) cl[v][l] = (double)comp[l][v];
+    for (int l = 0; l < AN_LANES; l++) suf[NV][l] = 0.0;
+    for (int v = NV - 1; v >= 0; v--)
+        for (int l = 0; l < AN_LANES; l++) suf[v][l] = suf[v + 1][l] + cl[v][l];
+    for (int k = 0; k <= c->dmax_nd; k++)
+        for (int l = 0; l < AN_LANES; l++)
+            inv[k][l] = N[l] - k > 0 ? 1.0 / (double)(N[l] - k) : 0.0;
+    memset(o, 0, sizeof o);
+    for (int l = 0; l < AN_LANES; l++) work[l] = 1.0;
+    for (int s = 0; s < c->nds; s++) {
+        const an_dplan *pl = &plan[s];
+        double *ps = work + (size_t)s * AN_LANES;
+        double sc[AN_LANES];
+        int x = s == 0 ? excl : -1;
+        if (x >= 0) /* the hole card: not the blackjack's (peek), 1 / (N - comp_x) */
+            for (int l = 0; l < AN_LANES; l++) {
+                double den = (double)(N[l] - comp[l][x]);
+                sc[l] = den > 0.0 ? ps[l] / den : 0.0;
+            }
+        else
+            for (int l = 0; l < AN_LANES; l++) sc[l] = ps[l] * inv[pl->nd][l];
+        for (int l = 0; l < AN_LANES; l++) ps[l] = 0.0; /* zero again for the next pass */
+        for (int i = 0; i < pl->nnext; i++) {
+            int v = pl->next_v[i];
+            if (v == x) continue;
+            double dv = (double)ds[s].d[v];
+            double *row = work + (size_t)pl->next_s[i] * AN_LANES;
+            for (int l = 0; l < AN_LANES; l++) row[l] += sc[l] * (cl[v][l] - dv);
+        }
+        for (int i = 0; i < pl->nstop; i++) {
+            int v = pl->stop_v[i];
+            if (v == x) continue;
+            double dv = (double)ds[s].d[v];
+            double *row = o[pl->stop_o[i]];
+            for (int l = 0; l < AN_LANES; l++) row[l] += sc[l] * (cl[v][l] - dv);
+        }
+        if (pl->bust_lo < NV) {
+            double dx = x >= pl->bust_lo ? (double)ds[s].d[x] : 0.0;
+            for (int l = 0; l < AN_LANES; l++) {
+                double left = suf[pl->bust_lo][l] - pl->bust_d;
+                if (x >= pl->bust_lo) left -= cl[x][l] - dx;
+                o[OUT_BUST][l] += sc[l] * left;
+            }
+        }
+    }
+    for (int k = 0; k < N_OUT; k++)
+        for (int l = 0; l < AN_LANES; l++) out[l][k] = o[k][l];
+}
+
 const double *cached_dist(an_ctx *c, const uint8_t *removed_extra, int extra_v,
                           int extra_n) {
     /* composition: s0 less `removed_extra` (a node's counts) less extra_n cards of extra_v */
@@ -199,13 +265,15 @@ const double *cached_dist(an_ctx *c, const uint8_t *removed_extra, int extra_v,
     return cached_dist_key(c, key_of(rem));
 }
 
-/* the same by the removed cards' key_of (each count under 64) */
-const double *cached_dist_key(an_ctx *c, uint64_t removed_key) {
+/* the cache slot of the removed cards' key_of (each count under 64), added when new (*fresh
+ * set, the distribution not yet computed); -1 when out of memory (c->err set) */
+static int32_t cache_slot(an_ctx *c, uint64_t removed_key, int *fresh) {
     uint64_t k = removed_key + 1;
     an_cache *ca = &c->cache;
+    *fresh = 0;
     uint32_t h = hash64(k) & (ca->cap - 1);
     while (ca->keys[h]) {
-        if (ca->keys[h] == k) return ca->dist[ca->slot[h]];
+        if (ca->keys[h] == k) return ca->slot[h];
         h = (h + 1) & (ca->cap - 1);
     }
     if (ca->used * 2 >= ca->cap || ca->used >= ca->dcap) {
@@ -219,7 +287,7 @@ const double *cached_dist_key(an_ctx *c, uint64_t removed_key) {
             free(ns);
             if (nd) ca->dist = nd;
             c->err = 1;
-            return NULL;
+            return -1;
         }
         ca->dist = nd;
         ca->dcap = ncap;
@@ -238,16 +306,54 @@ const double *cached_dist_key(an_ctx *c, uint64_t removed_key) {
         h = hash64(k) & (ca->cap - 1);
         while (ca->keys[h]) h = (h + 1) & (ca->cap - 1);
     }
-    int32_t comp[NV], N = 0;
-    for (int v = 0; v < NV; v++) {
-        comp[v] = c->s0[v] - (int32_t)((removed_key >> (6 * v)) & 63u);
-        N += comp[v];
-    }
     uint32_t slot = ca->used++;
     ca->keys[h] = k;
     ca->slot[h] = (int32_t)slot;
-    dealer_pass(c, comp, N, ca->dist[slot]);
-    return ca->dist[slot];
+    *fresh = 1;
+    return (int32_t)slot;
+}
+
+static void comp_of_key(const an_ctx *c, uint64_t removed_key, int32_t comp[NV], int32_t *N) {
+    *N = 0;
+    for (int v = 0; v < NV; v++) {
+        comp[v] = c->s0[v] - (int32_t)((removed_key >> (6 * v)) & 63u);
+        *N += comp[v];
+    }
+}
+
+/* the same by the removed cards' key_of (each count under 64) */
+const double *cached_dist_key(an_ctx *c, uint64_t removed_key) {
+    int fresh;
+    int32_t slot = cache_slot(c, removed_key, &fresh);
+    if (slot < 0) return NULL;
+    if (fresh) {
+        int32_t comp[NV], N;
+        comp_of_key(c, removed_key, comp, &N);
+        dealer_pass(c, comp, N, c->cache.dist[slot]);
+    }
+    return c->cache.dist[slot];
+}
+
+void cached_dist_fill(an_ctx *c, const uint64_t *keys, int n) {
+    int32_t lane_slot[AN_LANES], comp[AN_LANES][NV], N[AN_LANES];
+    uint64_t lane_key[AN_LANES];
+    double out[AN_LANES][N_OUT];
+    int i = 0;
+    while (i < n && !c->err) {
+        int m = 0;
+        for (; i < n && m < AN_LANES; i++) {
+            int fresh;
+            int32_t slot = cache_slot(c, keys[i], &fresh);
+            if (slot < 0) return;
+            if (!fresh) continue;
+            lane_slot[m] = slot;
+            lane_key[m++] = keys[i];
+        }
+        if (m == 0) break;
+        for (int l = 0; l < AN_LANES; l++) comp_of_key(c, lane_key[l < m ? l : 0], comp[l], &N[l]);
+        dealer_pass_lanes(c, c->hole_x, (const int32_t(*)[NV])comp, N, c->dwork, out);
+        for (int l = 0; l < m; l++) memcpy(c->cache.dist[lane_slot[l]], out[l], sizeof out[l]);
+    }
 }
 
 void cache_reset(an_cache *ca) {
@@ -260,6 +366,16 @@ void cache_reset(an_cache *ca) {
 void main_pass(an_ctx *c) {
     const fl_analyzer_rules *r = c->r;
     int cdz = r->strategy != FL_AN_TABLE; /* CDZ-, CDP1, CDP: the same pre-split play */
+    { /* every hand of two or more cards stands against the dealer somewhere: fill ahead */
+        uint64_t *keys = c->keybuf;
+        int n = 0;
+        for (int i = c->nn - 1; i >= 1; i--) {
+            const an_node *a = &c->nodes[i];
+            int32_t comp[NV];
+            if (a->n >= 2 && comp_of(c, a, 0, 0, comp) >= 0) keys[n++] = key_of(a->cnt);
+        }
+        cached_dist_fill(c, keys, n);
+    }
     for (int i = c->nn - 1; i >= 1; i--) {
         const an_node *a = &c->nodes[i];
         int32_t comp[NV];

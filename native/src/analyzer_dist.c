@@ -8,7 +8,7 @@
  * second card while hands < limit splits again), and at the end of the box the dealer's
  * outcome distribution is taken off the exact composition left (cached by the cards
  * removed, across the pairs split against one up card).  A new composition's distribution is
- * queued and filled with DL_LANES others in one lane-parallel pass over the dealer's DAG; the
+ * queued and filled with AN_LANES others in one lane-parallel pass over the dealer's DAG; the
  * boxes that wait on it are recorded and settled once it is filled.  The probability of a given sequence of draws depends only on the multiset of
  * cards drawn, so player and dealer probabilities multiply exactly.  Under peek the
  * dealer's blackjack outcome is dropped and the rest renormalised (Bayes).
@@ -27,7 +27,6 @@
 #define DL_HASH 16384u
 #define N_CLASS 7 /* 0: 16 or less, 1..5: 17..21, 6: bust */
 #define DL_LEAF_BUDGET 500000L
-#define DL_LANES 8
 #define DL_AHEAD 8 /* leaves looked up ahead (prefetch) */
 #define DL_FILL_AT 256 /* queued dealer distributions filled at once */
 #define DL_PENDING (1ull << 63)
@@ -43,7 +42,7 @@ typedef struct {
 
 /* the dealer's unconditioned outcome distributions of one up card, by the cards removed from
  * the shoe less the up card (shared by every pair split against that up card); a slot is
- * filled at once (scalar pass) or queued and filled in batches of DL_LANES compositions */
+ * filled at once (scalar pass) or queued and filled in batches of AN_LANES compositions */
 /* one bucket a cache line: the cards removed and the dealer's outcome distribution */
 struct dl_bucket {
     uint64_t key; /* key_of(removed) + 1, DL_PENDING while d is not filled; 0: empty */
@@ -57,7 +56,6 @@ struct dl_cache {
     uint32_t used;
     uint32_t *todo;      /* buckets queued for the batched pass */
     uint32_t ntodo;
-    double *work;          /* nds x DL_LANES, zero between passes */
 };
 
 /* a box whose dealer outcome is still to be read: its probability, the bucket of the
@@ -301,82 +299,24 @@ static const double *dl_dealer(dl_args *g, uint64_t key) {
     return bk->d;
 }
 
-/*
- * dealer_pass for DL_LANES compositions at once, unconditioned (no hole card excluded).  A
- * card value v drawn at a state holding d_v of them has comp_v - d_v left: never negative
- * where the state's probability is not 0 (reaching d_v cards of v took comp_v >= d_v), so no
- * clamp is needed, and a bust is the sum of those over a range of values (suffix sums of the
- * composition).  Each final outcome is updated once per state, which keeps the sums' chains
- * short.  The lanes are independent, so the compiler vectorises them; on x86-64 Linux an
- * AVX2 clone is chosen at load time where the CPU has it.  Same figures as dealer_pass to
- * rounding (the sums are grouped differently).
- */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
-    !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-static void dealer_pass_lanes(const an_dstate *ds, const an_dplan *plan, int nds,
-                              int dmax_nd, const int32_t (*comp)[NV], const int32_t *N,
-                              double *restrict work, double (*out)[N_OUT]) {
-    double cl[NV][DL_LANES], suf[NV + 1][DL_LANES], inv[NODE_DEPTH][DL_LANES];
-    double o[N_OUT][DL_LANES];
-    for (int v = 0; v < NV; v++)
-        for (int l = 0; l < DL_LANES; l++) cl[v][l] = (double)comp[l][v];
-    for (int l = 0; l < DL_LANES; l++) suf[NV][l] = 0.0;
-    for (int v = NV - 1; v >= 0; v--)
-        for (int l = 0; l < DL_LANES; l++) suf[v][l] = suf[v + 1][l] + cl[v][l];
-    for (int k = 0; k <= dmax_nd; k++)
-        for (int l = 0; l < DL_LANES; l++)
-            inv[k][l] = N[l] - k > 0 ? 1.0 / (double)(N[l] - k) : 0.0;
-    memset(o, 0, sizeof o);
-    for (int l = 0; l < DL_LANES; l++) work[l] = 1.0;
-    for (int s = 0; s < nds; s++) {
-        const an_dplan *pl = &plan[s];
-        double *ps = work + (size_t)s * DL_LANES;
-        const double *is = inv[pl->nd];
-        double sc[DL_LANES];
-        for (int l = 0; l < DL_LANES; l++) sc[l] = ps[l] * is[l];
-        for (int l = 0; l < DL_LANES; l++) ps[l] = 0.0; /* zero again for the next batch */
-        for (int i = 0; i < pl->nnext; i++) {
-            int v = pl->next_v[i];
-            double dv = (double)ds[s].d[v];
-            double *row = work + (size_t)pl->next_s[i] * DL_LANES;
-            for (int l = 0; l < DL_LANES; l++) row[l] += sc[l] * (cl[v][l] - dv);
-        }
-        for (int i = 0; i < pl->nstop; i++) {
-            int v = pl->stop_v[i];
-            double dv = (double)ds[s].d[v];
-            double *row = o[pl->stop_o[i]];
-            for (int l = 0; l < DL_LANES; l++) row[l] += sc[l] * (cl[v][l] - dv);
-        }
-        if (pl->bust_lo < NV) {
-            const double *sv = suf[pl->bust_lo];
-            for (int l = 0; l < DL_LANES; l++) o[OUT_BUST][l] += sc[l] * (sv[l] - pl->bust_d);
-        }
-    }
-    for (int k = 0; k < N_OUT; k++)
-        for (int l = 0; l < DL_LANES; l++) out[l][k] = o[k][l];
-}
-
-/* fill every queued bucket, DL_LANES at a time (a short last batch repeats its first lane) */
+/* fill every queued bucket, AN_LANES at a time (a short last batch repeats its first lane) */
 static void dl_fill(dl_args *g) {
     an_ctx *c = g->c;
     struct dl_cache *dc = g->dc;
-    uint32_t lanes[DL_LANES];
-    int32_t comp[DL_LANES][NV], N[DL_LANES];
-    double out[DL_LANES][N_OUT];
+    uint32_t lanes[AN_LANES];
+    int32_t comp[AN_LANES][NV], N[AN_LANES];
+    double out[AN_LANES][N_OUT];
     uint32_t i = 0;
     while (i < dc->ntodo) {
         int n = 0;
-        for (; i < dc->ntodo && n < DL_LANES; i++)
+        for (; i < dc->ntodo && n < AN_LANES; i++)
             if (dc->b[dc->todo[i]].key & DL_PENDING) lanes[n++] = dc->todo[i];
         if (n == 0) break;
-        for (int l = 0; l < DL_LANES; l++) {
+        for (int l = 0; l < AN_LANES; l++) {
             uint64_t key = (dc->b[lanes[l < n ? l : 0]].key & ~DL_PENDING) - 1;
             dl_comp_of_key(c, key, comp[l], &N[l]);
         }
-        dealer_pass_lanes(c->ds, c->dplan, c->nds, c->dmax_nd, (const int32_t(*)[NV])comp, N,
-                          dc->work, out);
+        dealer_pass_lanes(c, -1, (const int32_t(*)[NV])comp, N, c->dwork, out);
         for (int l = 0; l < n; l++) {
             struct dl_bucket *bk = &dc->b[lanes[l]];
             memcpy(bk->d, out[l], sizeof out[l]);
@@ -655,7 +595,6 @@ void split_distribution_release(an_ctx *c) {
     if (!dc) return;
     free(dc->b);
     free(dc->todo);
-    free(dc->work);
     free(dc);
     c->dl_cache = NULL;
 }
@@ -672,9 +611,7 @@ static struct dl_cache *dl_cache_for_up(an_ctx *c) {
     dc->cap = 1u << 13;
     dc->b = dl_buckets(dc->cap);
     dc->todo = malloc(sizeof(*dc->todo) * dc->cap);
-    dc->work = calloc((size_t)c->nds * DL_LANES, sizeof(double)); /* zero between passes */
-    if (!dc->b || !dc->todo ||
-        !dc->work) {
+    if (!dc->b || !dc->todo) {
         split_distribution_release(c);
         return NULL;
     }

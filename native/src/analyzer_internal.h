@@ -17,6 +17,7 @@
 #define NODE_DEPTH 32 /* more cards than any dealer's or hand's draw */
 #define DHASH_SIZE 4096u
 #define FL_AN_ALL_BUST_BUDGET 2000000L
+#define AN_LANES 8 /* compositions in one lane-parallel dealer pass */
 
 typedef struct {
     uint8_t cnt[NV];
@@ -65,6 +66,9 @@ typedef struct {
     uint64_t *dkeys;
     int16_t *didx;
     double *dprob;
+    double *dwork; /* DSTATE_CAP x AN_LANES, zero between passes (dealer_pass_lanes) */
+    uint64_t *keybuf; /* 2 x NODE_CAP: removed-card keys to fill ahead */
+    uint8_t *seen;    /* NODE_CAP: nodes walked (analyzer_split.c) */
     an_cache cache;
     /* per up card */
     int up;          /* 1..10 */
@@ -175,6 +179,13 @@ int node_find(const an_ctx *c, const uint8_t *cnt);
 int build_nodes(an_ctx *c);
 int build_dealer(an_ctx *c, int up);
 void dealer_pass(an_ctx *c, const int32_t *comp, int32_t N, double out[N_OUT]);
+/* dealer_pass for AN_LANES compositions at once, the hole card's value excl (-1: none)
+ * excluded at the first draw; work: nds x AN_LANES doubles, zero before and after */
+void dealer_pass_lanes(const an_ctx *c, int excl, const int32_t (*comp)[NV], const int32_t *N,
+                       double *restrict work, double (*out)[N_OUT]);
+/* the cache filled for the n removed-card keys (the lane-parallel pass, hole-conditioned as
+ * dealer_pass) ahead of their cached_dist_key lookups */
+void cached_dist_fill(an_ctx *c, const uint64_t *keys, int n);
 const double *cached_dist(an_ctx *c, const uint8_t *removed_extra, int extra_v, int extra_n);
 const double *cached_dist_key(an_ctx *c, uint64_t removed_key);
 void cache_reset(an_cache *ca);

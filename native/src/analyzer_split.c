@@ -328,6 +328,33 @@ typedef struct {
     int ok[MAXK + 1];
 } split_terms;
 
+/* the compositions split_value will read the dealer's distribution off, found by walking
+ * the play it will take (every play where it chooses the best), appended to keys */
+static void split_walk(an_ctx *c, int i, int *n) {
+    if (c->seen[i]) return;
+    c->seen[i] = 1;
+    const an_node *a = &c->nodes[i];
+    int32_t comp[NV];
+    if (comp_of(c, a, c->split_p, c->split_k - 1, comp) < 0) return;
+    const fl_analyzer_rules *r = c->r;
+    int soft, t = node_total(a, &soft);
+    int forced = t >= 21 || (a->n == 2 && c->split_p == 0 && r->split_aces_one_card);
+    int best = !forced && split_optimal(c);
+    int act = best ? -1 : split_action(c, i);
+    uint8_t rem[NV];
+    memcpy(rem, a->cnt, NV);
+    rem[c->split_p] = (uint8_t)(rem[c->split_p] + c->split_k - 1);
+    if (best || act == SPLIT_STAND) c->keybuf[(*n)++] = key_of(rem);
+    int dbl = act == SPLIT_DOUBLE ||
+              (best && a->n == 2 && r->double_after_split && may_double(r, a));
+    for (int x = 0; x < NV; x++) {
+        int j = a->child[x];
+        if (j < 0 || comp[x] <= 0) continue;
+        if (dbl) c->keybuf[(*n)++] = key_of(rem) + ((uint64_t)1 << (6 * x));
+        if (best || act == SPLIT_HIT) split_walk(c, j, n);
+    }
+}
+
 /* EV_N(k), EV_x(k) and p(pair | k out) for pair value index P */
 static void split_terms_at(an_ctx *c, split_terms *T, int P, int k) {
     if (T->have[k]) return;
@@ -343,6 +370,13 @@ static void split_terms_at(an_ctx *c, split_terms *T, int P, int k) {
     c->split_p = P;
     c->split_k = k;
     c->cur_stamp++;
+    { /* the dealer's distributions this pass reads, filled ahead in lane-parallel passes */
+        int n = 0;
+        memset(c->seen, 0, (size_t)c->nn);
+        for (int x = 0; x < NV; x++)
+            if (p[x] != 0.0) split_walk(c, c->nodes[start].child[x], &n);
+        cached_dist_fill(c, c->keybuf, n);
+    }
     double ex = 0.0, en = 0.0;
     for (int x = 0; x < NV; x++) {
         if (p[x] == 0.0) continue;
