@@ -36,9 +36,15 @@ typedef struct {
     uint8_t m[NV];
     uint8_t n, stake, cls;
     double ways_np, ways_p; /* orders whose second card is not / is a pair card */
-    uint8_t cv[NODE_DEPTH], off[NODE_DEPTH]; /* m as a list: the value of each card and how
-                                                many of its value come before it */
+    uint8_t ns, sv[NV], sm[NV]; /* m's support: ns values sv drawn sm times each */
 } dl_entry;
+
+/* the probability of any one order of a multiset drawn from a composition, by tables: ff[v][m]
+ * = c_v (c_v - 1) .. (c_v - m + 1) (0 when m > c_v) and ip[n] = 1 / (N (N - 1) .. (N - n + 1)) */
+typedef struct {
+    double ff[NV][NODE_DEPTH];
+    double ip[NODE_DEPTH];
+} dl_draw;
 
 /* the dealer's unconditioned outcome distributions of one up card, by the cards removed from
  * the shoe less the up card (shared by every pair split against that up card); a slot is
@@ -116,10 +122,10 @@ static void dl_add(dl_args *g, const uint8_t *cnt, int extra, int stake, int cls
     int n = 0;
     for (int v = 0; v < NV; v++) n += m[v];
     e->n = (uint8_t)n;
-    for (int v = 0, i = 0; v < NV; v++)
-        for (int t = 0; t < m[v]; t++, i++) {
-            e->cv[i] = (uint8_t)v;
-            e->off[i] = (uint8_t)t;
+    for (int v = 0; v < NV; v++)
+        if (m[v]) {
+            e->sv[e->ns] = (uint8_t)v;
+            e->sm[e->ns++] = m[v];
         }
     e->stake = (uint8_t)stake;
     e->cls = (uint8_t)cls;
@@ -163,18 +169,29 @@ static void dl_list(dl_args *g, double (*ways)[2]) {
     }
 }
 
-/* 1 / (N - k) for k cards already drawn */
-static void inv_table(int32_t N, double inv[NODE_DEPTH]) {
-    for (int k = 0; k < NODE_DEPTH; k++) inv[k] = N - k > 0 ? 1.0 / (double)(N - k) : 0.0;
+/* the tables of dl_draw for the composition comp of N cards */
+static void draw_prep(dl_draw *t, const int32_t *comp, int32_t N) {
+    for (int v = 0; v < NV; v++) {
+        double f = 1.0;
+        t->ff[v][0] = 1.0;
+        for (int k = 1; k < NODE_DEPTH; k++) {
+            int32_t left = comp[v] - (k - 1);
+            f *= left > 0 ? (double)left : 0.0;
+            t->ff[v][k] = f;
+        }
+    }
+    double f = 1.0;
+    t->ip[0] = 1.0;
+    for (int k = 1; k < NODE_DEPTH; k++) {
+        f *= N - (k - 1) > 0 ? 1.0 / (double)(N - (k - 1)) : 0.0;
+        t->ip[k] = f;
+    }
 }
 
-/* probability of one given order of the cards of e drawn from comp (inv: inv_table(N)) */
-static double draw_seq(const int32_t *comp, const double *inv, const dl_entry *e) {
-    double p = 1.0;
-    for (int i = 0; i < e->n; i++) {
-        int32_t left = comp[e->cv[i]] - e->off[i];
-        p *= (double)(left > 0 ? left : 0) * inv[i];
-    }
+/* probability of one given order of the cards of e drawn from the tables' composition */
+static inline double draw_seq(const dl_draw *t, const dl_entry *e) {
+    double p = t->ip[e->n];
+    for (int i = 0; i < e->ns; i++) p *= t->ff[e->sv[i]][e->sm[i]];
     return p;
 }
 
@@ -443,13 +460,14 @@ static void dl_approx(dl_args *g, const int32_t *comp, int32_t N, int h, int pen
                       const uint8_t *stake, const uint8_t *cls, int nh) {
     an_ctx *c = g->c;
     double pp = comp[g->P] > 0 ? (double)comp[g->P] / N : 0.0;
-    double q[2][2][N_CLASS], inv[NODE_DEPTH];
-    inv_table(N, inv);
+    double q[2][2][N_CLASS];
+    dl_draw t;
+    draw_prep(&t, comp, N);
     memset(q, 0, sizeof q);
     for (int k = 0; k < g->ne; k++) {
         const dl_entry *e = &g->e[k];
         if (e->ways_np == 0.0 && e->ways_p == 0.0) continue;
-        double d = draw_seq(comp, inv, e);
+        double d = draw_seq(&t, e);
         q[0][e->stake - 1][e->cls] += e->ways_np * d;
         q[1][e->stake - 1][e->cls] += (e->ways_np + e->ways_p) * d;
     }
@@ -511,26 +529,26 @@ static void dl_resplit(dl_args *g, int32_t *comp, int32_t N, uint64_t key, int h
  * card a pair card) when h < H. */
 static void dl_last_two(dl_args *g, int32_t *comp, int32_t N, uint64_t key, int h, double pr,
                         uint8_t *stake, uint8_t *cls, int nh) {
-    double inv[NODE_DEPTH], inv1[NODE_DEPTH];
+    dl_draw t0, t1;
     int bj_x = g->c->bj_x, np_only = h < g->H;
-    inv_table(N, inv);
+    draw_prep(&t0, comp, N);
     for (int k = 0; k < g->ne; k++) {
         const dl_entry *e = &g->e[k];
         double w = np_only ? e->ways_np : e->ways_np + e->ways_p;
         if (w == 0.0) continue;
-        double p = w * draw_seq(comp, inv, e);
+        double p = w * draw_seq(&t0, e);
         if (p == 0.0) continue;
         for (int v = 0; v < NV; v++) comp[v] -= e->m[v];
         stake[nh] = e->stake;
         cls[nh] = e->cls;
         if (np_only) dl_resplit(g, comp, N - e->n, key + e->key, h, 1, pr * p, stake, cls, nh + 1);
-        inv_table(N - e->n, inv1);
+        draw_prep(&t1, comp, N - e->n);
         for (int j = k; j < g->ne; j++) {
             const dl_entry *f = &g->e[j];
             if (j + DL_AHEAD < g->ne) dl_prefetch(g, key + e->key + g->e[j + DL_AHEAD].key);
             double w2 = np_only ? f->ways_np : f->ways_np + f->ways_p;
             if (w2 == 0.0) continue;
-            double p2 = w2 * draw_seq(comp, inv1, f);
+            double p2 = w2 * draw_seq(&t1, f);
             if (p2 == 0.0) continue;
             stake[nh + 1] = f->stake;
             cls[nh + 1] = f->cls;
@@ -557,14 +575,14 @@ static void dl_chain(dl_args *g, int32_t *comp, int32_t N, uint64_t key, int h, 
         dl_last_two(g, comp, N, key, h, pr, stake, cls, nh);
         return;
     }
-    double inv[NODE_DEPTH];
-    inv_table(N, inv);
+    dl_draw t;
+    draw_prep(&t, comp, N);
     for (int k = 0; k < g->ne; k++) {
         const dl_entry *e = &g->e[k];
         if (pend == 1 && k + DL_AHEAD < g->ne) dl_prefetch(g, key + g->e[k + DL_AHEAD].key);
         double w = h < g->H ? e->ways_np : e->ways_np + e->ways_p;
         if (w == 0.0) continue;
-        double p = w * draw_seq(comp, inv, e);
+        double p = w * draw_seq(&t, e);
         if (p == 0.0) continue;
         for (int v = 0; v < NV; v++) comp[v] -= e->m[v];
         stake[nh] = e->stake;
