@@ -86,6 +86,8 @@ class AnalyzerRules:
     ``max_hands``: 1 (no split) to 4.  ``surrender``: "none", "late" or "early".
     ``split_dist``: also the exact distribution of split rounds (slower: every split
     round's play is enumerated; ``Analysis.split_net``).
+    ``threads``: up cards analysed side by side, 0 one thread per online CPU (at most 10), 1
+    the calling thread only; the figures are the same for any count.
     ``strategy``: "cdz" (CDZ-), "cdp1" or "cdp" (the same before splitting, split hands
     played optimally for the pair cards out: CDP1 as found for the first split hand, CDP for
     each count; E. Farmer's post-split strategies) or "table" (``hard``, ``soft``:
@@ -109,6 +111,7 @@ class AnalyzerRules:
     surrender: str = "none"
     strategy: str = "cdz"
     split_dist: bool = False
+    threads: int = 0
     hard: npt.NDArray[np.uint8] = field(default_factory=lambda: _zero_table((32, 11)))
     soft: npt.NDArray[np.uint8] = field(default_factory=lambda: _zero_table((32, 11)))
     pair: npt.NDArray[np.uint8] = field(default_factory=lambda: _zero_table((13, 11)))
@@ -199,6 +202,7 @@ def _struct(r: AnalyzerRules) -> Any:
         raise ValueError(f"strategy must be one of {sorted(STRATEGIES)}, got {r.strategy!r}")
     c.strategy = STRATEGIES[r.strategy]
     c.split_dist = _flag(r.split_dist, "split_dist")
+    c.threads = as_int(r.threads, "threads", 0, 1024)
     for name, shape, top in (
         ("hard", (32, 11), 3),
         ("soft", (32, 11), 3),

@@ -45,7 +45,7 @@ SOURCES = sorted(str(p.relative_to(ROOT)) for p in (HERE / "src").glob("*.c"))
 def compile_flags() -> list[str]:
     """Optimisation flags for the compiler Python was built with (gcc and clang alike)."""
     cc = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
-    flags = ["-std=c11", "-O3", "-fno-strict-aliasing", "-Wall", "-Wextra"]
+    flags = ["-std=c11", "-O3", "-fno-strict-aliasing", "-Wall", "-Wextra", "-pthread"]
     if "cl.exe" in cc or cc.endswith("cl"):  # MSVC: no __int128, unsupported for now
         raise RuntimeError("feltlab's C core needs gcc or clang (it uses unsigned __int128)")
     if os.environ.get("FELTLAB_NATIVE_ARCH") == "1":
@@ -62,6 +62,7 @@ ffibuilder.set_source(
     sources=SOURCES,
     include_dirs=[str((HERE / "include").relative_to(ROOT))],
     extra_compile_args=FLAGS,
+    extra_link_args=["-pthread"],  # the analyzer's up cards side by side (analyzer.c)
     define_macros=[("FL_BUILD_FLAGS", '"' + " ".join(FLAGS) + '"')],
 )
 

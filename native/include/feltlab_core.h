@@ -592,12 +592,15 @@ fl_status fl_evaluate_hands(const uint8_t *cards, size_t n_hands, size_t max_car
 #define FL_AN_SPLIT_NET0 8
 #define FL_AN_SPLIT_NETS 17
 #define FL_AN_MAX_HANDS_DIST 4
+#define FL_AN_MAX_THREADS 10
 
 typedef struct {
     uint32_t counts[10];
     uint32_t h17, peek, enhc_takes, bj_num, bj_den, double_on, double_after_split;
     uint32_t max_hands, resplit_aces, split_aces_one_card, surrender, strategy;
     uint32_t split_dist; /* 1: also the exact distribution of split rounds (split_net) */
+    uint32_t threads;    /* up cards analysed side by side: 0 one thread per online CPU, at
+                            most FL_AN_MAX_THREADS; the figures are the same for any count */
     uint8_t hard[32][11];
     uint8_t soft[32][11];
     uint8_t pair[13][11];

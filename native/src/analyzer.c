@@ -64,11 +64,24 @@
  * budget are approximated (their remaining hands drawn independently from the shoe at the
  * re-split) and reported in fl_analysis.p_split_dist_approx.
  *
+ * Up cards are independent: each is analysed in its own context (the hand DAG shared
+ * read-only), by rules.threads threads taking them in turn, and their sums are added in
+ * up-card order, so the figures do not depend on the thread count.
+ *
  * No global state: every buffer is allocated per call and freed.
  */
+#define _POSIX_C_SOURCE 200809L /* sysconf */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#define FL_AN_PTHREADS 1
+#include <pthread.h>
+#include <unistd.h>
+#else
+#define FL_AN_PTHREADS 0
+#endif
 
 #include "analyzer_internal.h"
 
@@ -76,6 +89,293 @@
 
 static int hand_index(int a, int b) { /* a <= b value indexes 0..9 */
     return a * NV - a * (a - 1) / 2 + (b - a);
+}
+
+/* one up card's share of the round's sums, added up in up-card order whatever the threads */
+typedef struct {
+    double ev, p_total, net_dist[7], p_split, ev_split, p_split_approx;
+    double split_net[FL_AN_SPLIT_NETS], p_split_dist_approx;
+    fl_status status;
+} an_part;
+
+/* the buffers of one context; nodes, hkeys and hidx (the hand DAG) are shared read-only */
+static int ctx_alloc(an_ctx *c) {
+    c->ds = calloc(DSTATE_CAP, sizeof *c->ds);
+    c->dplan = calloc(DSTATE_CAP, sizeof *c->dplan);
+    c->dprob = calloc(DSTATE_CAP, sizeof *c->dprob);
+    c->dwork = calloc((size_t)DSTATE_CAP * AN_LANES, sizeof *c->dwork);
+    c->keybuf = calloc(2 * NODE_CAP, sizeof *c->keybuf);
+    c->seen = calloc(NODE_CAP, 1);
+    c->dkeys = calloc(DHASH_SIZE, sizeof *c->dkeys);
+    c->didx = calloc(DHASH_SIZE, sizeof *c->didx);
+    c->stand = calloc((size_t)NODE_CAP * 7, sizeof(double));
+    c->vec = calloc(NODE_CAP, sizeof *c->vec);
+    c->svec = calloc(NODE_CAP, sizeof *c->svec);
+    c->hvec = calloc(NODE_CAP, sizeof *c->hvec);
+    c->dvec = calloc(NODE_CAP, sizeof *c->dvec);
+    c->dec = calloc(NODE_CAP, 1);
+    c->valid = calloc(NODE_CAP, 1);
+    c->stamp = calloc(NODE_CAP, sizeof *c->stamp);
+    c->pdec = calloc(NODE_CAP, 1);
+    c->pstamp = calloc(NODE_CAP, sizeof *c->pstamp);
+    c->cache.cap = 1u << 14;
+    c->cache.keys = calloc(c->cache.cap, sizeof *c->cache.keys);
+    c->cache.slot = calloc(c->cache.cap, sizeof *c->cache.slot);
+    c->cache.dcap = c->cache.cap;
+    c->cache.dist = malloc(sizeof(*c->cache.dist) * c->cache.dcap);
+    if (!c->ds || !c->dplan || !c->dprob || !c->dwork || !c->keybuf || !c->seen || !c->dkeys ||
+        !c->didx || !c->stand || !c->dec || !c->valid || !c->stamp || !c->pdec || !c->pstamp ||
+        !c->cache.keys || !c->cache.slot || !c->cache.dist || !c->vec || !c->svec || !c->hvec ||
+        !c->dvec)
+        return 0;
+    c->hit = c->stand + NODE_CAP;
+    c->best = c->stand + 2 * NODE_CAP;
+    c->dbl = c->stand + 3 * NODE_CAP;
+    c->nobj = c->stand + 4 * NODE_CAP;
+    c->pbj = c->stand + 5 * NODE_CAP;
+    c->vk = c->stand + 6 * NODE_CAP;
+    return 1;
+}
+
+static void ctx_free(an_ctx *c) {
+    split_distribution_release(c);
+    free(c->ds);
+    free(c->dplan);
+    free(c->dprob);
+    free(c->dwork);
+    free(c->keybuf);
+    free(c->seen);
+    free(c->dkeys);
+    free(c->didx);
+    free(c->stand);
+    free(c->vec);
+    free(c->svec);
+    free(c->hvec);
+    free(c->dvec);
+    free(c->dec);
+    free(c->valid);
+    free(c->stamp);
+    free(c->pdec);
+    free(c->pstamp);
+    free(c->cache.keys);
+    free(c->cache.slot);
+    free(c->cache.dist);
+}
+
+/* every deal against up card value index u: the out fields of u and pt's sums */
+static fl_status analyze_up(an_ctx *c, int u, const int32_t *S, int32_t NS, an_part *pt,
+                            fl_analysis *out) {
+    const fl_analyzer_rules *r = c->r;
+    double bj_pay = (double)r->bj_num / r->bj_den;
+    c->up = u + 1;
+    c->bj_x = u == 0 ? 9 : (u == 9 ? 0 : -1);
+    c->hole_x = r->peek ? c->bj_x : -1;
+    c->n0 = 0;
+    for (int v = 0; v < NV; v++) {
+        c->s0[v] = S[v] - (v == u);
+        c->n0 += c->s0[v];
+    }
+    if (!build_dealer(c, u + 1)) {
+        return FL_ERR_RANGE;
+    }
+    cache_reset(&c->cache);
+    {
+        /* the dealer's distribution off the shoe less the up card */
+        int32_t N = c->n0;
+        int saved = c->hole_x;
+        c->hole_x = -1;
+        dealer_pass(c, c->s0, N, out->dealer[u]);
+        c->hole_x = saved;
+    }
+    main_pass(c);
+    if (c->err) {
+        return FL_ERR_RANGE;
+    }
+    double split_cache[NV], split_net[NV][FL_AN_SPLIT_NETS], split_net_approx[NV];
+    int split_done[NV] = {0}, split_approx[NV] = {0}, split_net_done[NV] = {0};
+    for (int a = 0; a < NV; a++)
+        for (int b = a; b < NV; b++) {
+            int hi = hand_index(a, b);
+            /* probability of the deal: player a, up u, player b (either order) */
+            double pr = 0.0;
+            for (int o = 0; o < (a == b ? 1 : 2); o++) {
+                int x = o ? b : a, y = o ? a : b;
+                double n = NS;
+                double f = (double)S[x] / n;
+                f *= (double)(S[u] - (u == x)) / (n - 1);
+                f *= (double)(S[y] - (y == x) - (y == u)) / (n - 2);
+                if (f < 0) f = 0;
+                pr += f;
+            }
+            out->prob[hi][u] = pr;
+            for (int k = 0; k < FL_AN_ACTIONS; k++) out->action_ev[hi][u][k] = NAN;
+            if (pr <= 0.0) {
+                out->action[hi][u] = 255;
+                continue;
+            }
+            int32_t comp0[NV], n0 = 0;
+            for (int v = 0; v < NV; v++) {
+                comp0[v] = S[v] - (v == u) - (v == a) - (v == b);
+                n0 += comp0[v];
+            }
+            double q = c->bj_x >= 0 ? (double)comp0[c->bj_x] / n0 : 0.0;
+            out->p_dealer_bj[hi][u] = q;
+            double value;
+            double *net = pt->net_dist; /* -2, -1, -1/2, 0, +1, +2, blackjack */
+            if (a == 0 && b == 9) { /* player blackjack: paid unless the dealer has one */
+                value = (1.0 - q) * bj_pay;
+                net[6] += pr * (1.0 - q);
+                net[3] += pr * q;
+                out->action_ev[hi][u][0] = value;
+                out->action[hi][u] = FL_AN_BLACKJACK;
+            } else {
+                uint8_t cnt[NV] = {0};
+                cnt[a]++;
+                cnt[b]++;
+                int i = node_find(c, cnt);
+                const an_node *nd = &c->nodes[i];
+                double cond[FL_AN_ACTIONS] = {0.0, 0.0, 0.0, 0.0, 0.0};
+                int allowed[FL_AN_ACTIONS] = {1, 1, 0, 0, 0};
+                cond[FL_AN_STAND] = c->stand[i];
+                cond[FL_AN_HIT] = c->hit[i];
+                cond[FL_AN_DOUBLE] = c->dbl[i];
+                allowed[FL_AN_DOUBLE] = may_double(r, nd);
+                if (a == b && r->max_hands >= 2) {
+                    if (!split_done[a]) {
+                        c->last_split_approx = 0;
+                        split_cache[a] = split_ev(c, a);
+                        split_approx[a] = c->last_split_approx;
+                        split_done[a] = 1;
+                        if (c->err) {
+                            return FL_ERR_RANGE;
+                        }
+                    }
+                    cond[FL_AN_SPLIT] = split_cache[a];
+                    allowed[FL_AN_SPLIT] = 1;
+                }
+                cond[FL_AN_SURRENDER] = -0.5;
+                allowed[FL_AN_SURRENDER] = r->surrender != FL_SURRENDER_NONE;
+                double unc[FL_AN_ACTIONS];
+                for (int k = 0; k < FL_AN_ACTIONS; k++) {
+                    if (!allowed[k]) continue;
+                    if (r->peek)
+                        unc[k] = (1.0 - q) * cond[k] - q;
+                    else
+                        unc[k] = cond[k];
+                    if (k == FL_AN_SURRENDER)
+                        unc[k] = r->surrender == FL_SURRENDER_EARLY ? -0.5
+                                                                    : -0.5 * (1.0 - q) - q;
+                    out->action_ev[hi][u][k] = unc[k];
+                }
+                int act = FL_AN_STAND;
+                if (r->strategy != FL_AN_TABLE) {
+                    for (int k = 1; k < FL_AN_ACTIONS; k++)
+                        if (allowed[k] && unc[k] > unc[act]) act = k;
+                } else {
+                    int soft, t = node_total(nd, &soft);
+                    int ta = table_action(c, nd);
+                    if (allowed[FL_AN_SPLIT] && r->pair[a][u + 1])
+                        act = FL_AN_SPLIT;
+                    else if (allowed[FL_AN_SURRENDER] && !soft && r->surr[t][u + 1])
+                        act = FL_AN_SURRENDER;
+                    else if (ta >= FL_ACT_DOUBLE_ELSE_HIT && allowed[FL_AN_DOUBLE])
+                        act = FL_AN_DOUBLE;
+                    else
+                        act = (ta == FL_ACT_HIT || ta == FL_ACT_DOUBLE_ELSE_HIT) && t < 21
+                                  ? FL_AN_HIT
+                                  : FL_AN_STAND;
+                }
+                out->action[hi][u] = (uint8_t)act;
+                value = unc[act];
+                /* an all-bust term left out under "original and busted" raises the
+                 * split's value: a split not chosen is then not proven either */
+                if (allowed[FL_AN_SPLIT] && split_approx[a] && act != FL_AN_SPLIT &&
+                    r->enhc_takes == FL_TAKES_ORIGINAL_AND_BUSTED)
+                    pt->p_split_approx += r->peek ? pr * (1.0 - q) : pr;
+                /* the round's net distribution (split rounds: mass and value only) */
+                double m = r->peek ? pr * (1.0 - q) : pr; /* conditioned part */
+                if (r->peek) net[1] += pr * q;
+                if (act == FL_AN_STAND || act == FL_AN_HIT) {
+                    const double *vv = act == FL_AN_STAND ? c->svec[i] : c->hvec[i];
+                    net[4] += m * vv[0];
+                    net[3] += m * vv[1];
+                    net[1] += m * vv[2];
+                } else if (act == FL_AN_DOUBLE) {
+                    net[0] += m * c->dvec[i][0];
+                    net[1] += m * c->dvec[i][1];
+                    net[3] += m * c->dvec[i][2];
+                    net[5] += m * c->dvec[i][3];
+                } else if (act == FL_AN_SURRENDER) {
+                    if (r->peek) net[1] -= pr * q; /* undo: counted below */
+                    if (r->surrender == FL_SURRENDER_EARLY) {
+                        net[2] += pr;
+                    } else {
+                        net[2] += pr * (1.0 - q);
+                        net[1] += pr * q;
+                    }
+                } else {
+                    pt->p_split += m;
+                    pt->ev_split += m * cond[FL_AN_SPLIT];
+                    if (split_approx[a]) pt->p_split_approx += m;
+                    if (r->split_dist) {
+                        if (!split_net_done[a]) {
+                            split_distribution(c, a, split_cache[a], !split_approx[a], split_net[a],
+                                               &split_net_approx[a]);
+                            split_net_done[a] = 1;
+                            if (c->err) {
+                                return FL_ERR_RANGE;
+                            }
+                        }
+                        for (int k = 0; k < FL_AN_SPLIT_NETS; k++)
+                            pt->split_net[k] += m * split_net[a][k];
+                        pt->p_split_dist_approx += m * split_net_approx[a];
+                    }
+                }
+            }
+            out->value[hi][u] = value;
+            pt->ev += pr * value;
+            pt->p_total += pr;
+        }
+    return FL_OK;
+}
+
+/* the up cards, dearest first (the low cards' dealer DAGs are the largest), taken in turn by
+ * the threads */
+static const int UP_ORDER[NV] = {1, 2, 0, 3, 4, 5, 6, 7, 8, 9};
+
+typedef struct {
+    an_ctx c;
+    const int32_t *S;
+    int32_t NS;
+    an_part *parts;
+    fl_analysis *out;
+    atomic_int *next;
+    fl_status status;
+} an_worker;
+
+static void *an_work(void *arg) {
+    an_worker *w = arg;
+    for (;;) {
+        int i = atomic_fetch_add(w->next, 1);
+        if (i >= NV) break;
+        int u = UP_ORDER[i];
+        if (w->S[u] == 0) continue;
+        w->parts[u].status = analyze_up(&w->c, u, w->S, w->NS, &w->parts[u], w->out);
+    }
+    return NULL;
+}
+
+static int an_threads(const fl_analyzer_rules *r) {
+    long n = r->threads;
+#if FL_AN_PTHREADS
+    if (n == 0) n = sysconf(_SC_NPROCESSORS_ONLN);
+#endif
+    if (n < 1) n = 1;
+    if (n > FL_AN_MAX_THREADS) n = FL_AN_MAX_THREADS;
+#if !FL_AN_PTHREADS
+    n = 1;
+#endif
+    return (int)n;
 }
 
 fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
@@ -90,7 +390,8 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
         r->bj_den < 1 || r->bj_num > 1000 || r->bj_den > 1000 ||
         r->double_on > FL_DOUBLE_HARD_10_11 || r->double_after_split > 1 || r->max_hands < 1 ||
         r->max_hands > 4 || r->resplit_aces > 1 || r->split_aces_one_card > 1 ||
-        r->surrender > FL_SURRENDER_EARLY || r->strategy > 3 || r->split_dist > 1)
+        r->surrender > FL_SURRENDER_EARLY || r->strategy > 3 || r->split_dist > 1 ||
+        r->threads > 1024)
         return FL_ERR_RANGE;
     if (r->strategy == FL_AN_TABLE) {
         for (int t = 0; t < 32; t++)
@@ -102,265 +403,76 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
                 if (r->pair[k][u] > 1 || (k >= 9 && r->pair[k][u])) return FL_ERR_RANGE;
     }
     memset(out, 0, sizeof *out);
-    an_ctx c;
-    memset(&c, 0, sizeof c);
-    c.r = r;
-    c.nodes = calloc(NODE_CAP, sizeof *c.nodes);
-    c.hkeys = calloc(HASH_SIZE, sizeof *c.hkeys);
-    c.hidx = calloc(HASH_SIZE, sizeof *c.hidx);
-    c.ds = calloc(DSTATE_CAP, sizeof *c.ds);
-    c.dplan = calloc(DSTATE_CAP, sizeof *c.dplan);
-    c.dprob = calloc(DSTATE_CAP, sizeof *c.dprob);
-    c.dwork = calloc((size_t)DSTATE_CAP * AN_LANES, sizeof *c.dwork);
-    c.keybuf = calloc(2 * NODE_CAP, sizeof *c.keybuf);
-    c.seen = calloc(NODE_CAP, 1);
-    c.dkeys = calloc(DHASH_SIZE, sizeof *c.dkeys);
-    c.didx = calloc(DHASH_SIZE, sizeof *c.didx);
-    double *dbuf = calloc((size_t)NODE_CAP * 7, sizeof(double));
-    c.vec = calloc(NODE_CAP, sizeof *c.vec);
-    c.svec = calloc(NODE_CAP, sizeof *c.svec);
-    c.hvec = calloc(NODE_CAP, sizeof *c.hvec);
-    c.dvec = calloc(NODE_CAP, sizeof *c.dvec);
-    c.dec = calloc(NODE_CAP, 1);
-    c.valid = calloc(NODE_CAP, 1);
-    c.stamp = calloc(NODE_CAP, sizeof *c.stamp);
-    c.pdec = calloc(NODE_CAP, 1);
-    c.pstamp = calloc(NODE_CAP, sizeof *c.pstamp);
-    c.cache.cap = 1u << 14;
-    c.cache.keys = calloc(c.cache.cap, sizeof *c.cache.keys);
-    c.cache.slot = calloc(c.cache.cap, sizeof *c.cache.slot);
-    c.cache.dcap = c.cache.cap;
-    c.cache.dist = malloc(sizeof(*c.cache.dist) * c.cache.dcap);
+    an_ctx hands; /* the hand DAG, built once and read by every thread */
+    memset(&hands, 0, sizeof hands);
+    hands.r = r;
+    hands.nodes = calloc(NODE_CAP, sizeof *hands.nodes);
+    hands.hkeys = calloc(HASH_SIZE, sizeof *hands.hkeys);
+    hands.hidx = calloc(HASH_SIZE, sizeof *hands.hidx);
+    int nthreads = an_threads(r);
+    an_worker w[FL_AN_MAX_THREADS];
+    an_part parts[NV];
+    memset(w, 0, sizeof w);
+    memset(parts, 0, sizeof parts);
+    atomic_int next;
+    atomic_init(&next, 0);
     fl_status status = FL_OK;
-    if (!c.nodes || !c.hkeys || !c.hidx || !c.ds || !c.dplan || !c.dprob || !c.dwork || !c.keybuf || !c.seen || !c.dkeys || !c.didx || !dbuf || !c.dec || !c.valid ||
-        !c.stamp || !c.pdec || !c.pstamp || !c.cache.keys || !c.cache.slot || !c.cache.dist || !c.vec || !c.svec ||
-        !c.hvec || !c.dvec) {
+    if (!hands.nodes || !hands.hkeys || !hands.hidx || !build_nodes(&hands)) {
         status = FL_ERR_RANGE;
         goto done;
     }
-    c.stand = dbuf;
-    c.hit = dbuf + NODE_CAP;
-    c.best = dbuf + 2 * NODE_CAP;
-    c.dbl = dbuf + 3 * NODE_CAP;
-    c.nobj = dbuf + 4 * NODE_CAP;
-    c.pbj = dbuf + 5 * NODE_CAP;
-    c.vk = dbuf + 6 * NODE_CAP;
-    if (!build_nodes(&c)) {
-        status = FL_ERR_RANGE;
-        goto done;
-    }
-    double bj_pay = (double)r->bj_num / r->bj_den;
-    double ev_total = 0.0, p_total = 0.0;
     int32_t S[NV], NS = 0;
     for (int v = 0; v < NV; v++) {
         S[v] = (int32_t)r->counts[v];
         NS += S[v];
     }
-    for (int u = 0; u < NV; u++) {
-        if (S[u] == 0) continue;
-        c.up = u + 1;
-        c.bj_x = u == 0 ? 9 : (u == 9 ? 0 : -1);
-        c.hole_x = r->peek ? c.bj_x : -1;
-        c.n0 = 0;
-        for (int v = 0; v < NV; v++) {
-            c.s0[v] = S[v] - (v == u);
-            c.n0 += c.s0[v];
-        }
-        if (!build_dealer(&c, u + 1)) {
+    for (int t = 0; t < nthreads; t++) {
+        w[t].c.r = r;
+        w[t].c.nodes = hands.nodes;
+        w[t].c.hkeys = hands.hkeys;
+        w[t].c.hidx = hands.hidx;
+        w[t].c.nn = hands.nn;
+        w[t].S = S;
+        w[t].NS = NS;
+        w[t].parts = parts;
+        w[t].out = out;
+        w[t].next = &next;
+        if (!ctx_alloc(&w[t].c)) {
             status = FL_ERR_RANGE;
             goto done;
         }
-        cache_reset(&c.cache);
-        {
-            /* the dealer's distribution off the shoe less the up card */
-            int32_t N = c.n0;
-            int saved = c.hole_x;
-            c.hole_x = -1;
-            dealer_pass(&c, c.s0, N, out->dealer[u]);
-            c.hole_x = saved;
-        }
-        main_pass(&c);
-        if (c.err) {
-            status = FL_ERR_RANGE;
-            goto done;
-        }
-        double split_cache[NV], split_net[NV][FL_AN_SPLIT_NETS], split_net_approx[NV];
-        int split_done[NV] = {0}, split_approx[NV] = {0}, split_net_done[NV] = {0};
-        for (int a = 0; a < NV; a++)
-            for (int b = a; b < NV; b++) {
-                int hi = hand_index(a, b);
-                /* probability of the deal: player a, up u, player b (either order) */
-                double pr = 0.0;
-                for (int o = 0; o < (a == b ? 1 : 2); o++) {
-                    int x = o ? b : a, y = o ? a : b;
-                    double n = NS;
-                    double f = (double)S[x] / n;
-                    f *= (double)(S[u] - (u == x)) / (n - 1);
-                    f *= (double)(S[y] - (y == x) - (y == u)) / (n - 2);
-                    if (f < 0) f = 0;
-                    pr += f;
-                }
-                out->prob[hi][u] = pr;
-                for (int k = 0; k < FL_AN_ACTIONS; k++) out->action_ev[hi][u][k] = NAN;
-                if (pr <= 0.0) {
-                    out->action[hi][u] = 255;
-                    continue;
-                }
-                int32_t comp0[NV], n0 = 0;
-                for (int v = 0; v < NV; v++) {
-                    comp0[v] = S[v] - (v == u) - (v == a) - (v == b);
-                    n0 += comp0[v];
-                }
-                double q = c.bj_x >= 0 ? (double)comp0[c.bj_x] / n0 : 0.0;
-                out->p_dealer_bj[hi][u] = q;
-                double value;
-                double *net = out->net_dist; /* -2, -1, -1/2, 0, +1, +2, blackjack */
-                if (a == 0 && b == 9) { /* player blackjack: paid unless the dealer has one */
-                    value = (1.0 - q) * bj_pay;
-                    net[6] += pr * (1.0 - q);
-                    net[3] += pr * q;
-                    out->action_ev[hi][u][0] = value;
-                    out->action[hi][u] = FL_AN_BLACKJACK;
-                } else {
-                    uint8_t cnt[NV] = {0};
-                    cnt[a]++;
-                    cnt[b]++;
-                    int i = node_find(&c, cnt);
-                    const an_node *nd = &c.nodes[i];
-                    double cond[FL_AN_ACTIONS] = {0.0, 0.0, 0.0, 0.0, 0.0};
-                    int allowed[FL_AN_ACTIONS] = {1, 1, 0, 0, 0};
-                    cond[FL_AN_STAND] = c.stand[i];
-                    cond[FL_AN_HIT] = c.hit[i];
-                    cond[FL_AN_DOUBLE] = c.dbl[i];
-                    allowed[FL_AN_DOUBLE] = may_double(r, nd);
-                    if (a == b && r->max_hands >= 2) {
-                        if (!split_done[a]) {
-                            c.last_split_approx = 0;
-                            split_cache[a] = split_ev(&c, a);
-                            split_approx[a] = c.last_split_approx;
-                            split_done[a] = 1;
-                            if (c.err) {
-                                status = FL_ERR_RANGE;
-                                goto done;
-                            }
-                        }
-                        cond[FL_AN_SPLIT] = split_cache[a];
-                        allowed[FL_AN_SPLIT] = 1;
-                    }
-                    cond[FL_AN_SURRENDER] = -0.5;
-                    allowed[FL_AN_SURRENDER] = r->surrender != FL_SURRENDER_NONE;
-                    double unc[FL_AN_ACTIONS];
-                    for (int k = 0; k < FL_AN_ACTIONS; k++) {
-                        if (!allowed[k]) continue;
-                        if (r->peek)
-                            unc[k] = (1.0 - q) * cond[k] - q;
-                        else
-                            unc[k] = cond[k];
-                        if (k == FL_AN_SURRENDER)
-                            unc[k] = r->surrender == FL_SURRENDER_EARLY ? -0.5
-                                                                        : -0.5 * (1.0 - q) - q;
-                        out->action_ev[hi][u][k] = unc[k];
-                    }
-                    int act = FL_AN_STAND;
-                    if (r->strategy != FL_AN_TABLE) {
-                        for (int k = 1; k < FL_AN_ACTIONS; k++)
-                            if (allowed[k] && unc[k] > unc[act]) act = k;
-                    } else {
-                        int soft, t = node_total(nd, &soft);
-                        int ta = table_action(&c, nd);
-                        if (allowed[FL_AN_SPLIT] && r->pair[a][u + 1])
-                            act = FL_AN_SPLIT;
-                        else if (allowed[FL_AN_SURRENDER] && !soft && r->surr[t][u + 1])
-                            act = FL_AN_SURRENDER;
-                        else if (ta >= FL_ACT_DOUBLE_ELSE_HIT && allowed[FL_AN_DOUBLE])
-                            act = FL_AN_DOUBLE;
-                        else
-                            act = (ta == FL_ACT_HIT || ta == FL_ACT_DOUBLE_ELSE_HIT) && t < 21
-                                      ? FL_AN_HIT
-                                      : FL_AN_STAND;
-                    }
-                    out->action[hi][u] = (uint8_t)act;
-                    value = unc[act];
-                    /* an all-bust term left out under "original and busted" raises the
-                     * split's value: a split not chosen is then not proven either */
-                    if (allowed[FL_AN_SPLIT] && split_approx[a] && act != FL_AN_SPLIT &&
-                        r->enhc_takes == FL_TAKES_ORIGINAL_AND_BUSTED)
-                        out->p_split_approx += r->peek ? pr * (1.0 - q) : pr;
-                    /* the round's net distribution (split rounds: mass and value only) */
-                    double m = r->peek ? pr * (1.0 - q) : pr; /* conditioned part */
-                    if (r->peek) net[1] += pr * q;
-                    if (act == FL_AN_STAND || act == FL_AN_HIT) {
-                        const double *vv = act == FL_AN_STAND ? c.svec[i] : c.hvec[i];
-                        net[4] += m * vv[0];
-                        net[3] += m * vv[1];
-                        net[1] += m * vv[2];
-                    } else if (act == FL_AN_DOUBLE) {
-                        net[0] += m * c.dvec[i][0];
-                        net[1] += m * c.dvec[i][1];
-                        net[3] += m * c.dvec[i][2];
-                        net[5] += m * c.dvec[i][3];
-                    } else if (act == FL_AN_SURRENDER) {
-                        if (r->peek) net[1] -= pr * q; /* undo: counted below */
-                        if (r->surrender == FL_SURRENDER_EARLY) {
-                            net[2] += pr;
-                        } else {
-                            net[2] += pr * (1.0 - q);
-                            net[1] += pr * q;
-                        }
-                    } else {
-                        out->p_split += m;
-                        out->ev_split += m * cond[FL_AN_SPLIT];
-                        if (split_approx[a]) out->p_split_approx += m;
-                        if (r->split_dist) {
-                            if (!split_net_done[a]) {
-                                split_distribution(&c, a, split_cache[a], !split_approx[a], split_net[a],
-                                                   &split_net_approx[a]);
-                                split_net_done[a] = 1;
-                                if (c.err) {
-                                    status = FL_ERR_RANGE;
-                                    goto done;
-                                }
-                            }
-                            for (int k = 0; k < FL_AN_SPLIT_NETS; k++)
-                                out->split_net[k] += m * split_net[a][k];
-                            out->p_split_dist_approx += m * split_net_approx[a];
-                        }
-                    }
-                }
-                out->value[hi][u] = value;
-                ev_total += pr * value;
-                p_total += pr;
-            }
+    }
+#if FL_AN_PTHREADS
+    pthread_t tid[FL_AN_MAX_THREADS];
+    int started[FL_AN_MAX_THREADS] = {0};
+    for (int t = 1; t < nthreads; t++) started[t] = pthread_create(&tid[t], NULL, an_work, &w[t]) == 0;
+    an_work(&w[0]); /* the calling thread works too; a thread not started leaves its share */
+    for (int t = 1; t < nthreads; t++)
+        if (started[t]) pthread_join(tid[t], NULL);
+#else
+    an_work(&w[0]);
+#endif
+    double ev_total = 0.0, p_total = 0.0;
+    for (int u = 0; u < NV; u++) { /* in up-card order: the same sums for any thread count */
+        const an_part *pt = &parts[u];
+        if (pt->status != FL_OK) status = pt->status;
+        ev_total += pt->ev;
+        p_total += pt->p_total;
+        for (int k = 0; k < 7; k++) out->net_dist[k] += pt->net_dist[k];
+        out->p_split += pt->p_split;
+        out->ev_split += pt->ev_split;
+        out->p_split_approx += pt->p_split_approx;
+        for (int k = 0; k < FL_AN_SPLIT_NETS; k++) out->split_net[k] += pt->split_net[k];
+        out->p_split_dist_approx += pt->p_split_dist_approx;
     }
     out->ev = ev_total;
     out->p_total = p_total;
-    out->nodes = (uint32_t)c.nn;
+    out->nodes = (uint32_t)hands.nn;
 done:
-    split_distribution_release(&c);
-    free(c.vec);
-    free(c.svec);
-    free(c.hvec);
-    free(c.dvec);
-    free(c.dkeys);
-    free(c.didx);
-    free(c.nodes);
-    free(c.hkeys);
-    free(c.hidx);
-    free(c.ds);
-    free(c.dplan);
-    free(c.dprob);
-    free(c.dwork);
-    free(c.keybuf);
-    free(c.seen);
-    free(dbuf);
-    free(c.dec);
-    free(c.valid);
-    free(c.stamp);
-    free(c.pdec);
-    free(c.pstamp);
-    free(c.cache.keys);
-    free(c.cache.slot);
-    free(c.cache.dist);
+    for (int t = 0; t < nthreads; t++) ctx_free(&w[t].c);
+    free(hands.nodes);
+    free(hands.hkeys);
+    free(hands.hidx);
     return status;
 }
 

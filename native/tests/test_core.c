@@ -368,6 +368,16 @@ static void test_analyzer(void) {
             }
             CHECK(fabs(mass - 1.0) < 1e-12);
             if (out.p_split_dist_approx == 0.0) CHECK(fabs(mean - out.ev) < 1e-12);
+            /* the up cards side by side: the same bits for any thread count */
+            static fl_analysis one;
+            r.threads = 1;
+            CHECK(fl_analyze(&r, &one) == FL_OK);
+            r.threads = 3;
+            CHECK(fl_analyze(&r, &out) == FL_OK);
+            r.threads = 0;
+            CHECK(one.ev == out.ev);
+            CHECK(!memcmp(one.split_net, out.split_net, sizeof out.split_net));
+            CHECK(!memcmp(one.value, out.value, sizeof out.value));
         }
     r.split_dist = 0;
     r.peek = 1;

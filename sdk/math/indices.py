@@ -360,10 +360,14 @@ def hilo_indices(
         )
     shifts = range(-span, span + 1)
     ts = np.array([float(grid_true_count(quarters, k)) for k in shifts])
-    # the C analyzer releases the GIL and keeps no global state: one thread per core
+    # the C analyzer releases the GIL and keeps no global state: one analysis per core, each
+    # on one thread
     with ThreadPoolExecutor(max_workers=max(1, min(len(shifts), os.cpu_count() or 1))) as ex:
         analyses = list(
-            ex.map(lambda k: analyze_main(rules, "cdz", hilo_composition(quarters, k)), shifts)
+            ex.map(
+                lambda k: analyze_main(rules, "cdz", hilo_composition(quarters, k), threads=1),
+                shifts,
+            )
         )
     out = []
     for d in departures:

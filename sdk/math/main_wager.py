@@ -98,10 +98,12 @@ def analyze_main(
     counts: tuple[int, ...] | None = None,
     *,
     split_dist: bool = False,
+    threads: int = 0,
 ) -> Analysis:
     """The analyzer's :class:`~feltlab.native.Analysis` of the main wager under ``rules``
-    (``split_dist``: with the exact distribution of split rounds, ``Analysis.split_net``)."""
-    r = analyzer_rules(rules, strategy, counts)
+    (``split_dist``: with the exact distribution of split rounds, ``Analysis.split_net``;
+    ``threads``: up cards side by side, 0 one per online CPU, the same figures for any)."""
+    r = dataclasses.replace(analyzer_rules(rules, strategy, counts), threads=threads)
     if split_dist:
         r = dataclasses.replace(r, split_dist=True)
     return native.analyze(r)
