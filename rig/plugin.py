@@ -1,5 +1,5 @@
 """The rig as a feltlab plugin: registers the bundled jackpot panel profile and the
-``device``, ``capture``, ``certify`` and ``analyze`` commands.
+``device``, ``capture``, ``certify``, ``analyze`` and ``view`` commands.
 
 Found through feltlab's own entry point (``[project.entry-points.feltlab] rig =
 "feltlab.rig.plugin"``), so the SDK never imports the rig.
@@ -23,8 +23,10 @@ def feltlab_register_panel_profiles(register: Any) -> None:
 
 @hookimpl
 def feltlab_register_commands(cli: Any) -> None:
-    """Add ``feltlab device``, ``capture``, ``certify`` and ``analyze`` to the command line."""
+    """Add ``feltlab device``, ``capture``, ``certify``, ``analyze`` and ``view`` to the command
+    line, each imported when it runs (``cli.add_lazy_command``, :class:`feltlab.cli.LazyGroup`):
+    ``feltlab --help`` and the SDK's commands start without the rig's modules."""
     from feltlab.rig.cli import COMMANDS
 
-    for command in COMMANDS:
-        cli.add_command(command)
+    for name, (target, summary) in COMMANDS.items():
+        cli.add_lazy_command(name, target, summary)

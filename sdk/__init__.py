@@ -8,16 +8,10 @@ math, the tournament and the command line; the built-in wagers are plugins, reac
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("feltlab")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
-    __version__ = "0+unknown"
-
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    __version__: str
     from feltlab.engine import Decision, Phase, RoundResult, ScriptedPolicy, Table, play_round
     from feltlab.hookspecs import hookimpl
     from feltlab.plugin_manager import collect_wagers, get_plugin_manager
@@ -50,7 +44,19 @@ _HOMES = {
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("feltlab")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # the installed metadata, read on first use (about 30 ms)
+        globals()[name] = value = _version()
+        return value
     module = _HOME_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'feltlab' has no attribute {name!r}")

@@ -81,12 +81,16 @@ def feltlab_register_wagers(register: Callable[[type[WagerType]], None]) -> None
 def feltlab_register_commands(cli: click.Group) -> None:
     """Add command-line commands to ``feltlab``.
 
-    :param cli: the root ``click.Group``; call ``cli.add_command(command)`` for each command.
+    :param cli: the root ``click.Group`` (a :class:`feltlab.cli.LazyGroup`); call
+        ``cli.add_command(command)`` for each command, or ``cli.add_lazy_command(name,
+        "package.module:attribute", summary)`` to import the command's module only when it
+        runs (``summary``, the first sentence of its help, is what ``feltlab --help`` lists).
 
-    Every implementation is called, once, when the command line starts; return values are
-    ignored.  The rig adds ``certify``, ``analyze``, ``device`` and ``capture`` this way.  An
-    implementation that raises is reported on stderr with the plugin's name and its commands
-    are missing; the other commands still work.
+    Every implementation is called, once, when a command that is not built in is asked for or
+    the commands are listed (``feltlab --help``), never for a built-in command; return values
+    are ignored.  The rig adds ``certify``, ``analyze``, ``device``, ``capture`` and ``view``
+    lazily this way.  An implementation that raises is reported on stderr with the plugin's
+    name and its commands are missing; the other commands still work.
     """
 
 

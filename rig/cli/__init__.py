@@ -8,12 +8,39 @@ SPEC`` records a bus (:mod:`feltlab.rig.cli.capture`); ``feltlab certify``
 ``feltlab view`` (:mod:`feltlab.rig.live.cli`).  Shared: the options
 (:mod:`feltlab.rig.cli.options`), a campaign's directory (:mod:`feltlab.rig.cli.campaign_dir`)
 and the rendering of results (:mod:`feltlab.rig.cli.render`).
+
+This package imports none of them: a command's module is imported when it runs
+(``feltlab --help`` lists each by its summary here), so ``feltlab math`` or ``feltlab --help``
+never loads the rig's campaign machinery.
 """
 
 from __future__ import annotations
 
-from feltlab.rig.cli import analyze, capture, certify, device
-from feltlab.rig.live.cli import view
-
-COMMANDS = (device.device, capture.capture, certify.certify, analyze.analyze, view)
-"""The rig's commands, in the order ``feltlab_register_commands`` adds them."""
+COMMANDS: dict[str, tuple[str, str]] = {
+    "device": (
+        "feltlab.rig.cli.device:device",
+        "Run simulated devices (batch shuffler, continuous shuffler, jackpot panel).",
+    ),
+    "capture": (
+        "feltlab.rig.cli.capture:capture",
+        "Record and decode CAN captures (BLF, ASC, candump .log).",
+    ),
+    "certify": (
+        "feltlab.rig.cli.certify:certify",
+        "Certification campaigns: collect over CAN, check, report (exit 0 pass, 1 fail, "
+        "2 error, 3 inconclusive).",
+    ),
+    "analyze": (
+        "feltlab.rig.cli.analyze:analyze",
+        "Re-run every check of a campaign offline from its CAPTURE (a capture-NNN.blf or the "
+        "campaign directory).",
+    ),
+    "view": (
+        "feltlab.rig.live.cli:view",
+        "Show a finished or interrupted campaign: its record (record.json), or when none was "
+        "written its campaign.json and capture; in the browser with --live.",
+    ),
+}
+"""The rig's commands, in the order ``feltlab_register_commands`` adds them: name ->
+(``"module:attribute"`` of the click command, the first sentence of its help, which
+``feltlab --help`` shows; tests/test_cli_startup.py checks both)."""

@@ -6,11 +6,22 @@ command (:mod:`feltlab.cli.info`, :mod:`~feltlab.cli.shuffle`, :mod:`~feltlab.cl
 shared options (:mod:`feltlab.cli.options`,
 :mod:`feltlab.cli.rule_options`) and the rendering of the math and simulation results on the
 terminal (:mod:`feltlab.cli.render`).  Plugins add commands through the
-``feltlab_register_commands`` hook.  Nothing else in the SDK imports this package."""
+``feltlab_register_commands`` hook.  Nothing else in the SDK imports this package.
+
+Start-up is kept short (docs/design.md, "The command line's start-up"): :class:`LazyGroup`
+imports a command's module only when that command runs, ``feltlab --help`` lists every
+command from its one-line summary without importing it, the plugins are looked for only when
+a command that is not built in is asked for or the commands are listed, and each module
+imports numpy, rich and the math it needs where it needs them.
+"""
 
 from __future__ import annotations
 
+import importlib
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 # Before numpy loads OpenBLAS: feltlab does no large linear algebra, and OpenBLAS's worker
 # threads only spin after a small product (0.2 s of CPU in a certification campaign, taken
@@ -19,48 +30,193 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import click
 
-from feltlab import __version__
-from feltlab.cli import (
-    bet_spread,
-    indices,
-    info,
-    math,
-    new,
-    play,
-    plugins,
-    protect,
-    shuffle,
-    simulate,
-)
 from feltlab.cli.options import setup_logging
 from feltlab.cli.pipe import quiet_broken_pipe
-from feltlab.plugin_manager import get_plugin_manager
 
 
-class _Commands(click.Group):
-    """The command group, with the plugins' commands (``feltlab_register_commands``) added
-    only when a command that is not built in is asked for or the commands are listed: a
-    built-in command such as ``feltlab simulate`` starts without importing the rig."""
+@dataclass(frozen=True)
+class LazyCommand:
+    """A command known by name before its module is imported: ``target`` is
+    ``"package.module:attribute"`` (the :class:`click.Command`), ``summary`` the first sentence
+    of its help, which ``--help`` shows in the command list (tests/test_cli_startup.py checks
+    that it reads as the command's own)."""
 
-    _plugins_added = False
+    target: str
+    summary: str
+
+
+BUILTIN_COMMANDS: Mapping[str, LazyCommand] = {
+    "info": LazyCommand(
+        "feltlab.cli.info:info",
+        "Package version, the compiled core's compiler and flags, RNGs and plugins.",
+    ),
+    "shuffle": LazyCommand(
+        "feltlab.cli.shuffle:shuffle",
+        "Shuffle a batch of shoes in the C core: print a few and the throughput.",
+    ),
+    "plugins": LazyCommand(
+        "feltlab.cli.plugins:plugins",
+        "The loaded plugins, the hooks each implements, their versions and the wager types.",
+    ),
+    "play": LazyCommand(
+        "feltlab.cli.play:play",
+        "Play rounds by basic strategy with side bets on every box and print the round log.",
+    ),
+    "math": LazyCommand(
+        "feltlab.cli.math:math_cmd",
+        "Print the PAR sheet of WAGER: every outcome's combinations, probability, pays and "
+        "return; the return, house edge, hit frequency and standard deviation, and how it was"
+        ' computed ("exact", or "simulated: N rounds, +-").',
+    ),
+    "simulate": LazyCommand(
+        "feltlab.cli.simulate:simulate",
+        "Simulate rounds in the C core with basic strategy: the main wager's house edge with "
+        "a 95% confidence interval, each side wager's return (tallied in C through each "
+        "wager's lookup table; play-decided wagers from the round records), and rounds/s.",
+    ),
+    "protect": LazyCommand(
+        "feltlab.cli.protect:protect_cmd",
+        "Game protection: can a card counter beat WAGER (or, without WAGER or with --all, "
+        "every installed wager)? Simulates rounds under the rules with their cutting card, "
+        "keeps the count (--count) in the C simulator and tallies each wager's result by the "
+        "count at the moment of the bet; prints each wager's expectation by count with 95% "
+        "intervals, the trigger count from which it stays positive, the fraction of rounds at"
+        " or above it, the counter's edge betting only there, the win per 100 rounds at the "
+        "wager's maximum bet, and a verdict. docs/protection.md explains how to read it.",
+    ),
+    "indices": LazyCommand(
+        "feltlab.cli.indices:indices_cmd",
+        "Print the Hi-Lo indices of the Illustrious 18 under the rules: the true count (per "
+        "deck remaining) at which each departure from basic strategy becomes the better play,"
+        " from the combinatorial analyzer's expectations on the shoe expected at each true "
+        "count (Griffin's method; docs/indices.md), beside Schlesinger's published indices (6"
+        " decks, S17, DAS).",
+    ),
+    "bet-spread": LazyCommand(
+        "feltlab.cli.bet_spread:bet_spread_cmd",
+        "Print a Hi-Lo counter's edge over the main wager under the rules: basic strategy, "
+        "bets raised with the floored true count on a 1-to-SPREAD ramp, simulated by the C "
+        "round simulator at the rules' penetration (--penetration), counting in C: the edge "
+        "per unit initial bet and the units won per 100 rounds, each with its 95 % interval, "
+        "beside the flat bettor's edge (docs/indices.md).",
+    ),
+    "new": LazyCommand(
+        "feltlab.cli.new:new",
+        "Create a new plugin package.",
+    ),
+}
+"""The built-in commands, by name, in the order of the modules above."""
+
+
+class LazyGroup(click.Group):
+    """A :class:`click.Group` whose commands are imported on first use (click's documented
+    pattern for lazily loaded subcommands: ``get_command`` imports the command's module,
+    ``list_commands`` names it unimported), with ``feltlab --help`` listing each unimported
+    command by its :attr:`LazyCommand.summary`.
+
+    ``feltlab_register_commands`` (the plugins' commands) is called once, only when a command
+    that is neither added nor lazily known is asked for or the commands are listed: a built-in
+    command such as ``feltlab math`` starts without looking for plugins.  A plugin calls
+    ``cli.add_command(command)``, or :meth:`add_lazy_command` to keep its command's module
+    unimported until the command runs (the rig does)."""
+
+    def __init__(
+        self, *args: Any, lazy: Mapping[str, LazyCommand] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy: dict[str, LazyCommand] = dict(lazy or {})
+        self._plugins_added = False
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        """Add ``cmd`` as :meth:`click.Group.add_command` does, replacing a lazily known
+        command of the same name."""
+        super().add_command(cmd, name)
+        self.lazy.pop(name or cmd.name or "", None)
+
+    def add_lazy_command(self, name: str, target: str, summary: str) -> None:
+        """Know command ``name`` by ``target`` (``"package.module:attribute"``, a
+        :class:`click.Command`) and ``summary`` (the first sentence of its help, shown by
+        ``--help``); its module is imported when the command runs.  Replaces a command of the
+        same name, as :meth:`click.Group.add_command` does."""
+        self.commands.pop(name, None)
+        self.lazy[name] = LazyCommand(target, summary)
 
     def _add_plugins(self) -> None:
         if not self._plugins_added:
             self._plugins_added = True
-            _register_plugin_commands()
+            _register_plugin_commands(self)
+
+    def _load(self, name: str) -> click.Command:
+        """Import command ``name``'s module and add the command.  Raises
+        :class:`click.ClickException` naming the command and its target when the module fails
+        to import or the target is not a click command (a plugin's bug: the one-line error
+        replaces the traceback; ``python -c "import MODULE"`` shows it)."""
+        target = self.lazy[name].target
+        module, _, attr = target.partition(":")
+        try:
+            command = getattr(importlib.import_module(module), attr)
+        except Exception as exc:
+            raise click.ClickException(
+                f"command {name!r} failed to load from {target} ({type(exc).__name__}: {exc})"
+            ) from exc
+        if not isinstance(command, click.Command):
+            raise click.ClickException(
+                f"command {name!r}: {target} is a {type(command).__name__}, not a click command"
+            )
+        del self.lazy[name]
+        self.add_command(command, name)
+        return command
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in self.commands:
+        if cmd_name not in self.commands and cmd_name not in self.lazy:
             self._add_plugins()
+        if cmd_name in self.lazy:
+            return self._load(cmd_name)
         return super().get_command(ctx, cmd_name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         self._add_plugins()
-        return super().list_commands(ctx)
+        return sorted({*self.commands, *self.lazy})
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list of ``--help``, as click writes it, an unimported command's line
+        made from its summary by click itself (a help-only :class:`click.Command`)."""
+        shown: list[tuple[str, click.Command]] = []
+        for name in self.list_commands(ctx):
+            lazy = self.lazy.get(name)
+            cmd = click.Command(name, help=lazy.summary) if lazy else self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                shown.append((name, cmd))
+        if shown:
+            limit = formatter.width - 6 - max(len(name) for name, _ in shown)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, cmd.get_short_help_str(limit)) for name, cmd in shown])
 
 
-@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="feltlab")
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``--version``: the package's version (:data:`feltlab.__version__`, read from the
+    installed metadata only now) as click's ``version_option`` prints it."""
+    if not value or ctx.resilient_parsing:
+        return
+    from feltlab import __version__
+
+    click.echo(f"feltlab, version {__version__}")
+    ctx.exit()
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy=BUILTIN_COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 @click.option(
     "-v",
     "--verbose",
@@ -74,31 +230,16 @@ def main(verbose: int = 0) -> None:
     quiet_broken_pipe()
 
 
-for _command in (
-    info.info,
-    shuffle.shuffle,
-    plugins.plugins,
-    play.play,
-    math.math_cmd,
-    simulate.simulate,
-    protect.protect_cmd,
-    indices.indices_cmd,
-    bet_spread.bet_spread_cmd,
-    new.new,
-):
-    main.add_command(_command)
-
-
-def _register_plugin_commands() -> None:
-    """Let every plugin add its commands; a plugin that fails to load or raises is reported
-    on stderr with its name, and the other commands still work."""
+def _register_plugin_commands(cli: click.Group) -> None:
+    """Let every plugin add its commands to ``cli``; a plugin that fails to load or raises is
+    reported on stderr with its name, and the other commands still work."""
     from feltlab.errors import PluginError
-    from feltlab.plugin_manager import call_isolated
+    from feltlab.plugin_manager import call_isolated, get_plugin_manager
 
     try:
         pm = get_plugin_manager()
     except PluginError as exc:
         click.echo(f"feltlab: warning: {exc}", err=True)
         pm = get_plugin_manager(entry_points=False)
-    for failure in call_isolated(pm.hook.feltlab_register_commands, cli=main):
+    for failure in call_isolated(pm.hook.feltlab_register_commands, cli=cli):
         click.echo(f"feltlab: warning: {failure}; its commands are unavailable", err=True)

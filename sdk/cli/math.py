@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from feltlab.cli.options import seed_option
-from feltlab.cli.render.par_sheets import print_par_sheets
 from feltlab.cli.rule_options import rule_options
-from feltlab.plugin_manager import collect_wagers, get_plugin_manager
-from feltlab.rules import Rules
+
+if TYPE_CHECKING:
+    from feltlab.rules import Rules
 
 
 @click.command("math")
@@ -100,16 +102,17 @@ def math_cmd(
     (--strategy cdz or table).  Madness 21: the win pays the average prize of the panel's
     prize table (--profile) per --stake.
     """
-    from feltlab.errors import FeltlabError
-    from feltlab.math import parsheet
-
     if as_json:
         fmt = "json"
-    if wager == "main":
+    if wager == "main":  # the C analyzer's sheet: no plugin is looked for
         from feltlab.cli.render.main_sheet import print_main_sheet
 
         print_main_sheet(rules, rules_name, decks, strategy, fmt, eor=eor)
         return
+    from feltlab.cli.render.par_sheets import print_par_sheets
+    from feltlab.errors import FeltlabError
+    from feltlab.math import parsheet
+    from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 
     types = collect_wagers(get_plugin_manager())
     if wager not in types:

@@ -8,10 +8,12 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.console import Console
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 class OutputFile(click.ParamType):  # type: ignore[type-arg]  # generic since click 8.2
@@ -150,6 +152,8 @@ PIPE_WIDTH = 10_000
 def make_console(*, stderr: bool = False) -> Console:
     """A rich Console for a command's output: the terminal's width on a terminal, and when
     the stream is a pipe or a file a width that cuts nothing and no colour codes."""
+    from rich.console import Console  # imported by the commands that print with rich only
+
     console = Console(stderr=stderr)
     if not console.is_terminal:
         console = Console(stderr=stderr, width=PIPE_WIDTH, no_color=True, soft_wrap=True)

@@ -10,6 +10,7 @@ from click.testing import CliRunner, Result
 from pytest import MonkeyPatch
 
 import feltlab.cli as cli
+import feltlab.plugin_manager
 from feltlab.cli import info, new, play, plugins
 from feltlab.plugin_manager import get_plugin_manager
 
@@ -17,7 +18,8 @@ from feltlab.plugin_manager import get_plugin_manager
 @pytest.fixture(autouse=True)
 def _builtins_only(monkeypatch: MonkeyPatch) -> None:
     # installed third-party plugins (e.g. an unfinished rig entry point) stay out of these tests
-    for module in (cli, info, new, play, plugins):
+    # (the command group imports get_plugin_manager from its home when it looks for plugins)
+    for module in (feltlab.plugin_manager, info, new, play, plugins):
         monkeypatch.setattr(
             module, "get_plugin_manager", lambda: get_plugin_manager(entry_points=False)
         )

@@ -4,14 +4,16 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
-from rich.table import Table
 
 from feltlab.cli.options import make_console
 from feltlab.errors import RulesError, WagerError
-from feltlab.rules import Rules
-from feltlab.wagers import WagerType
+
+if TYPE_CHECKING:
+    from feltlab.rules import Rules
+    from feltlab.wagers import WagerType
 
 
 def print_side_bet_eor(wager: WagerType, decks: list[int], fmt: str) -> None:
@@ -70,6 +72,8 @@ def print_main_sheet(
     if fmt != "table":
         click.echo(main_wager.render(sheet, fmt), nl=False)
         return
+    from rich.table import Table  # the terminal table only: json, csv and md need no rich
+
     console = make_console()  # a pipe gets every column (the chart was cut to '+0.…')
     console.print(
         f"Main wager, rules {rules_name} ({rules.decks} decks), strategy {strategy}: "
