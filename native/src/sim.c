@@ -199,9 +199,10 @@ typedef struct {
     uint8_t cards[FL_REC_CARDS]; /* the first two always, the rest for a full record */
 } sim_dealer;
 
-#define SOFT(h) ((h)->ace && (h)->hard <= 11)
-#define BEST(h) ((unsigned)(h)->hard + (SOFT(h) ? 10u : 0u))
-#define NATURAL(h) ((h)->n == 2 && (h)->ace && (h)->hard == 11)
+/* (bitwise, not short-circuit: a value the round selects on, not a branch to predict) */
+#define SOFT(h) ((unsigned)(h)->ace & ((h)->hard <= 11))
+#define BEST(h) ((unsigned)(h)->hard + 10u * SOFT(h))
+#define NATURAL(h) (((h)->n == 2) & (unsigned)(h)->ace & ((h)->hard == 11))
 
 /* What a run decides once from its rules and strategy, so the round reads one byte where it
  * would test several flags: the resolved decision of every (may double, ace, hard total, up
@@ -267,9 +268,40 @@ AI void dealer_take(sim_dealer *d, uint8_t c, int keep_card, int rec) {
     d->n++;
 }
 
-/* the dealer draws to 17 (or to a hard 17 under h17) */
-AI void dealer_draws(const sim_ctx *x, sim_shoe *s, sim_dealer *d, int rec) {
-    while (!x->dealer_stands[d->ace][d->hard]) dealer_take(d, deal(s), rec != 0, rec);
+/* The dealer draws to 17 (or to a hard 17 under h17) when `go` (some hand is open, or the
+ * dealer plays out).  The first two steps are branch-free when the next two cards are fixed:
+ * each takes the next card or not by a select on the stands table, so the common dealer
+ * hands (no card, one or two more) cost no branch to predict; a third card and more, or
+ * cards not fixed yet, by the loop.  The same cards in the same order either way. */
+AI void dealer_draws(const sim_ctx *x, sim_shoe *s, sim_dealer *d, unsigned go, int rec) {
+    if (__builtin_expect(s->dealt + 2 <= s->fixed, 1)) {
+        const uint8_t c0 = s->cards[s->dealt], c1 = s->cards[s->dealt + 1];
+        const unsigned v0 = fl_card_value[c0], v1 = fl_card_value[c1];
+        unsigned hard = d->hard, ace = d->ace, n = d->n;
+        const unsigned t0 = go & !x->dealer_stands[ace][hard];
+        if (rec) {
+            d->cards[n] = c0; /* past n when not taken: never read */
+            d->suits = (uint8_t)(d->suits | (t0 << (c0 & 3)));
+        }
+        hard += v0 & -t0;
+        ace |= t0 & (v0 == 1);
+        n += t0;
+        const unsigned t1 = t0 & !x->dealer_stands[ace][hard];
+        if (rec) {
+            d->cards[n] = c1;
+            d->suits = (uint8_t)(d->suits | (t1 << (c1 & 3)));
+        }
+        hard += v1 & -t1;
+        ace |= t1 & (v1 == 1);
+        n += t1;
+        d->hard = (uint8_t)hard;
+        d->ace = (uint8_t)ace;
+        d->n = (uint8_t)n;
+        s->dealt += t0 + t1;
+        go = t1 & !x->dealer_stands[ace][hard]; /* a third card: rare */
+    }
+    if (go)
+        while (!x->dealer_stands[d->ace][d->hard]) dealer_take(d, deal(s), rec != 0, rec);
 }
 
 /* the surr table's choice on the box's first two cards (never a pair the pair table splits) */
@@ -489,6 +521,82 @@ AI void record_inputs(uint8_t *in, const sim_hand *hands, unsigned n_hands, cons
     in[FL_IN_DEALER_RANK + 2] = d->n > 2 ? (uint8_t)(d->cards[2] >> 2) : 13;
 }
 
+/* The round of one hand (no split), under peek and without surrender, in a tally (REC 0 or
+ * 1): the common round, played from locals with its first steps branch-free.  The caller has
+ * checked that the round's first five cards are fixed (the initial four, and the player's
+ * third, read by the first decision's select and as init[3]).  Returns 0, leaving the shoe
+ * untouched, when the box holds a pair the strategy splits: play_round's general path plays
+ * that round.  The same cards, in the same order, and the same net as the general path. */
+AI int one_hand_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, const int REC,
+                      sim_shoe *s, int32_t *net, uint8_t *init) {
+    const uint8_t *cd = s->cards + s->dealt;
+    const uint8_t p0 = cd[0], d0 = cd[1], p1 = cd[2], d1 = cd[3], c4 = cd[4];
+    const unsigned v0 = fl_card_value[p0], v1 = fl_card_value[p1];
+    const unsigned up = fl_card_value[d0], hv = fl_card_value[d1];
+    const unsigned rank = p0 >> 2u;
+    if (__builtin_expect(rank == (unsigned)(p1 >> 2u) && r->pair[rank][up] && C.max_hands >= 2, 0))
+        return 0;
+    s->dealt += 4;
+    init[0] = p0;
+    init[1] = p1;
+    init[2] = d0;
+    init[3] = c4; /* the player's third card: the next card, whether or not anyone takes it */
+    init[4] = d1;
+    sim_dealer d;
+    d.hard = (uint8_t)(up + hv);
+    d.ace = (uint8_t)((up == 1) | (hv == 1));
+    d.n = 2;
+    d.cards[0] = d0;
+    d.cards[1] = d1;
+    d.suits = (uint8_t)((1u << (d0 & 3)) | (1u << (d1 & 3)));
+    unsigned hard = v0 + v1, ace = (v0 == 1) | (v1 == 1), n = 2, doubled = 0;
+    const unsigned pbj = (hard == 11) & ace;
+    const int32_t stake = x->stake;
+    int32_t v;
+    if (__builtin_expect(NATURAL(&d), 0)) { /* the dealer's blackjack, peeked */
+        v = pbj ? 0 : -stake;
+    } else {
+        /* the first decision (a double allowed), its card taken or not by a select; a second
+         * decision only after a hit the table hits again (may double no longer: hit or
+         * stand), and from there by the loop */
+        const uint8_t a = x->act[up][1][ace][hard];
+        const unsigned cv = fl_card_value[c4], take = a != DO_STAND;
+        hard += cv & -take;
+        ace |= take & (cv == 1);
+        n += take;
+        s->dealt += take;
+        doubled = a == DO_DOUBLE;
+        if ((a == DO_HIT) & (x->act[up][0][ace][hard] == DO_HIT)) {
+            do {
+                const unsigned c = fl_card_value[deal(s)];
+                hard += c;
+                ace |= c == 1;
+                n++;
+            } while (x->act[up][0][ace][hard] == DO_HIT);
+        }
+        const unsigned pt = hard + 10u * (ace & (hard <= 11));
+        dealer_draws(x, s, &d, ((pt <= 21) & !pbj) | C.plays_out, REC);
+        const unsigned dt = BEST(&d);
+        const int32_t st = stake << doubled;
+        const unsigned win = (pt <= 21) & ((dt > 21) | (pt > dt)); /* 5.1(a) */
+        const unsigned push = (pt <= 21) & (pt == dt);              /* else lost: 5.1(f) */
+        const int32_t v_hand = (st & -(int32_t)win) - (st & -(int32_t)!(win | push));
+        const int32_t nat = -(int32_t)pbj; /* 5.1(a)-(c), (e): no dealer blackjack here */
+        v = (v_hand & ~nat) | (x->bj_win & nat);
+    }
+    if (REC) {
+        sim_hand h;
+        h.hard = (uint8_t)hard;
+        h.ace = (uint8_t)ace;
+        h.n = (uint8_t)n;
+        h.doubled = (uint8_t)doubled;
+        h.from_split = h.split_aces = 0;
+        record_inputs(init, &h, 1, &d, 0);
+    }
+    *net = v;
+    return 1;
+}
+
 /* One round: the main wager's net result into *net, the five initial cards (P1, P2, D1, the
  * next card as P3, D2 or the card the dealer would have taken) into init, the record when
  * rec is not NULL (arrays path; REC 2 keeps the card arrays), in a tally the record
@@ -497,6 +605,10 @@ AI void record_inputs(uint8_t *in, const sim_hand *hands, unsigned n_hands, cons
 AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, const int REC,
                   const int TALLY, sim_shoe *s, int32_t *net, uint8_t *init,
                   fl_round_record *rec) {
+    if (TALLY && REC < 2 && C.peek && C.surrender == FL_SURRENDER_NONE &&
+        __builtin_expect(s->fixed - s->dealt >= 5, 1) &&
+        one_hand_round(r, x, C, REC, s, net, init))
+        return s->ok;
     const uint8_t none = TALLY ? 52 : FL_NO_CARD; /* a card never dealt (52: a table input) */
     sim_hand hands[4];
     sim_dealer d;
@@ -533,16 +645,16 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
     const int dealer_bj_peeked = C.peek && !surrendered && NATURAL(&d);
     if (surrendered) {
         if (d.n < 2) dealer_take(&d, deal(s), 1, REC); /* dealt to the box's live hand */
-        if (C.plays_out) dealer_draws(x, s, &d, REC);
+        if (C.plays_out) dealer_draws(x, s, &d, 1, REC);
     } else if (!dealer_bj_peeked) {
         surrendered = play_hands(r, x, C, REC, s, hands, &n_hands, up);
         /* the dealer: a second card when some hand is live, the rest when some hand is open
          * (neither busted, nor a blackjack, nor surrendered), or always when playing out */
-        int any_live = 0, any_open = 0;
+        unsigned any_live = 0, any_open = 0;
         for (unsigned i = 0; i < n_hands; i++) {
-            int live = hands[i].hard <= 21;
+            unsigned live = hands[i].hard <= 21;
             any_live |= live;
-            any_open |= live && !(NATURAL(&hands[i]) && !hands[i].from_split);
+            any_open |= live & !(NATURAL(&hands[i]) & !hands[i].from_split);
         }
         any_open &= !surrendered;
         if (!C.peek) {
@@ -554,7 +666,7 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
                 init[4] = s->cards[s->dealt];
             }
         }
-        if ((any_open || C.plays_out) && !NATURAL(&d)) dealer_draws(x, s, &d, REC);
+        dealer_draws(x, s, &d, (any_open | C.plays_out) & !NATURAL(&d), REC);
     }
     if (d.n >= 2) init[4] = d.cards[1];
     if (TALLY && REC) record_inputs(init, hands, n_hands, &d, surrendered);
@@ -567,24 +679,28 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
         return s->ok;
     }
     const unsigned dt = BEST(&d);
-    const int dbj = NATURAL(&d);
     if (dealer_bj_peeked) {
         *net = NATURAL(h0) ? 0 : -stake;
         return s->ok;
     }
+    /* a dealer blackjack under peek ended the round above */
+    const unsigned dbj = C.peek ? 0u : NATURAL(&d);
     const int limited = !C.peek && dbj && C.enhc_takes != FL_TAKES_ALL;
     int original_taken = 0;
     int32_t total = 0;
+    /* a blackjack's pay against this dealer (5.1(a)-(c), (e)) */
+    const int32_t bj_v = x->bj_win & -(int32_t)!dbj;
     for (unsigned i = 0; i < n_hands; i++) {
         const sim_hand *h = &hands[i];
-        const int32_t st = h->doubled ? 2 * stake : stake;
+        const int32_t st = stake << h->doubled;
         const unsigned pt = BEST(h);
-        int32_t v;
-        if (pt > 21) v = -st;                                  /* 5.1(f) */
-        else if (NATURAL(h) && !h->from_split) v = dbj ? 0 : x->bj_win; /* 5.1(a)-(c), (e) */
-        else if (dbj) v = -st;                                 /* 5.1(d), (g) */
-        else if (dt > 21 || pt > dt) v = st;                   /* 5.1(a) */
-        else v = pt == dt ? 0 : -st;
+        /* selected by masks, not branches: the outcome is the round's least predictable */
+        const unsigned live = (pt <= 21) & !dbj;             /* else lost: 5.1(f), (d), (g) */
+        const unsigned win = live & ((dt > 21) | (pt > dt)); /* 5.1(a) */
+        const unsigned push = live & (pt == dt);
+        const int32_t nat = -(int32_t)(NATURAL(h) & !h->from_split);
+        const int32_t v_hand = (st & -(int32_t)win) - (st & -(int32_t)!(win | push));
+        int32_t v = (v_hand & ~nat) | (bj_v & nat);
         if (limited && v < 0) {
             if (C.enhc_takes == FL_TAKES_ORIGINAL_AND_BUSTED && h->hard > 21) {
                 /* a busted hand stays lost, whole */
