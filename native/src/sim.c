@@ -134,6 +134,15 @@ static void start_shoes(sim_shoe *lanes) {
         for (unsigned l = 0; l < FL_SIM_LANES; l++) fix_at(&lanes[l]);
 }
 
+/* Shoe k of the stream (lane k % FL_SIM_LANES, whose last shoe has ended) into *play: its
+ * positions up to the cut fixed (xoshiro256** lanes: each its own generator). */
+static void shoe_begin(sim_shoe *lanes, size_t k, sim_shoe *play) {
+    sim_shoe *s = &lanes[k % FL_SIM_LANES];
+    s->dealt = s->fixed = 0;
+    while (s->fixed < s->cut) fix_at(s);
+    *play = *s;
+}
+
 /* the rare path of deal: the card is not fixed yet, or the shoe is out of cards */
 static __attribute__((noinline)) uint8_t deal_slow(sim_shoe *s) {
     if (s->dealt >= s->size) { /* out of cards: excluded by the cut-position check */
@@ -268,40 +277,52 @@ AI void dealer_take(sim_dealer *d, uint8_t c, int keep_card, int rec) {
     d->n++;
 }
 
-/* The dealer draws to 17 (or to a hard 17 under h17) when `go` (some hand is open, or the
- * dealer plays out).  The first two steps are branch-free when the next two cards are fixed:
- * each takes the next card or not by a select on the stands table, so the common dealer
- * hands (no card, one or two more) cost no branch to predict; a third card and more, or
- * cards not fixed yet, by the loop.  The same cards in the same order either way. */
-AI void dealer_draws(const sim_ctx *x, sim_shoe *s, sim_dealer *d, unsigned go, int rec) {
-    if (__builtin_expect(s->dealt + 2 <= s->fixed, 1)) {
-        const uint8_t c0 = s->cards[s->dealt], c1 = s->cards[s->dealt + 1];
-        const unsigned v0 = fl_card_value[c0], v1 = fl_card_value[c1];
-        unsigned hard = d->hard, ace = d->ace, n = d->n;
-        const unsigned t0 = go & !x->dealer_stands[ace][hard];
-        if (rec) {
-            d->cards[n] = c0; /* past n when not taken: never read */
-            d->suits = (uint8_t)(d->suits | (t0 << (c0 & 3)));
-        }
-        hard += v0 & -t0;
-        ace |= t0 & (v0 == 1);
-        n += t0;
-        const unsigned t1 = t0 & !x->dealer_stands[ace][hard];
-        if (rec) {
-            d->cards[n] = c1;
-            d->suits = (uint8_t)(d->suits | (t1 << (c1 & 3)));
-        }
-        hard += v1 & -t1;
-        ace |= t1 & (v1 == 1);
-        n += t1;
-        d->hard = (uint8_t)hard;
-        d->ace = (uint8_t)ace;
-        d->n = (uint8_t)n;
-        s->dealt += t0 + t1;
-        go = t1 & !x->dealer_stands[ace][hard]; /* a third card: rare */
+/* The dealer's first two draws, branch-free, from the next two cards c0 and c1 of the shoe
+ * (fixed): each taken or not by a select on the stands table, so the common dealer hands (no
+ * card, one or two more) cost no branch to predict.  Returns the cards taken; *more: a third
+ * card is due (rare). */
+AI unsigned dealer_two(const sim_ctx *x, sim_dealer *d, unsigned go, uint8_t c0, unsigned v0,
+                       uint8_t c1, unsigned v1, int rec, unsigned *more) {
+    unsigned hard = d->hard, ace = d->ace, n = d->n;
+    const unsigned t0 = go & !x->dealer_stands[ace][hard];
+    if (rec) {
+        d->cards[n] = c0; /* past n when not taken: never read */
+        d->suits = (uint8_t)(d->suits | (t0 << (c0 & 3)));
     }
-    if (go)
-        while (!x->dealer_stands[d->ace][d->hard]) dealer_take(d, deal(s), rec != 0, rec);
+    hard += v0 & -t0;
+    ace |= t0 & (v0 == 1);
+    n += t0;
+    const unsigned t1 = t0 & !x->dealer_stands[ace][hard];
+    if (rec) {
+        d->cards[n] = c1;
+        d->suits = (uint8_t)(d->suits | (t1 << (c1 & 3)));
+    }
+    hard += v1 & -t1;
+    ace |= t1 & (v1 == 1);
+    n += t1;
+    d->hard = (uint8_t)hard;
+    d->ace = (uint8_t)ace;
+    d->n = (uint8_t)n;
+    *more = t1 & !x->dealer_stands[ace][hard];
+    return t0 + t1;
+}
+
+/* the dealer's third card and more, by the loop */
+AI void dealer_rest(const sim_ctx *x, sim_shoe *s, sim_dealer *d, int rec) {
+    while (!x->dealer_stands[d->ace][d->hard]) dealer_take(d, deal(s), rec != 0, rec);
+}
+
+/* The dealer draws to 17 (or to a hard 17 under h17) when `go` (some hand is open, or the
+ * dealer plays out): the first two draws by dealer_two when the next two cards are fixed,
+ * the rest (or every draw, when they are not) by the loop.  The same cards in the same order
+ * either way. */
+AI void dealer_draws(const sim_ctx *x, sim_shoe *s, sim_dealer *d, unsigned go, int rec) {
+    if (__builtin_expect(s->dealt + 2 <= s->fixed, 1))
+    {
+        const uint8_t c0 = s->cards[s->dealt], c1 = s->cards[s->dealt + 1];
+        s->dealt += dealer_two(x, d, go, c0, fl_card_value[c0], c1, fl_card_value[c1], rec, &go);
+    }
+    if (go) dealer_rest(x, s, d, rec);
 }
 
 /* the surr table's choice on the box's first two cards (never a pair the pair table splits) */
@@ -523,8 +544,9 @@ AI void record_inputs(uint8_t *in, const sim_hand *hands, unsigned n_hands, cons
 
 /* The round of one hand (no split), under peek and without surrender, in a tally (REC 0 or
  * 1): the common round, played from locals with its first steps branch-free.  The caller has
- * checked that the round's first five cards are fixed (the initial four, and the player's
- * third, read by the first decision's select and as init[3]).  Returns 0, leaving the shoe
+ * checked that the round's first seven cards are fixed (the initial four, the player's third,
+ * read by the first decision's select and as init[3], and the two after it, the dealer's
+ * first draws when the player takes at most one card).  Returns 0, leaving the shoe
  * untouched, when the box holds a pair the strategy splits: play_round's general path plays
  * that round.  The same cards, in the same order, and the same net as the general path. */
 AI int one_hand_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, const int REC,
@@ -566,6 +588,13 @@ AI int one_hand_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, 
         n += take;
         s->dealt += take;
         doubled = a == DO_DOUBLE;
+        /* the dealer's next two cards when the player takes no more: selected, not loaded
+         * after the decision (the round's chain of dependent steps the shorter) */
+        const unsigned c5 = cd[5], c6 = cd[6], m = 0u - take;
+        const unsigned w5 = fl_card_value[c5], w6 = fl_card_value[c6];
+        const uint8_t e0 = (uint8_t)(c4 ^ ((c4 ^ c5) & m)), e1 = (uint8_t)(c5 ^ ((c5 ^ c6) & m));
+        const unsigned u0 = cv ^ ((cv ^ w5) & m), u1 = w5 ^ ((w5 ^ w6) & m);
+        unsigned pt;
         if ((a == DO_HIT) & (x->act[up][0][ace][hard] == DO_HIT)) {
             do {
                 const unsigned c = fl_card_value[deal(s)];
@@ -573,9 +602,15 @@ AI int one_hand_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, 
                 ace |= c == 1;
                 n++;
             } while (x->act[up][0][ace][hard] == DO_HIT);
+            pt = hard + 10u * (ace & (hard <= 11));
+            dealer_draws(x, s, &d, ((pt <= 21) & !pbj) | C.plays_out, REC);
+        } else {
+            unsigned more;
+            pt = hard + 10u * (ace & (hard <= 11));
+            const unsigned go = ((pt <= 21) & !pbj) | C.plays_out;
+            s->dealt += dealer_two(x, &d, go, e0, u0, e1, u1, REC, &more);
+            if (more) dealer_rest(x, s, &d, REC);
         }
-        const unsigned pt = hard + 10u * (ace & (hard <= 11));
-        dealer_draws(x, s, &d, ((pt <= 21) & !pbj) | C.plays_out, REC);
         const unsigned dt = BEST(&d);
         const int32_t st = stake << doubled;
         const unsigned win = (pt <= 21) & ((dt > 21) | (pt > dt)); /* 5.1(a) */
@@ -606,7 +641,7 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
                   const int TALLY, sim_shoe *s, int32_t *net, uint8_t *init,
                   fl_round_record *rec) {
     if (TALLY && REC < 2 && C.peek && C.surrender == FL_SURRENDER_NONE &&
-        __builtin_expect(s->fixed - s->dealt >= 5, 1) &&
+        __builtin_expect(s->fixed - s->dealt >= 7, 1) &&
         one_hand_round(r, x, C, REC, s, net, init))
         return s->ok;
     const uint8_t none = TALLY ? 52 : FL_NO_CARD; /* a card never dealt (52: a table input) */
@@ -871,6 +906,18 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
     int64_t net_part = 0;
     uint64_t sq_part = 0, left = period;
     fl_status st = FL_OK;
+#define SIM_ADD(v)                                                                                \
+    do {                                                                                          \
+        net_part += (v);                                                                          \
+        sq_part += (uint64_t)((int64_t)(v) * (v));                                                \
+        if (__builtin_expect(--left == 0, 0)) {                                                   \
+            net_sum += net_part;                                                                  \
+            sq_sum += sq_part;                                                                    \
+            net_part = 0;                                                                         \
+            sq_part = 0;                                                                          \
+            left = period;                                                                        \
+        }                                                                                         \
+    } while (0)
     /* the shoe in play is a copy at one fixed place (lanes[cur] while it is played), which
      * the compiler keeps as a local: play through a pointer into the lanes was slower */
     sim_shoe play;
@@ -886,6 +933,62 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
         play = lanes[0];
         cur = 0;
     }
+    if (TALLY && !COUNT && use_x && r->cut_position != 0) {
+        /* Two shoes in flight: the rounds of shoe A (the earlier in the order of play) and of
+         * the next, B, alternate, so that the two rounds' chains of dependent loads and
+         * selects overlap.  The tally is a sum, the same in any order of its rounds; its set
+         * of rounds stays the sequential one (the first n_rounds of the shoes in order): a
+         * round of B is played only while the rounds left leave room for every round A may
+         * still have (a round takes at least 3 cards), so A always ends within the call, and
+         * near the end A is played alone.  Shoe k is lane k % FL_SIM_LANES's, fixed to the
+         * cut when it starts: each lane's positions are fixed in the same order from its own
+         * generator as by start_shoes, so these are the same shoes. */
+        sim_shoe pb;
+        uint8_t in_b[FL_SIM_INPUTS];
+        memset(in_b, 0, sizeof in_b);
+        size_t ka = 0, done = 0;
+        int b_done = 0;
+        shoe_begin(lanes, 0, &play);
+        shoe_begin(lanes, 1, &pb);
+        const uint32_t cut = r->cut_position;
+        while (done < n_rounds) {
+            const size_t a_most = (cut - s->dealt + 2) / 3; /* A's rounds left, at most */
+            if (!b_done && n_rounds - done > a_most) {
+                int32_t vb = 0;
+                if (!play_round(r, &x, C, REC, 1, &pb, &vb, in_b, NULL)) {
+                    st = pb.dealt >= pb.size ? FL_ERR_RANGE : FL_ERR_EXHAUSTED;
+                    break;
+                }
+                done++;
+                SIM_ADD(vb);
+                if (tables) lookup_round(&lk, in_b, 0);
+                if (pb.dealt >= cut) { /* B's cutting card came out: B waits for A */
+                    lanes[(ka + 1) % FL_SIM_LANES] = pb;
+                    b_done = 1;
+                }
+            }
+            int32_t v = 0;
+            if (!play_round(r, &x, C, REC, 1, s, &v, in, NULL)) {
+                st = s->dealt >= s->size ? FL_ERR_RANGE : FL_ERR_EXHAUSTED;
+                break;
+            }
+            done++;
+            SIM_ADD(v);
+            if (tables) lookup_round(&lk, in, 0);
+            if (s->dealt >= cut) { /* A's cutting card came out: B, or the shoes after it */
+                lanes[ka % FL_SIM_LANES] = play;
+                if (b_done) {
+                    ka += 2;
+                    shoe_begin(lanes, ka, &play);
+                    b_done = 0;
+                } else {
+                    ka += 1;
+                    play = pb;
+                }
+                shoe_begin(lanes, ka + 1, &pb);
+            }
+        }
+    } else
     for (size_t i = 0; i < n_rounds; i++) {
         if (cur == FL_SIM_LANES) { /* shuffle (rule 5.7(b)), a batch of shoes at a time */
             start_shoes(lanes);
@@ -934,15 +1037,7 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
         }
         if (!TALLY && o->net) o->net[i] = v;
         if (TALLY || o->sums) {
-            net_part += v;
-            sq_part += (uint64_t)((int64_t)v * v);
-            if (__builtin_expect(--left == 0, 0)) {
-                net_sum += net_part;
-                sq_sum += sq_part;
-                net_part = 0;
-                sq_part = 0;
-                left = period;
-            }
+            SIM_ADD(v);
             if (TALLY && tables) lookup_round(&lk, in, off);
             if (!TALLY && tables)
                 fl_side_lookup_round(o->tables, o->n_tables, init, rec, o->rec_inputs,
@@ -963,6 +1058,7 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
         m->sq_hi = (uint64_t)(sq >> 64);
     }
     return st;
+#undef SIM_ADD
 }
 
 /* The instances: the hot rule combinations with their rules as constants (peek, no

@@ -119,6 +119,19 @@ def test_tally_rounds_equal_the_general_round_path(name: str, plays_out: bool) -
     assert int(fast.counts[1][: native.NOT_OFFERED].sum()) == n  # Bust Bonus on every round
 
 
+@pytest.mark.parametrize("n", [1, 2, 44, 45, 46, 997, 5_003])
+def test_tally_of_any_size_has_the_rounds_of_the_arrays(n: int) -> None:
+    """A tally plays two shoes in flight (sim.c run_core) yet keeps the first n rounds of the
+    shoes in order, whatever n: the same sums as the per-round arrays, which play the shoes
+    one after the other, for calls that end at, just past or well into a second shoe."""
+    sr = simstrategy.sim_rules(Rules.preset("vegas_s17"))
+    for seed in (1, 2, 3):
+        arrays = native.simulate_rounds(native.Xoshiro256StarStar(seed), sr, n)
+        tally = native.simulate_tally(native.Xoshiro256StarStar(seed), sr, n)
+        nets = arrays.net.astype(np.int64)
+        assert (tally.rounds, tally.net, tally.net_sq) == (n, int(nets.sum()), int((nets**2).sum()))
+
+
 # Wizard of Odds, "Blackjack House Edge Calculator" (combinatorial analysis, basic strategy),
 # https://wizardofodds.com/games/blackjack/calculator/ : 6 decks, dealer stands on soft 17,
 # double any two cards, double after split, split to 4 hands, no resplit of aces, no
