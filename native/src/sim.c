@@ -134,6 +134,15 @@ static void start_shoes(sim_shoe *lanes) {
         for (unsigned l = 0; l < FL_SIM_LANES; l++) fix_at(&lanes[l]);
 }
 
+/* Shoe k of the stream (lane k % FL_SIM_LANES, whose last shoe has ended) into *play: its
+ * positions up to the cut fixed (xoshiro256** lanes: each its own generator). */
+static void shoe_begin(sim_shoe *lanes, size_t k, sim_shoe *play) {
+    sim_shoe *s = &lanes[k % FL_SIM_LANES];
+    s->dealt = s->fixed = 0;
+    while (s->fixed < s->cut) fix_at(s);
+    *play = *s;
+}
+
 /* the rare path of deal: the card is not fixed yet, or the shoe is out of cards */
 static __attribute__((noinline)) uint8_t deal_slow(sim_shoe *s) {
     if (s->dealt >= s->size) { /* out of cards: excluded by the cut-position check */
@@ -199,9 +208,10 @@ typedef struct {
     uint8_t cards[FL_REC_CARDS]; /* the first two always, the rest for a full record */
 } sim_dealer;
 
-#define SOFT(h) ((h)->ace && (h)->hard <= 11)
-#define BEST(h) ((unsigned)(h)->hard + (SOFT(h) ? 10u : 0u))
-#define NATURAL(h) ((h)->n == 2 && (h)->ace && (h)->hard == 11)
+/* (bitwise, not short-circuit: a value the round selects on, not a branch to predict) */
+#define SOFT(h) ((unsigned)(h)->ace & ((h)->hard <= 11))
+#define BEST(h) ((unsigned)(h)->hard + 10u * SOFT(h))
+#define NATURAL(h) (((h)->n == 2) & (unsigned)(h)->ace & ((h)->hard == 11))
 
 /* What a run decides once from its rules and strategy, so the round reads one byte where it
  * would test several flags: the resolved decision of every (may double, ace, hard total, up
@@ -267,9 +277,52 @@ AI void dealer_take(sim_dealer *d, uint8_t c, int keep_card, int rec) {
     d->n++;
 }
 
-/* the dealer draws to 17 (or to a hard 17 under h17) */
-AI void dealer_draws(const sim_ctx *x, sim_shoe *s, sim_dealer *d, int rec) {
+/* The dealer's first two draws, branch-free, from the next two cards c0 and c1 of the shoe
+ * (fixed): each taken or not by a select on the stands table, so the common dealer hands (no
+ * card, one or two more) cost no branch to predict.  Returns the cards taken; *more: a third
+ * card is due (rare). */
+AI unsigned dealer_two(const sim_ctx *x, sim_dealer *d, unsigned go, uint8_t c0, unsigned v0,
+                       uint8_t c1, unsigned v1, int rec, unsigned *more) {
+    unsigned hard = d->hard, ace = d->ace, n = d->n;
+    const unsigned t0 = go & !x->dealer_stands[ace][hard];
+    if (rec) {
+        d->cards[n] = c0; /* past n when not taken: never read */
+        d->suits = (uint8_t)(d->suits | (t0 << (c0 & 3)));
+    }
+    hard += v0 & -t0;
+    ace |= t0 & (v0 == 1);
+    n += t0;
+    const unsigned t1 = t0 & !x->dealer_stands[ace][hard];
+    if (rec) {
+        d->cards[n] = c1;
+        d->suits = (uint8_t)(d->suits | (t1 << (c1 & 3)));
+    }
+    hard += v1 & -t1;
+    ace |= t1 & (v1 == 1);
+    n += t1;
+    d->hard = (uint8_t)hard;
+    d->ace = (uint8_t)ace;
+    d->n = (uint8_t)n;
+    *more = t1 & !x->dealer_stands[ace][hard];
+    return t0 + t1;
+}
+
+/* the dealer's third card and more, by the loop */
+AI void dealer_rest(const sim_ctx *x, sim_shoe *s, sim_dealer *d, int rec) {
     while (!x->dealer_stands[d->ace][d->hard]) dealer_take(d, deal(s), rec != 0, rec);
+}
+
+/* The dealer draws to 17 (or to a hard 17 under h17) when `go` (some hand is open, or the
+ * dealer plays out): the first two draws by dealer_two when the next two cards are fixed,
+ * the rest (or every draw, when they are not) by the loop.  The same cards in the same order
+ * either way. */
+AI void dealer_draws(const sim_ctx *x, sim_shoe *s, sim_dealer *d, unsigned go, int rec) {
+    if (__builtin_expect(s->dealt + 2 <= s->fixed, 1))
+    {
+        const uint8_t c0 = s->cards[s->dealt], c1 = s->cards[s->dealt + 1];
+        s->dealt += dealer_two(x, d, go, c0, fl_card_value[c0], c1, fl_card_value[c1], rec, &go);
+    }
+    if (go) dealer_rest(x, s, d, rec);
 }
 
 /* the surr table's choice on the box's first two cards (never a pair the pair table splits) */
@@ -489,6 +542,96 @@ AI void record_inputs(uint8_t *in, const sim_hand *hands, unsigned n_hands, cons
     in[FL_IN_DEALER_RANK + 2] = d->n > 2 ? (uint8_t)(d->cards[2] >> 2) : 13;
 }
 
+/* The round of one hand (no split), under peek and without surrender, in a tally (REC 0 or
+ * 1): the common round, played from locals with its first steps branch-free.  The caller has
+ * checked that the round's first seven cards are fixed (the initial four, the player's third,
+ * read by the first decision's select and as init[3], and the two after it, the dealer's
+ * first draws when the player takes at most one card).  Returns 0, leaving the shoe
+ * untouched, when the box holds a pair the strategy splits: play_round's general path plays
+ * that round.  The same cards, in the same order, and the same net as the general path. */
+AI int one_hand_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, const int REC,
+                      sim_shoe *s, int32_t *net, uint8_t *init) {
+    const uint8_t *cd = s->cards + s->dealt;
+    const uint8_t p0 = cd[0], d0 = cd[1], p1 = cd[2], d1 = cd[3], c4 = cd[4];
+    const unsigned v0 = fl_card_value[p0], v1 = fl_card_value[p1];
+    const unsigned up = fl_card_value[d0], hv = fl_card_value[d1];
+    const unsigned rank = p0 >> 2u;
+    if (__builtin_expect(rank == (unsigned)(p1 >> 2u) && r->pair[rank][up] && C.max_hands >= 2, 0))
+        return 0;
+    s->dealt += 4;
+    init[0] = p0;
+    init[1] = p1;
+    init[2] = d0;
+    init[3] = c4; /* the player's third card: the next card, whether or not anyone takes it */
+    init[4] = d1;
+    sim_dealer d;
+    d.hard = (uint8_t)(up + hv);
+    d.ace = (uint8_t)((up == 1) | (hv == 1));
+    d.n = 2;
+    d.cards[0] = d0;
+    d.cards[1] = d1;
+    d.suits = (uint8_t)((1u << (d0 & 3)) | (1u << (d1 & 3)));
+    unsigned hard = v0 + v1, ace = (v0 == 1) | (v1 == 1), n = 2, doubled = 0;
+    const unsigned pbj = (hard == 11) & ace;
+    const int32_t stake = x->stake;
+    int32_t v;
+    if (__builtin_expect(NATURAL(&d), 0)) { /* the dealer's blackjack, peeked */
+        v = pbj ? 0 : -stake;
+    } else {
+        /* the first decision (a double allowed), its card taken or not by a select; a second
+         * decision only after a hit the table hits again (may double no longer: hit or
+         * stand), and from there by the loop */
+        const uint8_t a = x->act[up][1][ace][hard];
+        const unsigned cv = fl_card_value[c4], take = a != DO_STAND;
+        hard += cv & -take;
+        ace |= take & (cv == 1);
+        n += take;
+        s->dealt += take;
+        doubled = a == DO_DOUBLE;
+        /* the dealer's next two cards when the player takes no more: selected, not loaded
+         * after the decision (the round's chain of dependent steps the shorter) */
+        const unsigned c5 = cd[5], c6 = cd[6], m = 0u - take;
+        const unsigned w5 = fl_card_value[c5], w6 = fl_card_value[c6];
+        const uint8_t e0 = (uint8_t)(c4 ^ ((c4 ^ c5) & m)), e1 = (uint8_t)(c5 ^ ((c5 ^ c6) & m));
+        const unsigned u0 = cv ^ ((cv ^ w5) & m), u1 = w5 ^ ((w5 ^ w6) & m);
+        unsigned pt;
+        if ((a == DO_HIT) & (x->act[up][0][ace][hard] == DO_HIT)) {
+            do {
+                const unsigned c = fl_card_value[deal(s)];
+                hard += c;
+                ace |= c == 1;
+                n++;
+            } while (x->act[up][0][ace][hard] == DO_HIT);
+            pt = hard + 10u * (ace & (hard <= 11));
+            dealer_draws(x, s, &d, ((pt <= 21) & !pbj) | C.plays_out, REC);
+        } else {
+            unsigned more;
+            pt = hard + 10u * (ace & (hard <= 11));
+            const unsigned go = ((pt <= 21) & !pbj) | C.plays_out;
+            s->dealt += dealer_two(x, &d, go, e0, u0, e1, u1, REC, &more);
+            if (more) dealer_rest(x, s, &d, REC);
+        }
+        const unsigned dt = BEST(&d);
+        const int32_t st = stake << doubled;
+        const unsigned win = (pt <= 21) & ((dt > 21) | (pt > dt)); /* 5.1(a) */
+        const unsigned push = (pt <= 21) & (pt == dt);              /* else lost: 5.1(f) */
+        const int32_t v_hand = (st & -(int32_t)win) - (st & -(int32_t)!(win | push));
+        const int32_t nat = -(int32_t)pbj; /* 5.1(a)-(c), (e): no dealer blackjack here */
+        v = (v_hand & ~nat) | (x->bj_win & nat);
+    }
+    if (REC) {
+        sim_hand h;
+        h.hard = (uint8_t)hard;
+        h.ace = (uint8_t)ace;
+        h.n = (uint8_t)n;
+        h.doubled = (uint8_t)doubled;
+        h.from_split = h.split_aces = 0;
+        record_inputs(init, &h, 1, &d, 0);
+    }
+    *net = v;
+    return 1;
+}
+
 /* One round: the main wager's net result into *net, the five initial cards (P1, P2, D1, the
  * next card as P3, D2 or the card the dealer would have taken) into init, the record when
  * rec is not NULL (arrays path; REC 2 keeps the card arrays), in a tally the record
@@ -497,6 +640,10 @@ AI void record_inputs(uint8_t *in, const sim_hand *hands, unsigned n_hands, cons
 AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, const int REC,
                   const int TALLY, sim_shoe *s, int32_t *net, uint8_t *init,
                   fl_round_record *rec) {
+    if (TALLY && REC < 2 && C.peek && C.surrender == FL_SURRENDER_NONE &&
+        __builtin_expect(s->fixed - s->dealt >= 7, 1) &&
+        one_hand_round(r, x, C, REC, s, net, init))
+        return s->ok;
     const uint8_t none = TALLY ? 52 : FL_NO_CARD; /* a card never dealt (52: a table input) */
     sim_hand hands[4];
     sim_dealer d;
@@ -533,16 +680,16 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
     const int dealer_bj_peeked = C.peek && !surrendered && NATURAL(&d);
     if (surrendered) {
         if (d.n < 2) dealer_take(&d, deal(s), 1, REC); /* dealt to the box's live hand */
-        if (C.plays_out) dealer_draws(x, s, &d, REC);
+        if (C.plays_out) dealer_draws(x, s, &d, 1, REC);
     } else if (!dealer_bj_peeked) {
         surrendered = play_hands(r, x, C, REC, s, hands, &n_hands, up);
         /* the dealer: a second card when some hand is live, the rest when some hand is open
          * (neither busted, nor a blackjack, nor surrendered), or always when playing out */
-        int any_live = 0, any_open = 0;
+        unsigned any_live = 0, any_open = 0;
         for (unsigned i = 0; i < n_hands; i++) {
-            int live = hands[i].hard <= 21;
+            unsigned live = hands[i].hard <= 21;
             any_live |= live;
-            any_open |= live && !(NATURAL(&hands[i]) && !hands[i].from_split);
+            any_open |= live & !(NATURAL(&hands[i]) & !hands[i].from_split);
         }
         any_open &= !surrendered;
         if (!C.peek) {
@@ -554,7 +701,7 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
                 init[4] = s->cards[s->dealt];
             }
         }
-        if ((any_open || C.plays_out) && !NATURAL(&d)) dealer_draws(x, s, &d, REC);
+        dealer_draws(x, s, &d, (any_open | C.plays_out) & !NATURAL(&d), REC);
     }
     if (d.n >= 2) init[4] = d.cards[1];
     if (TALLY && REC) record_inputs(init, hands, n_hands, &d, surrendered);
@@ -567,24 +714,28 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
         return s->ok;
     }
     const unsigned dt = BEST(&d);
-    const int dbj = NATURAL(&d);
     if (dealer_bj_peeked) {
         *net = NATURAL(h0) ? 0 : -stake;
         return s->ok;
     }
+    /* a dealer blackjack under peek ended the round above */
+    const unsigned dbj = C.peek ? 0u : NATURAL(&d);
     const int limited = !C.peek && dbj && C.enhc_takes != FL_TAKES_ALL;
     int original_taken = 0;
     int32_t total = 0;
+    /* a blackjack's pay against this dealer (5.1(a)-(c), (e)) */
+    const int32_t bj_v = x->bj_win & -(int32_t)!dbj;
     for (unsigned i = 0; i < n_hands; i++) {
         const sim_hand *h = &hands[i];
-        const int32_t st = h->doubled ? 2 * stake : stake;
+        const int32_t st = stake << h->doubled;
         const unsigned pt = BEST(h);
-        int32_t v;
-        if (pt > 21) v = -st;                                  /* 5.1(f) */
-        else if (NATURAL(h) && !h->from_split) v = dbj ? 0 : x->bj_win; /* 5.1(a)-(c), (e) */
-        else if (dbj) v = -st;                                 /* 5.1(d), (g) */
-        else if (dt > 21 || pt > dt) v = st;                   /* 5.1(a) */
-        else v = pt == dt ? 0 : -st;
+        /* selected by masks, not branches: the outcome is the round's least predictable */
+        const unsigned live = (pt <= 21) & !dbj;             /* else lost: 5.1(f), (d), (g) */
+        const unsigned win = live & ((dt > 21) | (pt > dt)); /* 5.1(a) */
+        const unsigned push = live & (pt == dt);
+        const int32_t nat = -(int32_t)(NATURAL(h) & !h->from_split);
+        const int32_t v_hand = (st & -(int32_t)win) - (st & -(int32_t)!(win | push));
+        int32_t v = (v_hand & ~nat) | (bj_v & nat);
         if (limited && v < 0) {
             if (C.enhc_takes == FL_TAKES_ORIGINAL_AND_BUSTED && h->hard > 21) {
                 /* a busted hand stays lost, whole */
@@ -755,6 +906,18 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
     int64_t net_part = 0;
     uint64_t sq_part = 0, left = period;
     fl_status st = FL_OK;
+#define SIM_ADD(v)                                                                                \
+    do {                                                                                          \
+        net_part += (v);                                                                          \
+        sq_part += (uint64_t)((int64_t)(v) * (v));                                                \
+        if (__builtin_expect(--left == 0, 0)) {                                                   \
+            net_sum += net_part;                                                                  \
+            sq_sum += sq_part;                                                                    \
+            net_part = 0;                                                                         \
+            sq_part = 0;                                                                          \
+            left = period;                                                                        \
+        }                                                                                         \
+    } while (0)
     /* the shoe in play is a copy at one fixed place (lanes[cur] while it is played), which
      * the compiler keeps as a local: play through a pointer into the lanes was slower */
     sim_shoe play;
@@ -770,6 +933,62 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
         play = lanes[0];
         cur = 0;
     }
+    if (TALLY && !COUNT && use_x && r->cut_position != 0) {
+        /* Two shoes in flight: the rounds of shoe A (the earlier in the order of play) and of
+         * the next, B, alternate, so that the two rounds' chains of dependent loads and
+         * selects overlap.  The tally is a sum, the same in any order of its rounds; its set
+         * of rounds stays the sequential one (the first n_rounds of the shoes in order): a
+         * round of B is played only while the rounds left leave room for every round A may
+         * still have (a round takes at least 3 cards), so A always ends within the call, and
+         * near the end A is played alone.  Shoe k is lane k % FL_SIM_LANES's, fixed to the
+         * cut when it starts: each lane's positions are fixed in the same order from its own
+         * generator as by start_shoes, so these are the same shoes. */
+        sim_shoe pb;
+        uint8_t in_b[FL_SIM_INPUTS];
+        memset(in_b, 0, sizeof in_b);
+        size_t ka = 0, done = 0;
+        int b_done = 0;
+        shoe_begin(lanes, 0, &play);
+        shoe_begin(lanes, 1, &pb);
+        const uint32_t cut = r->cut_position;
+        while (done < n_rounds) {
+            const size_t a_most = (cut - s->dealt + 2) / 3; /* A's rounds left, at most */
+            if (!b_done && n_rounds - done > a_most) {
+                int32_t vb = 0;
+                if (!play_round(r, &x, C, REC, 1, &pb, &vb, in_b, NULL)) {
+                    st = pb.dealt >= pb.size ? FL_ERR_RANGE : FL_ERR_EXHAUSTED;
+                    break;
+                }
+                done++;
+                SIM_ADD(vb);
+                if (tables) lookup_round(&lk, in_b, 0);
+                if (pb.dealt >= cut) { /* B's cutting card came out: B waits for A */
+                    lanes[(ka + 1) % FL_SIM_LANES] = pb;
+                    b_done = 1;
+                }
+            }
+            int32_t v = 0;
+            if (!play_round(r, &x, C, REC, 1, s, &v, in, NULL)) {
+                st = s->dealt >= s->size ? FL_ERR_RANGE : FL_ERR_EXHAUSTED;
+                break;
+            }
+            done++;
+            SIM_ADD(v);
+            if (tables) lookup_round(&lk, in, 0);
+            if (s->dealt >= cut) { /* A's cutting card came out: B, or the shoes after it */
+                lanes[ka % FL_SIM_LANES] = play;
+                if (b_done) {
+                    ka += 2;
+                    shoe_begin(lanes, ka, &play);
+                    b_done = 0;
+                } else {
+                    ka += 1;
+                    play = pb;
+                }
+                shoe_begin(lanes, ka + 1, &pb);
+            }
+        }
+    } else
     for (size_t i = 0; i < n_rounds; i++) {
         if (cur == FL_SIM_LANES) { /* shuffle (rule 5.7(b)), a batch of shoes at a time */
             start_shoes(lanes);
@@ -818,15 +1037,7 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
         }
         if (!TALLY && o->net) o->net[i] = v;
         if (TALLY || o->sums) {
-            net_part += v;
-            sq_part += (uint64_t)((int64_t)v * v);
-            if (__builtin_expect(--left == 0, 0)) {
-                net_sum += net_part;
-                sq_sum += sq_part;
-                net_part = 0;
-                sq_part = 0;
-                left = period;
-            }
+            SIM_ADD(v);
             if (TALLY && tables) lookup_round(&lk, in, off);
             if (!TALLY && tables)
                 fl_side_lookup_round(o->tables, o->n_tables, init, rec, o->rec_inputs,
@@ -847,6 +1058,7 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
         m->sq_hi = (uint64_t)(sq >> 64);
     }
     return st;
+#undef SIM_ADD
 }
 
 /* The instances: the hot rule combinations with their rules as constants (peek, no

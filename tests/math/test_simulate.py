@@ -2,6 +2,7 @@
 PAR sheets; and the same result for a seed however the work is partitioned."""
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,9 @@ from feltlab.plugins.super_sevens import SuperSevens
 from feltlab.rules import DealerBlackjackTakes, DoubleOn, Rules
 from feltlab.shoe import FixedCards
 from feltlab.simulation import check as simcheck
+from feltlab.simulation import chunk as simchunk
 from feltlab.simulation import run as sim
+from feltlab.simulation import side_tables
 from feltlab.simulation import tables as simstrategy
 
 VARIANTS = {
@@ -74,6 +77,59 @@ def test_c_simulator_and_python_engine_agree_round_by_round(name: str) -> None:
         dealt = [e.data["card"] for e in table.log.events if e.kind == "card_dealt"]
         assert dealt == cards
     assert min(seen.values()) > 10, seen  # splits, doubles and blackjacks were all exercised
+
+
+def _tables_for_paths() -> tuple[native.SideTable, ...]:
+    """A card-decided table (Perfect Pairs: the initial cards) and a play-decided one (Bust
+    Bonus: the round record's inputs, the dealer's first three ranks among them)."""
+    out = []
+    for name in ("perfect_pairs", "bust_bonus"):
+        t = side_tables.side_table(simchunk.installed_wager(name, None))
+        assert t is not None, name
+        out.append(t)
+    return tuple(out)
+
+
+@pytest.mark.parametrize("plays_out", [False, True], ids=["stands", "plays_out"])
+@pytest.mark.parametrize("name", [*sorted(VARIANTS), "vegas_s17_fresh_shoe"])
+def test_tally_rounds_equal_the_general_round_path(name: str, plays_out: bool) -> None:
+    """The tally's one-hand round (sim.c one_hand_round: no split, under peek without
+    surrender, branch-free first decision and dealer steps) deals and settles as the general
+    round path, which the per-round arrays take and the Python engine checks above: for the
+    same seed the same net and net squared, and the same counts of a card-decided and a
+    play-decided table, with and without tables (each an instance of its own), over every
+    rule variant, the dealer standing or playing out, and a fresh shoe each round."""
+    rules = VARIANTS.get(name) or Rules.preset("vegas_s17")
+    sr = replace(
+        simstrategy.sim_rules(rules, fresh_shoe=name.endswith("fresh_shoe")),
+        dealer_plays_out=plays_out,
+    )
+    n = 40_000
+    arrays = native.simulate_rounds(native.Xoshiro256StarStar(3), sr, n)
+    net = int(arrays.net.astype(np.int64).sum())
+    net_sq = int((arrays.net.astype(np.int64) ** 2).sum())
+    bare = native.simulate_tally(native.Xoshiro256StarStar(3), sr, n)
+    assert (bare.rounds, bare.net, bare.net_sq) == (n, net, net_sq)
+    tables = _tables_for_paths()
+    fast = native.simulate_tally(native.Xoshiro256StarStar(3), sr, n, tables)
+    general = native.simulate_tally(native.Xoshiro256StarStar(3), sr, n, tables, record=True)
+    assert (fast.net, fast.net_sq) == (general.net, general.net_sq) == (net, net_sq)
+    for a, b in zip(fast.counts, general.counts, strict=True):
+        assert np.array_equal(a, b)
+    assert int(fast.counts[1][: native.NOT_OFFERED].sum()) == n  # Bust Bonus on every round
+
+
+@pytest.mark.parametrize("n", [1, 2, 44, 45, 46, 997, 5_003])
+def test_tally_of_any_size_has_the_rounds_of_the_arrays(n: int) -> None:
+    """A tally plays two shoes in flight (sim.c run_core) yet keeps the first n rounds of the
+    shoes in order, whatever n: the same sums as the per-round arrays, which play the shoes
+    one after the other, for calls that end at, just past or well into a second shoe."""
+    sr = simstrategy.sim_rules(Rules.preset("vegas_s17"))
+    for seed in (1, 2, 3):
+        arrays = native.simulate_rounds(native.Xoshiro256StarStar(seed), sr, n)
+        tally = native.simulate_tally(native.Xoshiro256StarStar(seed), sr, n)
+        nets = arrays.net.astype(np.int64)
+        assert (tally.rounds, tally.net, tally.net_sq) == (n, int(nets.sum()), int((nets**2).sum()))
 
 
 # Wizard of Odds, "Blackjack House Edge Calculator" (combinatorial analysis, basic strategy),
