@@ -22,6 +22,7 @@ def side_bet_specs(
     alone, else the comma-separated names (each with its first paytable): ``(specs,
     skipped)``, skipped naming each installed wager left out and why.  Raises
     click.BadParameter naming an unknown wager or one the simulator cannot settle."""
+    from feltlab.cli.render.simulation import NOT_CHOSEN
     from feltlab.simulation.run import wager_specs
 
     specs, skipped = wager_specs(registry, rules)
@@ -46,7 +47,7 @@ def side_bet_specs(
                 param_hint="--side-bets",
             )
     chosen = [(n, t) for n, t in specs if n in names]
-    left = [(n, "not chosen (--side-bets)") for n, _ in specs if n not in names]
+    left = [(n, NOT_CHOSEN) for n, _ in specs if n not in names]
     return chosen, skipped + left
 
 

@@ -56,3 +56,17 @@ def test_play_refuses_insurance_and_the_main_wager() -> None:
     assert "insurance is placed after the deal, not with the main wager" in res.output
     res = CliRunner().invoke(main, ["play", "--side-bets", "main"])
     assert res.exit_code == 2 and "no installed side wager 'main'" in res.output
+
+
+def test_the_main_wager_alone_prints_no_empty_table_and_one_line_for_the_rest() -> None:
+    res = CliRunner().invoke(
+        main, ["simulate", "--rounds", "20000", "--seed", "5", "--side-bets", "none"]
+    )
+    assert res.exit_code == 0, res.output
+    assert "side wagers (return per unit wagered)" not in res.output
+    lines = [ln for ln in res.output.splitlines() if ln.startswith("not in play (--side-bets): ")]
+    assert len(lines) == 1
+    assert {"perfect_pairs", "super_sevens", "insurance"} <= set(
+        lines[0].split(": ")[1].split(", ")
+    )
+    assert "not simulated: perfect_pairs" not in res.output

@@ -16,6 +16,9 @@ from feltlab.seeds import SEED_DERIVATION_VERSION
 from feltlab.simulation.check import Z_WARNING, ExactCheck
 from feltlab.simulation.run import SimulationResult
 
+NOT_CHOSEN = "not chosen (--side-bets)"
+"""The reason given for an installed side wager left out of play by ``--side-bets``."""
+
 
 def _json_data(
     res: SimulationResult,
@@ -120,6 +123,8 @@ def _print_wagers(out: Any, res: SimulationResult, fresh_shoe: bool) -> None:
             "cut-card effect; to compare with an exact PAR sheet (`feltlab math`), run with "
             "--fresh-shoe"
         )
+    if not res.wagers:  # --side-bets none: the main wager alone, no empty table
+        return
     t = Table(title="side wagers (return per unit wagered)")
     for col in ("wager", "paytable", "rounds offered", "return", "95% CI", "hit frequency"):
         t.add_column(col)
@@ -189,8 +194,12 @@ def report_simulation(
     )
     _print_exact(out, res, check, why)
     _print_wagers(out, res, fresh_shoe)
+    not_chosen = [name for name, reason in skipped if reason == NOT_CHOSEN]
+    if not_chosen:
+        out.print(f"not in play (--side-bets): {', '.join(not_chosen)}")
     for name, reason in skipped:
-        out.print(f"not simulated: {name}: {reason}")
+        if reason != NOT_CHOSEN:
+            out.print(f"not simulated: {name}: {reason}")
     for name in res.batch_wagers:  # the same counts; only slower
         reason = res.batch_reasons.get(name, "it has no lookup table")
         out.print(
