@@ -62,6 +62,15 @@ def shoe_counts(decks: int) -> tuple[int, ...]:
     return (4 * decks,) * 9 + (16 * decks,)
 
 
+def may_run_out(counts: tuple[int, ...] | list[int], max_hands: int) -> bool:
+    """Whether one round of one box (up to ``max_hands`` split hands, 1..4) and the dealer
+    could ask for a card with none left in the shoe ``counts`` (10 ints, A, 2..9, ten): its
+    cards less the ``max_hands`` highest hold at most ``20 max_hands + 16`` pips (a hand
+    draws only below 21, the dealer below 17; a necessary condition).  The analyzer refuses
+    such a shoe: its split values assume no round runs out."""
+    return bool(lib.fl_an_may_run_out([int(v) for v in counts], int(max_hands)))
+
+
 def hand_index(a: int, b: int) -> int:
     """Row of the two-card hand of value indexes ``a`` and ``b`` (0 ace .. 9 ten)."""
     a, b = min(a, b), max(a, b)
@@ -78,7 +87,8 @@ def _zero_table(shape: tuple[int, int]) -> npt.NDArray[np.uint8]:
 class AnalyzerRules:
     """Rules, shoe and strategy of one analysis, as plain values.
 
-    ``counts``: cards of each value (A, 2..9, ten-valued), 26..4096 in all.  ``peek``: the
+    ``counts``: cards of each value (A, 2..9, ten-valued), 26..4096 in all, and a shoe no
+    round can run out of (:func:`may_run_out`; ValueError "could run out").  ``peek``: the
     dealer checks for blackjack under an ace or ten (player decisions are then conditioned on
     no dealer blackjack); otherwise no hole card, where ``enhc_takes`` is what a dealer
     blackjack takes: 0 the original wager, 1 the original and busted hands, 2 all wagers.
@@ -203,6 +213,13 @@ def _struct(r: AnalyzerRules) -> Any:
     c.strategy = STRATEGIES[r.strategy]
     c.split_dist = _flag(r.split_dist, "split_dist")
     c.threads = as_int(r.threads, "threads", 0, 1024)
+    if may_run_out(list(c.counts), int(c.max_hands)):
+        raise ValueError(
+            f"the shoe of {sum(c.counts)} cards could run out in a round of up to "
+            f"{c.max_hands} split hands (its cards but the {c.max_hands} highest fit within "
+            "the hands' hard 20 and the dealer's hard 16); give a fuller shoe or fewer split "
+            "hands (max_hands)"
+        )
     for name, shape, top in (
         ("hard", (32, 11), 3),
         ("soft", (32, 11), 3),

@@ -643,7 +643,18 @@ typedef struct {
     uint32_t nodes;
 } fl_analysis;
 
+/* fl_analyze refuses (FL_ERR_RANGE) a shoe a round could run out of (fl_an_may_run_out). */
 fl_status fl_analyze(const fl_analyzer_rules *rules, fl_analysis *out);
+
+/* 1 when one round of one box (up to max_hands split hands, 1..4) and the dealer could
+ * ask for a card with none left in the shoe `counts`, else 0.  A hand draws only below 21,
+ * so its cards but the last hold at most hard 20, the dealer's at most hard 16; when the
+ * shoe runs out, at most max_hands of them hold a last card.  So it can only if the shoe's
+ * cards less its max_hands highest hold at most 20 max_hands + 16 pips (a necessary
+ * condition: refusing on it is safe).  The analyzer's split values and distributions
+ * assume no round runs out (26 twos split to 2 hands would: +2.0 a round, and a split
+ * distribution summing to 0). */
+int fl_an_may_run_out(const uint32_t counts[10], uint32_t max_hands);
 
 /* The dealer's final 17..21, bust, blackjack for up card value `up` (1..10, removed from
  * counts); peek: conditioned on no blackjack. */

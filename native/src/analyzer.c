@@ -378,6 +378,18 @@ static int an_threads(const fl_analyzer_rules *r) {
     return (int)n;
 }
 
+int fl_an_may_run_out(const uint32_t counts[10], uint32_t max_hands) {
+    if (max_hands < 1) max_hands = 1;
+    if (max_hands > 4) max_hands = 4;
+    uint64_t pips = 0, last = max_hands; /* the highest cards as the last ones */
+    for (int v = NV - 1; v >= 0; v--) {
+        uint64_t n = counts[v], off = n < last ? n : last;
+        last -= off;
+        pips += (n - off) * (uint64_t)(v + 1);
+    }
+    return pips <= 20u * max_hands + 16u;
+}
+
 fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
     if (!r || !out) return FL_ERR_NULL;
     uint32_t total = 0;
@@ -386,6 +398,8 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
         total += r->counts[v];
     }
     if (total < FL_AN_MIN_CARDS || total > FL_AN_MAX_CARDS) return FL_ERR_RANGE;
+    if (r->max_hands >= 1 && r->max_hands <= 4 && fl_an_may_run_out(r->counts, r->max_hands))
+        return FL_ERR_RANGE;
     if (r->h17 > 1 || r->peek > 1 || r->enhc_takes > FL_TAKES_ALL || r->bj_num < 1 ||
         r->bj_den < 1 || r->bj_num > 1000 || r->bj_den > 1000 ||
         r->double_on > FL_DOUBLE_HARD_10_11 || r->double_after_split > 1 || r->max_hands < 1 ||

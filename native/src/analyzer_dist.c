@@ -677,7 +677,11 @@ void split_distribution(an_ctx *c, int P, double value, int value_exact,
         if (comp[v] < 0) goto done;
         N += comp[v];
     }
-    g.exact_resplit = dl_count(&g, 2, 2, DL_LEAF_BUDGET) <= DL_LEAF_BUDGET;
+    /* CDP plays a split hand for the pair cards out at each count (the value's patterns);
+     * the hands listed here are played as at two out, so past a re-split the rounds are
+     * approximated and matched to the exact value like those past the budget */
+    g.exact_resplit =
+        r->strategy != FL_AN_CDP && dl_count(&g, 2, 2, DL_LEAF_BUDGET) <= DL_LEAF_BUDGET;
     /* unconditioned dealer draws (the peeked blackjack is dropped below) */
     int saved_hole = c->hole_x;
     c->hole_x = -1;

@@ -391,6 +391,20 @@ static void test_analyzer(void) {
     r.counts[9] = 0;
     for (int v = 0; v < 9; v++) r.counts[v] = 2; /* 18 cards: too few */
     CHECK(fl_analyze(&r, &out) == FL_ERR_RANGE);
+    /* a shoe a round could run out of: 26 twos split to 2 hands, ten twos a hand's 20 and
+     * nine for the dealer's 18: 24 twos (48 pips) but the last two within 2 * 20 + 16 */
+    for (int v = 0; v < 10; v++) r.counts[v] = v == 1 ? 26 : 0;
+    r.max_hands = 2;
+    CHECK(fl_an_may_run_out(r.counts, 2) == 1);
+    CHECK(fl_analyze(&r, &out) == FL_ERR_RANGE);
+    r.max_hands = 1; /* one hand: 25 twos, 50 pips, beyond 20 + 16 */
+    CHECK(fl_an_may_run_out(r.counts, 1) == 0);
+    CHECK(fl_analyze(&r, &out) == FL_OK);
+    r.counts[1] = 19; /* 18 twos, 36 pips: could run out (below the 26-card minimum too) */
+    CHECK(fl_an_may_run_out(r.counts, 1) == 1);
+    r.max_hands = 4;
+    for (int v = 0; v < 10; v++) r.counts[v] = v == 9 ? 16 : 4; /* one deck */
+    CHECK(fl_an_may_run_out(r.counts, 4) == 0);
     r.pair[9][5] = 1; /* tables may not split tens */
     for (int v = 0; v < 10; v++) r.counts[v] = 8;
     CHECK(fl_analyze(&r, &out) == FL_ERR_RANGE);

@@ -48,7 +48,7 @@ import numpy.typing as npt
 
 from feltlab.math.eor import HI_LO
 from feltlab.math.main_wager import analyze_main
-from feltlab.native.analyzer import DOUBLE, HIT, SPLIT, STAND, Analysis, hand_index
+from feltlab.native.analyzer import DOUBLE, HIT, SPLIT, STAND, Analysis, hand_index, may_run_out
 from feltlab.rules import Rules
 
 TAGS = tuple(HI_LO[:10])
@@ -360,13 +360,17 @@ def hilo_indices(
         )
     shifts = range(-span, span + 1)
     ts = np.array([float(grid_true_count(quarters, k)) for k in shifts])
+    # a grid point whose shoe a round could run out of (half a deck at -40: 26 low cards)
+    # has no analysis: it drops out of every play index, as a missing up card does
+    runs = [not may_run_out(hilo_composition(quarters, k), rules.max_split_hands) for k in shifts]
+    ts_run = ts[np.array(runs)]
     # the C analyzer releases the GIL and keeps no global state: one analysis per core, each
     # on one thread
     with ThreadPoolExecutor(max_workers=max(1, min(len(shifts), os.cpu_count() or 1))) as ex:
         analyses = list(
             ex.map(
                 lambda k: analyze_main(rules, "cdz", hilo_composition(quarters, k), threads=1),
-                shifts,
+                [k for k, run in zip(shifts, runs, strict=True) if run],
             )
         )
     out = []
@@ -377,7 +381,7 @@ def hilo_indices(
         gains = [_gain(a, d) for a in analyses]
         dealt = np.array([g is not None for g in gains])
         gs = np.array([g for g in gains if g is not None], dtype=np.float64)
-        out.append(_index(d, ts[dealt], gs))
+        out.append(_index(d, ts_run[dealt], gs))
     return IndexTable(
         rules=rules,
         rules_name=rules_name,

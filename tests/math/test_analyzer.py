@@ -13,6 +13,7 @@ from feltlab.native.analyzer import (
     STAND,
     AnalyzerRules,
     hand_index,
+    may_run_out,
     shoe_counts,
 )
 
@@ -163,3 +164,64 @@ def test_the_figures_are_the_same_for_any_thread_count(peek: bool) -> None:
             assert np.array_equal(getattr(a, name), getattr(runs[0], name), equal_nan=True)
     if peek:  # Farmer's CA v7.6, 1 deck S17 DOA DAS split to 4, CDZ-
         assert abs(100 * runs[0].ev - 0.181934306) <= 1e-6
+
+
+def test_a_shoe_a_round_could_run_out_of_is_refused() -> None:
+    """26 twos, split to 2 hands: each split hand draws to 20 (ten twos), so the box takes 20
+    cards and the dealer, holding the up card, finds 5 of the 8 more twos its 18 needs: the
+    round cannot be finished.  The analyzer's split values assume no shoe runs out (they came
+    out +2.0 a round, and the split rounds' distribution summed to 0, not 1, labelled exact).
+    native/tests/test_core.c checks the C core refuses it too."""
+    with pytest.raises(
+        ValueError, match=r"26 cards could run out in a round of up to 2 split hands"
+    ):
+        native.analyze(AnalyzerRules(counts=(0, 26) + (0,) * 8, max_hands=2, split_dist=True))
+    # one split hand fewer: 10 + 9 twos fit in 26
+    assert may_run_out((0, 26) + (0,) * 8, 2) and not may_run_out((0, 26) + (0,) * 8, 1)
+    native.analyze(AnalyzerRules(counts=(0, 26) + (0,) * 8, max_hands=1))
+
+
+@pytest.mark.parametrize(
+    ("counts", "max_hands"),
+    [
+        ((0, 40) + (0,) * 8, 2),
+        ((4,) * 9 + (0,), 4),
+        ((0,) * 9 + (26,), 4),
+        ((60,) + (0,) * 8 + (40,), 4),
+    ],
+)
+def test_lopsided_shoes_the_round_cannot_exhaust_have_whole_distributions(
+    counts: tuple[int, ...], max_hands: int
+) -> None:
+    """Shoes no round can run out of: every outcome's probability sums to 1 and the
+    distribution's mean is the expectation (40 twos split to 2: ten twos to each hand's 20,
+    nine to the dealer's 18; a win of 2 units every round)."""
+    a = native.analyze(AnalyzerRules(counts=counts, max_hands=max_hands, split_dist=True))
+    nets = np.arange(-native.analyzer.SPLIT_NET0, native.analyzer.SPLIT_NET0 + 1)
+    pay = np.array([-2, -1, -0.5, 0, 1, 2, 1.5])
+    assert a.net_dist.sum() + a.split_net.sum() == pytest.approx(1.0, abs=1e-12)
+    assert a.split_net.sum() == pytest.approx(a.p_split, abs=1e-12)
+    mean = float(a.net_dist @ pay + a.split_net @ nets)
+    assert mean == pytest.approx(a.ev, abs=1e-12)
+    if counts[1] == 40:
+        assert a.ev == pytest.approx(2.0, abs=1e-15)
+
+
+@pytest.mark.parametrize("strategy", ["cdz", "cdp1", "cdp"])
+@pytest.mark.parametrize("max_hands", [3, 4])
+def test_the_split_distribution_keeps_the_strategys_expectation(
+    strategy: str, max_hands: int
+) -> None:
+    """The distribution's mean is the strategy's exact expectation, its approximated re-split
+    rounds matched to it: CDP plays a split hand for the pair cards out at each count, which
+    the enumeration (one play per hand) does not follow past a re-split (1 deck S17 split to
+    3 under CDP: the mean was 1.76e-7 a unit short of the expectation)."""
+    a = native.analyze(
+        AnalyzerRules(
+            counts=shoe_counts(1), strategy=strategy, max_hands=max_hands, split_dist=True
+        )
+    )
+    nets = np.arange(-native.analyzer.SPLIT_NET0, native.analyzer.SPLIT_NET0 + 1)
+    pay = np.array([-2, -1, -0.5, 0, 1, 2, 1.5])
+    assert float(a.net_dist @ pay + a.split_net @ nets) == pytest.approx(a.ev, abs=1e-12)
+    assert a.net_dist.sum() + a.split_net.sum() == pytest.approx(1.0, abs=1e-12)

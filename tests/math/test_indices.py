@@ -123,7 +123,9 @@ def test_a_single_deck_game_has_a_coarse_grid_and_still_an_exact_insurance_index
     # half a deck left: the expected shoe exists every 20 true counts (one ace and four
     # tens in, one of each 2..6 out); the default reach widens to two steps
     t = hilo_indices(Rules.preset("vegas_s17", decks=1), departures=ILLUSTRIOUS_18[:2])
-    assert t.step == 20 and t.max_count == 40 and t.analyses == 5
+    # the shoe at -40 (no ace or ten, 26 cards 2..9) could run out in a round split to 4
+    # hands (its cards but the 4 highest hold 94 pips, within 4 * 20 + 16): not analysed
+    assert t.step == 20 and t.max_count == 40 and t.analyses == 4
     # 26 cards: at 5/3 the tens are 8 + 4 * (5/3) / 20 = 25/3, a third of the 25 behind the ace
     assert t.indices[0].exact == Fraction(5, 3)
     # at -40 no ten is left to be the up card: that grid point drops out of 16 v T
