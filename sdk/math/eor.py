@@ -205,7 +205,8 @@ def side_bet_eor(wager: WagerType, decks: int) -> EffectOfRemoval:
 def render_eor(e: EffectOfRemoval) -> str:
     """A plain-text table of ``e``."""
     lines = [
-        f"{e.wager}, {e.decks} decks: return {100 * e.base:+.6f}% per unit; effect of removal "
+        f"{e.wager}, {e.decks} deck{'s' * (e.decks != 1)}: return {100 * e.base:+.6f}% per "
+        "unit; effect of removal "
         "(percentage points per card removed) and the best linear count",
         f"strategy: {e.strategy} ({STRATEGY_NOTES[e.strategy]})",
         f"{'rank':>4} {'EoR (pp)':>12} {'best tag':>9} {'integer':>8} {'Hi-Lo':>6}"

@@ -76,10 +76,10 @@ def print_main_sheet(
 
     console = make_console()  # a pipe gets every column (the chart was cut to '+0.…')
     console.print(
-        f"Main wager, rules {rules_name} ({rules.decks} decks), strategy {strategy}: "
-        f"house edge {100 * sheet.house_edge:.6f}% ({sheet.house_edge_method}), standard "
-        f"deviation {sheet.std_dev:.6f} per round, skewness {sheet.skewness:.6f} "
-        f"({sheet.distribution_method})"
+        f"Main wager, rules {rules_name} ({rules.decks} deck{'s' * (rules.decks != 1)}), "
+        f"strategy {strategy}: house edge {100 * sheet.house_edge:.6f}% "
+        f"({sheet.house_edge_method}); the round's distribution ({sheet.distribution_method}): "
+        f"standard deviation {sheet.std_dev:.6f} per round, skewness {sheet.skewness:.6f}"
     )
     h = sheet.headline
     console.print(
