@@ -682,6 +682,14 @@ void split_distribution(an_ctx *c, int P, double value, int value_exact,
      * approximated and matched to the exact value like those past the budget */
     g.exact_resplit =
         r->strategy != FL_AN_CDP && dl_count(&g, 2, 2, DL_LEAF_BUDGET) <= DL_LEAF_BUDGET;
+    /* the removed cards' keys hold 6 bits a value: an exact round of H hands may remove H
+     * pair cards and H times the most cards of a value one hand draws */
+    for (int v = 0, most = 0; v < NV && g.exact_resplit; v++) {
+        for (int k = 0; k < g.ne; k++)
+            if (g.e[k].m[v] > most) most = g.e[k].m[v];
+        if (g.H * (most + (v == P)) > 63) g.exact_resplit = 0;
+        most = 0;
+    }
     /* unconditioned dealer draws (the peeked blackjack is dropped below) */
     int saved_hole = c->hole_x;
     c->hole_x = -1;
