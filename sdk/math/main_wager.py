@@ -265,16 +265,7 @@ def main_par_sheet(rules: Rules, strategy: str = "cdz") -> MainParSheet:
     bj = hand_index(0, 9)
     q = float(a.p_dealer_bj[bj, 0])
     even_money = {"take": 1.0, "decline": float(a.value[bj, 0]), "p_dealer_blackjack": q}
-    dist, method, note = round_distribution(rules, a)
-    if strategy == "cdp" and rules.max_split_hands > 2 and a.p_split > 0:
-        mean_gap = sum(k * v for k, v in dist.items()) - a.ev
-        method = "approximate"
-        note = (note + "; " if note else "") + (
-            "approximate term: the distribution plays every split hand as CDP does with two "
-            "pair cards out (CDP1's play), CDP's play with more pair cards out is in the "
-            f"house edge only (its mean differs by {100 * mean_gap:+.2e} pp); each outcome's "
-            f"probability is within {100 * a.p_split:.2e} pp (the split rounds' probability)"
-        )
+    dist, method, note = round_distribution(rules, a, strategy)
     if a.p_split_approx > 0:
         note = (note + "; " if note else "") + (
             f"approximate term: deals of probability {a.p_split_approx:.2e} split with the "
@@ -304,13 +295,16 @@ def main_par_sheet(rules: Rules, strategy: str = "cdz") -> MainParSheet:
     )
 
 
-def round_distribution(rules: Rules, a: Analysis) -> tuple[dict[float, float], str, str]:
+def round_distribution(
+    rules: Rules, a: Analysis, strategy: str = "cdz"
+) -> tuple[dict[float, float], str, str]:
     """The probability of each net result of a round (units of the initial wager):
     ``(distribution, method, note)``, from an analysis run with ``split_dist`` (every round
     enumerated, split rounds included: native/src/analyzer_dist.c).  ``method`` is "exact",
     or "approximate" with ``note`` naming the approximated term (re-split rounds past the
-    enumeration budget, matched to their exact mass and expectation) and its bound: each
-    outcome's probability is within that term's probability of the exact one."""
+    enumeration budget, or under ``strategy`` "cdp" every re-split round, matched to their
+    exact mass and expectation) and its bound: each outcome's probability is within that
+    term's probability of the exact one."""
     bj = float(rules.blackjack_pays)
     dist: dict[float, float] = {}
     values = (-2.0, -1.0, -0.5, 0.0, 1.0, 2.0, bj)
@@ -325,8 +319,13 @@ def round_distribution(rules: Rules, a: Analysis) -> tuple[dict[float, float], s
         return dist, "exact", ""
     bound = 100 * a.p_split_dist_approx
     note = (
-        f"approximate term: rounds that re-split to 3-4 hands past the enumeration budget "
-        f"(probability {a.p_split_dist_approx:.3e}) have the hands still to play drawn "
+        "approximate term: rounds that re-split to 3-4 hands "
+        + (
+            "(CDP plays their split hands by the count of pair cards out) "
+            if strategy == "cdp"
+            else "past the enumeration budget "
+        )
+        + f"(probability {a.p_split_dist_approx:.3e}) have the hands still to play drawn "
         f"independently from the shoe at the re-split, matched to their exact probability "
         f"and expectation; every other round is exact, so each outcome's probability is "
         f"within {bound:.2e} pp of the exact one"
