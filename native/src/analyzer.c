@@ -102,7 +102,6 @@ typedef struct {
 static int ctx_alloc(an_ctx *c) {
     c->ds = calloc(DSTATE_CAP, sizeof *c->ds);
     c->dplan = calloc(DSTATE_CAP, sizeof *c->dplan);
-    c->dprob = calloc(DSTATE_CAP, sizeof *c->dprob);
     c->dwork = calloc((size_t)DSTATE_CAP * AN_LANES, sizeof *c->dwork);
     c->keybuf = calloc(2 * NODE_CAP, sizeof *c->keybuf);
     c->seen = calloc(NODE_CAP, 1);
@@ -123,7 +122,7 @@ static int ctx_alloc(an_ctx *c) {
     c->cache.slot = calloc(c->cache.cap, sizeof *c->cache.slot);
     c->cache.dcap = c->cache.cap;
     c->cache.dist = malloc(sizeof(*c->cache.dist) * c->cache.dcap);
-    if (!c->ds || !c->dplan || !c->dprob || !c->dwork || !c->keybuf || !c->seen || !c->dkeys ||
+    if (!c->ds || !c->dplan || !c->dwork || !c->keybuf || !c->seen || !c->dkeys ||
         !c->didx || !c->stand || !c->dec || !c->valid || !c->stamp || !c->pdec || !c->pstamp ||
         !c->cache.keys || !c->cache.slot || !c->cache.dist || !c->vec || !c->svec || !c->hvec ||
         !c->dvec)
@@ -141,7 +140,6 @@ static void ctx_free(an_ctx *c) {
     split_distribution_release(c);
     free(c->ds);
     free(c->dplan);
-    free(c->dprob);
     free(c->dwork);
     free(c->keybuf);
     free(c->seen);
@@ -509,11 +507,11 @@ fl_status fl_dealer_probabilities(const uint32_t counts[10], unsigned up, unsign
     c.r = &r;
     c.ds = calloc(DSTATE_CAP, sizeof *c.ds);
     c.dplan = calloc(DSTATE_CAP, sizeof *c.dplan);
-    c.dprob = calloc(DSTATE_CAP, sizeof *c.dprob);
+    c.dwork = calloc((size_t)DSTATE_CAP * AN_LANES, sizeof *c.dwork);
     c.dkeys = calloc(DHASH_SIZE, sizeof *c.dkeys);
     c.didx = calloc(DHASH_SIZE, sizeof *c.didx);
     fl_status st = FL_OK;
-    if (!c.ds || !c.dplan || !c.dprob || !c.dkeys || !c.didx || !build_dealer(&c, (int)up)) {
+    if (!c.ds || !c.dplan || !c.dwork || !c.dkeys || !c.didx || !build_dealer(&c, (int)up)) {
         st = FL_ERR_RANGE;
     } else {
         int32_t comp[NV], N = 0;
@@ -527,7 +525,7 @@ fl_status fl_dealer_probabilities(const uint32_t counts[10], unsigned up, unsign
     }
     free(c.ds);
     free(c.dplan);
-    free(c.dprob);
+    free(c.dwork);
     free(c.dkeys);
     free(c.didx);
     return st;

@@ -140,54 +140,17 @@ int build_dealer(an_ctx *c, int up) {
     return c->dmax_nd < NODE_DEPTH;
 }
 
-/* dealer outcome distribution for composition comp (counts, total N).  A card value v drawn
- * at a state holding d_v of them has comp_v - d_v left, never negative where the state's
- * probability is not 0, so a bust (every value from bust_lo up) is one suffix sum. */
+/* dealer outcome distribution for composition comp (counts, total N): one lane of
+ * dealer_pass_lanes (its other lanes repeat it), hole-conditioned by c->hole_x */
 void dealer_pass(an_ctx *c, const int32_t *comp, int32_t N, double out[N_OUT]) {
-    double o[N_OUT] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
-    double *pr = c->dprob;
-    for (int s = 0; s < c->nds; s++) pr[s] = 0.0;
-    pr[0] = 1.0;
-    /* 1 / (cards left) by the dealer's cards drawn: one division per depth, not per state */
-    double inv[NODE_DEPTH], suf[NV + 1];
-    for (int k = 0; k <= c->dmax_nd; k++) inv[k] = N - k > 0 ? 1.0 / (double)(N - k) : 0.0;
-    suf[NV] = 0.0;
-    for (int v = NV - 1; v >= 0; v--) suf[v] = suf[v + 1] + (double)comp[v];
-    for (int s = 0; s < c->nds; s++) {
-        double ps = pr[s];
-        if (ps == 0.0) continue;
-        const an_dstate *st = &c->ds[s];
-        const an_dplan *pl = &c->dplan[s];
-        double scale;
-        int excl = -1;
-        if (s == 0 && c->hole_x >= 0) { /* the hole card: not the blackjack's (peek) */
-            excl = c->hole_x;
-            int32_t denom = N - comp[excl];
-            if (denom <= 0) continue;
-            scale = ps / (double)denom;
-        } else {
-            if (N - st->nd <= 0) continue;
-            scale = ps * inv[st->nd];
-        }
-        for (int i = 0; i < pl->nnext; i++) {
-            int v = pl->next_v[i];
-            int32_t left = comp[v] - st->d[v];
-            if (v == excl || left <= 0) continue;
-            pr[pl->next_s[i]] += scale * (double)left;
-        }
-        for (int i = 0; i < pl->nstop; i++) {
-            int v = pl->stop_v[i];
-            int32_t left = comp[v] - st->d[v];
-            if (v == excl || left <= 0) continue;
-            o[pl->stop_o[i]] += scale * (double)left;
-        }
-        if (pl->bust_lo < NV) {
-            double left = suf[pl->bust_lo] - pl->bust_d;
-            if (excl >= pl->bust_lo) left -= (double)(comp[excl] - st->d[excl]);
-            o[OUT_BUST] += scale * left;
-        }
+    int32_t cl[AN_LANES][NV], nl[AN_LANES];
+    double o[AN_LANES][N_OUT];
+    for (int l = 0; l < AN_LANES; l++) {
+        memcpy(cl[l], comp, sizeof cl[l]);
+        nl[l] = N;
     }
-    for (int k = 0; k < N_OUT; k++) out[k] = o[k];
+    dealer_pass_lanes(c, c->hole_x, (const int32_t(*)[NV])cl, nl, c->dwork, o);
+    memcpy(out, o[0], sizeof o[0]);
 }
 
 /*

@@ -65,7 +65,6 @@ typedef struct {
     int dmax_nd; /* most cards drawn in a dealer state */
     uint64_t *dkeys;
     int16_t *didx;
-    double *dprob;
     double *dwork; /* DSTATE_CAP x AN_LANES, zero between passes (dealer_pass_lanes) */
     uint64_t *keybuf; /* 2 x NODE_CAP: removed-card keys to fill ahead */
     uint8_t *seen;    /* NODE_CAP: nodes walked (analyzer_split.c) */
