@@ -276,7 +276,7 @@ static int32_t cache_slot(an_ctx *c, uint64_t removed_key, int *fresh) {
     return (int32_t)slot;
 }
 
-static void comp_of_key(const an_ctx *c, uint64_t removed_key, int32_t comp[NV], int32_t *N) {
+void comp_of_key(const an_ctx *c, uint64_t removed_key, int32_t comp[NV], int32_t *N) {
     *N = 0;
     for (int v = 0; v < NV; v++) {
         comp[v] = c->s0[v] - (int32_t)((removed_key >> (6 * v)) & 63u);

@@ -283,14 +283,6 @@ static int64_t dl_slot(dl_args *g, uint64_t key) {
     return h;
 }
 
-static void dl_comp_of_key(const an_ctx *c, uint64_t key, int32_t comp[NV], int32_t *N) {
-    *N = 0;
-    for (int v = 0; v < NV; v++) {
-        comp[v] = c->s0[v] - (int32_t)((key >> (6 * v)) & 63u);
-        *N += comp[v];
-    }
-}
-
 /* the bucket of `key` brought towards the cache ahead of its lookup */
 static inline void dl_prefetch(const dl_args *g, uint64_t key) {
 #if defined(__GNUC__)
@@ -309,7 +301,7 @@ static const double *dl_dealer(dl_args *g, uint64_t key) {
     struct dl_bucket *bk = &g->dc->b[sl];
     if (bk->key & DL_PENDING) {
         int32_t comp[NV], N;
-        dl_comp_of_key(g->c, key, comp, &N);
+        comp_of_key(g->c, key, comp, &N);
         dealer_pass(g->c, comp, N, bk->d);
         bk->key &= ~DL_PENDING;
     }
@@ -331,7 +323,7 @@ static void dl_fill(dl_args *g) {
         if (n == 0) break;
         for (int l = 0; l < AN_LANES; l++) {
             uint64_t key = (dc->b[lanes[l < n ? l : 0]].key & ~DL_PENDING) - 1;
-            dl_comp_of_key(c, key, comp[l], &N[l]);
+            comp_of_key(c, key, comp[l], &N[l]);
         }
         dealer_pass_lanes(c, -1, (const int32_t(*)[NV])comp, N, c->dwork, out);
         for (int l = 0; l < n; l++) {

@@ -178,6 +178,8 @@ int node_find(const an_ctx *c, const uint8_t *cnt);
 int build_nodes(an_ctx *c);
 int build_dealer(an_ctx *c, int up);
 void dealer_pass(an_ctx *c, const int32_t *comp, int32_t N, double out[N_OUT]);
+/* the composition s0 less the removed cards of key_of `removed_key`, and its size */
+void comp_of_key(const an_ctx *c, uint64_t removed_key, int32_t comp[NV], int32_t *N);
 /* dealer_pass for AN_LANES compositions at once, the hole card's value excl (-1: none)
  * excluded at the first draw; work: nds x AN_LANES doubles, zero before and after */
 void dealer_pass_lanes(const an_ctx *c, int excl, const int32_t (*comp)[NV], const int32_t *N,
