@@ -403,8 +403,8 @@ AI int play_hands(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
 /* The tables as the tally loop reads them (built once per run from fl_side_table): each
  * table's index is pre[dot a] * class_stride + dot b, where a dot is a sum of inputs times
  * strides; tables whose dots are the same (Perfect Pairs, Super Sevens, 21+3 and Lucky
- * Ladies all start from P1 * 53 + P2) share it, computed once a round.  A table without a
- * first level reads dot 0 (always 0) through a one-entry pre of class 0. */
+ * Ladies all start from P1 * 53 + P2) share it, computed once for a batch of rounds
+ * (lookup_batch).  A table without a first level reads dot 0 (always 0). */
 typedef struct {
     uint8_t n;
     uint8_t input[FL_SIDE_MAX_INPUTS];
@@ -416,8 +416,9 @@ typedef struct {
     uint64_t *counts;
     const uint16_t *pre;
     uint32_t class_stride;
+    uint8_t top; /* the largest outcome in the table other than FL_SIDE_NOT_OFFERED */
     uint8_t a, b;
-    uint8_t n_pre, n_rest; /* the table's own inputs, when no dot is shared */
+    uint8_t n_pre, n_rest; /* the table's own inputs, when the batch keeps no dots */
     uint8_t input[FL_SIDE_MAX_INPUTS];
     uint32_t stride[FL_SIDE_MAX_INPUTS];
 } sim_lookup;
@@ -427,10 +428,7 @@ typedef struct {
     unsigned n_dots;
     sim_lookup lk[FL_SIDE_MAX_TABLES];
     size_t n;
-    int shared; /* some dot is read by two tables: dots first, then the tables */
 } sim_lookups;
-
-static const uint16_t no_pre[1] = {0};
 
 /* the id of the dot over t's inputs j0..j1-1, added when new */
 static uint8_t dot_id(sim_lookups *L, const fl_side_table *t, uint32_t j0, uint32_t j1) {
@@ -451,17 +449,20 @@ static void make_lookups(const fl_side_table *t, size_t n, sim_lookups *L) {
     memset(&L->dot[0], 0, sizeof L->dot[0]); /* dot 0: no input, always 0 */
     L->n_dots = 1;
     L->n = n;
-    L->shared = 0;
     for (size_t k = 0; k < n; k++) {
         sim_lookup *lk = &L->lk[k];
         lk->table = t[k].table;
         lk->counts = t[k].counts;
-        lk->pre = t[k].n_pre ? t[k].pre : no_pre;
-        lk->class_stride = t[k].n_pre ? t[k].class_stride : 0;
-        unsigned before = L->n_dots;
+        lk->pre = t[k].pre;
+        lk->class_stride = t[k].class_stride;
         lk->a = t[k].n_pre ? dot_id(L, &t[k], 0, t[k].n_pre) : 0;
         lk->b = dot_id(L, &t[k], t[k].n_pre, t[k].n_inputs);
-        L->shared |= L->n_dots - before < (t[k].n_pre ? 2u : 1u);
+        uint8_t top1 = 0; /* 1 + the largest outcome: FL_SIDE_NOT_OFFERED (255) wraps to 0 */
+        for (size_t i = 0; i < t[k].size; i++) {
+            const uint8_t v = (uint8_t)(t[k].table[i] + 1u);
+            top1 = v > top1 ? v : top1;
+        }
+        lk->top = (uint8_t)(top1 ? top1 - 1 : 0);
         lk->n_pre = (uint8_t)t[k].n_pre;
         lk->n_rest = (uint8_t)(t[k].n_inputs - t[k].n_pre);
         for (uint32_t j = 0; j < t[k].n_inputs; j++) {
@@ -488,28 +489,105 @@ AI uint32_t input_dot(const uint8_t *in, const uint8_t *ix, const uint32_t *st, 
     return s;
 }
 
-/* count the round in each table: in[] holds every input the tables read; off: the offset of
- * the round's count bucket in the counts (0 without a count) */
-AI void lookup_round(const sim_lookups *L, const uint8_t *in, size_t off) {
-    if (!L->shared) { /* each table's sums on its own */
-        for (size_t k = 0; k < L->n; k++) {
-            const sim_lookup *t = &L->lk[k];
-            uint32_t idx = 0;
-            if (t->n_pre)
-                idx = t->pre[input_dot(in, t->input, t->stride, t->n_pre)] * t->class_stride;
-            idx += input_dot(in, t->input + t->n_pre, t->stride + t->n_pre, t->n_rest);
-            t->counts[off + t->table[idx]]++;
-        }
+/* The rounds of a tally whose tables are counted a batch at a time: each round's inputs go
+ * to the next row, and every SIM_BATCH rounds the batch is counted (lookup_batch) in loops
+ * over its rows whose iterations are independent, kept apart from play: in the round each
+ * table was a chain of dependent loads (inputs, dot, table, count) the processor waited on,
+ * through a loop over the tables and their inputs.  A row holds every input a table reads,
+ * rewritten by its round. */
+#define SIM_BATCH 128
+/* dots kept for the batch's rows at once (shared by tables, computed once a batch); a
+ * lookup set with more (over eleven tables) computes them table by table */
+#define SIM_BATCH_DOTS 24
+typedef struct {
+    uint8_t in[SIM_BATCH][FL_SIM_INPUTS];
+    size_t off[SIM_BATCH]; /* a counted run: the row's bucket's offset in the counts */
+    unsigned n;
+} sim_batch;
+
+/* acc[j] = the dot of row j over inputs ix[0..n-1] with strides st (n <= FL_SIDE_MAX_INPUTS),
+ * the common widths unrolled with the inputs and strides held in registers */
+static inline void rows_dot(uint32_t *acc, const sim_batch *b, unsigned m, const uint8_t *ix,
+                            const uint32_t *st, unsigned n) {
+    const unsigned i0 = ix[0], i1 = n > 1 ? ix[1] : 0, i2 = n > 2 ? ix[2] : 0;
+    const uint32_t s0 = st[0], s1 = n > 1 ? st[1] : 0, s2 = n > 2 ? st[2] : 0;
+    switch (n) {
+    case 0:
+        for (unsigned j = 0; j < m; j++) acc[j] = 0;
         return;
+    case 1:
+        for (unsigned j = 0; j < m; j++) acc[j] = b->in[j][i0] * s0;
+        return;
+    case 2:
+        for (unsigned j = 0; j < m; j++) acc[j] = b->in[j][i0] * s0 + b->in[j][i1] * s1;
+        return;
+    case 3:
+        for (unsigned j = 0; j < m; j++)
+            acc[j] = b->in[j][i0] * s0 + b->in[j][i1] * s1 + b->in[j][i2] * s2;
+        return;
+    default:
+        for (unsigned j = 0; j < m; j++) acc[j] = input_dot(b->in[j], ix, st, n);
     }
-    uint32_t d[2 * FL_SIDE_MAX_TABLES + 1];
-    d[0] = 0;
-    for (unsigned g = 1; g < L->n_dots; g++)
-        d[g] = input_dot(in, L->dot[g].input, L->dot[g].stride, L->dot[g].n);
+}
+
+/* count the batch's rows in each table: each row's outcome first (independent loads), then
+ * a histogram of the outcomes in four interleaved parts (a count added every round would be
+ * a chain through memory), added to the table's counts over the outcomes it has; in a
+ * counted run (COUNTED) each row's outcome is counted in its own bucket */
+static __attribute__((noinline)) void lookup_batch(const sim_lookups *L, sim_batch *b,
+                                                   const int counted) {
+    const unsigned m = b->n;
+    const int kept = L->n_dots <= SIM_BATCH_DOTS;
+    uint32_t dots[SIM_BATCH_DOTS][SIM_BATCH], da[SIM_BATCH], db[SIM_BATCH];
+    uint8_t out[SIM_BATCH];
+    uint32_t h[4][256];
+    if (kept)
+        for (unsigned g = 0; g < L->n_dots; g++)
+            rows_dot(dots[g], b, m, L->dot[g].input, L->dot[g].stride, L->dot[g].n);
     for (size_t k = 0; k < L->n; k++) {
         const sim_lookup *t = &L->lk[k];
-        t->counts[off + t->table[t->pre[d[t->a]] * t->class_stride + d[t->b]]]++;
+        const uint8_t *tab = t->table;
+        const uint32_t *vb = db;
+        if (kept) {
+            vb = dots[t->b];
+        } else {
+            rows_dot(db, b, m, t->input + t->n_pre, t->stride + t->n_pre, t->n_rest);
+        }
+        if (t->n_pre) {
+            const uint32_t *va = da;
+            if (kept)
+                va = dots[t->a];
+            else
+                rows_dot(da, b, m, t->input, t->stride, t->n_pre);
+            const uint16_t *pre = t->pre;
+            const uint32_t cs = t->class_stride;
+            for (unsigned j = 0; j < m; j++) out[j] = tab[pre[va[j]] * cs + vb[j]];
+        } else {
+            for (unsigned j = 0; j < m; j++) out[j] = tab[vb[j]];
+        }
+        uint64_t *counts = t->counts;
+        if (counted) {
+            for (unsigned j = 0; j < m; j++) counts[b->off[j] + out[j]]++;
+            continue;
+        }
+        const unsigned top = t->top, no = FL_SIDE_NOT_OFFERED;
+        for (unsigned q = 0; q < 4; q++) {
+            memset(h[q], 0, (top + 1) * sizeof h[q][0]);
+            h[q][no] = 0;
+        }
+        unsigned j = 0;
+        for (; j + 4 <= m; j += 4) {
+            h[0][out[j]]++;
+            h[1][out[j + 1]]++;
+            h[2][out[j + 2]]++;
+            h[3][out[j + 3]]++;
+        }
+        for (; j < m; j++) h[0][out[j]]++;
+        for (unsigned c = 0; c <= top; c++)
+            counts[c] += (uint64_t)h[0][c] + h[1][c] + h[2][c] + h[3][c];
+        counts[no] += (uint64_t)h[0][no] + h[1][no] + h[2][no] + h[3][no];
     }
+    b->n = 0;
 }
 
 /* The round-record inputs (FL_IN_N_HANDS ..) of the round straight from the hands the loop
@@ -924,8 +1002,10 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
     sim_shoe *const s = &play;
     unsigned cur = FL_SIM_LANES; /* FL_SIM_LANES: a new batch is due */
     fl_round_record round_rec;   /* the round's record, when only a table reads it */
-    uint8_t in[FL_SIM_INPUTS];   /* the tally's table inputs (the initial cards first) */
+    uint8_t in[FL_SIM_INPUTS];   /* the round's inputs, when no table reads them */
     memset(in, 0, sizeof in);
+    sim_batch batch; /* a tally's rounds not yet counted in its tables */
+    memset(&batch, 0, sizeof batch);
     const int tables = o->n_tables != 0;
     sim_lookups lk;
     if (TALLY) make_lookups(o->tables, o->n_tables, &lk);
@@ -944,8 +1024,7 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
          * cut when it starts: each lane's positions are fixed in the same order from its own
          * generator as by start_shoes, so these are the same shoes. */
         sim_shoe pb;
-        uint8_t in_b[FL_SIM_INPUTS];
-        memset(in_b, 0, sizeof in_b);
+        sim_batch *const bt = tables ? &batch : NULL;
         size_t ka = 0, done = 0;
         int b_done = 0;
         shoe_begin(lanes, 0, &play);
@@ -955,26 +1034,26 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
             const size_t a_most = (cut - s->dealt + 2) / 3; /* A's rounds left, at most */
             if (!b_done && n_rounds - done > a_most) {
                 int32_t vb = 0;
-                if (!play_round(r, &x, C, REC, 1, &pb, &vb, in_b, NULL)) {
+                if (!play_round(r, &x, C, REC, 1, &pb, &vb, bt ? bt->in[bt->n] : in, NULL)) {
                     st = pb.dealt >= pb.size ? FL_ERR_RANGE : FL_ERR_EXHAUSTED;
                     break;
                 }
                 done++;
                 SIM_ADD(vb);
-                if (tables) lookup_round(&lk, in_b, 0);
+                if (bt && ++bt->n == SIM_BATCH) lookup_batch(&lk, bt, 0);
                 if (pb.dealt >= cut) { /* B's cutting card came out: B waits for A */
                     lanes[(ka + 1) % FL_SIM_LANES] = pb;
                     b_done = 1;
                 }
             }
             int32_t v = 0;
-            if (!play_round(r, &x, C, REC, 1, s, &v, in, NULL)) {
+            if (!play_round(r, &x, C, REC, 1, s, &v, bt ? bt->in[bt->n] : in, NULL)) {
                 st = s->dealt >= s->size ? FL_ERR_RANGE : FL_ERR_EXHAUSTED;
                 break;
             }
             done++;
             SIM_ADD(v);
-            if (tables) lookup_round(&lk, in, 0);
+            if (bt && ++bt->n == SIM_BATCH) lookup_batch(&lk, bt, 0);
             if (s->dealt >= cut) { /* A's cutting card came out: B, or the shoes after it */
                 lanes[ka % FL_SIM_LANES] = play;
                 if (b_done) {
@@ -1009,7 +1088,7 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
             off = bucket * o->n_tables * 256;
         }
         int32_t v = 0;
-        uint8_t *init = in;
+        uint8_t *init = TALLY && tables ? batch.in[batch.n] : in;
         fl_round_record *rec = NULL;
         uint32_t first = s->dealt;
         if (!TALLY) {
@@ -1038,12 +1117,16 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
         if (!TALLY && o->net) o->net[i] = v;
         if (TALLY || o->sums) {
             SIM_ADD(v);
-            if (TALLY && tables) lookup_round(&lk, in, off);
+            if (TALLY && tables) {
+                if (COUNT) batch.off[batch.n] = off;
+                if (++batch.n == SIM_BATCH) lookup_batch(&lk, &batch, COUNT);
+            }
             if (!TALLY && tables)
                 fl_side_lookup_round(o->tables, o->n_tables, init, rec, o->rec_inputs,
                                      o->n_rec_inputs);
         }
     }
+    if (TALLY && batch.n) lookup_batch(&lk, &batch, COUNT);
     net_sum += net_part;
     sq_sum += sq_part;
     if (use_x) rng->u.xoshiro = g.u.xoshiro; /* long-jumped once per lane */

@@ -565,6 +565,69 @@ static void test_simulate_tally(void) {
     CHECK(fl_simulate_tally(&g2, &r, 10, NULL, 0, NULL) == FL_ERR_NULL);
 }
 
+/* Tables counted a batch of rounds at a time (sim.c's lookup_batch) count what each round's
+ * initial cards give, on every path of the loop: two shoes in flight (xoshiro256**, a cut),
+ * one shoe at a time (a fresh shoe every round; ChaCha20), a call ending inside a batch,
+ * dots shared by tables (kept for the batch) and more dots than a batch keeps (computed
+ * table by table).  Table k reads P1 and card 1 + k % 4 with strides 53 + k and 1 (distinct
+ * dots), its outcomes 0..k + 1 a hash of the two codes, not offered where either is missing;
+ * tables 0 and 1 are read twice over (shared dots). */
+enum { BT_MAX = 30 };
+static uint8_t bt_table[BT_MAX][52 * (53 + BT_MAX) + 53];
+static unsigned bt_outcome(int k, unsigned a, unsigned b) {
+    if (a == 52 || b == 52) return FL_SIDE_NOT_OFFERED;
+    return (a * 7 + b * 3 + (unsigned)k) % (unsigned)(k % BT_MAX + 2);
+}
+static void test_simulate_tally_batches(void) {
+    static fl_sim_rules r;
+    sim_test_rules(&r, 12, 18);
+    for (int u = 0; u < 11; u++) r.pair[7][u] = 1; /* split eights */
+    enum { N = 1001 }; /* seven batches of 128 and a part (not a multiple of 4) */
+    static int32_t net[N];
+    static uint8_t init[5 * N];
+    for (int k = 0; k < BT_MAX; k++)
+        for (unsigned a = 0; a < 53; a++)
+            for (unsigned b = 0; b < 53; b++)
+                bt_table[k][a * (53u + (unsigned)k) + b] = (uint8_t)bt_outcome(k, a, b);
+    static const uint8_t key[32] = {7}, nonce[12] = {9};
+    const size_t sizes[3] = {2, 4, BT_MAX}; /* with 2 + shared copies, 4 + 2 shared, 30 */
+    for (int path = 0; path < 3; path++)
+        for (int z = 0; z < 3; z++) {
+            r.cut_position = path == 1 ? 0 : 234;
+            fl_rng g1, g2;
+            if (path == 2) {
+                CHECK(fl_rng_seed_chacha(&g1, key, nonce, 0) == FL_OK);
+                CHECK(fl_rng_seed_chacha(&g2, key, nonce, 0) == FL_OK);
+            } else {
+                fl_rng_seed_xoshiro(&g1, 5 + (uint64_t)path);
+                fl_rng_seed_xoshiro(&g2, 5 + (uint64_t)path);
+            }
+            CHECK(fl_simulate_rounds(&g1, &r, N, net, init, NULL, 0, NULL) == FL_OK);
+            size_t n = sizes[z] + (z < 2 ? 2 : 0);
+            static fl_side_table t[BT_MAX + 2];
+            static uint64_t counts[BT_MAX + 2][256], want[BT_MAX + 2][256];
+            memset(counts, 0, sizeof counts);
+            memset(want, 0, sizeof want);
+            for (size_t j = 0; j < n; j++) {
+                int k = j < sizes[z] ? (int)j : (int)(j - sizes[z]); /* a copy of table 0, 1 */
+                fl_side_table x = {bt_table[k], sizeof bt_table[k], 2,
+                                   {0, 1 + (uint32_t)k % 4, 0, 0, 0, 0},
+                                   {53 + (uint32_t)k, 1, 0, 0, 0, 0},
+                                   counts[j], NULL, 0, 0, 0, 0};
+                t[j] = x;
+                for (int i = 0; i < N; i++) {
+                    unsigned a = init[5 * i], b = init[5 * i + 1 + k % 4];
+                    want[j][bt_outcome(k, a == FL_NO_CARD ? 52 : a, b == FL_NO_CARD ? 52 : b)]++;
+                }
+            }
+            fl_sim_sums sums;
+            memset(&sums, 0, sizeof sums);
+            CHECK(fl_simulate_tally(&g2, &r, N, t, n, &sums) == FL_OK);
+            CHECK(sums.rounds == N);
+            CHECK(memcmp(counts, want, sizeof counts) == 0);
+        }
+}
+
 /* fl_simulate_counted: its totals are fl_simulate_tally's for the same generator, its buckets
  * add up to them; a continuous shuffler with a buffer deals every round; bad counts and a
  * true count off a continuous shuffler are refused. */
@@ -643,6 +706,7 @@ int main(void) {
     test_can_frame_bits();
     test_dealer_final();
     test_simulate_tally();
+    test_simulate_tally_batches();
     if (failures) {
         fprintf(stderr, "%d failed\n", failures);
         return 1;
