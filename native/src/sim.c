@@ -134,12 +134,70 @@ static void start_shoes(sim_shoe *lanes) {
         for (unsigned l = 0; l < FL_SIM_LANES; l++) fix_at(&lanes[l]);
 }
 
+/* 2^64 mod n(n-1)...(n-SIM_DRAWS+1): the batched draw's exact test, out of line (it is rare,
+ * and inline the compiler computed the product for every draw) */
+static __attribute__((noinline, cold)) uint64_t sim_pow64_mod_falling(uint64_t n) {
+    uint64_t prod = n;
+    for (unsigned i = 1; i < SIM_DRAWS; i++) prod *= n - i;
+    return FL_POW64_MOD(prod);
+}
+
+/* Undo the SIM_DRAWS Fisher-Yates steps at p..p+SIM_DRAWS-1 that word w's batched draw made
+ * (their indexes recomputed from w), last step first: a rejected draw (rare) */
+static __attribute__((noinline, cold)) void sim_undo_draw(uint8_t *cards, uint64_t p, uint64_t n,
+                                                          uint64_t w) {
+    uint64_t idx[SIM_DRAWS], hi, lo;
+    for (unsigned i = 0; i < SIM_DRAWS; i++) {
+        FL_MUL64(w, n - i, hi, lo);
+        idx[i] = hi;
+        w = lo;
+    }
+    for (unsigned i = SIM_DRAWS; i-- > 0;) {
+        const uint64_t j = p + i + idx[i];
+        const uint8_t c = cards[j];
+        cards[j] = cards[p + i];
+        cards[p + i] = c;
+    }
+}
+
+/* Fix a fresh xoshiro256** shoe's positions up to its cut: fix_at's draws and Fisher-Yates
+ * steps, in order, with the generator, the position and the bound held in locals (through
+ * the shoe, each swap's byte stores made the compiler reload them all), each step swapped as
+ * its index comes out of the multiply chain, and a draw the exact test rejects (rare) undone
+ * and drawn again.  The same draws and the same shoe as fix_at (FL_BATCH_DRAW's steps). */
+static void fix_to_cut(sim_shoe *s) {
+    fl_xoshiro256ss x = s->x;
+    uint8_t *const cards = s->cards;
+    const uint64_t size = s->size, cut = s->cut, bound = s->bound;
+    uint64_t p = s->fixed; /* below the cut, at least 26 cards from the end (check_rules) */
+    while (p < cut) {
+        const uint64_t n = size - p;
+        for (;;) {
+            const uint64_t word = fl_xoshiro_next(&x);
+            uint64_t w = word, hi, lo;
+            for (unsigned i = 0; i < SIM_DRAWS; i++) {
+                FL_MUL64(w, n - i, hi, lo);
+                const uint64_t j = p + i + hi;
+                const uint8_t c = cards[j];
+                cards[j] = cards[p + i];
+                cards[p + i] = c;
+                w = lo;
+            }
+            if (__builtin_expect(w >= bound, 1) || w >= sim_pow64_mod_falling(n)) break;
+            sim_undo_draw(cards, p, n, word);
+        }
+        p += SIM_DRAWS;
+    }
+    s->x = x;
+    s->fixed = (uint32_t)p;
+}
+
 /* Shoe k of the stream (lane k % FL_SIM_LANES, whose last shoe has ended) into *play: its
  * positions up to the cut fixed (xoshiro256** lanes: each its own generator). */
 static void shoe_begin(sim_shoe *lanes, size_t k, sim_shoe *play) {
     sim_shoe *s = &lanes[k % FL_SIM_LANES];
     s->dealt = s->fixed = 0;
-    while (s->fixed < s->cut) fix_at(s);
+    fix_to_cut(s);
     *play = *s;
 }
 

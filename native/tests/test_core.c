@@ -565,6 +565,43 @@ static void test_simulate_tally(void) {
     CHECK(fl_simulate_tally(&g2, &r, 10, NULL, 0, NULL) == FL_ERR_NULL);
 }
 
+/* A batched draw the exact test rejects (probability about 5e-5 a draw) is drawn again from
+ * a fresh word, on every path: a seed whose first xoshiro256** word is rejected for a fresh
+ * 6-deck shoe (its six ranges 312..307), searched for here, deals the same rounds through
+ * the tally's two-shoes loop (its shoes fixed to the cut at once) and the arrays' loop. */
+static uint64_t xo_first(const uint64_t s[4]) { /* xoshiro256** 1.0's first output */
+    const uint64_t v = s[1] * 5;
+    return ((v << 7) | (v >> 57)) * 9;
+}
+static void test_simulate_rejected_draw(void) {
+    uint64_t st[4] = {0, 0x9E3779B97F4A7C15u, 0xBF58476D1CE4E5B9u, 0x94D049BB133111EBu};
+    __extension__ typedef unsigned __int128 u128;
+    u128 prod = 1;
+    for (unsigned i = 0; i < 6; i++) prod *= 312 - i;
+    const uint64_t w_mod = (uint64_t)(((u128)1 << 64) % prod);
+    int found = 0;
+    for (uint64_t k = 1; k < 10000000 && !found; k++) {
+        st[1] = k;
+        uint64_t w = xo_first(st);
+        for (unsigned i = 0; i < 6; i++) w = (uint64_t)((u128)w * (312 - i));
+        found = w < w_mod;
+    }
+    CHECK(found);
+    static fl_sim_rules r;
+    sim_test_rules(&r, 12, 18);
+    enum { N = 300 };
+    static int32_t net[N];
+    fl_rng g1, g2;
+    CHECK(fl_rng_set_xoshiro(&g1, st) == FL_OK && fl_rng_set_xoshiro(&g2, st) == FL_OK);
+    CHECK(fl_simulate_rounds(&g1, &r, N, net, NULL, NULL, 0, NULL) == FL_OK);
+    int64_t sum = 0;
+    for (int i = 0; i < N; i++) sum += net[i];
+    fl_sim_sums sums;
+    memset(&sums, 0, sizeof sums);
+    CHECK(fl_simulate_tally(&g2, &r, N, NULL, 0, &sums) == FL_OK);
+    CHECK(sums.rounds == N && (int64_t)sums.net_lo == sum);
+}
+
 /* Tables counted a batch of rounds at a time (sim.c's lookup_batch) count what each round's
  * initial cards give, on every path of the loop: two shoes in flight (xoshiro256**, a cut),
  * one shoe at a time (a fresh shoe every round; ChaCha20), a call ending inside a batch,
@@ -707,6 +744,7 @@ int main(void) {
     test_dealer_final();
     test_simulate_tally();
     test_simulate_tally_batches();
+    test_simulate_rejected_draw();
     if (failures) {
         fprintf(stderr, "%d failed\n", failures);
         return 1;
