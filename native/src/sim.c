@@ -1088,9 +1088,12 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
         shoe_begin(lanes, 0, &play);
         shoe_begin(lanes, 1, &pb);
         const uint32_t cut = r->cut_position;
+        const size_t a_top = (cut + 2) / 3;
         while (done < n_rounds) {
-            const size_t a_most = (cut - s->dealt + 2) / 3; /* A's rounds left, at most */
-            if (!b_done && n_rounds - done > a_most) {
+            /* A's rounds left are at most (cut - dealt + 2) / 3, at most a_top: the exact
+             * bound is worked out only near the end of the call */
+            const size_t left_now = n_rounds - done;
+            if (!b_done && (left_now > a_top || left_now > (cut - s->dealt + 2) / 3)) {
                 int32_t vb = 0;
                 if (!play_round(r, &x, C, REC, 1, &pb, &vb, bt ? bt->in[bt->n] : in, NULL)) {
                     st = pb.dealt >= pb.size ? FL_ERR_RANGE : FL_ERR_EXHAUSTED;
