@@ -9,7 +9,8 @@ speed.
 
 Issue 29's targets, printed together in one table (benchmarks/conftest.py), each against the
 plain C simulator (../shared/peers/plain_bj.c, built with gcc -O2 in a temporary folder at
-benchmark time) in the same run, alternating, medians of 5: the simulation's own rounds/s
+benchmark time) in the same run, in 15 back-to-back pairs of 1 M rounds, the ratio the
+median of the pairs' ratios (``benchmarks.compare.alternate_paired``): the simulation's own rounds/s
 (``SimulationResult.simulation_rounds_per_second``, what ``feltlab simulate`` prints: set-up
 excluded, as plain_bj's own loop timing excludes its start) with no side bet against plain
 mode 0 (goal 1.2x), with Perfect Pairs against mode 1 (1.2x), with every installed side bet
@@ -24,7 +25,7 @@ import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
 from benchmarks.compare import RESULTS as COMPARISONS
-from benchmarks.compare import Comparison, alternate, plain_bj, plain_run
+from benchmarks.compare import Comparison, alternate_paired, plain_bj, plain_run
 from feltlab import native
 from feltlab.engine import Table, play_round
 from feltlab.math import parsheet
@@ -113,11 +114,11 @@ def _compare_simulation(
     target: float,
 ) -> None:
     _plain_or_skip()
-    n, reps = (20_000, 1) if benchmark.disabled else (4_000_000, 5)
+    n, reps = (20_000, 1) if benchmark.disabled else (1_000_000, 15)
     sim.simulate(RULES, 20_000, wagers=specs)  # tables and strategy built and cached first
 
     def run() -> None:
-        f, b = alternate(
+        f, b, pair = alternate_paired(
             lambda: _simulation_rate(specs, n), lambda: plain_run(mode, n)["rounds_per_s"], reps
         )
         COMPARISONS.append(
@@ -133,6 +134,7 @@ def _compare_simulation(
                 f"{n:,} rounds a call, one process, set-up excluded on both sides",
                 reps,
                 note="side bets: " + (", ".join(s for s, _ in specs) or "none"),
+                pair_ratio=pair,
             )
         )
 
@@ -168,7 +170,7 @@ def test_two_workers_scale(benchmark: BenchmarkFixture) -> None:
         return res.rounds / res.seconds
 
     def run() -> None:
-        f, b = alternate(lambda: timed(2), lambda: timed(1), reps)
+        f, b, pair = alternate_paired(lambda: timed(2), lambda: timed(1), reps)
         COMPARISONS.append(
             Comparison(
                 SIM_TABLE_PREFIX + "--workers 2 against 1 (goal 0.9 N = 1.8 on 2 free cores)",
@@ -181,6 +183,7 @@ def test_two_workers_scale(benchmark: BenchmarkFixture) -> None:
                 1.8,
                 f"{n:,} rounds in 8 chunks, wall clock of simulate() (pool start included)",
                 reps,
+                pair_ratio=pair,
             )
         )
 

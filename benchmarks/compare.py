@@ -45,10 +45,18 @@ class Comparison:
     repeats: int
     absolute: bool = False
     note: str = ""
+    pair_ratio: float | None = None
+    """The median over the repeats of each back-to-back pair's feltlab / baseline
+    (:func:`alternate_paired`), when measured so: the ratio then reported."""
 
     @property
     def ratio(self) -> float:
-        """How many times better feltlab's figure is than the baseline's."""
+        """How many times better feltlab's figure is than the baseline's: the median of the
+        pairs' ratios when there is one, else the ratio of the medians."""
+        if self.pair_ratio is not None:
+            if self.pair_ratio <= 0:
+                return float("nan")
+            return self.pair_ratio if self.higher else 1 / self.pair_ratio
         if self.feltlab <= 0 or self.baseline <= 0:
             return float("nan")
         return self.feltlab / self.baseline if self.higher else self.baseline / self.feltlab
@@ -76,6 +84,22 @@ def alternate(
         a.append(feltlab())
         b.append(baseline())
     return statistics.median(a), statistics.median(b)
+
+
+def alternate_paired(
+    feltlab: Callable[[], float], baseline: Callable[[], float], repeats: int
+) -> tuple[float, float, float]:
+    """:func:`alternate`'s medians, and the median of the pairs' ratios feltlab / baseline:
+    each pair is measured back to back, so a shared machine whose speed drifts between pairs
+    (seen here: the same run 17 or 23 M rounds/s from one second to the next) moves both sides
+    of a pair together and leaves its ratio."""
+    a: list[float] = []
+    b: list[float] = []
+    for _ in range(repeats):
+        a.append(feltlab())
+        b.append(baseline())
+    ratios = [x / y for x, y in zip(a, b, strict=True) if y > 0]
+    return statistics.median(a), statistics.median(b), statistics.median(ratios or [0.0])
 
 
 def wall(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
