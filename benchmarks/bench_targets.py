@@ -169,9 +169,12 @@ def test_two_workers_vs_one(benchmark: Any) -> None:
     specs = _installed_specs()
     sim.simulate(RULES, min(n, 100_000), wagers=specs)  # tables built and cached first
 
+    ran_on: dict[int, str] = {}
+
     def timed(workers: int) -> float:
         t0 = time.perf_counter()
-        sim.simulate(RULES, n, workers=workers, chunk_rounds=chunk, wagers=specs)
+        res = sim.simulate(RULES, n, workers=workers, chunk_rounds=chunk, wagers=specs)
+        ran_on[workers] = res.ran_on
         return n / (time.perf_counter() - t0)
 
     def run() -> None:
@@ -180,7 +183,7 @@ def test_two_workers_vs_one(benchmark: Any) -> None:
             benchmark,
             Comparison(
                 "--workers 2 against one worker (2 cores)",
-                "simulate(workers=2)",
+                f"simulate(workers=2) on {ran_on[2]}",
                 f,
                 "simulate(workers=1)",
                 b,

@@ -55,7 +55,14 @@ def side_bet_specs(
 @rule_options()
 @click.option("--rounds", type=click.IntRange(1, 10**12), default=10_000_000, show_default=True)
 @seed_option(1, "Seed of the simulation, 0..2**64-1.")
-@click.option("--workers", type=click.IntRange(1, 1024), default=1, show_default=True)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 1024),
+    default=1,
+    show_default=True,
+    help="Chunks simulated at once: in threads of this process when every side bet has a "
+    "lookup table, else (a wager classified in numpy, or --trace) in local processes.",
+)
 @click.option(
     "--scheduler",
     default=None,

@@ -4,7 +4,7 @@
   the assembly of their exact integer tallies into a
   :class:`~feltlab.simulation.run.SimulationResult` (house edge, side-wager returns).
 - :mod:`feltlab.simulation.executors`: where the chunks run, one function per backend (in
-  process, local processes, Dask distributed).
+  process, threads, local processes, Dask distributed).
 - :mod:`feltlab.simulation.chunk`: one chunk: the C simulator's run and its
   :class:`~feltlab.simulation.chunk.Tally`, side bets settled through lookup tables or in
   batches.

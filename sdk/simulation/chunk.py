@@ -249,6 +249,26 @@ def run_chunk(
     return tally
 
 
+def prepare(rules: Rules, wager_specs: Sequence[tuple[str, str | None]], fresh_shoe: bool) -> None:
+    """Build, in the calling thread, everything the chunks of a run read from a process-wide
+    lazily filled cache, so that chunks run in threads (:func:`feltlab.simulation.executors.
+    run_in_threads`) only read them and none is built twice at once: each wager instance
+    (:func:`installed_wager`, which loads the plugins), its side table (memory and disk cache
+    of :mod:`feltlab.simulation.side_tables`) and the strategy tables of the chunk's rules
+    (:func:`feltlab.simulation.tables.strategy_tables`).  A classifier that fails to tabulate is
+    left for each chunk to name in ``Tally.skipped``.  Raises what :func:`run_chunk` raises for
+    bad rules (RulesError, ValueError)."""
+    from feltlab.simulation import side_tables
+
+    instances = [installed_wager(name, table) for name, table in wager_specs]
+    for w in instances:
+        try:
+            side_tables.side_table(w)
+        except Exception:  # a plugin's classifier: each chunk reports it in Tally.skipped
+            continue
+    _chunk_rules(rules, fresh_shoe, instances)
+
+
 def batch_reasons(specs: Sequence[tuple[str, str | None]]) -> dict[str, str]:
     """{wager: why it has no side table} for the wagers of ``specs`` settled by the batch
     path (``feltlab.simulation.side_tables.untabulated_reason``)."""

@@ -1,6 +1,12 @@
 """Where a simulation's chunks run: one function per backend, each calling ``collect`` with
 every chunk's :class:`~feltlab.simulation.chunk.Tally` as it finishes.
 
+Threads or processes: a chunk whose every wager is settled in C spends its time in
+``native.simulate_tally`` calls, which release the GIL (cffi's API mode wraps each C call in
+``Py_BEGIN_ALLOW_THREADS``), so threads of this process run such chunks side by side without
+a worker process to start; a chunk that classifies a wager in Python/numpy holds the GIL for
+that work, so it runs in processes (:func:`feltlab.simulation.run.executor_for` chooses).
+
 A chunk's arguments are ``(rules, index, rounds, seed, wagers, fresh_shoe, trace)``, the
 positional arguments of :func:`feltlab.simulation.chunk.run_chunk`.  The chunks' results are
 exact integer sums, so the backend (and the order the chunks finish in) never changes a
@@ -11,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
 from feltlab.simulation.chunk import Tally, run_chunk
@@ -28,6 +34,22 @@ def run_in_process(args: Sequence[ChunkArgs], collect: Callable[[Tally], None]) 
 
 def _run_chunk_args(a: ChunkArgs) -> Tally:
     return run_chunk(*a)
+
+
+def run_in_threads(
+    args: Sequence[ChunkArgs], workers: int, collect: Callable[[Tally], None]
+) -> None:
+    """Run the chunks in ``workers`` threads of this process, collected in chunk order (on
+    the calling thread).  Only for chunks whose work is C calls that release the GIL (no wager
+    classified in Python, no trace), after :func:`feltlab.simulation.chunk.prepare` has built
+    what the chunks share in the calling thread.  On an exception (a KeyboardInterrupt
+    included) the chunks not yet started are cancelled and the running ones finish."""
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="feltlab-chunk")
+    try:
+        for t in pool.map(_run_chunk_args, args):
+            collect(t)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def run_in_processes(

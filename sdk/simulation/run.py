@@ -16,7 +16,8 @@ Python round engine, which is what makes the differential test between the two e
 Scale: work is cut into chunks of ``chunk_rounds`` rounds; chunk i draws from the seed's
 generator jumped i + 1 times (xoshiro256** jump: 2^128 outputs apart) and starts from a fresh
 shoe, and chunk results are exact integer sums, so a seed gives the identical result on 1
-worker, N local processes or a Dask cluster (:mod:`feltlab.simulation.executors`).
+worker, N threads, N local processes or a Dask cluster (:mod:`feltlab.simulation.executors`;
+:func:`executor_for` says which runs a simulation's chunks).
 """
 
 from __future__ import annotations
@@ -39,12 +40,23 @@ from feltlab.simulation.chunk import (
     Tally,
     batch_reasons,
     installed_wager,
+    prepare,
 )
-from feltlab.simulation.executors import run_in_process, run_in_processes, run_on_dask
+from feltlab.simulation.executors import (
+    run_in_process,
+    run_in_processes,
+    run_in_threads,
+    run_on_dask,
+)
 from feltlab.simulation.tables import (
     DEFAULT_STAKE,
     ROLE_COLUMNS,
 )
+
+EXECUTORS = ("serial", "threads", "processes", "dask")
+"""Where a simulation's chunks run (:func:`executor_for`, ``SimulationResult.executor``):
+one after the other in the calling thread, in threads of this process, in local processes,
+on Dask distributed."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +103,22 @@ class SimulationResult:
     """Seconds the chunks spent simulating, summed over them (``Tally.seconds``)."""
     parallel: int = 1
     """Chunks run at once: the workers, or fewer when there are fewer chunks."""
+    executor: str = field(default="serial", compare=False)
+    """Where the chunks ran: one of :data:`EXECUTORS` (:func:`executor_for`)."""
+    scheduler: str | None = field(default=None, compare=False)
+    """The Dask scheduler's address, or ``"local"``, when the chunks ran on Dask."""
+
+    @property
+    def ran_on(self) -> str:
+        """Where the chunks ran, in words: ``"1 thread"``, ``"2 threads"``, ``"2 processes"``,
+        ``"a Dask LocalCluster of 2 processes"`` or ``"the Dask scheduler ADDRESS"``."""
+        if self.executor == "dask":
+            if self.scheduler == "local":
+                return f"a Dask LocalCluster of {_count(self.workers, 'process', 'processes')}"
+            return f"the Dask scheduler {self.scheduler}"
+        if self.executor == "processes":
+            return _count(self.parallel, "process", "processes")
+        return _count(self.parallel, "thread", "threads")
 
     @property
     def rounds_per_second(self) -> float:
@@ -110,6 +138,32 @@ class SimulationResult:
     def setup_seconds(self) -> float:
         """Wall-clock seconds not spent simulating: plugins, tables, strategy, workers."""
         return max(self.seconds - self.sim_seconds / self.parallel, 0.0)
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def executor_for(
+    workers: int,
+    scheduler: str | None,
+    wagers: Sequence[tuple[str, str | None]],
+    trace: bool,
+) -> str:
+    """Where :func:`simulate` runs the chunks, one of :data:`EXECUTORS`: ``"dask"`` with a
+    scheduler; ``"serial"`` for one worker; ``"threads"`` when every wager of ``wagers``
+    (name, paytable) is settled in C through its side table and ``trace`` is False (the chunks'
+    work is C calls that release the GIL); else ``"processes"`` (a wager classified in numpy
+    from per-round arrays, :func:`feltlab.simulation.chunk.batch_reasons`, or the trace, holds
+    the GIL for its work).  Raises what :func:`feltlab.simulation.chunk.installed_wager` raises
+    for an unknown wager."""
+    if scheduler:
+        return "dask"
+    if workers <= 1:
+        return "serial"
+    if trace or batch_reasons(wagers):
+        return "processes"
+    return "threads"
 
 
 def _estimates(tally: Tally, specs: Sequence[tuple[str, str | None]]) -> tuple[WagerEstimate, ...]:
@@ -190,13 +244,16 @@ def simulate(
 ) -> SimulationResult:
     """Simulate ``rounds`` rounds under ``rules`` with basic strategy.
 
-    ``workers`` > 1 runs chunks in local processes; ``scheduler`` (a Dask scheduler address,
-    or ``"local"`` for a LocalCluster of ``workers`` processes) runs them on Dask distributed
-    (the ``dist`` extra).  ``wagers``: side bets to settle, as (name, paytable or None).
-    ``progress`` is called with the rounds finished so far.  ``trace`` keeps every round's
-    net result and initial cards (``SimulationResult.trace``).  The result depends only on
-    ``rules``, ``rounds``, ``seed``, ``chunk_rounds`` and ``fresh_shoe``, never on the
-    partitioning.  Raises ValueError for a non-positive count.
+    ``workers`` > 1 runs chunks ``workers`` at a time in threads of this process when every
+    wager is settled in C and ``trace`` is False, else in ``workers`` local processes
+    (:func:`executor_for`; ``SimulationResult.executor`` says which); ``scheduler`` (a Dask
+    scheduler address, or ``"local"`` for a LocalCluster of ``workers`` processes) runs them
+    on Dask distributed (the ``dist`` extra).  ``wagers``: side bets to settle, as (name,
+    paytable or None).  ``progress`` is called (on the calling thread) with the rounds
+    finished so far.  ``trace`` keeps every round's net result and initial cards
+    (``SimulationResult.trace``).  The result depends only on ``rules``, ``rounds``, ``seed``,
+    ``chunk_rounds`` and ``fresh_shoe``, never on the partitioning or the executor.  Raises
+    ValueError for a non-positive count.
     """
     if rounds < 1 or chunk_rounds < 1 or workers < 1:
         raise ValueError("rounds, chunk_rounds and workers must be positive")
@@ -218,9 +275,13 @@ def simulate(
         if progress:
             progress(done)
 
-    if scheduler:
-        run_on_dask(args, scheduler, workers, collect)
-    elif workers > 1:
+    executor = executor_for(workers, scheduler, wagers, trace)
+    if executor == "dask":
+        run_on_dask(args, str(scheduler), workers, collect)
+    elif executor == "threads":
+        prepare(rules, wagers, fresh_shoe)  # the shared caches built here, not in the threads
+        run_in_threads(args, min(workers, len(args)), collect)
+    elif executor == "processes":
         run_in_processes(args, workers, collect)
     else:
         run_in_process(args, collect)
@@ -245,7 +306,9 @@ def simulate(
         batch_reasons=reasons,
         trace=_joined(traces) if trace else None,
         sim_seconds=total.seconds,
-        parallel=min(workers, len(sizes)) if (scheduler or workers > 1) else 1,
+        parallel=min(workers, len(sizes)) if executor != "serial" else 1,
+        executor=executor,
+        scheduler=scheduler if executor == "dask" else None,
     )
 
 

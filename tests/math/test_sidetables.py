@@ -5,6 +5,8 @@ depends on."""
 
 from __future__ import annotations
 
+import multiprocessing
+
 import numpy as np
 import pytest
 
@@ -109,6 +111,15 @@ def test_a_wager_too_large_to_tabulate_is_named_and_takes_the_batch_path(
     assert res.batch_wagers == ("five_cards",)
     # the same three cards (P1, P2, P3) decide both: the same counts
     assert res.tally.wagers["five_cards"] == res.tally.wagers["super_sevens"]
+    # classified in numpy (it holds the GIL): more workers run in processes, not threads,
+    # with the same tally; the patched lookup reaches them only in forked workers
+    assert sim.executor_for(2, None, specs, trace=False) == "processes"
+    if multiprocessing.get_start_method() == "fork":
+        kw = {"seed": 4, "chunk_rounds": 10_000, "wagers": specs}
+        one = sim.simulate(Rules.preset("nz"), 40_000, workers=1, **kw)  # type: ignore[arg-type]
+        two = sim.simulate(Rules.preset("nz"), 40_000, workers=2, **kw)  # type: ignore[arg-type]
+        assert two.executor == "processes" and two.ran_on == "2 processes"
+        assert one.tally == two.tally and one.batch_wagers == two.batch_wagers
 
 
 def test_a_four_card_table_is_factored_in_two_levels() -> None:

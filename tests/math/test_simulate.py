@@ -161,20 +161,49 @@ def test_side_bet_returns_within_confidence_of_exact() -> None:
 
 
 def test_same_seed_same_result_on_any_partitioning() -> None:
+    """One worker, 2 and 3 threads (every wager tallied in C) and 2 processes (the trace
+    holds the GIL for its numpy work, so it takes processes): the same tally, bit for bit."""
     rules = Rules.preset("nz")
     kw: dict[str, Any] = {"seed": 11, "chunk_rounds": 100_000, "wagers": [("perfect_pairs", None)]}
     one = sim.simulate(rules, 450_000, workers=1, **kw)
     two = sim.simulate(rules, 450_000, workers=2, **kw)
-    assert one.tally == two.tally
-    assert one.house_edge == two.house_edge
+    three = sim.simulate(rules, 450_000, workers=3, **kw)
+    procs = sim.simulate(rules, 450_000, workers=2, trace=True, **kw)
+    assert (one.executor, two.executor, three.executor) == ("serial", "threads", "threads")
+    assert procs.executor == "processes" and procs.ran_on == "2 processes"
+    assert (one.ran_on, two.ran_on, three.ran_on) == ("1 thread", "2 threads", "3 threads")
+    assert one.tally == two.tally == three.tally == procs.tally
+    assert one.house_edge == two.house_edge == three.house_edge == procs.house_edge
+    assert one.wagers == two.wagers == procs.wagers
+    assert procs.trace is not None and int(procs.trace.net.sum(dtype=np.int64)) == one.tally.net
     other = sim.simulate(rules, 450_000, workers=1, **{**kw, "seed": 12})
     assert other.tally.net != one.tally.net
+
+
+def test_threads_find_every_shared_cache_built_before_they_start() -> None:
+    """simulate's thread path builds the wagers, their side tables and the strategy tables in
+    the calling thread (simchunk.prepare): the chunks in the threads only hit the caches."""
+    rules = Rules.preset("vegas_s17")
+    specs = [("perfect_pairs", None), ("lucky_ladies", None)]
+    simstrategy.strategy_tables.cache_clear()
+    simchunk.prepare(rules, specs, False)
+    strategy = simstrategy.strategy_tables.cache_info()
+    wagers = simchunk.installed_wager.cache_info()
+    res = sim.simulate(rules, 40_000, workers=2, chunk_rounds=10_000, wagers=specs)
+    assert res.executor == "threads" and res.parallel == 2
+    assert simstrategy.strategy_tables.cache_info().misses == strategy.misses
+    assert simstrategy.strategy_tables.cache_info().hits >= strategy.hits + 4  # one a chunk
+    assert simchunk.installed_wager.cache_info().misses == wagers.misses
+    assert sim.executor_for(2, None, specs, trace=False) == "threads"
+    assert sim.executor_for(2, None, specs, trace=True) == "processes"
+    assert sim.executor_for(1, None, specs, trace=True) == "serial"
+    assert sim.executor_for(2, "local", specs, trace=False) == "dask"
 
 
 def test_same_seed_same_result_on_a_dask_cluster() -> None:
     pytest.importorskip("dask.distributed", reason="the dist extra (make setup installs it)")
     rules = Rules.preset("vegas_s17")
-    # the same seed and chunk size on 1 worker, 2 processes and a Dask LocalCluster, side
+    # the same seed and chunk size on 1 worker, 2 threads and a Dask LocalCluster, side
     # bets tallied in C included
     kw: dict[str, Any] = {
         "seed": 3,
@@ -182,9 +211,11 @@ def test_same_seed_same_result_on_a_dask_cluster() -> None:
         "wagers": [("perfect_pairs", None), ("super_sevens", None), ("insurance", None)],
     }
     local = sim.simulate(rules, 200_000, workers=1, **kw)
-    procs = sim.simulate(rules, 200_000, workers=2, **kw)
+    threads = sim.simulate(rules, 200_000, workers=2, **kw)
     dask = sim.simulate(rules, 200_000, workers=2, scheduler="local", **kw)
-    assert local.tally == procs.tally == dask.tally
+    assert local.tally == threads.tally == dask.tally
+    assert (threads.executor, dask.executor) == ("threads", "dask")
+    assert dask.ran_on == "a Dask LocalCluster of 2 processes"
     assert sum(local.tally.wagers["perfect_pairs"]) == 200_000
 
 
@@ -271,7 +302,11 @@ def test_simulate_cli_prints_the_exact_figure_and_its_own_rate() -> None:
     out = runner.invoke(main, args)
     assert out.exit_code == 0, out.output
     assert "fresh-shoe exact figure 0.4059%" in out.output and "cut-card effect" in out.output
-    assert "rounds/s simulating" in out.output and "set-up" in out.output
+    assert "rounds/s simulating on 1 thread (" in out.output and "set-up" in out.output
+    out = runner.invoke(main, [*args, "--workers", "2", "--chunk", "25000", "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert (data["workers"], data["executor"], data["ran_on"]) == (2, "threads", "2 threads")
 
 
 def test_side_bet_choice_none_a_list_or_every_installed_wager() -> None:

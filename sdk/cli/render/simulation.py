@@ -45,6 +45,8 @@ def _json_data(
         "wall_seconds": res.seconds,
         "setup_seconds": res.setup_seconds,
         "workers": workers,
+        "executor": res.executor,
+        "ran_on": res.ran_on,
         "exact": None
         if check is None
         else {
@@ -189,7 +191,7 @@ def report_simulation(
         f"(95% CI {100 * (res.house_edge - res.half_width):.3f}% .. "
         f"{100 * (res.house_edge + res.half_width):.3f}%), "
         f"sd {res.std_dev:.3f} per round; {res.simulation_rounds_per_second:,.0f} rounds/s "
-        f"simulating on {workers} worker(s) (set-up {res.setup_seconds:.2f} s apart, "
+        f"simulating on {res.ran_on} (set-up {res.setup_seconds:.2f} s apart, "
         f"{res.seconds:.2f} s in all)"
     )
     _print_exact(out, res, check, why)
