@@ -78,12 +78,8 @@ def alternate(
 ) -> tuple[float, float]:
     """Run the two measurements alternately ``repeats`` times each (feltlab first, then the
     baseline, and so on) and return their medians."""
-    a: list[float] = []
-    b: list[float] = []
-    for _ in range(repeats):
-        a.append(feltlab())
-        b.append(baseline())
-    return statistics.median(a), statistics.median(b)
+    f, b, _ = alternate_paired(feltlab, baseline, repeats)
+    return f, b
 
 
 def alternate_paired(

@@ -37,4 +37,58 @@ static inline void fl_side_lookup_round(const fl_side_table *tables, size_t n_ta
     }
 }
 
+/* The tables as the tally loop reads them (built once per run from fl_side_table): each
+ * table's index is pre[dot a] * class_stride + dot b, where a dot is a sum of inputs times
+ * strides; tables whose dots are the same (Perfect Pairs, Super Sevens, 21+3 and Lucky
+ * Ladies all start from P1 * 53 + P2) share it, computed once for a batch of rounds
+ * (fl_side_lookup_batch).  A table without a first level reads dot 0 (always 0). */
+typedef struct {
+    uint8_t n;
+    uint8_t input[FL_SIDE_MAX_INPUTS];
+    uint32_t stride[FL_SIDE_MAX_INPUTS];
+} fl_side_dot;
+
+typedef struct {
+    const uint8_t *table;
+    uint64_t *counts;
+    const uint16_t *pre;
+    uint32_t class_stride;
+    uint8_t top; /* the largest outcome in the table other than FL_SIDE_NOT_OFFERED */
+    uint8_t a, b;
+    uint8_t n_pre, n_rest; /* the table's own inputs, when the batch keeps no dots */
+    uint8_t input[FL_SIDE_MAX_INPUTS];
+    uint32_t stride[FL_SIDE_MAX_INPUTS];
+} fl_side_lookup;
+
+typedef struct {
+    fl_side_dot dot[2 * FL_SIDE_MAX_TABLES + 1];
+    unsigned n_dots;
+    fl_side_lookup lk[FL_SIDE_MAX_TABLES];
+    size_t n;
+} fl_side_lookups;
+
+/* The rounds of a tally whose tables are counted a batch at a time: each round's inputs go
+ * to the next row, and every FL_SIDE_BATCH rounds the batch is counted (fl_side_lookup_batch) in loops
+ * over its rows whose iterations are independent, kept apart from play: in the round each
+ * table was a chain of dependent loads (inputs, dot, table, count) the processor waited on,
+ * through a loop over the tables and their inputs.  A row holds every input a table reads,
+ * rewritten by its round. */
+#define FL_SIDE_BATCH 128
+/* dots kept for the batch's rows at once (shared by tables, computed once a batch); a
+ * lookup set with more (over eleven tables) computes them table by table */
+#define FL_SIDE_BATCH_DOTS 24
+typedef struct {
+    uint8_t in[FL_SIDE_BATCH][FL_SIM_INPUTS];
+    size_t off[FL_SIDE_BATCH]; /* a counted run: the row's bucket's offset in the counts */
+    unsigned n;
+} fl_side_batch;
+
+/* The lookup set of the n checked tables (their dots, shared where equal, and each table's
+ * largest outcome), built once per run. */
+void fl_side_make_lookups(const fl_side_table *t, size_t n, fl_side_lookups *L);
+
+/* Count the batch's rows in every table of L and empty the batch (counted: each row in its
+ * bucket, at offset b->off[row] of the counts). */
+void fl_side_lookup_batch(const fl_side_lookups *L, fl_side_batch *b, int counted);
+
 #endif

@@ -458,196 +458,6 @@ AI int play_hands(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
     return 0;
 }
 
-/* The tables as the tally loop reads them (built once per run from fl_side_table): each
- * table's index is pre[dot a] * class_stride + dot b, where a dot is a sum of inputs times
- * strides; tables whose dots are the same (Perfect Pairs, Super Sevens, 21+3 and Lucky
- * Ladies all start from P1 * 53 + P2) share it, computed once for a batch of rounds
- * (lookup_batch).  A table without a first level reads dot 0 (always 0). */
-typedef struct {
-    uint8_t n;
-    uint8_t input[FL_SIDE_MAX_INPUTS];
-    uint32_t stride[FL_SIDE_MAX_INPUTS];
-} sim_dot;
-
-typedef struct {
-    const uint8_t *table;
-    uint64_t *counts;
-    const uint16_t *pre;
-    uint32_t class_stride;
-    uint8_t top; /* the largest outcome in the table other than FL_SIDE_NOT_OFFERED */
-    uint8_t a, b;
-    uint8_t n_pre, n_rest; /* the table's own inputs, when the batch keeps no dots */
-    uint8_t input[FL_SIDE_MAX_INPUTS];
-    uint32_t stride[FL_SIDE_MAX_INPUTS];
-} sim_lookup;
-
-typedef struct {
-    sim_dot dot[2 * FL_SIDE_MAX_TABLES + 1];
-    unsigned n_dots;
-    sim_lookup lk[FL_SIDE_MAX_TABLES];
-    size_t n;
-} sim_lookups;
-
-/* the id of the dot over t's inputs j0..j1-1, added when new */
-static uint8_t dot_id(sim_lookups *L, const fl_side_table *t, uint32_t j0, uint32_t j1) {
-    sim_dot d;
-    memset(&d, 0, sizeof d);
-    d.n = (uint8_t)(j1 - j0);
-    for (uint32_t j = j0; j < j1; j++) {
-        d.input[j - j0] = (uint8_t)t->input[j];
-        d.stride[j - j0] = t->stride[j];
-    }
-    for (unsigned g = 0; g < L->n_dots; g++)
-        if (!memcmp(&L->dot[g], &d, sizeof d)) return (uint8_t)g;
-    L->dot[L->n_dots] = d;
-    return (uint8_t)L->n_dots++;
-}
-
-static void make_lookups(const fl_side_table *t, size_t n, sim_lookups *L) {
-    memset(&L->dot[0], 0, sizeof L->dot[0]); /* dot 0: no input, always 0 */
-    L->n_dots = 1;
-    L->n = n;
-    for (size_t k = 0; k < n; k++) {
-        sim_lookup *lk = &L->lk[k];
-        lk->table = t[k].table;
-        lk->counts = t[k].counts;
-        lk->pre = t[k].pre;
-        lk->class_stride = t[k].class_stride;
-        lk->a = t[k].n_pre ? dot_id(L, &t[k], 0, t[k].n_pre) : 0;
-        lk->b = dot_id(L, &t[k], t[k].n_pre, t[k].n_inputs);
-        uint8_t top1 = 0; /* 1 + the largest outcome: FL_SIDE_NOT_OFFERED (255) wraps to 0 */
-        for (size_t i = 0; i < t[k].size; i++) {
-            const uint8_t v = (uint8_t)(t[k].table[i] + 1u);
-            top1 = v > top1 ? v : top1;
-        }
-        lk->top = (uint8_t)(top1 ? top1 - 1 : 0);
-        lk->n_pre = (uint8_t)t[k].n_pre;
-        lk->n_rest = (uint8_t)(t[k].n_inputs - t[k].n_pre);
-        for (uint32_t j = 0; j < t[k].n_inputs; j++) {
-            lk->input[j] = (uint8_t)t[k].input[j];
-            lk->stride[j] = t[k].stride[j];
-        }
-    }
-}
-
-/* sum of in[ix[j]] * st[j] over j < n (n <= FL_SIDE_MAX_INPUTS), unrolled */
-AI uint32_t input_dot(const uint8_t *in, const uint8_t *ix, const uint32_t *st, unsigned n) {
-    uint32_t s = 0;
-    switch (n) {
-    case 8: s += in[ix[7]] * st[7]; /* fallthrough */
-    case 7: s += in[ix[6]] * st[6]; /* fallthrough */
-    case 6: s += in[ix[5]] * st[5]; /* fallthrough */
-    case 5: s += in[ix[4]] * st[4]; /* fallthrough */
-    case 4: s += in[ix[3]] * st[3]; /* fallthrough */
-    case 3: s += in[ix[2]] * st[2]; /* fallthrough */
-    case 2: s += in[ix[1]] * st[1]; /* fallthrough */
-    case 1: s += in[ix[0]] * st[0]; /* fallthrough */
-    default: break;
-    }
-    return s;
-}
-
-/* The rounds of a tally whose tables are counted a batch at a time: each round's inputs go
- * to the next row, and every SIM_BATCH rounds the batch is counted (lookup_batch) in loops
- * over its rows whose iterations are independent, kept apart from play: in the round each
- * table was a chain of dependent loads (inputs, dot, table, count) the processor waited on,
- * through a loop over the tables and their inputs.  A row holds every input a table reads,
- * rewritten by its round. */
-#define SIM_BATCH 128
-/* dots kept for the batch's rows at once (shared by tables, computed once a batch); a
- * lookup set with more (over eleven tables) computes them table by table */
-#define SIM_BATCH_DOTS 24
-typedef struct {
-    uint8_t in[SIM_BATCH][FL_SIM_INPUTS];
-    size_t off[SIM_BATCH]; /* a counted run: the row's bucket's offset in the counts */
-    unsigned n;
-} sim_batch;
-
-/* acc[j] = the dot of row j over inputs ix[0..n-1] with strides st (n <= FL_SIDE_MAX_INPUTS),
- * the common widths unrolled with the inputs and strides held in registers */
-static inline void rows_dot(uint32_t *acc, const sim_batch *b, unsigned m, const uint8_t *ix,
-                            const uint32_t *st, unsigned n) {
-    const unsigned i0 = ix[0], i1 = n > 1 ? ix[1] : 0, i2 = n > 2 ? ix[2] : 0;
-    const uint32_t s0 = st[0], s1 = n > 1 ? st[1] : 0, s2 = n > 2 ? st[2] : 0;
-    switch (n) {
-    case 0:
-        for (unsigned j = 0; j < m; j++) acc[j] = 0;
-        return;
-    case 1:
-        for (unsigned j = 0; j < m; j++) acc[j] = b->in[j][i0] * s0;
-        return;
-    case 2:
-        for (unsigned j = 0; j < m; j++) acc[j] = b->in[j][i0] * s0 + b->in[j][i1] * s1;
-        return;
-    case 3:
-        for (unsigned j = 0; j < m; j++)
-            acc[j] = b->in[j][i0] * s0 + b->in[j][i1] * s1 + b->in[j][i2] * s2;
-        return;
-    default:
-        for (unsigned j = 0; j < m; j++) acc[j] = input_dot(b->in[j], ix, st, n);
-    }
-}
-
-/* count the batch's rows in each table: each row's outcome first (independent loads), then
- * a histogram of the outcomes in four interleaved parts (a count added every round would be
- * a chain through memory), added to the table's counts over the outcomes it has; in a
- * counted run (COUNTED) each row's outcome is counted in its own bucket */
-static __attribute__((noinline)) void lookup_batch(const sim_lookups *L, sim_batch *b,
-                                                   const int counted) {
-    const unsigned m = b->n;
-    const int kept = L->n_dots <= SIM_BATCH_DOTS;
-    uint32_t dots[SIM_BATCH_DOTS][SIM_BATCH], da[SIM_BATCH], db[SIM_BATCH];
-    uint8_t out[SIM_BATCH];
-    uint32_t h[4][256];
-    if (kept)
-        for (unsigned g = 0; g < L->n_dots; g++)
-            rows_dot(dots[g], b, m, L->dot[g].input, L->dot[g].stride, L->dot[g].n);
-    for (size_t k = 0; k < L->n; k++) {
-        const sim_lookup *t = &L->lk[k];
-        const uint8_t *tab = t->table;
-        const uint32_t *vb = db;
-        if (kept) {
-            vb = dots[t->b];
-        } else {
-            rows_dot(db, b, m, t->input + t->n_pre, t->stride + t->n_pre, t->n_rest);
-        }
-        if (t->n_pre) {
-            const uint32_t *va = da;
-            if (kept)
-                va = dots[t->a];
-            else
-                rows_dot(da, b, m, t->input, t->stride, t->n_pre);
-            const uint16_t *pre = t->pre;
-            const uint32_t cs = t->class_stride;
-            for (unsigned j = 0; j < m; j++) out[j] = tab[pre[va[j]] * cs + vb[j]];
-        } else {
-            for (unsigned j = 0; j < m; j++) out[j] = tab[vb[j]];
-        }
-        uint64_t *counts = t->counts;
-        if (counted) {
-            for (unsigned j = 0; j < m; j++) counts[b->off[j] + out[j]]++;
-            continue;
-        }
-        const unsigned top = t->top, no = FL_SIDE_NOT_OFFERED;
-        for (unsigned q = 0; q < 4; q++) {
-            memset(h[q], 0, (top + 1) * sizeof h[q][0]);
-            h[q][no] = 0;
-        }
-        unsigned j = 0;
-        for (; j + 4 <= m; j += 4) {
-            h[0][out[j]]++;
-            h[1][out[j + 1]]++;
-            h[2][out[j + 2]]++;
-            h[3][out[j + 3]]++;
-        }
-        for (; j < m; j++) h[0][out[j]]++;
-        for (unsigned c = 0; c <= top; c++)
-            counts[c] += (uint64_t)h[0][c] + h[1][c] + h[2][c] + h[3][c];
-        counts[no] += (uint64_t)h[0][no] + h[1][no] + h[2][no] + h[3][no];
-    }
-    b->n = 0;
-}
-
 /* The round-record inputs (FL_IN_N_HANDS ..) of the round straight from the hands the loop
  * kept: the values record.c's record gives and fl_side_record_inputs reads from it (the
  * tally's own path; a value past its bound cannot occur: a hand or the dealer holds at most
@@ -1062,11 +872,11 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
     fl_round_record round_rec;   /* the round's record, when only a table reads it */
     uint8_t in[FL_SIM_INPUTS];   /* the round's inputs, when no table reads them */
     memset(in, 0, sizeof in);
-    sim_batch batch; /* a tally's rounds not yet counted in its tables */
+    fl_side_batch batch; /* a tally's rounds not yet counted in its tables */
     memset(&batch, 0, sizeof batch);
     const int tables = o->n_tables != 0;
-    sim_lookups lk;
-    if (TALLY) make_lookups(o->tables, o->n_tables, &lk);
+    fl_side_lookups lk;
+    if (TALLY) fl_side_make_lookups(o->tables, o->n_tables, &lk);
     if (csm) {
         play = lanes[0];
         cur = 0;
@@ -1082,7 +892,7 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
          * cut when it starts: each lane's positions are fixed in the same order from its own
          * generator as by start_shoes, so these are the same shoes. */
         sim_shoe pb;
-        sim_batch *const bt = tables ? &batch : NULL;
+        fl_side_batch *const bt = tables ? &batch : NULL;
         size_t ka = 0, done = 0;
         int b_done = 0;
         shoe_begin(lanes, 0, &play);
@@ -1101,7 +911,7 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
                 }
                 done++;
                 SIM_ADD(vb);
-                if (bt && ++bt->n == SIM_BATCH) lookup_batch(&lk, bt, 0);
+                if (bt && ++bt->n == FL_SIDE_BATCH) fl_side_lookup_batch(&lk, bt, 0);
                 if (pb.dealt >= cut) { /* B's cutting card came out: B waits for A */
                     lanes[(ka + 1) % FL_SIM_LANES] = pb;
                     b_done = 1;
@@ -1114,7 +924,7 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
             }
             done++;
             SIM_ADD(v);
-            if (bt && ++bt->n == SIM_BATCH) lookup_batch(&lk, bt, 0);
+            if (bt && ++bt->n == FL_SIDE_BATCH) fl_side_lookup_batch(&lk, bt, 0);
             if (s->dealt >= cut) { /* A's cutting card came out: B, or the shoes after it */
                 lanes[ka % FL_SIM_LANES] = play;
                 if (b_done) {
@@ -1180,14 +990,14 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
             SIM_ADD(v);
             if (TALLY && tables) {
                 if (COUNT) batch.off[batch.n] = off;
-                if (++batch.n == SIM_BATCH) lookup_batch(&lk, &batch, COUNT);
+                if (++batch.n == FL_SIDE_BATCH) fl_side_lookup_batch(&lk, &batch, COUNT);
             }
             if (!TALLY && tables)
                 fl_side_lookup_round(o->tables, o->n_tables, init, rec, o->rec_inputs,
                                      o->n_rec_inputs);
         }
     }
-    if (TALLY && batch.n) lookup_batch(&lk, &batch, COUNT);
+    if (TALLY && batch.n) fl_side_lookup_batch(&lk, &batch, COUNT);
     net_sum += net_part;
     sq_sum += sq_part;
     if (use_x) rng->u.xoshiro = g.u.xoshiro; /* long-jumped once per lane */
