@@ -9,18 +9,22 @@ __extension__ typedef unsigned __int128 fl_u128;
 
 static inline uint64_t fl_rotl64(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
-/* xoshiro256** 1.0, https://prng.di.unimi.it/xoshiro256starstar.c */
-static inline uint64_t fl_xoshiro_next(fl_xoshiro256ss *x) {
-    uint64_t *s = x->s;
-    const uint64_t result = fl_rotl64(s[1] * 5, 7) * 9;
-    const uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = fl_rotl64(s[3], 45);
+/* xoshiro256** 1.0, https://prng.di.unimi.it/xoshiro256starstar.c: one step on the four
+ * state words, held apart so that a hot loop keeps them in registers */
+static inline uint64_t fl_xoshiro_step(uint64_t *s0, uint64_t *s1, uint64_t *s2, uint64_t *s3) {
+    const uint64_t result = fl_rotl64(*s1 * 5, 7) * 9;
+    const uint64_t t = *s1 << 17;
+    *s2 ^= *s0;
+    *s3 ^= *s1;
+    *s1 ^= *s2;
+    *s0 ^= *s3;
+    *s2 ^= t;
+    *s3 = fl_rotl64(*s3, 45);
     return result;
+}
+
+static inline uint64_t fl_xoshiro_next(fl_xoshiro256ss *x) {
+    return fl_xoshiro_step(&x->s[0], &x->s[1], &x->s[2], &x->s[3]);
 }
 
 int fl_chacha_next_slow(fl_chacha20 *c, uint64_t *out);
