@@ -249,14 +249,25 @@ static fl_status check_rules(const fl_sim_rules *r) {
  * more, which takes no decision), or double. */
 enum { DO_HIT = 0, DO_STAND = 1, DO_DOUBLE = 2 };
 
-/* A hand as the loop keeps it: its hard total and whether it holds an ace, updated as each
- * card arrives (its best total, softness and blackjack follow from these and n); the card
- * codes only as far as something reads them: the first two always (a split, the surrender
- * choice), the rest only for a full round record. */
+/* A hand's state as one number: its hard total (aces counted as 1) plus 32 for each ace it
+ * holds.  A card is one addition (sim_ctx.card), where a total and an ace flag took a compare
+ * and an or, and every table the round reads (the decision, the dealer's stand, the best
+ * total) is indexed by the state directly, where an address was computed from both.  The hard
+ * total stays below 32 (a hand takes a card only below 21, the dealer only below 17: at most
+ * 20 + 10), so it never carries into the aces, and the aces are at most the hard total: every
+ * state is below SIM_STATES. */
+#define SIM_STATES 1024u
+#define ST_HARD(st) ((unsigned)(st) & 31u)
+#define ST_SOFT(st) (((unsigned)(st) >= 32u) & (ST_HARD(st) <= 11u))
+#define SIM_NATURAL_ST (1u + 10u + 32u) /* an ace and a ten-value card */
+
+/* A hand as the loop keeps it: its state, updated as each card arrives (its best total,
+ * softness and blackjack follow from it and n); the card codes only as far as something reads
+ * them: the first two always (a split, the surrender choice), the rest only for a full round
+ * record. */
 typedef struct {
-    uint8_t hard; /* total with aces as 1 */
-    uint8_t ace;  /* 1: holds an ace */
-    uint8_t n;    /* cards */
+    uint16_t st; /* hard total + 32 * aces */
+    uint8_t n;   /* cards */
     uint8_t doubled;
     uint8_t from_split;
     uint8_t split_aces;
@@ -264,46 +275,50 @@ typedef struct {
 } sim_hand;
 
 typedef struct {
-    uint8_t hard, ace, n;
+    uint16_t st; /* hard total + 32 * aces */
+    uint8_t n;
     uint8_t suits; /* a bit per suit among its cards (kept for a record: dealer_suited) */
     uint8_t cards[FL_REC_CARDS]; /* the first two always, the rest for a full record */
 } sim_dealer;
 
 /* (bitwise, not short-circuit: a value the round selects on, not a branch to predict) */
-#define SOFT(h) ((unsigned)(h)->ace & ((h)->hard <= 11))
-#define BEST(h) ((unsigned)(h)->hard + 10u * SOFT(h))
-#define NATURAL(h) (((h)->n == 2) & (unsigned)(h)->ace & ((h)->hard == 11))
+#define SOFT(h) ST_SOFT((h)->st)
+#define BEST(x, h) ((unsigned)(x)->best[(h)->st])
+#define NATURAL(h) (((h)->n == 2) & ((h)->st == SIM_NATURAL_ST))
 
 /* What a run decides once from its rules and strategy, so the round reads one byte where it
- * would test several flags: the resolved decision of every (may double, ace, hard total, up
- * card) (double_on, the double fallbacks and the automatic stand at 21 folded in), whether
- * the dealer stands on every (ace, hard total) (h17 folded in), the blackjack's pay. */
+ * would test several flags: the resolved decision of every (may double, state, up card)
+ * (double_on, the double fallbacks and the automatic stand at 21 folded in), whether the
+ * dealer stands on every state (h17 folded in), every state's best total, each card's step
+ * of the state, the blackjack's pay. */
 typedef struct {
-    uint8_t act[11][2][2][32]; /* [up][may double][ace][hard]: a round reads act[up] */
-    uint8_t dealer_stands[2][32];
+    uint8_t act[11][2][SIM_STATES]; /* [up][may double][state]: a round reads act[up] */
+    uint8_t dealer_stands[SIM_STATES];
+    uint8_t best[SIM_STATES];
+    uint16_t card[52]; /* a card code's step of the state: its value, and 32 for an ace */
     int32_t stake, bj_win;
 } sim_ctx;
 
 static void make_ctx(const fl_sim_rules *r, sim_ctx *x) {
-    for (unsigned ace = 0; ace < 2; ace++)
-        for (unsigned hard = 0; hard < 32; hard++) {
-            int soft = ace && hard <= 11;
-            unsigned t = hard + (soft ? 10u : 0u);
-            int dbl_ok = fl_double_allowed(r->double_on, soft, t);
-            for (unsigned up = 0; up < 11; up++) {
-                uint8_t a = t >= 21 ? (uint8_t)FL_ACT_STAND
-                            : soft  ? r->soft[t][up]
-                                    : r->hard[t][up];
-                for (unsigned may = 0; may < 2; may++) {
-                    uint8_t d = a == FL_ACT_HIT ? DO_HIT : a == FL_ACT_STAND ? DO_STAND
-                                : may && dbl_ok ? DO_DOUBLE
-                                : a == FL_ACT_DOUBLE_ELSE_HIT ? DO_HIT : DO_STAND;
-                    x->act[up][may][ace][hard] = d;
-                }
+    for (unsigned st = 0; st < SIM_STATES; st++) {
+        const unsigned hard = ST_HARD(st);
+        const int soft = ST_SOFT(st);
+        const unsigned t = hard + (soft ? 10u : 0u);
+        const int dbl_ok = fl_double_allowed(r->double_on, soft, t);
+        for (unsigned up = 0; up < 11; up++) {
+            uint8_t a = t >= 21 ? (uint8_t)FL_ACT_STAND : soft ? r->soft[t][up] : r->hard[t][up];
+            for (unsigned may = 0; may < 2; may++) {
+                uint8_t d = a == FL_ACT_HIT ? DO_HIT : a == FL_ACT_STAND ? DO_STAND
+                            : may && dbl_ok ? DO_DOUBLE
+                            : a == FL_ACT_DOUBLE_ELSE_HIT ? DO_HIT : DO_STAND;
+                x->act[up][may][st] = d;
             }
-            int stands = t > 17 || (t == 17 && !(soft && r->h17));
-            x->dealer_stands[ace][hard] = (uint8_t)stands;
         }
+        x->dealer_stands[st] = (uint8_t)(t > 17 || (t == 17 && !(soft && r->h17)));
+        x->best[st] = (uint8_t)t;
+    }
+    for (unsigned c = 0; c < 52; c++)
+        x->card[c] = (uint16_t)(fl_card_value[c] + (fl_card_value[c] == 1 ? 32u : 0u));
     x->stake = r->stake;
     x->bj_win = (int32_t)(((int64_t)r->stake * r->bj_num) / r->bj_den);
 }
@@ -321,56 +336,49 @@ typedef struct {
 
 #define AI static inline __attribute__((always_inline))
 
-AI void hand_take(sim_hand *h, uint8_t c, int full) {
-    unsigned v = fl_card_value[c];
+AI void hand_take(const sim_ctx *x, sim_hand *h, uint8_t c, int full) {
     if (full) h->cards[h->n] = c;
-    h->hard = (uint8_t)(h->hard + v);
-    h->ace |= (uint8_t)(v == 1);
+    h->st = (uint16_t)(h->st + x->card[c]);
     h->n++;
 }
 
-AI void dealer_take(sim_dealer *d, uint8_t c, int keep_card, int rec) {
-    unsigned v = fl_card_value[c];
+AI void dealer_take(const sim_ctx *x, sim_dealer *d, uint8_t c, int keep_card, int rec) {
     if (keep_card) d->cards[d->n] = c;
     if (rec) d->suits |= (uint8_t)(1u << (c & 3));
-    d->hard = (uint8_t)(d->hard + v);
-    d->ace |= (uint8_t)(v == 1);
+    d->st = (uint16_t)(d->st + x->card[c]);
     d->n++;
 }
 
 /* The dealer's first two draws, branch-free, from the next two cards c0 and c1 of the shoe
- * (fixed): each taken or not by a select on the stands table, so the common dealer hands (no
- * card, one or two more) cost no branch to predict.  Returns the cards taken; *more: a third
- * card is due (rare). */
-AI unsigned dealer_two(const sim_ctx *x, sim_dealer *d, unsigned go, uint8_t c0, unsigned v0,
-                       uint8_t c1, unsigned v1, int rec, unsigned *more) {
-    unsigned hard = d->hard, ace = d->ace, n = d->n;
-    const unsigned t0 = go & !x->dealer_stands[ace][hard];
+ * (fixed; k0 and k1 their steps of the state): each taken or not by a select on the stands
+ * table, so the common dealer hands (no card, one or two more) cost no branch to predict.
+ * Returns the cards taken; *more: a third card is due (rare). */
+AI unsigned dealer_two(const sim_ctx *x, sim_dealer *d, unsigned go, uint8_t c0, unsigned k0,
+                       uint8_t c1, unsigned k1, int rec, unsigned *more) {
+    unsigned st = d->st, n = d->n;
+    const unsigned t0 = go & !x->dealer_stands[st];
     if (rec) {
         d->cards[n] = c0; /* past n when not taken: never read */
         d->suits = (uint8_t)(d->suits | (t0 << (c0 & 3)));
     }
-    hard += v0 & -t0;
-    ace |= t0 & (v0 == 1);
+    st += k0 & -t0;
     n += t0;
-    const unsigned t1 = t0 & !x->dealer_stands[ace][hard];
+    const unsigned t1 = t0 & !x->dealer_stands[st];
     if (rec) {
         d->cards[n] = c1;
         d->suits = (uint8_t)(d->suits | (t1 << (c1 & 3)));
     }
-    hard += v1 & -t1;
-    ace |= t1 & (v1 == 1);
+    st += k1 & -t1;
     n += t1;
-    d->hard = (uint8_t)hard;
-    d->ace = (uint8_t)ace;
+    d->st = (uint16_t)st;
     d->n = (uint8_t)n;
-    *more = t1 & !x->dealer_stands[ace][hard];
+    *more = t1 & !x->dealer_stands[st];
     return t0 + t1;
 }
 
 /* the dealer's third card and more, by the loop */
 AI void dealer_rest(const sim_ctx *x, sim_shoe *s, sim_dealer *d, int rec) {
-    while (!x->dealer_stands[d->ace][d->hard]) dealer_take(d, deal(s), rec != 0, rec);
+    while (!x->dealer_stands[d->st]) dealer_take(x, d, deal(s), rec != 0, rec);
 }
 
 /* The dealer draws to 17 (or to a hard 17 under h17) when `go` (some hand is open, or the
@@ -381,7 +389,7 @@ AI void dealer_draws(const sim_ctx *x, sim_shoe *s, sim_dealer *d, unsigned go, 
     if (__builtin_expect(s->dealt + 2 <= s->fixed, 1))
     {
         const uint8_t c0 = s->cards[s->dealt], c1 = s->cards[s->dealt + 1];
-        s->dealt += dealer_two(x, d, go, c0, fl_card_value[c0], c1, fl_card_value[c1], rec, &go);
+        s->dealt += dealer_two(x, d, go, c0, x->card[c0], c1, x->card[c1], rec, &go);
     }
     if (go) dealer_rest(x, s, d, rec);
 }
@@ -392,7 +400,7 @@ AI int surrender_choice(const fl_sim_rules *r, const sim_cfg C, const sim_hand *
     if ((h->cards[0] >> 2) == (h->cards[1] >> 2) && r->pair[h->cards[0] >> 2][up] &&
         C.max_hands >= 2)
         return 0;
-    return !SOFT(h) && r->surr[h->hard][up];
+    return !SOFT(h) && r->surr[ST_HARD(h->st)][up];
 }
 
 /* The round's record (record.c) from the hands' card arrays (kept for a full record). */
@@ -415,7 +423,7 @@ AI int play_hands(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
         sim_hand *h = &hands[i];
         if (h->n == 1) { /* a split hand takes its second card when play reaches it */
             h->cards[1] = deal(s);
-            hand_take(h, h->cards[1], 0);
+            hand_take(x, h, h->cards[1], 0);
         }
         if (i == 0 && C.surrender == FL_SURRENDER_LATE && surrender_choice(r, C, h, up)) {
             *n_hands_io = 1;
@@ -429,28 +437,27 @@ AI int play_hands(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
                 for (unsigned k = n_hands; k > i + 1; k--) hands[k] = hands[k - 1];
                 sim_hand *nh = &hands[i + 1];
                 uint8_t aces = (uint8_t)(rank == 0), second = h->cards[1];
-                unsigned v = fl_card_value[second];
+                const uint16_t st = x->card[second];
                 nh->n = 1;
-                nh->hard = (uint8_t)v;
-                nh->ace = aces;
+                nh->st = st;
                 nh->doubled = 0;
                 nh->from_split = 1;
                 nh->split_aces = aces;
                 nh->cards[0] = second;
                 h->n = 1;
-                h->hard = (uint8_t)v;
+                h->st = st;
                 h->from_split = 1;
                 h->split_aces = aces;
                 n_hands++;
                 h->cards[1] = deal(s);
-                hand_take(h, h->cards[1], 0);
+                hand_take(x, h, h->cards[1], 0);
                 continue;
             }
             if (C.sa1 && h->split_aces) break; /* one card to each split ace */
             unsigned may = h->n == 2 && (C.das || !h->from_split);
-            uint8_t a = x->act[up][may][h->ace][h->hard];
+            uint8_t a = x->act[up][may][h->st];
             if (a == DO_STAND) break;
-            hand_take(h, deal(s), full);
+            hand_take(x, h, deal(s), full);
             if (a == DO_DOUBLE) {
                 h->doubled = 1;
                 break;
@@ -465,13 +472,13 @@ AI int play_hands(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
  * kept: the values record.c's record gives and fl_side_record_inputs reads from it (the
  * tally's own path; a value past its bound cannot occur: a hand or the dealer holds at most
  * 21 cards and a total at most 30). */
-AI void record_inputs(uint8_t *in, const sim_hand *hands, unsigned n_hands, const sim_dealer *d,
-                      int surrendered) {
+AI void record_inputs(const sim_ctx *x, uint8_t *in, const sim_hand *hands, unsigned n_hands,
+                      const sim_dealer *d, int surrendered) {
     memset(in + FL_IN_N_HANDS, 0, FL_IN_DEALER_N_CARDS - FL_IN_N_HANDS);
     in[FL_IN_N_HANDS] = (uint8_t)n_hands;
     for (unsigned i = 0; i < n_hands; i++) {
         const sim_hand *h = &hands[i];
-        unsigned t = BEST(h);
+        unsigned t = BEST(x, h);
         in[FL_IN_HAND_N_CARDS + i] = h->n;
         in[FL_IN_HAND_TOTAL + i] = (uint8_t)t;
         in[FL_IN_HAND_BUST + i] = t > 21;
@@ -479,7 +486,7 @@ AI void record_inputs(uint8_t *in, const sim_hand *hands, unsigned n_hands, cons
         in[FL_IN_HAND_DOUBLED + i] = h->doubled;
     }
     in[FL_IN_HAND_SURRENDERED] = (uint8_t)(surrendered != 0);
-    unsigned t = BEST(d);
+    unsigned t = BEST(x, d);
     in[FL_IN_DEALER_N_CARDS] = d->n;
     in[FL_IN_DEALER_TOTAL] = (uint8_t)t;
     in[FL_IN_DEALER_BUST] = t > 21;
@@ -502,8 +509,7 @@ AI int one_hand_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, 
                       sim_shoe *s, int32_t *net, uint8_t *init) {
     const uint8_t *cd = s->cards + s->dealt;
     const uint8_t p0 = cd[0], d0 = cd[1], p1 = cd[2], d1 = cd[3], c4 = cd[4];
-    const unsigned v0 = fl_card_value[p0], v1 = fl_card_value[p1];
-    const unsigned up = fl_card_value[d0], hv = fl_card_value[d1];
+    const unsigned up = fl_card_value[d0];
     const unsigned rank = p0 >> 2u;
     if (__builtin_expect(rank == (unsigned)(p1 >> 2u) && r->pair[rank][up] && C.max_hands >= 2, 0))
         return 0;
@@ -514,14 +520,13 @@ AI int one_hand_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, 
     init[3] = c4; /* the player's third card: the next card, whether or not anyone takes it */
     init[4] = d1;
     sim_dealer d;
-    d.hard = (uint8_t)(up + hv);
-    d.ace = (uint8_t)((up == 1) | (hv == 1));
+    d.st = (uint16_t)(x->card[d0] + x->card[d1]);
     d.n = 2;
     d.cards[0] = d0;
     d.cards[1] = d1;
     d.suits = (uint8_t)((1u << (d0 & 3)) | (1u << (d1 & 3)));
-    unsigned hard = v0 + v1, ace = (v0 == 1) | (v1 == 1), n = 2, doubled = 0;
-    const unsigned pbj = (hard == 11) & ace;
+    unsigned st = x->card[p0] + x->card[p1], n = 2, doubled = 0;
+    const unsigned pbj = st == SIM_NATURAL_ST;
     const int32_t stake = x->stake;
     int32_t v;
     if (__builtin_expect(NATURAL(&d), 0)) { /* the dealer's blackjack, peeked */
@@ -530,52 +535,48 @@ AI int one_hand_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, 
         /* the first decision (a double allowed), its card taken or not by a select; a second
          * decision only after a hit the table hits again (may double no longer: hit or
          * stand), and from there by the loop */
-        const uint8_t a = x->act[up][1][ace][hard];
-        const unsigned cv = fl_card_value[c4], take = a != DO_STAND;
-        hard += cv & -take;
-        ace |= take & (cv == 1);
+        const uint8_t a = x->act[up][1][st];
+        const unsigned k4 = x->card[c4], take = a != DO_STAND;
+        st += k4 & -take;
         n += take;
         s->dealt += take;
         doubled = a == DO_DOUBLE;
         /* the dealer's next two cards when the player takes no more: selected, not loaded
          * after the decision (the round's chain of dependent steps the shorter) */
         const unsigned c5 = cd[5], c6 = cd[6], m = 0u - take;
-        const unsigned w5 = fl_card_value[c5], w6 = fl_card_value[c6];
+        const unsigned k5 = x->card[c5], k6 = x->card[c6];
         const uint8_t e0 = (uint8_t)(c4 ^ ((c4 ^ c5) & m)), e1 = (uint8_t)(c5 ^ ((c5 ^ c6) & m));
-        const unsigned u0 = cv ^ ((cv ^ w5) & m), u1 = w5 ^ ((w5 ^ w6) & m);
+        const unsigned u0 = k4 ^ ((k4 ^ k5) & m), u1 = k5 ^ ((k5 ^ k6) & m);
         unsigned pt;
-        if ((a == DO_HIT) & (x->act[up][0][ace][hard] == DO_HIT)) {
+        if ((a == DO_HIT) & (x->act[up][0][st] == DO_HIT)) {
             do {
-                const unsigned c = fl_card_value[deal(s)];
-                hard += c;
-                ace |= c == 1;
+                st += x->card[deal(s)];
                 n++;
-            } while (x->act[up][0][ace][hard] == DO_HIT);
-            pt = hard + 10u * (ace & (hard <= 11));
+            } while (x->act[up][0][st] == DO_HIT);
+            pt = x->best[st];
             dealer_draws(x, s, &d, ((pt <= 21) & !pbj) | C.plays_out, REC);
         } else {
             unsigned more;
-            pt = hard + 10u * (ace & (hard <= 11));
+            pt = x->best[st];
             const unsigned go = ((pt <= 21) & !pbj) | C.plays_out;
             s->dealt += dealer_two(x, &d, go, e0, u0, e1, u1, REC, &more);
             if (more) dealer_rest(x, s, &d, REC);
         }
-        const unsigned dt = BEST(&d);
-        const int32_t st = stake << doubled;
+        const unsigned dt = BEST(x, &d);
+        const int32_t w = stake << doubled;
         const unsigned win = (pt <= 21) & ((dt > 21) | (pt > dt)); /* 5.1(a) */
         const unsigned push = (pt <= 21) & (pt == dt);              /* else lost: 5.1(f) */
-        const int32_t v_hand = (st & -(int32_t)win) - (st & -(int32_t)!(win | push));
+        const int32_t v_hand = (w & -(int32_t)win) - (w & -(int32_t)!(win | push));
         const int32_t nat = -(int32_t)pbj; /* 5.1(a)-(c), (e): no dealer blackjack here */
         v = (v_hand & ~nat) | (x->bj_win & nat);
     }
     if (REC) {
         sim_hand h;
-        h.hard = (uint8_t)hard;
-        h.ace = (uint8_t)ace;
+        h.st = (uint16_t)st;
         h.n = (uint8_t)n;
         h.doubled = (uint8_t)doubled;
         h.from_split = h.split_aces = 0;
-        record_inputs(init, &h, 1, &d, 0);
+        record_inputs(x, init, &h, 1, &d, 0);
     }
     *net = v;
     return 1;
@@ -599,20 +600,18 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
     unsigned n_hands = 1;
     sim_hand *h0 = &hands[0];
     const uint8_t p0 = deal(s), d0 = deal(s), p1 = deal(s);
-    const unsigned v0 = fl_card_value[p0], v1 = fl_card_value[p1], up = fl_card_value[d0];
-    h0->hard = (uint8_t)(v0 + v1);
-    h0->ace = (uint8_t)((v0 == 1) | (v1 == 1));
+    const unsigned up = fl_card_value[d0];
+    h0->st = (uint16_t)(x->card[p0] + x->card[p1]);
     h0->n = 2;
     h0->doubled = h0->from_split = h0->split_aces = 0;
     h0->cards[0] = p0;
     h0->cards[1] = p1;
-    d.hard = (uint8_t)up;
-    d.ace = (uint8_t)(up == 1);
+    d.st = x->card[d0];
     d.n = 1;
     d.cards[0] = d0;
     d.cards[1] = FL_NO_CARD; /* (taken only with the second card) */
     d.suits = (uint8_t)(1u << (d0 & 3));
-    if (C.peek) dealer_take(&d, deal(s), 1, REC);
+    if (C.peek) dealer_take(x, &d, deal(s), 1, REC);
     init[0] = p0; /* the player's third card: the next card of the shoe, fixed now whether */
     init[1] = p1; /* or not anyone takes it */
     init[2] = d0;
@@ -628,7 +627,7 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
     int surrendered = C.surrender == FL_SURRENDER_EARLY && surrender_choice(r, C, h0, up);
     const int dealer_bj_peeked = C.peek && !surrendered && NATURAL(&d);
     if (surrendered) {
-        if (d.n < 2) dealer_take(&d, deal(s), 1, REC); /* dealt to the box's live hand */
+        if (d.n < 2) dealer_take(x, &d, deal(s), 1, REC); /* dealt to the box's live hand */
         if (C.plays_out) dealer_draws(x, s, &d, 1, REC);
     } else if (!dealer_bj_peeked) {
         surrendered = play_hands(r, x, C, REC, s, hands, &n_hands, up);
@@ -636,13 +635,13 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
          * (neither busted, nor a blackjack, nor surrendered), or always when playing out */
         unsigned any_live = 0, any_open = 0;
         for (unsigned i = 0; i < n_hands; i++) {
-            unsigned live = hands[i].hard <= 21;
+            unsigned live = ST_HARD(hands[i].st) <= 21;
             any_live |= live;
             any_open |= live & !(NATURAL(&hands[i]) & !hands[i].from_split);
         }
         any_open &= !surrendered;
         if (!C.peek) {
-            if (d.n < 2 && (any_live || C.plays_out)) dealer_take(&d, deal(s), 1, REC);
+            if (d.n < 2 && (any_live || C.plays_out)) dealer_take(x, &d, deal(s), 1, REC);
             if (d.n < 2 && s->dealt < s->size) {
                 /* nobody needs the dealer's second card; for side bets (insurance) it is the
                  * card the dealer would have taken: fix it without dealing it */
@@ -653,7 +652,7 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
         dealer_draws(x, s, &d, (any_open | C.plays_out) & !NATURAL(&d), REC);
     }
     if (d.n >= 2) init[4] = d.cards[1];
-    if (TALLY && REC) record_inputs(init, hands, n_hands, &d, surrendered);
+    if (TALLY && REC) record_inputs(x, init, hands, n_hands, &d, surrendered);
     if (!TALLY && rec) emit_record(rec, hands, n_hands, &d, surrendered);
     /* settlement: rule 5.1 (a)-(g) */
     const int32_t stake = x->stake;
@@ -662,7 +661,7 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
         *net = lost_all ? -stake : -(stake - stake / 2);
         return s->ok;
     }
-    const unsigned dt = BEST(&d);
+    const unsigned dt = BEST(x, &d);
     if (dealer_bj_peeked) {
         *net = NATURAL(h0) ? 0 : -stake;
         return s->ok;
@@ -677,7 +676,7 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
     for (unsigned i = 0; i < n_hands; i++) {
         const sim_hand *h = &hands[i];
         const int32_t st = stake << h->doubled;
-        const unsigned pt = BEST(h);
+        const unsigned pt = BEST(x, h);
         /* selected by masks, not branches: the outcome is the round's least predictable */
         const unsigned live = (pt <= 21) & !dbj;             /* else lost: 5.1(f), (d), (g) */
         const unsigned win = live & ((dt > 21) | (pt > dt)); /* 5.1(a) */
@@ -686,7 +685,7 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
         const int32_t v_hand = (st & -(int32_t)win) - (st & -(int32_t)!(win | push));
         int32_t v = (v_hand & ~nat) | (bj_v & nat);
         if (limited && v < 0) {
-            if (C.enhc_takes == FL_TAKES_ORIGINAL_AND_BUSTED && h->hard > 21) {
+            if (C.enhc_takes == FL_TAKES_ORIGINAL_AND_BUSTED && ST_HARD(h->st) > 21) {
                 /* a busted hand stays lost, whole */
             } else if (!original_taken) { /* the original wager, once per box */
                 original_taken = 1;
