@@ -300,7 +300,7 @@ typedef struct {
 } sim_ctx;
 
 static void make_ctx(const fl_sim_rules *r, sim_ctx *x) {
-    for (unsigned st = 0; st < SIM_STATES; st++) {
+    for (unsigned st = 0; st < 64; st++) { /* no ace, then one */
         const unsigned hard = ST_HARD(st);
         const int soft = ST_SOFT(st);
         const unsigned t = hard + (soft ? 10u : 0u);
@@ -316,6 +316,12 @@ static void make_ctx(const fl_sim_rules *r, sim_ctx *x) {
         }
         x->dealer_stands[st] = (uint8_t)(t > 17 || (t == 17 && !(soft && r->h17)));
         x->best[st] = (uint8_t)t;
+    }
+    for (unsigned st = 64; st < SIM_STATES; st += 32) { /* more aces: as one */
+        for (unsigned up = 0; up < 11; up++)
+            for (unsigned may = 0; may < 2; may++) memcpy(&x->act[up][may][st], &x->act[up][may][32], 32);
+        memcpy(&x->dealer_stands[st], &x->dealer_stands[32], 32);
+        memcpy(&x->best[st], &x->best[32], 32);
     }
     for (unsigned c = 0; c < 52; c++)
         x->card[c] = (uint16_t)(fl_card_value[c] + (fl_card_value[c] == 1 ? 32u : 0u));
