@@ -161,4 +161,5 @@ def simulate(
         as_json,
         skipped=skipped + sorted(res.tally.skipped.items()),
         plays_out=tuple(w.name for w in res.wagers if types[w.name].dealer_plays_out),
+        chunk_rounds=chunk_rounds,
     )

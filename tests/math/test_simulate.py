@@ -307,6 +307,16 @@ def test_simulate_cli_prints_the_exact_figure_and_its_own_rate() -> None:
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
     assert (data["workers"], data["executor"], data["ran_on"]) == (2, "threads", "2 threads")
+    # more workers than chunks: said, with the --chunk that spreads the rounds
+    out = runner.invoke(main, [*args, "--workers", "3", "--chunk", "25000"])
+    assert out.exit_code == 0, out.output
+    assert "simulating on 2 threads" in out.output
+    assert (
+        "--workers 3, but 50,000 rounds are 2 chunks of --chunk 25,000, so 2 ran at once: "
+        "--chunk 16,667 spreads them over every worker" in out.output
+    )
+    out = runner.invoke(main, [*args, "--workers", "2", "--chunk", "25000"])
+    assert "ran at once" not in out.output
 
 
 def test_side_bet_choice_none_a_list_or_every_installed_wager() -> None:

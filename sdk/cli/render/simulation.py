@@ -154,6 +154,7 @@ def report_simulation(
     *,
     skipped: list[tuple[str, str]] | None = None,
     plays_out: tuple[str, ...] = (),
+    chunk_rounds: int | None = None,
 ) -> None:
     """Write the trace (an ``.npz`` of ``net`` int32 cents and ``initial`` (n, 5) uint8 card
     codes) when asked for, and print the result as JSON or as tables, naming the wagers
@@ -164,8 +165,9 @@ def report_simulation(
     :class:`feltlab.simulation.check.ExactCheck`).  The rounds/s printed is the simulation's own
     (the chunks' time in the simulator), the set-up printed apart.  ``skipped``: (wager,
     reason) of each installed wager not simulated, always listed; ``plays_out``: the wagers
-    in play that made the dealer play out.  Raises click.BadParameter for an unwritable
-    trace path."""
+    in play that made the dealer play out; ``chunk_rounds``: the chunk size asked for, to
+    say how to spread the rounds when ``workers`` exceeds the chunks.  Raises
+    click.BadParameter for an unwritable trace path."""
     skipped = list(skipped or [])
     if trace_path is not None and res.trace is not None:
         try:
@@ -194,6 +196,14 @@ def report_simulation(
         f"simulating on {res.ran_on} (set-up {res.setup_seconds:.2f} s apart, "
         f"{res.seconds:.2f} s in all)"
     )
+    if chunk_rounds and res.executor != "dask" and workers > res.parallel:
+        chunks = -(-res.rounds // chunk_rounds)
+        out.print(
+            f"--workers {workers}, but {res.rounds:,} rounds are {chunks} "
+            f"{'chunk' if chunks == 1 else 'chunks'} of --chunk {chunk_rounds:,}, so "
+            f"{res.parallel} ran at once: --chunk {-(-res.rounds // workers):,} spreads them "
+            "over every worker (the chunks are part of what the seed determines)"
+        )
     _print_exact(out, res, check, why)
     _print_wagers(out, res, fresh_shoe)
     not_chosen = [name for name, reason in skipped if reason == NOT_CHOSEN]
