@@ -504,38 +504,49 @@ AI void record_inputs(const sim_ctx *x, uint8_t *in, const sim_hand *hands, unsi
     in[FL_IN_DEALER_RANK + 2] = d->n > 2 ? (uint8_t)(d->cards[2] >> 2) : 13;
 }
 
-/* The round of one hand (no split), under peek and without surrender, in a tally (REC 0 or
- * 1): the common round, played from locals with its first steps branch-free.  The caller has
- * checked that the round's first seven cards are fixed (the initial four, the player's third,
- * read by the first decision's select and as init[3], and the two after it, the dealer's
- * first draws when the player takes at most one card).  Returns 0, leaving the shoe
- * untouched, when the box holds a pair the strategy splits: play_round's general path plays
- * that round.  The same cards, in the same order, and the same net as the general path. */
+/* The round of one hand (no split), without surrender, in a tally (REC 0 or 1): the common
+ * round, played from locals with its first steps branch-free.  Under peek the dealer's hole
+ * card is the fourth card and a dealer blackjack ends the round at once; without a hole card
+ * (no peek) the dealer's second card is the first after the player's, dealt when the hand is
+ * not busted (or the dealer plays out), and a dealer blackjack is settled at the end, taking
+ * what enhc_takes says.  The caller has checked that the round's first seven cards are fixed
+ * (the initial cards, the player's third, read by the first decision's select and as
+ * init[3], and those after it, the dealer's first draws when the player takes at most one
+ * card).  Returns 0, leaving the shoe untouched, when the box holds a pair the strategy
+ * splits: play_round's general path plays that round.  The same cards, in the same order,
+ * and the same net as the general path. */
 AI int one_hand_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, const int REC,
                       sim_shoe *s, int32_t *net, uint8_t *init) {
     const uint8_t *cd = s->cards + s->dealt;
-    const uint8_t p0 = cd[0], d0 = cd[1], p1 = cd[2], d1 = cd[3], c4 = cd[4];
+    const unsigned P = C.peek ? 4u : 3u; /* the player's third card: the next after the deal */
+    const uint8_t p0 = cd[0], d0 = cd[1], p1 = cd[2], c4 = cd[P];
     const unsigned up = fl_card_value[d0];
     const unsigned rank = p0 >> 2u;
     if (__builtin_expect(rank == (unsigned)(p1 >> 2u) && r->pair[rank][up] && C.max_hands >= 2, 0))
         return 0;
-    s->dealt += 4;
+    s->dealt += P;
     init[0] = p0;
     init[1] = p1;
     init[2] = d0;
     init[3] = c4; /* the player's third card: the next card, whether or not anyone takes it */
-    init[4] = d1;
     sim_dealer d;
-    d.st = (uint16_t)(x->card[d0] + x->card[d1]);
-    d.n = 2;
+    d.st = x->card[d0];
+    d.n = 1;
     d.cards[0] = d0;
-    d.cards[1] = d1;
-    d.suits = (uint8_t)((1u << (d0 & 3)) | (1u << (d1 & 3)));
+    d.suits = (uint8_t)(1u << (d0 & 3));
+    if (C.peek) {
+        const uint8_t d1 = cd[3];
+        init[4] = d1;
+        d.st = (uint16_t)(d.st + x->card[d1]);
+        d.n = 2;
+        d.cards[1] = d1;
+        d.suits = (uint8_t)(d.suits | (1u << (d1 & 3)));
+    }
     unsigned st = x->card[p0] + x->card[p1], n = 2, doubled = 0;
     const unsigned pbj = st == SIM_NATURAL_ST;
     const int32_t stake = x->stake;
     int32_t v;
-    if (__builtin_expect(NATURAL(&d), 0)) { /* the dealer's blackjack, peeked */
+    if (C.peek && __builtin_expect(NATURAL(&d), 0)) { /* the dealer's blackjack, peeked */
         v = pbj ? 0 : -stake;
     } else {
         /* the first decision (a double allowed), its card taken or not by a select; a second
@@ -547,9 +558,9 @@ AI int one_hand_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, 
         n += take;
         s->dealt += take;
         doubled = a == DO_DOUBLE;
-        /* the dealer's next two cards when the player takes no more: selected, not loaded
-         * after the decision (the round's chain of dependent steps the shorter) */
-        const unsigned c5 = cd[5], c6 = cd[6], m = 0u - take;
+        /* the dealer's next cards when the player takes no more: selected, not loaded after
+         * the decision (the round's chain of dependent steps the shorter) */
+        const unsigned c5 = cd[P + 1], c6 = cd[P + 2], m = 0u - take;
         const unsigned k5 = x->card[c5], k6 = x->card[c6];
         const uint8_t e0 = (uint8_t)(c4 ^ ((c4 ^ c5) & m)), e1 = (uint8_t)(c5 ^ ((c5 ^ c6) & m));
         const unsigned u0 = k4 ^ ((k4 ^ k5) & m), u1 = k5 ^ ((k5 ^ k6) & m);
@@ -560,21 +571,57 @@ AI int one_hand_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, 
                 n++;
             } while (x->act[up][0][st] == DO_HIT);
             pt = x->best[st];
-            dealer_draws(x, s, &d, ((pt <= 21) & !pbj) | C.plays_out, REC);
+            const unsigned live = pt <= 21;
+            if (!C.peek) { /* the hole card, or (for side bets) the card it would have been */
+                if (live | C.plays_out) {
+                    const uint8_t hole = deal(s);
+                    dealer_take(x, &d, hole, REC, REC);
+                    init[4] = hole;
+                } else if (s->dealt < s->size) {
+                    fix_next(s);
+                    init[4] = s->cards[s->dealt];
+                } else {
+                    init[4] = 52; /* a card never dealt */
+                }
+            }
+            dealer_draws(x, s, &d, ((live & !pbj) | C.plays_out) & !NATURAL(&d), REC);
         } else {
             unsigned more;
             pt = x->best[st];
-            const unsigned go = ((pt <= 21) & !pbj) | C.plays_out;
-            s->dealt += dealer_two(x, &d, go, e0, u0, e1, u1, REC, &more);
+            const unsigned live = pt <= 21, go = (live & !pbj) | C.plays_out;
+            if (C.peek) {
+                s->dealt += dealer_two(x, &d, go, e0, u0, e1, u1, REC, &more);
+            } else {
+                /* the hole card e0, taken by a select, then two draws from the card after */
+                const unsigned t = live | C.plays_out, c7 = cd[P + 3], k7 = x->card[c7];
+                const uint8_t e2 = (uint8_t)(c6 ^ ((c6 ^ c7) & m));
+                const unsigned u2 = k6 ^ ((k6 ^ k7) & m);
+                init[4] = e0; /* the card the dealer took, or would have taken */
+                d.st = (uint16_t)(d.st + (u0 & -t));
+                if (REC) {
+                    d.cards[1] = e0; /* past n when not taken: never read */
+                    d.suits = (uint8_t)(d.suits | (t << (e0 & 3)));
+                }
+                d.n = (uint8_t)(d.n + t);
+                s->dealt += t;
+                s->dealt += dealer_two(x, &d, t & go, e1, u1, e2, u2, REC, &more);
+            }
             if (more) dealer_rest(x, s, &d, REC);
         }
         const unsigned dt = BEST(x, &d);
+        const unsigned dbj = C.peek ? 0u : NATURAL(&d); /* under peek, ended above */
         const int32_t w = stake << doubled;
-        const unsigned win = (pt <= 21) & ((dt > 21) | (pt > dt)); /* 5.1(a) */
-        const unsigned push = (pt <= 21) & (pt == dt);              /* else lost: 5.1(f) */
+        const unsigned live = (pt <= 21) & !dbj;            /* else lost: 5.1(f), (d), (g) */
+        const unsigned win = live & ((dt > 21) | (pt > dt)); /* 5.1(a) */
+        const unsigned push = live & (pt == dt);
         const int32_t v_hand = (w & -(int32_t)win) - (w & -(int32_t)!(win | push));
-        const int32_t nat = -(int32_t)pbj; /* 5.1(a)-(c), (e): no dealer blackjack here */
-        v = (v_hand & ~nat) | (x->bj_win & nat);
+        const int32_t nat = -(int32_t)pbj; /* 5.1(a)-(c), (e) */
+        v = (v_hand & ~nat) | (x->bj_win & -(int32_t)!dbj & nat);
+        /* a dealer blackjack without a hole card takes the original wager only (not a
+         * double), or a busted hand whole, as enhc_takes says */
+        if (!C.peek && __builtin_expect(dbj & !pbj, 0) && C.enhc_takes != FL_TAKES_ALL &&
+            !(C.enhc_takes == FL_TAKES_ORIGINAL_AND_BUSTED && ST_HARD(st) > 21))
+            v = -stake;
     }
     if (REC) {
         sim_hand h;
@@ -596,7 +643,7 @@ AI int one_hand_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, 
 AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, const int REC,
                   const int TALLY, sim_shoe *s, int32_t *net, uint8_t *init,
                   fl_round_record *rec) {
-    if (TALLY && REC < 2 && C.peek && C.surrender == FL_SURRENDER_NONE &&
+    if (TALLY && REC < 2 && C.surrender == FL_SURRENDER_NONE &&
         __builtin_expect(s->fixed - s->dealt >= 7, 1) &&
         one_hand_round(r, x, C, REC, s, net, init))
         return s->ok;

@@ -80,10 +80,12 @@ def test_c_simulator_and_python_engine_agree_round_by_round(name: str) -> None:
 
 
 def _tables_for_paths() -> tuple[native.SideTable, ...]:
-    """A card-decided table (Perfect Pairs: the initial cards) and a play-decided one (Bust
-    Bonus: the round record's inputs, the dealer's first three ranks among them)."""
+    """Card-decided tables (Perfect Pairs: the player's first two cards; insurance: the
+    dealer's second card, or under no hole card the card the dealer took or would have
+    taken) and a play-decided one (Bust Bonus: the round record's inputs, the dealer's
+    first three ranks among them)."""
     out = []
-    for name in ("perfect_pairs", "bust_bonus"):
+    for name in ("perfect_pairs", "insurance", "bust_bonus"):
         t = side_tables.side_table(simchunk.installed_wager(name, None))
         assert t is not None, name
         out.append(t)
@@ -93,8 +95,8 @@ def _tables_for_paths() -> tuple[native.SideTable, ...]:
 @pytest.mark.parametrize("plays_out", [False, True], ids=["stands", "plays_out"])
 @pytest.mark.parametrize("name", [*sorted(VARIANTS), "vegas_s17_fresh_shoe"])
 def test_tally_rounds_equal_the_general_round_path(name: str, plays_out: bool) -> None:
-    """The tally's one-hand round (sim.c one_hand_round: no split, under peek without
-    surrender, branch-free first decision and dealer steps) deals and settles as the general
+    """The tally's one-hand round (sim.c one_hand_round: no split, no surrender, peek or
+    not, branch-free first decision and dealer steps) deals and settles as the general
     round path, which the per-round arrays take and the Python engine checks above: for the
     same seed the same net and net squared, and the same counts of a card-decided and a
     play-decided table, with and without tables (each an instance of its own), over every
@@ -116,7 +118,7 @@ def test_tally_rounds_equal_the_general_round_path(name: str, plays_out: bool) -
     assert (fast.net, fast.net_sq) == (general.net, general.net_sq) == (net, net_sq)
     for a, b in zip(fast.counts, general.counts, strict=True):
         assert np.array_equal(a, b)
-    assert int(fast.counts[1][: native.NOT_OFFERED].sum()) == n  # Bust Bonus on every round
+    assert int(fast.counts[2][: native.NOT_OFFERED].sum()) == n  # Bust Bonus on every round
 
 
 @pytest.mark.parametrize("n", [1, 2, 44, 45, 46, 997, 5_003])
