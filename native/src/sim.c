@@ -19,13 +19,7 @@
  *    cents (rule 5.4), 21 on a split hand is not a blackjack.
  * Insurance is never taken (basic strategy).
  *
- * Shoe: a shuffle is done lazily, one Fisher-Yates step per card dealt (each
- * card drawn uniformly from those not yet dealt; six positions per 64-bit
- * generator word), which is the same distribution as a full shuffle at the
- * cost of only the cards used.  After a
- * round in which the cutting card came out (cards dealt >= cut_position) the
- * shoe is reshuffled (rule 5.7(b)); cut_position == 0 reshuffles before every
- * round (an ideal continuous shuffler, or a fresh shoe each round).
+ * The shoe the rounds are dealt from, and its lazy shuffle: sim_shoe.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -34,192 +28,8 @@
 #include "feltlab_core.h"
 #include "internal.h"
 #include "side_tables.h"
-/* Positions of the shoe fixed per 64-bit generator word: Lemire's bounded integers batched
- * (Brooks & Lemire, "Batched ranged random integer generation", 2024: k = 6 while the
- * ranges stay below 2^9; a shoe has at most 416 cards). */
-#define SIM_DRAWS 6
+#include "sim_shoe.h"
 
-typedef struct {
-    uint8_t cards[FL_MAX_DECKS * 52];
-    uint32_t size;  /* cards in the stack */
-    uint32_t dealt; /* cards dealt since the last shuffle */
-    uint32_t fixed; /* positions already drawn (>= dealt: a peeked next card) */
-    uint32_t cut;   /* cut position (0: reshuffle every round) */
-    fl_xoshiro256ss x;
-    fl_rng *rng;    /* for ChaCha20 */
-    uint64_t bound; /* the product of the first SIM_DRAWS ranges of a full shoe: above 2^64
-                     * mod the product of any later ranges (the batched draw's quick test) */
-    int use_x;
-    int ok;
-    fl_csm_state *csm; /* not NULL: the cards come from this continuous shuffler, and
-                        * `cards` is its delivery tray (cards out of the machine, dealt or
-                        * waiting: a peeked next card stays there for the next round) */
-} sim_shoe;
-
-static inline uint64_t shoe_word(sim_shoe *s) {
-    if (s->use_x) return fl_xoshiro_next(&s->x);
-    uint64_t w = 0;
-    if (!fl_chacha_next(&s->rng->u.chacha, &w)) s->ok = 0;
-    return w;
-}
-
-/* one Fisher-Yates step at position p: a uniform card among positions p..size-1 to p */
-static inline void fy_step(sim_shoe *s, uint32_t p, uint64_t idx) {
-    uint32_t j = p + (uint32_t)idx;
-    uint8_t c = s->cards[j];
-    s->cards[j] = s->cards[p];
-    s->cards[p] = c;
-}
-
-/* the last positions of a shoe (fewer than SIM_DRAWS left): n - 1 draws from one word */
-static __attribute__((noinline)) void fix_tail(sim_shoe *s) {
-    uint32_t p = s->fixed;
-    uint64_t n = s->size - p, idx[SIM_DRAWS];
-    if (n >= 2) {
-        unsigned k = (unsigned)n - 1;
-        int accepted;
-        do {
-            uint64_t x = shoe_word(s);
-            FL_BATCH_DRAW(FL_MUL64, FL_POW64_MOD, x, n, k, s->bound, idx, accepted);
-        } while (!accepted && s->ok);
-        for (unsigned i = 0; i < k; i++) fy_step(s, p + i, idx[i]);
-    }
-    s->fixed = s->size; /* the last card: nothing to choose */
-}
-
-/* Fix the next SIM_DRAWS positions from `fixed` (fewer at the end of the shoe) by lazy
- * Fisher-Yates steps, their draws from one 64-bit word: a shoe is a uniformly random order,
- * drawn only as far as it is dealt (and at most SIM_DRAWS - 1 positions ahead). */
-static inline void fix_at(sim_shoe *s) {
-    uint32_t p = s->fixed;
-    uint64_t n = s->size - p, idx[SIM_DRAWS];
-    if (__builtin_expect(n < SIM_DRAWS, 0)) {
-        fix_tail(s);
-        return;
-    }
-    int accepted;
-    do {
-        uint64_t x = shoe_word(s);
-        FL_BATCH_DRAW(FL_MUL64, FL_POW64_MOD, x, n, SIM_DRAWS, s->bound, idx, accepted);
-    } while (!accepted && s->ok);
-    for (unsigned i = 0; i < SIM_DRAWS; i++) fy_step(s, p + i, idx[i]);
-    s->fixed = p + SIM_DRAWS;
-}
-
-/* the next card when none is fixed: from the shoe's Fisher-Yates draws, or out of the
- * continuous shuffler into its tray (rare on a shoe: its cards up to the cut are fixed when
- * it starts; every card off a continuous shuffler) */
-static __attribute__((noinline)) void fix_more(sim_shoe *s) {
-    if (s->csm) {
-        s->cards[s->fixed++] = fl_csm_deal(s->csm);
-        if (!fl_csm_ok(s->csm)) s->ok = 0;
-        return;
-    }
-    fix_at(s);
-}
-
-static inline void fix_next(sim_shoe *s) {
-    if (s->fixed <= s->dealt) fix_more(s);
-}
-
-/* A batch of new shoes, one per lane: the positions up to the cut are fixed at once, the
- * lanes' batched draws taking turns (FL_SIM_LANES independent generator chains and swap
- * streams in flight, as in the batch shuffles), in a tight loop that does not wait on play.
- * These are the very draws of fixing the cards one by one as dealt, so each shoe is still a
- * uniformly random order; the few cards past the cut stay lazy. */
-static void start_shoes(sim_shoe *lanes) {
-    for (unsigned l = 0; l < FL_SIM_LANES; l++) lanes[l].dealt = lanes[l].fixed = 0;
-    const uint32_t cut = lanes[0].cut;
-    while (lanes[0].fixed < cut && lanes[0].ok)
-        for (unsigned l = 0; l < FL_SIM_LANES; l++) fix_at(&lanes[l]);
-}
-
-/* 2^64 mod n(n-1)...(n-SIM_DRAWS+1): the batched draw's exact test, out of line (it is rare,
- * and inline the compiler computed the product for every draw) */
-static __attribute__((noinline, cold)) uint64_t sim_pow64_mod_falling(uint64_t n) {
-    uint64_t prod = n;
-    for (unsigned i = 1; i < SIM_DRAWS; i++) prod *= n - i;
-    return FL_POW64_MOD(prod);
-}
-
-/* Undo the SIM_DRAWS Fisher-Yates steps at q[0..SIM_DRAWS-1], n cards from q on, that word w's
- * batched draw made (their indexes recomputed from w), last step first: a rejected draw (rare) */
-static __attribute__((noinline, cold)) void sim_undo_draw(uint8_t *q, uint64_t n, uint64_t w) {
-    uint64_t idx[SIM_DRAWS], hi, lo;
-    for (unsigned i = 0; i < SIM_DRAWS; i++) {
-        FL_MUL64(w, n - i, hi, lo);
-        idx[i] = hi;
-        w = lo;
-    }
-    for (unsigned i = SIM_DRAWS; i-- > 0;) {
-        const uint8_t c = q[i + idx[i]];
-        q[i + idx[i]] = q[i];
-        q[i] = c;
-    }
-}
-
-/* Fix a fresh xoshiro256** shoe's positions up to its cut: fix_at's draws and Fisher-Yates
- * steps, in order, each step swapped as its index comes out of the multiply chain, and a draw
- * the exact test rejects (rare) undone and drawn again.  The same draws and the same shoe as
- * fix_at (FL_BATCH_DRAW's steps).  Kept in registers: the generator's four words (through the
- * shoe, each swap's byte stores made the compiler reload them), a pointer to the next position
- * (each card's loads and stores one addressing mode) and the range, counted down; this form
- * took 20 instructions a round fewer than indexes from the shoe's start (callgrind). */
-static void fix_to_cut(sim_shoe *s) {
-    uint64_t x0 = s->x.s[0], x1 = s->x.s[1], x2 = s->x.s[2], x3 = s->x.s[3];
-    const uint64_t bound = s->bound;
-    /* below the cut, at least 26 cards from the end (check_rules) */
-    uint8_t *q = s->cards + s->fixed, *const end = s->cards + s->cut;
-    uint64_t n = s->size - s->fixed; /* the cards from q on */
-    while (q < end) {
-        for (;;) {
-            const uint64_t word = fl_xoshiro_step(&x0, &x1, &x2, &x3);
-            uint64_t w = word, hi, lo, m = n;
-            for (unsigned i = 0; i < SIM_DRAWS; i++, m--) {
-                FL_MUL64(w, m, hi, lo);
-                const uint8_t c = q[i + hi];
-                q[i + hi] = q[i];
-                q[i] = c;
-                w = lo;
-            }
-            if (__builtin_expect(w >= bound, 1) || w >= sim_pow64_mod_falling(n)) break;
-            sim_undo_draw(q, n, word);
-        }
-        q += SIM_DRAWS;
-        n -= SIM_DRAWS;
-    }
-    s->x.s[0] = x0;
-    s->x.s[1] = x1;
-    s->x.s[2] = x2;
-    s->x.s[3] = x3;
-    s->fixed = (uint32_t)(q - s->cards);
-}
-
-/* Shoe k of the stream (lane k % FL_SIM_LANES, whose last shoe has ended) into *play: its
- * positions up to the cut fixed (xoshiro256** lanes: each its own generator). */
-static void shoe_begin(sim_shoe *lanes, size_t k, sim_shoe *play) {
-    sim_shoe *s = &lanes[k % FL_SIM_LANES];
-    s->dealt = s->fixed = 0;
-    fix_to_cut(s);
-    *play = *s;
-}
-
-/* the rare path of deal: the card is not fixed yet, or the shoe is out of cards */
-static __attribute__((noinline)) uint8_t deal_slow(sim_shoe *s) {
-    if (s->dealt >= s->size) { /* out of cards: excluded by the cut-position check */
-        s->ok = 0;
-        return 0;
-    }
-    fix_next(s);
-    return s->cards[s->dealt++];
-}
-
-/* deal one card: one comparison on the common path (fixed <= size, so a fixed card is
- * always in the shoe) */
-static inline uint8_t deal(sim_shoe *s) {
-    if (__builtin_expect(s->dealt < s->fixed, 1)) return s->cards[s->dealt++];
-    return deal_slow(s);
-}
 static fl_status check_rules(const fl_sim_rules *r) {
     if (r->decks < 1 || r->decks > FL_MAX_DECKS) return FL_ERR_DECKS;
     if (r->bj_den < 1 || r->max_hands < 1 || r->max_hands > 4 ||
@@ -384,7 +194,7 @@ AI unsigned dealer_two(const sim_ctx *x, sim_dealer *d, unsigned go, uint8_t c0,
 
 /* the dealer's third card and more, by the loop */
 AI void dealer_rest(const sim_ctx *x, sim_shoe *s, sim_dealer *d, int rec) {
-    while (!x->dealer_stands[d->st]) dealer_take(x, d, deal(s), rec != 0, rec);
+    while (!x->dealer_stands[d->st]) dealer_take(x, d, fl_sim_deal(s), rec != 0, rec);
 }
 
 /* The dealer draws to 17 (or to a hard 17 under h17) when `go` (some hand is open, or the
@@ -428,7 +238,7 @@ AI int play_hands(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
     for (unsigned i = 0; i < n_hands; i++) {
         sim_hand *h = &hands[i];
         if (h->n == 1) { /* a split hand takes its second card when play reaches it */
-            h->cards[1] = deal(s);
+            h->cards[1] = fl_sim_deal(s);
             hand_take(x, h, h->cards[1], 0);
         }
         if (i == 0 && C.surrender == FL_SURRENDER_LATE && surrender_choice(r, C, h, up)) {
@@ -455,7 +265,7 @@ AI int play_hands(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
                 h->from_split = 1;
                 h->split_aces = aces;
                 n_hands++;
-                h->cards[1] = deal(s);
+                h->cards[1] = fl_sim_deal(s);
                 hand_take(x, h, h->cards[1], 0);
                 continue;
             }
@@ -463,7 +273,7 @@ AI int play_hands(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
             unsigned may = h->n == 2 && (C.das || !h->from_split);
             uint8_t a = x->act[up][may][h->st];
             if (a == DO_STAND) break;
-            hand_take(x, h, deal(s), full);
+            hand_take(x, h, fl_sim_deal(s), full);
             if (a == DO_DOUBLE) {
                 h->doubled = 1;
                 break;
@@ -567,18 +377,18 @@ AI int one_hand_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, 
         unsigned pt;
         if ((a == DO_HIT) & (x->act[up][0][st] == DO_HIT)) {
             do {
-                st += x->card[deal(s)];
+                st += x->card[fl_sim_deal(s)];
                 n++;
             } while (x->act[up][0][st] == DO_HIT);
             pt = x->best[st];
             const unsigned live = pt <= 21;
             if (!C.peek) { /* the hole card, or (for side bets) the card it would have been */
                 if (live | C.plays_out) {
-                    const uint8_t hole = deal(s);
+                    const uint8_t hole = fl_sim_deal(s);
                     dealer_take(x, &d, hole, REC, REC);
                     init[4] = hole;
                 } else if (s->dealt < s->size) {
-                    fix_next(s);
+                    fl_sim_fix_next(s);
                     init[4] = s->cards[s->dealt];
                 } else {
                     init[4] = 52; /* a card never dealt */
@@ -652,7 +462,7 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
     sim_dealer d;
     unsigned n_hands = 1;
     sim_hand *h0 = &hands[0];
-    const uint8_t p0 = deal(s), d0 = deal(s), p1 = deal(s);
+    const uint8_t p0 = fl_sim_deal(s), d0 = fl_sim_deal(s), p1 = fl_sim_deal(s);
     const unsigned up = fl_card_value[d0];
     h0->st = (uint16_t)(x->card[p0] + x->card[p1]);
     h0->n = 2;
@@ -664,13 +474,13 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
     d.cards[0] = d0;
     d.cards[1] = FL_NO_CARD; /* (taken only with the second card) */
     d.suits = (uint8_t)(1u << (d0 & 3));
-    if (C.peek) dealer_take(x, &d, deal(s), 1, REC);
+    if (C.peek) dealer_take(x, &d, fl_sim_deal(s), 1, REC);
     init[0] = p0; /* the player's third card: the next card of the shoe, fixed now whether */
     init[1] = p1; /* or not anyone takes it */
     init[2] = d0;
     init[4] = none;
     if (__builtin_expect(s->dealt < s->size, 1)) {
-        fix_next(s);
+        fl_sim_fix_next(s);
         init[3] = s->cards[s->dealt];
     } else {
         init[3] = none;
@@ -680,7 +490,7 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
     int surrendered = C.surrender == FL_SURRENDER_EARLY && surrender_choice(r, C, h0, up);
     const int dealer_bj_peeked = C.peek && !surrendered && NATURAL(&d);
     if (surrendered) {
-        if (d.n < 2) dealer_take(x, &d, deal(s), 1, REC); /* dealt to the box's live hand */
+        if (d.n < 2) dealer_take(x, &d, fl_sim_deal(s), 1, REC); /* dealt to the box's live hand */
         if (C.plays_out) dealer_draws(x, s, &d, 1, REC);
     } else if (!dealer_bj_peeked) {
         surrendered = play_hands(r, x, C, REC, s, hands, &n_hands, up);
@@ -694,11 +504,11 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
         }
         any_open &= !surrendered;
         if (!C.peek) {
-            if (d.n < 2 && (any_live || C.plays_out)) dealer_take(x, &d, deal(s), 1, REC);
+            if (d.n < 2 && (any_live || C.plays_out)) dealer_take(x, &d, fl_sim_deal(s), 1, REC);
             if (d.n < 2 && s->dealt < s->size) {
                 /* nobody needs the dealer's second card; for side bets (insurance) it is the
                  * card the dealer would have taken: fix it without dealing it */
-                fix_next(s);
+                fl_sim_fix_next(s);
                 init[4] = s->cards[s->dealt];
             }
         }
@@ -869,24 +679,7 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
     const int use_x = rng->kind == FL_RNG_XOSHIRO256SS && !csm;
     fl_rng g = *rng;
     for (unsigned l = 0; l < (csm ? 1u : FL_SIM_LANES); l++) {
-        sim_shoe *s = &lanes[l];
-        memset(s, 0, sizeof *s);
-        s->size = r->decks * 52;
-        s->cut = r->cut_position;
-        s->ok = 1;
-        s->use_x = use_x;
-        s->rng = rng;
-        if (use_x) {
-            s->x = g.u.xoshiro;
-            (void)fl_xoshiro_long_jump(&g);
-        }
-        (void)fl_new_shoe_codes(r->decks, s->cards, s->size);
-        s->bound = 1;
-        for (unsigned k = 0; k < SIM_DRAWS; k++) s->bound *= (uint64_t)(s->size - k);
-        if (csm) { /* an empty tray of the shoe's size, filled from the machine */
-            s->csm = csm;
-            s->cut = 0;
-        }
+        fl_sim_shoe_init(&lanes[l], r->decks, r->cut_position, rng, use_x ? &g : NULL, csm);
     }
     sim_count kc;
     size_t off = 0; /* the round's bucket's offset in the side-table counts */
@@ -945,13 +738,13 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
          * still have (a round takes at least 3 cards), so A always ends within the call, and
          * near the end A is played alone.  Shoe k is lane k % FL_SIM_LANES's, fixed to the
          * cut when it starts: each lane's positions are fixed in the same order from its own
-         * generator as by start_shoes, so these are the same shoes. */
+         * generator as by fl_sim_start_shoes, so these are the same shoes. */
         sim_shoe pb;
         fl_side_batch *const bt = tables ? &batch : NULL;
         size_t ka = 0, done = 0;
         int b_done = 0;
-        shoe_begin(lanes, 0, &play);
-        shoe_begin(lanes, 1, &pb);
+        fl_sim_shoe_begin(lanes, 0, &play);
+        fl_sim_shoe_begin(lanes, 1, &pb);
         const uint32_t cut = r->cut_position;
         const size_t a_top = (cut + 2) / 3;
         while (done < n_rounds) {
@@ -984,19 +777,19 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
                 lanes[ka % FL_SIM_LANES] = play;
                 if (b_done) {
                     ka += 2;
-                    shoe_begin(lanes, ka, &play);
+                    fl_sim_shoe_begin(lanes, ka, &play);
                     b_done = 0;
                 } else {
                     ka += 1;
                     play = pb;
                 }
-                shoe_begin(lanes, ka + 1, &pb);
+                fl_sim_shoe_begin(lanes, ka + 1, &pb);
             }
         }
     } else
     for (size_t i = 0; i < n_rounds; i++) {
         if (cur == FL_SIM_LANES) { /* shuffle (rule 5.7(b)), a batch of shoes at a time */
-            start_shoes(lanes);
+            fl_sim_start_shoes(lanes);
             cur = 0;
             play = lanes[0];
         }
