@@ -76,3 +76,23 @@ def test_a_round_that_could_overflow_the_simulators_cents_is_refused() -> None:
 
     with pytest.raises(ValueError, match="beyond the simulator's int32 cents"):
         native.simulate_rounds(native.Xoshiro256StarStar(1), replace(sr, stake=10**8), 10)
+
+
+def test_simulate_refuses_a_cutting_card_too_deep_before_any_work() -> None:
+    """One deck at vegas_s17's penetration leaves 13 cards behind the cutting card: the
+    simulator needs 26, and the error names --penetration (it once blamed --scheduler)."""
+    code, out = _run("simulate", "--rules", "vegas_s17", "--decks", "1", "--rounds", "10")
+    assert code == 2 and "Invalid value for --penetration" in out and "scheduler" not in out
+    assert "the cutting card 13 cards from the back of 1 deck" in out
+    assert "give --penetration 0.5 or less, or --fresh-shoe" in out
+    code, out = _run(
+        "simulate", "--rules", "vegas_s17", "--decks", "1", "--penetration", "0.5", "--rounds", "10"
+    )
+    assert code == 0, out
+
+
+def test_simulate_refuses_an_unwritable_trace_before_simulating(tmp_path: Path) -> None:
+    missing = tmp_path / "no_such_dir" / "t.npz"
+    code, out = _run("simulate", "--rounds", "10", "--trace", str(missing))
+    assert code == 2 and "Invalid value for --trace" in out and "is not a writable directory" in out
+    assert "house edge" not in out  # refused before the run

@@ -3,6 +3,8 @@ side wagers a ``--side-bets`` choice puts in play."""
 
 from __future__ import annotations
 
+import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -51,9 +53,35 @@ def side_bet_specs(
     return chosen, skipped + left
 
 
+def check_simulable(rules: Rules, fresh_shoe: bool) -> None:
+    """Refuse, before any work, a cutting card too near the back for the simulator (it needs
+    :data:`feltlab.simulation.tables.MIN_BEHIND_CUT` cards behind it so that no round runs
+    out of cards), naming the --penetration that fits.  Raises click.BadParameter."""
+    from feltlab.rules import ShufflerKind
+    from feltlab.simulation.tables import MIN_BEHIND_CUT
+
+    if fresh_shoe or rules.shuffler is ShufflerKind.CONTINUOUS:
+        return
+    if rules.cut_card_from_back < MIN_BEHIND_CUT:
+        deepest = math.floor(1000 * (1 - MIN_BEHIND_CUT / rules.cards)) / 1000
+        raise click.BadParameter(
+            f"the cutting card {rules.cut_card_from_back} cards from the back of "
+            f"{rules.decks} deck{'s' if rules.decks > 1 else ''}: the simulator needs at least "
+            f"{MIN_BEHIND_CUT} behind it so that no round runs out of cards; give --penetration "
+            f"{deepest} or less, or --fresh-shoe",
+            param_hint="--penetration",
+        )
+
+
 @click.command()
 @rule_options()
-@click.option("--rounds", type=click.IntRange(1, 10**12), default=10_000_000, show_default=True)
+@click.option(
+    "--rounds",
+    type=click.IntRange(1, 10**12),
+    default=10_000_000,
+    show_default=True,
+    help="Rounds to simulate (one box, one player).",
+)
 @seed_option(1, "Seed of the simulation, 0..2**64-1.")
 @click.option(
     "--workers",
@@ -118,6 +146,15 @@ def simulate(
     from feltlab.simulation import run as sim
 
     preset = rules_name
+    check_simulable(rules, fresh_shoe)
+    if trace_path is not None:
+        parent = trace_path.resolve().parent
+        if not parent.is_dir() or not os.access(parent, os.W_OK):
+            raise click.BadParameter(
+                f"cannot write {trace_path}: {parent} is not a writable directory; choose a "
+                "writable path",
+                param_hint="--trace",
+            )
     types = collect_wagers(get_plugin_manager())
     specs, skipped = side_bet_specs(side_bets, types, rules)
     console = make_console(stderr=True)
@@ -138,7 +175,10 @@ def simulate(
             )
         except RuntimeError as exc:
             raise click.ClickException(str(exc)) from None
-        except ValueError as exc:  # Dask: an address it cannot parse
+        except ValueError as exc:
+            if scheduler is None:
+                raise click.ClickException(str(exc)) from None
+            # Dask: an address it cannot parse
             raise click.BadParameter(
                 f"{scheduler!r} is not a Dask scheduler address ({exc}); write e.g. "
                 "tcp://host:8786, or local",

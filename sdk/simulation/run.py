@@ -126,18 +126,26 @@ class SimulationResult:
         return self.rounds / self.seconds if self.seconds > 0 else math.inf
 
     @property
+    def overlap(self) -> int:
+        """Chunks that could truly run at once: :attr:`parallel`, at most this machine's
+        usable cores for threads and processes here (4 threads on 2 cores overlap by 2)."""
+        if self.executor == "dask":
+            return self.parallel
+        return max(1, min(self.parallel, usable_cores()))
+
+    @property
     def simulation_rounds_per_second(self) -> float:
         """The simulation's own rounds per second: rounds over the chunks' time in the
         simulator (tables, strategy, plugins and worker start-up excluded), times the
-        chunks run at once."""
+        chunks that overlapped (:attr:`overlap`)."""
         if self.sim_seconds <= 0:
             return math.inf
-        return self.rounds * self.parallel / self.sim_seconds
+        return self.rounds * self.overlap / self.sim_seconds
 
     @property
     def setup_seconds(self) -> float:
         """Wall-clock seconds not spent simulating: plugins, tables, strategy, workers."""
-        return max(self.seconds - self.sim_seconds / self.parallel, 0.0)
+        return max(self.seconds - self.sim_seconds / self.overlap, 0.0)
 
 
 def _count(n: int, one: str, many: str) -> str:
@@ -310,6 +318,14 @@ def simulate(
         executor=executor,
         scheduler=scheduler if executor == "dask" else None,
     )
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS says, else the
+    machine's count)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _joined(traces: dict[int, native.SimResult]) -> native.SimResult:

@@ -182,6 +182,23 @@ def test_same_seed_same_result_on_any_partitioning() -> None:
     assert other.tally.net != one.tally.net
 
 
+def test_simulation_rate_counts_only_the_chunks_the_cores_could_overlap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """4 threads on 2 cores overlap by 2: the simulation's own rounds/s is rounds x 2 over the
+    chunks' summed time, not x 4 (which printed 79 M rounds/s on this 2-core machine); a Dask
+    cluster's workers are its own cores."""
+    res = sim.simulate(Rules.preset("vegas_s17"), 40_000, workers=4, chunk_rounds=10_000, wagers=[])
+    assert (res.executor, res.parallel, res.ran_on) == ("threads", 4, "4 threads")
+    monkeypatch.setattr(sim, "usable_cores", lambda: 2)
+    assert res.overlap == 2
+    assert res.simulation_rounds_per_second == 40_000 * 2 / res.sim_seconds
+    assert res.setup_seconds == max(res.seconds - res.sim_seconds / 2, 0.0)
+    assert replace(res, executor="dask").overlap == 4
+    monkeypatch.setattr(sim, "usable_cores", lambda: 8)
+    assert res.overlap == 4
+
+
 def test_threads_find_every_shared_cache_built_before_they_start() -> None:
     """simulate's thread path builds the wagers, their side tables and the strategy tables in
     the calling thread (simchunk.prepare): the chunks in the threads only hit the caches."""
@@ -305,6 +322,7 @@ def test_simulate_cli_prints_the_exact_figure_and_its_own_rate() -> None:
     assert out.exit_code == 0, out.output
     assert "fresh-shoe exact figure 0.4059%" in out.output and "cut-card effect" in out.output
     assert "rounds/s simulating on 1 thread (" in out.output and "set-up" in out.output
+    assert "the analyzer's exact figure" in out.output
     out = runner.invoke(main, [*args, "--workers", "2", "--chunk", "25000", "--json"])
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
@@ -314,8 +332,8 @@ def test_simulate_cli_prints_the_exact_figure_and_its_own_rate() -> None:
     assert out.exit_code == 0, out.output
     assert "simulating on 2 threads" in out.output
     assert (
-        "--workers 3, but 50,000 rounds are 2 chunks of --chunk 25,000, so 2 ran at once: "
-        "--chunk 16,667 spreads them over every worker" in out.output
+        "--workers 3, but 50,000 rounds are 2 chunks of --chunk 25000, so 2 ran at once: "
+        "--chunk 16667 spreads them over every worker" in out.output
     )
     out = runner.invoke(main, [*args, "--workers", "2", "--chunk", "25000"])
     assert "ran at once" not in out.output

@@ -4,6 +4,7 @@ terminal tables of a :class:`feltlab.simulation.run.SimulationResult`."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from feltlab.cli.options import make_console
 from feltlab.seeds import SEED_DERIVATION_VERSION
 from feltlab.simulation.check import Z_WARNING, ExactCheck
 from feltlab.simulation.run import SimulationResult
+from feltlab.simulation.tables import DEFAULT_STAKE
 
 NOT_CHOSEN = "not chosen (--side-bets)"
 """The reason given for an installed side wager left out of play by ``--side-bets``."""
@@ -156,9 +158,10 @@ def report_simulation(
     plays_out: tuple[str, ...] = (),
     chunk_rounds: int | None = None,
 ) -> None:
-    """Write the trace (an ``.npz`` of ``net`` int32 cents and ``initial`` (n, 5) uint8 card
-    codes) when asked for, and print the result as JSON or as tables, naming the wagers
-    settled by the batch path (``batch_wagers``, with the reason).  Beside the simulated
+    """Write the trace (an ``.npz`` of ``net`` int32 cents, ``initial`` (n, 5) uint8 card
+    codes and ``stake``, the cents each round's wager was) when asked for, and print the
+    result as JSON or as tables, naming the wagers settled by the batch path
+    (``batch_wagers``, with the reason).  Beside the simulated
     house edge it prints the analyzer's exact fresh-shoe figure for the same rules and
     strategy tables and the difference with its interval and z (the simulator's error for a
     fresh shoe, loudly flagged past |z| > 4; the cut-card effect for a shoe game:
@@ -172,15 +175,18 @@ def report_simulation(
     if trace_path is not None and res.trace is not None:
         try:
             with open(trace_path, "wb") as f:
-                np.savez(f, net=res.trace.net, initial=res.trace.initial)
+                np.savez(f, net=res.trace.net, initial=res.trace.initial, stake=DEFAULT_STAKE)
         except OSError as exc:
             raise click.BadParameter(
                 f"cannot write {trace_path}: {exc.strerror}; choose a writable path",
                 param_hint="--trace",
             ) from None
+    started = time.perf_counter()
     check, why = _checked(res, fresh_shoe)
+    exact_seconds = time.perf_counter() - started
     if as_json:
         data = _json_data(res, preset, seed, fresh_shoe, workers, skipped, plays_out, check)
+        data["exact_seconds"] = exact_seconds
         click.echo(json.dumps(data, indent=2))
         if check is not None and check.alarming:
             make_console(stderr=True).print(f"[bold red]WARNING: z = {check.z:+.1f}[/bold red]")
@@ -193,15 +199,22 @@ def report_simulation(
         f"(95% CI {100 * (res.house_edge - res.half_width):.3f}% .. "
         f"{100 * (res.house_edge + res.half_width):.3f}%), "
         f"sd {res.std_dev:.3f} per round; {res.simulation_rounds_per_second:,.0f} rounds/s "
-        f"simulating on {res.ran_on} (set-up {res.setup_seconds:.2f} s apart, "
-        f"{res.seconds:.2f} s in all)"
+        f"simulating on {res.ran_on} ({res.seconds - res.setup_seconds:.2f} s; set-up "
+        f"{res.setup_seconds:.2f} s and the analyzer's exact figure {exact_seconds:.2f} s "
+        "besides)"
     )
+    if trace_path is not None and res.trace is not None:
+        out.print(
+            f"trace written to {trace_path}: each round's net (int32 cents of a "
+            f"{DEFAULT_STAKE:,}-cent wager, the file's stake) and initial cards (P1, P2, D1, "
+            "P3, D2 codes)"
+        )
     if chunk_rounds and res.executor != "dask" and workers > res.parallel:
         chunks = -(-res.rounds // chunk_rounds)
         out.print(
             f"--workers {workers}, but {res.rounds:,} rounds are {chunks} "
-            f"{'chunk' if chunks == 1 else 'chunks'} of --chunk {chunk_rounds:,}, so "
-            f"{res.parallel} ran at once: --chunk {-(-res.rounds // workers):,} spreads them "
+            f"{'chunk' if chunks == 1 else 'chunks'} of --chunk {chunk_rounds}, so "
+            f"{res.parallel} ran at once: --chunk {-(-res.rounds // workers)} spreads them "
             "over every worker (the chunks are part of what the seed determines)"
         )
     _print_exact(out, res, check, why)
@@ -221,5 +234,7 @@ def report_simulation(
     if plays_out:
         out.print(
             f"{', '.join(plays_out)} in play: the dealer completes every hand (plays out), as "
-            f"{'it requires' if len(plays_out) == 1 else 'they require'}"
+            f"{'it requires' if len(plays_out) == 1 else 'they require'}; the dealer's extra "
+            "cards change the rounds dealt, so the main wager's figure differs (within its "
+            "interval) from a run without them"
         )
