@@ -39,19 +39,22 @@ static inline void fy_step(sim_shoe *s, uint32_t p, uint64_t idx) {
     s->cards[p] = c;
 }
 
+/* k Fisher-Yates steps at positions p.., n cards from p on, their draws from one 64-bit word
+ * (drawn again when the exact test rejects it) */
+static inline void fix_draws(sim_shoe *s, uint32_t p, uint64_t n, unsigned k) {
+    uint64_t idx[SIM_DRAWS];
+    int accepted;
+    do {
+        uint64_t x = shoe_word(s);
+        FL_BATCH_DRAW(FL_MUL64, FL_POW64_MOD, x, n, k, s->bound, idx, accepted);
+    } while (!accepted && s->ok);
+    for (unsigned i = 0; i < k; i++) fy_step(s, p + i, idx[i]);
+}
+
 /* the last positions of a shoe (fewer than SIM_DRAWS left): n - 1 draws from one word */
 static __attribute__((noinline)) void fix_tail(sim_shoe *s) {
-    uint32_t p = s->fixed;
-    uint64_t n = s->size - p, idx[SIM_DRAWS];
-    if (n >= 2) {
-        unsigned k = (unsigned)n - 1;
-        int accepted;
-        do {
-            uint64_t x = shoe_word(s);
-            FL_BATCH_DRAW(FL_MUL64, FL_POW64_MOD, x, n, k, s->bound, idx, accepted);
-        } while (!accepted && s->ok);
-        for (unsigned i = 0; i < k; i++) fy_step(s, p + i, idx[i]);
-    }
+    const uint64_t n = s->size - s->fixed;
+    if (n >= 2) fix_draws(s, s->fixed, n, (unsigned)n - 1);
     s->fixed = s->size; /* the last card: nothing to choose */
 }
 
@@ -59,18 +62,13 @@ static __attribute__((noinline)) void fix_tail(sim_shoe *s) {
  * Fisher-Yates steps, their draws from one 64-bit word: a shoe is a uniformly random order,
  * drawn only as far as it is dealt (and at most SIM_DRAWS - 1 positions ahead). */
 static inline void fix_at(sim_shoe *s) {
-    uint32_t p = s->fixed;
-    uint64_t n = s->size - p, idx[SIM_DRAWS];
+    const uint32_t p = s->fixed;
+    const uint64_t n = s->size - p;
     if (__builtin_expect(n < SIM_DRAWS, 0)) {
         fix_tail(s);
         return;
     }
-    int accepted;
-    do {
-        uint64_t x = shoe_word(s);
-        FL_BATCH_DRAW(FL_MUL64, FL_POW64_MOD, x, n, SIM_DRAWS, s->bound, idx, accepted);
-    } while (!accepted && s->ok);
-    for (unsigned i = 0; i < SIM_DRAWS; i++) fy_step(s, p + i, idx[i]);
+    fix_draws(s, p, n, SIM_DRAWS);
     s->fixed = p + SIM_DRAWS;
 }
 
