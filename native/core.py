@@ -94,6 +94,14 @@ def as_int(value: object, name: str, lo: int, hi: int) -> int:
     return v
 
 
+def as_flag(value: object, name: str) -> int:
+    """``value`` as the C core's 0 or 1: a bool, or an integer 0 or 1 (``h17=2`` is no flag,
+    where ``int(bool(2))`` took it as true); TypeError naming ``name`` otherwise."""
+    if not isinstance(value, bool | int | np.bool_ | np.integer) or int(value) not in (0, 1):
+        raise TypeError(f"{name} must be a bool (or 0 or 1), got {value!r}")
+    return int(value)
+
+
 def check_decks(decks: object) -> int:
     """``decks`` as an int in 1..``MAX_DECKS`` (errors as :func:`as_int`)."""
     return as_int(decks, "decks", 1, MAX_DECKS)
