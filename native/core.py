@@ -69,6 +69,11 @@ _STATUS_TEXT = {
     lib.FL_ERR_CARD: "a card code was outside 0..51",
     lib.FL_ERR_KIND: "the generator is not initialised",
     lib.FL_ERR_EXHAUSTED: "the ChaCha20 stream is exhausted (2^64 blocks); seed a new generator",
+    lib.FL_ERR_CARDS_OUT: (
+        "a round ran out of cards: the strategy drew more than the cards kept behind the "
+        "cutting card (or the continuous shuffler held); place the cutting card further "
+        "forward (a lower --penetration) or deal every round from a fresh shoe (--fresh-shoe)"
+    ),
 }
 
 
