@@ -24,6 +24,7 @@ from feltlab.native._core import ffi, lib
 from feltlab.native.core import (
     DOUBLE_HARD_10_11,
     TAKES_ALL,
+    as_flag,
     as_int,
     rule_code,
 )
@@ -171,12 +172,6 @@ class Analysis:
     dealer: npt.NDArray[np.float64]
 
 
-def _flag(value: object, name: str) -> int:
-    if not isinstance(value, bool | int | np.bool_) or int(value) not in (0, 1):
-        raise TypeError(f"{name} must be a bool, got {value!r}")
-    return int(bool(value))
-
-
 def _counts(counts: object) -> list[int]:
     try:
         values = list(counts)  # type: ignore[call-overload]
@@ -197,21 +192,21 @@ def _struct(r: AnalyzerRules) -> Any:
     c = ffi.new("fl_analyzer_rules *")
     for i, v in enumerate(_counts(r.counts)):
         c.counts[i] = v
-    c.h17 = _flag(r.h17, "h17")
-    c.peek = _flag(r.peek, "peek")
+    c.h17 = as_flag(r.h17, "h17")
+    c.peek = as_flag(r.peek, "peek")
     c.enhc_takes = as_int(r.enhc_takes, "enhc_takes", 0, TAKES_ALL)
     c.bj_num = as_int(r.bj_num, "bj_num", 1, 1000)
     c.bj_den = as_int(r.bj_den, "bj_den", 1, 1000)
     c.double_on = as_int(r.double_on, "double_on", 0, DOUBLE_HARD_10_11)
-    c.double_after_split = _flag(r.double_after_split, "double_after_split")
+    c.double_after_split = as_flag(r.double_after_split, "double_after_split")
     c.max_hands = as_int(r.max_hands, "max_hands", 1, 4)
-    c.resplit_aces = _flag(r.resplit_aces, "resplit_aces")
-    c.split_aces_one_card = _flag(r.split_aces_one_card, "split_aces_one_card")
+    c.resplit_aces = as_flag(r.resplit_aces, "resplit_aces")
+    c.split_aces_one_card = as_flag(r.split_aces_one_card, "split_aces_one_card")
     c.surrender = rule_code("surrender", r.surrender)
     if r.strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {sorted(STRATEGIES)}, got {r.strategy!r}")
     c.strategy = STRATEGIES[r.strategy]
-    c.split_dist = _flag(r.split_dist, "split_dist")
+    c.split_dist = as_flag(r.split_dist, "split_dist")
     c.threads = as_int(r.threads, "threads", 0, 1024)
     if may_run_out(list(c.counts), int(c.max_hands)):
         raise ValueError(
@@ -283,7 +278,7 @@ def dealer_probabilities(
         raise ValueError(f"the shoe holds no card of value {u} to be the up card")
     arr = ffi.new("uint32_t[10]", cs)
     out = ffi.new("double[7]")
-    st = lib.fl_dealer_probabilities(arr, u, _flag(h17, "h17"), _flag(peek, "peek"), out)
+    st = lib.fl_dealer_probabilities(arr, u, as_flag(h17, "h17"), as_flag(peek, "peek"), out)
     if st != lib.FL_OK:
         raise ValueError(f"dealer_probabilities refused the shoe (status {st})")
     return np.array(list(out), dtype=np.float64)

@@ -69,6 +69,11 @@ _STATUS_TEXT = {
     lib.FL_ERR_CARD: "a card code was outside 0..51",
     lib.FL_ERR_KIND: "the generator is not initialised",
     lib.FL_ERR_EXHAUSTED: "the ChaCha20 stream is exhausted (2^64 blocks); seed a new generator",
+    lib.FL_ERR_CARDS_OUT: (
+        "a round ran out of cards: the strategy drew more than the cards kept behind the "
+        "cutting card (or the continuous shuffler held); place the cutting card further "
+        "forward (a lower --penetration) or deal every round from a fresh shoe (--fresh-shoe)"
+    ),
 }
 
 
@@ -92,6 +97,14 @@ def as_int(value: object, name: str, lo: int, hi: int) -> int:
     if not lo <= v <= hi:
         raise ValueError(f"{name} must be in {lo}..{hi}, got {v}")
     return v
+
+
+def as_flag(value: object, name: str) -> int:
+    """``value`` as the C core's 0 or 1: a bool, or an integer 0 or 1 (``h17=2`` is no flag,
+    where ``int(bool(2))`` took it as true); TypeError naming ``name`` otherwise."""
+    if not isinstance(value, bool | int | np.bool_ | np.integer) or int(value) not in (0, 1):
+        raise TypeError(f"{name} must be a bool (or 0 or 1), got {value!r}")
+    return int(value)
 
 
 def check_decks(decks: object) -> int:

@@ -15,6 +15,7 @@ from feltlab.native.core import (
     SURRENDER_EARLY,
     TAKES_ALL,
     BitGenerator,
+    as_flag,
     as_int,
     check,
     check_decks,
@@ -160,15 +161,15 @@ class SimResult:
 def _sim_struct(r: SimRules) -> Any:
     c = ffi.new("fl_sim_rules *")
     c.decks = check_decks(r.decks)
-    c.h17, c.peek = int(bool(r.h17)), int(bool(r.peek))
+    c.h17, c.peek = as_flag(r.h17, "h17"), as_flag(r.peek, "peek")
     c.enhc_takes = as_int(r.enhc_takes, "enhc_takes", 0, TAKES_ALL)
     c.bj_num = as_int(r.bj_num, "bj_num", 1, 1000)
     c.bj_den = as_int(r.bj_den, "bj_den", 1, 1000)
     c.double_on = as_int(r.double_on, "double_on", 0, DOUBLE_HARD_10_11)
-    c.double_after_split = int(bool(r.double_after_split))
+    c.double_after_split = as_flag(r.double_after_split, "double_after_split")
     c.max_hands = as_int(r.max_hands, "max_hands", 1, 4)
-    c.resplit_aces = int(bool(r.resplit_aces))
-    c.split_aces_one_card = int(bool(r.split_aces_one_card))
+    c.resplit_aces = as_flag(r.resplit_aces, "resplit_aces")
+    c.split_aces_one_card = as_flag(r.split_aces_one_card, "split_aces_one_card")
     size = r.decks * 52
     cut = as_int(r.cut_position, "cut_position", 0, size)
     if cut and size - cut < 26:
@@ -186,7 +187,7 @@ def _sim_struct(r: SimRules) -> Any:
             "odds"
         )
     c.surrender = as_int(r.surrender, "surrender", 0, SURRENDER_EARLY)
-    c.dealer_plays_out = int(bool(r.dealer_plays_out))
+    c.dealer_plays_out = as_flag(r.dealer_plays_out, "dealer_plays_out")
     for name, shape, top in (
         ("hard", (32, 11), 3),
         ("soft", (32, 11), 3),
@@ -195,6 +196,10 @@ def _sim_struct(r: SimRules) -> Any:
     ):
         value = getattr(r, name)
         table = np.asarray(value if value is not None else np.zeros(shape, dtype=np.uint8))
+        if table.dtype.kind not in "iub":  # a float table was truncated, a string one raised
+            raise TypeError(
+                f"{name} must be an integer array of actions 0..{top}, got dtype {table.dtype}"
+            )
         if table.shape != shape:
             raise ValueError(f"{name} must have shape {shape}, got {table.shape}")
         if table.min(initial=0) < 0 or table.max(initial=0) > top:
@@ -252,7 +257,7 @@ def dealer_final(counts: tuple[int, ...], up: int, h17: bool) -> npt.NDArray[np.
     out = np.zeros((DF_MAX_CARDS + 1, DF_CLASSES), dtype=np.float64)
     c = ffi.new("uint32_t[10]", vals)
     st = lib.fl_dealer_final(
-        c, as_int(up, "up", 0, 9), int(bool(h17)), ffi.from_buffer("double[]", out)
+        c, as_int(up, "up", 0, 9), as_flag(h17, "h17"), ffi.from_buffer("double[]", out)
     )
     check(st, "dealer_final")
     return out
@@ -311,6 +316,17 @@ def _c_tables(
             raise ValueError(
                 f"side table {k}: 1..{SIDE_MAX_INPUTS} inputs with one stride each, got "
                 f"{len(t.inputs)} inputs and {len(t.strides)} strides"
+            )
+        numbers = (*t.inputs, *t.strides, t.class_stride, t.n_pre, t.n_classes)
+        if any(isinstance(v, bool) or not isinstance(v, int | np.integer) for v in numbers):
+            raise TypeError(
+                f"side table {k}: inputs, strides and class sizes must be integers; build it "
+                "with feltlab.simulation.side_tables"
+            )
+        if any(not 0 <= s < 1 << 32 for s in (*t.strides, t.class_stride)):
+            raise ValueError(
+                f"side table {k}: strides must be 0..2**32-1 (a negative stride indexes before "
+                "the table); build it with feltlab.simulation.side_tables"
             )
         if any(not 0 <= i < SIM_INPUTS for i in t.inputs):
             raise ValueError(

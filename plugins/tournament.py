@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from feltlab.cli.options import OutputFile, seed_option
+from feltlab.cli.options import OutputFile, Refused, seed_option
 from feltlab.errors import FeltlabError
 from feltlab.hookspecs import hookimpl
 from feltlab.money import money
@@ -169,37 +169,37 @@ def run_command(
     standings, the play-offs and the prize list.  The same --seed gives the same tournament."""
     try:
         if definition.exists() and not definition.is_file():
-            raise click.ClickException(
+            raise Refused(
                 f"cannot read {definition}: it is not a regular file; give a definition TOML file"
             )
         with definition.open("rb") as fh:  # bounded: /dev/zero or a huge file is refused
             raw = fh.read(MAX_DEFINITION_BYTES + 1)
         if len(raw) > MAX_DEFINITION_BYTES:
-            raise click.ClickException(
+            raise Refused(
                 f"cannot read {definition}: it is larger than {MAX_DEFINITION_BYTES} bytes; "
                 "give a definition TOML file"
             )
         data = tomllib.loads(raw.decode("utf-8"))
     except OSError as exc:
-        raise click.ClickException(f"cannot read {definition}: {exc.strerror}") from None
+        raise Refused(f"cannot read {definition}: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
-        raise click.ClickException(
+        raise Refused(
             f"{definition} is not UTF-8 text (byte {exc.start}): save it as UTF-8"
         ) from None
     except tomllib.TOMLDecodeError as exc:
-        raise click.ClickException(f"{definition} is not valid TOML: {exc}") from None
+        raise Refused(f"{definition} is not valid TOML: {exc}") from None
     try:
         d = TournamentDefinition.from_dict(data)
         registry = collect_strategies(get_plugin_manager())
         field = load_field(data, registry)
         result = run_tournament(d, field, seed=seed, strategies=registry)
     except FeltlabError as exc:
-        raise click.ClickException(f"{definition}: {exc}") from None
+        raise Refused(f"{definition}: {exc}") from None
     if events_path is not None:
         try:
             events_path.write_text(result.log.to_jsonl(), encoding="utf-8")
         except OSError as exc:
-            raise click.ClickException(
+            raise Refused(
                 f"cannot write the events to {events_path}: {exc.strerror or exc}; give a "
                 "writable --events file"
             ) from None

@@ -13,7 +13,19 @@ class PluginError(FeltlabError):
 
 class RulesError(FeltlabError, ValueError):
     """A :class:`feltlab.Rules` value the NZ rules (or the table's own settings) forbid; the
-    message names the field, the rule number and the permitted values."""
+    message names the field, the rule number and the permitted values.
+
+    ``field`` is the :class:`feltlab.Rules` field at fault where one is (None for a
+    combination), so that a front end can name its own option for it (the command line's
+    ``--split-hands`` for ``max_split_hands``) instead of the field; ``allowed`` the permitted
+    range ``(low, high)`` of a numeric field where it has one."""
+
+    def __init__(
+        self, message: str, *, field: str | None = None, allowed: tuple[int, int] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.field = field
+        self.allowed = allowed
 
 
 class WagerError(FeltlabError, ValueError):

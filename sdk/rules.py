@@ -217,25 +217,7 @@ class Rules:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise RulesError(f"{name} must be an integer, got {value!r}")
-        if self.deck_rule not in DECK_RULES:
-            raise RulesError(
-                f"deck_rule={self.deck_rule!r} is not one of {', '.join(map(repr, DECK_RULES))}"
-            )
-        if self.deck_rule == "nz" and not MIN_DECKS <= self.decks <= MAX_DECKS:
-            raise RulesError(
-                f"decks={self.decks}: rule 3.3(a) requires {MIN_DECKS} to {MAX_DECKS} decks "
-                "(deck_rule='nz'; a game outside those rules sets deck_rule='any' for 1 to 8)"
-            )
-        if not ANY_MIN_DECKS <= self.decks <= MAX_DECKS:
-            raise RulesError(
-                f"decks={self.decks}: a table holds {ANY_MIN_DECKS} to {MAX_DECKS} decks"
-            )
-        if self.super_sevens and self.decks < SUPER_SEVENS_MIN_DECKS:
-            raise RulesError(
-                f"decks={self.decks}: rule 3.3(a) plays Super Sevens with "
-                f"{SUPER_SEVENS_MIN_DECKS} to {MAX_DECKS} decks; raise decks or set "
-                "super_sevens=False"
-            )
+        self._check_decks()
         if self.blackjack_pays <= 0:
             raise RulesError(f"blackjack_pays={self.blackjack_pays} must be positive (rule 5.4)")
         bj = self.blackjack_pays
@@ -245,7 +227,11 @@ class Rules:
                 "the stake of the odds (in lowest terms) must each be 1..1000, e.g. 3:2 or 6:5"
             )
         if not 1 <= self.max_split_hands <= 4:
-            raise RulesError(f"max_split_hands={self.max_split_hands} must be 1 (no split) to 4")
+            raise RulesError(
+                f"max_split_hands={self.max_split_hands} must be 1 (no split) to 4",
+                field="max_split_hands",
+                allowed=(1, 4),
+            )
         continuous = self.shuffler is ShufflerKind.CONTINUOUS
         if continuous and self.cutting_cards != 0:
             raise RulesError(
@@ -266,7 +252,9 @@ class Rules:
             raise RulesError(
                 f"cut_card_from_back={self.cut_card_from_back}: rule 7.6(a) inserts the cutting "
                 f"card no more than half way in from the back: 1 to {stack // 2} for "
-                f"{self.decks} decks"
+                f"{self.decks} decks",
+                field="cut_card_from_back",
+                allowed=(1, stack // 2),
             )
         if self.wager_unit < 1:
             raise RulesError(f"wager_unit={self.wager_unit} must be at least 1 cent")
@@ -279,6 +267,34 @@ class Rules:
             raise RulesError(
                 f"table limits min_wager={self.min_wager} and max_wager={self.max_wager} (cents) "
                 f"must be multiples of wager_unit={self.wager_unit}, or no chip can make them"
+            )
+
+    def _check_decks(self) -> None:
+        """The deck count against the deck rule (rule 3.3(a)) and Super Sevens' range."""
+        if self.deck_rule not in DECK_RULES:
+            raise RulesError(
+                f"deck_rule={self.deck_rule!r} is not one of {', '.join(map(repr, DECK_RULES))}"
+            )
+        if self.deck_rule == "nz" and not MIN_DECKS <= self.decks <= MAX_DECKS:
+            raise RulesError(
+                f"decks={self.decks}: rule 3.3(a) requires {MIN_DECKS} to {MAX_DECKS} decks "
+                "(deck_rule='nz'; a game outside those rules sets deck_rule='any' for 1 to 8)",
+                field="decks",
+                allowed=(MIN_DECKS, MAX_DECKS),
+            )
+        if not ANY_MIN_DECKS <= self.decks <= MAX_DECKS:
+            raise RulesError(
+                f"decks={self.decks}: a table holds {ANY_MIN_DECKS} to {MAX_DECKS} decks",
+                field="decks",
+                allowed=(ANY_MIN_DECKS, MAX_DECKS),
+            )
+        if self.super_sevens and self.decks < SUPER_SEVENS_MIN_DECKS:
+            raise RulesError(
+                f"decks={self.decks}: rule 3.3(a) plays Super Sevens with "
+                f"{SUPER_SEVENS_MIN_DECKS} to {MAX_DECKS} decks; raise decks or set "
+                "super_sevens=False",
+                field="decks",
+                allowed=(SUPER_SEVENS_MIN_DECKS, MAX_DECKS),
             )
 
     # ------------------------------------------------------------------ helpers

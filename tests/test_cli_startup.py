@@ -133,5 +133,5 @@ def test_a_command_that_fails_to_load_is_a_one_line_error(target: str, message: 
     listed = CliRunner().invoke(group, ["--help"]).output
     assert re.search(r"\n  broken +A plugin's broken command\.\n", listed)
     r = CliRunner().invoke(group, ["broken"])
-    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert r.exit_code == 2 and "Traceback" not in r.output
     assert r.output.startswith("Error: command 'broken'") and message in r.output

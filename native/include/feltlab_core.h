@@ -30,7 +30,8 @@ typedef enum {
     FL_ERR_RANGE = 3,      /* a bound or size outside its domain */
     FL_ERR_CARD = 4,       /* a card code outside 0..51 (and not FL_NO_CARD) */
     FL_ERR_KIND = 5,       /* the generator has an unknown kind */
-    FL_ERR_EXHAUSTED = 6   /* ChaCha20 stream exhausted (2^64 blocks) */
+    FL_ERR_EXHAUSTED = 6,  /* ChaCha20 stream exhausted (2^64 blocks) */
+    FL_ERR_CARDS_OUT = 7   /* a round needed a card the shoe (or the machine) no longer held */
 } fl_status;
 
 /* ---------------------------------------------------------------- RNGs */
@@ -533,8 +534,8 @@ fl_status fl_csm_check(const fl_csm_model *model, uint32_t decks, uint32_t per_r
  * side table k's outcome counts in bucket b (the tables' own `counts` are not written).
  * csm: deal from this continuous shuffler instead (rules->cut_position unused; the count's
  * mode FL_COUNT_WINDOW or FL_COUNT_RUNNING); its generator is the caller's, which is left
- * long-jumped once.  FL_ERR_RANGE when a round needs a card and the machine holds none, and
- * for a running count off a continuous shuffler over more than 2^40 rounds (it never resets).
+ * long-jumped once.  FL_ERR_CARDS_OUT when a round needs a card and the shoe or the machine
+ * holds none; FL_ERR_RANGE for a running count off a continuous shuffler over more than 2^40 rounds (it never resets).
  * On an error status *sums is left as it was; the buckets hold the rounds played before it.
  */
 fl_status fl_simulate_counted(fl_rng *rng, const fl_sim_rules *rules, size_t n_rounds,

@@ -754,7 +754,7 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
             if (!b_done && (left_now > a_top || left_now > (cut - s->dealt + 2) / 3)) {
                 int32_t vb = 0;
                 if (!play_round(r, &x, C, REC, 1, &pb, &vb, bt ? bt->in[bt->n] : in, NULL)) {
-                    st = pb.dealt >= pb.size ? FL_ERR_RANGE : FL_ERR_EXHAUSTED;
+                    st = pb.dealt >= pb.size ? FL_ERR_CARDS_OUT : FL_ERR_EXHAUSTED;
                     break;
                 }
                 done++;
@@ -767,7 +767,7 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
             }
             int32_t v = 0;
             if (!play_round(r, &x, C, REC, 1, s, &v, bt ? bt->in[bt->n] : in, NULL)) {
-                st = s->dealt >= s->size ? FL_ERR_RANGE : FL_ERR_EXHAUSTED;
+                st = s->dealt >= s->size ? FL_ERR_CARDS_OUT : FL_ERR_EXHAUSTED;
                 break;
             }
             done++;
@@ -815,7 +815,8 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
             rec = o->records ? o->records + i : o->n_rec_inputs ? &round_rec : NULL;
         }
         if (!play_round(r, &x, C, REC, TALLY, s, &v, init, rec)) {
-            st = s->dealt >= s->size || (csm && csm->n == 0) ? FL_ERR_RANGE : FL_ERR_EXHAUSTED;
+            const int out = s->dealt >= s->size || (csm && csm->n == 0);
+            st = out ? FL_ERR_CARDS_OUT : FL_ERR_EXHAUSTED;
             break;
         }
         if (COUNT) {

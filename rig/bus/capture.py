@@ -41,6 +41,19 @@ from feltlab.rig.protocol.codec import (
     IsoTpReassembler,
 )
 
+LATEST_STAMP = 253_402_300_799.0
+"""The last second of 9999-12-31 in epoch seconds.  A frame stamped further from 0 than
+this, or with a stamp that is not a finite number, comes from damage: no clock that stamps
+CAN frames reaches it, and the platform's time functions cannot show it (``(1e300)`` in a
+candump file was an OverflowError in ``capture decode``)."""
+
+
+def stamp_in_range(stamp: float) -> bool:
+    """True if ``stamp`` (seconds, epoch or relative) is a finite number within
+    :data:`LATEST_STAMP` of 0."""
+    return math.isfinite(stamp) and -LATEST_STAMP <= stamp <= LATEST_STAMP
+
+
 MAX_JOURNAL_LINE = 200
 """The longest journal line feltlab writes is about 50 characters (a 64-byte CAN FD frame
 would be 160): a longer line is damage, refused before it is parsed."""
@@ -112,7 +125,7 @@ def read_journal(path: str | Path) -> list[can.Message]:
     except (ValueError, IndexError) as exc:
         raise RigError(f"capture journal {p} is damaged ({exc})") from exc
     for m in msgs:
-        if len(m.data) > 64 or not math.isfinite(m.timestamp):
+        if len(m.data) > 64 or not stamp_in_range(m.timestamp):
             raise RigError(
                 f"capture journal {p} is damaged: a frame of {len(m.data)} bytes at "
                 f"{m.timestamp} is not a CAN frame"
@@ -335,7 +348,7 @@ def read_capture(path: str | Path) -> Iterator[can.Message]:
         else:
             reader = can.LogReader(str(p))
         for n, m in enumerate(reader, 1):
-            if len(m.data) > 64:  # (a stamp that is not a number is the analysis' to refuse)
+            if len(m.data) > 64:  # (a stamp outside any clock is the analysis' to refuse)
                 raise RigError(
                     f"capture file {p}: frame {n} is not a CAN frame ({len(m.data)} data "
                     "bytes); the file is damaged or not a capture"
@@ -388,9 +401,12 @@ def _choice_names() -> dict[str, dict[str, dict[int, str]]]:
 
 def format_record(rec: DecodedRecord) -> str:
     """One human-readable line for ``feltlab capture decode``."""
-    stamp = time.strftime("%H:%M:%S", time.localtime(rec.timestamp))
-    frac = f"{rec.timestamp % 1:.6f}"[1:]
-    head = f"{stamp}{frac} 0x{rec.base:03X} {rec.name}"
+    if stamp_in_range(rec.timestamp):
+        stamp = time.strftime("%H:%M:%S", time.localtime(rec.timestamp))
+        stamp += f"{rec.timestamp % 1:.6f}"[1:]
+    else:  # shown as read, the frame kept: a damaged stamp is the analysis' to refuse
+        stamp = f"(stamp {rec.timestamp})"
+    head = f"{stamp} 0x{rec.base:03X} {rec.name}"
     if rec.error:
         return f"{head} ERROR {rec.error}"
     if rec.kind == "frame":

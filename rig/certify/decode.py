@@ -9,7 +9,6 @@ draws, and the timing samples (timestamps are the frames' epoch stamps, as captu
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from feltlab.rig.bus.capture import CaptureDecoder, read_capture
+from feltlab.rig.bus.capture import CaptureDecoder, read_capture, stamp_in_range
 from feltlab.rig.errors import RigError
 from feltlab.rig.protocol.codec import (
     Channel,
@@ -152,11 +151,12 @@ def read_campaign_capture(
         p = Path(path)
         kept = (frames or {}).get(p.name)
         msgs = list(read_capture(p)) if kept is None else list(kept)
-        bad = next((m for m in msgs if not math.isfinite(m.timestamp)), None)
+        bad = next((m for m in msgs if not stamp_in_range(m.timestamp)), None)
         if bad is not None:  # no time base, no timing: refused, not judged
             raise RigError(
                 f"capture file {p}: a frame stamped {bad.timestamp} is not a CAN frame "
-                "(its time is not a number); the file is damaged or not a capture"
+                "(its time is not a number of seconds up to the year 9999); the file is damaged "
+                "or not a capture"
             )
         tb = (time_bases or {}).get(p.stem)  # capture-001.blf, .asc, .log: one part
         if kept is None and tb is not None and msgs and msgs[0].timestamp != tb:

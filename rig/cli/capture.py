@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from feltlab.cli.options import Refused
 from feltlab.rig.bus.capture import CaptureDecoder, format_record, read_capture
 from feltlab.rig.bus.transport import Node
 from feltlab.rig.bus.writer import FORMATS
@@ -70,19 +71,19 @@ def capture_decode(file: str, bases: tuple[str, ...], as_json: bool) -> None:
         _quiet_stdout()
         sys.exit(0)
     except RigError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise Refused(str(exc)) from exc
     except (ValueError, OSError, EOFError, struct.error) as exc:  # python-can's readers
-        raise click.ClickException(
+        raise Refused(
             f"cannot read {file} as a CAN capture ({exc}); give a .blf, .asc or candump .log file"
         ) from exc
     if frames == 0:
-        raise click.ClickException(
+        raise Refused(
             f"{file}: the capture holds no frame (empty, or not a {Path(file).suffix or 'CAN'} "
             "capture python-can can read)"
         )
     if records == 0:
         where = ", ".join(f"0x{b:03X}" for b in wanted) if wanted else "any base"
-        raise click.ClickException(
+        raise Refused(
             f"{file}: the capture holds {frames} frame(s), none a feltlab device's ({where})"
         )
 
@@ -105,17 +106,15 @@ def _quiet_stdout() -> None:
 def capture_record(file: str, bus: str, duration: float) -> None:
     """Record every frame on the bus to FILE (format from the suffix: .blf, .asc, .log)."""
     if Path(file).suffix.lower() not in FORMATS:
-        raise click.ClickException("FILE must end in .blf, .asc or .log")
+        raise Refused("FILE must end in .blf, .asc or .log")
     if Path(file).exists():
-        raise click.ClickException(
-            f"{file} exists: capture record never overwrites a capture; give a new FILE"
-        )
+        raise Refused(f"{file} exists: capture record never overwrites a capture; give a new FILE")
     try:
         node = Node(bus, pace=False, capture=file)
     except RigError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise Refused(str(exc)) from exc
     except OSError as exc:  # the capture file cannot be created
-        raise click.ClickException(
+        raise Refused(
             f"cannot write {file}: {exc.strerror or exc}; give a FILE in a writable folder"
         ) from exc
     try:

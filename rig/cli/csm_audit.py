@@ -13,7 +13,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from feltlab.cli.options import OutputFolder, json_option, make_console, seed_option
+from feltlab.cli.options import OutputFolder, Refused, json_option, make_console, seed_option
 from feltlab.cli.rule_options import rule_options
 from feltlab.errors import FeltlabError
 from feltlab.native import CsmModel
@@ -27,13 +27,6 @@ from feltlab.rig.certify.csm_audit import (
 )
 from feltlab.rig.errors import RigError
 from feltlab.rules import Rules
-
-
-class InputError(click.ClickException):
-    """A bad option, profile or capture: one line, exit 2 (the certify group's error code;
-    1 is the verdict "exploitable")."""
-
-    exit_code = 2
 
 
 def _pct(iv: dict[str, Any] | None) -> str:
@@ -288,7 +281,7 @@ def csm_audit_command(
             source=source,
         )
     except (FeltlabError, RigError, ValueError) as exc:  # a bad option, profile or capture
-        raise InputError(str(exc).splitlines()[0]) from None
+        raise Refused(str(exc).splitlines()[0]) from None
     a.capture = cap
     written = write_report(a, out) if out is not None else []
     if as_json:

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from feltlab.cli.options import seed_option
+from feltlab.cli.options import Refused, seed_option
 from feltlab.rig.bus.transport import BusSpec
 from feltlab.rig.certify.profile_check import check_device_table
 from feltlab.rig.cli.options import KindChoice, bus_option, duration_option, profile_option
@@ -104,7 +104,7 @@ def device_run(
             extra.pop("decks")
         dev = make_device(kind, spec, opts, **extra)
     except (RigError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise Refused(str(exc)) from exc
     stop = threading.Event()
 
     def on_signal(signum: int, frame: Any) -> None:
@@ -115,7 +115,7 @@ def device_run(
     try:
         dev.start()
     except (RigError, OSError) as exc:  # the bus cannot be opened
-        raise click.ClickException(str(exc)) from exc
+        raise Refused(str(exc)) from exc
     click.echo(f"device {kind} at 0x{dev.base:03X} on {spec} ready", err=False)
     sys.stdout.flush()
     t_end = None if duration is None else time.monotonic() + duration

@@ -12,12 +12,12 @@ as the analysis pairs them from the capture).  At the end it publishes the recor
 Interim figures are never a verdict: every snapshot before the end says so (``interim``),
 and the verdict comes only from the record that :func:`~feltlab.rig.certify.campaign.finish` writes.
 
-Snapshot shape (``SCHEMA`` 1; times in seconds, rates in frames or bits per second)::
+Snapshot shape (``SCHEMA`` 2; times in seconds, rates in frames or bits per second)::
 
-    {"schema": 1, "version": int, "state": "starting"|"collecting"|"analysing"|"finished"
+    {"schema": 2, "version": int, "state": "starting"|"collecting"|"analysing"|"finished"
      |"interrupted"|"failed", "interim": bool, "phase": str,
-     "campaign": {"id", "kind", "device", "profile", "seed", "size", "unit", "clock",
-                  "clock_description", "directory", "bus"},
+     "campaign": {"id", "kind", "device", "profile", "seed" (a decimal string), "size",
+                  "unit", "clock", "clock_description", "directory", "bus"},
      "progress": {"done", "total", "fraction", "wall_elapsed_s", "wall_left_s",
                   "clock_elapsed_s", "clock_left_s"},
      "device": {"online", "lost", "heartbeats", "heartbeats_missed", "reboots", "faults",
@@ -55,6 +55,7 @@ from feltlab.rig.live.state import (
     empty_snapshot,
     fault_name,
     histogram,
+    seed_text,
     unit_of,
 )
 from feltlab.strictjson import json_safe
@@ -113,7 +114,7 @@ class CampaignObserver:
                 "kind": kind,
                 "device": name,
                 "profile": (state.get("profile") or {}).get("path"),
-                "seed": state.get("seed"),
+                "seed": seed_text(state.get("seed")),
                 "size": state.get("size"),
                 "unit": unit_of(kind),
                 "clock": clock["mode"],

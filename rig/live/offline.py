@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from feltlab.rig.live.state import apply_record, empty_snapshot, histogram, unit_of
+from feltlab.rig.live.state import apply_record, empty_snapshot, histogram, seed_text, unit_of
 from feltlab.strictjson import json_safe
 
 
@@ -58,7 +58,7 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
         "kind": kind,
         "device": (prof_data or {}).get("name") or kind,
         "profile": (state.get("profile") or {}).get("path"),
-        "seed": state.get("seed"),
+        "seed": seed_text(state.get("seed")),
         "size": state.get("size"),
         "unit": unit_of(kind),
         "clock": clock.get("mode"),

@@ -19,11 +19,20 @@ from feltlab.rig.certify.measures import shown_verdict
 
 log = logging.getLogger("feltlab.rig.live")
 
-SCHEMA = 1
+SCHEMA = 2
+"""The snapshot's shape (docs/certification.md); 2: the campaign's seed is a decimal string."""
 #: the verdict strings a record can carry (issue 13's per-check verdicts included)
 VERDICTS = ("PASS", "FAIL", "ERROR", "INCONCLUSIVE", "ABORTED")
 MAX_EVENTS = 200
 MAX_SAMPLES = 200_000
+
+
+def seed_text(seed: Any) -> str | None:
+    """A campaign's seed as the snapshot carries it: a decimal string, exact, since a JSON
+    number above 2**53 reaches the browser rounded (2256960695605605789 was shown as
+    2,256,960,695,605,606,000, and a lab copying it could not rerun the campaign); None
+    when the campaign has none yet."""
+    return None if seed is None else str(seed)
 
 
 def unit_of(kind: str) -> str:
@@ -393,7 +402,7 @@ def apply_record(snap: dict[str, Any], record: Mapping[str, Any], directory: Pat
     camp.setdefault("kind", record.get("kind"))
     camp["device"] = dev.get("name", camp.get("device"))
     camp.setdefault("profile", dev.get("profile_name"))
-    camp.setdefault("seed", record.get("seed"))
+    camp.setdefault("seed", seed_text(record.get("seed")))
     clock = record.get("clock") or {}
     if clock:
         camp["clock"] = clock.get("mode")

@@ -30,7 +30,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import click
 
-from feltlab.cli.options import setup_logging
+from feltlab.cli.options import Refused, setup_logging
 from feltlab.cli.pipe import quiet_broken_pipe
 
 
@@ -156,11 +156,11 @@ class LazyGroup(click.Group):
         try:
             command = getattr(importlib.import_module(module), attr)
         except Exception as exc:
-            raise click.ClickException(
+            raise Refused(
                 f"command {name!r} failed to load from {target} ({type(exc).__name__}: {exc})"
             ) from exc
         if not isinstance(command, click.Command):
-            raise click.ClickException(
+            raise Refused(
                 f"command {name!r}: {target} is a {type(command).__name__}, not a click command"
             )
         del self.lazy[name]

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from feltlab.errors import FeltlabError
+from feltlab.cli.rule_options import in_option_terms
+from feltlab.errors import FeltlabError, RulesError
 from feltlab.math.parsheet import ParSheet
 from feltlab.rules import Rules
 from feltlab.wagers import WagerType
@@ -41,7 +42,12 @@ def special_sheets(
         if wager.round_fields:
             out = []
             for d in decks or (rules.decks,):
-                r = rules.replace(decks=d, cut_card_from_back=min(rules.cut_card_from_back, 26 * d))
+                try:
+                    r = rules.replace(
+                        decks=d, cut_card_from_back=min(rules.cut_card_from_back, 26 * d)
+                    )
+                except RulesError as exc:
+                    raise click.UsageError(in_option_terms(exc, {"decks": d}, rules_name)) from None
                 wager.check_rules(r)
                 if simulated:
                     sheet = play_decided.simulated_par_sheet(

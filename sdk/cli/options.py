@@ -16,6 +16,14 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
+class Refused(click.ClickException):
+    """A command's refusal of its input or its environment: one line naming the problem and
+    the fix, exit 2, feltlab's error code in every command (1 is a verdict where a command
+    gives one: FAIL, exploitable; click's own usage errors are 2 as well)."""
+
+    exit_code = 2
+
+
 class OutputFile(click.ParamType):  # type: ignore[type-arg]  # generic since click 8.2
     """A file the command will write: its folder must exist and the file must be creatable
     there (tried: a file created for the check is removed again), and the path must not be a

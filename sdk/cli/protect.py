@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from feltlab.cli.options import OutputFile, json_option, make_console, seed_option
+from feltlab.cli.options import OutputFile, Refused, json_option, make_console, seed_option
 from feltlab.cli.rule_options import rule_options
 from feltlab.errors import FeltlabError
 from feltlab.math.counts import COUNT_CHOICES, Count, resolve_count
@@ -401,10 +401,10 @@ def protect_cmd(
                 progress=progress,
             )
         except FeltlabError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise Refused(str(exc)) from None
     if not report.results:
         why = "; ".join(f"{s.wager}: {s.reason}" for s in report.skipped)
-        raise click.ClickException(f"no wager to report: {why}")
+        raise Refused(f"no wager to report: {why}")
     if plot_path is not None:
         plot_report(report, plot_path)
     detail = wager is not None

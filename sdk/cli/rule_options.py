@@ -22,7 +22,7 @@ import click
 
 from feltlab.errors import InputError, RulesError
 from feltlab.inputs import read_text_regular
-from feltlab.rules import PRESETS, HoleCard, Rules
+from feltlab.rules import ANY_MIN_DECKS, PRESETS, HoleCard, Rules
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -158,6 +158,27 @@ def _load(spec: str) -> tuple[Rules, str]:
         raise click.BadParameter(f"{spec}: {exc}", param_hint="--rules") from None
 
 
+def in_option_terms(exc: RulesError, changes: dict[str, Any], label: str) -> str:
+    """The one line of a refused option in the option's own words (``--split-hands 5``, not
+    the field ``max_split_hands=5``); a field no option set keeps the field's message, since
+    a rules file names the fields themselves."""
+    if exc.field not in changes or exc.allowed is None:
+        return str(exc)
+    low, high = exc.allowed
+    value = changes[exc.field]
+    if exc.field == "max_split_hands":
+        return f"--split-hands {value}: give 1 (no split) to {high}"
+    if exc.field != "decks":
+        return str(exc)
+    reason = f"the {label} rules take {low} to {high} decks"
+    if low > ANY_MIN_DECKS and value < low:
+        reason += (
+            f" (rule 3.3(a)); for {ANY_MIN_DECKS} to {high} decks use --rules vegas_s17 or "
+            'vegas_h17, or a rules file with deck_rule = "any"'
+        )
+    return f"--decks {value}: {reason}"
+
+
 def build_rules(
     rules_spec: str,
     decks: int | None = None,
@@ -210,7 +231,7 @@ def build_rules(
     try:
         rules = base.replace(**changes) if changes else base
     except RulesError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise click.UsageError(in_option_terms(exc, changes, label)) from None
     if penetration is not None:
         if not 0 < penetration < 1:
             raise click.BadParameter(
@@ -232,7 +253,16 @@ def build_rules(
         try:
             rules = rules.replace(cut_card_from_back=behind)
         except RulesError as exc:
-            raise click.BadParameter(f"{penetration}: {exc}", param_hint="--penetration") from None
+            if exc.field != "cut_card_from_back" or exc.allowed is None:
+                raise click.BadParameter(
+                    f"{penetration}: {exc}", param_hint="--penetration"
+                ) from None
+            least = 1 - exc.allowed[1] / rules.cards
+            raise click.BadParameter(
+                f"{penetration}: rule 7.6(a) inserts the cutting card no more than half way in "
+                f"from the back: give {least:g} or more",
+                param_hint="--penetration",
+            ) from None
     if dbj_takes is not None and not rules.no_hole_card:
         raise click.UsageError(
             "--dealer-blackjack-takes applies only with no hole card: add --hole-card none or "

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from feltlab.cli.options import make_console, seed_option
+from feltlab.cli.options import Refused, make_console, seed_option
 from feltlab.cli.rule_options import rule_options
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.rules import Rules
@@ -174,10 +174,10 @@ def simulate(
                 trace=trace_path is not None,
             )
         except RuntimeError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise Refused(str(exc)) from None
         except ValueError as exc:
             if scheduler is None:
-                raise click.ClickException(str(exc)) from None
+                raise Refused(str(exc)) from None
             # Dask: an address it cannot parse
             raise click.BadParameter(
                 f"{scheduler!r} is not a Dask scheduler address ({exc}); write e.g. "
@@ -185,7 +185,7 @@ def simulate(
                 param_hint="--scheduler",
             ) from None
         except OSError as exc:  # Dask: the scheduler could not be reached
-            raise click.ClickException(
+            raise Refused(
                 f"cannot reach the Dask scheduler {scheduler!r}: {exc}; start one with "
                 "`dask scheduler` or use --scheduler local"
             ) from None

@@ -16,6 +16,7 @@ import can
 import pytest
 from click.testing import CliRunner
 
+from feltlab.cli import main
 from feltlab.rig.bus.capture import decode_capture, format_record, read_capture, recover_capture
 from feltlab.rig.bus.writer import CaptureWriter, journal_path
 from feltlab.rig.certify import campaign as certify
@@ -354,7 +355,23 @@ def test_capture_decode_of_an_empty_capture_says_so(tmp_path: Path) -> None:
     f = tmp_path / "empty.asc"
     f.write_text("")
     run = CliRunner().invoke(capture_cmd, ["decode", str(f)])
-    assert run.exit_code == 1 and "the capture holds no frame" in run.output
+    assert run.exit_code == 2 and "the capture holds no frame" in run.output
+
+
+@pytest.mark.parametrize("stamp", ["1e300", "inf", "-1e300", "nan"])
+def test_capture_decode_shows_a_stamp_outside_any_clock_and_analyze_refuses_it(
+    tmp_path: Path, stamp: str
+) -> None:
+    # issue 41: (1e300) and (inf) in a candump file were an OverflowError traceback, exit 1
+    f = tmp_path / "odd.log"
+    f.write_text(f"(0.5) vcan0 10A#0100640000000000\n({stamp}) vcan0 10A#0100640001000000\n")
+    run = CliRunner().invoke(capture_cmd, ["decode", str(f)])
+    assert "Traceback" not in run.output, run.output
+    shown = [ln for ln in run.output.splitlines() if "0x100" in ln]
+    assert len(shown) == 2 and shown[1].startswith(f"(stamp {float(stamp)}) 0x100"), run.output
+    res = CliRunner().invoke(main, ["analyze", str(f)])
+    assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+    assert "is not a CAN frame" in res.output and "up to the year 9999" in res.output
 
 
 def test_the_mapped_journal_grows_past_its_step_and_keeps_every_line_unclosed(

@@ -88,7 +88,7 @@ def test_capture_record_never_overwrites(tmp_path: Path) -> None:
     res = CliRunner().invoke(
         capture_cmd, ["record", str(f), "--bus", "interface=virtual,channel=x", "--duration", "0"]
     )
-    assert res.exit_code == 1 and "never overwrites" in res.output
+    assert res.exit_code == 2 and "never overwrites" in res.output
     assert f.read_bytes() == b"precious"
 
 

@@ -707,7 +707,7 @@ def test_bad_input_is_refused(scratch: Path, case: Case) -> None:
     elapsed = time.monotonic() - t0
     assert elapsed < BOUND, f"{case.id} took {elapsed:.1f} s"
     assert "Traceback" not in out, out
-    assert code in (1, 2), f"{case.id}: exit {code}\n{out}"
+    assert code == 2, f"{case.id}: exit {code}\n{out}"
     errors = [line for line in out.splitlines() if re.match(r"^(Error|error)\b", line)]
     assert len(errors) == 1, f"{case.id}: wanted one error line\n{out}"
     (line,) = errors

@@ -29,7 +29,10 @@ def test_one_deck_h17_is_the_readme_figure_from_the_command_line() -> None:
 def test_the_nz_game_keeps_rule_3_3a() -> None:
     out = CliRunner().invoke(main, ["math", "main", "--rules", "nz", "--decks", "2"])
     assert out.exit_code == 2
-    assert "rule 3.3(a) requires 4 to 8 decks" in out.output
+    # in the option's words, with the way out; never the field names no option sets
+    assert "--decks 2: the nz rules take 4 to 8 decks (rule 3.3(a))" in out.output
+    assert "--rules vegas_s17 or vegas_h17" in out.output
+    assert "deck_rule='" not in out.output
     assert "Traceback" not in out.output
     with pytest.raises(RulesError, match=r"3\.3\(a\)"):
         Rules.preset("nz", decks=3)

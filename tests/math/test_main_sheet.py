@@ -119,7 +119,13 @@ def test_every_rule_option_reaches_the_rules(tmp_path: Path) -> None:
         ("simulate", ["--split-hands", "2", "--resplit-aces"], "--resplit-aces needs"),
         ("math", ["main", "--split-hands", "1", "--das"], "--das needs splitting"),
         ("simulate", ["--blackjack-pays", "3-2"], "WIN:STAKE"),
-        ("play", ["--penetration", "0.3"], "half way in from the back"),
+        ("play", ["--penetration", "0.3"], "half way in from the back: give 0.5 or more"),
+        ("simulate", ["--split-hands", "5"], "--split-hands 5: give 1 (no split) to 4"),
+        (
+            "simulate",
+            ["--rules", "vegas_s17", "--decks", "9"],
+            "--decks 9: the vegas_s17 rules take 1 to 8 decks",
+        ),
         ("math", ["main", "--rules", "nope"], "neither a preset"),
         ("math", ["main", "--rules", "missing.toml"], "no rules file 'missing.toml'"),
         ("play", ["--surrender", "early", "--hole-card", "peek"], "early surrender under peek"),
@@ -136,3 +142,7 @@ def test_inconsistent_rule_options_are_one_line_errors(
     error = [ln for ln in out.output.splitlines() if ln.startswith("Error:")]
     assert len(error) == 1 and words in error[0], out.output
     assert "Traceback" not in out.output
+    # an option is refused in the option's words, never a Rules field's
+    assert not any(
+        f in error[0] for f in ("cut_card_from_back=", "max_split_hands=", "deck_rule='")
+    )

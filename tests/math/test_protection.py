@@ -171,12 +171,12 @@ def test_protect_checks_the_plot_file_and_resolution_before_simulating(tmp_path:
     res = CliRunner().invoke(main, [*big, "--plot", "/proc/nope.png"])
     assert res.exit_code == 2 and "cannot create '/proc/nope.png'" in res.output
     res = CliRunner().invoke(main, [*big, "--resolution", "64"])
-    assert res.exit_code == 1 and "Traceback" not in res.output
+    assert res.exit_code == 2 and "Traceback" not in res.output
     assert "resolution 64 does not fit hilo's true counts -15..+15" in res.output
     assert "at most 8" in res.output
     res = CliRunner().invoke(main, [*big, "--resolution", "7", "--count", "suit"])
     assert (
-        res.exit_code == 1 and "suit imbalances 0..39" in res.output and "at most 6" in res.output
+        res.exit_code == 2 and "suit imbalances 0..39" in res.output and "at most 6" in res.output
     )
     assert not list(tmp_path.iterdir())
 

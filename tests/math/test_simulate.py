@@ -263,6 +263,26 @@ def test_bad_simulation_inputs() -> None:
             native.SimRules(**{**bad.__dict__, "hard": np.zeros((3, 3), np.uint8)}),
             1,
         )
+    # the simulator's breaker (issue 41): a float table was truncated silently, a string
+    # table raised numpy's UFuncTypeError, h17=2 was taken as true, a negative side-table
+    # stride was an OverflowError deep in cffi
+    for table in (np.full((32, 11), 1.7), np.full((32, 11), "1")):
+        with pytest.raises(TypeError, match=r"hard must be an integer array of actions 0\.\.3"):
+            native.simulate_rounds(
+                native.Xoshiro256StarStar(1), native.SimRules(**{**bad.__dict__, "hard": table}), 1
+            )
+    with pytest.raises(TypeError, match=r"h17 must be a bool \(or 0 or 1\), got 2"):
+        native.simulate_rounds(
+            native.Xoshiro256StarStar(1), native.SimRules(**{**bad.__dict__, "h17": 2}), 1
+        )
+    assert native.simulate_rounds(  # 0 and 1 are flags, and int tables are tables
+        native.Xoshiro256StarStar(1),
+        native.SimRules(**{**bad.__dict__, "h17": 1, "hard": bad.hard.astype(np.int64)}),
+        3,
+    ).net.shape == (3,)
+    card = native.SideTable(table=np.zeros(53, np.uint8), inputs=(0,), strides=(-1,))
+    with pytest.raises(ValueError, match=r"strides must be 0\.\.2\*\*32-1"):
+        native.simulate_tally(native.Xoshiro256StarStar(1), bad, 10, (card,))
 
 
 # A small grid through the simulator's self-check (simcheck.exact_check: the analyzer's exact

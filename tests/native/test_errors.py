@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 
 from feltlab import native
+from feltlab.native._core import lib
+from feltlab.native.core import check
 
 
 @pytest.fixture
@@ -96,3 +98,16 @@ def test_rule_codes_are_the_headers_enums_and_an_unknown_value_is_named() -> Non
     assert (native.HIT, native.STAND) == (lib.FL_ACT_HIT, lib.FL_ACT_STAND) == (0, 1)
     with pytest.raises(ValueError, match=r"double_on='soft' has no C code; choose one of"):
         native.rule_code("double_on", "soft")
+
+
+def test_a_round_out_of_cards_has_a_status_and_a_remedy_of_its_own() -> None:
+    # issue 41, the simulator's breaker: a pathological strategy (hit to 21, split every pair
+    # to 4 hands, no hole card, the dealer playing out) at the deepest cut needed more than
+    # the 26 cards kept behind the cutting card after 900 M rounds, and failed with the
+    # generic "a size or bound was outside its domain"
+    assert lib.FL_ERR_CARDS_OUT not in (lib.FL_ERR_RANGE, lib.FL_ERR_EXHAUSTED)
+    with pytest.raises(native.CoreError) as err:
+        check(lib.FL_ERR_CARDS_OUT, "simulate_tally")
+    text = str(err.value)
+    assert text.startswith("simulate_tally: a round ran out of cards")
+    assert "--penetration" in text and "--fresh-shoe" in text

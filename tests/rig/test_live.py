@@ -21,7 +21,7 @@ from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.profile import load_profile
 from feltlab.rig.live.observer import CampaignObserver
 from feltlab.rig.live.offline import snapshot_from_directory
-from feltlab.rig.live.server import LiveServer, LiveServerError, parse_address
+from feltlab.rig.live.server import STATIC, LiveServer, LiveServerError, parse_address
 from feltlab.rig.live.state import LiveFeed, apply_record, empty_snapshot, histogram
 
 FELTLAB = str(Path(sys.executable).with_name("feltlab"))
@@ -227,6 +227,26 @@ def test_view_of_an_interrupted_campaign_reads_its_capture(tmp_path: Path) -> No
     assert snap["samples"]["collected"] == 12 and snap["samples"]["missing"] == 28
     assert snap["latencies"]["first_card"]["n"] == 12
     assert any(f"feltlab certify shuffler --resume {out}" in e for e in snap["errors"])
+
+
+def test_a_64_bit_seed_reaches_the_page_exact(tmp_path: Path) -> None:
+    """Issue 41: the page showed 2,256,960,695,605,606,000 for seed 2256960695605605789 (a
+    JSON number above 2**53 is rounded by the browser's JSON.parse); the snapshot, live and
+    offline, carries it as a decimal string, and the page prints it as it is."""
+    seed = 2256960695605605789
+    assert float(seed) != seed  # a double cannot hold it: a number would be rounded
+    feed = LiveFeed()
+    out = tmp_path / "c"
+    run_campaign(
+        CampaignOptions(load_profile(None, "batch"), out, size=2, seed=seed),
+        live=CampaignObserver(feed, every=0.0),
+    )
+    live = json.loads(json.dumps(feed.get()[1]))
+    offline = json.loads(json.dumps(snapshot_from_directory(out)))
+    assert live["schema"] == offline["schema"] == 2
+    assert live["campaign"]["seed"] == offline["campaign"]["seed"] == str(seed)
+    script = (STATIC / "live.js").read_text(encoding="utf-8")
+    assert "seed ${c.seed ?? " in script and "num(c.seed)" not in script
 
 
 def _free_port() -> int:

@@ -80,7 +80,7 @@ def test_cli_refuses_a_contradictory_definition_naming_the_field(tmp_path: Path)
     bad = tmp_path / "bad.toml"
     bad.write_text(EXAMPLE.read_text().replace("maximum = 500", "maximum = 5"))
     r = _run(["tournament", "run", str(bad)])
-    assert r.exit_code != 0 and "wagers.maximum" in r.output
+    assert r.exit_code == 2 and "wagers.maximum" in r.output  # a refusal, not a verdict
 
 
 def test_hook_registers_strategies_and_refuses_duplicates() -> None:

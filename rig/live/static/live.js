@@ -65,7 +65,7 @@
     const b = s.bus || {};
     const sm = s.samples || {};
     document.body.dataset.state = s.state || "";
-    text($("device"), c.device ? `${c.device} · ${c.kind || ""} campaign ${c.id ? c.id.slice(0, 8) : ""} · seed ${num(c.seed)} · ${c.directory || ""}` : "waiting for the campaign…");
+    text($("device"), c.device ? `${c.device} · ${c.kind || ""} campaign ${c.id ? c.id.slice(0, 8) : ""} · seed ${c.seed ?? "–"} · ${c.directory || ""}` : "waiting for the campaign…");
 
     // verdict
     const box = $("verdict-box");

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from feltlab.cli.options import make_console
+from feltlab.cli.rule_options import in_option_terms
 from feltlab.errors import RulesError, WagerError
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ def print_main_sheet(
             if rules.cut_card_from_back:
                 rules = rules.replace(cut_card_from_back=round(rules.cards * behind))
         except RulesError as exc:
-            raise click.UsageError(str(exc)) from None
+            raise click.UsageError(in_option_terms(exc, {"decks": decks[0]}, rules_name)) from None
     if eor:
         from feltlab.math.eor import main_eor, render_eor
 
