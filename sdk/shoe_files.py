@@ -49,6 +49,9 @@ FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".npy": "npy"}
 MAX_DECKS = 8
 """The most decks a shoe of a file may hold (the C core's ``MAX_DECKS``)."""
 
+MAX_CARDS = 52 * MAX_DECKS
+"""The most cards a shoe of a file may hold."""
+
 MAX_FILE_BYTES = 512 << 20
 """The largest shoe file read (bytes): 512 MiB, about 400,000 6-deck shoes as CSV text."""
 
@@ -127,6 +130,11 @@ def _text_rows(path: str | Path, raw: bytes, fmt: str) -> Iterable[tuple[int, li
         line = line.strip()
         if not line or line.startswith("#"):
             continue
+        if line.count(",") >= MAX_CARDS:  # refused before a huge line is split or parsed
+            raise ShoeFileError(
+                f"{path} line {number}: wrong length: over {MAX_CARDS} cards, more than "
+                f"{MAX_DECKS} decks of 52"
+            )
         if fmt == "csv":
             yield number, [f.strip() for f in line.split(",")]
             continue
@@ -144,10 +152,10 @@ def _text_rows(path: str | Path, raw: bytes, fmt: str) -> Iterable[tuple[int, li
 def _card(value: object) -> tuple[int, bool]:
     """(the integer of one card as written, whether it was card text); ValueError when it
     is neither a non-negative integer nor card text."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+    if isinstance(value, str) and value.isdigit() and len(value) <= 9:
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**9:
         return value, False
-    if isinstance(value, str) and value.isdigit():
-        return int(value), False
     if isinstance(value, str):
         return card_code(value), True
     raise ValueError(f"{value!r} is not a card")
@@ -182,10 +190,10 @@ def _text_values(path: str | Path, raw: bytes, fmt: str) -> npt.NDArray[np.int64
                 f"{form.line}): one form per file"
             )
         _check_row(values, where, form)
-        rows.append(values)
+        rows.append(values.astype(np.uint16))  # checked: every value below MAX_CARDS
     if not rows:
         raise ShoeFileError(f"{path}: no shoes in the file")
-    return np.stack(rows)
+    return np.stack(rows).astype(np.int64)
 
 
 def _npy_values(path: str | Path, raw: bytes) -> npt.NDArray[np.int64]:
@@ -292,6 +300,7 @@ def write_shoe_file(
 __all__ = [
     "CARD_FORMS",
     "FORMATS",
+    "MAX_CARDS",
     "MAX_DECKS",
     "MAX_FILE_BYTES",
     "ShoeFile",

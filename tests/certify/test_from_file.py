@@ -18,8 +18,9 @@ import pytest
 from click.testing import CliRunner
 
 from feltlab import native
-from feltlab.rig.certify.from_file import NOT_APPLICABLE, deck_ids
-from feltlab.rig.certify.profile import load_profile
+from feltlab.rig.certify import battery
+from feltlab.rig.certify.from_file import NOT_APPLICABLE, analyze_shoes, deck_ids
+from feltlab.rig.certify.profile import NoProgress, load_profile, quick_profile
 from feltlab.rig.certify.record import verdict_summary
 from feltlab.rig.certify.simulate import simulate_shoes
 from feltlab.rig.cli.analyze import analyze as analyze_cmd
@@ -283,3 +284,34 @@ def test_from_refuses_device_options(tmp_path: Path) -> None:
     got = CliRunner().invoke(certify_cmd, ["shuffler", "--from", str(path), "--shoes", "10"])
     assert got.exit_code == 2
     assert "--shoes do(es) not apply to shoes from a file" in got.output
+
+
+def test_fair_shoes_read_as_codes_keep_the_null_and_naive_labels_would_not(
+    tmp_path: Path,
+) -> None:
+    """300 fair 6-deck shoes as card text: with the copies' decks drawn at random no check
+    rejects (seeded; each check's p-value is uniform under the null); labelling the k-th copy
+    of each code deck k instead (deterministic, not uniform) fails position uniformity at
+    once, which is why the labels are drawn."""
+    rng = native.Xoshiro256StarStar(seed=21)
+    ids = native.shuffle_batch(rng, 300, decks=6, ids=True)
+    path = tmp_path / "fair.csv"
+    write_shoe_file(path, [ids], decks=6, cards="text")
+    source = read_shoe_file(path)
+    assert source.ids is None
+    prof = quick_profile("batch", power_alternatives=("riffle:k=3",))
+    a = analyze_shoes(source, prof, alpha=0.01, seed=0, progress=NoProgress())
+    assert a.battery is not None and a.battery.verdict == "PASS"
+    assert min(c.adjusted_p for c in a.battery.checks) > 0.01
+    codes = source.codes.astype(np.int64)
+    naive = np.empty_like(codes)
+    for r, row in enumerate(codes):
+        seen = np.zeros(52, dtype=np.int64)
+        for j, c in enumerate(row):
+            naive[r, j] = seen[c] * 52 + c
+            seen[c] += 1
+    loaded = native.new_shoe(6, ids=True).astype(np.uint16)
+    res = battery.run_battery(
+        battery.input_positions(naive.astype(np.uint16), loaded), alpha=0.01, codes=source.codes
+    )
+    assert {c.name: c.verdict for c in res.checks}["position_uniformity"] == "FAIL"
