@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from feltlab.cards import card_code, card_str
+from feltlab.cards import RANKS, SUIT_SYMBOLS, SUITS, card_code, card_str
 from feltlab.errors import InputError
 from feltlab.inputs import read_regular
 
@@ -161,6 +161,40 @@ def _card(value: object) -> tuple[int, bool]:
     raise ValueError(f"{value!r} is not a card")
 
 
+def _names() -> dict[str, tuple[int, bool]]:
+    """Every usual way to write a card, upper case, to (its integer, whether it is text):
+    the integers below :data:`MAX_CARDS`, and rank then suit (``AS``, ``TS``, ``10S``,
+    ``A♠``): :func:`_card`'s answers, looked up instead of parsed."""
+    names = {str(i): (i, False) for i in range(MAX_CARDS)}
+    for r, rank in enumerate(RANKS):
+        for s, suit in enumerate(SUITS):
+            for written in {rank, "T" if rank == "10" else rank}:
+                names[written + suit] = (r * 4 + s, True)
+                names[written + SUIT_SYMBOLS[s]] = (r * 4 + s, True)
+    return names
+
+
+_NAMES = _names()
+
+
+def _row(cards: list[object]) -> tuple[npt.NDArray[np.int64], bool] | None:
+    """(the row's integers, whether any card was text) when every card is written in a usual
+    way (:func:`_names`, or an int below :data:`MAX_CARDS`), else None (then :func:`_card`
+    reads it card by card and names the one at fault)."""
+    values: list[int] = []
+    text = False
+    for c in cards:
+        if type(c) is int and 0 <= c < MAX_CARDS:
+            values.append(c)
+            continue
+        hit = _NAMES.get(c.upper()) if isinstance(c, str) else None
+        if hit is None:
+            return None
+        values.append(hit[0])
+        text = text or hit[1]
+    return np.array(values, dtype=np.int64), text
+
+
 @dataclass
 class _Form:
     """The first shoe's line, length and form (card ids or codes), every later row's model."""
@@ -175,14 +209,21 @@ def _text_values(path: str | Path, raw: bytes, fmt: str) -> npt.NDArray[np.int64
     form: _Form | None = None
     for number, cards in _text_rows(path, raw, fmt):
         where = f"{path} line {number}"
-        values = np.empty(len(cards), dtype=np.int64)
-        text = False
-        for i, value in enumerate(cards):
-            try:
-                values[i], was_text = _card(value)
-            except ValueError as exc:
-                raise ShoeFileError(f"{where}, card {i + 1}: unknown card: {exc}") from None
-            text = text or was_text
+        fast = _row(cards)
+        if fast is not None:
+            values, text = fast
+        else:
+            values = np.empty(len(cards), dtype=np.int64)
+            text = False
+            for i, value in enumerate(cards):
+                try:
+                    values[i], was_text = _card(value)
+                except ValueError as exc:
+                    hint = "" if form else " (a shoe file has no header line: start it with #)"
+                    raise ShoeFileError(
+                        f"{where}, card {i + 1}: unknown card: {exc}{hint}"
+                    ) from None
+                text = text or was_text
         form = form or _Form(number, values.size, values.size > 52 and int(values.max()) >= 52)
         if text and form.ids:
             raise ShoeFileError(

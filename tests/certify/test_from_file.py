@@ -245,6 +245,12 @@ _DECK = [
             json.dumps(list(range(52))) + "\n{}\n",
             "line 2: a shoe is a JSON array of cards, got dict",
         ),
+        (
+            "header.csv",
+            ",".join(f"c{k}" for k in range(52)) + "\n" + ",".join(_DECK) + "\n",
+            "line 1, card 1: unknown card: 'c0' is not a card: write rank then suit, e.g. 'AS', "
+            "'10H', 'Q♣' (a shoe file has no header line: start it with #)",
+        ),
         ("one.csv", ",".join(_DECK) + "\n", "1 shoe(s); the battery needs at least 2"),
         ("shoes.txt", "", "a shoe file ends in .csv, .jsonl, .ndjson, .npy"),
     ],
