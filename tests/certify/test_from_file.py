@@ -321,3 +321,21 @@ def test_fair_shoes_read_as_codes_keep_the_null_and_naive_labels_would_not(
         battery.input_positions(naive.astype(np.uint16), loaded), alpha=0.01, codes=source.codes
     )
     assert {c.name: c.verdict for c in res.checks}["position_uniformity"] == "FAIL"
+
+
+def test_shuffle_out_writes_the_very_shoes_of_its_seed(tmp_path: Path) -> None:
+    from feltlab.cli.shuffle import shuffle as shuffle_cmd
+
+    want = native.shuffle_batch(native.make_rng("xoshiro256**", 7), 5, 2, ids=True)
+    for name, cards in (("s.npy", "ids"), ("s.jsonl", "codes"), ("s.csv", "text")):
+        args = ["--decks", "2", "--shoes", "5", "--seed", "7", "--out", str(tmp_path / name)]
+        got = CliRunner().invoke(shuffle_cmd, [*args, "--cards", cards])
+        assert got.exit_code == 0, got.output
+        read = read_shoe_file(tmp_path / name)
+        assert np.array_equal(read.codes, want % 52)
+        assert (read.ids is not None) == (cards == "ids")
+    assert np.array_equal(np.load(tmp_path / "s.npy"), want)
+    bad = CliRunner().invoke(
+        shuffle_cmd, ["--shoes", "2", "--out", str(tmp_path / "t.npy"), "--cards", "text"]
+    )
+    assert bad.exit_code == 2 and "cannot write cards as 'text' to a npy file" in bad.output
