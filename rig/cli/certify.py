@@ -387,10 +387,11 @@ def _run_from_file(
     "--from",
     "from_file",
     default=None,
-    help="Certify the shoes of this file instead of a device: one shoe a row, CSV or JSON "
-    "lines of card codes (0..51) or cards (AS, TD, 10H), or a numpy .npy array (shoes, "
-    "cards) of card codes; each row a permutation of the file's decks (docs/certification.md, "
-    "Shoes from a file).",
+    metavar="FILE",
+    help="Certify the shoes of this file instead of a device (any machine, whatever its "
+    "link): one shoe a row, .csv or .jsonl of card codes (0..51), cards (AS, TD, 10H) or card "
+    "ids (deck * 52 + code), or a numpy .npy array (shoes, cards); each row a permutation of "
+    "the file's decks (docs/certification.md, Shoes from a file).",
 )
 @click.option(
     "--model",
