@@ -346,7 +346,8 @@ def test_no_import_cycle() -> None:
 # and the other rooms use only its shared options (the rig's commands, a plugin's commands).
 SDK_LEVELS = (
     ("nouns", ("cards", "hands", "rules", "shoe", "record", "events", "jackpot", "money",
-               "strictjson", "inputs", "errors", "registry", "seeds", "cache", "intervals")),
+               "strictjson", "inputs", "errors", "registry", "seeds", "cache", "intervals",
+               "shoe_files")),
     ("wagers", ("wagers", "hookspecs", "plugin_manager", "settlement")),
     ("engine", ("engine",)),
     ("math, simulation", ("math", "simulation")),

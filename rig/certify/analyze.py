@@ -478,10 +478,10 @@ def _battery(
         tuple(found),
         unavailable,
     )
-    a.battery = _against_standard(judge(res, table), prof, alpha)
+    a.battery = against_standard(judge(res, table), prof, alpha)
 
 
-def _against_standard(
+def against_standard(
     res: battery.BatteryResult, prof: Profile, alpha: float
 ) -> battery.BatteryResult:
     """``res`` with the coverage of the profile's ``[campaign] standard`` (``--standard``),
@@ -631,6 +631,7 @@ def analyze_jackpot(
 
 __all__ = [
     "Analysis",
+    "against_standard",
     "analyze_batch",
     "analyze_continuous",
     "analyze_jackpot",

@@ -127,7 +127,8 @@ def make_plots(
 
 def junit_xml(record: Mapping[str, Any]) -> str:
     """JUnit XML of a record: one testcase per battery check and per measurement (FAIL a
-    failure, ERROR an error, INCONCLUSIVE skipped with its reason)."""
+    failure, ERROR an error, INCONCLUSIVE skipped with its reason, and each of the record's
+    ``not_applicable`` checks skipped with its reason)."""
     suite = ET.Element("testsuite", name=f"feltlab certify {record['device']['name']}")
     cases = 0
     failures = 0
@@ -165,6 +166,10 @@ def junit_xml(record: Mapping[str, Any]) -> str:
             f"{fmt(m['value'])} {m['unit']}, limits [{fmt(m['low'])}, {fmt(m['high'])}]"
             + (f": {why}" if why else ""),
         )
+    for na in record.get("not_applicable", []):  # shoes from a file: no device to time
+        tc = ET.SubElement(suite, "testcase", classname="feltlab.certify", name=na["name"])
+        ET.SubElement(tc, "skipped", message=f"not applicable: {na['reason']}")
+        cases += 1
     for e in record.get("errors", []):
         case("campaign", "ERROR", str(e))
     suite.set("tests", str(cases))

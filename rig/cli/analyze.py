@@ -42,19 +42,32 @@ def analyze(
     as_json: bool,
 ) -> None:
     """Re-run every check of a campaign offline from its CAPTURE (a capture-NNN.blf or the
-    campaign directory).  Exit 0 pass, 1 fail, 2 error, 3 inconclusive."""
+    campaign directory).  Shoes from a file: a shoe file (.csv, .jsonl, .npy) or the folder of
+    a certify shuffler --from campaign.  Exit 0 pass, 1 fail, 2 error, 3 inconclusive."""
+    from feltlab.rig.certify.from_file import analyze_file, is_file_source
     from feltlab.rig.certify.offline import analyze_path
+    from feltlab.rig.certify.profile import load_profile
 
     try:
         with RichProgress() as bar:
-            result = analyze_path(
-                Path(capture),
-                profile,
-                out=Path(out) if out else None,
-                alpha=alpha,
-                seed=seed,
-                progress=bar,
-            )
+            if is_file_source(Path(capture)):  # shoes from a file, or its campaign folder
+                result = analyze_file(
+                    Path(capture),
+                    load_profile(profile, "batch") if profile is not None else None,
+                    out=Path(out) if out else None,
+                    alpha=alpha,
+                    seed=seed,
+                    progress=bar,
+                )
+            else:
+                result = analyze_path(
+                    Path(capture),
+                    profile,
+                    out=Path(out) if out else None,
+                    alpha=alpha,
+                    seed=seed,
+                    progress=bar,
+                )
     except (RigError, ValueError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)

@@ -342,7 +342,57 @@ def certify() -> None:
     3 inconclusive)."""
 
 
+def _run_from_file(
+    path: str,
+    profile: str | None,
+    alpha: float | None,
+    seed: int | None,
+    out: str | None,
+    standard: str | None,
+    as_json: bool,
+    refused: dict[str, Any],
+) -> None:
+    """``certify shuffler --from FILE``: shoes from a file, the battery and report
+    (:func:`feltlab.rig.certify.from_file.certify_file`); a bad row is one line, exit 2."""
+    from feltlab.rig.certify.from_file import certify_file
+    from feltlab.rig.certify.profile import load_profile
+
+    given = [name for name, value in refused.items() if value not in (None, False)]
+    directory: Path | None = None
+    try:
+        if given:
+            raise RigError(
+                f"{', '.join(given)} do(es) not apply to shoes from a file (--from): no bus, "
+                "device or collection; give --profile, --alpha or --standard, --seed, --out"
+            )
+        prof = _checked_profile(load_profile(profile, "batch"), "shuffler", None, standard)
+        directory = Path(out) if out else new_campaign_dir(prof.kind)
+        with RichProgress() as bar:
+            result = certify_file(path, prof, directory, alpha=alpha, seed=seed, progress=bar)
+    except (RigError, ValueError) as exc:
+        if out is None and directory is not None and directory.is_dir():
+            with contextlib.suppress(OSError):
+                directory.rmdir()  # a default folder made for a refused file: leave none
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except OSError as exc:
+        click.echo(f"error: cannot write {exc.filename or directory}: {exc.strerror}", err=True)
+        sys.exit(2)
+    print_result(result, as_json=as_json)
+    sys.exit(result.exit_code)
+
+
 @certify.command("shuffler")
+@click.option(
+    "--from",
+    "from_file",
+    default=None,
+    metavar="FILE",
+    help="Certify the shoes of this file instead of a device (any machine, whatever its "
+    "link): one shoe a row, .csv or .jsonl of card codes (0..51), cards (AS, TD, 10H) or card "
+    "ids (deck * 52 + code), or a numpy .npy array (shoes, cards); each row a permutation of "
+    "the file's decks (docs/certification.md, Shoes from a file).",
+)
 @click.option(
     "--model",
     default=None,
@@ -370,6 +420,7 @@ def certify() -> None:
 )
 @_certify_options("shoes", "Shoes to collect (batch shuffler; default: the profile's).")
 def certify_shuffler(
+    from_file: str | None,
     standard: str | None,
     model: str | None,
     faults: str | None,
@@ -394,6 +445,19 @@ def certify_shuffler(
         raise click.UsageError("give --shoes (a batch shuffler) or --deals (a continuous one)")
     if standard is not None and alpha is not None:
         raise click.UsageError("give --standard (which sets alpha) or --alpha, not both")
+    if from_file is not None:
+        refused = {
+            "--bus": bus,
+            "--model": model,
+            "--shoes": shoes,
+            "--deals": deals,
+            "--faults": faults,
+            "--resume": resume,
+            "--clock": clock,
+            "--device-on-host": device_on_host,
+            "--live": live,
+        }
+        _run_from_file(from_file, profile, alpha, seed, out, standard, as_json, refused)
     _run_certify(
         "batch",
         profile,

@@ -140,7 +140,16 @@ def print_result(result: Any, *, written: bool = True, as_json: bool = False) ->
     clock = rec.get("clock") or {}
     console.print(table)
     hu = rec.get("host_uncertainty") or {}
-    if clock.get("mode") == "sim":
+    src = rec.get("source") or {}
+    if src:
+        names = ", ".join(n["name"] for n in rec.get("not_applicable", []))
+        console.print(
+            f"shoes from {src['path']} ({src['format']} of {src['cards']}, sha256 "
+            f"{src['sha256']}): {src['shoes']} shoes of {src['decks']} decks; not applicable "
+            f"(no device): {names}",
+            soft_wrap=True,
+        )
+    elif clock.get("mode") == "sim":
         console.print(
             "[bold]simulated time[/bold]"
             + str(clock["description"]).removeprefix("simulated time")
@@ -157,7 +166,7 @@ def print_result(result: Any, *, written: bool = True, as_json: bool = False) ->
     elif hu:
         console.print(f"real time: host timing uncertainty {hu.get('source')}")
     got: dict[str, Any] = rec.get("collection") or {}
-    if got.get("collected") is not None:
+    if got.get("collected") is not None and not src:
         planned = got.get("requested")
         console.print(
             f"collected {got['collected']}"
