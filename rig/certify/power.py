@@ -8,10 +8,14 @@ alternative such as "2 shoes catch shelf:m=10 with power 0.31; 9 shoes are neede
 
 How the power is computed, cheaply (docs/certification.md, "Power"):
 
-- The alternative's law is measured once from ``shoes`` simulated shoes of its shuffle model
-  (:func:`alternative_law`; default 2,000 shoes in 20 blocks), independent of the campaign's
-  size: the power at any number of shoes is then analytic, so planning
-  (:func:`plan`) and the verdict share one computation.
+- The alternative's law is exact where the model's law is known in closed form
+  (:mod:`feltlab.rig.certify.exact_law`: the position law of ``biased``, ``modulo``,
+  ``position-bias``, ``stuck``; ``short-seed``'s seed space) and otherwise measured once from
+  ``shoes`` simulated shoes of its shuffle model (:func:`alternative_law`; default 2,000
+  shoes in 20 blocks) seeded by :data:`POWER_SEED`, never the campaign's seed, independent of
+  the campaign's size: the power at any number of shoes is then analytic, and planning
+  (:func:`plan`) and the verdict run one :class:`PowerJob` per alternative, the same figures
+  whatever the campaign's seed (issue 44).
 - A z-check (:data:`feltlab.rig.certify.battery.Z_STATISTICS`: the z-score of a per-shoe
   statistic summed over N shoes): with the per-shoe statistic's null mean and variance
   (mu0, s0^2) and its simulated mean and variance under the alternative (mu1, s1^2), Z is
@@ -22,7 +26,12 @@ How the power is computed, cheaply (docs/certification.md, "Power"):
   lambda = N * scale * sum (p - e)^2 / e over the cells the check pools at N shoes, and the
   power is the noncentral chi-square's tail beyond the null's critical value (scipy's
   ``chndtr``, what ``scipy.stats.ncx2`` evaluates).  sum (p - e)^2 / e is estimated without
-  the bias of the simulation's own noise by a U-statistic over pairs of independent blocks.
+  the bias of the simulation's own noise by a U-statistic over pairs of independent blocks
+  (exact for an exact law).  For an exact position law the statistic's variance is computed
+  too (:meth:`CellLaw.excess_variance`): a card far from uniform widens the law beyond the
+  noncentral chi-square's, and the power is that of a noncentral chi-square of the same mean
+  and variance (:func:`chi_square_power`; Patnaik's scaled chi-square when that leaves under
+  one degree of freedom).
 - Repeated shoes: the chance q that two shoes of the alternative are the same order, from
   the identical pairs among the simulated shoes; a repeat among N shoes has probability
   1 - exp(-C(N, 2) q) (the birthday approximation), and any repeat rejects.
@@ -33,8 +42,10 @@ How the power is computed, cheaply (docs/certification.md, "Power"):
 - Confidence intervals (95%): for a z-check, the power over the corners of the box of the
   simulated mean and variance's joint 95% intervals (each at 97.5%); for a chi-square, at the
   ends of lambda's 95% interval from the jackknife over blocks; for repeats, from the exact
-  Poisson interval of the identical pairs.  The verdict and the "shoes needed" use the lower
-  end: a certificate claims only the power it has shown.
+  Poisson interval of the identical pairs; an exact law's interval is a point.  The verdict
+  and the "shoes needed" use the lower end: a certificate claims only the power it has shown.
+  ``benchmarks/bench_power_coverage.py`` checks that bound against whole simulated campaigns
+  at the planned size, for every model of the default library.
 
 Sources: D. Bayer and P. Diaconis, Ann. Appl. Probab. 2(2), 1992; P. Diaconis, J. Fulman and
 S. Holmes, Ann. Appl. Probab. 23(4), 2013; S. Holm, Scand. J. Statist. 6(2), 1979.
@@ -862,6 +873,7 @@ __all__ = [
     "DEFAULT_ALTERNATIVES",
     "DEFAULT_REQUIRED",
     "DEFAULT_SIMULATED_SHOES",
+    "POWER_SEED",
     "AlternativeLaw",
     "AlternativePower",
     "CheckPower",
@@ -869,6 +881,7 @@ __all__ = [
     "PowerTable",
     "alternative_law",
     "alternative_power",
+    "chi_square_power",
     "estimate_power",
     "judge",
     "law_of_shoes",
