@@ -218,7 +218,7 @@ def test_two_shoes_of_a_biased_shuffler_are_not_pass(tmp_path: object) -> None:
     assert "verdict INCONCLUSIVE" in result.output
     assert "shoes are needed" in result.output and "at least 10 shoes" in result.output
     # and what a campaign needs to certify against every named alternative: the bundled
-    # library's hardest, position-bias (1,045 shoes at seed 0, the profile's power seed)
+    # library's hardest, position-bias (1,045 shoes, from its exact law)
     assert re.search(
         r"[\d,]+ shoes would catch every named alternative with the required power \(the "
         r"most any needs: position-bias\)",
