@@ -45,6 +45,7 @@ from feltlab.rig.certify.power import (
     DEFAULT_ALTERNATIVES,
     DEFAULT_REQUIRED,
     DEFAULT_SIMULATED_SHOES,
+    POWER_SEED,
     PowerJob,
     PowerTable,
     judge,
@@ -306,14 +307,15 @@ def power_jobs(
     n_cards: int,
     *,
     alpha: float,
-    seed: int,
     loaded: npt.ArrayLike,
 ) -> list[PowerJob]:
     """The rows of a batch campaign's power table: one per model of the profile's
     ``[campaign] power_alternatives`` (default
     :data:`feltlab.rig.certify.power.DEFAULT_ALTERNATIVES`), its law measured from
     ``power_shoes`` (default 2,000) simulated shoes of ``n_cards`` cards from the ``loaded``
-    order (physical ids), its power at ``n_shoes`` shoes, ``alpha`` and ``power_required``."""
+    order (physical ids), its power at ``n_shoes`` shoes, ``alpha`` and ``power_required``.
+    The simulation's seed is :data:`~feltlab.rig.certify.power.POWER_SEED`, never the
+    campaign's: the rows are ``feltlab certify plan``'s, whatever seed the campaign has."""
     alts = list(prof.campaign.get("power_alternatives", DEFAULT_ALTERNATIVES))
     shoes = int(prof.campaign.get("power_shoes", DEFAULT_SIMULATED_SHOES))
     required = float(prof.campaign.get("power_required", DEFAULT_REQUIRED))
@@ -322,7 +324,7 @@ def power_jobs(
             alt,
             n_cards,
             shoes=shoes,
-            seed=seed,
+            seed=POWER_SEED,
             n_shoes=n_shoes,
             alpha=alpha,
             required=required,
@@ -336,10 +338,12 @@ def planned_power_jobs(prof: Profile, size: int, alpha: float, seed: int) -> lis
     """The :func:`power_jobs` of a batch campaign that collects its ``size`` shoes of the
     order the rig loads (``native.new_shoe(decks, ids=True)``): what its analysis will run,
     known before collection, so that a helper process computes it meanwhile
-    (:mod:`feltlab.rig.certify.ahead`; :attr:`feltlab.rig.kinds.DeviceKind.plan_ahead`)."""
+    (:mod:`feltlab.rig.certify.ahead`; :attr:`feltlab.rig.kinds.DeviceKind.plan_ahead`).
+    ``seed``, the campaign's, is the plan-ahead interface's: the power does not use it."""
+    del seed  # the power's simulations have their own fixed seed (power.POWER_SEED)
     decks = int(prof.device.get("decks", 6))
     loaded = native.new_shoe(decks, ids=True).astype(np.int64)
-    return power_jobs(prof, size, loaded.size, alpha=alpha, seed=seed, loaded=loaded)
+    return power_jobs(prof, size, loaded.size, alpha=alpha, loaded=loaded)
 
 
 def analyze_batch(
@@ -356,9 +360,10 @@ def analyze_batch(
     """The randomness battery and timing checks of a batch shuffler campaign.
 
     ``shoes`` (default: the capture's) are :class:`feltlab.rig.certify.decode.ShoeRead`;
-    ``host``: the host's timing uncertainty (INCONCLUSIVE timing verdicts near a limit).
-    Each timing check and the battery keep their own verdicts: one that cannot run is an
-    ERROR of its own."""
+    ``host``: the host's timing uncertainty (INCONCLUSIVE timing verdicts near a limit);
+    ``seed``: the campaign's, which a batch analysis does not use (its power has its own,
+    :data:`~feltlab.rig.certify.power.POWER_SEED`).  Each timing check and the battery keep
+    their own verdicts: one that cannot run is an ERROR of its own."""
     a = Analysis(host=host)
     sample = list(data.shoes if shoes is None else shoes)
     a.detail["payload_errors"] = data.payload_errors
@@ -398,7 +403,7 @@ def analyze_batch(
                 _plottable(data.timings[nm]), lim, nm.removesuffix(".ping")
             )
     draw_ahead(latencies=a.plots.get("latencies"))  # drawn while the battery runs
-    guard(a, "battery", "", _battery, a, prof, sample, alpha=alpha, seed=seed, progress=progress)
+    guard(a, "battery", "", _battery, a, prof, sample, alpha=alpha, progress=progress)
     return a
 
 
@@ -425,10 +430,10 @@ def _battery(
     sample: list[Any],
     *,
     alpha: float,
-    seed: int,
     progress: Progress,
 ) -> None:
-    """Integrity, the randomness battery and its power of a batch campaign's shoes."""
+    """Integrity, the randomness battery and its power of a batch campaign's shoes (the
+    power from its own fixed seed, :data:`~feltlab.rig.certify.power.POWER_SEED`)."""
     if len(sample) < 2:
         a.errors.append(f"{len(sample)} shoe(s) collected: the battery needs at least 2")
         return
@@ -460,7 +465,7 @@ def _battery(
     res = battery.run_battery(perm, alpha=alpha, codes=codes, loaded_ids=loaded)
     a.battery = res  # kept even if a power estimate below cannot run
     progress.advance()
-    jobs = power_jobs(prof, perm.shape[0], perm.shape[1], alpha=alpha, seed=seed, loaded=loaded)
+    jobs = power_jobs(prof, perm.shape[0], perm.shape[1], alpha=alpha, loaded=loaded)
     progress.start("analysing: power against named alternatives", len(jobs))
     found, unavailable = [], {}
     for job in jobs:

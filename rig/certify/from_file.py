@@ -47,6 +47,7 @@ from feltlab.rig.certify.power import (
     DEFAULT_ALTERNATIVES,
     DEFAULT_REQUIRED,
     DEFAULT_SIMULATED_SHOES,
+    POWER_SEED,
     AlternativePower,
     PowerTable,
     RepeatLaw,
@@ -123,11 +124,14 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 def _alternative(
-    model: str, decks: int, n_shoes: int, *, alpha: float, seed: int, required: float, shoes: int
+    model: str, decks: int, n_shoes: int, *, alpha: float, required: float, shoes: int
 ) -> AlternativePower:
     """One row of the power table of shoes read as codes: ``shoes`` simulated shoes of
-    ``model`` (``child_seed(seed, "power", model)``, as a campaign's), reduced to codes and
-    labelled by :func:`deck_ids`, then the law and the analytic power at ``n_shoes``."""
+    ``model`` (``child_seed(POWER_SEED, "power", model)``, as a campaign's: never the
+    campaign's seed, issue 44), reduced to codes and labelled by :func:`deck_ids` (seeded by
+    :data:`~feltlab.rig.certify.power.POWER_SEED` too), then the law and the analytic power at
+    ``n_shoes``."""
+    seed = POWER_SEED
     n = 52 * decks
     m = parse_model(model)
     period = m.settings["every"] if m.kind == "reboot" else None
@@ -141,7 +145,7 @@ def _alternative(
     return alternative_power(law, n_shoes, alpha=alpha, required=required, codes=True)
 
 
-def power_table(prof: Profile, decks: int, n_shoes: int, *, alpha: float, seed: int) -> PowerTable:
+def power_table(prof: Profile, decks: int, n_shoes: int, *, alpha: float) -> PowerTable:
     """The battery's power against the profile's named alternatives (``[campaign]
     power_alternatives``, ``power_shoes``, ``power_required``, as a campaign's) on ``n_shoes``
     shoes of ``decks`` decks read as codes (:func:`_alternative`)."""
@@ -153,9 +157,7 @@ def power_table(prof: Profile, decks: int, n_shoes: int, *, alpha: float, seed: 
     for alt in alts:
         try:
             found.append(
-                _alternative(
-                    alt, decks, n_shoes, alpha=alpha, seed=seed, required=required, shoes=shoes
-                )
+                _alternative(alt, decks, n_shoes, alpha=alpha, required=required, shoes=shoes)
             )
         except ValueError as exc:
             unavailable[alt] = str(exc)
@@ -167,14 +169,14 @@ def _ids(source: ShoeFile, seed: int) -> npt.NDArray[np.uint16]:
     return source.ids if source.ids is not None else deck_ids(source.codes, seed)
 
 
-def _power(prof: Profile, source: ShoeFile, *, alpha: float, seed: int) -> PowerTable:
+def _power(prof: Profile, source: ShoeFile, *, alpha: float) -> PowerTable:
     """The power table: a campaign's when the file gives card ids (the same jobs,
     :func:`feltlab.rig.certify.analyze.power_jobs`), else of shoes read as codes
     (:func:`power_table`)."""
     if source.ids is None and source.decks > 1:
-        return power_table(prof, source.decks, source.shoes, alpha=alpha, seed=seed)
+        return power_table(prof, source.decks, source.shoes, alpha=alpha)
     loaded = native.new_shoe(source.decks, ids=True).astype(np.int64)
-    jobs = power_jobs(prof, source.shoes, loaded.size, alpha=alpha, seed=seed, loaded=loaded)
+    jobs = power_jobs(prof, source.shoes, loaded.size, alpha=alpha, loaded=loaded)
     found, unavailable = [], {}
     for job in jobs:
         try:
@@ -215,7 +217,7 @@ def _battery(
     a.battery = res  # kept even if the power below cannot run
     progress.advance()
     progress.start("analysing: power against named alternatives", 1)
-    table = _power(prof, source, alpha=alpha, seed=seed)
+    table = _power(prof, source, alpha=alpha)
     progress.advance()
     a.battery = against_standard(judge(res, table), prof, alpha)
 

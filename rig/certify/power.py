@@ -8,10 +8,14 @@ alternative such as "2 shoes catch shelf:m=10 with power 0.31; 9 shoes are neede
 
 How the power is computed, cheaply (docs/certification.md, "Power"):
 
-- The alternative's law is measured once from ``shoes`` simulated shoes of its shuffle model
-  (:func:`alternative_law`; default 2,000 shoes in 20 blocks), independent of the campaign's
-  size: the power at any number of shoes is then analytic, so planning
-  (:func:`plan`) and the verdict share one computation.
+- The alternative's law is exact where the model's law is known in closed form
+  (:mod:`feltlab.rig.certify.exact_law`: the position law of ``biased``, ``modulo``,
+  ``position-bias``, ``stuck``; ``short-seed``'s seed space) and otherwise measured once from
+  ``shoes`` simulated shoes of its shuffle model (:func:`alternative_law`; default 2,000
+  shoes in 20 blocks) seeded by :data:`POWER_SEED`, never the campaign's seed, independent of
+  the campaign's size: the power at any number of shoes is then analytic, and planning
+  (:func:`plan`) and the verdict run one :class:`PowerJob` per alternative, the same figures
+  whatever the campaign's seed (issue 44).
 - A z-check (:data:`feltlab.rig.certify.battery.Z_STATISTICS`: the z-score of a per-shoe
   statistic summed over N shoes): with the per-shoe statistic's null mean and variance
   (mu0, s0^2) and its simulated mean and variance under the alternative (mu1, s1^2), Z is
@@ -22,7 +26,12 @@ How the power is computed, cheaply (docs/certification.md, "Power"):
   lambda = N * scale * sum (p - e)^2 / e over the cells the check pools at N shoes, and the
   power is the noncentral chi-square's tail beyond the null's critical value (scipy's
   ``chndtr``, what ``scipy.stats.ncx2`` evaluates).  sum (p - e)^2 / e is estimated without
-  the bias of the simulation's own noise by a U-statistic over pairs of independent blocks.
+  the bias of the simulation's own noise by a U-statistic over pairs of independent blocks
+  (exact for an exact law).  For an exact position law the statistic's variance is computed
+  too (:meth:`CellLaw.excess_variance`): a card far from uniform widens the law beyond the
+  noncentral chi-square's, and the power is that of a noncentral chi-square of the same mean
+  and variance (:func:`chi_square_power`; Patnaik's scaled chi-square when that leaves under
+  one degree of freedom).
 - Repeated shoes: the chance q that two shoes of the alternative are the same order, from
   the identical pairs among the simulated shoes; a repeat among N shoes has probability
   1 - exp(-C(N, 2) q) (the birthday approximation), and any repeat rejects.
@@ -33,8 +42,10 @@ How the power is computed, cheaply (docs/certification.md, "Power"):
 - Confidence intervals (95%): for a z-check, the power over the corners of the box of the
   simulated mean and variance's joint 95% intervals (each at 97.5%); for a chi-square, at the
   ends of lambda's 95% interval from the jackknife over blocks; for repeats, from the exact
-  Poisson interval of the identical pairs.  The verdict and the "shoes needed" use the lower
-  end: a certificate claims only the power it has shown.
+  Poisson interval of the identical pairs; an exact law's interval is a point.  The verdict
+  and the "shoes needed" use the lower end: a certificate claims only the power it has shown.
+  ``benchmarks/bench_power_coverage.py`` checks that bound against whole simulated campaigns
+  at the planned size, for every model of the default library.
 
 Sources: D. Bayer and P. Diaconis, Ann. Appl. Probab. 2(2), 1992; P. Diaconis, J. Fulman and
 S. Holmes, Ann. Appl. Probab. 23(4), 2013; S. Holm, Scand. J. Statist. 6(2), 1979.
@@ -67,6 +78,7 @@ from feltlab.rig.certify.battery import (
     position_bins,
     run_battery,
 )
+from feltlab.rig.certify.exact_law import position_law, repeat_probability, seed_space
 from feltlab.rig.certify.simulate import simulate_shoes
 from feltlab.seeds import child_seed
 
@@ -93,6 +105,10 @@ DEFAULT_REQUIRED = 0.99
 #: Simulated shoes per alternative (in :data:`BLOCKS` blocks) that measure its law.
 DEFAULT_SIMULATED_SHOES = 2000
 BLOCKS = 20
+#: The seed of every power simulation (``child_seed(POWER_SEED, "power", model)`` a model):
+#: fixed, so that an alternative's power and the shoes it needs are the same figures in every
+#: campaign and in ``feltlab certify plan``, whatever the campaign's own seed (issue 44).
+POWER_SEED = 0
 #: The largest sample size the planner searches; beyond it an alternative "cannot be caught".
 MAX_SHOES = 10_000_000
 _Z9875 = 2.241402727604947  # 98.75%: two intervals at 97.5% each, jointly 95% (Bonferroni)
@@ -155,8 +171,9 @@ class ZLaw:
 @dataclass(frozen=True, eq=False)
 class CellLaw:
     """A chi-square check's cells under the alternative: ``blocks`` ``(B, ...)`` float64,
-    the mean count per shoe of each cell in each of B independent blocks of simulated shoes;
-    how the check pools them at N shoes is the check's (:meth:`pooled`)."""
+    the mean count per shoe of each cell in each of B independent blocks of simulated shoes
+    (B = 1: the exact probabilities, :mod:`feltlab.rig.certify.exact_law`; the interval is
+    then a point); how the check pools them at N shoes is the check's (:meth:`pooled`)."""
 
     check: str
     blocks: npt.NDArray[np.float64]
@@ -211,6 +228,8 @@ class CellLaw:
         pooled, exp, dof = self.pooled(n_shoes)
         d = (pooled - exp) / np.sqrt(exp)
         b = d.shape[0]
+        if b == 1:  # one block: the exact cell probabilities, no simulation noise
+            return float((d * d).sum()), 0.0, dof
         total = d.sum(axis=0)
         sq = (d * d).sum(axis=1)
         cross = d @ total
@@ -220,17 +239,62 @@ class CellLaw:
         se = math.sqrt((b - 1) / b * float(((loo - loo.mean()) ** 2).sum()))
         return u, se, dof
 
+    def excess_variance(self, n_shoes: int) -> float:
+        """How much the statistic's variance at N shoes exceeds the noncentral chi-square's
+        2 (dof + 2 lambda), for an exact position law (one block; 0 otherwise, and never
+        below 0).  Each card's row of the pooled table is Multinomial(N, p) with cells of
+        null probability e; with a = p / e, d = p - e and c = (n-1)/n the test's scale,
+        Var(c Pearson) = 2 dof + c^2 sum over rows of [2 (tr(A^2) - (G - 1)) +
+        4 N (sum d^2 p / e^2 - (sum d p / e)^2)], tr(A^2) = sum a^2 - 2 sum a^2 p +
+        (sum a p)^2 (the delta method on the counts; the rows' dependence as under the
+        null).  The noncentral chi-square keeps only the local alternative's 4 lambda: a
+        card far from uniform (``position-bias``: one card at its place 10 times as often)
+        widens the law, and the power it gives would be too high."""
+        if self.check != "position_uniformity" or self.blocks.shape[0] != 1:
+            return 0.0
+        pooled, exp, _ = self.pooled(n_shoes)
+        n = self.blocks.shape[1]
+        p = pooled.reshape(n, -1)
+        e = exp.reshape(n, -1)
+        a = p / e
+        d = p - e
+        tr2 = (a * a).sum(1) - 2 * (a * a * p).sum(1) + (a * p).sum(1) ** 2
+        lin = (d * d * p / (e * e)).sum(1) - (d * p / e).sum(1) ** 2
+        c2 = self.scale * self.scale
+        excess = c2 * float((2 * (tr2 - (e.shape[1] - 1)) + 4 * n_shoes * lin).sum())
+        return max(excess - 4 * self.noncentrality(n_shoes)[0], 0.0)
+
     def bounds(self, n_shoes: int, level: float) -> tuple[float, float, float]:
-        """(point, low, high): the noncentral chi-square power and its 95% interval."""
+        """(point, low, high): the power and its 95% interval: the noncentral chi-square's
+        tail beyond the null's critical value, moment-matched to :meth:`excess_variance`
+        when it is not 0 (:func:`chi_square_power`)."""
         lam, se, dof = self.noncentrality(n_shoes)
         if dof < 1:
             return 0.0, 0.0, 0.0
         crit = float(special.chdtri(dof, level))
+        extra = self.excess_variance(n_shoes)
 
         def pw(x: float) -> float:
-            return float(1 - special.chndtr(crit, dof, max(x, 0.0)))
+            return chi_square_power(crit, dof, max(x, 0.0), extra)
 
         return pw(lam), pw(lam - Z95 * se), pw(lam + Z95 * se)
+
+
+def chi_square_power(crit: float, dof: int, lam: float, extra: float = 0.0) -> float:
+    """P(T > ``crit``) for T of mean dof + lam and variance 2 (dof + 2 lam) + ``extra``:
+    the noncentral chi-square (dof, lam) when ``extra`` is 0 (scipy's ``chndtr``); else the
+    noncentral chi-square of the same mean and variance (dof - extra/2 degrees of freedom,
+    noncentrality lam + extra/2), or, when that leaves under one degree of freedom, the
+    scaled chi-square a chi2(f) of that mean and variance (Patnaik, Biometrika 36, 1949)."""
+    if extra <= 0:
+        return float(1 - special.chndtr(crit, dof, lam))
+    k = dof - extra / 2
+    if k >= 1:
+        return float(1 - special.chndtr(crit, k, lam + extra / 2))
+    mean = dof + lam
+    var = 2 * (dof + 2 * lam) + extra
+    scale = var / (2 * mean)
+    return float(special.chdtrc(2 * mean * mean / var, crit / scale))
 
 
 @dataclass(frozen=True)
@@ -238,19 +302,25 @@ class RepeatLaw:
     """Identical pairs among ``shoes`` simulated shoes of the alternative; ``period``: the
     shoes repeat with this period (a device reseeded with the same seed at every reboot,
     ``reboot:every=N``): shoes are then not independent, and the first repeat is shoe
-    ``period + 1``, for certain."""
+    ``period + 1``, for certain; ``space``: the shoes are uniform draws from this many
+    orders (``short-seed:bits=b``: 2^b), and the birthday problem gives the power exactly
+    (:func:`feltlab.rig.certify.exact_law.repeat_probability`)."""
 
     identical_pairs: int
     shoes: int
     period: int | None = None
+    space: int | None = None
 
     def bounds(self, n_shoes: int, level: float) -> tuple[float, float, float]:
         """(point, low, high): P(a repeat among N shoes) = 1 - exp(-C(N, 2) q), q and its
         exact Poisson 95% interval from the identical pairs; for a periodic alternative 1
-        when N exceeds the period, else 0."""
+        when N exceeds the period, else 0; for a known seed space, exact (a point)."""
         if self.period is not None:
             certain = 1.0 if n_shoes > self.period else 0.0
             return certain, certain, certain
+        if self.space is not None:
+            exact = repeat_probability(n_shoes, self.space)
+            return exact, exact, exact
         pairs = self.shoes * (self.shoes - 1) / 2
         c = self.identical_pairs
         lo = float(special.chdtri(2 * c, 0.975)) / 2 if c > 0 else 0.0
@@ -286,6 +356,20 @@ class AlternativeLaw:
         if check == "repeated_shoes":
             return self.repeats.bounds(n_shoes, level)
         raise KeyError(check)
+
+    def interval(self, check: str) -> str:
+        """How the 95% interval of ``check``'s power is found (the record names it)."""
+        if check in self.z:
+            return "normal; box of the simulated mean's and variance's 97.5% intervals"
+        if check in self.cells:
+            if self.cells[check].blocks.shape[0] == 1:
+                return "exact law, no simulation: a point"
+            return f"jackknife over {self.cells[check].blocks.shape[0]} simulated blocks"
+        if self.repeats.period is not None:
+            return f"certain from shoe {self.repeats.period + 1} (periodic): a point"
+        if self.repeats.space is not None:
+            return f"exact birthday problem over {self.repeats.space:,} shoes: a point"
+        return "Garwood exact Poisson interval of the identical pairs"
 
     @property
     def checks(self) -> tuple[str, ...]:
@@ -365,13 +449,18 @@ def alternative_law(
     n_cards: int,
     *,
     shoes: int = DEFAULT_SIMULATED_SHOES,
-    seed: int = 0,
+    seed: int = POWER_SEED,
     loaded_ids: npt.ArrayLike | None = None,
 ) -> AlternativeLaw:
     """The :class:`AlternativeLaw` of ``shoes`` shoes of ``model`` simulated by
     :func:`feltlab.rig.certify.simulate.simulate_shoes` with ``child_seed(seed, "power",
     model)`` (``loaded_ids``: the loaded order's physical ids, so that the codes of the
     simulated shoes give adjacent rank pairs).  Raises ValueError for an unknown model.
+
+    Where the model's law is known in closed form (:mod:`feltlab.rig.certify.exact_law`) the
+    simulation's estimate is replaced by it: the position law of ``biased``, ``modulo``,
+    ``position-bias``, ``stuck`` (position uniformity's cells, exact) and the seed space of
+    ``short-seed`` (repeated shoes, the birthday problem, exact).
 
     A periodic model (``reboot:every=N``: the same N shoes again and again) is not a law of
     independent shoes: within a period its shoes are Fisher-Yates shoes, so the checks of
@@ -385,9 +474,17 @@ def alternative_law(
         loaded = np.asarray(loaded_ids, dtype=np.int64)
         codes = np.ascontiguousarray(loaded[perm] % 52, dtype=np.uint8)
     law = law_of_shoes(model, perm, codes)
-    if period is None:
-        return law
-    return replace(law, repeats=RepeatLaw(0, shoes, period))
+    if period is not None:
+        return replace(law, repeats=RepeatLaw(0, shoes, period))
+    exact = position_law(model, n_cards)
+    if exact is not None:
+        old = law.cells["position_uniformity"]
+        cells = dict(law.cells, position_uniformity=replace(old, blocks=exact[None], _cache={}))
+        law = replace(law, cells=cells)
+    space = seed_space(model)
+    if space is not None:
+        law = replace(law, repeats=RepeatLaw(law.repeats.identical_pairs, shoes, space=space))
+    return law
 
 
 def _period(model: str) -> int | None:
@@ -412,6 +509,7 @@ class CheckPower:
     low: float
     high: float
     shoes_needed: int | None
+    interval: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable record."""
@@ -419,6 +517,7 @@ class CheckPower:
             "check": self.check,
             "power": self.power,
             "ci95": [self.low, self.high],
+            "interval": self.interval,
             "shoes_needed": self.shoes_needed,
         }
 
@@ -531,7 +630,8 @@ def alternative_power(
     out = []
     for name in names:
         point, low, high = law.bounds(name, n_shoes, level)
-        out.append(CheckPower(name, point, low, high, shoes_needed(law, name, level, required)))
+        need = shoes_needed(law, name, level, required)
+        out.append(CheckPower(name, point, low, high, need, law.interval(name)))
     return AlternativePower(law.model, n_shoes, required, tuple(out))
 
 
@@ -583,9 +683,13 @@ class PowerTable:
             "alpha": self.alpha,
             "level": f"alpha / m = {self.alpha:g} / {self.family} (Bonferroni: a lower bound "
             "on each check's power under Holm's correction)",
-            "method": "analytic from simulated moments (z-checks: normal; chi-square: "
-            "noncentral chi-square; repeats: birthday); 95% intervals; the battery's power is "
-            "at least its best check's",
+            "method": "analytic: each alternative's law exact where known (position law of "
+            "biased, modulo, position-bias, stuck; seed space of short-seed), else measured "
+            f"from simulated shoes seeded by the fixed power seed {POWER_SEED} (never the "
+            "campaign's); z-checks: normal; chi-square: noncentral chi-square, moment-matched "
+            "to a far-from-uniform row's variance; repeats: birthday problem; 95% intervals, "
+            "each check's method named; the battery's power is at least its best check's",
+            "simulation_seed": POWER_SEED,
             "simulated_shoes": self.simulated_shoes,
             "caught": self.caught,
             "alternatives": [a.to_dict() for a in self.alternatives],
@@ -681,22 +785,32 @@ def plan(
     alpha: float,
     required: float = DEFAULT_REQUIRED,
     shoes: int = DEFAULT_SIMULATED_SHOES,
-    seed: int = 0,
+    seed: int = POWER_SEED,
     n_shoes: int = 2000,
-    checks: Sequence[str] = CHECK_NAMES,
 ) -> PowerTable:
     """The battery's power table for shoes of ``decks`` decks (loaded in new-deck order)
     against each of ``alternatives`` at ``n_shoes`` shoes: per check, the shoes it needs to
-    reach ``required`` at family level ``alpha``.  The laws are simulated on up to 2 threads
-    (the C core releases the GIL).  A model the simulator does not know is ``unavailable``."""
+    reach ``required`` at family level ``alpha``.  Each row is the :class:`PowerJob` a
+    campaign of this size, alpha and profile runs (the same function, the same figures);
+    the rows run on up to 2 threads (the C core releases the GIL).  A model the simulator
+    does not know is ``unavailable``."""
     loaded = native.new_shoe(decks, ids=True).astype(np.int64)
 
     def one(model: str) -> AlternativePower | str:
+        job = PowerJob.of(
+            model,
+            loaded.size,
+            shoes=shoes,
+            seed=seed,
+            n_shoes=n_shoes,
+            alpha=alpha,
+            required=required,
+            loaded_ids=loaded,
+        )
         try:
-            law = alternative_law(model, loaded.size, shoes=shoes, seed=seed, loaded_ids=loaded)
+            return job.compute()
         except ValueError as exc:
             return str(exc)
-        return alternative_power(law, n_shoes, alpha=alpha, required=required, checks=checks)
 
     workers = max(1, min(2, os.cpu_count() or 1, len(alternatives)))
     with ThreadPoolExecutor(workers, thread_name_prefix="feltlab-plan") as pool:
@@ -704,7 +818,7 @@ def plan(
     return PowerTable(
         alpha,
         required,
-        family_size(checks),
+        family_size(CHECK_NAMES),
         shoes,
         tuple(g for g in got if isinstance(g, AlternativePower)),
         {m: g for m, g in zip(alternatives, got, strict=True) if isinstance(g, str)},
@@ -759,6 +873,7 @@ __all__ = [
     "DEFAULT_ALTERNATIVES",
     "DEFAULT_REQUIRED",
     "DEFAULT_SIMULATED_SHOES",
+    "POWER_SEED",
     "AlternativeLaw",
     "AlternativePower",
     "CheckPower",
@@ -766,6 +881,7 @@ __all__ = [
     "PowerTable",
     "alternative_law",
     "alternative_power",
+    "chi_square_power",
     "estimate_power",
     "judge",
     "law_of_shoes",

@@ -28,6 +28,7 @@ from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.collect import Collected
 from feltlab.rig.certify.decode import CaptureData, read_campaign_capture
 from feltlab.rig.certify.measures import Measurement
+from feltlab.rig.certify.power import POWER_SEED
 from feltlab.rig.certify.profile import EXIT_CODES, CampaignError, Profile
 from feltlab.rig.certify.profile_check import MAX_PART_SAMPLES
 from feltlab.rig.certify.report import RECORD_VERSION, make_plots
@@ -416,7 +417,8 @@ def build_record(
             "device_parts": [part_seed(int(state["seed"]), i + 1) for i in range(len(captures))]
             if simulated
             else None,
-            "power_and_null_simulations": state.get("seed"),
+            "null_simulations": state.get("seed"),
+            "power_simulations": POWER_SEED,
         },
         "options": {
             "size": state.get("size"),

@@ -25,7 +25,7 @@ from feltlab.rig.certify.measures import NOT_JUDGED, shown_verdict
 from feltlab.rig.certify.standards import STANDARDS
 from feltlab.strictjson import dumps
 
-RECORD_VERSION = "1.2"
+RECORD_VERSION = "1.3"
 """1.1: INCONCLUSIVE verdicts, ``clock`` and ``host_uncertainty`` (issue 13); 1.2: the
 battery's ``power`` table (per named alternative and check, with 95% intervals), its
 ``notes``, ``standard`` and each check's ``serves`` (issue 25)."""

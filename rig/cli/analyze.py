@@ -30,7 +30,9 @@ from feltlab.seeds import U64_MAX
     "(campaign.json), else 0.01.",
 )
 @seed_option(
-    None, f"Seed of the power and null simulations, 0..{U64_MAX} (default: the campaign's)."
+    None,
+    f"Seed of a continuous campaign's null simulations, 0..{U64_MAX} (default: the "
+    "campaign's; a batch campaign's power has its own fixed seed).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict and record as JSON.")
 def analyze(

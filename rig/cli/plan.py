@@ -12,7 +12,13 @@ import click
 
 from feltlab.errors import FeltlabError
 from feltlab.rig.certify.battery import CHECK_NAMES
-from feltlab.rig.certify.power import DEFAULT_REQUIRED, MAX_SHOES, PowerTable, plan
+from feltlab.rig.certify.power import (
+    DEFAULT_REQUIRED,
+    MAX_SHOES,
+    POWER_SEED,
+    PowerTable,
+    plan,
+)
 
 
 def _alternatives(profile: str | None, given: tuple[str, ...]) -> tuple[list[str], dict[str, Any]]:
@@ -82,9 +88,11 @@ def table_rows(table: PowerTable) -> list[dict[str, Any]]:
 @click.option(
     "--seed",
     type=click.IntRange(0, 2**64 - 1),
-    default=0,
+    default=POWER_SEED,
     show_default=True,
-    help="Seed of the simulated shoes.",
+    help="Seed of the simulated shoes; the default is the fixed seed every campaign's power "
+    "uses, so that the plan's figures are the campaign's (another seed shows the simulation's "
+    "spread for the alternatives whose law is not exact).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
 def plan_command(

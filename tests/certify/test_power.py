@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 from scipy import stats
 
+from feltlab import native
 from feltlab.rig.certify import battery
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.power import (
@@ -217,7 +218,7 @@ def test_two_shoes_of_a_biased_shuffler_are_not_pass(tmp_path: object) -> None:
     assert "verdict INCONCLUSIVE" in result.output
     assert "shoes are needed" in result.output and "at least 10 shoes" in result.output
     # and what a campaign needs to certify against every named alternative: the bundled
-    # library's hardest, position-bias (1,045 shoes at seed 0, the profile's power seed)
+    # library's hardest, position-bias (1,045 shoes, from its exact law)
     assert re.search(
         r"[\d,]+ shoes would catch every named alternative with the required power \(the "
         r"most any needs: position-bias\)",
@@ -269,3 +270,188 @@ def test_plan_refuses_a_bad_alternative_in_one_line(alternative: str, says: str)
     result = CliRunner().invoke(certify_cmd, ["plan", "-a", alternative])
     assert result.exit_code == 2
     assert says in result.output and "Traceback" not in result.output
+
+
+# ---------------------------------------------------------------- issue 44: power a lab can sign
+
+
+Step = tuple[int, list[tuple[int, Fraction]]]
+
+
+def _enumerated_position_law(n: int, steps: list[Step]) -> list[list[Fraction]]:
+    """P[i][p] of a swap shuffle by enumerating every path in exact fractions: each step
+    ``(k, [(j, P(j)), ...])`` swaps positions k and j with probability P(j)."""
+    law = [[Fraction(0)] * n for _ in range(n)]
+    frontier: list[tuple[tuple[int, ...], Fraction]] = [(tuple(range(n)), Fraction(1))]
+    for k, choices in steps:
+        nxt = []
+        for order, pr in frontier:
+            for j, pj in choices:
+                a = list(order)
+                a[k], a[j] = a[j], a[k]
+                nxt.append((tuple(a), pr * pj))
+        frontier = nxt
+    for order, pr in frontier:
+        for p, card in enumerate(order):
+            law[card][p] += pr
+    return law
+
+
+def test_exact_position_laws_are_the_enumerated_ones() -> None:
+    """The naive swap on 3 cards is Atwood's table (27 paths: 123, 312, 321 four times,
+    132, 213, 231 five times) and on 4 cards its 4^4 paths; modulo bias with a 3-bit
+    generator on 5 cards its 8^4 paths, in exact fractions; position-bias and stuck against
+    their mechanism over the 120 orders of 5 cards."""
+    from feltlab.rig.certify.exact_law import position_law
+
+    def naive(n: int) -> list[list[Fraction]]:
+        return _enumerated_position_law(
+            n, [(k, [(j, Fraction(1, n)) for j in range(n)]) for k in range(n)]
+        )
+
+    atwood = {(0, 1, 2): 4, (0, 2, 1): 5, (1, 0, 2): 5, (1, 2, 0): 5, (2, 0, 1): 4, (2, 1, 0): 4}
+    from_table = [[Fraction(0)] * 3 for _ in range(3)]
+    for order, count in atwood.items():
+        for p, card in enumerate(order):
+            from_table[card][p] += Fraction(count, 27)
+    assert naive(3) == from_table
+    steps: list[Step] = []
+    for k in range(4, 0, -1):
+        counts = [sum(1 for r in range(8) if r % (k + 1) == j) for j in range(k + 1)]
+        steps.append((k, [(j, Fraction(c, 8)) for j, c in enumerate(counts)]))
+    cases = (
+        ("biased", 3, from_table),
+        ("biased", 4, naive(4)),
+        ("modulo:bits=3", 5, _enumerated_position_law(5, steps)),
+    )
+    for model, size, want in cases:
+        got = position_law(model, size)
+        assert got is not None
+        assert np.allclose(got, np.array(want, dtype=np.float64), atol=1e-14, rtol=0), model
+    # position-bias: a uniform order, then with probability q card c swapped into its window
+    q, c, w = Fraction(3, 10), 2, 1
+    want5 = [[Fraction(0)] * 5 for _ in range(5)]
+    orders = list(itertools.permutations(range(5)))
+    window = range(c - w, c + w + 1)
+    for shoe in orders:
+        base = Fraction(1, len(orders))
+        for p, card in enumerate(shoe):
+            want5[card][p] += (1 - q) * base
+        at = shoe.index(c)
+        for t in window:
+            a = list(shoe)
+            a[at], a[t] = a[t], a[at]
+            for p, card in enumerate(a):
+                want5[card][p] += q * base / len(window)
+    got = position_law(f"position-bias:pos={c},stay=30,width={w}", 5)
+    assert got is not None and np.allclose(got, np.array(want5, dtype=np.float64), atol=1e-14)
+    stuck = position_law("stuck:pos=1", 5)
+    assert stuck is not None and stuck[1, 1] == 1.0 and stuck[0, 1] == 0.0
+    assert stuck[0, 0] == pytest.approx(0.25)
+    assert position_law("riffle:k=7", 52) is None  # no closed form: simulated
+
+
+def test_the_repeat_law_of_a_short_seed_is_the_birthday_problem() -> None:
+    """23 people share a birthday with probability 0.5072972 (Feller, II.3); 16-bit seeds
+    (65,536 shoes) repeat one with power 0.99 from 776 shoes on, exactly, at any seed."""
+    from feltlab.rig.certify.exact_law import repeat_probability
+
+    assert repeat_probability(23, 365) == pytest.approx(0.5072972343239857, rel=1e-12)
+    assert repeat_probability(366, 365) == 1.0 and repeat_probability(1, 365) == 0.0
+    none = 1.0
+    for k in range(776):
+        none *= 1 - k / 65536
+        if k == 774:
+            assert 1 - none < 0.99  # 775 shoes: not yet
+    assert 1 - none >= 0.99
+    # beyond the direct sum, the second-order series: within 1e-12 of the exact product
+    big = 2**44
+    assert repeat_probability(3_000_000, big) == pytest.approx(
+        -math.expm1(float(np.log1p(-np.arange(3_000_000, dtype=np.float64) / big).sum())),
+        abs=1e-12,
+    )
+    for seed in (1, 2858233927611402561):
+        law = alternative_law("short-seed", 52, shoes=200, seed=seed)
+        assert shoes_needed(law, "repeated_shoes", 0.001, 0.99) == 776
+        assert law.interval("repeated_shoes").startswith("exact birthday problem")
+
+
+def test_a_far_from_uniform_row_widens_the_chi_square_law() -> None:
+    """A card that stays at its place 30% of the time (52 cards, 150 shoes): the
+    noncentral chi-square alone gives position uniformity power 0.995, 400 simulated
+    campaigns 0.96; the moment-matched law agrees with them (within 3 binomial standard
+    errors), the plain one does not (more than 3 above): without the wider law a lab's
+    lower bound would not hold."""
+    from scipy import special
+
+    from feltlab.rig.certify.power import chi_square_power
+
+    law = alternative_law("position-bias:stay=30", 52, shoes=400)
+    cells = law.cells["position_uniformity"]
+    assert cells.blocks.shape[0] == 1  # the exact law, not a simulated estimate
+    ap = alternative_power(law, 150, alpha=0.01, codes=False)
+    pos = {c.check: c for c in ap.checks}["position_uniformity"]
+    assert pos.low == pos.power == pos.high  # exact law: the interval is a point
+    lam, _se, dof = cells.noncentrality(150)
+    plain = chi_square_power(float(special.chdtri(dof, 0.01 / 9)), dof, lam)
+    mc = estimate_power("position-bias:stay=30", 150, 52, alpha=0.01, replicates=400, seed=5)
+    sd = math.sqrt(pos.power * (1 - pos.power) / 400)
+    assert abs(mc["position_uniformity"] - pos.power) <= 3 * sd, (pos.power, mc)
+    assert plain - mc["position_uniformity"] > 3 * sd, (plain, mc)
+
+
+def _bundled_batch_profiles() -> list[object]:
+    from pathlib import Path
+
+    from feltlab.rig.certify import power
+    from feltlab.rig.certify.profile import load_profile
+
+    folder = Path(power.__file__).parent / "profiles"
+    profiles = [load_profile(str(p), "batch") for p in sorted(folder.glob("*.toml"))]
+    return [p for p in profiles if p.kind == "batch"]
+
+
+def test_a_campaigns_power_is_the_plans_whatever_its_seed() -> None:
+    """Issue 44: the power table of a campaign no longer depends on its seed.  For every
+    bundled batch profile, the power rows of its default campaign are the same jobs for
+    200 campaign seeds (and the seed that made a fair machine INCONCLUSIVE), the very jobs
+    ``feltlab certify plan`` computes (one function); computed once, they catch every named
+    alternative at the profile's size, and a fair 2,000-shoe sample with them PASSes."""
+    from feltlab.rig.certify.analyze import planned_power_jobs
+    from feltlab.rig.certify.power import POWER_SEED, PowerJob, PowerTable
+
+    profiles = _bundled_batch_profiles()
+    assert profiles, "no bundled batch profile"
+    seeds = [int(s) for s in np.random.default_rng(44).integers(0, 2**64, 200, dtype=np.uint64)]
+    seeds.append(2858233927611402561)
+    for prof in profiles:
+        camp = prof.campaign  # type: ignore[attr-defined]
+        size, alpha = int(camp["shoes"]), float(camp["alpha"])
+        jobs = planned_power_jobs(prof, size, alpha, 0)  # type: ignore[arg-type]
+        assert jobs and all(j.seed == POWER_SEED for j in jobs)
+        for seed in seeds:
+            assert planned_power_jobs(prof, size, alpha, seed) == jobs, seed  # type: ignore[arg-type]
+        decks = int(prof.device.get("decks", 6))  # type: ignore[attr-defined]
+        loaded = native.new_shoe(decks, ids=True).astype(np.int64)
+        planned = [
+            PowerJob.of(
+                j.model,
+                loaded.size,
+                shoes=int(camp.get("power_shoes", 2000)),
+                seed=POWER_SEED,
+                n_shoes=size,
+                alpha=alpha,
+                required=float(camp.get("power_required", 0.99)),
+                loaded_ids=loaded,
+            )
+            for j in jobs
+        ]
+        assert planned == jobs  # what plan() computes for this profile
+        rows = tuple(j.compute() for j in jobs)
+        table = PowerTable(alpha, 0.99, 10, 2000, rows)
+        assert table.caught, [a.sentence() for a in rows if not a.caught]
+        by = {a.model: a for a in rows}
+        assert by["short-seed"].shoes_needed == 776  # exact: the birthday problem
+        fair = simulate_shoes("fisher-yates", size, loaded.size, 2858233927611402561)
+        res = battery.run_battery(fair, alpha=alpha, codes=(loaded[fair] % 52).astype(np.uint8))
+        assert judge(res, table).verdict is Verdict.PASS

@@ -192,7 +192,7 @@ def test_the_page_updates_during_a_campaign_and_shows_its_verdict(
             worker.join(60)
         assert not errors, errors
         record = result[0].record
-        # 40 shoes do not catch the bundled profile's naive swap (biased: ~260-300 shoes)
+        # 40 shoes do not catch the bundled profile's naive swap (biased: 244 shoes)
         assert verdict.get_attribute("data-verdict") == record["verdict"] == "INCONCLUSIVE"
         assert verdict.text == "INCONCLUSIVE"
         assert "biased" in browser.find_element(By.ID, "power").text
