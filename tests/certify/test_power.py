@@ -205,6 +205,12 @@ def test_plan_command_json() -> None:
     # a machine that drops a card has no power figure: the integrity check catches it
     assert "integrity check" in out["unavailable"]["missing"]
     assert out["family"] == 10 and out["alpha"] == 0.01 and out["required"] == 0.99
+    assert out["standard"] is None
+    # issue 41: --standard printed the default table without naming the standard
+    std = CliRunner().invoke(
+        certify_cmd, ["plan", "--decks", "1", "-a", "shelf:m=10", "--standard", "25cfr547"]
+    )
+    assert std.exit_code == 0 and "shoes needed under --standard 25cfr547" in std.output
 
 
 def test_two_shoes_of_a_biased_shuffler_are_not_pass(tmp_path: object) -> None:
@@ -264,7 +270,12 @@ def test_standard_sets_alpha_and_is_recorded(tmp_path: object) -> None:
 
 @pytest.mark.parametrize(
     ("alternative", "says"),
-    [("bogus", "unknown shuffle model 'bogus'"), ("riffle:k=99", "riffle:k must be in 0..64")],
+    [
+        ("bogus", "unknown shuffle model 'bogus'"),
+        ("riffle:k=99", "riffle:k must be in 0..64"),
+        # issue 41: exit 0 with an empty table before
+        ("stuck:pos=415", "pos=415 is not a card of a 312-card shoe: give pos in 0..311"),
+    ],
 )
 def test_plan_refuses_a_bad_alternative_in_one_line(alternative: str, says: str) -> None:
     result = CliRunner().invoke(certify_cmd, ["plan", "-a", alternative])
