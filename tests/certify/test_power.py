@@ -232,6 +232,11 @@ def test_two_shoes_of_a_biased_shuffler_are_not_pass(tmp_path: object) -> None:
         r"most any needs: position-bias\)",
         result.output,
     )
+    # a timing figure with no limit is "not judged" on the console, as in the report and
+    # view (issue 41: the console said PASS)
+    rows = {ln.split("│")[1].strip(): ln for ln in result.output.splitlines() if ln.count("│") > 2}
+    assert "not judged" in rows["first_card.p50"] and "PASS" not in rows["first_card.p50"]
+    assert "PASS" in rows["first_card.p99"]
 
 
 def test_standard_sets_alpha_and_is_recorded(tmp_path: object) -> None:
