@@ -15,13 +15,13 @@ Card values: index 0 is the ace, 1..8 the values 2..9, 9 the ten-valued cards; a
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from feltlab.native import _core
 from feltlab.native._core import ffi, lib
 from feltlab.native.core import (
     DOUBLE_HARD_10_11,
@@ -66,9 +66,9 @@ def analyzer_build() -> str:
     time (a core rebuilt from changed sources is another build even where the version was
     not raised).  A string; never raises (an unreadable core file gives ``"?"``)."""
     try:
-        st = os.stat(_core.__file__)
+        st = os.stat(sys.modules["feltlab.native._core"].__file__ or "")  # loaded above
         build = f"{st.st_size}:{st.st_mtime_ns}"
-    except (OSError, TypeError, AttributeError):
+    except (OSError, KeyError, AttributeError):
         build = "?"
     return f"analyzer={ANALYZER_VERSION} core={build}"
 
