@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PEERS = ROOT.parent / "shared" / "peers"
-"""../shared/peers relative to the project root (docs: /work/shared/peers/README.md)."""
+PEERS = Path(os.environ.get("FELTLAB_PEERS") or ROOT.parent / "shared" / "peers")
+"""../shared/peers relative to the project root (docs: /work/shared/peers/README.md), or
+``$FELTLAB_PEERS`` (a checkout elsewhere, e.g. a git worktree outside the project's folder)."""
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ Card values: index 0 is the ace, 1..8 the values 2..9, 9 the ten-valued cards; a
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,12 +50,28 @@ STRATEGIES = {
 }
 MIN_CARDS = int(lib.FL_AN_MIN_CARDS)
 MAX_CARDS = int(lib.FL_AN_MAX_CARDS)
+ANALYZER_VERSION = int(lib.FL_ANALYZER_VERSION)
+"""The analyzer's version (``FL_ANALYZER_VERSION``): raised whenever a figure of
+:func:`analyze` changes, so that a figure cached under the old one is computed again."""
 SPLIT_NET0 = int(lib.FL_AN_SPLIT_NET0)
 """Offset of :attr:`Analysis.split_net`: index ``net + SPLIT_NET0`` for net -8..+8 units."""
 NET_VALUES = (-2.0, -1.0, -0.5, 0.0, 1.0, 2.0, None)
 """Net results of :attr:`Analysis.net_dist` (None: the blackjack pay, ``bj_num / bj_den``)."""
 DEALER_OUTCOMES = ("17", "18", "19", "20", "21", "bust", "blackjack")
 """Columns of the dealer's final-outcome probabilities."""
+
+
+def analyzer_build() -> str:
+    """What the analyzer's figures depend on besides its input, for the key of a figure
+    cached on disk: :data:`ANALYZER_VERSION` and the compiled core's size and modification
+    time (a core rebuilt from changed sources is another build even where the version was
+    not raised).  A string; never raises (an unreadable core file gives ``"?"``)."""
+    try:
+        st = os.stat(sys.modules["feltlab.native._core"].__file__ or "")  # loaded above
+        build = f"{st.st_size}:{st.st_mtime_ns}"
+    except (OSError, KeyError, AttributeError):
+        build = "?"
+    return f"analyzer={ANALYZER_VERSION} core={build}"
 
 
 def shoe_counts(decks: int) -> tuple[int, ...]:

@@ -44,10 +44,11 @@ def load(kind: str, key: str) -> npt.NDArray[np.uint8] | None:
 
 
 def load_any(kind: str, key: str) -> npt.NDArray[Any] | None:
-    """The cached array ``kind``/``key`` of any numeric dtype, or None."""
+    """The cached array ``kind``/``key`` of any numeric dtype, or None (absent, unreadable,
+    truncated or empty: an empty file raises EOFError in ``np.load``)."""
     try:
         arr = np.load(_path(kind, key), allow_pickle=False)
-    except (OSError, ValueError):
+    except (OSError, ValueError, EOFError):
         return None
     return np.ascontiguousarray(arr)
 

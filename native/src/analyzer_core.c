@@ -140,75 +140,73 @@ int build_dealer(an_ctx *c, int up) {
     return c->dmax_nd < NODE_DEPTH;
 }
 
-/* dealer outcome distribution for composition comp (counts, total N): one lane of
- * dealer_pass_lanes (its other lanes repeat it), hole-conditioned by c->hole_x */
+/* dealer outcome distribution for composition comp (counts, total N): the pass of
+ * dealer_pass_lanes on one lane (the same operations in the same order, so the same bits as
+ * any of its lanes), hole-conditioned by c->hole_x */
+static void dealer_pass_one(const an_ctx *c, int excl, const int32_t (*comp)[NV],
+                            const int32_t *N, double *restrict work, double (*out)[N_OUT]);
+
 void dealer_pass(an_ctx *c, const int32_t *comp, int32_t N, double out[N_OUT]) {
-    int32_t cl[AN_LANES][NV], nl[AN_LANES];
-    double o[AN_LANES][N_OUT];
-    for (int l = 0; l < AN_LANES; l++) {
-        memcpy(cl[l], comp, sizeof cl[l]);
-        nl[l] = N;
-    }
-    dealer_pass_lanes(c, c->hole_x, (const int32_t(*)[NV])cl, nl, c->dwork, o);
-    memcpy(out, o[0], sizeof o[0]);
+    dealer_pass_one(c, c->hole_x, (const int32_t(*)[NV])comp, &N, c->dwork,
+                    (double(*)[N_OUT])out);
 }
 
 /*
- * dealer_pass for AN_LANES compositions at once: the same sums grouped as dealer_pass groups
- * them, lane by lane; the lanes are independent, so the compiler vectorises them, and on
+ * The dealer's pass for L compositions at once (L = AN_LANES, or 1 for dealer_pass), lane by
+ * lane the same sums; the lanes are independent, so the compiler vectorises them, and on
  * x86-64 Linux an AVX2 clone is chosen at load time where the CPU has it.  No clamp: a state
  * off no card of a value has probability 0, so its negative "cards left" add 0.
  */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
-    !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx2", "default")))
+#if defined(__GNUC__)
+__attribute__((always_inline))
 #endif
-void dealer_pass_lanes(const an_ctx *c, int excl, const int32_t (*comp)[NV], const int32_t *N,
-                       double *restrict work, double (*out)[N_OUT]) {
+static inline void dealer_pass_n(const an_ctx *c, int excl, const int32_t (*comp)[NV],
+                                 const int32_t *N, double *restrict work, double (*out)[N_OUT],
+                                 const int L) {
     const an_dstate *ds = c->ds;
     const an_dplan *plan = c->dplan;
     double cl[NV][AN_LANES], suf[NV + 1][AN_LANES], inv[NODE_DEPTH][AN_LANES];
     double o[N_OUT][AN_LANES];
     for (int v = 0; v < NV; v++)
-        for (int l = 0; l < AN_LANES; l++) cl[v][l] = (double)comp[l][v];
-    for (int l = 0; l < AN_LANES; l++) suf[NV][l] = 0.0;
+        for (int l = 0; l < L; l++) cl[v][l] = (double)comp[l][v];
+    for (int l = 0; l < L; l++) suf[NV][l] = 0.0;
     for (int v = NV - 1; v >= 0; v--)
-        for (int l = 0; l < AN_LANES; l++) suf[v][l] = suf[v + 1][l] + cl[v][l];
+        for (int l = 0; l < L; l++) suf[v][l] = suf[v + 1][l] + cl[v][l];
     for (int k = 0; k <= c->dmax_nd; k++)
-        for (int l = 0; l < AN_LANES; l++)
+        for (int l = 0; l < L; l++)
             inv[k][l] = N[l] - k > 0 ? 1.0 / (double)(N[l] - k) : 0.0;
     memset(o, 0, sizeof o);
-    for (int l = 0; l < AN_LANES; l++) work[l] = 1.0;
+    for (int l = 0; l < L; l++) work[l] = 1.0;
     for (int s = 0; s < c->nds; s++) {
         const an_dplan *pl = &plan[s];
-        double *ps = work + (size_t)s * AN_LANES;
+        double *ps = work + (size_t)s * L;
         double sc[AN_LANES];
         int x = s == 0 ? excl : -1;
         if (x >= 0) /* the hole card: not the blackjack's (peek), 1 / (N - comp_x) */
-            for (int l = 0; l < AN_LANES; l++) {
+            for (int l = 0; l < L; l++) {
                 double den = (double)(N[l] - comp[l][x]);
                 sc[l] = den > 0.0 ? ps[l] / den : 0.0;
             }
         else
-            for (int l = 0; l < AN_LANES; l++) sc[l] = ps[l] * inv[pl->nd][l];
-        for (int l = 0; l < AN_LANES; l++) ps[l] = 0.0; /* zero again for the next pass */
+            for (int l = 0; l < L; l++) sc[l] = ps[l] * inv[pl->nd][l];
+        for (int l = 0; l < L; l++) ps[l] = 0.0; /* zero again for the next pass */
         for (int i = 0; i < pl->nnext; i++) {
             int v = pl->next_v[i];
             if (v == x) continue;
             double dv = (double)ds[s].d[v];
-            double *row = work + (size_t)pl->next_s[i] * AN_LANES;
-            for (int l = 0; l < AN_LANES; l++) row[l] += sc[l] * (cl[v][l] - dv);
+            double *row = work + (size_t)pl->next_s[i] * L;
+            for (int l = 0; l < L; l++) row[l] += sc[l] * (cl[v][l] - dv);
         }
         for (int i = 0; i < pl->nstop; i++) {
             int v = pl->stop_v[i];
             if (v == x) continue;
             double dv = (double)ds[s].d[v];
             double *row = o[pl->stop_o[i]];
-            for (int l = 0; l < AN_LANES; l++) row[l] += sc[l] * (cl[v][l] - dv);
+            for (int l = 0; l < L; l++) row[l] += sc[l] * (cl[v][l] - dv);
         }
         if (pl->bust_lo < NV) {
             double dx = x >= pl->bust_lo ? (double)ds[s].d[x] : 0.0;
-            for (int l = 0; l < AN_LANES; l++) {
+            for (int l = 0; l < L; l++) {
                 double left = suf[pl->bust_lo][l] - pl->bust_d;
                 if (x >= pl->bust_lo) left -= cl[x][l] - dx;
                 o[OUT_BUST][l] += sc[l] * left;
@@ -216,7 +214,23 @@ void dealer_pass_lanes(const an_ctx *c, int excl, const int32_t (*comp)[NV], con
         }
     }
     for (int k = 0; k < N_OUT; k++)
-        for (int l = 0; l < AN_LANES; l++) out[l][k] = o[k][l];
+        for (int l = 0; l < L; l++) out[l][k] = o[k][l];
+}
+
+/* the pass with AN_LANES lanes (batches of compositions) and with one (a single composition:
+ * dealer_pass); work then holds one double a state */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
+    !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void dealer_pass_lanes(const an_ctx *c, int excl, const int32_t (*comp)[NV], const int32_t *N,
+                       double *restrict work, double (*out)[N_OUT]) {
+    dealer_pass_n(c, excl, comp, N, work, out, AN_LANES);
+}
+
+static void dealer_pass_one(const an_ctx *c, int excl, const int32_t (*comp)[NV],
+                            const int32_t *N, double *restrict work, double (*out)[N_OUT]) {
+    dealer_pass_n(c, excl, comp, N, work, out, 1);
 }
 
 const double *cached_dist(an_ctx *c, const uint8_t *removed_extra, int extra_v,

@@ -204,35 +204,6 @@ static int dl_hand_value(int stake, int cls, int o, int bj_takes_all) {
     return cls > o + 1 ? stake : 0;
 }
 
-/* net of the box for one dealer outcome o given the hands' (stake, class) */
-static int dl_net(const an_ctx *c, const uint8_t *stake, const uint8_t *cls, int nh, int o) {
-    int net = 0, live = 0, busted = 0;
-    for (int h = 0; h < nh; h++) {
-        if (cls[h] == 6) busted += stake[h];
-        else live = 1;
-    }
-    if (!live) return -busted; /* every hand busted: lost whole whatever the dealer holds */
-    if (o == OUT_BJ) { /* no hole card only */
-        switch (c->r->enhc_takes) {
-        case 0: return -1;
-        case 1: return -1 - busted;
-        default: {
-            int all = 0;
-            for (int h = 0; h < nh; h++) all += stake[h];
-            return -all;
-        }
-        }
-    }
-    for (int h = 0; h < nh; h++) {
-        int s = stake[h];
-        if (cls[h] == 6) net -= s;
-        else if (o == OUT_BUST) net += s;
-        else if (cls[h] == 0 || cls[h] < o + 1) net -= s;
-        else if (cls[h] > o + 1) net += s;
-    }
-    return net;
-}
-
 static void dl_fill(dl_args *g);
 static void dl_replay(dl_args *g);
 
@@ -364,35 +335,52 @@ static void dl_replay(dl_args *g) {
     g->nrec = 0;
 }
 
-/* a finished box: its mass by net now when the dealer's distribution off its composition is
- * known, else recorded and read once the queued distributions are filled */
+/* the box's hands so far, summed for its leaves: whether some hand stands (live), the busted
+ * stakes, every stake, and the net index for each final dealer total or bust (acc) */
+typedef struct {
+    int live, busted, all;
+    int8_t acc[8];
+} dl_box;
+
+static void dl_box_start(dl_box *b) {
+    b->live = b->busted = b->all = 0;
+    for (int o = 0; o < 8; o++) b->acc[o] = o < OUT_BJ ? FL_AN_SPLIT_NET0 : 0;
+}
+
+/* b with one more hand of (stake, class) */
+static inline void dl_box_add(const dl_args *g, dl_box *b, int stake, int cls) {
+    const int8_t *hv = g->hv8[(stake - 1) * N_CLASS + cls];
+    if (cls == 6) b->busted += stake;
+    else b->live = 1;
+    b->all += stake;
+    for (int o = 0; o < 8; o++) b->acc[o] = (int8_t)(b->acc[o] + hv[o]);
+}
+
+/* a finished box (its hands summed in b): its mass by net now when the dealer's distribution
+ * off its composition is known, else recorded and read once the queued distributions are
+ * filled */
 static void dl_leaf(dl_args *g, int32_t n_left, int32_t bj_left, uint64_t key, double pr,
-                    const uint8_t *stake, const uint8_t *cls, int nh) {
+                    const dl_box *b) {
     an_ctx *c = g->c;
-    int live = 0, busted = 0;
     int8_t net[N_OUT];
-    for (int h = 0; h < nh; h++) {
-        if (cls[h] == 6) busted += stake[h];
-        else live = 1;
-    }
-    if (!live) { /* every hand busted: lost whole, the dealer's cards do not matter */
+    if (!b->live) { /* every hand busted: lost whole, the dealer's cards do not matter */
         double m = pr;
         if (c->r->peek && c->bj_x >= 0) /* the dealer's hole card: no blackjack */
             m *= 1.0 - (double)bj_left / n_left;
-        g->dist[FL_AN_SPLIT_NET0 - busted] += m;
+        g->dist[FL_AN_SPLIT_NET0 - b->busted] += m;
         return;
     }
     int64_t sl = dl_slot(g, key);
     if (sl < 0) return;
-    /* a live box: each hand's result against each final dealer total or bust */
-    int8_t acc[8] = {FL_AN_SPLIT_NET0, FL_AN_SPLIT_NET0, FL_AN_SPLIT_NET0, FL_AN_SPLIT_NET0,
-                     FL_AN_SPLIT_NET0, FL_AN_SPLIT_NET0, 0,                0};
-    for (int h = 0; h < nh; h++) {
-        const int8_t *hv = g->hv8[(stake[h] - 1) * N_CLASS + cls[h]];
-        for (int o = 0; o < 8; o++) acc[o] = (int8_t)(acc[o] + hv[o]);
+    /* a live box: each hand's result against each final dealer total or bust (dl_net) */
+    memcpy(net, b->acc, OUT_BJ);
+    if (c->r->peek) net[OUT_BJ] = -1;
+    else {
+        int bj = c->r->enhc_takes == FL_TAKES_ORIGINAL                 ? -1
+                 : c->r->enhc_takes == FL_TAKES_ORIGINAL_AND_BUSTED ? -1 - b->busted
+                                                                    : -b->all;
+        net[OUT_BJ] = (int8_t)(bj + FL_AN_SPLIT_NET0);
     }
-    memcpy(net, acc, OUT_BJ);
-    net[OUT_BJ] = c->r->peek ? -1 : (int8_t)(dl_net(c, stake, cls, nh, OUT_BJ) + FL_AN_SPLIT_NET0);
     const struct dl_cache *dc = g->dc;
     if (!(dc->b[sl].key & DL_PENDING)) {
         const double *d = dc->b[sl].d;
@@ -412,10 +400,36 @@ static void dl_leaf(dl_args *g, int32_t n_left, int32_t bj_left, uint64_t key, d
  * dealer blackjack under no hole card), live whether some hand stands */
 typedef double dl_state[2][FL_AN_SPLIT_NETS];
 
+/* one hand's classes with their probability for one dealer outcome, the zero ones left out:
+ * [0] while a re-split is still possible, [1] once not (q[0], q[1] of dl_approx), in the order
+ * (stake, class); dk the hand's result, lv whether it stands */
+typedef struct {
+    int n[2];
+    double w[2][2 * N_CLASS];
+    int8_t dk[2][2 * N_CLASS];
+    uint8_t lv[2][2 * N_CLASS];
+} dl_terms;
+
+static void dl_terms_of(const dl_args *g, double q[2][2][N_CLASS], int o, dl_terms *t) {
+    for (int r = 0; r < 2; r++) {
+        t->n[r] = 0;
+        for (int s = 0; s < 2; s++)
+            for (int cl = 0; cl < N_CLASS; cl++) {
+                double w = q[r][s][cl];
+                if (w == 0.0) continue;
+                int i = t->n[r]++;
+                t->w[r][i] = w;
+                t->dk[r][i] =
+                    (int8_t)dl_hand_value(s + 1, cl, o, g->c->r->enhc_takes == FL_TAKES_ALL);
+                t->lv[r][i] = cl != 6;
+            }
+    }
+}
+
 /* the hands still to play (h hands so far, pend of them pending), each from the class
- * distribution q (q[0]: a re-split still possible, q[1]: not; [stake - 1][class]) */
-static void dl_conv(const dl_args *g, double pp, double q[2][2][N_CLASS], int o, int h,
-                    int pend, dl_state in, dl_state out) {
+ * distribution of t (for one dealer outcome) */
+static void dl_conv(const dl_args *g, double pp, const dl_terms *t, int h, int pend,
+                    dl_state in, dl_state out) {
     if (pend == 0) {
         for (int l = 0; l < 2; l++)
             for (int k = 0; k < FL_AN_SPLIT_NETS; k++) out[l][k] += in[l][k];
@@ -425,25 +439,27 @@ static void dl_conv(const dl_args *g, double pp, double q[2][2][N_CLASS], int o,
     if (can && pp > 0.0) {
         dl_state sub;
         memset(sub, 0, sizeof sub);
-        dl_conv(g, pp, q, o, h + 1, pend + 1, in, sub);
+        dl_conv(g, pp, t, h + 1, pend + 1, in, sub);
         for (int l = 0; l < 2; l++)
             for (int k = 0; k < FL_AN_SPLIT_NETS; k++) out[l][k] += pp * sub[l][k];
     }
     dl_state next;
     memset(next, 0, sizeof next);
+    int r = can ? 0 : 1, n = t->n[r];
+    const double *w = t->w[r];
+    const int8_t *dk = t->dk[r];
+    const uint8_t *lv = t->lv[r];
     for (int l = 0; l < 2; l++)
         for (int k = 0; k < FL_AN_SPLIT_NETS; k++) {
-            if (in[l][k] == 0.0) continue;
-            for (int s = 0; s < 2; s++)
-                for (int cl = 0; cl < N_CLASS; cl++) {
-                    double w = q[can ? 0 : 1][s][cl];
-                    if (w == 0.0) continue;
-                    int k2 = k + dl_hand_value(s + 1, cl, o, g->c->r->enhc_takes == FL_TAKES_ALL);
-                    if (k2 < 0 || k2 >= FL_AN_SPLIT_NETS) continue;
-                    next[l || cl != 6][k2] += in[l][k] * w;
-                }
+            double x = in[l][k];
+            if (x == 0.0) continue;
+            for (int i = 0; i < n; i++) {
+                int k2 = k + dk[i];
+                if (k2 < 0 || k2 >= FL_AN_SPLIT_NETS) continue;
+                next[l || lv[i]][k2] += x * w[i];
+            }
         }
-    dl_conv(g, pp, q, o, h, pend - 1, next, out);
+    dl_conv(g, pp, t, h, pend - 1, next, out);
 }
 
 /* rounds that re-split past the budget: the hands still to play (h hands, pend pending)
@@ -478,7 +494,9 @@ static void dl_approx(dl_args *g, const int32_t *comp, int32_t N, int h, int pen
             live |= cls[i] != 6;
         }
         in[live][v0 + FL_AN_SPLIT_NET0] = 1.0;
-        dl_conv(g, pp, q, o, h, pend, in, out);
+        dl_terms terms;
+        dl_terms_of(g, q, o, &terms);
+        dl_conv(g, pp, &terms, h, pend, in, out);
         for (int k = 0; k < FL_AN_SPLIT_NETS; k++) {
             int bust_net = k - FL_AN_SPLIT_NET0; /* every hand busted: lost whole */
             g->adist[k] += pr * d[o] * out[0][k];
@@ -523,6 +541,9 @@ static void dl_last_two(dl_args *g, int32_t *comp, int32_t N, uint64_t key, int 
                         uint8_t *stake, uint8_t *cls, int nh) {
     dl_draw t0, t1;
     int bj_x = g->c->bj_x, np_only = h < g->H;
+    dl_box first;
+    dl_box_start(&first);
+    for (int i = 0; i < nh; i++) dl_box_add(g, &first, stake[i], cls[i]);
     draw_prep(&t0, comp, N);
     for (int k = 0; k < g->ne; k++) {
         const dl_entry *e = &g->e[k];
@@ -535,6 +556,8 @@ static void dl_last_two(dl_args *g, int32_t *comp, int32_t N, uint64_t key, int 
         cls[nh] = e->cls;
         if (np_only) dl_resplit(g, comp, N - e->n, key + e->key, h, 1, pr * p, stake, cls, nh + 1);
         draw_prep(&t1, comp, N - e->n);
+        dl_box both = first;
+        dl_box_add(g, &both, e->stake, e->cls);
         for (int j = k; j < g->ne; j++) {
             const dl_entry *f = &g->e[j];
             if (j + DL_AHEAD < g->ne) dl_prefetch(g, key + e->key + g->e[j + DL_AHEAD].key);
@@ -542,12 +565,12 @@ static void dl_last_two(dl_args *g, int32_t *comp, int32_t N, uint64_t key, int 
             if (w2 == 0.0) continue;
             double p2 = w2 * draw_seq(&t1, f);
             if (p2 == 0.0) continue;
-            stake[nh + 1] = f->stake;
-            cls[nh + 1] = f->cls;
+            dl_box box = both;
+            dl_box_add(g, &box, f->stake, f->cls);
             g->leaves++;
             int32_t bj_left = bj_x >= 0 ? comp[bj_x] - f->m[bj_x] : 0;
             dl_leaf(g, N - e->n - f->n, bj_left, key + e->key + f->key,
-                    pr * p * p2 * (j == k ? 1.0 : 2.0), stake, cls, nh + 2);
+                    pr * p * p2 * (j == k ? 1.0 : 2.0), &box);
         }
         for (int v = 0; v < NV; v++) comp[v] += e->m[v];
     }
@@ -558,8 +581,11 @@ static void dl_chain(dl_args *g, int32_t *comp, int32_t N, uint64_t key, int h, 
     an_ctx *c = g->c;
     if (c->err) return;
     if (pend == 0) {
+        dl_box box;
+        dl_box_start(&box);
+        for (int i = 0; i < nh; i++) dl_box_add(g, &box, stake[i], cls[i]);
         g->leaves++;
-        dl_leaf(g, N, c->bj_x >= 0 ? comp[c->bj_x] : 0, key, pr, stake, cls, nh);
+        dl_leaf(g, N, c->bj_x >= 0 ? comp[c->bj_x] : 0, key, pr, &box);
         return;
     }
     dl_resplit(g, comp, N, key, h, pend, pr, stake, cls, nh);

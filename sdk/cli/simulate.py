@@ -3,8 +3,10 @@ side wagers a ``--side-bets`` choice puts in play."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -142,7 +144,6 @@ def simulate(
     """Simulate rounds in the C core with basic strategy: the main wager's house edge with a
     95% confidence interval, each side wager's return (tallied in C through each wager's
     lookup table; play-decided wagers from the round records), and rounds/s."""
-    from feltlab.cli.render.progress import rounds_progress
     from feltlab.simulation import run as sim
 
     preset = rules_name
@@ -158,8 +159,18 @@ def simulate(
     types = collect_wagers(get_plugin_manager())
     specs, skipped = side_bet_specs(side_bets, types, rules)
     console = make_console(stderr=True)
-    with rounds_progress(console, quiet=as_json) as bar:
-        task = bar.add_task(f"simulating {preset}", total=rounds)
+    with contextlib.ExitStack() as stack:
+        progress: Callable[[int], None] | None = None
+        if not as_json and console.is_terminal:  # the bar is drawn only on a terminal
+            # function-level: rich's progress bar loads only when it is drawn
+            from feltlab.cli.render.progress import rounds_progress
+
+            bar = stack.enter_context(rounds_progress(console))
+            task = bar.add_task(f"simulating {preset}", total=rounds)
+
+            def progress(n: int) -> None:
+                bar.update(task, completed=n)
+
         try:
             res = sim.simulate(
                 rules,
@@ -170,7 +181,7 @@ def simulate(
                 chunk_rounds=chunk_rounds,
                 wagers=specs,
                 fresh_shoe=fresh_shoe,
-                progress=lambda n: bar.update(task, completed=n),
+                progress=progress,
                 trace=trace_path is not None,
             )
         except RuntimeError as exc:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
 from feltlab.simulation.chunk import Tally, run_chunk
@@ -44,6 +43,9 @@ def run_in_threads(
     classified in Python, no trace), after :func:`feltlab.simulation.chunk.prepare` has built
     what the chunks share in the calling thread.  On an exception (a KeyboardInterrupt
     included) the chunks not yet started are cancelled and the running ones finish."""
+    # function-level: concurrent.futures' pools load only for a run with several workers
+    from concurrent.futures import ThreadPoolExecutor
+
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="feltlab-chunk")
     try:
         for t in pool.map(_run_chunk_args, args):
@@ -57,6 +59,10 @@ def run_in_processes(
 ) -> None:
     """Run the chunks in ``workers`` local processes (``concurrent.futures``), collected in
     chunk order."""
+    # function-level: the process pool (multiprocessing, about 20 ms of imports) loads only
+    # for a run in processes, not for `feltlab simulate`'s common one-worker run
+    from concurrent.futures import ProcessPoolExecutor
+
     with ProcessPoolExecutor(max_workers=workers) as pool:
         for t in pool.map(_run_chunk_args, args):
             collect(t)

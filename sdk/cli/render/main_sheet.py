@@ -73,7 +73,9 @@ def print_main_sheet(
     if fmt != "table":
         click.echo(main_wager.render(sheet, fmt), nl=False)
         return
-    from rich.table import Table  # the terminal table only: json, csv and md need no rich
+    # the terminal table only: json, csv and md need no rich
+    from rich.table import Table
+    from rich.text import Text  # cells as Text: rich parses no markup in them (none is there)
 
     console = make_console()  # a pipe gets every column (the chart was cut to '+0.…')
     console.print(
@@ -95,7 +97,7 @@ def print_main_sheet(
     t.add_column("net", justify="right")
     t.add_column("probability", justify="right")
     for k, v in sorted(sheet.distribution.items()):
-        t.add_row(f"{k:+g}", f"{v:.8f}")
+        t.add_row(Text(f"{k:+g}"), Text(f"{v:.8f}"))
     console.print(t)
     if sheet.note:
         console.print(sheet.note)
@@ -108,5 +110,5 @@ def print_main_sheet(
     for c in sheet.chart:
         rows.setdefault(f"{c.hand} ({c.cards})", {})[c.up] = f"{c.action} {c.ev:+.3f}"
     for name, cells in rows.items():
-        chart.add_row(name, *(cells.get(u, "") for u in ups))
+        chart.add_row(Text(name), *(Text(cells.get(u, "")) for u in ups))
     console.print(chart)
