@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from feltlab.cli import main
 from feltlab.rig.certify.report import sha256_file
 from feltlab.rig.certify.rng_certificate import certify_sequences
+from feltlab.rig.certify.rng_power import ColumnLaw, column_power, plan_generator
 from feltlab.rig.certify.standards import RNG_STANDARDS, get_standard
 from feltlab.rig.rng.generators import chacha_bytes, parse_generator
 from feltlab.rig.rng.sp800_22 import Params
@@ -227,3 +228,44 @@ def test_same_seed_same_record_figures() -> None:
     b = certify("chacha20", 20, seed=9)["rng"]["columns"]
     assert [c["histogram"] for c in a] == [c["histogram"] for c in b]
     assert np.isnan(a[0]["uniformity_p"])  # 20 < 55 sequences: not judged
+
+
+def test_column_power_is_the_exact_binomial_rule() -> None:
+    # every sequence fails (q = 0): two-sided P = 2 * 0.01^m against 0.01 / (2 * 157)
+    law = ColumnLaw("frequency", "", 0.0, 0.0, 1.0)
+    t = 0.01 / 314
+    assert column_power(law, 2, 0.99, t) == 0.0  # 2e-4 > 3.2e-5: as the certificate found
+    assert column_power(law, 3, 0.99, t) == pytest.approx(1.0)
+    # a fair column never rejects more often than its level
+    fair = ColumnLaw("frequency", "", 0.99, 0.0, 1.0)
+    assert all(column_power(fair, m, 0.99, t) <= t for m in (10, 100, 1000))
+
+
+def test_plan_says_enough_sequences_and_which_no_test_catches() -> None:
+    params = Params(tests=SHORT_TESTS)
+    stuck = plan_generator(parse_generator("stuck-bit"), N, params=params, simulated=30, seed=2)
+    need = stuck.tests["frequency"]
+    assert need is not None and 3 <= need <= 16  # never fewer than the exact 3
+    data = parse_generator("stuck-bit").sequences(need, N, 77)
+    res = certify_sequences(data, N, {"name": "stuck"}, {}, params=params)
+    assert res.record["verdict"] == "FAIL"  # the planned size does catch it
+    for name in ("mt19937", "chacha20"):
+        p = plan_generator(parse_generator(name), N, params=params, simulated=30, seed=2)
+        assert p.sequences_needed is None and p.caught_by is None, p.tests
+
+
+def test_plan_simulates_a_reused_key_whole() -> None:
+    # identical sequences: one frequency p-value repeated; its uniformity is judged from 55
+    # sequences, the first size of the doubling 2, 4, ... 64 at or above it
+    p = plan_generator(
+        parse_generator("reused-key"), 4096, params=Params(tests=("frequency",)), seed=4
+    )
+    assert p.method.startswith("simulated whole") and p.tests == {"frequency": 64}
+
+
+def test_plan_command_refuses_mixed_options_and_unknown_generators() -> None:
+    r = CliRunner().invoke(main, ["certify", "plan", "-g", "chacha20", "--decks", "6"])
+    assert r.exit_code == 2 and "drop --alternative, --decks" in r.output
+    r = CliRunner().invoke(main, ["certify", "plan", "-g", "rand48"])
+    assert r.exit_code == 2 and "unknown generator 'rand48'" in r.output
+    assert "Traceback" not in r.output
