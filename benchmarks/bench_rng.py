@@ -39,11 +39,12 @@ def certify(m: int, n: int, params: Params | None = None) -> Any:
 
 
 def test_certify_rng_nist_sample(benchmark: Any) -> None:
-    if benchmark.disabled:
+    if benchmark.disabled:  # a smoke run: the tests 2^16 bits allow
         short = Params(tests=("frequency", "runs", "dft", "non_overlapping_template"))
-        res = certify(60, 1 << 16, short)
+        args: tuple[Any, ...] = (60, 1 << 16, short)
     else:
-        res = benchmark.pedantic(certify, args=(SEQUENCES, BITS), rounds=1, iterations=1)
+        args = (SEQUENCES, BITS)
+    res = benchmark.pedantic(certify, args=args, rounds=1, iterations=1)
     assert str(res.verdict) == "PASS", res.record["rng"]["failing"]
 
 
