@@ -269,3 +269,34 @@ def test_plan_command_refuses_mixed_options_and_unknown_generators() -> None:
     r = CliRunner().invoke(main, ["certify", "plan", "-g", "rand48"])
     assert r.exit_code == 2 and "unknown generator 'rand48'" in r.output
     assert "Traceback" not in r.output
+
+
+def test_the_same_words_as_text_and_as_u32be_give_the_same_certificate(tmp_path: Path) -> None:
+    words = chacha_bytes(8, 4 * 4096).view(">u4")
+    be = tmp_path / "w.bin"
+    be.write_bytes(words.tobytes())
+    txt = tmp_path / "w.txt"
+    txt.write_text("\n".join(str(int(w)) for w in words) + "\n")
+    common = ["--bits", "8192", "--sequences", "16", "--json"]
+    a = CliRunner().invoke(
+        main,
+        ["certify", "rng", str(be), "--format", "u32be", "--out", str(tmp_path / "a"), *common],
+    )
+    b = CliRunner().invoke(
+        main,
+        [
+            "certify",
+            "rng",
+            str(txt),
+            "--format",
+            "text",
+            "--range",
+            "0:4294967295",
+            "--out",
+            str(tmp_path / "b"),
+            *common,
+        ],
+    )
+    ra, rb = (json.loads(r.stdout)["record"]["rng"] for r in (a, b))
+    assert [c["histogram"] for c in ra["columns"]] == [c["histogram"] for c in rb["columns"]]
+    assert [c["passed"] for c in ra["columns"]] == [c["passed"] for c in rb["columns"]]
