@@ -123,6 +123,10 @@ def sequences_needed(
     """The fewest sequences at which one of ``laws``' columns fails with power ``required``
     (doubling, then bisection; None if not within :data:`MAX_SEQUENCES`)."""
 
+    laws = [law for law in laws if law.q != q0 or law.noncentrality > 0]
+    if not laws:  # every column's law is the null's: no size catches it
+        return None
+
     def ok(m: int) -> bool:
         return any(column_power(law, m, q0, threshold) >= required for law in laws)
 

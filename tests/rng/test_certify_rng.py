@@ -243,14 +243,14 @@ def test_column_power_is_the_exact_binomial_rule() -> None:
 
 def test_plan_says_enough_sequences_and_which_no_test_catches() -> None:
     params = Params(tests=SHORT_TESTS)
-    stuck = plan_generator(parse_generator("stuck-bit"), N, params=params, simulated=30, seed=2)
+    stuck = plan_generator(parse_generator("stuck-bit"), N, params=params, simulated=20, seed=2)
     need = stuck.tests["frequency"]
     assert need is not None and 3 <= need <= 16  # never fewer than the exact 3
     data = parse_generator("stuck-bit").sequences(need, N, 77)
     res = certify_sequences(data, N, {"name": "stuck"}, {}, params=params)
     assert res.record["verdict"] == "FAIL"  # the planned size does catch it
     for name in ("mt19937", "chacha20"):
-        p = plan_generator(parse_generator(name), N, params=params, simulated=30, seed=2)
+        p = plan_generator(parse_generator(name), N, params=params, simulated=20, seed=2)
         assert p.sequences_needed is None and p.caught_by is None, p.tests
 
 
