@@ -147,13 +147,13 @@ def rng_command(
             from feltlab.rig.certify.standards import get_standard
 
             get_standard(standard, "rng")  # an unknown standard stops before any work
+        if out is not None:  # a --out that is not new or empty stops before any reading
+            directory = Path(out)
+            new_out_dir(directory, "choose a new --out directory")
         data, n, device, source = _bitstream(
             file, fmt, value_range, sequences, bits, generator, seed or 0
         )
-        if out is not None:
-            directory = Path(out)
-            new_out_dir(directory, "choose a new --out directory")
-        else:
+        if out is None:
             directory = new_campaign_dir("rng")
             made = True
         with RichProgress() as bar:

@@ -300,3 +300,13 @@ def test_the_same_words_as_text_and_as_u32be_give_the_same_certificate(tmp_path:
     ra, rb = (json.loads(r.stdout)["record"]["rng"] for r in (a, b))
     assert [c["histogram"] for c in ra["columns"]] == [c["histogram"] for c in rb["columns"]]
     assert [c["passed"] for c in ra["columns"]] == [c["passed"] for c in rb["columns"]]
+
+
+def test_a_used_out_is_refused_before_the_file_is_read(tmp_path: Path) -> None:
+    out = tmp_path / "used"
+    out.mkdir()
+    (out / "x").write_text("x")
+    r = CliRunner().invoke(
+        main, ["certify", "rng", str(tmp_path / "missing.bin"), "--out", str(out)]
+    )
+    assert r.exit_code == 2 and "is not empty" in r.output  # not "does not exist"
