@@ -88,6 +88,13 @@ class Live:
             waiter.wait(linger)
         self.server.stop()
         shutil.rmtree(self.feed.path.parent, ignore_errors=True)
+        directory = self.server.directory
+        if linger <= 0 and directory is not None:  # a short campaign ends before a browser opens
+            click.echo(
+                f"live view: stopped with the campaign; its final page: feltlab view "
+                f"{directory} --live {self.server.port} (or give --live-linger SECONDS)",
+                err=True,
+            )
 
 
 @click.command("view")

@@ -301,6 +301,25 @@ def test_certify_live_serves_the_final_verdict_and_refuses_a_busy_port(tmp_path:
         proc.wait(30)
 
 
+def test_a_live_view_that_stops_with_its_campaign_says_how_to_see_the_final_page(
+    tmp_path: Path,
+) -> None:
+    """Issue 41: `--live PORT` as the README shows it was gone before a browser opened it
+    (a simulated campaign ends in seconds); without --live-linger the command says so and
+    gives the command that serves the final page."""
+    out = tmp_path / "c"
+    r = subprocess.run(
+        [FELTLAB, "certify", "shuffler", "--shoes", "2", "--out", str(out), "--live", "0"],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200"},
+    )  # fmt: skip
+    assert r.returncode == 3, r.stderr
+    last = [ln for ln in r.stderr.splitlines() if ln.startswith("live view:")][-1]
+    assert last.startswith(
+        f"live view: stopped with the campaign; its final page: feltlab view {out} --live "
+    )
+    assert last.endswith("(or give --live-linger SECONDS)")
+
+
 def test_watching_a_campaign_does_not_change_it(tmp_path: Path) -> None:
     """The observer only reads: the same seed gives a byte-identical capture and the same
     verdicts with and without the live view."""
