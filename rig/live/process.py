@@ -23,6 +23,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -220,12 +221,20 @@ def serve(state: Path, host: str, port: int, parent: int) -> int:
     while server.clients and time.monotonic() < deadline and os.getppid() == parent:
         time.sleep(0.05)
     server.stop()
+    if os.getppid() != parent and state.parent.name.startswith(FEED_PREFIX):
+        # the campaign was killed (kill -9: it could not clean up): its feed folder goes
+        # with its server, never left in the temp dir
+        shutil.rmtree(state.parent, ignore_errors=True)
     return 0
+
+
+FEED_PREFIX = "feltlab-live-"
+"""The name of a live feed's folder in the temp dir begins so."""
 
 
 def new_shared_feed() -> SharedFeed:
     """A :class:`SharedFeed` writing into a new private folder (mode 0700)."""
-    folder = Path(tempfile.mkdtemp(prefix="feltlab-live-"))
+    folder = Path(tempfile.mkdtemp(prefix=FEED_PREFIX))
     return SharedFeed(folder / "snapshot.json")
 
 

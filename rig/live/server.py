@@ -201,7 +201,10 @@ class LiveServer:
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
         try:
-            site = web.TCPSite(runner, self.host, self.port, reuse_address=False)
+            # SO_REUSEADDR: a port whose last server stopped is free although its closed
+            # connections linger in TIME_WAIT (250 page loads kept it "in use" for over 20 s);
+            # a port another server still listens on is refused all the same (Linux, BSD)
+            site = web.TCPSite(runner, self.host, self.port, reuse_address=True)
             await site.start()
             server = getattr(site, "_server", None)
             sockets = getattr(server, "sockets", None) or []

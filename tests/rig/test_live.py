@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -114,6 +115,11 @@ def test_server_is_read_only_and_refuses_a_port_in_use(tmp_path: Path) -> None:
         assert _get(srv.url + "report/report.html")[1] == b"<html>report</html>"
         with pytest.raises(LiveServerError, match=f"port {srv.port} on 127.0.0.1 is in use"):
             LiveServer(LiveFeed(), "127.0.0.1", srv.port).start()
+    # issue 41: after many connections the port stayed "in use" for over 20 s (the server's
+    # closed connections in TIME_WAIT); a port whose listener has stopped is free at once
+    port = srv.port
+    with LiveServer(LiveFeed(), "127.0.0.1", port, tmp_path) as again:
+        assert again.port == port and _get(again.url)[0] == 200
 
 
 def _read_events(url: str, want_end: bool = True) -> list[dict[str, Any]]:
@@ -318,6 +324,30 @@ def test_a_live_view_that_stops_with_its_campaign_says_how_to_see_the_final_page
         f"live view: stopped with the campaign; its final page: feltlab view {out} --live "
     )
     assert last.endswith("(or give --live-linger SECONDS)")
+
+
+def test_kill_9_of_a_live_campaign_leaves_no_feed_folder(tmp_path: Path) -> None:
+    """Issue 41: kill -9 left feltlab-live-* folders in the temp dir; the server process,
+    which outlives its campaign, removes its feed folder when it finds the campaign gone."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = subprocess.Popen(
+        [FELTLAB, "certify", "shuffler", "--shoes", "2000", "--out", str(tmp_path / "c"),
+         "--live", "0"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "TMPDIR": str(tmp)},
+    )  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        assert proc.stderr.readline().startswith("live view: http://127.0.0.1:")
+        assert [p.name[:13] for p in tmp.iterdir()] == ["feltlab-live-"]
+    finally:
+        proc.kill()
+        proc.wait(30)
+    deadline = time.monotonic() + 30
+    while list(tmp.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert list(tmp.iterdir()) == []
 
 
 def test_watching_a_campaign_does_not_change_it(tmp_path: Path) -> None:
