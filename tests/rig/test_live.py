@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from feltlab.rig.certify.campaign import run_campaign
 from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.profile import load_profile
+from feltlab.rig.live.cli import view as view_cmd
 from feltlab.rig.live.observer import CampaignObserver
 from feltlab.rig.live.offline import snapshot_from_directory
 from feltlab.rig.live.server import STATIC, LiveServer, LiveServerError, parse_address
@@ -234,6 +236,16 @@ def test_view_of_an_interrupted_campaign_reads_its_capture(tmp_path: Path) -> No
     assert snap["samples"]["collected"] == 12 and snap["samples"]["missing"] == 28
     assert snap["latencies"]["first_card"]["n"] == 12
     assert any(f"feltlab certify shuffler --resume {out}" in e for e in snap["errors"])
+    # issue 41: a capture that cannot be read made view say "0 of 2000 shoes", exit 0
+    blf = out / "capture-001.blf"
+    raw = bytearray(blf.read_bytes())
+    raw[200:300] = b"\xff" * 100
+    blf.write_bytes(bytes(raw))
+    res = CliRunner().invoke(view_cmd, [str(out)])
+    assert res.exit_code == 2, res.output
+    assert "failed, shoes collected unknown (of 40)" in res.output
+    assert "how many shoes were collected is unknown" in res.output
+    assert " 0 of 40" not in res.output and "Traceback" not in res.output
 
 
 def test_a_64_bit_seed_reaches_the_page_exact(tmp_path: Path) -> None:
