@@ -25,6 +25,7 @@ import can
 import isotp
 from isotp.tools import Timer as IsoTpTimer
 
+from feltlab.native import can_frame_bits_unchecked
 from feltlab.rig.clock import ScheduledCall, SimClock
 from feltlab.rig.errors import RigError
 from feltlab.rig.protocol.bittime import frame_bits
@@ -57,6 +58,8 @@ class SimWire:
         self._pending: list[tuple[int, int, SimBus, can.Message]] = []
         self._seq = itertools.count()
         self._busy = False
+        #: the frame on the wire: (sender, arbitration id, data, extended)
+        self._flight: tuple[SimBus, int, bytes, bool] | None = None
         #: an optional fault injector (:class:`feltlab.rig.bus.chaos.WireChaos`): given each
         #: frame and the instant its last bit passes, it returns (when, frame) deliveries
         #: (none: lost; several: duplicated or garbage added; later: delayed or reordered).
@@ -79,45 +82,74 @@ class SimWire:
             return
         self._busy = True
         _, _, sender, msg = heapq.heappop(self._pending)
-        bits = frame_bits(msg.arbitration_id, msg.data, extended=msg.is_extended_id)
+        if self.chaos is None:
+            flight = (sender, msg.arbitration_id, bytes(msg.data), msg.is_extended_id)
+            self._flight = flight
+            self.clock.call_at(self._start(flight), self._frame_end)
+            return
+        end = self._start((sender, msg.arbitration_id, bytes(msg.data), msg.is_extended_id))
+        for when, out in self.chaos.deliveries(sender, msg, end):
+            self.clock.call_at(when, self._delivery(sender, out))
+        self.clock.call_at(end, self._next)
+
+    def _start(self, flight: tuple[SimBus, int, bytes, bool]) -> float:
+        """Count the frame ``flight`` (sender, id, data, extended) on the wire; the simulated
+        instant its last bit passes (:func:`feltlab.rig.protocol.bittime.frame_bits`)."""
+        _, aid, data, ext = flight
+        n = len(data)
+        if n <= 8:  # the C core's exact count, without frame_bits' checks (the hot path)
+            bits: int = can_frame_bits_unchecked(aid, ext, data, n)
+        else:
+            bits = frame_bits(aid, data, extended=ext)  # raises ValueError, as it did
         self.frames += 1
         self.bits += bits
-        end = self.clock.now() + bits / self.bitrate
-        if self.chaos is None:
-            deliver = self._delivery(sender, msg)
-        else:
-            for when, out in self.chaos.deliveries(sender, msg, end):
-                self.clock.call_at(when, self._delivery(sender, out))
+        return self.clock.now() + bits / self.bitrate
 
-            def deliver() -> None:
-                pass
+    def _frame_end(self) -> None:
+        """The frame in flight has passed: the receivers see it; what is queued at this
+        instant (the replies their listeners queued included) competes for the next
+        arbitration.
 
-        def frame_end() -> None:
-            # the receivers see the frame; what is queued at this instant (the replies their
-            # listeners queued included) competes for the next arbitration
-            deliver()
-            self._next()
+        Frames moved in a run: while every receiver took its frame quietly (a capture, an
+        ISO-TP receiver absorbing a consecutive frame: nothing scheduled, nothing a waiter
+        reads changed) and nothing else is due before the next frame's last bit, that frame
+        is delivered here and now (:meth:`SimClock.run_ahead`) instead of through an event of
+        its own: the same instants, the same order, the same bytes (a consecutive-frame
+        burst of a SHOE transfer is one event instead of 51)."""
+        flight = self._flight
+        assert flight is not None
+        clock = self.clock
+        pending = self._pending
+        while self._deliver(*flight) and pending and self.chaos is None:
+            _, _, sender, msg = heapq.heappop(pending)
+            flight = (sender, msg.arbitration_id, bytes(msg.data), msg.is_extended_id)
+            end = self._start(flight)
+            if not clock.run_ahead(end):
+                self._flight = flight
+                clock.call_at(end, self._frame_end)
+                return
+        self._next()
 
-        self.clock.call_at(end, frame_end)
+    def _deliver(self, sender: SimBus, aid: int, data: bytes, ext: bool) -> bool:
+        """Hand the frame to every other open bus; True when every one took it quietly."""
+        stamp = self.clock.wall()
+        quiet = True
+        for bus in list(self.buses):
+            if bus is not sender and not bus.closed:
+                # python-can's positional order (timestamp, arbitration_id, is_extended_id,
+                # is_remote_frame, is_error_frame, channel, dlc, data, is_fd, is_rx): half
+                # the cost of keywords, on the path of every frame
+                msg = can.Message(stamp, aid, ext, False, False, self.channel, None, data, False)
+                if not bus.deliver(msg):
+                    quiet = False
+        return quiet
 
     def _delivery(self, sender: SimBus, msg: can.Message) -> Callable[[], None]:
         data = bytes(msg.data)
         ext = msg.is_extended_id
 
         def deliver() -> None:
-            stamp = self.clock.wall()
-            for bus in list(self.buses):
-                if bus is not sender and not bus.closed:
-                    bus.deliver(
-                        can.Message(
-                            timestamp=stamp,
-                            arbitration_id=msg.arbitration_id,
-                            data=data,
-                            is_extended_id=ext,
-                            is_rx=True,
-                            channel=self.channel,
-                        )
-                    )
+            self._deliver(sender, msg.arbitration_id, data, ext)
 
         return deliver
 
@@ -145,14 +177,16 @@ class SimBus(can.BusABC):
     def __init__(self, wire: SimWire, **kwargs: Any) -> None:
         self.wire = wire
         self.closed = False
-        self.on_receive: Callable[[can.Message], None] | None = None
+        self.on_receive: Callable[[can.Message], bool | None] | None = None
         super().__init__(channel=wire.channel, **kwargs)
         self.channel_info = f"simulated {wire.channel} at {wire.bitrate} bit/s"
         wire.buses.append(self)
 
-    def deliver(self, msg: can.Message) -> None:
-        if self.on_receive is not None:
-            self.on_receive(msg)
+    def deliver(self, msg: can.Message) -> bool:
+        """Hand ``msg`` to this node; True when it took it quietly (:class:`SimListeners`)."""
+        if self.on_receive is None:
+            return True
+        return self.on_receive(msg) is True
 
     def send(self, msg: can.Message, timeout: float | None = None) -> None:
         if self.closed:
@@ -177,7 +211,10 @@ class SimListeners:
     frames it accepts (the ISO-TP links, the device's command reader and the client: most
     frames concern one listener of several); the routes are built once per id, so ``wants``
     must be a pure function of its arguments.  Every listener is called in the order it was
-    added."""
+    added.  A listener returns True when it took the frame quietly: it scheduled nothing and
+    changed nothing a waiter's predicate reads (the capture, an ISO-TP receiver absorbing a
+    consecutive frame); :meth:`dispatch` tells whether every one did, which lets the wire
+    move the next frame at once (:meth:`SimWire._frame_end`)."""
 
     def __init__(self) -> None:
         self.listeners: list[
@@ -201,7 +238,7 @@ class SimListeners:
                 return
         raise ValueError("listener not added")
 
-    def dispatch(self, msg: can.Message) -> None:
+    def dispatch(self, msg: can.Message) -> bool:
         aid = msg.arbitration_id
         ext = msg.is_extended_id
         key = aid | 0x20000000 if ext else aid  # 29-bit ids: bit 29 tells them apart
@@ -209,11 +246,15 @@ class SimListeners:
         if route is None:  # built once per id; never changed in place, so safe to iterate
             route = [f for f, wants in self.listeners if wants is None or wants(aid, ext)]
             self._routes[key] = route
+        quiet = True
         for fn in route:
             try:
-                fn(msg)
+                if fn(msg) is not True:
+                    quiet = False
             except Exception:  # a listener's bug must not stop the others (python-can #1039)
                 log.exception("a listener failed on frame 0x%03X", msg.arbitration_id)
+                quiet = False
+        return quiet
 
     def stop(self, timeout: float = 0.0) -> None:
         self.listeners.clear()
@@ -307,19 +348,22 @@ class _ClockLogic(isotp.TransportLayerLogic):
         can-isotp then processes (tests/rig/test_simsender.py compares the two paths)."""
         timer = self.timer_rx_cf
         start = timer.start_time
+        now_ns = round(self._clock.now() * 1e9)
         if (
             len(data) != 8
             or data[0] != 0x20 | ((self.last_seqnum + 1) & 0x0F)
             or start is None
             or timer.timeout == 0
-            or round(self._clock.now() * 1e9) - start > timer.timeout  # N_Cr passed
+            or now_ns - start > timer.timeout  # N_Cr passed
             or self.rx_frame_length - len(self.rx_buffer) <= 7  # completes the payload
         ):
             return False
         block = self.rx_block_counter + 1
         if self.params.blocksize > 0 and block % self.params.blocksize == 0:
             return False  # ends a block: a flow control is due
-        timer.start(self.params.rx_consecutive_frame_timeout / 1000)
+        # the N_Cr timer restarted now, as _ClockTimer.start(N_Cr) does
+        timer.timeout = int(self.params.rx_consecutive_frame_timeout / 1000 * 1e9)
+        timer.start_time = now_ns
         self.last_seqnum = data[0] & 0x0F
         self.rx_buffer.extend(data[1:])
         self.rx_block_counter = block
@@ -422,14 +466,17 @@ class SimIsoTpChannel:
         log.debug("ISO-TP %s: %s", self.name, error)
         self._error_flag.set()
 
-    def _on_frame(self, msg: can.Message) -> None:
+    def _on_frame(self, msg: can.Message) -> bool:
+        """Take a frame of ``rxid``; True when absorbed quietly (nothing answered, nothing
+        completed, no timer moved earlier, nothing scheduled)."""
         if msg.arbitration_id != self.rxid or msg.is_extended_id or self._closed:
-            return
+            return False
         data = bytes(msg.data)
         if self._quiet and self.logic.absorb_consecutive_frame(data):
-            return  # nothing to answer, nothing completed: no timer moved earlier
+            return True
         self._rx.append(isotp.CanMessage(arbitration_id=msg.arbitration_id, data=data, dlc=msg.dlc))
         self.pump()
+        return False
 
     def pump(self) -> None:
         """Process the state machine until it rests; plan a wake-up at its next timer."""
