@@ -35,6 +35,11 @@ log = logging.getLogger(__name__)
 #: the bitrate of a simulated bus whose spec and profile name none (bit/s).
 DEFAULT_SIM_BITRATE = 500_000
 
+RawListener = Callable[[float, int, bytes, bool], Any]
+"""A listener's form taking a received classic data frame as ``(timestamp, arbitration_id,
+data, is_extended_id)``, no python-can message built (:class:`SimListeners`); True: taken
+quietly."""
+
 
 class SimWire:
     """One simulated CAN channel: the nodes on it, the frames waiting for the wire and the
@@ -135,13 +140,8 @@ class SimWire:
         stamp = self.clock.wall()
         quiet = True
         for bus in list(self.buses):
-            if bus is not sender and not bus.closed:
-                # python-can's positional order (timestamp, arbitration_id, is_extended_id,
-                # is_remote_frame, is_error_frame, channel, dlc, data, is_fd, is_rx): half
-                # the cost of keywords, on the path of every frame
-                msg = can.Message(stamp, aid, ext, False, False, self.channel, None, data, False)
-                if not bus.deliver(msg):
-                    quiet = False
+            if bus is not sender and not bus.closed and not bus.deliver_data(stamp, aid, data, ext):
+                quiet = False
         return quiet
 
     def _delivery(self, sender: SimBus, msg: can.Message) -> Callable[[], None]:
@@ -178,9 +178,20 @@ class SimBus(can.BusABC):
         self.wire = wire
         self.closed = False
         self.on_receive: Callable[[can.Message], bool | None] | None = None
+        #: the node's receiver of a frame's fields (:meth:`deliver_data`), or None
+        self.on_data: RawListener | None = None
         super().__init__(channel=wire.channel, **kwargs)
         self.channel_info = f"simulated {wire.channel} at {wire.bitrate} bit/s"
         wire.buses.append(self)
+
+    def deliver_data(self, stamp: float, aid: int, data: bytes, ext: bool) -> bool:
+        """Hand this node a received classic data frame by its fields (its raw listeners,
+        :attr:`on_data`, when it has them; else as a python-can message); True when taken
+        quietly."""
+        if self.on_data is not None:
+            return self.on_data(stamp, aid, data, ext) is True
+        msg = can.Message(stamp, aid, ext, False, False, self.wire.channel, None, data, False)
+        return self.deliver(msg)
 
     def deliver(self, msg: can.Message) -> bool:
         """Hand ``msg`` to this node; True when it took it quietly (:class:`SimListeners`)."""
@@ -218,25 +229,48 @@ class SimListeners:
 
     def __init__(self) -> None:
         self.listeners: list[
-            tuple[Callable[[can.Message], Any], Callable[[int, bool], bool] | None]
+            tuple[
+                Callable[[can.Message], Any], Callable[[int, bool], bool] | None, RawListener | None
+            ]
         ] = []
         self._routes: dict[int, list[Callable[[can.Message], Any]]] = {}
+        self._raw_routes: dict[int, list[RawListener] | None] = {}
 
     def add_listener(
         self,
         fn: Callable[[can.Message], Any],
         wants: Callable[[int, bool], bool] | None = None,
+        raw: RawListener | None = None,
     ) -> None:
-        self.listeners.append((fn, wants))
+        """Add ``fn``; ``raw``: the same listener taking a received data frame's fields
+        ``(timestamp, arbitration_id, data, is_extended_id)`` without a python-can message
+        (:meth:`raw_route`)."""
+        self.listeners.append((fn, wants, raw))
         self._routes = {}
+        self._raw_routes = {}
 
     def remove_listener(self, fn: Callable[[can.Message], Any]) -> None:
-        for i, (f, _) in enumerate(self.listeners):
+        for i, (f, _, _) in enumerate(self.listeners):
             if f == fn:
                 del self.listeners[i]
                 self._routes = {}
+                self._raw_routes = {}
                 return
         raise ValueError("listener not added")
+
+    def raw_route(self, aid: int, ext: bool) -> list[RawListener] | None:
+        """The raw forms of the listeners a data frame of ``aid`` goes to, in order; None
+        when one of them has none (the frame then goes as a python-can message)."""
+        key = aid | 0x20000000 if ext else aid
+        try:
+            return self._raw_routes[key]
+        except KeyError:
+            pass
+        picked = [(raw, wants) for _, wants, raw in self.listeners]
+        route = [raw for raw, wants in picked if wants is None or wants(aid, ext)]
+        raws = None if any(r is None for r in route) else [r for r in route if r is not None]
+        self._raw_routes[key] = raws
+        return raws
 
     def dispatch(self, msg: can.Message) -> bool:
         aid = msg.arbitration_id
@@ -244,7 +278,7 @@ class SimListeners:
         key = aid | 0x20000000 if ext else aid  # 29-bit ids: bit 29 tells them apart
         route = self._routes.get(key)
         if route is None:  # built once per id; never changed in place, so safe to iterate
-            route = [f for f, wants in self.listeners if wants is None or wants(aid, ext)]
+            route = [f for f, wants, _ in self.listeners if wants is None or wants(aid, ext)]
             self._routes[key] = route
         quiet = True
         for fn in route:
@@ -444,7 +478,7 @@ class SimIsoTpChannel:
             self.clock, self._rxfn, self._txfn, address, self._on_error, params
         )
         self.stack = SimStack(self)
-        node.add_listener(self._on_frame, arbitration_id=rxid)
+        node.add_listener(self._on_frame, arbitration_id=rxid, raw=self._on_data)
 
     def _rxfn(self, timeout: float) -> isotp.CanMessage | None:
         return self._rx.popleft() if self._rx else None
@@ -475,6 +509,16 @@ class SimIsoTpChannel:
         if self._quiet and self.logic.absorb_consecutive_frame(data):
             return True
         self._rx.append(isotp.CanMessage(arbitration_id=msg.arbitration_id, data=data, dlc=msg.dlc))
+        self.pump()
+        return False
+
+    def _on_data(self, stamp: float, aid: int, data: bytes, ext: bool) -> bool:
+        """:meth:`_on_frame` on a frame's fields (``SimListeners.raw_route``)."""
+        if aid != self.rxid or ext or self._closed:
+            return False
+        if self._quiet and self.logic.absorb_consecutive_frame(data):
+            return True
+        self._rx.append(isotp.CanMessage(arbitration_id=aid, data=data, dlc=len(data)))
         self.pump()
         return False
 

@@ -298,6 +298,34 @@ class CaptureWriter:
                 msg.channel = label
             self.frames += 1
 
+    def on_data(self, stamp: float, aid: int, data: bytes, ext: bool) -> None:
+        """:meth:`on_message_received` of a received classic data frame by its fields (the
+        simulated wire's raw delivery): the same journal line and kept frame, no python-can
+        message built."""
+        with self._lock:
+            kept = self._kept
+            simple = (
+                kept is not None
+                and len(data) <= 8
+                and 0 <= aid < 1 << 29
+                and len(kept) < self.KEEP_LIMIT
+                and stamp >= 631152000.0
+            )
+            if simple and not self._stopped:
+                assert kept is not None
+                try:
+                    if self._journal is not None:
+                        ident = f"{aid:08X}" if ext else f"{aid:03X}"  # as _candump_line
+                        self._journal.write(f"({stamp:.9f}) can0 {ident}#{data.hex().upper()} R\n")
+                except Exception as exc:  # the disk refused the line: counted, not fatal
+                    self._error(f"{type(exc).__name__}: {exc}")
+                    return
+                kept.append((stamp, aid, ext, False, True, len(data), data))
+                self.frames += 1
+                return
+        if not simple:
+            self.on_message_received(can.Message(stamp, aid, ext, False, False, 0, None, data))
+
     def sync(self) -> None:
         """Force the journal to stable storage (fsync), e.g. after each collected sample,
         so that a power loss too keeps every sample completed so far."""

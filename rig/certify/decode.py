@@ -179,8 +179,7 @@ def _read_part(
     base = data.base
     dec = CaptureDecoder([base], errors=data.frame_errors)
     shoe_id = base + Channel.SHOE
-    # host frames and device frames, in wire order (attrgetter: no Python call a frame)
-    msgs.sort(key=operator.attrgetter("timestamp"))
+    msgs.sort(key=operator.attrgetter("timestamp"))  # host and device frames, in wire order
     pending: dict[tuple[int, int], tuple[float, int, int]] = {}  # (rid, op) -> (t, a8, a32)
     # protocol 2.0: a reply carries the request id of the command it answers, so each
     # latency runs from a request to its own reply and can never be negative
