@@ -1,6 +1,8 @@
 """The simulated wire moves a run of quietly taken frames in one event (issue 37:
-``SimWire._frame_end`` with ``SimClock.run_ahead``): the same frames at the same instants as one
-event a frame, so the same capture byte for byte; and the clock's rules for running ahead."""
+``SimWire._frame_end`` with ``SimClock.run_ahead``) and hands a frame's fields to listeners
+with a raw form (``SimListeners.raw_route``): the same frames at the same instants as one event
+and one python-can message a frame, so the same capture byte for byte; and the clock's rules
+for running ahead."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from feltlab.rig.bus.simbus import SimListeners
 from feltlab.rig.bus.writer import CaptureWriter
 from feltlab.rig.clients import BatchShufflerClient
 from feltlab.rig.clock import SimClock
@@ -73,8 +76,17 @@ def test_a_run_of_frames_is_the_capture_of_one_event_a_frame(
         return runs[-1]
 
     monkeypatch.setattr(SimClock, "run_ahead", spy)
+    raw: list[int] = []
+    on_data = CaptureWriter.on_data
+
+    def count(self: CaptureWriter, stamp: float, aid: int, data: bytes, ext: bool) -> None:
+        raw.append(aid)
+        on_data(self, stamp, aid, data, ext)
+
+    monkeypatch.setattr(CaptureWriter, "on_data", count)
     (tmp_path / "runs").mkdir()
     fast, frames, events = _shoes_capture(tmp_path / "runs", 3)
+    assert len(raw) >= 3 * 51  # every consecutive frame went by its fields
     # a shoe is one first frame, a flow control and 51 consecutive frames: 50 move in a run
     # (the last completes the payload, which a waiter sees)
     assert runs.count(True) >= 3 * 50
@@ -84,3 +96,7 @@ def test_a_run_of_frames_is_the_capture_of_one_event_a_frame(
     assert frames == frames_slow > 3 * 53
     assert fast == slow  # byte for byte: every instant and every byte the same
     assert events == events_slow
+    # every frame as a python-can message (no raw forms): the same file again
+    monkeypatch.setattr(SimListeners, "raw_route", lambda self, aid, ext: None)
+    (tmp_path / "messages").mkdir()
+    assert _shoes_capture(tmp_path / "messages", 3) == (slow, frames, events)
