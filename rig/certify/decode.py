@@ -9,6 +9,7 @@ draws, and the timing samples (timestamps are the frames' epoch stamps, as captu
 
 from __future__ import annotations
 
+import operator
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -178,7 +179,7 @@ def _read_part(
     base = data.base
     dec = CaptureDecoder([base], errors=data.frame_errors)
     shoe_id = base + Channel.SHOE
-    msgs.sort(key=lambda m: m.timestamp)  # host frames and device frames, in wire order
+    msgs.sort(key=operator.attrgetter("timestamp"))  # host and device frames, in wire order
     pending: dict[tuple[int, int], tuple[float, int, int]] = {}  # (rid, op) -> (t, a8, a32)
     # protocol 2.0: a reply carries the request id of the command it answers, so each
     # latency runs from a request to its own reply and can never be negative
