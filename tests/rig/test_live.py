@@ -124,6 +124,32 @@ def test_server_is_read_only_and_refuses_a_port_in_use(tmp_path: Path) -> None:
         assert again.port == port and _get(again.url)[0] == 200
 
 
+def test_slow_readers_of_a_large_report_hold_a_chunk_each_not_the_file(tmp_path: Path) -> None:
+    """Issue 41: 16 slow readers of a 200 MB report took 6.47 GB (each request read the file
+    whole); the report is streamed a chunk at a time, waiting on each reader."""
+    import psutil
+
+    size = 48 * 1024 * 1024
+    (tmp_path / "report.html").write_bytes(b"x" * size)
+    me = psutil.Process()
+    with LiveServer(LiveFeed(), "127.0.0.1", 0, tmp_path) as srv:
+        before = me.memory_info().rss
+        readers = []
+        for _ in range(4):  # each asks for the report and reads nothing
+            sock = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.sendall(b"GET /report/report.html HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            readers.append(sock)
+        time.sleep(1.5)
+        grown = me.memory_info().rss - before
+        for sock in readers:
+            sock.close()
+        # the whole file once per reader would be 192 MB; a chunk each is a few MB
+        assert grown < size // 2, f"the server grew by {grown / 2**20:.0f} MiB"
+        status, body, headers = _get(srv.url + "report/report.html")
+        assert status == 200 and len(body) == size and headers["Content-Length"] == str(size)
+
+
 def _read_events(url: str, want_end: bool = True) -> list[dict[str, Any]]:
     """The snapshots of an SSE stream, up to its ``end`` event."""
     out: list[dict[str, Any]] = []
