@@ -46,8 +46,12 @@ test-native: native/tests/test_core native/tests/test_csm
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./native/tests/test_core
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./native/tests/test_csm
 
+# pytest-xdist, one worker per core (TEST_WORKERS=0: one process).  Under --dist loadgroup,
+# tests/conftest.py's scheduler keeps a module with a module-scoped fixture on one worker and hands
+# the slow tests out first (xdist's reordering by group size would undo that).
+TEST_WORKERS ?= auto
 test-python: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 test: test-native test-python
 
