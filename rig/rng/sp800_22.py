@@ -238,8 +238,15 @@ class SecondLevel:
         return self.passed / self.sequences if self.sequences else math.nan
 
     @property
+    def judged(self) -> bool:
+        """False when no sequence gave this column a p-value (random excursions with too few
+        cycles in every sequence): the column is NOT RUN, neither pass nor fail."""
+        return self.sequences > 0
+
+    @property
     def ok(self) -> bool:
-        """Inside the proportion band and not non-uniform (SP 800-22's verdict)."""
+        """Inside the proportion band and not non-uniform (SP 800-22's verdict); False for a
+        column not judged (see :attr:`judged`)."""
         return self.proportion_ok and self.uniformity_ok is not False
 
 

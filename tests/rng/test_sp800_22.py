@@ -285,6 +285,8 @@ def test_excursions_skip_sequences_with_too_few_cycles() -> None:
     assert t.sequence_ran.tolist() == [False, True]
     assert np.isnan(t.p_values[0]).all() and not np.isnan(t.p_values[1]).any()
     assert second_level(t.name, "x=+1", t.p_values[:, 4], 0.01).sequences == 1
+    none = second_level(t.name, "x=+1", t.p_values[:1, 4], 0.01)
+    assert not none.judged and not none.ok
 
 
 def test_second_level_band_and_uniformity() -> None:
