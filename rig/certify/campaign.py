@@ -163,11 +163,10 @@ def collect_part(
         if live is not None and client is not None:
             live.detach(result.done, result.missing)
         if client is not None:
-            saver = getattr(client, "freshness_saver", None)
-            if saver is not None:
-                saver.accepted(client.freshness)
+            keep = getattr(client, "freshness_keep", None)
+            if keep is not None:
                 try:
-                    saver.close()
+                    keep(client.freshness)
                 except (RigError, OSError) as exc:
                     result.error = result.error or f"freshness not saved: {exc}"
             result.bus = client.node.stats()

@@ -7,6 +7,7 @@ and the host's timing calibration around a part (:func:`watch_host`,
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import json
 import logging
@@ -40,7 +41,6 @@ from feltlab.rig.errors import (
 from feltlab.rig.protocol.codec import Result
 from feltlab.rig.protocol.freshness import (
     FRESHNESS_STARTS,
-    FreshnessSaver,
     FreshnessStore,
     freshness_starts,
 )
@@ -185,7 +185,7 @@ def check_freshness(prof: Profile) -> None:
         return
     key = prof.key()
     store = freshness_store(prof)
-    store.ensure_writable()
+    store.ensure_writable(key)
     store.check(key)
 
 
@@ -222,12 +222,11 @@ def open_part(
         ).start()
     kw: dict[str, Any] = {}
     if key is not None:
-        saver = FreshnessSaver(store, key)  # saved as each result is accepted
         kw = {
             "key": key,
             "require_auth": prof.authenticate,
             "freshness": last_fv,
-            "on_fresh": saver.accepted,
+            "persist": functools.partial(store.remember, key),  # before any result is shown
         }
         starts = freshness_starts(capture.parent)
         starts[part] = last_fv
@@ -248,11 +247,9 @@ def open_part(
         writer.stop()
         if dev is not None:
             dev.stop()
-        if key is not None:
-            saver.close()
         raise
-    if key is not None:
-        client.freshness_saver = saver
+    if key is not None:  # what was accepted but never asked for: kept when the part ends
+        client.freshness_keep = functools.partial(store.remember, key)
     return dev, client, spec
 
 
@@ -421,6 +418,11 @@ def collect_continuous(
         progress.advance()
 
 
+MAX_REFUSED_IN_A_ROW = 3
+"""Refused results (a security fault each) a jackpot collection draws past before it stops:
+one is a round voided, more in a row a panel that cannot be certified as it stands."""
+
+
 def collect_jackpot(
     opts: CampaignOptions,
     client: Any,
@@ -441,7 +443,7 @@ def collect_jackpot(
     progress.start("drawing prizes", want)
     round_base = part * 1_000_000
     forge_at = want // 2 if camp.get("inject_faults", True) and client.require_auth else -1
-    i = 0
+    i = refused = 0
     while result.done < want:
         if stop.is_set():
             return
@@ -453,14 +455,21 @@ def collect_jackpot(
         try:
             cents = client.result(box)
         except SecurityFault as exc:
-            if trial is None or i > forge_at + 3:
-                raise
-            log.info("the forged result was refused: %s", exc)
+            if trial is not None and i <= forge_at + 3:
+                log.info("the forged result was refused: %s", exc)
+            else:
+                # refused (replayed, forged, ...): the round is void (rule 16.12), the
+                # refusal is in the capture and so in the record; the next round is drawn
+                refused += 1
+                if exc.reason == "tampered" or refused > MAX_REFUSED_IN_A_ROW:
+                    raise
+                log.error("round %d: %s; the next round is drawn", round_base + i, exc)
             i += 1
             continue
         finally:
             if trial is not None:
                 _end_forgery(client, trial, directory)
+        refused = 0
         client.display(cents)
         result.done += 1
         if i % every == 0:
