@@ -28,6 +28,7 @@ from feltlab.errors import FeltlabError
 from feltlab.rig.certify.ahead import AheadWorker, serving
 from feltlab.rig.certify.analyze import Analysis
 from feltlab.rig.certify.battery import Verdict
+from feltlab.rig.certify.binding import new_binding
 from feltlab.rig.certify.collect import (
     CampaignOptions,
     Collected,
@@ -60,10 +61,9 @@ from feltlab.rig.certify.record import (
     check_parts,
     collection_record,
     count_samples,
-    file_sha256,
-    first_stamp,
     missing_measurement,
     new_out_dir,
+    part_entry,
     read_state,
     record_part,
     recover_captures,
@@ -81,7 +81,6 @@ from feltlab.rig.errors import (
 from feltlab.rig.kinds import FieldView
 from feltlab.seeds import (
     U64_MAX,
-    part_seed,
 )
 
 log = logging.getLogger(__name__)
@@ -258,6 +257,8 @@ def run_campaign(
         "device_on_host": opts.device_shares_host,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "parts": [],  # each part proved this campaign's as it closes (record_part)
+        # the lab key its parts are bound with (binding.py); a resume keeps the campaign's
+        "binding": None if resume else new_binding(),
     }
     plan = campaign_fault_plan(prof, opts.faults)  # a bad plan stops here, before collection
     if plan is not None and not resume and size < shoes_needed(len(plan.faults)):
@@ -277,20 +278,11 @@ def run_campaign(
         recovered = recover_captures(out)
         state["recovered_parts"] += recovered
         state["parts"] = old.get("parts", [])
+        state["binding"] = old.get("binding")
         for name in recovered:  # a part rebuilt from its journal: recorded now
             p = int(name[len("capture-") : -len(".blf")])
             state["parts"] = [e for e in state["parts"] if e.get("part") != p]
-            state["parts"].append(
-                {
-                    "part": p,
-                    "file": name,
-                    "campaign_id": state["campaign_id"],
-                    "device_seed": part_seed(int(state["seed"]), p),
-                    "sha256": file_sha256(out / name),
-                    "first_stamp": first_stamp(out / name),
-                    "recovered": True,
-                }
-            )
+            state["parts"].append(part_entry(state, p, out / name, recovered=True))
         check_parts(out, state, capture_paths(out))  # the recovered parts too
     (out / "campaign.json").write_text(json.dumps(state, indent=2))
     if live is not None:

@@ -176,6 +176,17 @@ def _journal_owner(directory: Path, part: int) -> dict[str, Any] | None:
     return {"campaign": cid, "part": part}
 
 
+def _chain_key(directory: Path, owner: dict[str, Any] | None) -> bytes | None:
+    """The key of the part's journal chain: the campaign's (:mod:`feltlab.rig.certify.binding`);
+    None outside a campaign folder."""
+    if owner is None:
+        return None
+    from feltlab.rig.certify.binding import campaign_key
+
+    state = json.loads((directory / "campaign.json").read_text(encoding="utf-8"))
+    return campaign_key(state, strict=True)
+
+
 def check_freshness(prof: Profile) -> None:
     """Before any collection of a keyed device's campaign: its key loads, the freshness
     state's and counter's folders are writable (else :class:`RigError` naming the one that is
@@ -231,7 +242,8 @@ def open_part(
         starts = freshness_starts(capture.parent)
         starts[part] = last_fv
         (capture.parent / FRESHNESS_STARTS).write_text(json.dumps(starts, sort_keys=True))
-    writer = CaptureWriter(capture, owner=_journal_owner(capture.parent, part))
+    owner = _journal_owner(capture.parent, part)
+    writer = CaptureWriter(capture, owner=owner, chain_key=_chain_key(capture.parent, owner))
     try:
         client = kind.client(
             spec,
