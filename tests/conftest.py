@@ -40,3 +40,11 @@ def _feltlab_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Computed tables (feltlab.cache) go to a folder of this session, never a developer's
     ~/.cache; subprocesses inherit it."""
     os.environ["FELTLAB_CACHE_DIR"] = str(tmp_path_factory.mktemp("feltlab-cache"))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _feltlab_lab_key(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The lab key that binds campaigns' parts (feltlab.rig.certify.binding) is one of this
+    session, never a developer's: campaigns made in module fixtures and resumed or analysed
+    by tests (in other HOMEs) share it; subprocesses inherit it."""
+    os.environ["FELTLAB_LAB_KEY"] = str(tmp_path_factory.mktemp("feltlab-lab") / "lab.key")

@@ -1,10 +1,10 @@
 """Every frame of a campaign's capture bound to its campaign (issue 41, class 2).
 
 A per-campaign key, ``HMAC-SHA256(lab key, "feltlab-campaign-key:v1:" + campaign id)``, is
-derived from the **lab key**: 32 random bytes in ``lab.key`` beside the lab's freshness state
-(``$FELTLAB_STATE_DIR``, else ``$XDG_STATE_HOME/feltlab``, else ``~/.local/state/feltlab``:
-the host's place, never the campaign folder's nor a profile's), made on the first campaign
-(mode 0600). With it:
+derived from the **lab key**: 32 random bytes in ``$FELTLAB_LAB_KEY``, else ``lab.key``
+beside the lab's freshness state (``$FELTLAB_STATE_DIR``, else ``$XDG_STATE_HOME/feltlab``,
+else ``~/.local/state/feltlab``: the host's place, never the campaign folder's nor a
+profile's), made on the first campaign (mode 0600). With it:
 
 - every line of a part's journal carries a chained MAC (:func:`feltlab.rig.bus.writer.chain_next`,
   seeded by the journal's header, which names the campaign and part): an edited, reordered,
@@ -42,8 +42,10 @@ BINDING_VERSION = 1
 
 
 def lab_key_path() -> Path:
-    """``lab.key`` in the lab's state folder (:func:`default_state_path`'s)."""
-    return default_state_path().with_name(LAB_KEY_FILE)
+    """``$FELTLAB_LAB_KEY``, else ``lab.key`` in the lab's state folder
+    (:func:`default_state_path`'s)."""
+    env = os.environ.get("FELTLAB_LAB_KEY")
+    return Path(env).expanduser() if env else default_state_path().with_name(LAB_KEY_FILE)
 
 
 def lab_key(create: bool = False) -> bytes | None:

@@ -58,8 +58,9 @@ def camps(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """Campaign A interrupted at once (part 1 closed, resumable) and campaign B complete,
     on one lab (one lab key), as an attacker with both folders has them."""
     root = tmp_path_factory.mktemp("bind")
+    (root / "lab").mkdir()
     mp = pytest.MonkeyPatch()
-    mp.setenv("FELTLAB_STATE_DIR", str(root / "lab"))
+    mp.setenv("FELTLAB_LAB_KEY", str(root / "lab" / "lab.key"))
     try:
         stop = threading.Event()
         stop.set()
@@ -76,7 +77,7 @@ def lab(camps: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     root = camps[0].parent
     for name in ("a", "b", "lab"):
         shutil.copytree(root / name, tmp_path / name)
-    monkeypatch.setenv("FELTLAB_STATE_DIR", str(tmp_path / "lab"))
+    monkeypatch.setenv("FELTLAB_LAB_KEY", str(tmp_path / "lab" / "lab.key"))
     return tmp_path
 
 
