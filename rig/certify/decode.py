@@ -272,9 +272,7 @@ def _read_part(
         elif name == "Ack":
             if s["Opcode"] == Opcode.SHUFFLE and s["Result"] == Result.OK:
                 data.announced_shuffle_ms.append(int(s["Value"]))
-            elif s["Opcode"] == Opcode.ARM and s["Result"] == Result.OK:
-                # the round the host armed, from its acknowledgement: when the client
-                # starts (and ends the last round's) accepting results
+            elif s["Opcode"] == Opcode.ARM and s["Result"] == Result.OK:  # as the client arms
                 data.arms.append((part, t, int(s["Value"])))
             key = (s["RequestId"], s["Opcode"])
             sent = pending.pop(key, None)
