@@ -189,3 +189,33 @@ def test_an_edited_sidecar_is_refused(lab: Path) -> None:
     side.write_text(json.dumps(data))
     with pytest.raises(SecurityFault, match="fails its seal"):
         freshness_store(prof).check(_key(prof))
+
+
+def test_the_sidecar_and_the_state_each_cover_the_other(tmp_path: Path) -> None:
+    """Attacks the list does not spell out: the sidecar deleted or put back alone, another
+    key's sidecar planted, another key under the same key_id."""
+    import json
+
+    key_file = tmp_path / "keys" / "p.key"
+    key_file.parent.mkdir()
+    key_file.write_text(bytes(range(32)).hex())
+    from feltlab.rig.protocol.secoc import load_key
+
+    key = load_key({"key_file": str(key_file), "key_id": "p"})
+    assert key is not None and key.path == key_file.resolve()
+    side = key_file.with_name("p.key.freshness.json")
+    store = FreshnessStore(tmp_path / "lab" / "freshness.json", tmp_path / "safe" / "c.json")
+    store.remember(key, 100)
+    old_side = side.read_bytes()
+    store.remember(key, 150)
+    side.unlink()  # the sidecar deleted alone: the state still holds 150
+    assert store.check(key) == 150
+    side.write_bytes(old_side)  # an older sidecar put back alone: the higher value wins
+    assert store.check(key) == 150
+    assert store.remember(key, 151) == 151 and json.loads(side.read_text())["last"] == 151
+    # another key's sidecar planted beside this key file: not this key's record
+    other = DeviceKey("p", b"\x55" * 32, key_file.resolve())
+    FreshnessStore(tmp_path / "x" / "freshness.json").remember(other, 9)  # overwrites it
+    assert store.check(key) == 151
+    # another key under the same key_id: its own freshness, no false alarm of an edit
+    assert store.check(DeviceKey("p", b"\x66" * 32)) == 0
