@@ -54,11 +54,16 @@ def lab_key(create: bool = False) -> bytes | None:
     path = lab_key_path()
     raw = inputs.read_regular(path, "lab key", 1024, error=CampaignError)
     if raw is None and create:
-        path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:  # another campaign made it meanwhile
             return lab_key()
+        except OSError as exc:
+            raise CampaignError(
+                f"the lab key {path} cannot be made ({exc.strerror or exc}); give a "
+                "writable $FELTLAB_LAB_KEY (a file path) or $FELTLAB_STATE_DIR"
+            ) from None
         with os.fdopen(fd, "w") as f:
             f.write(secrets.token_hex(32) + "\n")
             f.flush()

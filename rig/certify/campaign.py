@@ -208,6 +208,7 @@ def run_campaign(
     prog = progress or NoProgress()
     stop = stop or threading.Event()
     out = opts.out
+    bound: dict[str, Any] | None = None  # a new campaign's binding (binding.py)
     if resume:
         state = read_state(out)
         refuse_links(out)  # a link planted in the folder: nothing written through it
@@ -233,6 +234,7 @@ def run_campaign(
         check_freshness(opts.profile)  # and an unwritable or rolled-back freshness state
         if opts.seed is not None and not 0 <= opts.seed <= U64_MAX:
             raise CampaignError(f"the seed must be in 0..{U64_MAX}, got {opts.seed}")
+        bound = new_binding()  # the lab key made (or read) before the folder is
         new_out_dir(out, taken_out_hint(out, opts.profile.device_kind.command))
     prof = opts.profile
     seed = opts.seed if opts.seed is not None else secrets.randbits(62)
@@ -258,7 +260,7 @@ def run_campaign(
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "parts": [],  # each part proved this campaign's as it closes (record_part)
         # the lab key its parts are bound with (binding.py); a resume keeps the campaign's
-        "binding": None if resume else new_binding(),
+        "binding": bound,
     }
     plan = campaign_fault_plan(prof, opts.faults)  # a bad plan stops here, before collection
     if plan is not None and not resume and size < shoes_needed(len(plan.faults)):

@@ -177,3 +177,14 @@ def test_verify_journal_names_the_line(lab: Path) -> None:
     _write(j, lines)
     with pytest.raises(RigError, match="line 6 fails"):
         verify_journal(j, campaign_key(_state(a), strict=True) or b"")
+
+
+def test_a_lab_key_that_cannot_be_made_is_named_before_any_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    monkeypatch.setenv("FELTLAB_LAB_KEY", str(blocker / "lab.key"))
+    with pytest.raises(CampaignError, match=r"lab key .*not-a-folder"):
+        run_campaign(CampaignOptions(fast(), tmp_path / "out", size=12, seed=1))
+    assert not (tmp_path / "out").exists()
