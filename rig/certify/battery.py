@@ -528,8 +528,9 @@ def _position_uniformity(perm: np.ndarray, s: native.ShoeStatistics, _c: Any) ->
     }
     if dof == 0:
         detail["not_computable"] = (
-            f"0 degrees of freedom: {n_shoes} shoes give one position bin "
-            "(2 bins, each card expected 5 times per bin, need at least 10 shoes)"
+            f"0 degrees of freedom: {n_shoes} shoes pool every position into one bin (each "
+            "card must be expected at least 5 times in a bin; two bins, the fewest a "
+            "chi-square can compare, need at least 10 shoes)"
         )
     return CheckResult(
         "position_uniformity",

@@ -21,7 +21,9 @@ from feltlab.rig.certify.power import (
 )
 
 
-def _alternatives(profile: str | None, given: tuple[str, ...]) -> tuple[list[str], dict[str, Any]]:
+def _alternatives(
+    profile: str | None, given: tuple[str, ...], decks: int | None
+) -> tuple[list[str], dict[str, Any]]:
     from feltlab.rig.certify.profile import load_profile
 
     prof = load_profile(profile, "batch")
@@ -33,8 +35,9 @@ def _alternatives(profile: str | None, given: tuple[str, ...]) -> tuple[list[str
     alts = list(dict.fromkeys(alts))  # each alternative once, in the order given
     from feltlab.rig.devices.models import parse_model
 
+    n_cards = 52 * (decks or int(prof.device.get("decks", 6)))
     for alt in alts:  # an unknown or out-of-range name is the user's error: one line, exit 2
-        parse_model(alt)
+        parse_model(alt).check_fits(n_cards)  # (stuck:pos=415 of 312 cards: an empty table)
     return alts, dict(prof.campaign, decks=int(prof.device.get("decks", 6)))
 
 
@@ -112,7 +115,7 @@ def plan_command(
     from feltlab.rig.certify.standards import get_standard
 
     try:
-        alts, camp = _alternatives(profile, alternatives)
+        alts, camp = _alternatives(profile, alternatives, decks)
         if standard is not None:
             std_alpha = get_standard(standard).alpha
             if alpha is not None and abs(alpha - std_alpha) > 1e-12:
@@ -143,12 +146,13 @@ def plan_command(
             "required": table.required,
             "family": table.family,
             "simulated_shoes": table.simulated_shoes,
+            "standard": standard,
             "alternatives": table_rows(table),
             "unavailable": table.unavailable,
         }
         click.echo(json.dumps(out, indent=2))
         return
-    _print_plan(table, decks or int(camp["decks"]), elapsed)
+    _print_plan(table, decks or int(camp["decks"]), elapsed, standard)
 
 
 SHORT = {
@@ -166,7 +170,7 @@ SHORT = {
 """Each check's column heading in the plan's table (as docs/certification.md's tables)."""
 
 
-def _print_plan(table: PowerTable, decks: int, elapsed: float) -> None:
+def _print_plan(table: PowerTable, decks: int, elapsed: float, standard: str | None) -> None:
     from rich.table import Table
 
     from feltlab.cli.options import make_console
@@ -174,8 +178,9 @@ def _print_plan(table: PowerTable, decks: int, elapsed: float) -> None:
     names = [
         c for c in CHECK_NAMES if any(c in {x.check for x in a.checks} for a in table.alternatives)
     ]
+    under = "" if standard is None else f" under --standard {standard}"
     t = Table(
-        title=f"shoes needed, {decks} deck(s): power {table.required:g} at alpha "
+        title=f"shoes needed{under}, {decks} deck(s): power {table.required:g} at alpha "
         f"{table.alpha:g} / {table.family} checks ({table.simulated_shoes} simulated shoes "
         "per alternative; '-': not within 10,000,000)"
     )

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from feltlab.cli.options import is_terminal, make_console
+from feltlab.rig.certify.measures import shown_verdict
 
 
 class RichProgress:
@@ -135,7 +136,7 @@ def print_result(result: Any, *, written: bool = True, as_json: bool = False) ->
             m["name"],
             shown,
             f"[{lo}, {hi}]" if lo or hi else "",
-            m["verdict"],
+            shown_verdict(m),  # a figure with no limit is "not judged", as report and view say
         )
     clock = rec.get("clock") or {}
     console.print(table)

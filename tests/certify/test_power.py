@@ -55,7 +55,9 @@ def test_a_check_that_cannot_be_computed_is_never_pass() -> None:
     assert res.verdict is Verdict.INCONCLUSIVE
     pos = res.check("position_uniformity")
     assert pos.verdict is Verdict.INCONCLUSIVE and pos.detail["dof"] == 0
-    assert math.isnan(pos.p_value) and "at least 10 shoes" in pos.detail["not_computable"]
+    why = pos.detail["not_computable"]
+    assert math.isnan(pos.p_value) and "at least 10 shoes" in why
+    assert "one bin" in why and "(2 bins" not in why  # issue 41: "one position bin (2 bins"
     assert res.check("rising_sequence_distribution").verdict is Verdict.INCONCLUSIVE
     assert len(res.notes) == 2
     computable = [c for c in res.checks[1:] if c.computable]
@@ -205,6 +207,12 @@ def test_plan_command_json() -> None:
     # a machine that drops a card has no power figure: the integrity check catches it
     assert "integrity check" in out["unavailable"]["missing"]
     assert out["family"] == 10 and out["alpha"] == 0.01 and out["required"] == 0.99
+    assert out["standard"] is None
+    # issue 41: --standard printed the default table without naming the standard
+    std = CliRunner().invoke(
+        certify_cmd, ["plan", "--decks", "1", "-a", "shelf:m=10", "--standard", "25cfr547"]
+    )
+    assert std.exit_code == 0 and "shoes needed under --standard 25cfr547" in std.output
 
 
 def test_two_shoes_of_a_biased_shuffler_are_not_pass(tmp_path: object) -> None:
@@ -224,6 +232,11 @@ def test_two_shoes_of_a_biased_shuffler_are_not_pass(tmp_path: object) -> None:
         r"most any needs: position-bias\)",
         result.output,
     )
+    # a timing figure with no limit is "not judged" on the console, as in the report and
+    # view (issue 41: the console said PASS)
+    rows = {ln.split("│")[1].strip(): ln for ln in result.output.splitlines() if ln.count("│") > 2}
+    assert "not judged" in rows["first_card.p50"] and "PASS" not in rows["first_card.p50"]
+    assert "PASS" in rows["first_card.p99"]
 
 
 def test_standard_sets_alpha_and_is_recorded(tmp_path: object) -> None:
@@ -264,7 +277,12 @@ def test_standard_sets_alpha_and_is_recorded(tmp_path: object) -> None:
 
 @pytest.mark.parametrize(
     ("alternative", "says"),
-    [("bogus", "unknown shuffle model 'bogus'"), ("riffle:k=99", "riffle:k must be in 0..64")],
+    [
+        ("bogus", "unknown shuffle model 'bogus'"),
+        ("riffle:k=99", "riffle:k must be in 0..64"),
+        # issue 41: exit 0 with an empty table before
+        ("stuck:pos=415", "pos=415 is not a card of a 312-card shoe: give pos in 0..311"),
+    ],
 )
 def test_plan_refuses_a_bad_alternative_in_one_line(alternative: str, says: str) -> None:
     result = CliRunner().invoke(certify_cmd, ["plan", "-a", alternative])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -151,6 +152,30 @@ def test_resume_refuses_a_finished_campaign_and_leaves_it_untouched(
     assert run.exit_code == 2
     assert "campaign complete" in run.output and "feltlab analyze" in run.output
     assert _snapshot(small.directory) == before
+
+
+def test_resume_of_a_finished_campaign_is_refused_from_its_record(
+    small: CampaignResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 41: a 2,000-shoe campaign took 21 s to refuse, decoding its whole capture; a
+    record that says complete over the parts check_parts proved refuses at once, and a record
+    that says less (or is damaged) still has the capture counted."""
+    from feltlab.rig.certify import record as record_module
+
+    def decoding(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the capture was decoded")
+
+    out = tmp_path / "c"
+    shutil.copytree(small.directory, out)
+    with monkeypatch.context() as m:
+        m.setattr(record_module, "read_campaign_capture", decoding)
+        run = CliRunner().invoke(certify_cmd, ["shuffler", "--resume", str(out)])
+    assert run.exit_code == 2 and "campaign complete" in run.output, run.output
+    rec = json.loads((out / "record.json").read_text())
+    rec["collection"]["complete"] = False  # the record does not say so: the capture counts
+    (out / "record.json").write_text(json.dumps(rec))
+    run = CliRunner().invoke(certify_cmd, ["shuffler", "--resume", str(out)])
+    assert run.exit_code == 2 and "campaign complete" in run.output, run.output
 
 
 # 5 ---------------------------------------------------------------- the missing-shoes count
