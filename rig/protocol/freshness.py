@@ -344,7 +344,8 @@ class FreshnessStore:
             raise SecurityFault(
                 f"freshness state {self.path} holds {in_state} for panel key {key.key_id!r} "
                 f"but the key's own sidecar {sidecar_path(key)} holds {in_sidecar}: the "
-                "state was rolled back (an older copy put back); " + _COMPROMISED,
+                "state was rolled back (an older copy put back), or is an older state than "
+                "the one the key was last used with; " + _COMPROMISED,
                 "tampered",
             )
         if in_state < in_sidecar:
