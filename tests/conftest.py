@@ -52,6 +52,14 @@ def _feltlab_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
         os.environ["FELTLAB_CACHE_DIR"] = str(tmp_path_factory.mktemp("feltlab-cache"))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _feltlab_lab_key(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The lab key that binds campaigns' parts (feltlab.rig.certify.binding) is one of this
+    session, never a developer's: campaigns made in module fixtures and resumed or analysed
+    by tests (in other HOMEs) share it; subprocesses inherit it."""
+    os.environ["FELTLAB_LAB_KEY"] = str(tmp_path_factory.mktemp("feltlab-lab") / "lab.key")
+
+
 def _module_shares_fixtures(path: Path) -> bool:
     """Whether the test module at ``path`` declares a fixture built once per module, class or
     package (a campaign, a corpus, an installed plugin): read from its source, since the xdist

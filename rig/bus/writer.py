@@ -5,6 +5,7 @@ frames it kept when the capture closes (re-exported by :mod:`feltlab.rig.bus.cap
 from __future__ import annotations
 
 import contextlib
+import hmac
 import mmap
 import os
 import threading
@@ -42,6 +43,23 @@ def journal_header(owner: dict[str, Any] | None) -> str:
     if any(c.isspace() for c in pairs.replace(" ", "")):
         raise ValueError("journal owner values must not hold whitespace")
     return JOURNAL_MAGIC + pairs + "\n"
+
+
+MAC_FIELD = " mac="
+"""What precedes a journal line's chained MAC (32 hex digits) at its end: the line before
+it is plain candump text (docs/certification.md, "Crash safety: the capture journal")."""
+
+
+def chain_start(key: bytes, header: str) -> bytes:
+    """The chain's value before the first frame: a MAC of the journal's header line (which
+    names the campaign and part), so a journal's lines verify only under its own header."""
+    return hmac.digest(key, b"feltlab-journal-chain:v1\0" + header.encode("ascii"), "sha256")[:16]
+
+
+def chain_next(key: bytes, prev: bytes, line: str) -> bytes:
+    """The chained MAC of journal ``line`` (candump text, no newline) after ``prev``: the
+    first 128 bits of HMAC-SHA256(key, prev || line)."""
+    return hmac.digest(key, prev + line.encode("ascii"), "sha256")[:16]
 
 
 def _candump_line(msg: can.Message) -> str:
@@ -186,6 +204,7 @@ class CaptureWriter:
         *,
         journal: bool | None = None,
         owner: dict[str, Any] | None = None,
+        chain_key: bytes | None = None,
     ) -> None:
         self.path = Path(path)
         if self.path.suffix.lower() not in FORMATS:
@@ -201,7 +220,11 @@ class CaptureWriter:
         if journal:
             # each frame's line reaches the OS (its page cache) when written
             self._journal = MappedJournal(journal_path(self.path))
-            self._journal.write(journal_header(owner))  # names its campaign (owner) first
+            header = journal_header(owner)
+            self._journal.write(header)  # names its campaign (owner) first
+        #: the key of each journal line's chained MAC (:func:`chain_next`), or None
+        self._chain_key = chain_key if self._journal is not None else None
+        self._chain = chain_start(self._chain_key, header[:-1]) if self._chain_key else b""
         self._writer: Any = None
         self._kept: list[Kept] | None = None
         if blf:
@@ -286,7 +309,12 @@ class CaptureWriter:
             # its label put back (listeners are called one at a time, so none sees the swap)
             label, msg.channel = msg.channel, 0
             try:
-                if self._journal is not None:
+                if self._chain_key is not None:
+                    line = _candump_line(msg)[:-1]
+                    tag = chain_next(self._chain_key, self._chain, line)
+                    self._journal.write(f"{line}{MAC_FIELD}{tag.hex()}\n")
+                    self._chain = tag
+                elif self._journal is not None:
                     self._journal.write(_candump_line(msg))
                 if kept is not None:
                     self._stream()
