@@ -27,7 +27,7 @@ from isotp.tools import Timer as IsoTpTimer
 
 from feltlab.rig.clock import ScheduledCall, SimClock
 from feltlab.rig.errors import RigError
-from feltlab.rig.protocol.bittime import frame_bits
+from feltlab.rig.protocol.bittime import fd_frame_bits, frame_bits
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,9 @@ class SimWire:
         #: frame and the instant its last bit passes, it returns (when, frame) deliveries
         #: (none: lost; several: duplicated or garbage added; later: delayed or reordered).
         self.chaos: Any = None
+        #: the data-phase bitrate of CAN FD frames with bit-rate switch (bit/s; None: a
+        #: classic bus, where an FD frame, if any, goes at :attr:`bitrate` throughout)
+        self.data_bitrate: int | None = None
         hook = getattr(clock, "on_new_wire", None)
         if hook is not None:
             hook(self)
@@ -79,10 +82,16 @@ class SimWire:
             return
         self._busy = True
         _, _, sender, msg = heapq.heappop(self._pending)
-        bits = frame_bits(msg.arbitration_id, msg.data, extended=msg.is_extended_id)
         self.frames += 1
-        self.bits += bits
-        end = self.clock.now() + bits / self.bitrate
+        if msg.is_fd:  # CAN FD (protocol 2.2's raw channel): two bitrates
+            nominal, fast = fd_frame_bits(msg.arbitration_id, msg.data, extended=msg.is_extended_id)
+            self.bits += nominal + fast
+            fast_rate = self.data_bitrate if msg.bitrate_switch and self.data_bitrate else None
+            end = self.clock.now() + nominal / self.bitrate + fast / (fast_rate or self.bitrate)
+        else:
+            bits = frame_bits(msg.arbitration_id, msg.data, extended=msg.is_extended_id)
+            self.bits += bits
+            end = self.clock.now() + bits / self.bitrate
         if self.chaos is None:
             deliver = self._delivery(sender, msg)
         else:
@@ -103,6 +112,7 @@ class SimWire:
     def _delivery(self, sender: SimBus, msg: can.Message) -> Callable[[], None]:
         data = bytes(msg.data)
         ext = msg.is_extended_id
+        fd, brs = msg.is_fd, msg.bitrate_switch
 
         def deliver() -> None:
             stamp = self.clock.wall()
@@ -114,6 +124,8 @@ class SimWire:
                             arbitration_id=msg.arbitration_id,
                             data=data,
                             is_extended_id=ext,
+                            is_fd=fd,
+                            bitrate_switch=brs,
                             is_rx=True,
                             channel=self.channel,
                         )

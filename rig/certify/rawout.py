@@ -1,0 +1,158 @@
+"""Raw generator output collected through the rig into a campaign folder, and read back from
+its capture (docs/rng.md "Raw output over the bus").
+
+:func:`collect_simulated` starts a simulated batch shuffler and a host on one simulated bus
+(CAN FD with bit-rate switch, or classic CAN), collects ``words`` raw words in simulated time
+(:func:`feltlab.rig.clients.rawout.collect_raw`), and writes to the folder: ``capture.blf``
+(every frame, the FD frames as FD frames), ``raw.bin`` (the words, most significant byte
+first: the raw file ``feltlab certify rng`` reads) and ``raw.json`` (the collection's record:
+words, width, bytes, blocks, resends, bus time, bitrates, the bus-time model's bounds and the
+SHA-256 of ``raw.bin``).  :func:`raw_from_capture` decodes the words back from a capture's
+ISO-TP payloads, so an analysis re-runs from the capture alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import can
+
+from feltlab.rig.clients.rawout import collect_raw
+from feltlab.rig.clients.shufflers import BatchShufflerClient
+from feltlab.rig.clock import SimClock
+from feltlab.rig.devices.base import Timing
+from feltlab.rig.devices.rawout import RawSource
+from feltlab.rig.devices.shufflers import BatchShuffler
+from feltlab.rig.errors import ProtocolError, RigError
+from feltlab.rig.protocol.codec import PROTOCOL_MAJOR, PROTOCOL_MINOR
+from feltlab.rig.protocol.rawout import (
+    IsoTpReassembler,
+    RawBlock,
+    raw_channel_ids,
+    transfer_seconds,
+)
+
+RAW_FILE = "raw.bin"
+RAW_RECORD = "raw.json"
+CAPTURE_FILE = "capture.blf"
+
+
+def collect_simulated(
+    out: str | Path,
+    words: int,
+    *,
+    width: int = 32,
+    seed: int = 1,
+    bitrate: int = 500_000,
+    data_bitrate: int | None = 2_000_000,
+    source: RawSource | None = None,
+    base: int = 0x100,
+) -> dict[str, Any]:
+    """Collect ``words`` raw words of ``width`` bits from a simulated batch shuffler (ChaCha20
+    key ``seed``, or ``source``) into folder ``out`` (created; files named above), on CAN FD
+    at ``bitrate`` / ``data_bitrate`` (bit/s), or classic CAN at ``bitrate`` when
+    ``data_bitrate`` is None.  Returns the record written to ``raw.json``.
+
+    Raises :class:`feltlab.rig.clients.rawout.RawCollectionError` if a block cannot be
+    collected, FileExistsError if ``out`` already holds a raw file.
+    """
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    if (folder / RAW_FILE).exists():
+        raise FileExistsError(f"{folder / RAW_FILE} exists; choose a new --out folder")
+    fd = data_bitrate is not None
+    clock = SimClock()
+    channel = f"feltlab-raw-{id(clock):x}"
+    spec = f"interface=virtual,channel={channel},bitrate={bitrate}"
+    from feltlab.rig.bus.simbus import sim_wire  # the simulated wire: its FD data phase
+
+    sim_wire(clock, channel, bitrate).data_bitrate = data_bitrate
+    cpu0 = time.process_time()
+    device = BatchShuffler(spec, seed=seed, clock=clock, timing=Timing(heartbeat_period=0.1))
+    device.start()
+    server = device.enable_raw_output(source, fd=fd)
+    client = BatchShufflerClient(spec, clock=clock, capture=folder / CAPTURE_FILE, timeout=0.5)
+    try:
+        client.wait_online(2.0)
+        got = collect_raw(client, words, width, fd=fd)
+    finally:
+        client.close()
+        device.stop()
+    cpu = time.process_time() - cpu0
+    (folder / RAW_FILE).write_bytes(got.data)
+    n_bytes = len(got.data)
+    record = {
+        "protocol": f"{PROTOCOL_MAJOR}.{PROTOCOL_MINOR}",
+        "generator": server.generator,
+        "words": got.words,
+        "width": got.width,
+        "bytes": n_bytes,
+        "bits": n_bytes * 8,
+        "byte_order": "most significant byte first",
+        "blocks": got.blocks,
+        "resends": got.resends,
+        "transfer_errors": got.errors,
+        "bus": {
+            "fd": fd,
+            "bitrate": bitrate,
+            "data_bitrate": data_bitrate,
+            "bus_seconds": got.bus_seconds,
+            "model_seconds_no_stuffing": transfer_seconds(
+                n_bytes, bitrate, data_bitrate, base=base, stuffing="none"
+            ),
+            "model_seconds_worst_stuffing": transfer_seconds(
+                n_bytes, bitrate, data_bitrate, base=base, stuffing="worst"
+            ),
+        },
+        "cpu_seconds": cpu,
+        "capture": CAPTURE_FILE,
+        "raw_file": RAW_FILE,
+        "sha256": hashlib.sha256(got.data).hexdigest(),
+    }
+    (folder / RAW_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return record
+
+
+def raw_from_capture(path: str | Path, base: int = 0x100) -> bytes:
+    """The raw words of the READ_RAW session in capture ``path`` (BLF, ASC or candump), as
+    the host received them: the device's raw-channel frames reassembled into RAW_BLOCK
+    payloads, each block checked (CRC-32) and taken once (a resent copy fills a block the
+    stream lost), in block order.  Raises :class:`ProtocolError` when the capture holds no
+    raw output, or a block is missing."""
+    data_id, _ = raw_channel_ids(base)
+    rx = IsoTpReassembler()
+    blocks: dict[int, RawBlock] = {}
+    total: int | None = None
+    with can.LogReader(str(path)) as reader:
+        for msg in reader:
+            if msg.arbitration_id != data_id or not msg.is_extended_id or msg.is_rx is False:
+                continue
+            payload = rx.feed(bytes(msg.data))
+            if payload is None:
+                continue
+            try:
+                block = RawBlock.decode(payload, PROTOCOL_MAJOR)
+            except ProtocolError:
+                continue  # a corrupted copy: the host asked for it again
+            if total is not None and block.blocks != total:  # a new session: keep the last
+                blocks.clear()
+            total = block.blocks
+            blocks.setdefault(block.block, block)
+    if total is None:
+        raise ProtocolError(f"{path}: no raw output (RAW_BLOCK payloads) in the capture")
+    missing = [k for k in range(total) if k not in blocks]
+    if missing:
+        raise ProtocolError(f"{path}: raw blocks {missing[:10]} of {total} missing")
+    return b"".join(blocks[k].data for k in range(total))
+
+
+def read_record(folder: str | Path) -> dict[str, Any]:
+    """The ``raw.json`` record of a raw-output folder.  Raises RigError if absent."""
+    path = Path(folder) / RAW_RECORD
+    if not path.is_file():
+        raise RigError(f"{folder}: no {RAW_RECORD}; collect raw output into it first")
+    return dict(json.loads(path.read_text(encoding="utf-8")))
