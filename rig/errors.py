@@ -70,3 +70,9 @@ class LimitExceeded(RigError, DeviceError):
         self.what = what
         self.value = value
         self.limit = limit
+
+
+class SourceError(RigError, ValueError):
+    """Raw generator output could not be read as asked (docs/rng.md, "File formats"): a
+    missing file, a malformed value (its line and column), a range that is not a power of
+    two, or too few bits for the sequences asked."""

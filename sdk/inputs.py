@@ -3,11 +3,53 @@ expected would block the reader forever), never more than a stated number of byt
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from feltlab.errors import InputError
+
+
+def _open_fd(p: Path, what: str, error: type[Exception]) -> int:
+    """A descriptor on the regular file ``p`` (FileNotFoundError passes through), opened
+    without blocking and checked with ``fstat`` on the descriptor itself."""
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise error(f"{what} {p} is not readable ({exc.strerror})") from exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise error(f"{what} {p} is not a regular file (a FIFO, device or folder); give a file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+@contextlib.contextmanager
+def open_regular(
+    path: str | Path, what: str, error: type[Exception] = InputError
+) -> Iterator[tuple[BinaryIO, int]]:
+    """The regular file ``path`` opened for reading in binary, and its size in bytes, for a
+    reader that takes only the part it needs (``f.read(n)`` in blocks, never the whole of a
+    large file).  The same checks as :func:`read_regular`; a missing file raises ``error``
+    too (``"{what} {path} does not exist"``)."""
+    p = Path(path)
+    try:
+        fd = _open_fd(p, what, error)
+    except FileNotFoundError:
+        raise error(f"{what} {p} does not exist; give the path of a file") from None
+    size = os.fstat(fd).st_size
+    with os.fdopen(fd, "rb") as f:
+        try:
+            yield f, size
+        except OSError as exc:
+            raise error(f"{what} {p} is not readable ({exc.strerror})") from exc
 
 
 def read_regular(
@@ -27,15 +69,11 @@ def read_regular(
     """
     p = Path(path)
     try:
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = _open_fd(p, what, error)
     except FileNotFoundError:
         return None
-    except OSError as exc:
-        raise error(f"{what} {p} is not readable ({exc.strerror})") from exc
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise error(f"{what} {p} is not a regular file (a FIFO, device or folder); give a file")
         if st.st_size > limit:
             raise error(f"{what} {p} is {st.st_size} bytes, over the {limit} accepted")
         chunks = []

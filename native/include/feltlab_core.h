@@ -671,6 +671,38 @@ fl_status fl_dealer_probabilities(const uint32_t counts[10], unsigned up, unsign
  * n > 0. */
 int fl_can_frame_bits(uint32_t arbitration_id, unsigned extended, const uint8_t *data, size_t n);
 
+/* ---------------------------------------------------------------- NIST SP 800-22 rev 1a */
+/* The counting kernels of the fifteen bitstream tests (native/src/sp800_22.c; the p-values
+ * are computed in feltlab.rig.rng.sp800_22).  Every kernel reads n_seq rows of `stride` bytes,
+ * each a sequence of n bits packed most significant bit first (stride >= ceil(n / 8)), and
+ * returns FL_ERR_RANGE for n = 0, a short stride or a parameter outside its domain. */
+#define FL_STS_RUN_CAP 63
+fl_status fl_sts_frequency(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
+                           uint64_t *ones);
+fl_status fl_sts_block_frequency(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
+                                 uint64_t block, double *chi2);
+fl_status fl_sts_cusum(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
+                       int64_t *out);
+fl_status fl_sts_runs(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
+                      uint64_t *out);
+fl_status fl_sts_longest_run(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
+                             uint64_t block, uint32_t *hist);
+fl_status fl_sts_rank(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
+                      uint32_t *out);
+fl_status fl_sts_template_counts(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
+                                 unsigned m, const int32_t *index, uint32_t n_templates,
+                                 uint32_t blocks, uint32_t *counts);
+fl_status fl_sts_overlapping(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
+                             unsigned m, uint64_t block, unsigned K, uint32_t *nu);
+fl_status fl_sts_universal(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
+                           unsigned L, uint64_t Q, uint64_t K, double *fn);
+fl_status fl_sts_pattern_sums(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
+                              unsigned w, double *out);
+fl_status fl_sts_excursions(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
+                            uint64_t *cycles, uint32_t *nu, uint64_t *xi);
+fl_status fl_sts_linear_complexity(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
+                                   uint32_t block, uint32_t *hist);
+
 /* ---------------------------------------------------------------- build info */
 const char *fl_core_version(void);
 const char *fl_core_compiler(void);

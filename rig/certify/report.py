@@ -125,6 +125,66 @@ def make_plots(
     return plots
 
 
+def make_rng_plots(
+    columns: Sequence[Mapping[str, Any]], tests: Sequence[Mapping[str, Any]], alpha: float
+) -> list[tuple[str, str]]:
+    """Base64 PNG plots of a raw-output certificate (record ``rng``): the proportion of
+    passing sequences of every p-value column against SP 800-22's band (4.2.1), and each
+    test's p-values in ten bins against the uniform (4.2.2)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plots: list[tuple[str, str]] = []
+    judged = [c for c in columns if c["sequences"]]
+    if judged:
+        fig, ax = plt.subplots(figsize=(9, 3.8))
+        names = list(dict.fromkeys(c["test"] for c in judged))
+        jitter = np.random.default_rng(0)  # spreads a test's columns sideways, nothing else
+        for i, name in enumerate(names):
+            cs = [c for c in judged if c["test"] == name]
+            lo = min(c["band"][0] for c in cs)
+            hi = max(c["band"][1] for c in cs)
+            ax.fill_between([i - 0.4, i + 0.4], lo, hi, color="#e3e3e3", linewidth=0)
+            x = i + (jitter.uniform(-0.3, 0.3, len(cs)) if len(cs) > 1 else np.zeros(1))
+            prop = np.array([c["proportion"] for c in cs])
+            ok = np.array([c["proportion_ok"] for c in cs])
+            ax.plot(x[ok], prop[ok], "o", ms=3, color="#2a7d2a")
+            ax.plot(x[~ok], prop[~ok], "o", ms=4, color="#b22222")
+        ax.axhline(1 - alpha, color="k", linewidth=0.6)
+        ax.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=7)
+        lowest = min(min(c["proportion"], c["band"][0]) for c in judged)
+        ax.set_ylim(max(0.0, lowest - 0.01), 1.002)
+        ax.set_ylabel("proportion passing")
+        ax.set_title("grey: the band p̂ ± 3 sqrt(p̂(1 - p̂)/m); red: a column outside it", fontsize=8)
+        fig.subplots_adjust(left=0.08, right=0.99, bottom=0.36, top=0.93)
+        plots.append(("Proportion of passing sequences (SP 800-22 4.2.1)", _png(fig)))
+    ran = [t["name"] for t in tests if any(c["test"] == t["name"] for c in judged)]
+    if ran:
+        cols = 5
+        rows = -(-len(ran) // cols)
+        fig, axes = plt.subplots(rows, cols, figsize=(10, 1.9 * rows), squeeze=False)
+        for ax, name in zip(axes.ravel(), ran, strict=False):
+            h = np.sum([c["histogram"] for c in judged if c["test"] == name], axis=0)
+            ax.bar(
+                np.arange(10) / 10 + 0.05,
+                h / max(h.sum(), 1),
+                width=0.1,
+                color="#7aa6d6",
+                edgecolor="white",
+            )
+            ax.axhline(0.1, color="k", linewidth=0.6)
+            ax.set_title(name, fontsize=8)
+            ax.set_xticks([0, 0.5, 1])
+            ax.tick_params(labelsize=6)
+        for ax in axes.ravel()[len(ran) :]:
+            ax.axis("off")
+        fig.subplots_adjust(left=0.05, right=0.99, bottom=0.08, top=0.92, hspace=0.7)
+        plots.append(("P-values of each test (ten bins; uniform: 0.1 each)", _png(fig)))
+    return plots
+
+
 def junit_xml(record: Mapping[str, Any]) -> str:
     """JUnit XML of a record: one testcase per battery check and per measurement (FAIL a
     failure, ERROR an error, INCONCLUSIVE skipped with its reason, and each of the record's
@@ -158,6 +218,18 @@ def junit_xml(record: Mapping[str, Any]) -> str:
                 f"{c['statistic_name']}={fmt(c['statistic'])} p={fmt(c['p_value'])} "
                 f"adjusted={fmt(c['adjusted_p'])}",
             )
+    for t in (record.get("rng") or {}).get("tests", []):
+        bad = ", ".join(f"{label} {which}".strip() for label, which in t["failing"][:10])
+        case(
+            f"rng.{t['name']}",
+            "INCONCLUSIVE" if t["verdict"] == "NOT RUN" else t["verdict"],
+            f"NOT RUN: {t['not_run']}"
+            if t["verdict"] == "NOT RUN"
+            else f"failing: {bad}"
+            if bad
+            else f"min proportion {fmt(t['min_proportion'])}, "
+            f"min uniformity P {fmt(t['min_uniformity_p'])}",
+        )
     for m in record.get("measurements", []):
         why = (m.get("detail") or {}).get("reason")
         case(

@@ -519,9 +519,11 @@ def certify_jackpot(
 def _add_explore() -> None:
     from feltlab.rig.cli.csm_audit import csm_audit_command
     from feltlab.rig.cli.plan import plan_command
+    from feltlab.rig.cli.rng import rng_command
     from feltlab.rig.explore.cli import explore_command
 
     certify.add_command(explore_command)
+    certify.add_command(rng_command)
     certify.add_command(plan_command)
     certify.add_command(csm_audit_command)
 

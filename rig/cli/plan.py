@@ -94,6 +94,28 @@ def table_rows(table: PowerTable) -> list[dict[str, Any]]:
     "uses, so that the plan's figures are the campaign's (another seed shows the simulation's "
     "spread for the alternatives whose law is not exact).",
 )
+@click.option(
+    "--generator",
+    "-g",
+    "generators",
+    multiple=True,
+    help="A flawed generator of the library to catch with SP 800-22 (repeat; 'all': the "
+    "whole library, docs/rng.md): plans the raw-output certificate instead of the shoes.",
+)
+@click.option(
+    "--bits",
+    type=click.IntRange(100, 10**8),
+    default=1_000_000,
+    show_default=True,
+    help="--generator: bits a sequence.",
+)
+@click.option(
+    "--simulated",
+    type=click.IntRange(10, 10_000),
+    default=50,
+    show_default=True,
+    help="--generator: sequences simulated for each generator's law.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
 def plan_command(
     profile: str | None,
@@ -104,12 +126,27 @@ def plan_command(
     standard: str | None,
     shoes: int | None,
     seed: int,
+    generators: tuple[str, ...],
+    bits: int,
+    simulated: int,
     as_json: bool,
 ) -> None:
     """Per named alternative, the shoes each check of the battery needs to catch it with the
     required power at alpha (after Holm, at the Bonferroni level alpha/m), the battery's
-    figure (the fewest) and the check that catches it first."""
+    figure (the fewest) and the check that catches it first.  With --generator: per flawed
+    generator, the sequences of --bits each SP 800-22 test needs to catch it."""
     from feltlab.rig.certify.standards import get_standard
+
+    if generators:
+        if alternatives or decks is not None or shoes is not None or profile is not None:
+            raise click.UsageError(
+                "--generator plans the raw-output certificate: drop --alternative, --decks, "
+                "--shoes and --profile (the shuffler's)"
+            )
+        from feltlab.rig.cli.rng_plan import generator_plan
+
+        generator_plan(generators, bits, simulated, alpha, standard, required, seed, as_json)
+        return
 
     try:
         alts, camp = _alternatives(profile, alternatives)

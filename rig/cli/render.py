@@ -123,6 +123,7 @@ def print_result(result: Any, *, written: bool = True, as_json: bool = False) ->
             f"p = {c['adjusted_p']:.3g} (Holm)" if c["adjusted_p"] is not None else "",
             c["verdict"],
         )
+    add_rng_rows(table, rec)
     for m in rec["measurements"]:
         value = m["value"]
         lo = "" if m["low"] is None else f"{m['low']:.4g}"
@@ -178,6 +179,7 @@ def print_result(result: Any, *, written: bool = True, as_json: bool = False) ->
             )
             + (f", {got['missing_count']} missing" if got.get("missing_count") else "")
         )
+    print_rng_notes(console, rec.get("rng") or {})
     if bat.get("power"):
         console.print(power_table(bat["power"]))
     for note in bat.get("notes") or []:
@@ -197,3 +199,34 @@ def print_result(result: Any, *, written: bool = True, as_json: bool = False) ->
             "new or empty directory, to write record.json, report.html, junit.xml, "
             "manifest.json)"
         )
+
+
+def add_rng_rows(table: Any, rec: dict[str, Any]) -> None:
+    """A raw-output certificate's rows (record ``rng``): one per SP 800-22 test."""
+    for t in (rec.get("rng") or {}).get("tests", []):
+        bad = ", ".join(f"{lab} {which}".strip() for lab, which in t["failing"][:3])
+        more = len(t["failing"]) - 3
+        table.add_row(
+            f"sp800_22.{t['name']}",
+            t["not_run"]
+            or bad + (f" (+{more} more)" if more > 0 else "")
+            or (
+                f"min proportion {t['min_proportion']:.4f}"
+                if t["min_proportion"] is not None
+                else ""
+            ),
+            "" if t["min_uniformity_p"] is None else f"min P_T = {t['min_uniformity_p']:.3g}",
+            t["verdict"],
+        )
+
+
+def print_rng_notes(console: Any, rng: dict[str, Any]) -> None:
+    """The size, level and time of a raw-output certificate's battery and its notes."""
+    if rng:
+        console.print(
+            f"{rng['sequences']:,} sequences of {rng['n_bits']:,} bits, alpha {rng['alpha']:g} "
+            f"(family-wise over {rng['columns_judged']} p-value columns); the battery ran in "
+            f"{rng['seconds']:.1f} s"
+        )
+    for note in rng.get("notes") or []:
+        console.print(f"[yellow]not certified:[/yellow] {note}", soft_wrap=True)

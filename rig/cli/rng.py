@@ -1,0 +1,192 @@
+"""``feltlab certify rng``: certify a generator's raw output, read from a file or drawn from a
+generator of the library, with NIST SP 800-22's battery (docs/rng.md); the record, report,
+JUnit and manifest of a campaign (:mod:`feltlab.rig.certify.rng_certificate`)."""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from feltlab.cli.options import json_option, out_option, seed_option
+from feltlab.errors import FeltlabError
+from feltlab.seeds import U64_MAX
+
+FORMAT_HELP = (
+    "How the file holds the bits: bytes (raw bytes, most significant bit first), u32le, "
+    "u32be, u64le, u64be (32- or 64-bit words, little- or big-endian; each word's bits most "
+    "significant first), text (decimal integers separated by spaces or newlines, with --range)."
+)
+
+
+def _bitstream(
+    path: str | None,
+    fmt: str,
+    value_range: str | None,
+    sequences: int | None,
+    bits: int | None,
+    generator: str | None,
+    seed: int,
+) -> tuple[Any, int, dict[str, Any], dict[str, Any]]:
+    """``(sequences array, n_bits, device, source)`` from the file or the library generator."""
+    from feltlab.rig.rng.generators import parse_generator
+    from feltlab.rig.rng.sources import DEFAULT_BITS, read_bitstream
+
+    if generator is not None:
+        g = parse_generator(generator)
+        n = bits or DEFAULT_BITS
+        m = sequences or 100
+        data = g.sequences(m, n, seed)
+        device = {
+            "name": f"library generator {g.name} (seed {seed})",
+            "kind": "rng",
+            "simulated": True,
+            "model": g.name,
+        }
+        return data, n, device, dict(g.describe(), sequences=m, bits=n)
+    assert path is not None
+    bs = read_bitstream(path, fmt, sequences=sequences, bits=bits, value_range=value_range)
+    device = {
+        "name": f"raw output {Path(path).name} ({fmt})",
+        "kind": "rng",
+        "simulated": False,
+        "model": None,
+    }
+    return bs.sequences, bs.n_bits, device, bs.source
+
+
+@click.command("rng")
+@click.argument("file", required=False, type=click.Path(dir_okay=False))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["bytes", "u32le", "u32be", "u64le", "u64be", "text"]),
+    default="bytes",
+    show_default=True,
+    help=FORMAT_HELP,
+)
+@click.option(
+    "--range",
+    "value_range",
+    metavar="LO:HI",
+    default=None,
+    help="--format text: the integers' range, a power of two of values "
+    "(e.g. 0:4294967295); its bits are tested. Refused if not a power of two.",
+)
+@click.option(
+    "--sequences",
+    type=click.IntRange(1, 10**7),
+    default=None,
+    help="Sequences m (default: as many as the file holds; 100 for --generator).",
+)
+@click.option(
+    "--bits",
+    type=click.IntRange(1, 10**9),
+    default=None,
+    help="Bits n a sequence (default 1,000,000, SP 800-22's; or the whole file if it holds fewer).",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=None,
+    help="Each p-value's level and the certificate's family-wise "
+    "level (default 0.01, SP 800-22's and 99%).",
+)
+@click.option(
+    "--standard",
+    default=None,
+    help="25cfr547 (99%), pa810a (95%), comar (95%) or "
+    "gli (99%): sets alpha and the tests required (docs/rng.md, Standards).",
+)
+@click.option(
+    "--generator",
+    default=None,
+    help="Test a generator of the library instead of a "
+    "FILE (docs/rng.md): chacha20, glibc-rand-low, java-random, xorshift128+-low, "
+    "stuck-bit:bit=N, modulo:r=R, reused-key:every=K, ...",
+)
+@seed_option(None, f"--generator's seed, 0..{U64_MAX} (default: fresh, recorded).")
+@out_option("The certificate's directory (new or empty; default feltlab-campaigns/rng-...).")
+@json_option("the verdict and record")
+def rng_command(
+    file: str | None,
+    fmt: str,
+    value_range: str | None,
+    sequences: int | None,
+    bits: int | None,
+    alpha: float | None,
+    standard: str | None,
+    generator: str | None,
+    seed: int | None,
+    out: str | None,
+    as_json: bool,
+) -> None:
+    """Certify a generator's raw output with NIST SP 800-22: m sequences of n bits from FILE
+    (or --generator), the two second-level verdicts, record, report, JUnit and manifest
+    (exit 0 pass, 1 fail, 2 error, 3 inconclusive: a required test without enough data)."""
+    from feltlab.rig.certify.record import new_out_dir
+    from feltlab.rig.certify.rng_certificate import certify_sequences
+    from feltlab.rig.cli.campaign_dir import new_campaign_dir
+    from feltlab.rig.cli.render import RichProgress, print_result
+
+    if (file is None) == (generator is None):
+        raise click.UsageError("give a FILE of raw output or --generator NAME (one of them)")
+    if standard is not None and alpha is not None:
+        raise click.UsageError("give --standard (which sets alpha) or --alpha, not both")
+    if file is not None and seed is not None:
+        raise click.UsageError("--seed is for --generator; a file's bits are what they are")
+    seed = secrets.randbits(64) if seed is None and generator is not None else seed
+    directory: Path | None = None
+    made = False
+    try:
+        if standard is not None:
+            from feltlab.rig.certify.standards import get_standard
+
+            get_standard(standard, "rng")  # an unknown standard stops before any work
+        if out is not None:  # a --out that is not new or empty stops before any reading
+            directory = Path(out)
+            new_out_dir(directory, "choose a new --out directory")
+        data, n, device, source = _bitstream(
+            file, fmt, value_range, sequences, bits, generator, seed or 0
+        )
+        if out is None:
+            directory = new_campaign_dir("rng")
+            made = True
+        with RichProgress() as bar:
+            bar.start(f"SP 800-22 on {data.shape[0]:,} x {n:,} bits", data.shape[0])
+            done = [0]
+
+            def tick(k: int, m: int) -> None:
+                bar.advance(k - done[0])
+                done[0] = k
+
+            result = certify_sequences(
+                data,
+                n,
+                device,
+                source,
+                alpha=alpha,
+                standard=standard,
+                seed=seed,
+                out=directory,
+                progress=tick,
+            )
+    except (FeltlabError, ValueError) as exc:
+        if made and directory is not None:
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+        click.echo(f"error: {str(exc).splitlines()[0]}", err=True)
+        sys.exit(2)
+    except OSError as exc:
+        click.echo(
+            f"error: cannot write {exc.filename or directory}: {exc.strerror or exc}; "
+            "give a writable --out",
+            err=True,
+        )
+        sys.exit(2)
+    print_result(result, as_json=as_json)
+    sys.exit(result.exit_code)
