@@ -156,3 +156,49 @@ def read_record(folder: str | Path) -> dict[str, Any]:
     if not path.is_file():
         raise RigError(f"{folder}: no {RAW_RECORD}; collect raw output into it first")
     return dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+def is_raw_collection(path: Path) -> bool:
+    """True for the folder of a ``certify rng --device`` campaign (its ``raw.json``)."""
+    return path.is_dir() and (path / RAW_RECORD).is_file() and (path / "record.json").is_file()
+
+
+def analyze_collection(
+    folder: Path, *, out: Path | None = None, alpha: float | None = None, progress: Any = None
+) -> Any:
+    """Re-run a ``certify rng --device`` campaign from its capture alone: the raw words
+    decoded from ``capture.blf`` (:func:`raw_from_capture`), checked against the SHA-256 the
+    collection recorded, split as the campaign split them, and certified again
+    (:func:`feltlab.rig.certify.rng_certificate.certify_sequences`; its report into ``out``
+    when given).  Raises RigError when the decoded words differ from those recorded."""
+    import numpy as np
+
+    from feltlab.rig.certify.rng_certificate import certify_sequences
+    from feltlab.rig.rng.sources import split_sequences
+
+    collection = read_record(folder)
+    record = json.loads((folder / "record.json").read_text(encoding="utf-8"))
+    data = raw_from_capture(folder / collection["capture"])
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != collection["sha256"]:
+        raise RigError(
+            f"{folder}: the capture's raw words (sha256 {digest}) are not those collected "
+            f"(sha256 {collection['sha256']}): the capture or raw.json was altered"
+        )
+    opts = record["options"]
+    m, n = int(opts["sequences"]), int(opts["bits"])
+    seqs = split_sequences(np.frombuffer(data, np.uint8), m, n)
+    source = dict(record["source"], decoded_from=collection["capture"])
+    standard = opts.get("standard") if alpha is None else None
+    if progress is not None:
+        progress.start(f"SP 800-22 on {m:,} x {n:,} bits from the capture", m)
+    return certify_sequences(
+        seqs,
+        n,
+        record["device"],
+        source,
+        alpha=alpha if alpha is not None or standard else opts.get("alpha"),
+        standard=standard,
+        seed=record.get("seed"),
+        out=out,
+    )

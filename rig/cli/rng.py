@@ -59,6 +59,27 @@ def _bitstream(
     return bs.sequences, bs.n_bits, device, bs.source
 
 
+def _collected(
+    directory: Path, sequences: int, bits: int, data_bitrate: int, seed: int | None
+) -> tuple[Any, int, dict[str, Any], dict[str, Any]]:
+    """``(sequences array, n_bits, device, source)`` collected over the simulated bus from
+    the batch shuffler's raw output into ``directory`` (the source names the collection's
+    record, its bus time included)."""
+    from feltlab.rig.certify.rawout import RAW_FILE, collect_simulated
+    from feltlab.rig.rng.sources import read_bitstream
+
+    words = -(-sequences * bits // 32)
+    record = collect_simulated(directory, words, seed=seed or 0, data_bitrate=data_bitrate or None)
+    bs = read_bitstream(directory / RAW_FILE, "bytes", sequences=sequences, bits=bits)
+    device = {
+        "name": f"simulated batch shuffler, raw output over the bus (seed {seed})",
+        "kind": "rng",
+        "simulated": True,
+        "model": record["generator"],
+    }
+    return bs.sequences, bs.n_bits, device, dict(bs.source, collection=record)
+
+
 @click.command("rng")
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
 @click.option(
@@ -109,6 +130,22 @@ def _bitstream(
     "FILE (docs/rng.md): chacha20, glibc-rand-low, java-random, xorshift128+-low, "
     "stuck-bit:bit=N, modulo:r=R, reused-key:every=K, ...",
 )
+@click.option(
+    "--device",
+    type=click.Choice(["batch"]),
+    default=None,
+    help="Collect the raw output over the bus instead of a FILE: the simulated batch "
+    "shuffler's own ChaCha20 words (READ_RAW, protocol 2.2), in simulated time, into --out "
+    "(capture.blf, raw.bin, raw.json: the bus time); needs --sequences and --bits "
+    "(docs/rng.md, Raw output over the bus).",
+)
+@click.option(
+    "--data-bitrate",
+    type=click.IntRange(0, 8_000_000),
+    default=2_000_000,
+    show_default=True,
+    help="--device: the CAN FD data-phase bitrate (bit/s; 0: classic CAN at 500 kbit/s).",
+)
 @seed_option(None, f"--generator's seed, 0..{U64_MAX} (default: fresh, recorded).")
 @out_option("The certificate's directory (new or empty; default feltlab-campaigns/rng-...).")
 @json_option("the verdict and record")
@@ -121,6 +158,8 @@ def rng_command(
     alpha: float | None,
     standard: str | None,
     generator: str | None,
+    device: str | None,
+    data_bitrate: int,
     seed: int | None,
     out: str | None,
     as_json: bool,
@@ -133,13 +172,17 @@ def rng_command(
     from feltlab.rig.cli.campaign_dir import new_campaign_dir
     from feltlab.rig.cli.render import RichProgress, print_result
 
-    if (file is None) == (generator is None):
-        raise click.UsageError("give a FILE of raw output or --generator NAME (one of them)")
+    if sum(x is not None for x in (file, generator, device)) != 1:
+        raise click.UsageError(
+            "give a FILE of raw output or --generator NAME or --device KIND (one of them)"
+        )
+    if device is not None and (sequences is None or bits is None):
+        raise click.UsageError("--device collects --sequences x --bits bits: give both")
     if standard is not None and alpha is not None:
         raise click.UsageError("give --standard (which sets alpha) or --alpha, not both")
     if file is not None and seed is not None:
         raise click.UsageError("--seed is for --generator; a file's bits are what they are")
-    seed = secrets.randbits(64) if seed is None and generator is not None else seed
+    seed = secrets.randbits(64) if seed is None and file is None else seed
     directory: Path | None = None
     made = False
     try:
@@ -150,10 +193,17 @@ def rng_command(
         if out is not None:  # a --out that is not new or empty stops before any reading
             directory = Path(out)
             new_out_dir(directory, "choose a new --out directory")
-        data, n, device, source = _bitstream(
-            file, fmt, value_range, sequences, bits, generator, seed or 0
-        )
-        if out is None:
+        if out is None and device is not None:
+            directory = new_campaign_dir("rng")
+            made = True
+        if device is not None:
+            assert directory is not None and sequences is not None and bits is not None
+            data, n, tested, source = _collected(directory, sequences, bits, data_bitrate, seed)
+        else:
+            data, n, tested, source = _bitstream(
+                file, fmt, value_range, sequences, bits, generator, seed or 0
+            )
+        if out is None and directory is None:
             directory = new_campaign_dir("rng")
             made = True
         with RichProgress() as bar:
@@ -167,7 +217,7 @@ def rng_command(
             result = certify_sequences(
                 data,
                 n,
-                device,
+                tested,
                 source,
                 alpha=alpha,
                 standard=standard,

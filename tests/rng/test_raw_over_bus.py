@@ -1,0 +1,89 @@
+"""Raw output collected from a simulated device over CAN FD (issue 39 item 5): the same
+verdicts and p-values as the same words read from a file, the bus time in the record, and
+``feltlab analyze`` re-running the battery from the capture alone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from feltlab import native
+from feltlab.cli import main
+
+M, N = 3, 40_000  # three sequences of 4 x 10^4 bits: 3,750 words, 4 blocks
+
+
+def _certify(*args: str) -> dict[str, Any]:
+    r = CliRunner().invoke(main, ["certify", "rng", *args, "--json"])
+    assert r.exit_code in (0, 1, 3), r.output
+    return dict(json.loads(r.output)["record"])
+
+
+def _columns(record: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+    """Each test's verdict and NOT RUN reason, and each p-value column's second-level
+    figures: sequences passing, the ten-bin histogram of its p-values, the two P-values."""
+    tests = [(t["name"], t["verdict"], t["not_run"]) for t in record["rng"]["tests"]]
+    cols = [
+        (c["test"], c["label"], c["passed"], c["histogram"], c["proportion_p"], c["uniformity_p"])
+        for c in record["rng"]["columns"]
+    ]
+    assert len(tests) == 15 and len(cols) > 100  # judged columns: 157 here, NOT RUN ones out
+    return tests, cols
+
+
+def test_device_over_fd_gives_the_file_verdicts(tmp_path: Path) -> None:
+    bus = _certify(
+        "--device", "batch", "--sequences", str(M), "--bits", str(N), "--seed", "7",
+        "--out", str(tmp_path / "bus"),
+    )  # fmt: skip
+    # the same words written as a file by another route: the device's ChaCha20 keystream
+    # (key 7) as 32-bit outputs, most significant byte first
+    stream = native.ChaCha20(7).keystream(M * N // 8)
+    words = np.frombuffer(stream, "<u4").astype(">u4").tobytes()
+    (tmp_path / "words.bin").write_bytes(words)
+    assert (tmp_path / "bus" / "raw.bin").read_bytes() == words
+    file = _certify(
+        str(tmp_path / "words.bin"), "--sequences", str(M), "--bits", str(N),
+        "--out", str(tmp_path / "file"),
+    )  # fmt: skip
+    assert bus["verdict"] == file["verdict"]
+    assert _columns(bus) == _columns(file)
+    collected = bus["source"]["collection"]
+    assert collected["bus"]["fd"] and collected["bus"]["data_bitrate"] == 2_000_000
+    assert collected["blocks"] == 4 and collected["resends"] == 0
+    low = collected["bus"]["model_seconds_no_stuffing"]
+    assert low < collected["bus"]["bus_seconds"] < collected["bus"]["model_seconds_worst_stuffing"]
+    # analyze: the words decoded from the capture, the battery re-run: the same verdicts
+    r = CliRunner().invoke(main, ["analyze", str(tmp_path / "bus"), "--json"])
+    assert r.exit_code in (0, 1, 3), r.output
+    again = json.loads(r.output)["record"]
+    assert again["verdict"] == bus["verdict"] and _columns(again) == _columns(bus)
+    assert again["source"]["decoded_from"] == "capture.blf"
+
+
+def test_analyze_refuses_a_capture_that_is_not_the_collection(tmp_path: Path) -> None:
+    _certify("--device", "batch", "--sequences", "1", "--bits", "20000", "--seed", "3",
+             "--out", str(tmp_path))  # fmt: skip
+    raw = json.loads((tmp_path / "raw.json").read_text())
+    raw["sha256"] = "0" * 64
+    (tmp_path / "raw.json").write_text(json.dumps(raw))
+    r = CliRunner().invoke(main, ["analyze", str(tmp_path)])
+    assert r.exit_code == 2 and "not those collected" in r.output
+
+
+def test_device_needs_a_sample_size() -> None:
+    r = CliRunner().invoke(main, ["certify", "rng", "--device", "batch", "--bits", "1000"])
+    assert r.exit_code == 2 and "give both" in r.output
+
+
+@pytest.mark.parametrize("extra", [["--generator", "chacha20"], ["some.bin"]])
+def test_device_is_one_source(extra: list[str]) -> None:
+    r = CliRunner().invoke(
+        main, ["certify", "rng", "--device", "batch", "--sequences", "1", "--bits", "9", *extra]
+    )
+    assert r.exit_code == 2 and "one of them" in r.output
