@@ -117,6 +117,27 @@ def collect_simulated(
     return record
 
 
+def bus_rates(device: dict[str, Any]) -> tuple[int, int | None]:
+    """``(bitrate, data_bitrate)`` of a profile's ``[device]`` table: ``bitrate`` (default
+    500 kbit/s), and with ``fd = true`` its ``data_bitrate`` (default 2 Mbit/s; None for
+    classic CAN).  Raises RigError for a data bitrate below the nominal one, or one given
+    without ``fd = true``."""
+    bitrate = int(device.get("bitrate", 500_000))
+    if not device.get("fd", False):
+        if "data_bitrate" in device:
+            raise RigError(
+                "[device] data_bitrate is CAN FD's data phase: add fd = true, or remove it"
+            )
+        return bitrate, None
+    data = int(device.get("data_bitrate", 2_000_000))
+    if data < bitrate:
+        raise RigError(
+            f"[device] data_bitrate {data} is below the bitrate {bitrate}: CAN FD's data "
+            "phase is at least as fast as its arbitration"
+        )
+    return bitrate, data
+
+
 def raw_from_capture(path: str | Path, base: int = 0x100) -> bytes:
     """The raw words of the READ_RAW session in capture ``path`` (BLF, ASC or candump), as
     the host received them: the device's raw-channel frames reassembled into RAW_BLOCK

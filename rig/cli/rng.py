@@ -60,16 +60,21 @@ def _bitstream(
 
 
 def _collected(
-    directory: Path, sequences: int, bits: int, data_bitrate: int, seed: int | None
+    directory: Path, sequences: int, bits: int, profile: str | None, seed: int | None
 ) -> tuple[Any, int, dict[str, Any], dict[str, Any]]:
     """``(sequences array, n_bits, device, source)`` collected over the simulated bus from
     the batch shuffler's raw output into ``directory`` (the source names the collection's
     record, its bus time included)."""
-    from feltlab.rig.certify.rawout import RAW_FILE, collect_simulated
+    from feltlab.rig.certify.profile import load_profile
+    from feltlab.rig.certify.rawout import RAW_FILE, bus_rates, collect_simulated
     from feltlab.rig.rng.sources import read_bitstream
 
+    declared = load_profile(profile, "batch").device if profile else {"fd": True}
+    bitrate, data_bitrate = bus_rates(declared)
     words = -(-sequences * bits // 32)
-    record = collect_simulated(directory, words, seed=seed or 0, data_bitrate=data_bitrate or None)
+    record = collect_simulated(
+        directory, words, seed=seed or 0, bitrate=bitrate, data_bitrate=data_bitrate
+    )
     bs = read_bitstream(directory / RAW_FILE, "bytes", sequences=sequences, bits=bits)
     device = {
         "name": f"simulated batch shuffler, raw output over the bus (seed {seed})",
@@ -140,11 +145,12 @@ def _collected(
     "(docs/rng.md, Raw output over the bus).",
 )
 @click.option(
-    "--data-bitrate",
-    type=click.IntRange(0, 8_000_000),
-    default=2_000_000,
-    show_default=True,
-    help="--device: the CAN FD data-phase bitrate (bit/s; 0: classic CAN at 500 kbit/s).",
+    "--profile",
+    "device_profile",
+    type=click.Path(dir_okay=False, exists=True),
+    default=None,
+    help="--device: a profile whose [device] declares the bus: bitrate, fd = true and "
+    "data_bitrate (default CAN FD 500 kbit/s / 2 Mbit/s; fd = false: classic CAN).",
 )
 @seed_option(None, f"--generator's seed, 0..{U64_MAX} (default: fresh, recorded).")
 @out_option("The certificate's directory (new or empty; default feltlab-campaigns/rng-...).")
@@ -159,7 +165,7 @@ def rng_command(
     standard: str | None,
     generator: str | None,
     device: str | None,
-    data_bitrate: int,
+    device_profile: str | None,
     seed: int | None,
     out: str | None,
     as_json: bool,
@@ -198,7 +204,7 @@ def rng_command(
             made = True
         if device is not None:
             assert directory is not None and sequences is not None and bits is not None
-            data, n, tested, source = _collected(directory, sequences, bits, data_bitrate, seed)
+            data, n, tested, source = _collected(directory, sequences, bits, device_profile, seed)
         else:
             data, n, tested, source = _bitstream(
                 file, fmt, value_range, sequences, bits, generator, seed or 0

@@ -87,3 +87,38 @@ def test_device_is_one_source(extra: list[str]) -> None:
         main, ["certify", "rng", "--device", "batch", "--sequences", "1", "--bits", "9", *extra]
     )
     assert r.exit_code == 2 and "one of them" in r.output
+
+
+def test_bus_rates_from_the_profile() -> None:
+    from feltlab.rig.certify.rawout import bus_rates
+    from feltlab.rig.errors import RigError
+
+    assert bus_rates({"bitrate": 250_000}) == (250_000, None)
+    assert bus_rates({"fd": True}) == (500_000, 2_000_000)
+    assert bus_rates({"fd": True, "bitrate": 1_000_000, "data_bitrate": 5_000_000}) == (
+        1_000_000,
+        5_000_000,
+    )
+    with pytest.raises(RigError, match="add fd = true"):
+        bus_rates({"data_bitrate": 2_000_000})
+    with pytest.raises(RigError, match="below the bitrate"):
+        bus_rates({"fd": True, "bitrate": 1_000_000, "data_bitrate": 500_000})
+
+
+def test_profile_declares_the_data_bitrate(tmp_path: Path) -> None:
+    from feltlab.rig.profiles import resolve_profile
+
+    text = resolve_profile("batch6").read_text()
+    prof = tmp_path / "fd4.toml"
+    prof.write_text(text.replace("[device]\n", "[device]\nfd = true\ndata_bitrate = 4000000\n", 1))
+    rec = _certify("--device", "batch", "--profile", str(prof), "--sequences", "1", "--bits",
+                   "30000", "--seed", "2", "--out", str(tmp_path / "a"))  # fmt: skip
+    bus = rec["source"]["collection"]["bus"]
+    assert (bus["fd"], bus["bitrate"], bus["data_bitrate"]) == (True, 500_000, 4_000_000)
+    classic = tmp_path / "classic.toml"
+    classic.write_text(text)  # no fd: classic CAN, 7 bytes a frame
+    rec2 = _certify("--device", "batch", "--profile", str(classic), "--sequences", "1", "--bits",
+                    "30000", "--seed", "2", "--out", str(tmp_path / "b"))  # fmt: skip
+    bus2 = rec2["source"]["collection"]["bus"]
+    assert not bus2["fd"] and bus2["bus_seconds"] > 5 * bus["bus_seconds"]
+    assert (tmp_path / "a" / "raw.bin").read_bytes() == (tmp_path / "b" / "raw.bin").read_bytes()
