@@ -342,3 +342,19 @@ def test_refuses_an_existing_raw_file(tmp_path: Path) -> None:
     (tmp_path / "raw.bin").write_bytes(b"x")
     with pytest.raises(FileExistsError, match="choose a new --out"):
         collect_simulated(tmp_path, 10)
+
+
+def test_capture_journal_keeps_fd_frames(tmp_path: Path) -> None:
+    from feltlab.rig.bus.capture import read_journal
+    from feltlab.rig.bus.writer import CaptureWriter, journal_path
+
+    writer = CaptureWriter(tmp_path / "c.blf", journal=True)
+    frame = can.Message(
+        timestamp=1e9, arbitration_id=raw_channel_ids(0x100)[0], data=bytes(range(64)),
+        is_extended_id=True, is_fd=True, bitrate_switch=True, is_rx=True,
+    )  # fmt: skip
+    writer.on_message_received(frame)
+    [back] = read_journal(journal_path(tmp_path / "c.blf"))
+    writer.stop()
+    assert back.is_fd and back.bitrate_switch and bytes(back.data) == bytes(range(64))
+    assert back.arbitration_id == frame.arbitration_id and back.is_extended_id
