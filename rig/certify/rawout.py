@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from feltlab.rig.clients.rawout import collect_raw
 from feltlab.rig.clients.shufflers import BatchShufflerClient
 from feltlab.rig.clock import SimClock
 from feltlab.rig.devices.base import Timing
-from feltlab.rig.devices.rawout import RawSource
+from feltlab.rig.devices.rawout import ChaChaSource, RawSource
 from feltlab.rig.devices.shufflers import BatchShuffler
 from feltlab.rig.errors import ProtocolError, RigError
 from feltlab.rig.protocol.codec import PROTOCOL_MAJOR, PROTOCOL_MINOR
@@ -50,12 +51,14 @@ def collect_simulated(
     bitrate: int = 500_000,
     data_bitrate: int | None = 2_000_000,
     source: RawSource | None = None,
+    flaw: Callable[[RawSource], RawSource] | None = None,
     base: int = 0x100,
 ) -> dict[str, Any]:
     """Collect ``words`` raw words of ``width`` bits from a simulated batch shuffler (ChaCha20
-    key ``seed``, or ``source``) into folder ``out`` (created; files named above), on CAN FD
-    at ``bitrate`` / ``data_bitrate`` (bit/s), or classic CAN at ``bitrate`` when
-    ``data_bitrate`` is None.  Returns the record written to ``raw.json``.
+    key ``seed``, or ``source``; ``flaw`` wraps the device's own stream in a declared flawed
+    model, e.g. ``lambda s: StuckBitSource(s, 0)``) into folder ``out`` (created; files
+    named above), on CAN FD at ``bitrate`` / ``data_bitrate`` (bit/s), or classic CAN at
+    ``bitrate`` when ``data_bitrate`` is None.  Returns the record written to ``raw.json``.
 
     Raises :class:`feltlab.rig.clients.rawout.RawCollectionError` if a block cannot be
     collected, FileExistsError if ``out`` already holds a raw file.
@@ -74,6 +77,8 @@ def collect_simulated(
     cpu0 = time.process_time()
     device = BatchShuffler(spec, seed=seed, clock=clock, timing=Timing(heartbeat_period=0.1))
     device.start()
+    if flaw is not None:
+        source = flaw(source if source is not None else ChaChaSource(device.rng))
     server = device.enable_raw_output(source, fd=fd)
     client = BatchShufflerClient(spec, clock=clock, capture=folder / CAPTURE_FILE, timeout=0.5)
     try:

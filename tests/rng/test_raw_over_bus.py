@@ -122,3 +122,25 @@ def test_profile_declares_the_data_bitrate(tmp_path: Path) -> None:
     bus2 = rec2["source"]["collection"]["bus"]
     assert not bus2["fd"] and bus2["bus_seconds"] > 5 * bus["bus_seconds"]
     assert (tmp_path / "a" / "raw.bin").read_bytes() == (tmp_path / "b" / "raw.bin").read_bytes()
+
+
+def test_a_flawed_device_fails_as_its_file_does(tmp_path: Path) -> None:
+    from feltlab.rig.certify.rawout import collect_simulated
+    from feltlab.rig.certify.rng_certificate import certify_sequences
+    from feltlab.rig.devices.rawout import StuckBitSource
+    from feltlab.rig.rng.sources import read_bitstream
+
+    m, n = 3, 100_000
+    collect_simulated(tmp_path / "bus", m * n // 32, seed=5, flaw=lambda s: StuckBitSource(s, 0))
+    # the same flaw by another route: ChaCha20 (key 5) words, bit 0 set, MSB first
+    words = np.frombuffer(native.ChaCha20(5).keystream(m * n // 8), "<u4") | np.uint32(1)
+    (tmp_path / "flawed.bin").write_bytes(words.astype(">u4").tobytes())
+    device = {"name": "stuck bit 0", "kind": "rng", "simulated": True, "model": None}
+    verdicts = []
+    for path in (tmp_path / "bus" / "raw.bin", tmp_path / "flawed.bin"):
+        bs = read_bitstream(path, "bytes", sequences=m, bits=n)
+        result = certify_sequences(bs.sequences, n, device, {}, seed=1)
+        verdicts.append((result.record["verdict"], result.record["rng"]["failing_tests"]))
+    # one bit in 32 stuck: the frequency statistic is sqrt(n)/32 = 9.9 standard deviations
+    assert verdicts[0] == verdicts[1] and verdicts[0][0] == "FAIL"
+    assert "frequency" in verdicts[0][1]
