@@ -85,6 +85,31 @@ def _collected(
     return bs.sequences, bs.n_bits, device, dict(bs.source, collection=record)
 
 
+def _dieharder_section(tests: str | None, psamples: int, path: Path | None) -> dict[str, Any]:
+    """The record's ``dieharder`` section: ``tests`` (comma-separated -d numbers) run on the
+    raw file ``path`` (module :mod:`feltlab.rig.certify.dieharder`); empty without
+    ``tests``.  Raises RigError without dieharder or a file (``--generator``), ValueError for
+    a malformed list."""
+    if not tests:
+        return {}
+    from feltlab.rig.certify.dieharder import DieharderError, find_dieharder, run_file
+
+    try:
+        numbers = [int(t) for t in tests.split(",") if t.strip()]
+    except ValueError:
+        raise ValueError(
+            f"--dieharder {tests!r}: give dieharder's -d numbers, e.g. 0,100"
+        ) from None
+    if path is None:
+        raise DieharderError(
+            "--dieharder reads a raw file: give a FILE or --device, not --generator"
+        )
+    if find_dieharder() is None:
+        raise DieharderError("--dieharder: dieharder is not installed (apt-get install dieharder)")
+    results = run_file(path, numbers, psamples=psamples)
+    return {"dieharder": {"psamples": psamples, "tests": [r.to_record() for r in results]}}
+
+
 @click.command("rng")
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
 @click.option(
@@ -152,6 +177,23 @@ def _collected(
     help="--device: a profile whose [device] declares the bus: bitrate, fd = true and "
     "data_bitrate (default CAN FD 500 kbit/s / 2 Mbit/s; fd = false: classic CAN).",
 )
+@click.option(
+    "--dieharder",
+    "dieharder_tests",
+    default=None,
+    metavar="N,N,...",
+    help="Also run these dieharder tests (its -d numbers, e.g. 0,100,101) on the raw file, "
+    "where dieharder is installed: each test's bytes worked out first, one that would "
+    "rewind the file INVALID; results in the record's dieharder section, beside the "
+    "SP 800-22 verdict (docs/rng.md, dieharder).",
+)
+@click.option(
+    "--dieharder-psamples",
+    type=click.IntRange(1, 10_000),
+    default=100,
+    show_default=True,
+    help="--dieharder: p-samples a test (its -p).",
+)
 @seed_option(None, f"--generator's seed, 0..{U64_MAX} (default: fresh, recorded).")
 @out_option("The certificate's directory (new or empty; default feltlab-campaigns/rng-...).")
 @json_option("the verdict and record")
@@ -166,6 +208,8 @@ def rng_command(
     generator: str | None,
     device: str | None,
     device_profile: str | None,
+    dieharder_tests: str | None,
+    dieharder_psamples: int,
     seed: int | None,
     out: str | None,
     as_json: bool,
@@ -212,6 +256,9 @@ def rng_command(
         if out is None and directory is None:
             directory = new_campaign_dir("rng")
             made = True
+        raw_path = Path(file) if file is not None else None
+        if device is not None and directory is not None:
+            raw_path = directory / "raw.bin"
         with RichProgress() as bar:
             bar.start(f"SP 800-22 on {data.shape[0]:,} x {n:,} bits", data.shape[0])
             done = [0]
@@ -230,6 +277,12 @@ def rng_command(
                 seed=seed,
                 out=directory,
                 progress=tick,
+                capture="capture.blf" if device is not None else None,
+                extra=_dieharder_section(
+                    dieharder_tests,
+                    dieharder_psamples,
+                    raw_path,
+                ),
             )
     except (FeltlabError, ValueError) as exc:
         if made and directory is not None:

@@ -104,3 +104,49 @@ def test_real_dieharder_never_rewinds(tmp_path: Path) -> None:
     [caught] = run_file(short, [100], psamples=1, calibrations=[Calibration(100, 1, 0)])
     assert caught.invalid is not None and "rewound the file" in caught.invalid
     assert caught.p_values == ()
+
+
+def test_certify_rng_dieharder_needs_the_program(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from feltlab.cli import main
+
+    f = tmp_path / "w.bin"
+    f.write_bytes(native.ChaCha20(1).keystream(20_000))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    r = CliRunner().invoke(
+        main, ["certify", "rng", str(f), "--bits", "20000", "--dieharder", "100",
+               "--out", str(tmp_path / "o")],
+    )  # fmt: skip
+    assert r.exit_code == 2 and "dieharder is not installed" in r.output
+    r = CliRunner().invoke(main, ["certify", "rng", str(f), "--dieharder", "x,1"])
+    assert r.exit_code == 2 and "dieharder's -d numbers" in r.output
+
+
+@needs_dieharder
+def test_certify_rng_records_dieharder_beside_sp800_22(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from feltlab.cli import main
+
+    f = tmp_path / "w.bin"
+    # the calibrations measured here: birthdays about 4.17 MB a p-sample, sts_monobit 4.41 MB
+    f.write_bytes(native.ChaCha20(9).keystream(4_300_000))
+    r = CliRunner().invoke(
+        main, ["certify", "rng", str(f), "--sequences", "1", "--bits", "1000000",
+               "--dieharder", "100,0", "--dieharder-psamples", "1", "--out", str(tmp_path / "o"),
+               "--json"],
+    )  # fmt: skip
+    assert r.exit_code in (0, 1, 3), r.output
+    section = json.loads(r.output)["record"]["dieharder"]
+    monobit, birthdays = section["tests"]
+    assert birthdays["test"] == "diehard_birthdays" and birthdays["not_run"] is None
+    assert birthdays["verdict"] in ("PASS", "WEAK", "FAIL") and len(birthdays["p_values"]) == 1
+    assert birthdays["bytes_needed"] <= 4_300_000
+    assert monobit["test"] == "sts_monobit" and monobit["verdict"] == "INVALID"
+    assert monobit["p_values"] == [] and monobit["bytes_needed"] > 4_300_000
+    assert "the file holds 4300000" in monobit["not_run"]
