@@ -138,7 +138,9 @@ class RawOutput:
         self.session: tuple[int, int, int, int] | None = None  # rid, width, words, blocks
         self.generator = ""
         self.errors: list[str] = []
-        self._queue: deque[list[bytes]] = deque()
+        #: payloads to send: bytes, or (session, request id, block) built when its turn comes,
+        #: so a long stream never holds more than one block in memory
+        self._queue: deque[bytes | tuple[tuple[int, int, int, int], int, int]] = deque()
         self._frames: list[bytes] = []
         self._fc_timer: ScheduledCall | None = None
         self._listening = False
@@ -151,11 +153,12 @@ class RawOutput:
                 self._ack(rid, op, Result.BAD_ARGUMENT, 0)
                 return True
             blocks = block_count(a32, width)
-            self.session = (rid, width, a32, blocks)
+            self.session = session = (rid, width, a32, blocks)
             self.generator = self.source.start(a32 * width // 8, width)
             self._ack(rid, op, Result.OK, blocks)
-            for k in range(blocks):
-                self._send(self._block(rid, k))
+            self._queue.clear()  # a new session supersedes what is left of the last
+            self._queue.extend((session, rid, k) for k in range(blocks))
+            self._start()
             return True
         if op == Opcode.READ_RAW_BLOCK:
             if self.session is None:
@@ -163,26 +166,25 @@ class RawOutput:
             elif a32 >= self.session[3]:
                 self._ack(rid, op, Result.BAD_ARGUMENT, self.session[3])
             else:
-                payload = self._block(rid, a32)
+                payload = self._block(self.session, rid, a32)
                 self._ack(rid, op, Result.OK, len(payload))
-                self._send(payload)
+                self._queue.append(payload)
+                self._start()
             return True
         return False
 
-    def _block(self, rid: int, k: int) -> bytes:
-        assert self.session is not None
-        _, width, words, blocks = self.session
+    def _block(self, session: tuple[int, int, int, int], rid: int, k: int) -> bytes:
+        _, width, words, blocks = session
         total = words * width // 8
         start = k * RAW_BLOCK_BYTES
         data = self.source.read(start, min(RAW_BLOCK_BYTES, total - start))
         return RawBlock(width, rid, k, blocks, data).encode(PROTOCOL_MAJOR)
 
     # ------------------------------------------------------------ ISO-TP sender
-    def _send(self, payload: bytes) -> None:
+    def _start(self) -> None:
         if not self._listening:
             self._listen(self._on_fc, self.fc_id)
             self._listening = True
-        self._queue.append(isotp_frames(payload, 64 if self.fd else 8))
         if not self._frames:
             self._next()
 
@@ -198,7 +200,9 @@ class RawOutput:
 
     def _next(self) -> None:
         while self._queue and not self._frames:
-            frames = self._queue.popleft()
+            item = self._queue.popleft()
+            payload = item if isinstance(item, bytes) else self._block(*item)
+            frames = isotp_frames(payload, 64 if self.fd else 8)
             self._tx(frames[0])
             if len(frames) > 1:
                 self._frames = frames[1:]
