@@ -89,6 +89,13 @@ def test_cantools_names_the_raw_messages() -> None:
         check=True,
     ).stdout
     assert "Opcode: READ_RAW," in out and "Arg32: 1000000" in out
+    # and a CAN FD frame of the raw channel in candump's FD form (##, flags 1: BRS)
+    fd_line = f"(0.0) vcan0 {data_id:08X}##1{frames[0].hex().upper()}\n"
+    out = subprocess.run(
+        [sys.executable, "-m", "cantools", "decode", dbc_path()],
+        input=fd_line, capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    assert "IsoTpRaw(" in out and "PciType: FIRST_FRAME" in out and "FfLength: 4090" in out
 
 
 def test_raw_block_round_trip_and_refusals() -> None:
