@@ -28,7 +28,7 @@ from isotp.tools import Timer as IsoTpTimer
 from feltlab.native import can_frame_bits_unchecked
 from feltlab.rig.clock import ScheduledCall, SimClock
 from feltlab.rig.errors import RigError
-from feltlab.rig.protocol.bittime import frame_bits
+from feltlab.rig.protocol.bittime import fd_frame_bits, frame_bits
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +69,9 @@ class SimWire:
         #: frame and the instant its last bit passes, it returns (when, frame) deliveries
         #: (none: lost; several: duplicated or garbage added; later: delayed or reordered).
         self.chaos: Any = None
+        #: the data-phase bitrate of CAN FD frames with bit-rate switch (bit/s; None: a
+        #: classic bus, where an FD frame, if any, goes at :attr:`bitrate` throughout)
+        self.data_bitrate: int | None = None
         hook = getattr(clock, "on_new_wire", None)
         if hook is not None:
             hook(self)
@@ -87,15 +90,37 @@ class SimWire:
             return
         self._busy = True
         _, _, sender, msg = heapq.heappop(self._pending)
-        if self.chaos is None:
+        if self.chaos is None and not msg.is_fd:
             flight = (sender, msg.arbitration_id, bytes(msg.data), msg.is_extended_id)
             self._flight = flight
             self.clock.call_at(self._start(flight), self._frame_end)
             return
-        end = self._start((sender, msg.arbitration_id, bytes(msg.data), msg.is_extended_id))
+        if msg.is_fd:  # CAN FD (protocol 2.2's raw channel): two bitrates, never in a run
+            end = self._start_fd(msg)
+        else:
+            end = self._start((sender, msg.arbitration_id, bytes(msg.data), msg.is_extended_id))
+        if self.chaos is None:
+            deliver = self._delivery(sender, msg)
+
+            def frame_end() -> None:
+                deliver()  # the receivers see it; then the next arbitration
+                self._next()
+
+            self.clock.call_at(end, frame_end)
+            return
         for when, out in self.chaos.deliveries(sender, msg, end):
             self.clock.call_at(when, self._delivery(sender, out))
         self.clock.call_at(end, self._next)
+
+    def _start_fd(self, msg: can.Message) -> float:
+        """Count CAN FD frame ``msg`` on the wire: its arbitration phase at :attr:`bitrate`,
+        its data phase at :attr:`data_bitrate` when it switches bitrate
+        (:func:`feltlab.rig.protocol.bittime.fd_frame_bits`); the instant its last bit passes."""
+        nominal, fast = fd_frame_bits(msg.arbitration_id, msg.data, extended=msg.is_extended_id)
+        self.frames += 1
+        self.bits += nominal + fast
+        fast_rate = self.data_bitrate if msg.bitrate_switch and self.data_bitrate else None
+        return self.clock.now() + nominal / self.bitrate + fast / (fast_rate or self.bitrate)
 
     def _start(self, flight: tuple[SimBus, int, bytes, bool]) -> float:
         """Count the frame ``flight`` (sender, id, data, extended) on the wire; the simulated
@@ -126,6 +151,8 @@ class SimWire:
         clock = self.clock
         pending = self._pending
         while self._deliver(*flight) and pending and self.chaos is None:
+            if pending[0][3].is_fd:  # an FD frame goes through _next's own path
+                break
             _, _, sender, msg = heapq.heappop(pending)
             flight = (sender, msg.arbitration_id, bytes(msg.data), msg.is_extended_id)
             end = self._start(flight)
@@ -147,8 +174,26 @@ class SimWire:
     def _delivery(self, sender: SimBus, msg: can.Message) -> Callable[[], None]:
         data = bytes(msg.data)
         ext = msg.is_extended_id
+        fd, brs = msg.is_fd, msg.bitrate_switch
 
         def deliver() -> None:
+            if fd:  # an FD frame keeps its flags: the raw channel's ISO-TP reads them
+                stamp = self.clock.wall()
+                for bus in list(self.buses):
+                    if bus is not sender and not bus.closed:
+                        bus.deliver(
+                            can.Message(
+                                timestamp=stamp,
+                                arbitration_id=msg.arbitration_id,
+                                data=data,
+                                is_extended_id=ext,
+                                is_fd=True,
+                                bitrate_switch=brs,
+                                is_rx=True,
+                                channel=self.channel,
+                            )
+                        )
+                return
             self._deliver(sender, msg.arbitration_id, data, ext)
 
         return deliver

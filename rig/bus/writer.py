@@ -65,6 +65,9 @@ def chain_next(key: bytes, prev: bytes, line: str) -> bytes:
 def _candump_line(msg: can.Message) -> str:
     ident = f"{msg.arbitration_id:08X}" if msg.is_extended_id else f"{msg.arbitration_id:03X}"
     body = "R" if msg.is_remote_frame else msg.data.hex().upper()
+    if msg.is_fd:  # candump's CAN FD form: ##, then the flags (BRS 1, ESI 2), then the data
+        flags = (1 if msg.bitrate_switch else 0) | (2 if msg.error_state_indicator else 0)
+        body = f"#{flags:X}{body}"
     return f"({msg.timestamp:.9f}) can0 {ident}#{body} {'R' if msg.is_rx else 'T'}\n"
 
 

@@ -50,6 +50,7 @@ def analyze(
     from feltlab.rig.certify.from_file import analyze_file, is_file_source
     from feltlab.rig.certify.offline import analyze_path
     from feltlab.rig.certify.profile import load_profile
+    from feltlab.rig.certify.rawout import analyze_collection, is_raw_collection
     from feltlab.rig.certify.record import new_out_dir
 
     made = None
@@ -60,7 +61,11 @@ def analyze(
             new_out_dir(Path(out), "choose a new --out directory")
             made = Path(out)
         with RichProgress() as bar:
-            if is_file_source(Path(capture)):  # shoes from a file, or its campaign folder
+            if is_raw_collection(Path(capture)):  # certify rng --device: from its capture
+                result = analyze_collection(
+                    Path(capture), out=Path(out) if out else None, alpha=alpha
+                )
+            elif is_file_source(Path(capture)):  # shoes from a file, or its campaign folder
                 result = analyze_file(
                     Path(capture),
                     load_profile(profile, "batch") if profile is not None else None,

@@ -104,6 +104,21 @@ def power_table(power: dict[str, Any], title: str | None = None) -> Any:
     return table
 
 
+def _print_rng_source(console: Any, src: dict[str, Any]) -> None:
+    """The raw output's file, and the bus collection's record when it came over the bus."""
+    digest = src.get("sha256_of_bytes_read")
+    line = f"raw output {src.get('path')} ({src.get('format')}, sha256 {digest})"
+    got = src.get("collection")
+    if got:
+        bus = got["bus"]
+        kind = f"CAN FD {bus['bitrate']}/{bus['data_bitrate']}" if bus["fd"] else "classic CAN"
+        line += (
+            f"; collected over {kind} bit/s in {bus['bus_seconds']:.3f} s of bus time, "
+            f"{got['blocks']} blocks, {got['resends']} resent"
+        )
+    console.print(line, soft_wrap=True)
+
+
 def print_result(result: Any, *, written: bool = True, as_json: bool = False) -> None:
     from rich.table import Table
 
@@ -143,7 +158,9 @@ def print_result(result: Any, *, written: bool = True, as_json: bool = False) ->
     console.print(table)
     hu = rec.get("host_uncertainty") or {}
     src = rec.get("source") or {}
-    if src:
+    if rec.get("kind") == "rng":  # raw output: its source and, collected over the bus, its time
+        _print_rng_source(console, src)
+    elif src:
         names = ", ".join(n["name"] for n in rec.get("not_applicable", []))
         console.print(
             f"shoes from {src['path']} ({src['format']} of {src['cards']}, sha256 "
