@@ -290,8 +290,7 @@ class CaptureWriter:
                 and len(kept) < self.KEEP_LIMIT
             ):  # the common case: the journal's line and the frame kept, no writer involved
                 try:
-                    if self._journal is not None:
-                        self._journal.write(_candump_line(msg))
+                    self._journal_line(_candump_line(msg))
                 except Exception as exc:  # the disk refused the line: counted, not fatal
                     self._error(f"{type(exc).__name__}: {exc}")
                     return
@@ -312,13 +311,7 @@ class CaptureWriter:
             # its label put back (listeners are called one at a time, so none sees the swap)
             label, msg.channel = msg.channel, 0
             try:
-                if self._chain_key is not None:
-                    line = _candump_line(msg)[:-1]
-                    tag = chain_next(self._chain_key, self._chain, line)
-                    self._journal.write(f"{line}{MAC_FIELD}{tag.hex()}\n")
-                    self._chain = tag
-                elif self._journal is not None:
-                    self._journal.write(_candump_line(msg))
+                self._journal_line(_candump_line(msg))
                 if kept is not None:
                     self._stream()
                 self._writer.on_message_received(msg)
@@ -328,6 +321,21 @@ class CaptureWriter:
             finally:
                 msg.channel = label
             self.frames += 1
+
+    def _journal_line(self, line: str) -> None:
+        """Append candump ``line`` (newline-ended) to the journal, with its chained MAC when
+        the part is bound to its campaign (:func:`chain_next`): every path a frame takes
+        (a python-can message, the kept fast path, the simulated wire's raw delivery) writes
+        through here, so none can leave a line unbound.  Called under :attr:`_lock`."""
+        if self._journal is None:
+            return
+        if self._chain_key is not None:
+            body = line[:-1]
+            tag = chain_next(self._chain_key, self._chain, body)
+            self._journal.write(f"{body}{MAC_FIELD}{tag.hex()}\n")
+            self._chain = tag
+        else:
+            self._journal.write(line)
 
     def on_data(self, stamp: float, aid: int, data: bytes, ext: bool) -> None:
         """:meth:`on_message_received` of a received classic data frame by its fields (the
@@ -345,9 +353,8 @@ class CaptureWriter:
             if simple and not self._stopped:
                 assert kept is not None
                 try:
-                    if self._journal is not None:
-                        ident = f"{aid:08X}" if ext else f"{aid:03X}"  # as _candump_line
-                        self._journal.write(f"({stamp:.9f}) can0 {ident}#{data.hex().upper()} R\n")
+                    ident = f"{aid:08X}" if ext else f"{aid:03X}"  # as _candump_line
+                    self._journal_line(f"({stamp:.9f}) can0 {ident}#{data.hex().upper()} R\n")
                 except Exception as exc:  # the disk refused the line: counted, not fatal
                     self._error(f"{type(exc).__name__}: {exc}")
                     return

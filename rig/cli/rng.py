@@ -110,6 +110,29 @@ def _dieharder_section(tests: str | None, psamples: int, path: Path | None) -> d
     return {"dieharder": {"psamples": psamples, "tests": [r.to_record() for r in results]}}
 
 
+def _check_sources(
+    file: str | None,
+    generator: str | None,
+    device: str | None,
+    sequences: int | None,
+    bits: int | None,
+    standard: str | None,
+    alpha: float | None,
+    seed: int | None,
+) -> None:
+    """The options that contradict each other, refused in one line (click's exit 2)."""
+    if sum(x is not None for x in (file, generator, device)) != 1:
+        raise click.UsageError(
+            "give a FILE of raw output or --generator NAME or --device KIND (one of them)"
+        )
+    if device is not None and (sequences is None or bits is None):
+        raise click.UsageError("--device collects --sequences x --bits bits: give both")
+    if standard is not None and alpha is not None:
+        raise click.UsageError("give --standard (which sets alpha) or --alpha, not both")
+    if file is not None and seed is not None:
+        raise click.UsageError("--seed is for --generator; a file's bits are what they are")
+
+
 @click.command("rng")
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
 @click.option(
@@ -222,16 +245,7 @@ def rng_command(
     from feltlab.rig.cli.campaign_dir import new_campaign_dir
     from feltlab.rig.cli.render import RichProgress, print_result
 
-    if sum(x is not None for x in (file, generator, device)) != 1:
-        raise click.UsageError(
-            "give a FILE of raw output or --generator NAME or --device KIND (one of them)"
-        )
-    if device is not None and (sequences is None or bits is None):
-        raise click.UsageError("--device collects --sequences x --bits bits: give both")
-    if standard is not None and alpha is not None:
-        raise click.UsageError("give --standard (which sets alpha) or --alpha, not both")
-    if file is not None and seed is not None:
-        raise click.UsageError("--seed is for --generator; a file's bits are what they are")
+    _check_sources(file, generator, device, sequences, bits, standard, alpha, seed)
     seed = secrets.randbits(64) if seed is None and file is None else seed
     directory: Path | None = None
     made = False
