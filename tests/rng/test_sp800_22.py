@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from scipy import special
 
 from feltlab.native import ChaCha20
 from feltlab.native import sp800_22 as kernels
@@ -24,6 +25,7 @@ from feltlab.rig.rng.sp800_22 import (
     band_false_alarm,
     excursion_probabilities,
     labels,
+    linear_complexity_classes,
     overlapping_probabilities,
     proportion_band,
     rank_probabilities,
@@ -185,6 +187,56 @@ def test_universal_example_2_9_4_follows_its_own_formula() -> None:
     assert text == pytest.approx(0.767189, abs=1e-6)  # the text's figure, sigma = sqrt(var)
 
 
+OVERLAPPING_50 = "10111011110010110100011100101110111110000101101001"
+
+
+def test_overlapping_example_2_8_4_counts_and_its_two_slips() -> None:
+    """B = 11 in OVERLAPPING_50, M = 10, N = 5, K = 5: the blocks hold 5, 1, 3, 4, 1 matches,
+    so nu = (0, 2, 0, 1, 1, 1).  The text prints nu_1 = nu_2 = 1, so chi^2 = 3.167729 with its
+    probabilities from 3.8's approximation (eta = 1.125: 0.324652, 0.182617, 0.142670,
+    0.106645, 0.077147, 0.166269), and then P = igamc(5/2, chi^2) = 0.274932, with chi^2
+    where the test has chi^2 / 2.  The right counts give P = 0.409635 with those probabilities
+    and 0.642474 with the exact ones (Hamano and Kaneko), which feltlab uses."""
+    data, n = packed(OVERLAPPING_50)
+    assert kernels.overlapping(data, n, 2, 10, 5).tolist() == [[0, 2, 0, 1, 1, 1]]
+    eta = (10 - 2 + 1) / 2**2 / 2
+    approx = [math.exp(-eta)] + [
+        math.exp(-eta)
+        / 2**u
+        * sum(math.comb(u - 1, k - 1) * eta**k / math.factorial(k) for k in range(1, u + 1))
+        for u in range(1, 5)
+    ]
+    approx.append(1 - sum(approx))
+    printed = [0.324652, 0.182617, 0.142670, 0.106645, 0.077147, 0.166269]
+    assert approx == pytest.approx(printed, abs=1.5e-6)
+
+    def chi2(nu: tuple[int, ...], pi: list[float]) -> float:
+        return sum((f - 5 * q) ** 2 / (5 * q) for f, q in zip(nu, pi, strict=True))
+
+    text_chi2 = chi2((0, 1, 1, 1, 1, 1), printed)  # the text's counts
+    assert text_chi2 == pytest.approx(3.167729, abs=5e-6)
+    assert special.gammaincc(2.5, 3.167729) == pytest.approx(0.274932, abs=1e-6)  # its P
+    right = special.gammaincc(2.5, chi2((0, 2, 0, 1, 1, 1), approx) / 2)
+    assert right == pytest.approx(0.409635, abs=1e-6)
+    params = {"overlapping_length": 2, "overlapping_block": 10, "overlapping_classes": 5}
+    assert p_of("overlapping_template", OVERLAPPING_50, **params)[0] == pytest.approx(
+        0.642474, abs=1e-6
+    )
+
+
+def test_linear_complexity_example_2_10_4_prints_no_p_value() -> None:
+    """1101011110001, M = 13, one block: L = 4, mu = 6.777222 and nu = (0, 0, 0, 0, 0, 0, 1)
+    (T = 2.999444 > 2.5).  The text prints no P-value for this example (a chi^2 over one
+    block would mean nothing), so the figures it does print are checked."""
+    data, n = packed("1101011110001")
+    hist = kernels.linear_complexity(data, n, 13)
+    assert hist.tolist() == [[int(L == 4) for L in range(14)]]
+    mu = 13 / 2 + (9 + (-1) ** 14) / 36 - (13 / 3 + 2 / 9) / 2**13
+    assert mu == pytest.approx(6.777222, abs=1e-6)
+    assert -(4 - mu) + 2 / 9 == pytest.approx(2.999444, abs=1e-6)
+    assert linear_complexity_classes(hist.astype(float), 13).tolist() == [[0, 0, 0, 0, 0, 0, 1]]
+
+
 def test_dft_example_2_6_4_counts_every_modulus_below_the_threshold() -> None:
     """1001010011: the moduli of the first n/2 = 5 frequencies are 0, 2, 4.47, 2, 4.47, all
     below T = sqrt(ln(20) 10) = 5.47, so N1 = 5 and P = erfc(0.25 / sqrt(0.11875 * 2)) =
@@ -214,8 +266,6 @@ def test_examples_on_e(expansions: dict[str, np.ndarray]) -> None:
         linear_complexity_block=1000, linear_complexity_probabilities=STS_LINEAR_COMPLEXITY_PI
     )
     hist = kernels.linear_complexity(e, 10**6, 1000)
-    from feltlab.rig.rng.sp800_22 import linear_complexity_classes
-
     assert linear_complexity_classes(hist.astype(float), 1000).tolist() == [
         [11, 31, 116, 501, 258, 57, 26]
     ]
