@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab.native._core import ffi, lib
-from feltlab.native.core import check
+from feltlab.native.core import as_int, check
 
 RUN_CAP: int = int(lib.FL_STS_RUN_CAP)
 """Longest runs above this are counted at it (:func:`longest_run`)."""
@@ -101,11 +101,17 @@ def longest_run(data: np.ndarray, n: int, block: int) -> npt.NDArray[np.uint32]:
     return out
 
 
-def rank(data: np.ndarray, n: int) -> npt.NDArray[np.uint32]:
-    """``(m, 3)`` uint32: 32x32 matrices over GF(2) of rank 32, 31 and lower (2.5)."""
+def rank(data: np.ndarray, n: int, rows: int = 32, cols: int = 32) -> npt.NDArray[np.uint32]:
+    """``(m, 3)`` uint32: ``rows`` x ``cols`` matrices over GF(2) (each row ``cols``
+    consecutive bits; the bits past the last whole matrix unused) of full rank min(rows,
+    cols), of that rank - 1 and lower (SP 800-22 2.5; 1 <= rows, cols <= 32, 32 x 32 by
+    default).  TypeError / ValueError for a shape that is no integer in 1..32."""
+    rows, cols = as_int(rows, "rank rows M", 1, 32), as_int(cols, "rank columns Q", 1, 32)
     d = packed_rows(data, n)
     out = np.zeros((d.shape[0], 3), dtype=np.uint32)
-    st = lib.fl_sts_rank(_buf(d), d.shape[0], d.shape[1], n, ffi.from_buffer("uint32_t[]", out))
+    st = lib.fl_sts_rank(
+        _buf(d), d.shape[0], d.shape[1], n, rows, cols, ffi.from_buffer("uint32_t[]", out)
+    )
     check(st, "sp800_22 rank")
     return out
 

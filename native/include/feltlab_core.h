@@ -694,7 +694,7 @@ fl_status fl_sts_runs(const uint8_t *data, size_t n_seq, size_t stride, uint64_t
 fl_status fl_sts_longest_run(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
                              uint64_t block, uint32_t *hist);
 fl_status fl_sts_rank(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
-                      uint32_t *out);
+                      unsigned rows, unsigned cols, uint32_t *out);
 fl_status fl_sts_template_counts(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
                                  unsigned m, const int32_t *index, uint32_t n_templates,
                                  uint32_t blocks, uint32_t *counts);

@@ -10,7 +10,7 @@
  *
  * Words: bits are read 64 at a time (bits_at: the 64 bits from a bit offset,
  * zero past the row's end), with popcounts for the frequency and run counts,
- * byte tables for the longest run, 32-bit rows for the GF(2) ranks and bit
+ * byte tables for the longest run, rows of up to 32 bits for the GF(2) ranks and bit
  * vectors of 64-bit words for Berlekamp-Massey.  Section numbers are SP 800-22's.
  */
 #include <stdlib.h>
@@ -194,40 +194,51 @@ fl_status fl_sts_longest_run(const uint8_t *data, size_t n_seq, size_t stride, u
     return FL_OK;
 }
 
-static unsigned rank32(uint32_t m[32]) {
+/* GF(2) rank of `rows` rows of `cols` bits (the low bits of each word; rows, cols <= 32) by
+ * Gauss-Jordan elimination, the pivot column from the most significant bit down. */
+static unsigned gf2_rank(uint32_t *m, unsigned rows, unsigned cols) {
     unsigned rank = 0;
-    for (int bit = 31; bit >= 0 && rank < 32; bit--) {
+    for (int bit = (int)cols - 1; bit >= 0 && rank < rows; bit--) {
         uint32_t mask = (uint32_t)1 << bit;
         unsigned p = rank;
-        while (p < 32 && !(m[p] & mask)) p++;
-        if (p == 32) continue;
+        while (p < rows && !(m[p] & mask)) p++;
+        if (p == rows) continue;
         uint32_t t = m[p];
         m[p] = m[rank], m[rank] = t;
-        for (unsigned r = 0; r < 32; r++)
+        for (unsigned r = 0; r < rows; r++)
             if (r != rank && (m[r] & mask)) m[r] ^= t;
         rank++;
     }
     return rank;
 }
 
-/* 2.5: out[3 s..] = 32x32 matrices (rows of 32 consecutive bits, 1024 bits a matrix, the
- * remainder discarded) of rank 32, of rank 31, of lower rank. */
+/* 2.5: out[3 s..] = M x Q matrices (M = rows, Q = cols, each row Q consecutive bits, M Q bits a
+ * matrix, the remainder discarded) of full rank min(M, Q), of that rank - 1, of lower rank.
+ * 1 <= M, Q <= 32 (SP 800-22 2.5.7 recommends M = Q = 32).  The 32 x 32 matrices are read
+ * byte-aligned, 128 bytes each; other shapes through bits_at. */
 fl_status fl_sts_rank(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
-                      uint32_t *out) {
+                      unsigned rows, unsigned cols, uint32_t *out) {
     ROWS_CHECK();
     if (n_seq && !out) return FL_ERR_NULL;
-    uint64_t mats = n / 1024;
+    if (rows < 1 || rows > 32 || cols < 1 || cols > 32) return FL_ERR_RANGE;
+    unsigned full = rows < cols ? rows : cols;
+    uint64_t size = (uint64_t)rows * cols, mats = n / size;
     for (size_t s = 0; s < n_seq; s++) {
         const uint8_t *row = data + s * stride;
         uint32_t c[3] = {0, 0, 0};
         for (uint64_t j = 0; j < mats; j++) {
             uint32_t m[32];
-            for (unsigned r = 0; r < 32; r++) {
-                const uint8_t *p = row + j * 128 + 4 * r;
-                m[r] = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+            for (unsigned r = 0; r < rows; r++) {
+                if (rows == 32 && cols == 32) {
+                    const uint8_t *p = row + j * 128 + 4 * r;
+                    m[r] = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+                } else {
+                    m[r] = (uint32_t)(bits_at(row, stride, j * size + (uint64_t)r * cols) >>
+                                      (64 - cols));
+                }
             }
-            unsigned rk = rank32(m);
-            c[rk == 32 ? 0 : rk == 31 ? 1 : 2]++;
+            unsigned rk = gf2_rank(m, rows, cols);
+            c[rk == full ? 0 : rk + 1 == full ? 1 : 2]++;
         }
         memcpy(out + 3 * s, c, sizeof c);
     }

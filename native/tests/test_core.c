@@ -754,7 +754,10 @@ static void test_sp800_22_sizes(void) {
         CHECK(fl_sts_excursions(row, 1, 26, n, cycles, nu, xi) == FL_OK);
         CHECK(cycles[0] >= 1 && cycles[0] <= n);
         if (n % 8 == 0) CHECK(fl_sts_longest_run(row, 1, 26, n, 8, u32) == FL_OK);
-        if (n >= 32 * 32) CHECK(fl_sts_rank(row, 1, 26, n, u32) == FL_OK);
+        if (n >= 32 * 32) CHECK(fl_sts_rank(row, 1, 26, n, 32, 32, u32) == FL_OK);
+        CHECK(fl_sts_rank(row, 1, 26, n, 3, 3, u32) == FL_OK);
+        CHECK(u32[0] + u32[1] + u32[2] == n / 9);
+        CHECK(fl_sts_rank(row, 1, 26, n, 32, 5, u32) == FL_OK);
         if (n >= 3) {
             CHECK(fl_sts_pattern_counts(row, 1, 26, n, 3, u32) == FL_OK);
             CHECK(fl_sts_overlapping(row, 1, 26, n, 2, n, 5, u32) == FL_OK);
@@ -775,6 +778,12 @@ static void test_sp800_22_sizes(void) {
     CHECK(fl_sts_template_counts(row, 1, 26, 20, 3, index, 2, 8, u32) == FL_ERR_RANGE);
     CHECK(fl_sts_linear_complexity(row, 1, 26, 200, 1, u32) == FL_ERR_RANGE);
     CHECK(fl_sts_overlapping(row, 1, 26, 200, 0, 100, 5, u32) == FL_ERR_RANGE);
+    CHECK(fl_sts_rank(row, 1, 26, 200, 0, 3, u32) == FL_ERR_RANGE);
+    CHECK(fl_sts_rank(row, 1, 26, 200, 3, 33, u32) == FL_ERR_RANGE);
+    /* SP 800-22 2.5.4: 01011001001010101101, M = Q = 3: ranks 2 and 3 (the last 2 bits unused) */
+    const uint8_t example[3] = {0x59, 0x2A, 0xD0};
+    CHECK(fl_sts_rank(example, 1, 3, 20, 3, 3, u32) == FL_OK);
+    CHECK(u32[0] == 1 && u32[1] == 1 && u32[2] == 0);
 }
 
 int main(void) {

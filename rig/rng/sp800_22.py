@@ -121,19 +121,23 @@ _LONGEST_RUN_TABLE = ((750_000, 10_000, 10, 16), (6272, 128, 4, 9), (128, 8, 1, 
 class Params:
     """The battery's parameters, named by what they are; SP 800-22's letters in brackets.
 
-    The defaults are SP 800-22's recommendations for n = 10^6 (its Appendix B and the NIST
-    STS's for 10^6 bits): template length m = 9 in N = 8 blocks, the overlapping template of
-    m = 9 ones in blocks of M = 1032 with K = 5, approximate entropy m = 10, serial m = 16,
-    linear complexity M = 500.  ``None`` means "from n": the block frequency's M is the
-    smallest with M >= 20, M > 0.01 n and N = n // M < 100 (2.2.7): max(20, n // 100 + 1),
-    10001 at 10^6 (the STS's default is 16384: pin it to compare); the universal test's L is
-    the largest in 6..16 with n >= 1010 2^L L (2.9.7's table), Q = 10 2^L, K = n // L - Q.
+    The defaults are SP 800-22's recommendations for n = 10^6 (its Appendix B and the NIST STS's
+    for 10^6 bits): template length m = 9 in N = 8 blocks, the overlapping template of m = 9
+    ones in blocks of M = 1032 with K = 5, approximate entropy m = 10, serial m = 16, linear
+    complexity M = 500, rank M = Q = 32 (``rank_rows``, ``rank_columns``: 2..32, SP 800-22 2.5
+    allows other shapes; 3 x 3 is its example 2.5.4).  ``None`` means "from n": the block
+    frequency's M is the smallest with M >= 20, M > 0.01 n and N = n // M < 100 (2.2.7): max(20,
+    n // 100 + 1), 10001 at 10^6 (the STS's default is 16384: pin it to compare); the universal
+    test's L is the largest in 6..16 with n >= 1010 2^L L (2.9.7's table), Q = 10 2^L, K = n //
+    L - Q.
     ``tests``: the tests to run, a subset of :data:`TEST_NAMES`.
     ``linear_complexity_probabilities``: pi_0..pi_6 (:data:`LINEAR_COMPLEXITY_PI`, or the
     STS's :data:`STS_LINEAR_COMPLEXITY_PI` to compare with it).
     """
 
     block_frequency_block: int | None = None  # M
+    rank_rows: int = 32  # M
+    rank_columns: int = 32  # Q
     template_length: int = 9  # m (non-overlapping)
     template_blocks: int = 8  # N
     overlapping_length: int = 9  # m
@@ -163,6 +167,8 @@ class Params:
                 raise ValueError(f"{f.name} must be a positive integer, got {v!r}")
         if not 2 <= self.template_length <= 21:
             raise ValueError(f"template_length must be in 2..21, got {self.template_length}")
+        if not (2 <= self.rank_rows <= 32 and 2 <= self.rank_columns <= 32):
+            raise ValueError("rank_rows (M) and rank_columns (Q) must be in 2..32")
         if self.universal_block_length is not None and not 1 <= self.universal_block_length <= 16:
             raise ValueError("universal_block_length (L) must be in 1..16")
         if self.serial_length < 2:
@@ -467,7 +473,8 @@ def minimum_length(name: str, n: int, params: Params) -> tuple[str, int] | None:
     if name == "longest_run":
         return _need(n, 128, "SP 800-22 2.4.7")
     if name == "rank":
-        return _need(n, 38 * 1024, "38 matrices of 32 x 32, SP 800-22 2.5.7")
+        rows, cols = p.rank_rows, p.rank_columns
+        return _need(n, 38 * rows * cols, f"38 matrices of {rows} x {cols}, SP 800-22 2.5.7")
     if name == "dft":
         return _need(n, 1000, "SP 800-22 2.6.7")
     if name == "non_overlapping_template":
@@ -600,9 +607,10 @@ def _longest_run(data: np.ndarray, n: int, p: Params, memo: Memo) -> Columns:
 
 
 def _rank(data: np.ndarray, n: int, p: Params, memo: Memo) -> Columns:
-    f = kernels.rank(data, n).astype(np.float64)
-    pi = np.array(rank_probabilities())
-    return _all(np.exp(-_chi2(f, (n // 1024) * pi) / 2.0))
+    rows, cols = p.rank_rows, p.rank_columns
+    f = kernels.rank(data, n, rows, cols).astype(np.float64)
+    pi = np.array(rank_probabilities(rows, cols))
+    return _all(np.exp(-_chi2(f, (n // (rows * cols)) * pi) / 2.0))
 
 
 def _dft(data: np.ndarray, n: int, p: Params, memo: Memo) -> Columns:

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from scipy import special
 
 from feltlab.native import ChaCha20
 from feltlab.native import sp800_22 as kernels
@@ -23,8 +25,10 @@ from feltlab.rig.rng.sp800_22 import (
     band_false_alarm,
     excursion_probabilities,
     labels,
+    linear_complexity_classes,
     overlapping_probabilities,
     proportion_band,
+    rank_probabilities,
     run_battery,
     run_test,
     second_level,
@@ -116,6 +120,123 @@ def test_random_excursion_example_2_14_4() -> None:
     assert abs(p - 0.502529) < 5e-5
 
 
+def test_rank_example_2_5_4_uses_the_3x3_class_probabilities() -> None:
+    """01011001001010101101, M = Q = 3: N = 2 matrices (the last 2 bits unused) of rank 2 and
+    3, so F_M = 1, F_M-1 = 1, none lower.  SP 800-22 3.5's formula for 3 x 3 gives the class
+    probabilities 21/64, 147/256, 25/256 (chi^2 = 58/147, P = 0.820962); the text prints
+    chi^2 = 0.596953, P = 0.741948, computed with the 32 x 32 table's 0.2888, 0.5776, 0.1336."""
+    data, n = packed("01011001001010101101")
+    assert kernels.rank(data, n, 3, 3).tolist() == [[1, 1, 0]]
+    assert rank_probabilities(3, 3) == pytest.approx((21 / 64, 147 / 256, 25 / 256), abs=1e-15)
+    expected = [Fraction(2 * k, 256) for k in (84, 147, 25)]
+    chi2 = sum((f - e) ** 2 / e for f, e in zip((1, 1, 0), expected, strict=True))
+    assert chi2 == Fraction(58, 147)
+    p = p_of("rank", "01011001001010101101", rank_rows=3, rank_columns=3)[0]
+    assert p == pytest.approx(math.exp(-58 / 147 / 2), abs=1e-12)
+    assert p == pytest.approx(0.820962, abs=1e-6)
+    table = (0.2888, 0.5776, 0.1336)  # 2.5.4's probabilities, the 32 x 32 matrices'
+    text = sum((f - 2 * q) ** 2 / (2 * q) for f, q in zip((1, 1, 0), table, strict=True))
+    assert math.exp(-text / 2) == pytest.approx(0.741948, abs=1e-6)  # the text's figure
+
+
+def test_rank_kernel_takes_any_shape_up_to_32() -> None:
+    """M x Q matrices of consecutive Q-bit rows, against a Gaussian elimination in Python."""
+    bits = np.random.default_rng(20260).integers(0, 2, (3, 4000), dtype=np.uint8)
+    data = np.packbits(bits, axis=1)
+    for rows, cols in ((3, 3), (5, 17), (32, 7), (2, 32), (31, 32)):
+        size = rows * cols
+        want = np.zeros((3, 3), dtype=int)
+        for s in range(3):
+            for j in range(4000 // size):
+                mat = bits[s, j * size : (j + 1) * size].reshape(rows, cols)
+                rk = _gf2_rank([int("".join(map(str, r)), 2) for r in mat])
+                want[s, min(min(rows, cols) - rk, 2)] += 1
+        assert kernels.rank(data, 4000, rows, cols).tolist() == want.tolist(), (rows, cols)
+
+
+def _gf2_rank(rows: list[int]) -> int:
+    rank = 0
+    rows = list(rows)
+    while rows:
+        pivot = rows.pop()
+        if pivot:
+            rank += 1
+            top = pivot.bit_length() - 1
+            rows = [r ^ pivot if r >> top & 1 else r for r in rows]
+    return rank
+
+
+def test_universal_example_2_9_4_follows_its_own_formula() -> None:
+    """01011010011101010111, L = 2, Q = 4, K = 6: f_n = 1.1949875 (the text's figure).  Its step
+    5 defines sigma = c sqrt(variance / K), c = 0.7 - 0.8 / L + (4 + 32 / L) K^(-3 / L) / 15,
+    which gives P = 0.063454; the text's P = 0.767189 takes sigma = sqrt(variance), against
+    its own formula (docs/rng.md, errata).  feltlab follows the formula (the example on e at
+    10^6 bits, 0.282568, agrees with the text: test_examples_on_e)."""
+    data, n = packed("01011010011101010111")
+    fn = kernels.universal(data, n, 2, 4, 6)[0]
+    assert fn == pytest.approx(1.1949875, abs=1e-7)
+    expected, variance = 1.5374383, 1.338  # SP 800-22 2.9.4's table, L = 2
+    c = 0.7 - 0.8 / 2 + (4 + 32 / 2) * 6 ** (-3 / 2) / 15
+    formula = math.erfc(abs(fn - expected) / (math.sqrt(2) * c * math.sqrt(variance / 6)))
+    p = p_of(
+        "universal", "01011010011101010111", universal_block_length=2, universal_init_blocks=4
+    )[0]
+    assert p == pytest.approx(formula, abs=1e-12)
+    assert p == pytest.approx(0.063454, abs=1e-6)
+    text = math.erfc(abs(fn - expected) / (math.sqrt(2) * math.sqrt(variance)))
+    assert text == pytest.approx(0.767189, abs=1e-6)  # the text's figure, sigma = sqrt(var)
+
+
+OVERLAPPING_50 = "10111011110010110100011100101110111110000101101001"
+
+
+def test_overlapping_example_2_8_4_counts_and_its_two_slips() -> None:
+    """B = 11 in OVERLAPPING_50, M = 10, N = 5, K = 5: the blocks hold 5, 1, 3, 4, 1 matches,
+    so nu = (0, 2, 0, 1, 1, 1).  The text prints nu_1 = nu_2 = 1, so chi^2 = 3.167729 with its
+    probabilities from 3.8's approximation (eta = 1.125: 0.324652, 0.182617, 0.142670,
+    0.106645, 0.077147, 0.166269), and then P = igamc(5/2, chi^2) = 0.274932, with chi^2
+    where the test has chi^2 / 2.  The right counts give P = 0.409635 with those probabilities
+    and 0.642474 with the exact ones (Hamano and Kaneko), which feltlab uses."""
+    data, n = packed(OVERLAPPING_50)
+    assert kernels.overlapping(data, n, 2, 10, 5).tolist() == [[0, 2, 0, 1, 1, 1]]
+    eta = (10 - 2 + 1) / 2**2 / 2
+    approx = [math.exp(-eta)] + [
+        math.exp(-eta)
+        / 2**u
+        * sum(math.comb(u - 1, k - 1) * eta**k / math.factorial(k) for k in range(1, u + 1))
+        for u in range(1, 5)
+    ]
+    approx.append(1 - sum(approx))
+    printed = [0.324652, 0.182617, 0.142670, 0.106645, 0.077147, 0.166269]
+    assert approx == pytest.approx(printed, abs=1.5e-6)
+
+    def chi2(nu: tuple[int, ...], pi: list[float]) -> float:
+        return sum((f - 5 * q) ** 2 / (5 * q) for f, q in zip(nu, pi, strict=True))
+
+    text_chi2 = chi2((0, 1, 1, 1, 1, 1), printed)  # the text's counts
+    assert text_chi2 == pytest.approx(3.167729, abs=5e-6)
+    assert special.gammaincc(2.5, 3.167729) == pytest.approx(0.274932, abs=1e-6)  # its P
+    right = special.gammaincc(2.5, chi2((0, 2, 0, 1, 1, 1), approx) / 2)
+    assert right == pytest.approx(0.409635, abs=1e-6)
+    params = {"overlapping_length": 2, "overlapping_block": 10, "overlapping_classes": 5}
+    assert p_of("overlapping_template", OVERLAPPING_50, **params)[0] == pytest.approx(
+        0.642474, abs=1e-6
+    )
+
+
+def test_linear_complexity_example_2_10_4_prints_no_p_value() -> None:
+    """1101011110001, M = 13, one block: L = 4, mu = 6.777222 and nu = (0, 0, 0, 0, 0, 0, 1)
+    (T = 2.999444 > 2.5).  The text prints no P-value for this example (a chi^2 over one
+    block would mean nothing), so the figures it does print are checked."""
+    data, n = packed("1101011110001")
+    hist = kernels.linear_complexity(data, n, 13)
+    assert hist.tolist() == [[int(L == 4) for L in range(14)]]
+    mu = 13 / 2 + (9 + (-1) ** 14) / 36 - (13 / 3 + 2 / 9) / 2**13
+    assert mu == pytest.approx(6.777222, abs=1e-6)
+    assert -(4 - mu) + 2 / 9 == pytest.approx(2.999444, abs=1e-6)
+    assert linear_complexity_classes(hist.astype(float), 13).tolist() == [[0, 0, 0, 0, 0, 0, 1]]
+
+
 def test_dft_example_2_6_4_counts_every_modulus_below_the_threshold() -> None:
     """1001010011: the moduli of the first n/2 = 5 frequencies are 0, 2, 4.47, 2, 4.47, all
     below T = sqrt(ln(20) 10) = 5.47, so N1 = 5 and P = erfc(0.25 / sqrt(0.11875 * 2)) =
@@ -145,8 +266,6 @@ def test_examples_on_e(expansions: dict[str, np.ndarray]) -> None:
         linear_complexity_block=1000, linear_complexity_probabilities=STS_LINEAR_COMPLEXITY_PI
     )
     hist = kernels.linear_complexity(e, 10**6, 1000)
-    from feltlab.rig.rng.sp800_22 import linear_complexity_classes
-
     assert linear_complexity_classes(hist.astype(float), 1000).tolist() == [
         [11, 31, 116, 501, 258, 57, 26]
     ]
@@ -348,6 +467,9 @@ def test_stuck_bit_fails() -> None:
         (lambda: Params(tests=("frequency", "nope")), ValueError, "unknown"),
         (lambda: Params(serial_length=0), ValueError, "positive integer"),
         (lambda: Params(template_length=30), ValueError, "2..21"),
+        (lambda: Params(rank_rows=33), ValueError, "rank_rows"),
+        (lambda: Params(rank_columns=1), ValueError, "rank_columns"),
+        (lambda: kernels.rank(np.zeros((1, 10), dtype=np.uint8), 80, 3, 0), ValueError, "Q"),
         (lambda: run_test("nope", np.zeros((1, 10), dtype=np.uint8), 80), ValueError, "unknown"),
     ],
 )
