@@ -143,6 +143,9 @@ def print_result(result: Any, *, written: bool = True, as_json: bool = False) ->
     console.print(table)
     hu = rec.get("host_uncertainty") or {}
     src = rec.get("source") or {}
+    if rec.get("kind") == "rng":  # its source is raw output or a generator, not shoes
+        print_rng_source(console, src)
+        src = {}
     if src:
         names = ", ".join(n["name"] for n in rec.get("not_applicable", []))
         console.print(
@@ -219,6 +222,19 @@ def add_rng_rows(table: Any, rec: dict[str, Any]) -> None:
             "" if t["min_uniformity_p"] is None else f"min P_T = {t['min_uniformity_p']:.3g}",
             t["verdict"],
         )
+
+
+def print_rng_source(console: Any, src: dict[str, Any]) -> None:
+    """Where a raw-output certificate's bits came from: the file (its bytes read and their
+    SHA-256) or the library generator."""
+    if "path" in src:
+        console.print(
+            f"bits from {src['path']} ({src['format']}, {src['bytes_read']:,} of "
+            f"{src['file_bytes']:,} bytes read, sha256 {src['sha256_of_bytes_read']})",
+            soft_wrap=True,
+        )
+    elif "name" in src:
+        console.print(f"bits from library generator {src['name']}: {src.get('title', '')}")
 
 
 def print_rng_notes(console: Any, rng: dict[str, Any]) -> None:
