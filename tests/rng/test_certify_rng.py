@@ -163,6 +163,10 @@ def test_words_file_and_standard(tmp_path: Path) -> None:
         (["--generator", "chacha20", "--standard", "nevada"], "unknown standard 'nevada'"),
         (["--generator", "chacha20", "--standard", "gli", "--alpha", "0.05"], "not both"),
         (["--generator", "lcg"], "unknown generator 'lcg'"),
+        (  # numpy's MemoryError (a traceback) before the bound
+            ["--generator", "glibc-rand", "--sequences", "100000", "--bits", "1000000000"],
+            "12,500,000,000,000 bytes, over the 2,147,483,648 a run draws; give fewer",
+        ),
         ([], "give a FILE of raw output or --generator"),
     ],
 )
