@@ -37,10 +37,10 @@ demo: $(STAMP)
 	$(VENV)/bin/feltlab certify shuffler --seed 7 --out out/demo
 
 native/tests/test_core: native/tests/test_core.c native/tests/check.h $(NATIVE_SRC)
-	$(CC) $(SAN_FLAGS) -Inative/include native/src/*.c native/tests/test_core.c -o $@
+	$(CC) $(SAN_FLAGS) -Inative/include native/src/*.c native/tests/test_core.c -o $@ -lm
 
 native/tests/test_csm: native/tests/test_csm.c native/tests/check.h $(NATIVE_SRC)
-	$(CC) $(SAN_FLAGS) -Inative/include -Inative/src native/src/*.c native/tests/test_csm.c -o $@
+	$(CC) $(SAN_FLAGS) -Inative/include -Inative/src native/src/*.c native/tests/test_csm.c -o $@ -lm
 
 test-native: native/tests/test_core native/tests/test_csm
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./native/tests/test_core

@@ -298,7 +298,9 @@ fl_status fl_sts_universal(const uint8_t *data, size_t n_seq, size_t stride, uin
                            unsigned L, uint64_t Q, uint64_t K, double *fn) {
     ROWS_CHECK();
     if (n_seq && !fn) return FL_ERR_NULL;
-    if (L < 1 || L > 16 || Q < 1 || K < 1 || Q + K > n / L) return FL_ERR_RANGE;
+    /* Q > n / L first: Q + K wrapped past 2^64 (Q = 2^64 - 1, K = 2 passed as 1 block and
+     * gave f_n = 0, a p-value from nothing) */
+    if (L < 1 || L > 16 || Q < 1 || K < 1 || Q > n / L || K > n / L - Q) return FL_ERR_RANGE;
     uint64_t *T = malloc(((size_t)1 << L) * sizeof *T);
     if (!T) return FL_ERR_RANGE;
     for (size_t s = 0; s < n_seq; s++) {
