@@ -36,18 +36,32 @@ demo: $(STAMP)
 	rm -rf out/demo
 	$(VENV)/bin/feltlab certify shuffler --seed 7 --out out/demo
 
-native/tests/test_core: native/tests/test_core.c native/tests/check.h $(NATIVE_SRC)
-	$(CC) $(SAN_FLAGS) -Inative/include native/src/*.c native/tests/test_core.c -o $@ -lm
+# The core's sources are compiled under the sanitizers once, into objects that both test binaries
+# link (and that a change to one source rebuilds alone), not once per binary.
+SAN_OBJ_DIR := native/tests/build
+SAN_OBJS := $(patsubst native/src/%.c,$(SAN_OBJ_DIR)/%.o,$(wildcard native/src/*.c))
+NATIVE_HDR := $(wildcard native/src/*.h native/include/*.h)
 
-native/tests/test_csm: native/tests/test_csm.c native/tests/check.h $(NATIVE_SRC)
-	$(CC) $(SAN_FLAGS) -Inative/include -Inative/src native/src/*.c native/tests/test_csm.c -o $@ -lm
+$(SAN_OBJ_DIR)/%.o: native/src/%.c $(NATIVE_HDR)
+	@mkdir -p $(SAN_OBJ_DIR)
+	$(CC) $(SAN_FLAGS) -Inative/include -c $< -o $@
+
+native/tests/test_core: native/tests/test_core.c native/tests/check.h $(SAN_OBJS)
+	$(CC) $(SAN_FLAGS) -Inative/include $(SAN_OBJS) native/tests/test_core.c -o $@
+
+native/tests/test_csm: native/tests/test_csm.c native/tests/check.h $(SAN_OBJS)
+	$(CC) $(SAN_FLAGS) -Inative/include -Inative/src $(SAN_OBJS) native/tests/test_csm.c -o $@
 
 test-native: native/tests/test_core native/tests/test_csm
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./native/tests/test_core
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./native/tests/test_csm
 
+# pytest-xdist, one worker per core (TEST_WORKERS=0: one process).  Under --dist loadgroup,
+# tests/conftest.py's scheduler keeps a module with a module-scoped fixture on one worker and hands
+# the slow tests out first (xdist's reordering by group size would undo that).
+TEST_WORKERS ?= auto
 test-python: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 test: test-native test-python
 
@@ -97,4 +111,4 @@ test-browser: $(STAMP) browser
 	$(PY) -m pytest -m browser -v -s
 
 clean:
-	rm -rf $(VENV) build *.egg-info native/_core.c native/*.so native/tests/test_core native/tests/test_csm .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info native/_core.c native/*.so native/tests/test_core native/tests/test_csm native/tests/build .pytest_cache .mypy_cache .ruff_cache

@@ -1,8 +1,9 @@
 """The C core's Python facade: the only module the rest of feltlab imports from native/.
 
 Its wrappers live in :mod:`~feltlab.native.core` (generators, shoes, shuffle models),
-:mod:`~feltlab.native.stats` (battery kernels), :mod:`~feltlab.native.sim` (the round
-simulator) and :mod:`~feltlab.native.hands` (hand evaluation).
+:mod:`~feltlab.native.stats` (battery kernels), :mod:`~feltlab.native.sp800_22` (the counting
+kernels of NIST SP 800-22's bitstream tests), :mod:`~feltlab.native.sim` (the round simulator)
+and :mod:`~feltlab.native.hands` (hand evaluation).
 
 Everything here is a thin, validating wrapper over ``feltlab.native._core`` (cffi, API mode).
 Arrays are passed to C with ``ffi.from_buffer`` (no copies); every argument is checked first,

@@ -153,23 +153,53 @@ def universal(data: np.ndarray, n: int, L: int, Q: int, K: int) -> npt.NDArray[n
     """f_n, the mean log2 distance to the last occurrence of each of the ``K`` L-bit test
     blocks after ``Q`` initialisation blocks: ``(m,)`` float64 (2.9)."""
     d = packed_rows(data, n)
+    if not (1 <= K <= n and 1 <= Q <= n):
+        raise ValueError(f"universal: Q = {Q} and K = {K} must be in 1..n = {n}")
     out = np.zeros(d.shape[0], dtype=np.float64)
-    st = lib.fl_sts_universal(
-        _buf(d), d.shape[0], d.shape[1], n, L, Q, K, ffi.from_buffer("double[]", out)
-    )
-    check(st, "sp800_22 universal")
+    rows = max(1, (1 << 22) // K)  # the distances of a few rows at a time
+    for start in range(0, d.shape[0], rows):
+        part = d[start : start + rows]
+        dist = np.zeros((part.shape[0], K), dtype=np.uint32)
+        st = lib.fl_sts_universal(
+            _buf(part),
+            part.shape[0],
+            part.shape[1],
+            n,
+            L,
+            Q,
+            K,
+            ffi.from_buffer("uint32_t[]", dist),
+        )
+        check(st, "sp800_22 universal")
+        out[start : start + rows] = np.log2(dist).sum(axis=1) / K
     return out
 
 
 def pattern_sums(data: np.ndarray, n: int, w: int) -> npt.NDArray[np.float64]:
     """``(m, 3, 2)`` float64: over the n cyclic windows of w, w - 1 and w - 2 bits, the sum of
-    the squared counts and sum c ln(c / n) (2.11, 2.12)."""
+    the squared counts and sum c ln(c / n) (2.11, 2.12; a width below 1 gives n^2 and 0)."""
     d = packed_rows(data, n)
+    if not 1 <= w <= 24:
+        raise ValueError(f"pattern width must be in 1..24, got {w}")
     out = np.zeros((d.shape[0], 3, 2), dtype=np.float64)
-    st = lib.fl_sts_pattern_sums(
-        _buf(d), d.shape[0], d.shape[1], n, w, ffi.from_buffer("double[]", out)
-    )
-    check(st, "sp800_22 serial / approximate entropy")
+    rows = max(1, (1 << 22) >> w)
+    for start in range(0, d.shape[0], rows):
+        part = d[start : start + rows]
+        counts = np.zeros((part.shape[0], 1 << w), dtype=np.uint32)
+        st = lib.fl_sts_pattern_counts(
+            _buf(part), part.shape[0], part.shape[1], n, w, ffi.from_buffer("uint32_t[]", counts)
+        )
+        check(st, "sp800_22 serial / approximate entropy")
+        c = counts.astype(np.float64)
+        for level in range(3):
+            o = out[start : start + rows, level]
+            if w - level < 1:
+                o[:, 0] = float(n) * n
+                continue
+            o[:, 0] = np.einsum("ij,ij->i", c, c)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                o[:, 1] = np.where(c > 0, c * np.log(c / n), 0.0).sum(axis=1)
+            c = c.reshape(c.shape[0], -1, 2).sum(axis=2)
     return out
 
 

@@ -139,6 +139,8 @@ class SimClock(Clock):
         self.events_run = 0
         #: (simulated time, repr of the exception) of each callback that raised
         self.crashes: list[tuple[float, str]] = []
+        #: the deadline of the innermost :meth:`wait` running, or None outside one
+        self._deadline: float | None = None
 
     def now(self) -> float:
         return self._now
@@ -186,6 +188,27 @@ class SimClock(Clock):
             self.crashes.append((self._now, f"{type(exc).__name__}: {exc}"))
             log.exception("simulated t=%.6f s: a scheduled callback raised", self._now)
 
+    def run_ahead(self, when: float) -> bool:
+        """Advance to ``when`` inside the running callback, as if a callback due at ``when``
+        had been popped next: allowed (True, the time set, the event counted) only within a
+        :meth:`wait` whose deadline is not before ``when``, with no pending callback due at
+        or before ``when``.  The caller must have changed nothing the waiter's predicate
+        reads since that predicate was last evaluated (the simulated wire's quiet frames,
+        :class:`feltlab.rig.bus.simbus.SimWire`), so the waiter would have gone on waiting;
+        then running its next callback at once is what :meth:`wait` would have done."""
+        deadline = self._deadline
+        if deadline is None or not self._now < when <= deadline or when > self.horizon:
+            return False  # (past the horizon: the waiter's own step raises SimulationStall)
+        heap = self._heap
+        while heap and heap[0][2].cancelled:
+            heapq.heappop(heap)
+        if heap and heap[0][0] <= when:
+            return False
+        self._advance(when)
+        self._same_instant = 1
+        self.events_run += 1
+        return True
+
     def run_until(self, when: float) -> None:
         """Run every callback due up to ``when``, then set the time to ``when``."""
         while True:
@@ -212,17 +235,21 @@ class SimClock(Clock):
         cond: threading.Condition | None = None,
     ) -> T | None:
         deadline = self._now + max(0.0, timeout)
-        with self.lock(cond):
-            while True:
-                value = predicate()
-                if value:
-                    return value
-                nxt = self.next_time()
-                if nxt is None or nxt > deadline:
-                    self._advance(deadline)
+        outer, self._deadline = self._deadline, deadline
+        try:
+            with self.lock(cond):
+                while True:
                     value = predicate()
-                    return value if value else None
-                self._run_next(nxt)
+                    if value:
+                        return value
+                    nxt = self.next_time()
+                    if nxt is None or nxt > deadline:
+                        self._advance(deadline)
+                        value = predicate()
+                        return value if value else None
+                    self._run_next(nxt)
+        finally:
+            self._deadline = outer
 
 
 class RealClock(Clock):

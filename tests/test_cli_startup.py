@@ -80,6 +80,18 @@ def test_help_imports_no_command_module() -> None:
     commands = {m for m in modules if m.startswith(("feltlab.cli.", "feltlab.rig.cli."))}
     assert commands == {"feltlab.cli.options", "feltlab.cli.pipe"}
     assert not modules & {"rich", "scipy", "matplotlib", "jinja2", "can", "cantools", "aiohttp"}
+    # the tournament plugin is loaded, its engine and command are not (issue 37)
+    assert "feltlab.plugins.tournament" in modules
+    assert not {m for m in modules if m.startswith(("feltlab.tournament", "feltlab.engine"))}
+    assert not modules & {"feltlab.plugins.tournament_bots", "feltlab.plugins.tournament_cli"}
+
+
+def test_a_campaign_command_imports_not_the_planner_nor_the_audit() -> None:
+    out, modules = _imported(["certify", "shuffler", "--help"])
+    assert "--seed" in out
+    assert "feltlab.rig.cli.certify" in modules
+    lazy = {"feltlab.rig.cli.plan", "feltlab.rig.cli.csm_audit", "feltlab.rig.explore.cli"}
+    assert not modules & (lazy | {"feltlab.rig.certify.power", "feltlab.tournament"})
 
 
 def test_math_main_imports_no_plugin_no_rig_no_rich() -> None:

@@ -46,6 +46,9 @@ SUBPACKAGES = (
 # The source folders must never be importable under their own names from an install.
 SOURCE_FOLDERS = ("sdk", "plugins", "rig", "native")
 PIP_TIMEOUT = 600  # seconds per pip call: a hung index fails the test instead of hanging CI
+# pip byte-compiles every installed file (scipy's, matplotlib's) unless told not to: what the
+# test checks is what imports, which Python compiles as it goes, not the .pyc pip would write
+NO_COMPILE = "--no-compile"
 
 PROBE = r"""
 import importlib, importlib.util, json, sys
@@ -248,7 +251,7 @@ def test_install_and_import_outside_checkout(mode: str, tmp_path: Path) -> None:
         wheels = sorted(wheelhouse.glob("feltlab-*.whl"))
         assert len(wheels) == 1, f"expected one feltlab wheel, got {wheels}"
         _check_wheel_contents(wheels[0], version)
-        _run([python, "-m", "pip", "install", wheels[0]], cwd=workdir)
+        _run([python, "-m", "pip", "install", NO_COMPILE, wheels[0]], cwd=workdir)
         site = Path(
             _run(
                 [python, "-I", "-c", "import sysconfig; print(sysconfig.get_path('platlib'))"],
@@ -258,7 +261,7 @@ def test_install_and_import_outside_checkout(mode: str, tmp_path: Path) -> None:
         expected_root = site
     else:
         strict = ["--config-settings", "editable_mode=strict"] if mode == "editable-strict" else []
-        _run([python, "-m", "pip", "install", "-e", src, *strict], cwd=workdir)
+        _run([python, "-m", "pip", "install", NO_COMPILE, "-e", src, *strict], cwd=workdir)
         # The editable build puts the compiled module into the copy's native/ (docs/design.md).
         assert list((src / "native").glob("_core*.so")), "no compiled module in the copy's native/"
         expected_root = src

@@ -701,9 +701,9 @@ fl_status fl_sts_template_counts(const uint8_t *data, size_t n_seq, size_t strid
 fl_status fl_sts_overlapping(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
                              unsigned m, uint64_t block, unsigned K, uint32_t *nu);
 fl_status fl_sts_universal(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
-                           unsigned L, uint64_t Q, uint64_t K, double *fn);
-fl_status fl_sts_pattern_sums(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
-                              unsigned w, double *out);
+                           unsigned L, uint64_t Q, uint64_t K, uint32_t *dist);
+fl_status fl_sts_pattern_counts(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
+                                unsigned w, uint32_t *counts);
 fl_status fl_sts_excursions(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
                             uint64_t *cycles, uint32_t *nu, uint64_t *xi);
 fl_status fl_sts_linear_complexity(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,

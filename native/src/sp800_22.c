@@ -13,7 +13,6 @@
  * byte tables for the longest run, 32-bit rows for the GF(2) ranks and bit
  * vectors of 64-bit words for Berlekamp-Massey.  Section numbers are SP 800-22's.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,13 +99,31 @@ fl_status fl_sts_cusum(const uint8_t *data, size_t n_seq, size_t stride, uint64_
                        int64_t *out) {
     ROWS_CHECK();
     if (n_seq && !out) return FL_ERR_NULL;
-    for (size_t s = 0; s < n_seq; s++) {
-        int64_t sum = 0, hi = 0, lo = 0;
-        FOR_BITS(data + s * stride, stride, n, {
-            sum += b ? 1 : -1;
+    int8_t net[256], top[256], bottom[256]; /* a byte's sum and its prefix sums' extremes */
+    for (unsigned v = 0; v < 256; v++) {
+        int sum = 0, hi = -9, lo = 9;
+        for (int k = 7; k >= 0; k--) {
+            sum += (v >> k) & 1 ? 1 : -1;
             if (sum > hi) hi = sum;
             if (sum < lo) lo = sum;
-        })
+        }
+        net[v] = (int8_t)sum, top[v] = (int8_t)hi, bottom[v] = (int8_t)lo;
+    }
+    for (size_t s = 0; s < n_seq; s++) {
+        const uint8_t *row = data + s * stride;
+        int64_t sum = 0, hi = 0, lo = 0;
+        uint64_t whole = n / 8;
+        for (uint64_t j = 0; j < whole; j++) {
+            unsigned v = row[j];
+            if (sum + top[v] > hi) hi = sum + top[v];
+            if (sum + bottom[v] < lo) lo = sum + bottom[v];
+            sum += net[v];
+        }
+        for (uint64_t i = whole * 8; i < n; i++) {
+            sum += (row[i / 8] >> (7 - i % 8)) & 1 ? 1 : -1;
+            if (sum > hi) hi = sum;
+            if (sum < lo) lo = sum;
+        }
         out[3 * s] = sum;
         out[3 * s + 1] = hi;
         out[3 * s + 2] = lo;
@@ -271,20 +288,14 @@ fl_status fl_sts_overlapping(const uint8_t *data, size_t n_seq, size_t stride, u
         uint32_t *h = nu + s * (K + 1);
         memset(h, 0, (K + 1) * sizeof *h);
         for (uint64_t j = 0; j < blocks; j++) {
-            uint64_t run = 0, hits = 0;
-            for (uint64_t i = 0; i < block; i += 64) {
-                uint64_t w = bits_at(row, stride, j * block + i);
-                unsigned c = block - i < 64 ? (unsigned)(block - i) : 64;
-                if (w == ~(uint64_t)0 && c == 64) {
-                    uint64_t before = run >= m ? run - m + 1 : 0;
-                    run += 64;
-                    hits += run - m + 1 - before;
-                    continue;
-                }
-                for (unsigned k = 0; k < c; k++, w <<= 1) {
-                    run = (w >> 63) ? run + 1 : 0;
-                    if (run >= m) hits++;
-                }
+            /* bit 63 - i of x: the window of m bits from offset o + i is all ones */
+            uint64_t hits = 0, starts = block - m + 1, base = j * block;
+            for (uint64_t o = 0; o < starts; o += 64) {
+                uint64_t x = ~(uint64_t)0;
+                for (unsigned k = 0; k < m && x; k++) x &= bits_at(row, stride, base + o + k);
+                unsigned c = starts - o < 64 ? (unsigned)(starts - o) : 64;
+                if (c < 64) x &= ~(~(uint64_t)0 >> c);
+                hits += (uint64_t)__builtin_popcountll(x);
             }
             h[hits > K ? K : hits]++;
         }
@@ -292,58 +303,56 @@ fl_status fl_sts_overlapping(const uint8_t *data, size_t n_seq, size_t stride, u
     return FL_OK;
 }
 
-/* 2.9: f_n = (1/K) sum log2(i - T[block_i]) over the K test blocks after the Q
- * initialisation blocks of L bits (Q + K <= n / L). */
+/* 2.9: dist[s * K + i] = the distance from the i-th of the K test blocks of L bits to the
+ * last earlier block of the same value (Q initialisation blocks first; Q + K <= n / L), whose
+ * mean log2 is Maurer's f_n (the logarithms are taken in Python: no libm here). */
 fl_status fl_sts_universal(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
-                           unsigned L, uint64_t Q, uint64_t K, double *fn) {
+                           unsigned L, uint64_t Q, uint64_t K, uint32_t *dist) {
     ROWS_CHECK();
-    if (n_seq && !fn) return FL_ERR_NULL;
-    /* Q > n / L first: Q + K wrapped past 2^64 (Q = 2^64 - 1, K = 2 passed as 1 block and
-     * gave f_n = 0, a p-value from nothing) */
-    if (L < 1 || L > 16 || Q < 1 || K < 1 || Q > n / L || K > n / L - Q) return FL_ERR_RANGE;
-    uint64_t *T = malloc(((size_t)1 << L) * sizeof *T);
+    if (n_seq && !dist) return FL_ERR_NULL;
+    /* Q > n / L first: Q + K wrapped past 2^64 (Q = 2^64 - 1, K = 2 passed as one block and
+     * gave f_n from nothing) */
+    if (L < 1 || L > 16 || Q < 1 || K < 1 || Q > n / L || K > n / L - Q || Q + K > UINT32_MAX)
+        return FL_ERR_RANGE;
+    uint32_t *T = malloc(((size_t)1 << L) * sizeof *T);
     if (!T) return FL_ERR_RANGE;
     for (size_t s = 0; s < n_seq; s++) {
         const uint8_t *row = data + s * stride;
+        uint32_t *out = dist + s * K;
         memset(T, 0, ((size_t)1 << L) * sizeof *T);
-        double sum = 0.0;
         for (uint64_t i = 1; i <= Q + K; i++) {
             uint64_t v = bits_at(row, stride, (i - 1) * L) >> (64 - L);
-            if (i > Q) sum += log((double)(i - T[v])) / log(2.0);
-            T[v] = i;
+            if (i > Q) out[i - Q - 1] = (uint32_t)(i - T[v]);
+            T[v] = (uint32_t)i;
         }
-        fn[s] = sum / (double)K;
     }
     free(T);
     return FL_OK;
 }
 
-/* 2.11, 2.12: the n cyclic (wrapped) windows of w bits, counted; out[6 s + 2 l] = sum c^2 and
- * out[6 s + 2 l + 1] = sum c ln(c / n) over the window values of w - l bits (l = 0, 1, 2; a
- * width below 1 gives n^2 and 0). */
-fl_status fl_sts_pattern_sums(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
-                              unsigned w, double *out) {
+/* 2.11, 2.12: counts[s * 2^w + v] = the cyclic windows of w bits (the sequence wrapped
+ * around by its first w - 1 bits) of value v, n in all. */
+fl_status fl_sts_pattern_counts(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
+                                unsigned w, uint32_t *counts) {
     ROWS_CHECK();
-    if (n_seq && !out) return FL_ERR_NULL;
-    if (w < 1 || w > 24 || w > n) return FL_ERR_RANGE;
+    if (n_seq && !counts) return FL_ERR_NULL;
+    if (w < 1 || w > 24 || w > n || n > UINT32_MAX) return FL_ERR_RANGE;
     size_t size = (size_t)1 << w;
-    uint32_t *c = malloc(size * sizeof *c);
-    if (!c) return FL_ERR_RANGE;
     uint64_t mask = size - 1;
     for (size_t s = 0; s < n_seq; s++) {
         const uint8_t *row = data + s * stride;
+        uint32_t *c = counts + s * size;
         memset(c, 0, size * sizeof *c);
         uint64_t v = w > 1 ? bits_at(row, stride, 0) >> (65 - w) : 0;
         uint64_t head = bits_at(row, stride, 0); /* the first bits again, for the wrap */
         for (uint64_t i = w - 1; i < n + w - 1; i += 64) {
-            uint64_t word;
+            uint64_t word = 0;
             if (i + 64 <= n) {
                 word = bits_at(row, stride, i);
             } else {
-                word = 0;
                 for (uint64_t k = 0; k < 64 && i + k < n + w - 1; k++) {
                     uint64_t p = i + k;
-                    uint64_t b = p < n ? (bits_at(row, stride, p) >> 63) : (head >> (63 - (p - n))) & 1;
+                    uint64_t b = p < n ? bits_at(row, stride, p) >> 63 : (head >> (63 - (p - n))) & 1;
                     word |= b << (63 - k);
                 }
             }
@@ -353,24 +362,7 @@ fl_status fl_sts_pattern_sums(const uint8_t *data, size_t n_seq, size_t stride, 
                 c[v]++;
             }
         }
-        double *o = out + 6 * s;
-        for (unsigned l = 0; l < 3; l++) {
-            double sq = 0.0, en = 0.0;
-            if (w <= l) {
-                sq = (double)n * (double)n;
-            } else {
-                size_t vals = (size_t)1 << (w - l);
-                for (size_t x = 0; x < vals; x++) {
-                    double cx = c[x];
-                    sq += cx * cx;
-                    if (cx > 0) en += cx * log(cx / (double)n);
-                }
-                for (size_t x = 0; x < vals / 2; x++) c[x] = c[2 * x] + c[2 * x + 1];
-            }
-            o[2 * l] = sq, o[2 * l + 1] = en;
-        }
     }
-    free(c);
     return FL_OK;
 }
 
@@ -416,37 +408,49 @@ fl_status fl_sts_excursions(const uint8_t *data, size_t n_seq, size_t stride, ui
 }
 
 /* The linear complexity of `len` bits (Berlekamp-Massey over GF(2)) starting at bit `start`.
- * C and B are connection polynomials as bit vectors (bit i = coefficient of x^i); R holds
- * the last bits read reversed (bit i = s_{N-i}), so the discrepancy is parity(C & R). */
+ * C and B are connection polynomials as bit vectors (bit i = coefficient of x^i).  G holds
+ * the block reversed (bit q = s_{len-1-q}), so that G shifted right by len - 1 - N has bit i =
+ * s_{N-i} and the discrepancy is the parity of C AND that window (no per-step shifting). */
 static unsigned bm_complexity(const uint8_t *row, uint64_t nbytes, uint64_t start, unsigned len,
-                              uint64_t *C, uint64_t *B, uint64_t *R, uint64_t *T) {
+                              uint64_t *C, uint64_t *B, uint64_t *G, uint64_t *T) {
     unsigned words = len / 64 + 2;
-    memset(C, 0, words * 8), memset(B, 0, words * 8), memset(R, 0, words * 8);
+    memset(C, 0, words * 8), memset(B, 0, words * 8), memset(G, 0, (words + 1) * 8);
+    for (unsigned p = 0; p < len; p += 64) {
+        uint64_t w = bits_at(row, nbytes, start + p);
+        unsigned c = len - p < 64 ? len - p : 64;
+        for (unsigned k = 0; k < c; k++, w <<= 1) {
+            unsigned q = len - 1 - (p + k);
+            G[q / 64] |= (w >> 63) << (q % 64);
+        }
+    }
     C[0] = B[0] = 1;
     unsigned L = 0;
     int m_last = -1; /* the step of the last length change (Massey's m) */
     for (unsigned N = 0; N < len; N++) {
-        /* R <<= 1, R[0] = s_N */
-        unsigned top = (N + 1) / 64 + 1 < words ? (N + 1) / 64 + 1 : words;
-        for (unsigned k = top; k-- > 1;) R[k] = (R[k] << 1) | (R[k - 1] >> 63);
-        R[0] = (R[0] << 1) | (bits_at(row, nbytes, start + N) >> 63);
+        unsigned o = len - 1 - N, ow = o / 64, ob = o % 64;
         uint64_t d = 0;
         unsigned lw = L / 64 + 1;
-        for (unsigned k = 0; k < lw; k++) d ^= C[k] & R[k];
+        for (unsigned k = 0; k < lw; k++) {
+            uint64_t win = G[k + ow] >> ob;
+            if (ob) win |= G[k + ow + 1] << (64 - ob);
+            d ^= C[k] & win;
+        }
         if (!(__builtin_popcountll(d) & 1)) continue;
-        /* C = C + x^(N - m_last) B */
+        /* C = C + x^(N - m) B */
         unsigned shift = (unsigned)((int)N - m_last);
         unsigned ws = shift / 64, bs = shift % 64;
-        memcpy(T, C, words * 8);
-        for (unsigned k = words; k-- > ws;) {
+        int grow = 2 * L <= N;
+        unsigned used = (N + 1) / 64 + 2 < words ? (N + 1) / 64 + 2 : words;
+        if (grow) memcpy(T, C, used * 8);
+        for (unsigned k = used; k-- > ws;) {
             uint64_t v = B[k - ws] << bs;
             if (bs && k > ws) v |= B[k - ws - 1] >> (64 - bs);
             C[k] ^= v;
         }
-        if (2 * L <= N) {
+        if (grow) {
             L = N + 1 - L;
             m_last = (int)N;
-            memcpy(B, T, words * 8);
+            memcpy(B, T, used * 8);
         }
     }
     return L;
@@ -460,7 +464,7 @@ fl_status fl_sts_linear_complexity(const uint8_t *data, size_t n_seq, size_t str
     if (n_seq && !hist) return FL_ERR_NULL;
     if (block < 2 || block > 65536 || block > n) return FL_ERR_RANGE;
     unsigned words = block / 64 + 2;
-    uint64_t *buf = malloc(4 * words * sizeof *buf);
+    uint64_t *buf = malloc((4 * words + 1) * sizeof *buf);
     if (!buf) return FL_ERR_RANGE;
     uint64_t blocks = n / block;
     for (size_t s = 0; s < n_seq; s++) {
@@ -469,7 +473,7 @@ fl_status fl_sts_linear_complexity(const uint8_t *data, size_t n_seq, size_t str
         memset(h, 0, ((size_t)block + 1) * sizeof *h);
         for (uint64_t j = 0; j < blocks; j++)
             h[bm_complexity(row, stride, j * block, block, buf, buf + words, buf + 2 * words,
-                            buf + 3 * words)]++;
+                            buf + 3 * words + 1)]++;
     }
     free(buf);
     return FL_OK;

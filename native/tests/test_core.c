@@ -729,7 +729,59 @@ static void test_simulate_counted(void) {
     CHECK(fl_simulate_counted(&g2, &r, 10, &t, 1, &k, NULL, &all, buckets, NULL) == FL_ERR_NULL);
 }
 
+/* SP 800-22 kernels: every length from 1 to 200 bits (ending anywhere in a byte or word) runs
+ * clean under the sanitizers, and sizes outside a kernel's domain are refused. */
+static void test_sp800_22_sizes(void) {
+    uint8_t row[26];
+    for (unsigned i = 0; i < sizeof row; i++) row[i] = (uint8_t)(i * 37 + 11);
+    uint64_t u64[4];
+    int64_t i64[3];
+    double d[1];
+    uint32_t u32[2048];
+    int32_t index[8] = {-1, 0, -1, 1, -1, -1, -1, -1};
+    uint64_t cycles[1], xi[18];
+    uint32_t nu[48];
+    for (uint64_t n = 1; n <= 200; n++) {
+        CHECK(fl_sts_frequency(row, 1, 26, n, u64) == FL_OK);
+        CHECK(u64[0] <= n);
+        CHECK(fl_sts_cusum(row, 1, 26, n, i64) == FL_OK);
+        CHECK(i64[1] >= 0 && i64[2] <= 0 && i64[1] - i64[2] <= (int64_t)n);
+        CHECK(fl_sts_runs(row, 1, 26, n, u64) == FL_OK);
+        CHECK(u64[1] >= 1 && u64[1] <= n);
+        CHECK(fl_sts_block_frequency(row, 1, 26, n, 1, d) == FL_OK);
+        CHECK(fl_sts_pattern_counts(row, 1, 26, n, 1, u32) == FL_OK);
+        CHECK(u32[0] + u32[1] == n);
+        CHECK(fl_sts_excursions(row, 1, 26, n, cycles, nu, xi) == FL_OK);
+        CHECK(cycles[0] >= 1 && cycles[0] <= n);
+        if (n % 8 == 0) CHECK(fl_sts_longest_run(row, 1, 26, n, 8, u32) == FL_OK);
+        if (n >= 32 * 32) CHECK(fl_sts_rank(row, 1, 26, n, u32) == FL_OK);
+        if (n >= 3) {
+            CHECK(fl_sts_pattern_counts(row, 1, 26, n, 3, u32) == FL_OK);
+            CHECK(fl_sts_overlapping(row, 1, 26, n, 2, n, 5, u32) == FL_OK);
+            CHECK(fl_sts_template_counts(row, 1, 26, n, 3, index, 2, 1, u32) == FL_OK);
+            CHECK(fl_sts_linear_complexity(row, 1, 26, n, (uint32_t)n, u32) == FL_OK);
+            CHECK(fl_sts_universal(row, 1, 26, n, 1, 1, n - 1, u32) == FL_OK);
+        }
+    }
+    CHECK(fl_sts_frequency(row, 1, 25, 201, u64) == FL_ERR_RANGE); /* stride too short */
+    CHECK(fl_sts_frequency(row, 1, 26, 0, u64) == FL_ERR_RANGE);
+    CHECK(fl_sts_frequency(NULL, 1, 26, 8, u64) == FL_ERR_NULL);
+    CHECK(fl_sts_block_frequency(row, 1, 26, 100, 101, d) == FL_ERR_RANGE);
+    CHECK(fl_sts_longest_run(row, 1, 26, 200, 12, u32) == FL_ERR_RANGE);
+    CHECK(fl_sts_universal(row, 1, 26, 200, 17, 1, 1, u32) == FL_ERR_RANGE);
+    CHECK(fl_sts_universal(row, 1, 26, 200, 2, 50, 51, u32) == FL_ERR_RANGE);
+    /* Q + K wrapping past 2^64 to 1 or 0 passed Q + K <= n / L */
+    CHECK(fl_sts_universal(row, 1, 26, 200, 2, UINT64_MAX, 2, u32) == FL_ERR_RANGE);
+    CHECK(fl_sts_universal(row, 1, 26, 200, 2, 2, UINT64_MAX, u32) == FL_ERR_RANGE);
+    CHECK(fl_sts_pattern_counts(row, 1, 26, 200, 25, u32) == FL_ERR_RANGE);
+    CHECK(fl_sts_template_counts(row, 1, 26, 200, 22, index, 2, 1, u32) == FL_ERR_RANGE);
+    CHECK(fl_sts_template_counts(row, 1, 26, 20, 3, index, 2, 8, u32) == FL_ERR_RANGE);
+    CHECK(fl_sts_linear_complexity(row, 1, 26, 200, 1, u32) == FL_ERR_RANGE);
+    CHECK(fl_sts_overlapping(row, 1, 26, 200, 0, 100, 5, u32) == FL_ERR_RANGE);
+}
+
 int main(void) {
+    test_sp800_22_sizes();
     test_simulate_counted();
     test_models();
     test_library_models();

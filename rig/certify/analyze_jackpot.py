@@ -104,7 +104,7 @@ def authenticate(
     refused: list[dict[str, Any]] = []
     verifier: FreshnessVerifier | None = None
     part_now = 0
-    accepted_round: dict[int, int] = {}  # freshness -> RoundTag of the accepted result
+    accepted_round: dict[int, int | None] = {}  # freshness -> the round armed at acceptance
     for part, t, sig, mac in data.results:
         if part != part_now:
             start = (starts or {}).get(part, 0)
@@ -126,10 +126,13 @@ def authenticate(
         if v.fresh and armed and sig["RoundTag"] != armed[-1] & 0xFF:
             refused.append({**row, "reason": "replayed"})  # authentic, of another round
             continue
+        now = armed[-1] if armed else None  # the round armed when it came
         if v.fresh:
-            accepted_round[v.freshness] = sig["RoundTag"]
+            accepted_round[v.freshness] = now
             prizes.append(sig["PrizeCents"])
-        elif accepted_round.get(v.freshness) != sig["RoundTag"]:
+        elif v.freshness not in accepted_round or accepted_round[v.freshness] != now:
+            # a repeat is the panel's only within the round that accepted it (STATUS, a
+            # retried PRESS); after a new round is armed it is a replay, as the client says
             refused.append({**row, "reason": "replayed"})
     data.prizes = prizes
     a.security_faults = refused

@@ -28,6 +28,7 @@ from feltlab.errors import FeltlabError
 from feltlab.rig.certify.ahead import AheadWorker, serving
 from feltlab.rig.certify.analyze import Analysis
 from feltlab.rig.certify.battery import Verdict
+from feltlab.rig.certify.binding import new_binding
 from feltlab.rig.certify.collect import (
     CampaignOptions,
     Collected,
@@ -60,10 +61,9 @@ from feltlab.rig.certify.record import (
     check_parts,
     collection_record,
     count_samples,
-    file_sha256,
-    first_stamp,
     missing_measurement,
     new_out_dir,
+    part_entry,
     read_state,
     record_part,
     recover_captures,
@@ -81,7 +81,6 @@ from feltlab.rig.errors import (
 from feltlab.rig.kinds import FieldView
 from feltlab.seeds import (
     U64_MAX,
-    part_seed,
 )
 
 log = logging.getLogger(__name__)
@@ -163,11 +162,10 @@ def collect_part(
         if live is not None and client is not None:
             live.detach(result.done, result.missing)
         if client is not None:
-            saver = getattr(client, "freshness_saver", None)
-            if saver is not None:
-                saver.accepted(client.freshness)
+            keep = getattr(client, "freshness_keep", None)
+            if keep is not None:
                 try:
-                    saver.close()
+                    keep(client.freshness)
                 except (RigError, OSError) as exc:
                     result.error = result.error or f"freshness not saved: {exc}"
             result.bus = client.node.stats()
@@ -210,6 +208,7 @@ def run_campaign(
     prog = progress or NoProgress()
     stop = stop or threading.Event()
     out = opts.out
+    bound: dict[str, Any] | None = None  # a new campaign's binding (binding.py)
     if resume:
         state = read_state(out)
         refuse_links(out)  # a link planted in the folder: nothing written through it
@@ -235,6 +234,7 @@ def run_campaign(
         check_freshness(opts.profile)  # and an unwritable or rolled-back freshness state
         if opts.seed is not None and not 0 <= opts.seed <= U64_MAX:
             raise CampaignError(f"the seed must be in 0..{U64_MAX}, got {opts.seed}")
+        bound = new_binding()  # the lab key made (or read) before the folder is
         new_out_dir(out, taken_out_hint(out, opts.profile.device_kind.command))
     prof = opts.profile
     seed = opts.seed if opts.seed is not None else secrets.randbits(62)
@@ -259,6 +259,8 @@ def run_campaign(
         "device_on_host": opts.device_shares_host,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "parts": [],  # each part proved this campaign's as it closes (record_part)
+        # the lab key its parts are bound with (binding.py); a resume keeps the campaign's
+        "binding": bound,
     }
     plan = campaign_fault_plan(prof, opts.faults)  # a bad plan stops here, before collection
     if plan is not None and not resume and size < shoes_needed(len(plan.faults)):
@@ -278,20 +280,11 @@ def run_campaign(
         recovered = recover_captures(out)
         state["recovered_parts"] += recovered
         state["parts"] = old.get("parts", [])
+        state["binding"] = old.get("binding")
         for name in recovered:  # a part rebuilt from its journal: recorded now
             p = int(name[len("capture-") : -len(".blf")])
             state["parts"] = [e for e in state["parts"] if e.get("part") != p]
-            state["parts"].append(
-                {
-                    "part": p,
-                    "file": name,
-                    "campaign_id": state["campaign_id"],
-                    "device_seed": part_seed(int(state["seed"]), p),
-                    "sha256": file_sha256(out / name),
-                    "first_stamp": first_stamp(out / name),
-                    "recovered": True,
-                }
-            )
+            state["parts"].append(part_entry(state, p, out / name, recovered=True))
         check_parts(out, state, capture_paths(out))  # the recovered parts too
     (out / "campaign.json").write_text(json.dumps(state, indent=2))
     if live is not None:

@@ -7,6 +7,7 @@ and the host's timing calibration around a part (:func:`watch_host`,
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import json
 import logging
@@ -40,7 +41,6 @@ from feltlab.rig.errors import (
 from feltlab.rig.protocol.codec import Result
 from feltlab.rig.protocol.freshness import (
     FRESHNESS_STARTS,
-    FreshnessSaver,
     FreshnessStore,
     freshness_starts,
 )
@@ -176,6 +176,17 @@ def _journal_owner(directory: Path, part: int) -> dict[str, Any] | None:
     return {"campaign": cid, "part": part}
 
 
+def _chain_key(directory: Path, owner: dict[str, Any] | None) -> bytes | None:
+    """The key of the part's journal chain: the campaign's (:mod:`feltlab.rig.certify.binding`);
+    None outside a campaign folder."""
+    if owner is None:
+        return None
+    from feltlab.rig.certify.binding import campaign_key
+
+    state = json.loads((directory / "campaign.json").read_text(encoding="utf-8"))
+    return campaign_key(state, strict=True)
+
+
 def check_freshness(prof: Profile) -> None:
     """Before any collection of a keyed device's campaign: its key loads, the freshness
     state's and counter's folders are writable (else :class:`RigError` naming the one that is
@@ -185,7 +196,7 @@ def check_freshness(prof: Profile) -> None:
         return
     key = prof.key()
     store = freshness_store(prof)
-    store.ensure_writable()
+    store.ensure_writable(key)
     store.check(key)
 
 
@@ -222,17 +233,17 @@ def open_part(
         ).start()
     kw: dict[str, Any] = {}
     if key is not None:
-        saver = FreshnessSaver(store, key)  # saved as each result is accepted
         kw = {
             "key": key,
             "require_auth": prof.authenticate,
             "freshness": last_fv,
-            "on_fresh": saver.accepted,
+            "persist": functools.partial(store.remember, key),  # before any result is shown
         }
         starts = freshness_starts(capture.parent)
         starts[part] = last_fv
         (capture.parent / FRESHNESS_STARTS).write_text(json.dumps(starts, sort_keys=True))
-    writer = CaptureWriter(capture, owner=_journal_owner(capture.parent, part))
+    owner = _journal_owner(capture.parent, part)
+    writer = CaptureWriter(capture, owner=owner, chain_key=_chain_key(capture.parent, owner))
     try:
         client = kind.client(
             spec,
@@ -248,11 +259,9 @@ def open_part(
         writer.stop()
         if dev is not None:
             dev.stop()
-        if key is not None:
-            saver.close()
         raise
-    if key is not None:
-        client.freshness_saver = saver
+    if key is not None:  # what was accepted but never asked for: kept when the part ends
+        client.freshness_keep = functools.partial(store.remember, key)
     return dev, client, spec
 
 
@@ -421,6 +430,11 @@ def collect_continuous(
         progress.advance()
 
 
+MAX_REFUSED_IN_A_ROW = 3
+"""Refused results (a security fault each) a jackpot collection draws past before it stops:
+one is a round voided, more in a row a panel that cannot be certified as it stands."""
+
+
 def collect_jackpot(
     opts: CampaignOptions,
     client: Any,
@@ -441,7 +455,7 @@ def collect_jackpot(
     progress.start("drawing prizes", want)
     round_base = part * 1_000_000
     forge_at = want // 2 if camp.get("inject_faults", True) and client.require_auth else -1
-    i = 0
+    i = refused = 0
     while result.done < want:
         if stop.is_set():
             return
@@ -453,14 +467,21 @@ def collect_jackpot(
         try:
             cents = client.result(box)
         except SecurityFault as exc:
-            if trial is None or i > forge_at + 3:
-                raise
-            log.info("the forged result was refused: %s", exc)
+            if trial is not None and i <= forge_at + 3:
+                log.info("the forged result was refused: %s", exc)
+            else:
+                # refused (replayed, forged, ...): the round is void (rule 16.12), the
+                # refusal is in the capture and so in the record; the next round is drawn
+                refused += 1
+                if exc.reason == "tampered" or refused > MAX_REFUSED_IN_A_ROW:
+                    raise
+                log.error("round %d: %s; the next round is drawn", round_base + i, exc)
             i += 1
             continue
         finally:
             if trial is not None:
                 _end_forgery(client, trial, directory)
+        refused = 0
         client.display(cents)
         result.done += 1
         if i % every == 0:

@@ -9,6 +9,7 @@ draws, and the timing samples (timestamps are the frames' epoch stamps, as captu
 
 from __future__ import annotations
 
+import operator
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -83,7 +84,7 @@ class CaptureData:
     excluded_by: dict[str, int] = field(default_factory=dict)
     #: replies in the capture that answer no request in flight (late, repeated, stale)
     stale_replies: int = 0
-    #: jackpot: (part, time, round id) of every ARM command
+    #: jackpot: (part, time, round id) of every ARM the panel acknowledged (Result OK)
     arms: list[tuple[int, float, int]] = field(default_factory=list)
     #: every heartbeat period the device announced (PeriodMs) and every shuffle duration
     #: its SHUFFLE acknowledgements announced (ms): judged against the declared limits
@@ -178,7 +179,7 @@ def _read_part(
     base = data.base
     dec = CaptureDecoder([base], errors=data.frame_errors)
     shoe_id = base + Channel.SHOE
-    msgs.sort(key=lambda m: m.timestamp)  # host frames and device frames, in wire order
+    msgs.sort(key=operator.attrgetter("timestamp"))  # host and device frames, in wire order
     pending: dict[tuple[int, int], tuple[float, int, int]] = {}  # (rid, op) -> (t, a8, a32)
     # protocol 2.0: a reply carries the request id of the command it answers, so each
     # latency runs from a request to its own reply and can never be negative
@@ -269,11 +270,11 @@ def _read_part(
                 fault_cmd[FaultCode.DISPLAY] = t
             elif op == Opcode.PRESS:
                 fault_cmd[FaultCode.BUTTON] = t
-            elif op == Opcode.ARM:
-                data.arms.append((part, t, s["Arg32"]))
         elif name == "Ack":
             if s["Opcode"] == Opcode.SHUFFLE and s["Result"] == Result.OK:
                 data.announced_shuffle_ms.append(int(s["Value"]))
+            elif s["Opcode"] == Opcode.ARM and s["Result"] == Result.OK:  # as the client arms
+                data.arms.append((part, t, int(s["Value"])))
             key = (s["RequestId"], s["Opcode"])
             sent = pending.pop(key, None)
             if sent is not None:

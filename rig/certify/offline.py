@@ -179,7 +179,7 @@ def analyze_path(
         "started": state.get("started"),
     }
     if path.is_dir() and state:
-        check_parts(directory, state, captures)
+        check_parts(directory, state, captures, strict=False)
     analysis, data = analyze_campaign(
         captures, prof, alpha=use_alpha, seed=use_seed, directory=directory, progress=prog
     )

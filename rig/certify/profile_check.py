@@ -95,6 +95,8 @@ DEVICE: dict[str, Num | Kind] = {
     "base": Num(0, 0x7F0, integer=True),
     "decks": Num(1, 8, integer=True),
     "bitrate": Num(5_000, 1_000_000, integer=True),
+    "fd": FLAG,  # since protocol 2.2: the bus is CAN FD (the raw channel's 64-byte frames)
+    "data_bitrate": Num(5_000, 8_000_000, integer=True),  # CAN FD's data phase, bit/s
     "heartbeat_period": Num(0.001, HEARTBEAT_PERIOD_CEILING),
     "reports_decks": FLAG,
     "slots": Num(1, 1024, integer=True),

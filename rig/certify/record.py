@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import json
 import logging
 import os
@@ -22,6 +23,7 @@ from typing import Any
 from feltlab import native
 from feltlab.errors import FeltlabError
 from feltlab.inputs import read_text_regular
+from feltlab.rig.certify import binding
 from feltlab.rig.certify.analyze import (
     Analysis,
 )
@@ -33,6 +35,7 @@ from feltlab.rig.certify.power import POWER_SEED
 from feltlab.rig.certify.profile import EXIT_CODES, CampaignError, Profile
 from feltlab.rig.certify.profile_check import MAX_PART_SAMPLES
 from feltlab.rig.certify.report import RECORD_VERSION, make_plots
+from feltlab.rig.errors import RigError
 from feltlab.rig.kinds import by_heartbeat, get_kind
 from feltlab.rig.kinds import names as kind_names
 from feltlab.seeds import SEED_DERIVATION_VERSION, U64_MAX, part_seed
@@ -112,37 +115,55 @@ def first_stamp(capture: Path) -> float | None:
     return None
 
 
+def part_entry(
+    state: dict[str, Any], part: int, capture: Path, *, recovered: bool = False
+) -> dict[str, Any]:
+    """The ``parts`` entry of closed capture part ``part`` of the campaign of ``state``: its
+    SHA-256 and, bound under the campaign's key (:mod:`feltlab.rig.certify.binding`), its
+    ``tag``."""
+    sha = file_sha256(capture)
+    entry: dict[str, Any] = {
+        "part": part,
+        "file": capture.name,
+        "campaign_id": state.get("campaign_id"),
+        "device_seed": part_seed(int(state["seed"]), part) if "seed" in state else None,
+        "sha256": sha,
+        "first_stamp": first_stamp(capture),
+        "recovered": recovered,
+    }
+    key = binding.campaign_key(state, strict=False) if "binding" in state else None
+    if key is not None:
+        entry["tag"] = binding.part_tag(key, part, sha)
+    return entry
+
+
 def record_part(directory: Path, part: int, capture: Path, *, recovered: bool = False) -> None:
     """Tie capture part ``part`` to its campaign: its SHA-256 (of the closed file), the
     campaign id and the device seed go into ``campaign.json``'s ``parts`` (written
     atomically).  ``--resume`` and ``analyze`` then refuse a capture that is not this one."""
     state = read_state(directory)
     parts = [p for p in state.get("parts", []) if p.get("part") != part]
-    parts.append(
-        {
-            "part": part,
-            "file": capture.name,
-            "campaign_id": state.get("campaign_id"),
-            "device_seed": part_seed(int(state["seed"]), part) if "seed" in state else None,
-            "sha256": file_sha256(capture),
-            "first_stamp": first_stamp(capture),
-            "recovered": recovered,
-        }
-    )
+    parts.append(part_entry(state, part, capture, recovered=recovered))
     state["parts"] = sorted(parts, key=lambda p: int(p["part"]))
     tmp = directory / "campaign.json.tmp"
     tmp.write_text(json.dumps(state, indent=2))
     os.replace(tmp, directory / "campaign.json")
 
 
-def check_parts(directory: Path, state: dict[str, Any], captures: Sequence[Path]) -> None:
+def check_parts(
+    directory: Path, state: dict[str, Any], captures: Sequence[Path], *, strict: bool = True
+) -> None:
     """Raise :class:`CampaignError` for a capture part of ``directory`` that is not proved to
     be its campaign's: a closed part (a BLF without journal) must be in campaign.json's
-    ``parts`` with this campaign's id and its SHA-256; a part that never closed, and every
-    journal in ``directory``, must name this campaign and its part on its first line
-    (:func:`feltlab.rig.bus.writer.journal_header`). A campaign.json without ``parts`` proves
-    nothing and is refused (removing it must not turn the check off)."""
-    from feltlab.rig.bus.capture import journal_owner
+    ``parts`` with this campaign's id, its SHA-256 and its ``tag`` under the campaign's key;
+    a part that never closed, and every journal in ``directory``, must name this campaign and
+    its part on its first line (:func:`feltlab.rig.bus.writer.journal_header`) and every line
+    must verify its chained MAC (:func:`feltlab.rig.bus.capture.verify_journal`). A
+    campaign.json without ``parts`` or ``binding`` proves nothing and is refused (removing
+    them must not turn the check off). ``strict``: refuse on a host without the campaign's
+    lab key (``--resume``); otherwise (``analyze``) the SHA-256s and headers only, logged
+    (:func:`feltlab.rig.certify.binding.campaign_key`)."""
+    from feltlab.rig.bus.capture import journal_owner, verify_journal
     from feltlab.rig.bus.writer import JOURNAL_SUFFIX, journal_path
 
     cid = state.get("campaign_id")
@@ -151,6 +172,7 @@ def check_parts(directory: Path, state: dict[str, Any], captures: Sequence[Path]
             f"{directory / 'campaign.json'} has no list of parts: its captures cannot be "
             f"proved campaign {cid}'s (was it edited?); analyse each capture-NNN.blf as a file"
         )
+    key = binding.campaign_key(state, strict=strict)
     known = {p["file"]: p for p in state["parts"]}
     journals = set(directory.glob(f"capture-[0-9][0-9][0-9]{JOURNAL_SUFFIX}"))
     for cap in captures:
@@ -164,25 +186,40 @@ def check_parts(directory: Path, state: dict[str, Any], captures: Sequence[Path]
                 f"{cap} was not collected by campaign {cid} (no such part in its "
                 "campaign.json): remove it, or analyse it on its own as a file"
             )
-        if entry.get("campaign_id") != cid or entry["sha256"] != file_sha256(cap):
+        sha = file_sha256(cap)
+        if entry.get("campaign_id") != cid or entry["sha256"] != sha:
             raise CampaignError(
                 f"{cap} does not belong to campaign {cid}: its SHA-256 "
                 "differs from the one recorded when the part closed (another campaign's "
                 "capture, or a file changed since); restore the original part"
             )
+        part = int(cap.name[len("capture-") : len("capture-") + 3])
+        if key is not None and not hmac.compare_digest(
+            str(entry.get("tag", "")), binding.part_tag(key, part, sha)
+        ):
+            raise CampaignError(
+                f"{cap} is not bound to campaign {cid} as part {part}: its tag in "
+                "campaign.json does not verify under the campaign's key (another campaign's "
+                "part with its SHA-256 copied in, or campaign.json edited)"
+            )
     for j in sorted(journals):
-        part = str(int(j.name[len("capture-") : len("capture-") + 3]))
+        part_no = str(int(j.name[len("capture-") : len("capture-") + 3]))
         owner = journal_owner(j)
-        if owner is None or owner.get("campaign") != cid or owner.get("part") != part:
+        if owner is None or owner.get("campaign") != cid or owner.get("part") != part_no:
             named = (
                 "names no campaign"
                 if owner is None or "campaign" not in owner
                 else f"names campaign {owner.get('campaign')} part {owner.get('part')}"
             )
             raise CampaignError(
-                f"{j} {named}, not campaign {cid} part {part}: a part that never closed "
+                f"{j} {named}, not campaign {cid} part {part_no}: a part that never closed "
                 "is accepted only with its own journal; move it out of the folder"
             )
+        if key is not None:
+            try:
+                verify_journal(j, key)
+            except RigError as exc:
+                raise CampaignError(f"{exc}; move it out of the folder") from None
 
 
 def refuse_links(directory: Path) -> None:

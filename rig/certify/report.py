@@ -53,9 +53,6 @@ def _png(fig: Any) -> str:
     buf = io.BytesIO()
     # fixed margins (set by each plot): a "tight" bounding box draws every figure twice
     fig.savefig(buf, format="png", dpi=90)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode()
 
 
@@ -68,14 +65,18 @@ def make_plots(
 ) -> list[tuple[str, str]]:
     """Base64 PNG plots for the HTML report: the position heat map, the rising-sequence
     histogram over the Eulerian curve, and one latency histogram per named sample (seconds)."""
-    import matplotlib
+    # imported here: matplotlib is the report's alone (the helper process of a campaign has
+    # imported it ahead, ahead.py).  Figures, not pyplot: no global figure manager to close,
+    # no GUI backend machinery (pyplot's import is 40% of matplotlib's); savefig draws with Agg
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    def subplots(size: tuple[float, float]) -> tuple[Any, Any]:
+        fig = Figure(figsize=size)
+        return fig, fig.subplots()
 
     plots: list[tuple[str, str]] = []
     if position_counts is not None:
-        fig, ax = plt.subplots(figsize=(6, 5))
+        fig, ax = subplots((6, 5))
         n_shoes = position_counts.sum(axis=1).max()
         expected = n_shoes / position_counts.shape[0]
         im = ax.imshow(
@@ -92,7 +93,7 @@ def make_plots(
         fig.subplots_adjust(left=0.12, right=0.98, bottom=0.1, top=0.97)
         plots.append(("Card by position (observed / expected)", _png(fig)))
     if rising is not None and eulerian is not None:
-        fig, ax = plt.subplots(figsize=(6, 3.5))
+        fig, ax = subplots((6, 3.5))
         n = eulerian.size
         r = np.arange(1, n + 1)
         counts = np.bincount(rising.astype(np.int64), minlength=n + 1)[1:]
@@ -112,7 +113,7 @@ def make_plots(
         a = np.asarray(given["samples"] if isinstance(given, Mapping) else given, np.float64)
         if a.size == 0:
             continue
-        fig, ax = plt.subplots(figsize=(6, 3))
+        fig, ax = subplots((6, 3))
         ax.hist(a * 1e3, bins=min(50, max(5, a.size // 5)), color="#8fbf8f")
         for (label, limit), style in zip(limits.items(), ("--", ":"), strict=False):
             ax.axvline(float(limit) * 1e3, color="#c0392b", linestyle=style, label=label)

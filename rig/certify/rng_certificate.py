@@ -156,12 +156,15 @@ def certify_sequences(
     out: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
     params: Params | None = None,
+    capture: str | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> CampaignResult:
     """Run and judge the battery on ``sequences`` (``np.uint8`` ``(m, ceil(n / 8))``, MSB
     first) and write the certificate into ``out`` (when given).  ``device`` names what was
     tested (the record's ``device``), ``source`` where the bits came from.  ``standard``
     (:data:`feltlab.rig.certify.standards.RNG_STANDARDS`) sets alpha and the required tests;
-    with ``alpha`` too, ValueError."""
+    with ``alpha`` too, ValueError.  ``capture``: the capture file the bits were collected
+    in (``certify rng --device``); ``extra``: further sections of the record (``dieharder``)."""
     std: Standard | None = None
     if standard is not None:
         std = get_standard(standard, "rng")
@@ -201,13 +204,14 @@ def certify_sequences(
         "started": started,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "verdict": str(verdict),
-        "capture": None,
-        "captures": [],
+        "capture": capture,
+        "captures": [capture] if capture else [],
         "battery": None,
         "rng": section,
         "measurements": [],
         "errors": [],
     }
+    record.update(extra or {})
     directory = out if out is not None else Path()
     if out is not None:
         try:

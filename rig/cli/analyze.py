@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import struct
 import sys
 from pathlib import Path
@@ -49,10 +50,22 @@ def analyze(
     from feltlab.rig.certify.from_file import analyze_file, is_file_source
     from feltlab.rig.certify.offline import analyze_path
     from feltlab.rig.certify.profile import load_profile
+    from feltlab.rig.certify.rawout import analyze_collection, is_raw_collection
+    from feltlab.rig.certify.record import new_out_dir
 
+    made = None
     try:
+        if out is not None and not Path(out).exists():
+            # made (or refused: a folder that cannot be created) before any work, not after
+            # the whole analysis; removed again below if the analysis fails
+            new_out_dir(Path(out), "choose a new --out directory")
+            made = Path(out)
         with RichProgress() as bar:
-            if is_file_source(Path(capture)):  # shoes from a file, or its campaign folder
+            if is_raw_collection(Path(capture)):  # certify rng --device: from its capture
+                result = analyze_collection(
+                    Path(capture), out=Path(out) if out else None, alpha=alpha
+                )
+            elif is_file_source(Path(capture)):  # shoes from a file, or its campaign folder
                 result = analyze_file(
                     Path(capture),
                     load_profile(profile, "batch") if profile is not None else None,
@@ -71,9 +84,15 @@ def analyze(
                     progress=bar,
                 )
     except (RigError, ValueError) as exc:
+        if made is not None:
+            with contextlib.suppress(OSError):
+                made.rmdir()  # only if still empty
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     except (OSError, EOFError, struct.error) as exc:  # an unreadable capture
+        if made is not None:
+            with contextlib.suppress(OSError):
+                made.rmdir()  # only if still empty
         click.echo(
             f"error: cannot read {capture} as a campaign capture ({exc!r}); give a campaign "
             "folder or its .blf/.asc/.log capture",

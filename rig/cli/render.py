@@ -104,6 +104,24 @@ def power_table(power: dict[str, Any], title: str | None = None) -> Any:
     return table
 
 
+def _print_rng_source(console: Any, src: dict[str, Any]) -> None:
+    """The raw output's file, and the bus collection's record when it came over the bus."""
+    if "path" not in src:  # a generator of the library (it printed "raw output None")
+        console.print(f"bits from library generator {src.get('name')}: {src.get('title', '')}")
+        return
+    digest = src.get("sha256_of_bytes_read")
+    line = f"raw output {src.get('path')} ({src.get('format')}, sha256 {digest})"
+    got = src.get("collection")
+    if got:
+        bus = got["bus"]
+        kind = f"CAN FD {bus['bitrate']}/{bus['data_bitrate']}" if bus["fd"] else "classic CAN"
+        line += (
+            f"; collected over {kind} bit/s in {bus['bus_seconds']:.3f} s of bus time, "
+            f"{got['blocks']} blocks, {got['resends']} resent"
+        )
+    console.print(line, soft_wrap=True)
+
+
 def print_result(result: Any, *, written: bool = True, as_json: bool = False) -> None:
     from rich.table import Table
 
@@ -143,10 +161,9 @@ def print_result(result: Any, *, written: bool = True, as_json: bool = False) ->
     console.print(table)
     hu = rec.get("host_uncertainty") or {}
     src = rec.get("source") or {}
-    if rec.get("kind") == "rng":  # its source is raw output or a generator, not shoes
-        print_rng_source(console, src)
-        src = {}
-    if src:
+    if rec.get("kind") == "rng":  # raw output: its source and, collected over the bus, its time
+        _print_rng_source(console, src)
+    elif src:
         names = ", ".join(n["name"] for n in rec.get("not_applicable", []))
         console.print(
             f"shoes from {src['path']} ({src['format']} of {src['cards']}, sha256 "
@@ -222,19 +239,6 @@ def add_rng_rows(table: Any, rec: dict[str, Any]) -> None:
             "" if t["min_uniformity_p"] is None else f"min P_T = {t['min_uniformity_p']:.3g}",
             t["verdict"],
         )
-
-
-def print_rng_source(console: Any, src: dict[str, Any]) -> None:
-    """Where a raw-output certificate's bits came from: the file (its bytes read and their
-    SHA-256) or the library generator."""
-    if "path" in src:
-        console.print(
-            f"bits from {src['path']} ({src['format']}, {src['bytes_read']:,} of "
-            f"{src['file_bytes']:,} bytes read, sha256 {src['sha256_of_bytes_read']})",
-            soft_wrap=True,
-        )
-    elif "name" in src:
-        console.print(f"bits from library generator {src['name']}: {src.get('title', '')}")
 
 
 def print_rng_notes(console: Any, rng: dict[str, Any]) -> None:

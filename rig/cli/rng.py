@@ -65,6 +65,80 @@ def _bitstream(
     return bs.sequences, bs.n_bits, device, bs.source
 
 
+def _collected(
+    directory: Path, sequences: int, bits: int, profile: str | None, seed: int | None
+) -> tuple[Any, int, dict[str, Any], dict[str, Any]]:
+    """``(sequences array, n_bits, device, source)`` collected over the simulated bus from
+    the batch shuffler's raw output into ``directory`` (the source names the collection's
+    record, its bus time included)."""
+    from feltlab.rig.certify.profile import load_profile
+    from feltlab.rig.certify.rawout import RAW_FILE, bus_rates, collect_simulated
+    from feltlab.rig.rng.sources import read_bitstream
+
+    declared = load_profile(profile, "batch").device if profile else {"fd": True}
+    bitrate, data_bitrate = bus_rates(declared)
+    words = -(-sequences * bits // 32)
+    record = collect_simulated(
+        directory, words, seed=seed or 0, bitrate=bitrate, data_bitrate=data_bitrate
+    )
+    bs = read_bitstream(directory / RAW_FILE, "bytes", sequences=sequences, bits=bits)
+    device = {
+        "name": f"simulated batch shuffler, raw output over the bus (seed {seed})",
+        "kind": "rng",
+        "simulated": True,
+        "model": record["generator"],
+    }
+    return bs.sequences, bs.n_bits, device, dict(bs.source, collection=record)
+
+
+def _dieharder_section(tests: str | None, psamples: int, path: Path | None) -> dict[str, Any]:
+    """The record's ``dieharder`` section: ``tests`` (comma-separated -d numbers) run on the
+    raw file ``path`` (module :mod:`feltlab.rig.certify.dieharder`); empty without
+    ``tests``.  Raises RigError without dieharder or a file (``--generator``), ValueError for
+    a malformed list."""
+    if not tests:
+        return {}
+    from feltlab.rig.certify.dieharder import DieharderError, find_dieharder, run_file
+
+    try:
+        numbers = [int(t) for t in tests.split(",") if t.strip()]
+    except ValueError:
+        raise ValueError(
+            f"--dieharder {tests!r}: give dieharder's -d numbers, e.g. 0,100"
+        ) from None
+    if path is None:
+        raise DieharderError(
+            "--dieharder reads a raw file: give a FILE or --device, not --generator"
+        )
+    if find_dieharder() is None:
+        raise DieharderError("--dieharder: dieharder is not installed (apt-get install dieharder)")
+    results = run_file(path, numbers, psamples=psamples)
+    return {"dieharder": {"psamples": psamples, "tests": [r.to_record() for r in results]}}
+
+
+def _check_sources(
+    file: str | None,
+    generator: str | None,
+    device: str | None,
+    sequences: int | None,
+    bits: int | None,
+    standard: str | None,
+    alpha: float | None,
+    seed: int | None,
+) -> None:
+    """The options that contradict each other, refused in one line (click's exit 2)."""
+    if sum(x is not None for x in (file, generator, device)) != 1:
+        raise click.UsageError(
+            "give a FILE of raw output or --generator NAME or --device KIND (one of them)"
+        )
+    if device is not None and (sequences is None or bits is None):
+        raise click.UsageError("--device collects --sequences x --bits bits: give both")
+    if standard is not None and alpha is not None:
+        raise click.UsageError("give --standard (which sets alpha) or --alpha, not both")
+    if file is not None and seed is not None:
+        raise click.UsageError("--seed is for --generator; a file's bits are what they are")
+
+
 @click.command("rng")
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
 @click.option(
@@ -115,6 +189,40 @@ def _bitstream(
     "FILE (docs/rng.md): chacha20, glibc-rand-low, java-random, xorshift128+-low, "
     "stuck-bit:bit=N, modulo:r=R, reused-key:every=K, ...",
 )
+@click.option(
+    "--device",
+    type=click.Choice(["batch"]),
+    default=None,
+    help="Collect the raw output over the bus instead of a FILE: the simulated batch "
+    "shuffler's own ChaCha20 words (READ_RAW, protocol 2.2), in simulated time, into --out "
+    "(capture.blf, raw.bin, raw.json: the bus time); needs --sequences and --bits "
+    "(docs/rng.md, Raw output over the bus).",
+)
+@click.option(
+    "--profile",
+    "device_profile",
+    type=click.Path(dir_okay=False, exists=True),
+    default=None,
+    help="--device: a profile whose [device] declares the bus: bitrate, fd = true and "
+    "data_bitrate (default CAN FD 500 kbit/s / 2 Mbit/s; fd = false: classic CAN).",
+)
+@click.option(
+    "--dieharder",
+    "dieharder_tests",
+    default=None,
+    metavar="N,N,...",
+    help="Also run these dieharder tests (its -d numbers, e.g. 0,100,101) on the raw file, "
+    "where dieharder is installed: each test's bytes worked out first, one that would "
+    "rewind the file INVALID; results in the record's dieharder section, beside the "
+    "SP 800-22 verdict (docs/rng.md, dieharder).",
+)
+@click.option(
+    "--dieharder-psamples",
+    type=click.IntRange(1, 10_000),
+    default=100,
+    show_default=True,
+    help="--dieharder: p-samples a test (its -p).",
+)
 @seed_option(None, f"--generator's seed, 0..{U64_MAX} (default: fresh, recorded).")
 @out_option("The certificate's directory (new or empty; default feltlab-campaigns/rng-...).")
 @json_option("the verdict and record")
@@ -127,6 +235,10 @@ def rng_command(
     alpha: float | None,
     standard: str | None,
     generator: str | None,
+    device: str | None,
+    device_profile: str | None,
+    dieharder_tests: str | None,
+    dieharder_psamples: int,
     seed: int | None,
     out: str | None,
     as_json: bool,
@@ -139,13 +251,8 @@ def rng_command(
     from feltlab.rig.cli.campaign_dir import new_campaign_dir
     from feltlab.rig.cli.render import RichProgress, print_result
 
-    if (file is None) == (generator is None):
-        raise click.UsageError("give a FILE of raw output or --generator NAME (one of them)")
-    if standard is not None and alpha is not None:
-        raise click.UsageError("give --standard (which sets alpha) or --alpha, not both")
-    if file is not None and seed is not None:
-        raise click.UsageError("--seed is for --generator; a file's bits are what they are")
-    seed = secrets.randbits(64) if seed is None and generator is not None else seed
+    _check_sources(file, generator, device, sequences, bits, standard, alpha, seed)
+    seed = secrets.randbits(64) if seed is None and file is None else seed
     directory: Path | None = None
     made = False
     try:
@@ -156,12 +263,22 @@ def rng_command(
         if out is not None:  # a --out that is not new or empty stops before any reading
             directory = Path(out)
             new_out_dir(directory, "choose a new --out directory")
-        data, n, device, source = _bitstream(
-            file, fmt, value_range, sequences, bits, generator, seed or 0
-        )
-        if out is None:
+        if out is None and device is not None:
             directory = new_campaign_dir("rng")
             made = True
+        if device is not None:
+            assert directory is not None and sequences is not None and bits is not None
+            data, n, tested, source = _collected(directory, sequences, bits, device_profile, seed)
+        else:
+            data, n, tested, source = _bitstream(
+                file, fmt, value_range, sequences, bits, generator, seed or 0
+            )
+        if out is None and directory is None:
+            directory = new_campaign_dir("rng")
+            made = True
+        raw_path = Path(file) if file is not None else None
+        if device is not None and directory is not None:
+            raw_path = directory / "raw.bin"
         with RichProgress() as bar:
             bar.start(f"SP 800-22 on {data.shape[0]:,} x {n:,} bits", data.shape[0])
             done = [0]
@@ -173,13 +290,19 @@ def rng_command(
             result = certify_sequences(
                 data,
                 n,
-                device,
+                tested,
                 source,
                 alpha=alpha,
                 standard=standard,
                 seed=seed,
                 out=directory,
                 progress=tick,
+                capture="capture.blf" if device is not None else None,
+                extra=_dieharder_section(
+                    dieharder_tests,
+                    dieharder_psamples,
+                    raw_path,
+                ),
             )
     except (FeltlabError, ValueError) as exc:
         if made and directory is not None:

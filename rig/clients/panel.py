@@ -42,8 +42,10 @@ class JackpotPanelClient(DeviceClient):
     SecOC style); ``require_auth`` (default: when a key is given) refuses results without a
     valid MAC.  ``freshness`` is the last complete freshness value accepted from this panel
     (0 for a new panel; the lab keeps it between sessions); :attr:`freshness` reads it, and
-    ``on_fresh`` (e.g. :meth:`feltlab.rig.protocol.freshness.FreshnessSaver.accepted`) is
-    called with it as each result is accepted (on the receive thread: it must not block).
+    ``persist`` (e.g. :meth:`feltlab.rig.protocol.freshness.FreshnessStore.remember` of the
+    key) is called with it in the thread that asks for a result, *before* :meth:`result`
+    returns it: a result is never displayed ahead of the lab's state on disk (issue 41); an
+    error it raises is :meth:`result`'s, and the result is not returned.
     A refused result raises :class:`SecurityFault` from the next :meth:`result` and is a
     ``security`` event.  Other keyword arguments are those of :class:`DeviceClient`.
     """
@@ -59,7 +61,7 @@ class JackpotPanelClient(DeviceClient):
         key: DeviceKey | None = None,
         require_auth: bool | None = None,
         freshness: int = 0,
-        on_fresh: Callable[[int], None] | None = None,
+        persist: Callable[[int], object] | None = None,
         **kw: Any,
     ) -> None:
         if key is not None and not isinstance(key, DeviceKey):
@@ -71,7 +73,7 @@ class JackpotPanelClient(DeviceClient):
             )
         self._key = key
         self._freshness0 = freshness
-        self._on_fresh = on_fresh
+        self._persist = persist
         super().__init__(bus, **kw)
 
     def _setup(self) -> None:
@@ -161,8 +163,6 @@ class JackpotPanelClient(DeviceClient):
         if verdict.fresh:
             self._round_fvs.add(verdict.freshness)
             self._results.append(pending)
-            if self._on_fresh is not None:
-                self._on_fresh(verdict.freshness)
         elif verdict.freshness not in self._round_fvs:
             self._refuse(
                 SecurityFault(
@@ -241,6 +241,8 @@ class JackpotPanelClient(DeviceClient):
         for attempt in range(self.retries + 1):
             f: Frame | None = self._wait(pick, wait)
             if f is not None:
+                if self._persist is not None:  # on disk before it can be displayed
+                    self._persist(self.freshness)
                 self.last_result = dict(f.signals)
                 return int(f.signals["PrizeCents"])
             with self._cond:

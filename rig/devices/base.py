@@ -20,6 +20,7 @@ from feltlab import native
 from feltlab.rig.bus.isotp_channel import IsoTpChannel
 from feltlab.rig.bus.transport import BusSpec, Node
 from feltlab.rig.clock import Clock, RealClock, ScheduledCall
+from feltlab.rig.devices.rawout import ChaChaSource, RawOutput, RawSource
 from feltlab.rig.errors import RigError
 from feltlab.rig.kinds import get_kind
 from feltlab.rig.protocol.codec import (
@@ -140,6 +141,8 @@ class SimDevice(ABC):
         self._payload_ids: set[int] = set()
         self._next_hb = 0.0
         self._hb_resume_at: float | None = None
+        #: the raw-output mode (protocol 2.2), once :meth:`enable_raw_output` is called
+        self.raw_output: RawOutput | None = None
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> Self:
@@ -167,6 +170,28 @@ class SimDevice(ABC):
         self.node.add_listener(self._on_message, arbitration_id=self.base + 1)
         self.clock.call_soon(lambda: self._boot(initial=True))
         return self
+
+    def enable_raw_output(self, source: RawSource | None = None, *, fd: bool = True) -> RawOutput:
+        """Serve READ_RAW / READ_RAW_BLOCK (protocol 2.2) from ``source`` (default: this
+        device's own ChaCha20 stream), on CAN FD frames when ``fd``; call after
+        :meth:`start`.  Returns the server (its :attr:`RawOutput.errors`)."""
+        if self.node is None:
+            raise RigError("start the device before enabling its raw output")
+        node = self.node
+
+        def listen(fn: Callable[[can.Message], None], arbitration_id: int) -> None:
+            node.add_listener(fn, arbitration_id=arbitration_id)
+
+        self.raw_output = RawOutput(
+            self.base,
+            self.clock,
+            source if source is not None else ChaChaSource(self.rng),
+            ack=self._ack,
+            send=self._raw_send,
+            listen=listen,
+            fd=fd,
+        )
+        return self.raw_output
 
     def _payload_cb(self, ch: Channel) -> Callable[[bytes], None]:
         def on_payload(data: bytes) -> None:
@@ -478,6 +503,8 @@ class SimDevice(ABC):
                 return
             self._ack(rid, op, Result.OK)
             self._apply_fault(FAULT_NAMES[a8], a32)
+        elif self.raw_output is not None and self.raw_output.execute(rid, op, a8, a32):
+            pass  # protocol 2.2's raw-output mode (feltlab.rig.devices.rawout)
         elif not self._execute_kind(rid, op, a8, a32):
             self._ack(rid, op, Result.UNKNOWN_OPCODE)
 

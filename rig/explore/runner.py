@@ -235,8 +235,12 @@ def run_scenario(
     is a ``raised`` violation.  The directory is removed unless ``keep`` (or a violation)."""
     out = Outcome(sc)
     directory = _campaign_directory(root, sc.index)
-    key_file = (root / "explore-panel.key").resolve()  # a profile resolves relative paths
+    # each campaign is its own lab (its --out empty): freshness state and the panel's key
+    # (with its freshness sidecar, docs/protocol.md) beside its directory
+    lab = directory.with_name(directory.name + ".lab")
+    key_file = (lab / "explore-panel.key").resolve()  # a profile resolves relative paths
     if sc.authenticate and not key_file.exists():
+        lab.mkdir(parents=True, exist_ok=True)
         key_file.write_text(KEY_HEX + "\n")
     truth = GroundTruth()
     dev_cls = misbehaving_device(sc.kind, truth, sc.misbehaviour)
@@ -254,8 +258,6 @@ def run_scenario(
     t0 = time.perf_counter()
     result = offline = None
     prof = scenario_profile(sc, key_file)
-    # each campaign is its own lab (its --out empty): freshness state beside its directory
-    lab = directory.with_name(directory.name + ".lab")
     camp = {**prof.campaign, "freshness_state": str((lab / "freshness.json").resolve())}
     prof = replace(prof, campaign=camp, raw=dict(prof.raw, campaign=camp))
     opts = _ExploreOptions(

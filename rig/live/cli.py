@@ -143,6 +143,8 @@ def view(directory: str, live: str | None, live_linger: float | None, as_json: b
             click.echo(json.dumps(snap, indent=2))
         else:
             print_snapshot(snap)
+        if snap.get("state") == "failed":  # a damaged campaign is an error, not a state shown
+            sys.exit(2)
         return
     feed.publish(snap, final=True)
     stop = threading.Event()
@@ -206,8 +208,12 @@ def print_snapshot(snap: dict[str, Any]) -> None:
         escape(
             _short(
                 f"campaign {camp.get('id')} in {camp.get('directory')}: {snap.get('state')}, "
-                f"{prog.get('done')} of {prog.get('total')} {camp.get('unit')} collected, "
-                f"clock {camp.get('clock')}",
+                + (
+                    f"{prog.get('done')} of {prog.get('total')} {camp.get('unit')} collected, "
+                    if prog.get("done") is not None
+                    else f"{camp.get('unit')} collected unknown (of {prog.get('total')}), "
+                )
+                + f"clock {camp.get('clock')}",
                 4 * MAX_FIELD,
             )
         )

@@ -70,6 +70,7 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
     # read from the folder: no elapsed time was measured here (it showed "0 µs elapsed")
     snap["progress"]["wall_elapsed_s"] = snap["progress"]["clock_elapsed_s"] = None
     captures = sorted(directory.glob("capture-[0-9][0-9][0-9].blf"))
+    unreadable = False
     if captures and prof_data:
         try:
             prof = profile_from_dict(prof_data, (state.get("profile") or {}).get("path"))
@@ -77,8 +78,19 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
             _apply_capture(snap, data, kind)
         except (RigError, ValueError, OSError, EOFError) as exc:
             snap["errors"].append(f"capture: {exc}")
+            unreadable = True
     if record is not None:
         apply_record(snap, record, directory)
+    elif unreadable:  # what was collected is unknown: never "0 of 2000"
+        snap["state"] = "failed"
+        snap["phase"] = "interrupted: no record was written, and its capture cannot be read"
+        snap["samples"]["collected"] = snap["samples"]["missing"] = None
+        snap["progress"]["done"] = snap["progress"]["fraction"] = None
+        snap["errors"].append(
+            "no record, and the capture cannot be read (above): how many "
+            f"{unit_of(kind)} were collected is unknown; restore the capture, or analyse "
+            "each readable capture-NNN.blf as a file with feltlab analyze"
+        )
     else:
         have = snap["samples"]["collected"]
         size = state.get("size")

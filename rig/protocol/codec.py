@@ -1,4 +1,4 @@
-"""The feltlab rig protocol, version 2.1 (docs/protocol.md is the reference for device makers).
+"""The feltlab rig protocol, version 2.2 (docs/protocol.md is the reference for device makers).
 
 Single-frame messages are defined in the DBC file ``feltlab_v2.dbc`` (package data of
 ``feltlab.rig``) and encoded/decoded with cantools; frame ids in the DBC are given for base
@@ -26,7 +26,7 @@ import numpy.typing as npt
 from feltlab.rig.errors import ProtocolError
 
 PROTOCOL_MAJOR = 2
-PROTOCOL_MINOR = 1
+PROTOCOL_MINOR = 2
 DBC_FILE = "feltlab_v2.dbc"
 
 PAYLOAD_RID_OFFSET = 3
@@ -65,6 +65,8 @@ class Opcode(enum.IntEnum):
     READ_AUDIT = 0x05
     SHUFFLE = 0x10
     READ_SHOE = 0x11
+    READ_RAW = 0x12  # since 2.2: N raw generator words (feltlab.rig.protocol.rawout)
+    READ_RAW_BLOCK = 0x13  # since 2.2: one raw block again, by number
     DEAL = 0x20
     INSERT = 0x21
     ARM = 0x30
@@ -181,7 +183,8 @@ class Codec:
             if m.is_extended_frame:
                 off, tag = (m.frame_id >> EXT_SHIFT) - DBC_BASE, m.frame_id & EXT_TAG_MASK
                 self._by_name[m.name] = (m, ((self.base + off) << EXT_SHIFT) | tag)
-                self._by_ext[(off, tag)] = m
+                if not m.name.startswith("IsoTp"):  # the raw channel (2.2) is ISO-TP
+                    self._by_ext[(off, tag)] = m
                 continue
             off = m.frame_id - DBC_BASE
             self._by_name[m.name] = (m, self.base + off)
@@ -237,6 +240,7 @@ class PayloadType(enum.IntEnum):
     PRIZE_TABLE = 0x03
     AUDIT = 0x04
     SHOE_PACKED = 0x05  # since 2.1: the SHOE channel's bit-packed layout
+    RAW_BLOCK = 0x06  # since 2.2: raw generator words on the raw channel
 
 
 #: READ_SHOE ``Arg8`` bit 0 (since 2.1): the host asks for a SHOE_PACKED payload; a 2.0 device

@@ -1,18 +1,29 @@
-"""The lab's memory of each jackpot panel's freshness value, across sessions (issues 14, 30).
+"""The lab's memory of each jackpot panel's freshness value, across sessions (issues 14, 30, 41).
 
 SecOC freshness (AUTOSAR SecOC, docs/protocol.md "Authenticated jackpot results") defeats a
 replay only while the receiver remembers the last value it accepted. A host that starts every
 session at zero accepts, in the next campaign, a result recorded in an earlier one. So the lab
-keeps, per panel key, the last complete freshness value accepted, in a state file, and a
-monotonic counter of the state's updates in a second file, the *counter*, kept where the user
-chooses (ideally where the state's writers cannot roll it back: another disk, a backed-up
-share, a write-once store):
+keeps, per panel key, the last complete freshness value accepted:
 
+- **bound to the key itself**: an entry is found by the key's fingerprint
+  (:attr:`feltlab.rig.protocol.secoc.DeviceKey.fingerprint`, a keyed hash of the key
+  material), never by its ``key_id`` label or its file's name: the same key under another
+  label or file continues from the same value;
+- **in two places**: the state file (below) and the key's own **sealed sidecar**,
+  ``<key file>.freshness.json`` beside the key file (an HMAC under the key seals the
+  fingerprint and the value). The value kept is the higher of the two, so a state in an
+  empty folder (a profile's ``freshness_state`` pointed elsewhere), a deleted state and
+  counter, or a state written by another lab, never restarts a used key at 0; a state whose
+  entry for the key is *lower* than the sidecar's is a state rolled back, refused
+  (:class:`SecurityFault`, reason ``tampered``). An inline key (no file) has no sidecar: its
+  freshness rests on the state and its counter alone;
+- **on disk before it is used**: :meth:`FreshnessStore.remember` writes (fsync) synchronously,
+  and the client calls it before a result is returned, so no displayed result is ever ahead
+  of the state on disk (:class:`feltlab.rig.clients.JackpotPanelClient`'s ``persist``);
 - locations: the state is ``[campaign] freshness_state`` of the profile, else
   ``$FELTLAB_STATE_DIR``, else ``$XDG_STATE_HOME/feltlab``, else ``~/.local/state/feltlab``,
   the file ``freshness.json``; the counter is ``[campaign] freshness_counter``, else
   ``$FELTLAB_FRESHNESS_COUNTER``, else ``freshness.counter.json`` beside the state;
-- saved as each result is accepted (:class:`FreshnessSaver`), not only when a part ends;
 - every update is a read-modify-write under an exclusive lock (``fcntl.flock`` of
   ``<state>.lock``): concurrent campaigns never lose each other's entries;
 - written atomically (a temporary file in the same folder, fsync, ``os.replace``);
@@ -22,12 +33,15 @@ share, a write-once store):
   state older than the counter (a restored copy), a state that is gone while its counter is
   not (deleted), a counter that is gone while its state is not, or a state whose bytes are not
   the counted ones (edited), is a :class:`SecurityFault` naming the file;
-- each entry also carries an HMAC-SHA256, under the panel's own key, of the key id and the
-  value (an entry lowered by hand is refused even if the counter were rewritten with it);
+- each entry also carries an HMAC-SHA256, under the panel's own key, of the fingerprint and
+  the value (an entry lowered by hand is refused even if the counter were rewritten with it);
 - monotonic: a value is never lowered; regular files only (a FIFO or device is refused).
 
-What it cannot see: the state *and* its counter rolled back together, or both deleted (a new
-lab then starts at zero, with a warning). Keep the counter where that cannot happen.
+What it cannot see: the state, its counter *and* the key's sidecar rolled back together (a
+whole-disk restore, a snapshot of every folder), or all three deleted (a used key then looks
+new); for an inline key, the state and counter rolled back or deleted together. Keep the key
+file (and so its sidecar) and the counter apart from the state, where its writers cannot roll
+them back.
 """
 
 from __future__ import annotations
@@ -39,7 +53,6 @@ import json
 import logging
 import os
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,9 +71,13 @@ log = logging.getLogger("feltlab.rig.freshness")
 
 STATE_FILE = "freshness.json"
 COUNTER_FILE = "freshness.counter.json"
-STATE_VERSION = 2
-"""Version 2 adds the state's ``counter`` (version 1 files, without it, are read once, while no
-counter file exists, and rewritten as version 2)."""
+STATE_VERSION = 3
+"""Version 2 added the state's ``counter`` (version 1 files, without it, are read once, while no
+counter file exists); version 3 keeps each entry under its key's fingerprint (a version 2
+entry, under its ``key_id``, is taken as the key's when its HMAC verifies under the key, and
+moved under the fingerprint at the next update)."""
+SIDECAR_SUFFIX = ".freshness.json"
+"""The key's sealed sidecar: ``panel-7.key`` -> ``panel-7.key.freshness.json``."""
 MAX_STATE_BYTES = 4 * 1024 * 1024
 """A state or counter file larger than this is refused as damaged (a lab's is a few kB)."""
 
@@ -88,9 +105,21 @@ def default_counter_path(state: Path) -> Path:
     return Path(env).expanduser() if env else state.with_name(COUNTER_FILE)
 
 
-def _tag(key: DeviceKey, last: int) -> str:
-    msg = f"feltlab-freshness:v1:{key.key_id}:{last}".encode()
+def _legacy_tag(key: DeviceKey, label: str, last: int) -> str:
+    """A version 2 entry's HMAC (under its ``key_id`` label)."""
+    msg = f"feltlab-freshness:v1:{label}:{last}".encode()
     return hmac.new(key.key, msg, hashlib.sha256).hexdigest()
+
+
+def _tag(key: DeviceKey, last: int, what: str = "state") -> str:
+    msg = f"feltlab-freshness:v3:{what}:{key.fingerprint}:{last}".encode()
+    return hmac.new(key.key, msg, hashlib.sha256).hexdigest()
+
+
+def sidecar_path(key: DeviceKey) -> Path | None:
+    """Where ``key``'s sealed freshness sidecar is kept (beside its key file), or None for a
+    key given inline."""
+    return key.path.with_name(key.path.name + SIDECAR_SUFFIX) if key.path is not None else None
 
 
 def read_regular(path: Path, what: str, limit: int = MAX_STATE_BYTES) -> bytes | None:
@@ -213,12 +242,12 @@ class FreshnessStore:
         version = data.get("version")
         n = data.get("counter", 0 if version == 1 else None)
         if (
-            version not in (1, STATE_VERSION)
+            version not in (1, 2, STATE_VERSION)
             or type(n) is not int
             or n < 0
             or not isinstance(data.get("panels"), dict)
         ):
-            raise RigError(f"{self.path} is not a feltlab freshness state (version 2)")
+            raise RigError(f"{self.path} is not a feltlab freshness state (version 3)")
         data["counter"] = n
         if counter is None:
             if version != 1 and n > 0:
@@ -254,19 +283,82 @@ class FreshnessStore:
         raise SecurityFault(f"freshness state {self.path} {problem}; " + _COMPROMISED, "tampered")
 
     def _entry(self, data: dict[str, Any], key: DeviceKey) -> int:
-        entry = data["panels"].get(key.key_id)
-        if entry is None:
+        """The value the state keeps for ``key``: its entry under the key's fingerprint, and
+        any version 2 entry (under a label) whose HMAC verifies under the key."""
+        panels = data["panels"]
+        fp = key.fingerprint
+        last = 0
+        entry = panels.get(fp)
+        if entry is not None:
+            if not isinstance(entry, dict) or type(entry.get("last")) is not int:
+                raise RigError(f"freshness state {self.path}: the entry of key {fp} is damaged")
+            if not hmac.compare_digest(str(entry.get("hmac", "")), _tag(key, entry["last"])):
+                raise SecurityFault(
+                    f"freshness state {self.path}: the entry of panel key {key.key_id!r} "
+                    f"(fingerprint {fp}) fails its HMAC (edited by hand?); " + _COMPROMISED,
+                    "tampered",
+                )
+            last = int(entry["last"])
+        for label, old in panels.items():  # version 2: under a label, the key's if it verifies
+            if (
+                label != fp
+                and isinstance(old, dict)
+                and "fingerprint" not in old
+                and type(old.get("last")) is int
+                and hmac.compare_digest(
+                    str(old.get("hmac", "")), _legacy_tag(key, label, old["last"])
+                )
+            ):
+                last = max(last, int(old["last"]))
+        return last
+
+    def _sidecar(self, key: DeviceKey) -> int:
+        """The value the key's sealed sidecar keeps (0 without one, or one of another key);
+        :class:`SecurityFault` for a sidecar of this key whose seal fails."""
+        path = sidecar_path(key)
+        if path is None:
             return 0
-        if not isinstance(entry, dict) or type(entry.get("last")) is not int:
-            raise RigError(f"freshness state {self.path}: entry {key.key_id!r} is damaged")
-        last = int(entry["last"])
-        if not hmac.compare_digest(str(entry.get("hmac", "")), _tag(key, last)):
+        raw = read_regular(path, "key freshness sidecar")
+        if raw is None:
+            return 0
+        data = self._parse(raw, "key freshness sidecar", path)
+        if data.get("fingerprint") != key.fingerprint:
+            return 0  # another key's (the key file was replaced): not this key's record
+        last = data.get("last")
+        if type(last) is not int or not hmac.compare_digest(
+            str(data.get("hmac", "")), _tag(key, last, "sidecar")
+        ):
             raise SecurityFault(
-                f"freshness state {self.path}: the entry of panel key {key.key_id!r} fails "
-                "its HMAC (edited by hand?); " + _COMPROMISED,
+                f"the freshness sidecar {path} of panel key {key.key_id!r} fails its seal "
+                "(edited by hand?); " + _COMPROMISED,
                 "tampered",
             )
         return last
+
+    def _kept(self, data: dict[str, Any], key: DeviceKey) -> int:
+        """The higher of the state's and the sidecar's values for ``key``; a state entry
+        lower than the sidecar is a state rolled back (:class:`SecurityFault`)."""
+        in_state = self._entry(data, key)
+        in_sidecar = self._sidecar(key)
+        if 0 < in_state < in_sidecar:
+            raise SecurityFault(
+                f"freshness state {self.path} holds {in_state} for panel key {key.key_id!r} "
+                f"but the key's own sidecar {sidecar_path(key)} holds {in_sidecar}: the "
+                "state was rolled back (an older copy put back), or is an older state than "
+                "the one the key was last used with; " + _COMPROMISED,
+                "tampered",
+            )
+        if in_state < in_sidecar:
+            log.warning(
+                "freshness state %s has no entry for panel key %r (fingerprint %s): "
+                "continuing from its sidecar %s (%d)",
+                self.path,
+                key.key_id,
+                key.fingerprint,
+                sidecar_path(key),
+                in_sidecar,
+            )
+        return max(in_state, in_sidecar)
 
     def check(self, key: DeviceKey | None = None) -> int:
         """Verify the state against its counter (and ``key``'s entry); returns the last
@@ -274,34 +366,40 @@ class FreshnessStore:
         file exists (a new lab: every panel starts at 0)."""
         with self._locked(exclusive=False):
             data, counter, raw = self._load()
-        if raw is None and counter is None:
-            log.warning(
-                "no freshness state at %s (nor its counter %s): a new one is started, every "
-                "panel at 0",
-                self.path,
-                self.counter_path,
-            )
-        return self._entry(data, key) if key is not None else 0
+            if raw is None and counter is None and (key is None or not self._sidecar(key)):
+                log.warning(
+                    "no freshness state at %s (nor its counter %s): a new one is started, "
+                    "every panel at 0",
+                    self.path,
+                    self.counter_path,
+                )
+            return self._kept(data, key) if key is not None else 0
 
     def last(self, key: DeviceKey) -> int:
-        """The last freshness value accepted from the panel of ``key`` (0 if none)."""
+        """The last freshness value accepted from the panel of ``key`` (0 if none): the
+        higher of the state's and the key's sidecar's."""
         with self._locked(exclusive=False):
             data, _counter, _raw = self._load()
-        return self._entry(data, key)
+            return self._kept(data, key)
 
     # -- writing -------------------------------------------------------------------------
 
-    def ensure_writable(self) -> None:
-        """Create the state's and the counter's folders and prove both writable, before any
-        collection. Raises :class:`RigError` naming the folder that is not."""
-        for what, path, option in (
+    def ensure_writable(self, key: DeviceKey | None = None) -> None:
+        """Create the state's and the counter's folders and prove both writable (and the
+        folder of ``key``'s sidecar), before any collection. Raises :class:`RigError` naming
+        the folder that is not."""
+        places = [
             ("state", self.path, "[campaign] freshness_state (or $FELTLAB_STATE_DIR)"),
             (
                 "counter",
                 self.counter_path,
                 "[campaign] freshness_counter (or $FELTLAB_FRESHNESS_COUNTER)",
             ),
-        ):
+        ]
+        side = sidecar_path(key) if key is not None else None
+        if side is not None:
+            places.append(("key sidecar", side, "key file in a folder feltlab can write"))
+        for what, path, option in places:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 fd, probe = tempfile.mkstemp(prefix=f".{path.name}-probe-", dir=path.parent)
@@ -318,17 +416,30 @@ class FreshnessStore:
     def remember(self, key: DeviceKey, last: int) -> int:
         """Keep ``last`` for the panel of ``key`` if it is higher than the value kept (never
         lowers it); returns the value now kept. A read-modify-write under the exclusive
-        lock; the state and its counter written atomically, in two phases."""
+        lock; the state and its counter written atomically, in two phases, then the key's
+        sidecar; each fsync'ed before this returns."""
         with self._locked(exclusive=True):
             data, _counter, raw = self._load()
-            kept = self._entry(data, key)
+            kept = self._kept(data, key)
             if last <= kept:
                 return kept
             old_n = int(data["counter"])
             old_sha = hashlib.sha256(raw).hexdigest() if raw is not None else None
+            fp = key.fingerprint
+            panels = data["panels"]
+            labels = set(panels.get(fp, {}).get("key_ids", [])) | {key.key_id}
+            for label in [lb for lb in panels if lb != fp and "fingerprint" not in panels[lb]]:
+                old = panels[label]  # a version 2 entry of this key: moved under its fingerprint
+                if type(old.get("last")) is int and hmac.compare_digest(
+                    str(old.get("hmac", "")), _legacy_tag(key, label, old["last"])
+                ):
+                    labels.add(label)
+                    del panels[label]
             data["version"] = STATE_VERSION
             data["counter"] = old_n + 1
-            data["panels"][key.key_id] = {
+            panels[fp] = {
+                "fingerprint": fp,
+                "key_ids": sorted(labels),
                 "last": int(last),
                 "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 "hmac": _tag(key, int(last)),
@@ -338,7 +449,26 @@ class FreshnessStore:
             self._write_counter(old_n, old_sha, {"counter": old_n + 1, "sha256": new_sha})
             _write_atomic(self.path, new)
             self._write_counter(old_n + 1, new_sha, None)
+            self._write_sidecar(key, int(last))
         return int(last)
+
+    def _write_sidecar(self, key: DeviceKey, last: int) -> None:
+        path = sidecar_path(key)
+        if path is None:
+            return
+        seal = {
+            "version": 1,
+            "fingerprint": key.fingerprint,
+            "last": last,
+            "hmac": _tag(key, last, "sidecar"),
+        }
+        try:
+            _write_atomic(path, _dump(seal))
+        except OSError as exc:
+            raise RigError(
+                f"the freshness sidecar {path} of panel key {key.key_id!r} cannot be written "
+                f"({exc.strerror or exc}); keep the key file in a folder feltlab can write"
+            ) from exc
 
     def _write_counter(self, n: int, sha: str | None, pending: dict[str, Any] | None) -> None:
         try:
@@ -360,82 +490,6 @@ class FreshnessStore:
                 f"the freshness counter {self.counter_path} cannot be written "
                 f"({exc.strerror or exc}); give a writable [campaign] freshness_counter"
             ) from exc
-
-
-class FreshnessSaver:
-    """Saves a panel's freshness value as each result is accepted: :meth:`accepted` (called
-    on the client's receive thread, never blocking it) hands the value to a thread that
-    writes it with :meth:`FreshnessStore.remember` (coalescing values that arrive while a
-    write is in flight); :meth:`close` writes the last one and raises the first error."""
-
-    def __init__(self, store: FreshnessStore, key: DeviceKey) -> None:
-        self.store = store
-        self.key = key
-        self._want = 0
-        self._saved = 0
-        self._closed = False
-        self._error: BaseException | None = None
-        self._cond = threading.Condition()
-        self._thread = threading.Thread(
-            target=self._run, name=f"freshness-{key.key_id}", daemon=True
-        )
-        self._thread.start()
-
-    @property
-    def saved(self) -> int:
-        """The highest value written so far."""
-        with self._cond:
-            return self._saved
-
-    def accepted(self, freshness: int) -> None:
-        """A result with complete freshness value ``freshness`` was accepted."""
-        with self._cond:
-            if freshness > self._want:
-                self._want = freshness
-                self._cond.notify_all()
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while self._want <= self._saved and not self._closed:
-                    self._cond.wait()
-                if self._want <= self._saved or self._error is not None:
-                    return
-                target = self._want
-            try:
-                self.store.remember(self.key, target)
-            except BaseException as exc:  # kept for close(), which raises it
-                log.error("freshness not saved: %s", exc)
-                with self._cond:
-                    self._error = exc
-                    self._cond.notify_all()
-                return
-            with self._cond:
-                self._saved = target
-                self._cond.notify_all()
-
-    def wait_saved(self, freshness: int, timeout: float = 10.0) -> bool:
-        """Wait (bounded) until ``freshness`` is written; False on timeout or error."""
-        with self._cond:
-            return (
-                self._cond.wait_for(
-                    lambda: self._saved >= freshness or self._error is not None, timeout
-                )
-                and self._saved >= freshness
-            )
-
-    def close(self, timeout: float = 30.0) -> None:
-        """Write the last value accepted and stop; raises the first write error."""
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
-        self._thread.join(timeout)
-        if self._error is not None:
-            raise self._error
-        if self._thread.is_alive():
-            raise RigError(
-                f"the freshness state {self.store.path} was not written within {timeout:g} s"
-            )
 
 
 FRESHNESS_STARTS = "freshness-starts.json"

@@ -34,10 +34,14 @@ _FV_MAX = (1 << FRESHNESS_BITS) - 1
 
 @dataclass(frozen=True)
 class DeviceKey:
-    """A device's HMAC-SHA256 key and its public ``key_id``; ``repr`` shows the id only."""
+    """A device's HMAC-SHA256 key and its public ``key_id``; ``repr`` shows the id only.
+
+    ``path``: the key file it was read from (None for a key given inline), where the lab
+    keeps the key's sealed freshness sidecar (:mod:`feltlab.rig.protocol.freshness`)."""
 
     key_id: str
     key: bytes = field(repr=False)
+    path: Path | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.key_id, str) or not self.key_id.strip():
@@ -50,6 +54,13 @@ class DeviceKey:
 
     def __repr__(self) -> str:
         return f"DeviceKey(key_id={self.key_id!r})"
+
+    @property
+    def fingerprint(self) -> str:
+        """The key's identity: 32 hex digits of HMAC-SHA256(key, ``"feltlab-key-fingerprint:v1"``),
+        a keyed hash that names the key without revealing it (whatever its ``key_id`` or
+        file).  The lab's freshness state is kept under it (issue 41)."""
+        return hmac.new(self.key, b"feltlab-key-fingerprint:v1", hashlib.sha256).hexdigest()[:32]
 
     __str__ = __repr__
 
@@ -90,7 +101,7 @@ def load_key(profile: Mapping[str, Any], base_dir: str | Path | None = None) -> 
         except OSError as exc:
             raise DeviceKeyError(f"key file {path}: cannot read it ({exc.strerror})") from None
         key_id = str(profile.get("key_id") or path.name)
-        return DeviceKey(key_id, _key_bytes(data, f"key file {path}"))
+        return DeviceKey(key_id, _key_bytes(data, f"key file {path}"), path.resolve())
     key_id = str(profile.get("key_id") or "profile")
     if not isinstance(key, str | bytes):
         raise DeviceKeyError(f"key {key_id!r}: give the key as a string of hex digits")

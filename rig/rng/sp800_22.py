@@ -105,8 +105,14 @@ _UNIVERSAL_VARIANCE = (
     3.419,
     3.421,
 )
-# SP 800-22 3.10: the linear-complexity class probabilities as the standard prints them.
 LINEAR_COMPLEXITY_PI = (0.010417, 0.03125, 0.125, 0.5, 0.25, 0.0625, 0.020833)
+"""SP 800-22 3.10: the linear-complexity class probabilities (1/96, 1/32, 1/8, 1/2, 1/4,
+1/16, 1/48) as the standard prints them: the default."""
+STS_LINEAR_COMPLEXITY_PI = (0.01047, 0.03125, 0.125, 0.5, 0.25, 0.0625, 0.020833)
+"""The reference STS's probabilities, with its misprint 0.01047 for pi_0, which SP 800-22's
+own worked example 2.10.8 used (0.845406 for e with M = 1000; 0.844721 with 0.010417): pin it
+(``Params(linear_complexity_probabilities=STS_LINEAR_COMPLEXITY_PI)``) to compare with the
+STS."""
 # SP 800-22 2.4: (minimum n, M, the lowest class v <= .., the highest class v >= ..)
 _LONGEST_RUN_TABLE = ((750_000, 10_000, 10, 16), (6272, 128, 4, 9), (128, 8, 1, 4))
 
@@ -123,6 +129,8 @@ class Params:
     10001 at 10^6 (the STS's default is 16384: pin it to compare); the universal test's L is
     the largest in 6..16 with n >= 1010 2^L L (2.9.7's table), Q = 10 2^L, K = n // L - Q.
     ``tests``: the tests to run, a subset of :data:`TEST_NAMES`.
+    ``linear_complexity_probabilities``: pi_0..pi_6 (:data:`LINEAR_COMPLEXITY_PI`, or the
+    STS's :data:`STS_LINEAR_COMPLEXITY_PI` to compare with it).
     """
 
     block_frequency_block: int | None = None  # M
@@ -139,11 +147,15 @@ class Params:
     linear_complexity_block: int = 500  # M
     excursion_min_cycles: int = 500  # J below max(this, 0.005 sqrt(n)): sequence not run
     tests: tuple[str, ...] = TEST_NAMES
+    linear_complexity_probabilities: tuple[float, ...] = LINEAR_COMPLEXITY_PI
 
     def __post_init__(self) -> None:
         for f in fields(self):
             v = getattr(self, f.name)
-            if f.name == "tests":
+            if f.name == "linear_complexity_probabilities":
+                if len(v) != 7 or abs(sum(v) - 1.0) > 1e-3 or min(v) <= 0:
+                    raise ValueError("linear_complexity_probabilities: 7 positive, summing to 1")
+            elif f.name == "tests":
                 unknown = [t for t in v if t not in TEST_NAMES]
                 if unknown or not v:
                     raise ValueError(f"tests {unknown or '()'} unknown; choose from {TEST_NAMES}")
@@ -226,8 +238,15 @@ class SecondLevel:
         return self.passed / self.sequences if self.sequences else math.nan
 
     @property
+    def judged(self) -> bool:
+        """False when no sequence gave this column a p-value (random excursions with too few
+        cycles in every sequence): the column is NOT RUN, neither pass nor fail."""
+        return self.sequences > 0
+
+    @property
     def ok(self) -> bool:
-        """Inside the proportion band and not non-uniform (SP 800-22's verdict)."""
+        """Inside the proportion band and not non-uniform (SP 800-22's verdict); False for a
+        column not judged (see :attr:`judged`)."""
         return self.proportion_ok and self.uniformity_ok is not False
 
 
@@ -486,6 +505,8 @@ def minimum_length(name: str, n: int, params: Params) -> tuple[str, int] | None:
 # ---------------------------------------------------------------- the p-values, per test
 
 Columns = tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]
+Memo = dict[str, tuple[np.ndarray, ...]]
+"""Counts two tests share (the walk's cycles and visits), kept for one block of rows."""
 
 
 def _all(p: npt.NDArray[np.float64]) -> Columns:
@@ -505,12 +526,12 @@ def _chi2(
     return np.asarray(np.sum((counts - expected) ** 2 / expected, axis=-1), dtype=np.float64)
 
 
-def _frequency(data: np.ndarray, n: int, p: Params) -> Columns:
+def _frequency(data: np.ndarray, n: int, p: Params, memo: Memo) -> Columns:
     s = np.abs(2.0 * kernels.frequency(data, n).astype(np.float64) - n) / math.sqrt(n)
     return _all(special.erfc(s / math.sqrt(2.0)))
 
 
-def _block_frequency(data: np.ndarray, n: int, p: Params) -> Columns:
+def _block_frequency(data: np.ndarray, n: int, p: Params, memo: Memo) -> Columns:
     m_ = p.block_frequency_m(n)
     chi2 = kernels.block_frequency(data, n, m_)
     return _all(_igamc((n // m_) / 2.0, chi2 / 2.0))
@@ -528,7 +549,7 @@ def cusum_p_value(z: float, n: int) -> float:
     return min(1.0, max(0.0, float(1.0 - s1 + s2)))  # rounding gave 1.0000000000000075
 
 
-def _cusum(data: np.ndarray, n: int, p: Params) -> Columns:
+def _cusum(data: np.ndarray, n: int, p: Params, memo: Memo) -> Columns:
     c = kernels.cusum(data, n)
     s_n, hi, lo = c[:, 0], c[:, 1], c[:, 2]
     forward = np.maximum(hi, -lo)
@@ -542,7 +563,7 @@ def _cusum(data: np.ndarray, n: int, p: Params) -> Columns:
     return _all(out.reshape(-1, 2))
 
 
-def _runs(data: np.ndarray, n: int, p: Params) -> Columns:
+def _runs(data: np.ndarray, n: int, p: Params, memo: Memo) -> Columns:
     r = kernels.runs(data, n).astype(np.float64)
     pi = r[:, 0] / n
     v = r[:, 1]
@@ -562,7 +583,7 @@ def longest_run_setting(n: int) -> tuple[int, int, int]:
     return 8, 1, 4
 
 
-def _longest_run(data: np.ndarray, n: int, p: Params) -> Columns:
+def _longest_run(data: np.ndarray, n: int, p: Params, memo: Memo) -> Columns:
     m_, low, high = longest_run_setting(n)
     hist = kernels.longest_run(data, n, m_).astype(np.float64)
     nu = np.concatenate(
@@ -578,13 +599,13 @@ def _longest_run(data: np.ndarray, n: int, p: Params) -> Columns:
     return _all(_igamc((high - low) / 2.0, _chi2(nu, blocks * pi) / 2.0))
 
 
-def _rank(data: np.ndarray, n: int, p: Params) -> Columns:
+def _rank(data: np.ndarray, n: int, p: Params, memo: Memo) -> Columns:
     f = kernels.rank(data, n).astype(np.float64)
     pi = np.array(rank_probabilities())
     return _all(np.exp(-_chi2(f, (n // 1024) * pi) / 2.0))
 
 
-def _dft(data: np.ndarray, n: int, p: Params) -> Columns:
+def _dft(data: np.ndarray, n: int, p: Params, memo: Memo) -> Columns:
     threshold = math.sqrt(math.log(1 / 0.05) * n)
     n0 = 0.95 * n / 2.0
     out = np.empty(data.shape[0])
@@ -597,7 +618,7 @@ def _dft(data: np.ndarray, n: int, p: Params) -> Columns:
     return _all(out)
 
 
-def _non_overlapping(data: np.ndarray, n: int, p: Params) -> Columns:
+def _non_overlapping(data: np.ndarray, n: int, p: Params, memo: Memo) -> Columns:
     m_, blocks = p.template_length, p.template_blocks
     templates = np.array(aperiodic_templates(m_), dtype=np.int64)
     w = kernels.template_counts(data, n, templates, m_, blocks).astype(np.float64)
@@ -608,7 +629,7 @@ def _non_overlapping(data: np.ndarray, n: int, p: Params) -> Columns:
     return _igamc(blocks / 2.0, chi2 / 2.0), np.ones(data.shape[0], dtype=bool)
 
 
-def _overlapping(data: np.ndarray, n: int, p: Params) -> Columns:
+def _overlapping(data: np.ndarray, n: int, p: Params, memo: Memo) -> Columns:
     m_, bl, k = p.overlapping_length, p.overlapping_block, p.overlapping_classes
     nu = kernels.overlapping(data, n, m_, bl, k).astype(np.float64)
     pi = np.array(overlapping_probabilities(m_, bl, k))
@@ -624,12 +645,12 @@ def universal_p_value(fn: npt.NDArray[np.float64], L: int, K: int) -> npt.NDArra
     )
 
 
-def _universal(data: np.ndarray, n: int, p: Params) -> Columns:
+def _universal(data: np.ndarray, n: int, p: Params, memo: Memo) -> Columns:
     L, Q, K = p.universal_lqk(n)
     return _all(universal_p_value(kernels.universal(data, n, L, Q, K), L, K))
 
 
-def _approximate_entropy(data: np.ndarray, n: int, p: Params) -> Columns:
+def _approximate_entropy(data: np.ndarray, n: int, p: Params, memo: Memo) -> Columns:
     m_ = p.approximate_entropy_length
     sums = kernels.pattern_sums(data, n, m_ + 1)
     phi_m1, phi_m = sums[:, 0, 1] / n, sums[:, 1, 1] / n
@@ -637,7 +658,7 @@ def _approximate_entropy(data: np.ndarray, n: int, p: Params) -> Columns:
     return _all(_igamc(2.0 ** (m_ - 1), chi2 / 2.0))
 
 
-def _serial(data: np.ndarray, n: int, p: Params) -> Columns:
+def _serial(data: np.ndarray, n: int, p: Params, memo: Memo) -> Columns:
     m_ = p.serial_length
     sq = kernels.pattern_sums(data, n, m_)[:, :, 0]
     psi = np.stack([2.0 ** (m_ - j) / n * sq[:, j] - n for j in range(3)], axis=1)
@@ -651,14 +672,16 @@ def excursion_min_cycles(n: int, params: Params) -> float:
     return max(float(params.excursion_min_cycles), 0.005 * math.sqrt(n))
 
 
-def _excursion_counts(data: np.ndarray, n: int, p: Params) -> tuple[np.ndarray, ...]:
-    cycles, nu, xi = kernels.excursions(data, n)
+def _excursion_counts(data: np.ndarray, n: int, p: Params, memo: Memo) -> tuple[np.ndarray, ...]:
+    if "excursions" not in memo:
+        memo["excursions"] = kernels.excursions(data, n)
+    cycles, nu, xi = memo["excursions"]
     ran = cycles.astype(np.float64) >= excursion_min_cycles(n, p)
     return cycles.astype(np.float64), nu.astype(np.float64), xi.astype(np.float64), ran
 
 
-def _random_excursions(data: np.ndarray, n: int, p: Params) -> Columns:
-    j, nu, _, ran = _excursion_counts(data, n, p)
+def _random_excursions(data: np.ndarray, n: int, p: Params, memo: Memo) -> Columns:
+    j, nu, _, ran = _excursion_counts(data, n, p, memo)
     pi = np.array([excursion_probabilities(x) for x in (-4, -3, -2, -1, 1, 2, 3, 4)])
     with np.errstate(divide="ignore", invalid="ignore"):
         chi2 = np.sum((nu - j[:, None, None] * pi) ** 2 / (j[:, None, None] * pi), axis=2)
@@ -667,8 +690,8 @@ def _random_excursions(data: np.ndarray, n: int, p: Params) -> Columns:
     return out, ran
 
 
-def _random_excursions_variant(data: np.ndarray, n: int, p: Params) -> Columns:
-    j, _, xi, ran = _excursion_counts(data, n, p)
+def _random_excursions_variant(data: np.ndarray, n: int, p: Params, memo: Memo) -> Columns:
+    j, _, xi, ran = _excursion_counts(data, n, p, memo)
     x = np.array([*range(-9, 0), *range(1, 10)], dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = special.erfc(
@@ -690,14 +713,16 @@ def linear_complexity_classes(hist: npt.NDArray[np.float64], block: int) -> npt.
     return out
 
 
-def _linear_complexity(data: np.ndarray, n: int, p: Params) -> Columns:
+def _linear_complexity(data: np.ndarray, n: int, p: Params, memo: Memo) -> Columns:
     m_ = p.linear_complexity_block
     hist = kernels.linear_complexity(data, n, m_).astype(np.float64)
     nu = linear_complexity_classes(hist, m_)
-    return _all(_igamc(3.0, _chi2(nu, (n // m_) * np.array(LINEAR_COMPLEXITY_PI)) / 2.0))
+    return _all(
+        _igamc(3.0, _chi2(nu, (n // m_) * np.array(p.linear_complexity_probabilities)) / 2.0)
+    )
 
 
-_TESTS: dict[str, Callable[[np.ndarray, int, Params], Columns]] = {
+_TESTS: dict[str, Callable[[np.ndarray, int, Params, Memo], Columns]] = {
     "frequency": _frequency,
     "block_frequency": _block_frequency,
     "cumulative_sums": _cusum,
@@ -742,10 +767,12 @@ def run_test(
     params: Params | None = None,
     *,
     enforce_minimum: bool = True,
+    memo: Memo | None = None,
 ) -> BitTestResult:
     """One test over every row of ``sequences`` (see :func:`run_battery`).
     ``enforce_minimum=False`` runs it below its input size recommendation (SP 800-22's small
-    worked examples); the kernels still refuse a size outside their domain (ValueError)."""
+    worked examples); the kernels still refuse a size outside their domain (ValueError).
+    ``memo``: a dict shared by the calls on the same rows (counts two tests share)."""
     p = params or Params()
     if name not in _TESTS:
         raise ValueError(f"unknown test {name!r}; choose from {TEST_NAMES}")
@@ -757,7 +784,7 @@ def run_test(
         nan = np.full((data.shape[0], len(lab)), np.nan)
         return BitTestResult(name, lab, nan, short[0], short[1], np.zeros(data.shape[0], bool))
     try:
-        pv, ran = _TESTS[name](data, n, p)
+        pv, ran = _TESTS[name](data, n, p, {} if memo is None else memo)
     except RuntimeError as exc:  # a kernel refused a parameter for this n
         raise ValueError(f"{name}: parameters {p} do not fit n = {n} bits ({exc})") from exc
     return BitTestResult(name, lab, pv, None, None, ran)
@@ -794,8 +821,9 @@ def run_battery(
     parts: dict[str, list[BitTestResult]] = {t: [] for t in p.tests}
     for start in range(0, m, max(chunk, 1)):
         rows = data[start : start + max(chunk, 1)]
+        memo: Memo = {}
         for name in p.tests:
-            parts[name].append(run_test(name, rows, n_bits, p))
+            parts[name].append(run_test(name, rows, n_bits, p, memo=memo))
         if progress is not None:
             progress(min(start + max(chunk, 1), m), m)
     results = tuple(

@@ -113,5 +113,8 @@ def exact_check(res: SimulationResult, fresh_shoe: bool) -> ExactCheck:
     exact = -ev
     se = res.half_width / Z95
     diff = res.house_edge - exact
-    z = diff / se if se > 0 else (0.0 if diff == 0 else math.copysign(math.inf, diff))
+    if not math.isfinite(se):  # no interval (one round): no z either
+        z = math.nan
+    else:
+        z = diff / se if se > 0 else (0.0 if diff == 0 else math.copysign(math.inf, diff))
     return ExactCheck(exact, diff, res.half_width, z, fresh_shoe, p_approx > 0)

@@ -304,7 +304,8 @@ def simulate(
         rounds=n,
         seed=seed,
         house_edge=-mean,
-        half_width=intervals.Z95 * sd / math.sqrt(n),
+        # one round has no variance to estimate (it printed a 0-wide interval and z = -inf)
+        half_width=intervals.half_width(var, n) if n >= 2 else math.nan,
         std_dev=sd,
         wagers=_estimates(total, wagers),
         seconds=seconds,

@@ -150,8 +150,11 @@ def test_resume_refuses_journals_without_proof(two: tuple[Path, Path], stopped: 
         assert j.exists()  # and nothing of it thrown away
         with pytest.raises(CampaignError, match=why):
             analyze_path(stopped, None, out=None)
-    # its own journal (named by this campaign, this part) is accepted and rebuilt
-    _journal(j, f"# feltlab-journal 1 campaign={mine} part=2", stopped / "capture-001.blf")
+    # its own journal (written by this campaign's writer, this part) is accepted and rebuilt;
+    # another's frames under its header are not (issue 41: test_journal_binding.py)
+    from tests.hardening.test_journal_binding import genuine_journal
+
+    genuine_journal(stopped, 2, b / "capture-001.blf")
     res = run_campaign(CampaignOptions(fast(), stopped), resume=True)
     assert res.verdict is not Verdict.ABORTED
     assert (

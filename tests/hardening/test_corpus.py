@@ -554,9 +554,15 @@ def _round3_cases() -> Iterator[Case]:
         ("journal-headless", journal("", line), "names no campaign"),
         ("journal-wrong-part", journal("# feltlab-journal 1 campaign={cid} part=9\n", line),
          "part 9"),
+        # lines without their chained MAC (issue 41): refused before any is parsed
         ("journal-300-bytes", journal("# feltlab-journal 1 campaign={cid} part=2\n",
                                       f"(1.0) can0 100#{'AB' * 300} R\n(2.0) can0 100#00 R\n"),
-         "not a CAN frame"),
+         "chained MAC"),
+        ("journal-own-header", journal("# feltlab-journal 1 campaign={cid} part=2\n", line),
+         "chained MAC"),
+        ("journal-forged-mac", journal("# feltlab-journal 1 campaign={cid} part=2\n",
+                                       "(1.0) can0 100#0011 R mac=" + "0" * 32 + "\n"),
+         "line 2 fails"),
         ("parts-removed", lambda d: (d / "campaign.json").write_text(json.dumps(
             {k: v for k, v in json.loads((d / "campaign.json").read_text()).items()
              if k != "parts"})), "parts"),

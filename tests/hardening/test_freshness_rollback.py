@@ -21,7 +21,7 @@ from feltlab.rig.certify.campaign import run_campaign
 from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.profile import Profile, quick_profile
 from feltlab.rig.errors import RigError, SecurityFault
-from feltlab.rig.protocol.freshness import FreshnessSaver, FreshnessStore
+from feltlab.rig.protocol.freshness import FreshnessStore
 from feltlab.rig.protocol.secoc import DeviceKey
 
 
@@ -61,7 +61,7 @@ def test_deletions_and_edits_of_other_entries_are_refused(tmp_path: Path) -> Non
     store.remember(KEYS[0], 9)
     store.remember(KEYS[1], 1377)
     data = json.loads(store.path.read_text())
-    del data["panels"]["panel-1"]  # another panel's entry dropped: its replays re-open
+    del data["panels"][KEYS[1].fingerprint]  # another panel's entry dropped: replays re-open
     store.path.write_text(json.dumps(data))
     with pytest.raises(SecurityFault, match="edited outside feltlab"):
         store.check(KEYS[0])  # refused whichever panel is certified
@@ -126,16 +126,27 @@ def test_concurrent_campaigns_keep_each_others_updates(tmp_path: Path) -> None:
     assert not list(path.parent.glob(".freshness*"))  # no temporary left behind
 
 
-def test_the_saver_writes_as_results_arrive_and_never_lowers(tmp_path: Path) -> None:
+def test_results_are_on_disk_before_the_client_returns_them(vbus: str, tmp_path: Path) -> None:
+    """The client persists each result's freshness in the caller's thread before
+    ``result`` returns it (issue 41: a background writer fell behind the display)."""
+    from feltlab.rig.clients import JackpotPanelClient
+    from feltlab.rig.devices import JackpotPanel, Timing
+
     store = FreshnessStore(tmp_path / "freshness.json")
-    saver = FreshnessSaver(store, KEYS[0])
-    for fv in (3, 1, 7, 5):
-        saver.accepted(fv)
-    assert saver.wait_saved(7)
-    assert store.last(KEYS[0]) == 7  # on disk before the session ends
-    saver.accepted(8)
-    saver.close()
-    assert store.last(KEYS[0]) == 8
+    dev = JackpotPanel(vbus, seed=5, timing=Timing(heartbeat_period=0.02), key=KEYS[0]).start()
+    cl = JackpotPanelClient(
+        vbus, timeout=0.3, key=KEYS[0], persist=lambda fv: store.remember(KEYS[0], fv)
+    )
+    try:
+        cl.wait_online(2.0)
+        for rnd in (1, 2, 3):
+            cl.arm(rnd, [1])
+            cl.press(1)
+            cl.result(1)
+            assert store.last(KEYS[0]) == cl.freshness == rnd  # on disk as it is returned
+    finally:
+        cl.close()
+        dev.stop()
 
 
 def test_a_fifo_state_is_refused_without_hanging(tmp_path: Path) -> None:

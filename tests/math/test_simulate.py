@@ -1,6 +1,7 @@
 """The C round simulator against the Python round engine, published figures and exact
 PAR sheets; and the same result for a seed however the work is partitioned."""
 
+import json
 import math
 from dataclasses import replace
 from typing import Any
@@ -376,3 +377,26 @@ def test_side_bet_choice_none_a_list_or_every_installed_wager() -> None:
         side_bet_specs("pp", types, rules)
     res = sim.simulate(rules, 20_000, seed=3, wagers=two)
     assert {w.name for w in res.wagers} == {"perfect_pairs", "bust_bonus"}
+
+
+def test_one_round_has_no_interval_and_no_z() -> None:
+    """Issue 41: `simulate --rounds 1` printed a zero-width 95% interval and z = -inf (and
+    its --json carried -Infinity, which is not JSON)."""
+    from click.testing import CliRunner
+
+    from feltlab.cli import main
+
+    args = ["simulate", "--rounds", "1", "--side-bets", "none"]
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 0, out.output
+    assert "nz: 1 round, seed 1" in out.output
+    assert "no 95% CI: it needs 2 rounds or more" in out.output
+    assert "(no interval or z: 2 rounds or more)" in out.output and "inf" not in out.output
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} is not JSON")
+
+    data = json.loads(CliRunner().invoke(main, [*args, "--json"]).output, parse_constant=refuse)
+    assert data["ci95"] == [None, None] and data["exact"]["z"] is None
+    two = sim.simulate(Rules.preset("nz"), 2, seed=1)
+    assert math.isfinite(two.half_width) and two.half_width > 0

@@ -30,9 +30,15 @@ def test_dbc_loads_and_is_versioned() -> None:
         "JackpotButton",
         "JackpotResult",
     } <= names
-    assert all(m.length <= 8 for m in db.messages)
-    # one 29-bit message since 1.1: the MAC frame authenticating a JackpotResult
-    assert [m.name for m in db.messages if m.is_extended_frame] == ["JackpotResultMac"]
+    # classic 8-byte frames but for the raw channel (2.2), CAN FD 64-byte frames
+    assert [m.name for m in db.messages if m.length > 8 or m.is_fd] == ["IsoTpRaw", "IsoTpRawFlow"]
+    assert all(m.length <= 8 for m in db.messages if not m.is_fd)
+    # 29-bit messages: the MAC frame authenticating a JackpotResult (1.1), the raw channel (2.2)
+    assert [m.name for m in db.messages if m.is_extended_frame] == [
+        "JackpotResultMac",
+        "IsoTpRaw",
+        "IsoTpRawFlow",
+    ]
 
 
 def test_dbc_loads_in_cantools_command_line() -> None:

@@ -340,7 +340,7 @@ def test_console_output_names_the_bits_source(tmp_path: Path, source: str) -> No
     assert r.exit_code == 3, r.output
     assert "Traceback" not in r.output and isinstance(r.exception, SystemExit)
     want = (
-        f"bits from {f} (bytes, 250 of 250 bytes read, sha256 "
+        f"raw output {f} (bytes, sha256 "
         if source == "file"
         else ("bits from library generator chacha20")
     )

@@ -15,8 +15,9 @@ ROWS = np.random.default_rng(1).integers(0, 256, (2, 200), dtype=np.uint8)
 
 @pytest.mark.parametrize(("q", "k"), [(2**64 - 1, 2), (2, 2**64 - 1), (2**63, 2**63)])
 def test_universal_blocks_that_wrap_past_2_64_are_refused(q: int, k: int) -> None:
-    """Q + K wrapped to 1 or 0, passed the C core's Q + K <= n / L, and gave f_n = 0."""
-    with pytest.raises(CoreError, match="universal"):
+    """Q + K wrapped to 1 or 0 and passed the C core's Q + K <= n / L (the C check is tested in
+    native/tests/test_core.c; the wrapper refuses Q, K above n first)."""
+    with pytest.raises((ValueError, CoreError), match="universal"):
         kernels.universal(ROWS, 1600, 6, q, k)
     assert kernels.universal(ROWS, 1600, 6, 200, 66).shape == (2,)  # Q + K = n / L still runs
 

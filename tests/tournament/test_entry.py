@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from feltlab import native
-from feltlab.plugins.tournament import BUILTIN_STRATEGIES
+from feltlab.plugins.tournament_bots import BUILTIN_STRATEGIES
 from feltlab.tournament import (
     Applicant,
     Entry,

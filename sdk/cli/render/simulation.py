@@ -4,6 +4,7 @@ terminal tables of a :class:`feltlab.simulation.run.SimulationResult`."""
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from feltlab.seeds import SEED_DERIVATION_VERSION
 from feltlab.simulation.check import Z_WARNING, ExactCheck
 from feltlab.simulation.run import SimulationResult
 from feltlab.simulation.tables import DEFAULT_STAKE
+from feltlab.strictjson import json_safe
 
 NOT_CHOSEN = "not chosen (--side-bets)"
 """The reason given for an installed side wager left out of play by ``--side-bets``."""
@@ -92,6 +94,13 @@ def _checked(res: SimulationResult, fresh_shoe: bool) -> tuple[ExactCheck | None
         return None, str(exc)
 
 
+def _pm(half_width: float, z: float, label: str = "") -> str:
+    """``± H% (z = Z)``, or what is missing when one round gave no interval."""
+    if not math.isfinite(half_width):
+        return "(no interval or z: 2 rounds or more)"
+    return f"± {half_width:.4f}% ({label}z = {z:+.2f})"
+
+
 def _print_exact(
     out: Any, res: SimulationResult, check: ExactCheck | None, why: str | None
 ) -> None:
@@ -104,13 +113,13 @@ def _print_exact(
         out.print(
             f"exact (analyzer, same rules and strategy tables, fresh shoe): house edge "
             f"{pp * check.exact_edge:.4f}%{approx}; simulated - exact = "
-            f"{pp * check.difference:+.4f}% ± {pp * check.half_width:.4f}% (z = {check.z:+.2f})"
+            f"{pp * check.difference:+.4f}% {_pm(pp * check.half_width, check.z)}"
         )
     else:
         out.print(
             f"fresh-shoe exact figure {pp * check.exact_edge:.4f}%{approx} beside this shoe's "
             f"{pp * res.house_edge:.4f}%: cut-card effect {pp * check.difference:+.4f}% "
-            f"± {pp * check.half_width:.4f}% (95%; z = {check.z:+.2f})"
+            f"{_pm(pp * check.half_width, check.z, '95%; ')}"
         )
     if check.alarming:
         out.print(
@@ -187,18 +196,22 @@ def report_simulation(
     if as_json:
         data = _json_data(res, preset, seed, fresh_shoe, workers, skipped, plays_out, check)
         data["exact_seconds"] = exact_seconds
-        click.echo(json.dumps(data, indent=2))
+        click.echo(json.dumps(json_safe(data), indent=2, allow_nan=False))
         if check is not None and check.alarming:
             make_console(stderr=True).print(f"[bold red]WARNING: z = {check.z:+.1f}[/bold red]")
         return
     out = make_console()
     out.print(
-        f"{preset}: {res.rounds:,} rounds, seed {seed}"
+        f"{preset}: {res.rounds:,} round{'' if res.rounds == 1 else 's'}, seed {seed}"
         + (", fresh shoe every round" if fresh_shoe else ", cutting card")
         + f": house edge {100 * res.house_edge:.3f}% "
-        f"(95% CI {100 * (res.house_edge - res.half_width):.3f}% .. "
-        f"{100 * (res.house_edge + res.half_width):.3f}%), "
-        f"sd {res.std_dev:.3f} per round; {res.simulation_rounds_per_second:,.0f} rounds/s "
+        + (
+            f"(95% CI {100 * (res.house_edge - res.half_width):.3f}% .. "
+            f"{100 * (res.house_edge + res.half_width):.3f}%), "
+            if math.isfinite(res.half_width)
+            else "(no 95% CI: it needs 2 rounds or more), "
+        )
+        + f"sd {res.std_dev:.3f} per round; {res.simulation_rounds_per_second:,.0f} rounds/s "
         f"simulating on {res.ran_on} ({res.seconds - res.setup_seconds:.2f} s; set-up "
         f"{res.setup_seconds:.2f} s and the analyzer's exact figure {exact_seconds:.2f} s "
         "besides)"

@@ -1,0 +1,125 @@
+"""The simulated wire moves a run of quietly taken frames in one event (issue 37:
+``SimWire._frame_end`` with ``SimClock.run_ahead``) and hands a frame's fields to listeners
+with a raw form (``SimListeners.raw_route``): the same frames at the same instants as one event
+and one python-can message a frame, so the same capture byte for byte; and the clock's rules
+for running ahead."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from feltlab.rig.bus.simbus import SimListeners
+from feltlab.rig.bus.writer import CaptureWriter
+from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.collect import CampaignOptions
+from feltlab.rig.certify.profile import load_profile
+from feltlab.rig.clients import BatchShufflerClient
+from feltlab.rig.clock import SimClock
+from feltlab.rig.devices import BatchShuffler
+
+
+def test_run_ahead_only_inside_a_wait_before_its_deadline_and_the_next_event() -> None:
+    clock = SimClock()
+    assert not clock.run_ahead(1.0)  # no wait running: nobody to run ahead for
+    seen: list[tuple[bool, float]] = []
+
+    def ahead(when: float) -> None:
+        seen.append((clock.run_ahead(when), clock.now()))
+
+    clock.call_at(0.5, lambda: ahead(0.6))  # nothing due before 0.7: allowed
+    clock.call_at(0.7, lambda: ahead(0.8))  # an event at 0.75 comes first: refused
+    clock.call_at(0.75, lambda: None)
+    clock.call_at(1.0, lambda: ahead(1.0))  # not later than now: refused
+    clock.call_at(1.0, lambda: ahead(2.5))  # past the waiter's deadline (2.0): refused
+    clock.call_at(1.0, lambda: ahead(1.5))  # nothing else due: allowed
+    assert clock.wait(lambda: None, 2.0) is None
+    assert seen == [(True, 0.6), (False, 0.7), (False, 1.0), (False, 1.0), (True, 1.5)]
+    assert clock.now() == 2.0
+    assert clock.events_run == 6 + 2  # each run-ahead counted as the event it replaces
+
+
+def test_run_ahead_refuses_a_cancelled_events_place_only_once_it_is_gone() -> None:
+    clock = SimClock()
+    got: list[bool] = []
+    later = clock.call_at(0.2, lambda: None)
+    later.cancel()  # a cancelled event does not hold the wire back
+    clock.call_at(0.1, lambda: got.append(clock.run_ahead(0.3)))
+    clock.wait(lambda: None, 1.0)
+    assert got == [True]
+
+
+def _shoes_capture(folder: Path, shoes: int) -> tuple[bytes, int, int]:
+    """A simulated batch shuffler read ``shoes`` times with a capture: the BLF's bytes, the
+    frames on the wire and the events the clock ran."""
+    clock = SimClock()
+    bus = "interface=virtual,channel=wire-runs"
+    dev = BatchShuffler(bus, seed=7, clock=clock).start()
+    cap = CaptureWriter(folder / "capture.blf")
+    client = BatchShufflerClient(bus, clock=clock, timeout=0.5, capture=cap)
+    try:
+        client.wait_online(1.0)
+        for _ in range(shoes):
+            assert client.read_shoe(client.shuffle()).codes.size == 312
+    finally:
+        client.close()
+        dev.stop()
+    return (folder / "capture.blf").read_bytes(), cap.frames, clock.events_run
+
+
+def test_a_run_of_frames_is_the_capture_of_one_event_a_frame(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs: list[bool] = []
+    real = SimClock.run_ahead
+
+    def spy(self: SimClock, when: float) -> bool:
+        runs.append(real(self, when))
+        return runs[-1]
+
+    monkeypatch.setattr(SimClock, "run_ahead", spy)
+    raw: list[int] = []
+    on_data = CaptureWriter.on_data
+
+    def count(self: CaptureWriter, stamp: float, aid: int, data: bytes, ext: bool) -> None:
+        raw.append(aid)
+        on_data(self, stamp, aid, data, ext)
+
+    monkeypatch.setattr(CaptureWriter, "on_data", count)
+    (tmp_path / "runs").mkdir()
+    fast, frames, events = _shoes_capture(tmp_path / "runs", 3)
+    assert len(raw) >= 3 * 51  # every consecutive frame went by its fields
+    # a shoe is one first frame, a flow control and 51 consecutive frames: 50 move in a run
+    # (the last completes the payload, which a waiter sees)
+    assert runs.count(True) >= 3 * 50
+    monkeypatch.setattr(SimClock, "run_ahead", lambda self, when: False)
+    (tmp_path / "events").mkdir()
+    slow, frames_slow, events_slow = _shoes_capture(tmp_path / "events", 3)
+    assert frames == frames_slow > 3 * 53
+    assert fast == slow  # byte for byte: every instant and every byte the same
+    assert events == events_slow
+    # every frame as a python-can message (no raw forms): the same file again
+    monkeypatch.setattr(SimListeners, "raw_route", lambda self, aid, ext: None)
+    (tmp_path / "messages").mkdir()
+    assert _shoes_capture(tmp_path / "messages", 3) == (slow, frames, events)
+
+
+DEMO_CAPTURE_SHA256 = "cd89d9ab117524078673d5fba3998586329a5c80ca1afe08619d6642cd8046ca"
+"""``make demo``'s capture (2,000 shoes, seed 7, the bundled profile, simulated time).  It
+was a0f8440d... up to protocol 2.1; protocol 2.2 (the raw-output channel, issue 39) changed
+only the minor version the device's frames carry: with ``PROTOCOL_MINOR = 1`` the same code
+writes a0f8440d... byte for byte."""
+
+
+def test_the_demo_capture_is_fixed_by_its_seed(tmp_path: Path) -> None:
+    """A seed fixes the demo's capture byte for byte, whatever the host (issue 37: the
+    collection's frames are moved in runs, through raw listeners, in fewer events; the bytes
+    must not move)."""
+    res = run_campaign(
+        CampaignOptions(load_profile(None, "batch"), tmp_path / "d", size=2000, seed=7)
+    )
+    digest = hashlib.sha256((res.directory / "capture-001.blf").read_bytes()).hexdigest()
+    assert digest == DEMO_CAPTURE_SHA256
+    assert str(res.verdict) == "PASS"
