@@ -149,6 +149,10 @@ def _text_rows(path: str | Path, raw: bytes, fmt: str) -> Iterable[tuple[int, li
         yield number, row
 
 
+MAX_CARD_TEXT = 16
+"""The most characters of a field quoted in an unknown-card error (``"10♠"`` has 3)."""
+
+
 def _card(value: object) -> tuple[int, bool]:
     """(the integer of one card as written, whether it was card text); ValueError when it
     is neither a non-negative integer nor card text."""
@@ -156,9 +160,12 @@ def _card(value: object) -> tuple[int, bool]:
         value = int(value)
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**9:
         return value, False
-    if isinstance(value, str):
+    if isinstance(value, str) and len(value) <= MAX_CARD_TEXT:
         return card_code(value), True
-    raise ValueError(f"{value!r} is not a card")
+    shown = repr(value)  # the error stays one short line, whatever the field holds
+    if len(shown) > MAX_CARD_TEXT + 2:
+        shown = f"{shown[:MAX_CARD_TEXT]}... ({len(shown):,} characters)"
+    raise ValueError(f"{shown} is not a card")
 
 
 def _names() -> dict[str, tuple[int, bool]]:
@@ -237,7 +244,41 @@ def _text_values(path: str | Path, raw: bytes, fmt: str) -> npt.NDArray[np.int64
     return np.stack(rows).astype(np.int64)
 
 
+def _npy_header(path: str | Path, raw: bytes) -> None:
+    """Check the .npy header's shape and dtype against the file before numpy allocates the
+    array: a 128-byte file declaring shape (10^9, 10^9) made ``np.load`` ask for 7 EiB
+    (MemoryError), and a long row of int8 was widened to int64 (8 x the file) before its
+    length was refused."""
+    f = io.BytesIO(raw)
+    try:
+        version = np.lib.format.read_magic(f)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(f)
+        else:
+            shape, _, dtype = np.lib.format.read_array_header_2_0(f)
+    except (ValueError, OSError, EOFError) as exc:
+        raise ShoeFileError(f"{path}: not a numpy .npy array ({exc})") from None
+    if not np.issubdtype(dtype, np.integer) or len(shape) != 2:
+        raise ShoeFileError(
+            f"{path}: a shoe array has shape (shoes, cards) and an integer dtype, got shape "
+            f"{shape} of {dtype}"
+        )
+    cards = shape[1]
+    if shape[0] and (cards % 52 or not 1 <= cards // 52 <= MAX_DECKS):
+        raise ShoeFileError(
+            f"{path} row 1: wrong length: {cards} cards is not 1 to {MAX_DECKS} whole decks of 52"
+        )
+    need = shape[0] * cards * dtype.itemsize
+    held = len(raw) - f.tell()
+    if need > held:
+        raise ShoeFileError(
+            f"{path}: the header declares shape {shape} of {dtype} ({need:,} bytes) but the "
+            f"file holds {held:,} bytes of data: a damaged or truncated .npy; write it again"
+        )
+
+
 def _npy_values(path: str | Path, raw: bytes) -> npt.NDArray[np.int64]:
+    _npy_header(path, raw)
     try:
         array = np.load(io.BytesIO(raw), allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:

@@ -321,7 +321,9 @@ fl_status fl_sts_universal(const uint8_t *data, size_t n_seq, size_t stride, uin
                            unsigned L, uint64_t Q, uint64_t K, uint32_t *dist) {
     ROWS_CHECK();
     if (n_seq && !dist) return FL_ERR_NULL;
-    if (L < 1 || L > 16 || Q < 1 || K < 1 || Q + K > n / L || Q + K > UINT32_MAX)
+    /* Q > n / L first: Q + K wrapped past 2^64 (Q = 2^64 - 1, K = 2 passed as one block and
+     * gave f_n from nothing) */
+    if (L < 1 || L > 16 || Q < 1 || K < 1 || Q > n / L || K > n / L - Q || Q + K > UINT32_MAX)
         return FL_ERR_RANGE;
     uint32_t *T = malloc(((size_t)1 << L) * sizeof *T);
     if (!T) return FL_ERR_RANGE;

@@ -773,6 +773,9 @@ static void test_sp800_22_sizes(void) {
     CHECK(fl_sts_longest_run(row, 1, 26, 200, 12, u32) == FL_ERR_RANGE);
     CHECK(fl_sts_universal(row, 1, 26, 200, 17, 1, 1, u32) == FL_ERR_RANGE);
     CHECK(fl_sts_universal(row, 1, 26, 200, 2, 50, 51, u32) == FL_ERR_RANGE);
+    /* Q + K wrapping past 2^64 to 1 or 0 passed Q + K <= n / L */
+    CHECK(fl_sts_universal(row, 1, 26, 200, 2, UINT64_MAX, 2, u32) == FL_ERR_RANGE);
+    CHECK(fl_sts_universal(row, 1, 26, 200, 2, 2, UINT64_MAX, u32) == FL_ERR_RANGE);
     CHECK(fl_sts_pattern_counts(row, 1, 26, 200, 25, u32) == FL_ERR_RANGE);
     CHECK(fl_sts_template_counts(row, 1, 26, 200, 22, index, 2, 1, u32) == FL_ERR_RANGE);
     CHECK(fl_sts_template_counts(row, 1, 26, 20, 3, index, 2, 8, u32) == FL_ERR_RANGE);

@@ -106,6 +106,9 @@ def power_table(power: dict[str, Any], title: str | None = None) -> Any:
 
 def _print_rng_source(console: Any, src: dict[str, Any]) -> None:
     """The raw output's file, and the bus collection's record when it came over the bus."""
+    if "path" not in src:  # a generator of the library (it printed "raw output None")
+        console.print(f"bits from library generator {src.get('name')}: {src.get('title', '')}")
+        return
     digest = src.get("sha256_of_bytes_read")
     line = f"raw output {src.get('path')} ({src.get('format')}, sha256 {digest})"
     got = src.get("collection")

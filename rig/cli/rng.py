@@ -33,13 +33,19 @@ def _bitstream(
     seed: int,
 ) -> tuple[Any, int, dict[str, Any], dict[str, Any]]:
     """``(sequences array, n_bits, device, source)`` from the file or the library generator."""
+    from feltlab.rig.errors import SourceError
     from feltlab.rig.rng.generators import parse_generator
-    from feltlab.rig.rng.sources import DEFAULT_BITS, read_bitstream
+    from feltlab.rig.rng.sources import DEFAULT_BITS, MAX_BYTES, read_bitstream
 
     if generator is not None:
         g = parse_generator(generator)
         n = bits or DEFAULT_BITS
         m = sequences or 100
+        if m * -(-n // 8) > MAX_BYTES:  # the file's bound: numpy's MemoryError otherwise
+            raise SourceError(
+                f"{m:,} sequences of {n:,} bits are {m * -(-n // 8):,} bytes, over the "
+                f"{MAX_BYTES:,} a run draws; give fewer --sequences or --bits"
+            )
         data = g.sequences(m, n, seed)
         device = {
             "name": f"library generator {g.name} (seed {seed})",

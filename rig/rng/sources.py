@@ -26,6 +26,7 @@ padded with zeros.  Only the bytes the sequences need are read (in blocks, throu
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -295,7 +296,10 @@ def _parse_block(
     long = np.flatnonzero(lengths >= 20)  # rare: exact with Python integers
     big: dict[int, int] = {}
     for j in long:
-        val = int(block[starts[j] : ends[j]])
+        digits = block[starts[j] : ends[j]].lstrip(b"0") or b"0"
+        # beyond 20 digits a value is outside every 64-bit range: not converted (Python
+        # refuses int() of over 4,300 digits, and a megabyte token would cost seconds)
+        val = int(digits) if len(digits) <= 20 else 1 << 65
         big[int(j)] = val
         mag[j] = np.uint64(min(val, (1 << 64) - 1))
     lo, hi = vr.low, vr.high
@@ -309,6 +313,7 @@ def _parse_block(
         t = int(np.flatnonzero(out_of)[0])
         sgn = "-" if neg[t] else ""
         text = block[starts[t] : ends[t]].decode()
+        text = text if len(text) <= 30 else f"{text[:20]}... ({len(text):,} digits)"
         raise fail(
             int(starts[t]) - int(neg[t]),
             f"{sgn}{text} is outside --range {vr}; give the range the generator's values take",
@@ -324,7 +329,9 @@ def _text(
 ) -> tuple[npt.NDArray[np.uint8], int, int, dict[str, Any]]:
     want = None if sequences is None or bits is None else -(-(sequences * bits) // vr.bits)
     digest = hashlib.sha256()
-    parts: list[npt.NDArray[np.uint64]] = []
+    parts: list[npt.NDArray[np.uint8]] = []  # packed bits: 1 bit a bit, not 64 a value
+    whole = 8 // math.gcd(vr.bits, 8)  # values that fill whole bytes
+    pending = np.zeros(0, np.uint64)
     count = 0
     lines = 0
     col = 0
@@ -355,11 +362,20 @@ def _text(
             nl = block.rfind(b"\n")
             lines += block.count(b"\n")
             col = len(block) - nl - 1 if nl >= 0 else col + len(block)
-            parts.append(vals)
             count += vals.size
+            if count * vr.bits > 8 * MAX_BYTES:
+                raise SourceError(
+                    f"{path}: over {MAX_BYTES:,} bytes of bits (a run reads at most that); give "
+                    "--sequences and --bits to read a part of it"
+                )
+            pending = np.concatenate((pending, vals))
+            cut_at = pending.size - pending.size % whole if chunk else pending.size
+            parts.append(pack_values(pending[:cut_at], vr.bits))
+            pending = pending[cut_at:]
             if not chunk:
                 break
-    values = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
+    parts.append(pack_values(pending, vr.bits))  # the last values: padded at the end only
+    packed = np.concatenate(parts)
     short = f"{path} ({count:,} values of {vr.bits} bits in --range {vr})"
     m, n = _plan(count * vr.bits, sequences, bits, short)
     used = -(-(m * n) // vr.bits)
@@ -372,7 +388,7 @@ def _text(
         "range": str(vr),
         "bits_per_value": vr.bits,
     }
-    return pack_values(values[:used], vr.bits), m, n, info
+    return packed, m, n, info
 
 
 def read_bitstream(

@@ -553,7 +553,7 @@ def cusum_p_value(z: float, n: int) -> float:
     k2 = np.arange(int((-n / z - 3) / 4), int((n / z - 1) / 4) + 1)
     s1 = np.sum(special.ndtr((4 * k1 + 1) * z / sq) - special.ndtr((4 * k1 - 1) * z / sq))
     s2 = np.sum(special.ndtr((4 * k2 + 3) * z / sq) - special.ndtr((4 * k2 + 1) * z / sq))
-    return float(1.0 - s1 + s2)
+    return min(1.0, max(0.0, float(1.0 - s1 + s2)))  # rounding gave 1.0000000000000075
 
 
 def _cusum(data: np.ndarray, n: int, p: Params, memo: Memo) -> Columns:

@@ -629,6 +629,42 @@ def _round3_cases() -> Iterator[Case]:
         )
 
 
+def _npy(shape: str, descr: str = "<i8", payload: bytes = b"") -> bytes:
+    """A .npy file (format 1.0) whose header declares ``shape`` of ``descr``, then
+    ``payload`` as its data, whatever the shape says."""
+    import struct
+
+    head = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}".encode()
+    head += b" " * (63 - (10 + len(head)) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(head)) + head + payload
+
+
+def _raw_input_cases() -> Iterator[Case]:
+    """Hostile shoe files for ``certify shuffler --from``: .npy headers that declare more
+    than the file holds (np.load allocated 7 EiB first: MemoryError), a pickled object
+    array, fields that would be echoed whole into the error."""
+    shoes = "certify shuffler --from {f} --out {tmp}/out-{id}"
+    for cid, data, phrase in (
+        ("npy-huge-shape", _npy("(1000000000, 1000000000)"), "wrong length: 1000000000 cards"),
+        ("npy-huge-rows", _npy("(1000000000000, 52)"), "the header declares shape"),
+        ("npy-short-data", _npy("(2, 52)", payload=bytes(100)), "holds 100 bytes of data"),
+        ("npy-object", _npy("(2, 52)", "|O", b"\x80\x04N."), "integer dtype"),
+        ("npy-float", _npy("(2, 52)", "<f8", bytes(832)), "integer dtype"),
+        ("npy-3d", _npy("(2, 4, 13)", "<i8", bytes(832)), "shape (shoes, cards)"),
+        ("npy-nine-decks", _npy("(2, 468)", "|u1", bytes(936)), "wrong length: 468 cards"),
+        ("npy-no-header", b"\x93NUMPY\x01\x00", "not a numpy .npy array"),
+    ):
+        yield Case(f"shoes-{cid}", shoes, data, phrase, ".npy", subprocess=True)
+    for cid, data, suffix, phrase in (
+        ("csv-long-field", b"X" * 1_000_000 + b",1\n", ".csv", "(1,000,002 characters)"),
+        ("jsonl-long-object", b'[{"a": "' + b"a" * 100_000 + b'"}]\n', ".jsonl", "characters)"),
+        ("csv-utf16", "1,2\n".encode("utf-16"), ".csv", "not UTF-8"),
+        ("csv-one-card", b"5\n5\n", ".csv", "wrong length: 1 cards"),
+        ("jsonl-floats", b"[1.0, 2.0]\n", ".jsonl", "1.0 is not a card"),
+    ):
+        yield Case(f"shoes-{cid}", shoes, data, phrase, suffix)
+
+
 CASES = [
     *_profile_cases(),
     *_capture_cases(),
@@ -637,6 +673,7 @@ CASES = [
     *_tournament_cases(),
     *_option_cases(),
     *_round3_cases(),
+    *_raw_input_cases(),
 ]
 
 
@@ -718,6 +755,7 @@ def test_bad_input_is_refused(scratch: Path, case: Case) -> None:
     assert len(errors) == 1, f"{case.id}: wanted one error line\n{out}"
     (line,) = errors
     assert case.phrase.lower() in line.lower(), f"{case.id}: {case.phrase!r} not in {line!r}"
+    assert len(line) < 2000, f"{case.id}: a {len(line):,}-character error line"
     assert len(line) > 20, line
     assert not math.isnan(elapsed)
 

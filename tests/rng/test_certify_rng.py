@@ -163,6 +163,10 @@ def test_words_file_and_standard(tmp_path: Path) -> None:
         (["--generator", "chacha20", "--standard", "nevada"], "unknown standard 'nevada'"),
         (["--generator", "chacha20", "--standard", "gli", "--alpha", "0.05"], "not both"),
         (["--generator", "lcg"], "unknown generator 'lcg'"),
+        (  # numpy's MemoryError (a traceback) before the bound
+            ["--generator", "glibc-rand", "--sequences", "100000", "--bits", "1000000000"],
+            "12,500,000,000,000 bytes, over the 2,147,483,648 a run draws; give fewer",
+        ),
         ([], "give a FILE of raw output or --generator"),
     ],
 )
@@ -310,3 +314,35 @@ def test_a_used_out_is_refused_before_the_file_is_read(tmp_path: Path) -> None:
         main, ["certify", "rng", str(tmp_path / "missing.bin"), "--out", str(out)]
     )
     assert r.exit_code == 2 and "is not empty" in r.output  # not "does not exist"
+
+
+@pytest.mark.parametrize("source", ["file", "generator"])
+def test_console_output_names_the_bits_source(tmp_path: Path, source: str) -> None:
+    """Without --json the console summary printed a shoe file's line for every rng record
+    (KeyError 'cards': a traceback and exit 1, read as FAIL, after the certificate was
+    written)."""
+    f = write_chacha(tmp_path / "raw.bin", 250)
+    args = [str(f)] if source == "file" else ["--generator", "chacha20", "--seed", "1"]
+    r = CliRunner().invoke(
+        main,
+        [
+            "certify",
+            "rng",
+            *args,
+            "--sequences",
+            "2",
+            "--bits",
+            "1000",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+    )
+    assert r.exit_code == 3, r.output
+    assert "Traceback" not in r.output and isinstance(r.exception, SystemExit)
+    want = (
+        f"raw output {f} (bytes, sha256 "
+        if source == "file"
+        else ("bits from library generator chacha20")
+    )
+    assert want in r.output
+    assert "verdict INCONCLUSIVE" in r.output

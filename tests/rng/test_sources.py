@@ -185,3 +185,48 @@ def test_pack_and_split_agree_with_numpy_bits() -> None:
     seqs = split_sequences(stream, 7, 101)
     for i in range(7):
         assert np.array_equal(np.unpackbits(seqs[i])[:101], flat[i * 101 : (i + 1) * 101])
+
+
+@pytest.mark.parametrize(("bits", "block"), [(3, 7), (5, 25), (1, 4), (8, 13), (12, 9)])
+def test_text_packed_block_by_block_equals_the_values_bits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bits: int, block: int
+) -> None:
+    """Text is packed as it is parsed (a value kept 64 bits wide until the end made a 100 MB
+    file of 0s and 1s take 1.1 GB); values whose bits straddle the blocks' byte edges keep
+    their order."""
+    values = np.random.default_rng(bits).integers(0, 1 << bits, 301, dtype=np.uint64)
+    t = tmp_path / "v.txt"
+    t.write_text(" ".join(map(str, values)) + "\n")
+    monkeypatch.setattr(sources, "TEXT_BLOCK", block)
+    bs = read_bitstream(t, "text", value_range=f"0:{(1 << bits) - 1}")
+    expected = np.unpackbits(pack_values(values, bits))[: 301 * bits]
+    assert bs.n_bits == 301 * bits and bs.m == 1
+    assert np.array_equal(np.unpackbits(bs.sequences[0])[: bs.n_bits], expected)
+
+
+def test_text_over_the_bits_a_run_reads_is_refused_while_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    t = tmp_path / "v.txt"
+    t.write_text("1 0 " * 100)
+    monkeypatch.setattr(sources, "MAX_BYTES", 16)  # 128 bits
+    monkeypatch.setattr(sources, "TEXT_BLOCK", 64)
+    with pytest.raises(SourceError, match=r"over 16 bytes of bits.*give --sequences and --bits"):
+        read_bitstream(t, "text", value_range="0:1")
+    assert read_bitstream(t, "text", value_range="0:1", sequences=1, bits=100).n_bits == 100
+
+
+def test_a_long_token_is_out_of_range_or_its_value_without_int_conversion(tmp_path: Path) -> None:
+    """A token over 4,300 digits made int() raise Python's own digit-limit message (no line,
+    no column, no fix); leading zeros are accepted at any length."""
+    t = tmp_path / "long.txt"
+    t.write_text("1 " + "7" * 10_000 + "\n")
+    with pytest.raises(SourceError) as err:
+        read_bitstream(t, "text", value_range="0:7")
+    assert str(err.value) == (
+        f"{t}: line 1, column 3: 77777777777777777777... (10,000 digits) is outside --range "
+        "0:7; give the range the generator's values take"
+    )
+    t.write_text("1 " + "0" * 10_000 + "3 -" + "0" * 30 + "2\n")
+    bs = read_bitstream(t, "text", value_range="-4:3")
+    assert np.unpackbits(bs.sequences[0])[:9].tolist() == [1, 0, 1, 1, 1, 1, 0, 1, 0]
