@@ -8,7 +8,7 @@ import hashlib
 import pytest
 
 from feltlab import native, seeds
-from feltlab.rig.certify import campaign as certify
+from feltlab.rig.certify import collect, record
 
 
 def _sha(text: str, n: int) -> int:
@@ -25,7 +25,9 @@ def test_version_one_is_the_documented_hash_of_domain_seed_and_labels() -> None:
 
 def test_the_rig_derives_its_seeds_here() -> None:
     # the rig's own copies (rig/seeds.py, certify.part_seed) are gone: it uses feltlab.seeds
-    assert vars(certify)["part_seed"] is seeds.part_seed
+    # (a part's device seed is drawn in collect and recorded in record)
+    assert vars(collect)["part_seed"] is seeds.part_seed
+    assert vars(record)["part_seed"] is seeds.part_seed
 
 
 def test_children_are_distinct_and_in_range() -> None:
