@@ -130,6 +130,26 @@ def test_a_short_file_runs_what_it_can_and_says_not_run_with_the_length(tmp_path
     assert "NOT RUN" in html and "Proportion of passing sequences" in html
 
 
+@pytest.mark.parametrize("source", ["file", "generator"])
+def test_the_terminal_table_prints_to_its_verdict(tmp_path: Path, source: str) -> None:
+    """Without --json the certificate prints its table, its size line and its verdict, and
+    exits with the verdict's code: a raw-output record's ``source`` (a file of bits or a
+    generator) was once printed as a shoe file's, a KeyError traceback with exit 1."""
+    what = (
+        [str(write_chacha(tmp_path / "raw.bin", 1250))]
+        if source == "file"
+        else ["--generator", "chacha20", "--seed", "1", "--sequences", "2", "--bits", "10000"]
+    )
+    out = tmp_path / "cert"
+    r = CliRunner().invoke(main, ["certify", "rng", *what, "--out", str(out)])
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.output
+    assert r.exit_code == 3, r.output  # rank, universal, ... NOT RUN at 10^4 bits
+    assert "sp800_22.rank" in r.stdout and "NOT RUN" in r.stdout
+    assert "sequences of 10,000 bits, alpha 0.01" in r.stdout
+    assert f"verdict INCONCLUSIVE; report in {out}" in r.stdout
+    assert "shoes from" not in r.stdout
+
+
 def test_words_file_and_standard(tmp_path: Path) -> None:
     f = write_chacha(tmp_path / "w.bin", 4 * 2048)  # 2,048 32-bit words
     r = CliRunner().invoke(
