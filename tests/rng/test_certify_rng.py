@@ -148,6 +148,15 @@ def test_the_terminal_table_prints_to_its_verdict(tmp_path: Path, source: str) -
     assert "sequences of 10,000 bits, alpha 0.01" in r.stdout
     assert f"verdict INCONCLUSIVE; report in {out}" in r.stdout
     assert "shoes from" not in r.stdout
+    # feltlab view of the folder shows the same rows, not an empty "campaign None" line
+    v = CliRunner().invoke(main, ["view", str(out)])
+    assert v.exit_code == 0, v.output
+    assert v.stdout.splitlines()[0] == (
+        f"raw-output certificate in {out}: finished, {1 if source == 'file' else 2} "
+        "sequences of 10,000 bits"
+    )
+    assert ": INCONCLUSIVE" in v.stdout
+    assert "needs n >= 38912 bits" in v.stdout and "min proportion 1.0000" in v.stdout
 
 
 def test_words_file_and_standard(tmp_path: Path) -> None:
