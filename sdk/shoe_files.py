@@ -149,6 +149,12 @@ def _text_rows(path: str | Path, raw: bytes, fmt: str) -> Iterable[tuple[int, li
         yield number, row
 
 
+MAX_CARD_TEXT = 24
+"""Characters of an unreadable card an error quotes (a longer one is a row in one cell)."""
+NPY_MAGIC = b"\x93NUMPY"
+"""The first bytes of every ``.npy`` file (numpy's format, ``numpy.lib.format``)."""
+
+
 def _card(value: object) -> tuple[int, bool]:
     """(the integer of one card as written, whether it was card text); ValueError when it
     is neither a non-negative integer nor card text."""
@@ -220,8 +226,17 @@ def _text_values(path: str | Path, raw: bytes, fmt: str) -> npt.NDArray[np.int64
                     values[i], was_text = _card(value)
                 except ValueError as exc:
                     hint = "" if form else " (a shoe file has no header line: start it with #)"
+                    why = str(exc)
+                    if isinstance(value, str) and len(value) > MAX_CARD_TEXT:
+                        # a whole row in one cell (cards separated by ';' or tabs): not the
+                        # row's thousand characters, the fix
+                        why = (
+                            f"{value[:MAX_CARD_TEXT]!r}... ({len(value):,} characters) is not "
+                            "one card: separate a row's cards with commas"
+                        )
+                        hint = ""
                     raise ShoeFileError(
-                        f"{where}, card {i + 1}: unknown card: {exc}{hint}"
+                        f"{where}, card {i + 1}: unknown card: {why}{hint}"
                     ) from None
                 text = text or was_text
         form = form or _Form(number, values.size, values.size > 52 and int(values.max()) >= 52)
@@ -238,6 +253,12 @@ def _text_values(path: str | Path, raw: bytes, fmt: str) -> npt.NDArray[np.int64
 
 
 def _npy_values(path: str | Path, raw: bytes) -> npt.NDArray[np.int64]:
+    if not raw.startswith(NPY_MAGIC):
+        # numpy would take it for a pickle and suggest allow_pickle=True: never for a shoe file
+        raise ShoeFileError(
+            f"{path}: not a numpy .npy array (it does not start with the .npy magic "
+            "b'\\x93NUMPY'): write it with numpy.save, or give a .csv or .jsonl file"
+        )
     try:
         array = np.load(io.BytesIO(raw), allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
@@ -289,9 +310,13 @@ def _check_row(values: npt.NDArray[np.int64], where: str, form: _Form) -> None:
         c = int(over[0])
         name = card_str(c, symbols=False)
         name = f"card id {c} ({name} of deck {c // 52})" if form.ids else f"{name} (code {c})"
+        hold = (
+            "a file of card ids holds each id once a shoe"
+            if form.ids
+            else f"more than {decks} deck(s) of 52 hold"
+        )
         raise ShoeFileError(
-            f"{where}: duplicate card: {name} appears {int(counts[c])} times, more than "
-            f"{decks} deck(s) of 52 hold"
+            f"{where}: duplicate card: {name} appears {int(counts[c])} times, {hold}"
         )
 
 

@@ -238,7 +238,14 @@ _DECK = [
         (
             "ids.jsonl",
             json.dumps(list(range(104))) + "\n" + json.dumps([0, *range(103)]) + "\n",
-            "line 2: duplicate card: card id 0 (AC of deck 0) appears 2 times",
+            "line 2: duplicate card: card id 0 (AC of deck 0) appears 2 times, a file of card "
+            "ids holds each id once a shoe",  # not "more than 2 deck(s) of 52 hold"
+        ),
+        (
+            "semicolons.csv",
+            ";".join(_DECK) + "\n" + ";".join(_DECK) + "\n",
+            "line 1, card 1: unknown card: 'AC;AD;AH;AS;2C;2D;2H;2S;'... (159 characters) is not "
+            "one card: separate a row's cards with commas",  # not the whole row, nor "header"
         ),
         (
             "obj.jsonl",
@@ -279,6 +286,10 @@ def test_a_malformed_npy_row_is_named(tmp_path: Path) -> None:
     np.save(tmp_path / "bad.npy", good)
     with pytest.raises(ShoeFileError, match=r"bad.npy row 3, card 6: unknown card: -1"):
         read_shoe_file(tmp_path / "bad.npy")
+    # not numpy's pickle advice ("load it unsafely using allow_pickle=") for a non-.npy file
+    (tmp_path / "text.npy").write_text((",".join(_DECK) + "\n") * 2)
+    with pytest.raises(ShoeFileError, match=r"text.npy: not a numpy .npy array \(it does not"):
+        read_shoe_file(tmp_path / "text.npy")
     np.save(tmp_path / "flat.npy", np.arange(52))
     with pytest.raises(ShoeFileError, match=r"shape \(shoes, cards\)"):
         read_shoe_file(tmp_path / "flat.npy")
