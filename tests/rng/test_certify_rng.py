@@ -297,15 +297,17 @@ def test_plan_says_the_fair_generator_is_not_caught_as_it_should_be() -> None:
     with "more bits or a larger --simulated sample" (what an uncaught flawed one is told)."""
     r = CliRunner().invoke(
         main,
-        ["certify", "plan", "-g", "chacha20", "-g", "stuck-bit", "--bits", "65536"]
-        + ["--simulated", "20", "--seed", "2"],
+        [
+            *("certify", "plan", "-g", "chacha20", "-g", "stuck-bit", "--bits", "65536"),
+            *("--simulated", "20", "--seed", "2"),
+        ],
     )
     assert r.exit_code == 0, r.output
     assert "chacha20: fair, no test catches it, as it should" in r.stdout
     assert "more bits" not in r.stdout and "stuck-bit:" not in r.stdout  # stuck-bit caught
     j = CliRunner().invoke(
         main,
-        ["certify", "plan", "-g", "chacha20", "--bits", "65536", "--simulated", "20"] + ["--json"],
+        ["certify", "plan", "-g", "chacha20", "--bits", "65536", "--simulated", "20", "--json"],
     )
     assert j.exit_code == 0, j.output
     assert '"fair": true' in j.stdout and '"sequences_needed": null' in j.stdout
