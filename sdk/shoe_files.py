@@ -102,22 +102,32 @@ def shoe_format(path: str | Path) -> str:
     return fmt
 
 
-def read_shoe_file(path: str | Path, *, limit: int = MAX_FILE_BYTES) -> ShoeFile:
+def read_shoe_file(
+    path: str | Path, *, limit: int = MAX_FILE_BYTES, sha256: str | None = None
+) -> ShoeFile:
     """The shoes of the shoe file ``path`` (module docstring), read through
     :func:`feltlab.inputs.read_regular` (a regular file of at most ``limit`` bytes).  Raises
     :class:`ShoeFileError` for a missing, unreadable or malformed file, naming the row at
-    fault, and for fewer than 2 shoes."""
+    fault, and for fewer than 2 shoes; with ``sha256`` (hex, a campaign's record of the
+    file), for bytes of another SHA-256, before any row is read (a changed file is named as
+    changed, whatever its rows)."""
     fmt = shoe_format(path)
     raw = read_regular(path, "shoe file", limit, ShoeFileError)
     if raw is None:
         raise ShoeFileError(f"shoe file {path} does not exist")
+    digest = hashlib.sha256(raw).hexdigest()
+    if sha256 is not None and digest != sha256:
+        raise ShoeFileError(
+            f"{path}: its SHA-256 {digest[:16]}... is not the one campaign.json recorded: the "
+            "shoes were changed after certification"
+        )
     values = _npy_values(path, raw) if fmt == "npy" else _text_values(path, raw, fmt)
     if values.shape[0] < 2:
         raise ShoeFileError(f"{path}: {values.shape[0]} shoe(s); the battery needs at least 2")
     codes = np.ascontiguousarray(values % 52, dtype=np.uint8)
     with_decks = values.shape[1] > 52 and int(values[0].max()) >= 52
     ids = np.ascontiguousarray(values, dtype=np.uint16) if with_decks else None
-    return ShoeFile(str(path), fmt, hashlib.sha256(raw).hexdigest(), codes, ids, raw)
+    return ShoeFile(str(path), fmt, digest, codes, ids, raw)
 
 
 def _text_rows(path: str | Path, raw: bytes, fmt: str) -> Iterable[tuple[int, list[object]]]:

@@ -124,6 +124,15 @@ def test_analyze_refuses_a_folder_whose_shoes_were_changed(
     got = CliRunner().invoke(analyze_cmd, [str(copy)])
     assert got.exit_code == 2
     assert "not the one campaign.json recorded" in got.output
+    # a change that also breaks a row is named as a change, not as the row's duplicate card
+    bad = rows[0].split(",")
+    (copy / "shoes-source.csv").write_text(
+        "\n".join([",".join([bad[1], *bad[1:]]), *rows[1:]]) + "\n"
+    )
+    got = CliRunner().invoke(analyze_cmd, [str(copy)])
+    assert got.exit_code == 2
+    assert "the shoes were changed after certification" in got.output, got.output
+    assert "duplicate card" not in got.output
 
 
 def _one_alternative(folder: Path) -> Path:
