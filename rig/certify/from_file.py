@@ -161,7 +161,9 @@ def power_table(prof: Profile, decks: int, n_shoes: int, *, alpha: float) -> Pow
             )
         except ValueError as exc:
             unavailable[alt] = str(exc)
-    return PowerTable(alpha, required, battery.family_size(), shoes, tuple(found), unavailable)
+    return PowerTable(
+        alpha, required, battery.family_size(), shoes, tuple(found), unavailable, codes_only=True
+    )
 
 
 def _ids(source: ShoeFile, seed: int) -> npt.NDArray[np.uint16]:

@@ -18,8 +18,9 @@ import pytest
 from click.testing import CliRunner
 
 from feltlab import native
-from feltlab.rig.certify import battery
+from feltlab.rig.certify import battery, from_file
 from feltlab.rig.certify.from_file import NOT_APPLICABLE, analyze_shoes, deck_ids
+from feltlab.rig.certify.power import AlternativePower, CheckPower, PowerTable
 from feltlab.rig.certify.profile import NoProgress, load_profile, quick_profile
 from feltlab.rig.certify.record import verdict_summary
 from feltlab.rig.certify.simulate import simulate_shoes
@@ -171,6 +172,22 @@ def test_shelf_shuffled_shoes_read_by_a_card_reader_fail(tmp_path: Path) -> None
     again = CliRunner().invoke(analyze_cmd, [str(path), "--json", "--profile", str(quick)])
     assert again.exit_code == 1, again.output
     assert verdict_summary(json.loads(again.output)["record"]) == verdict_summary(record)
+
+
+def test_an_alternative_no_code_file_catches_points_at_card_ids(tmp_path: Path) -> None:
+    """The naive swap (biased) is caught by no size of a 6-deck card-code file at 2,000
+    simulated shoes (docs/certification.md, "Decks a file does not give"); the note must not
+    send the lab to feltlab certify plan, whose figures are card ids' (244 shoes there)."""
+    table = from_file.power_table(load_profile(str(_one_alternative(tmp_path))), 6, 100, alpha=0.01)
+    assert table.codes_only  # the table of a file of codes says so
+    never = AlternativePower(
+        "biased", 2000, 0.99, (CheckPower("position_uniformity", 0, 0, 1, None),)
+    )
+    on_codes = PowerTable(0.01, 0.99, 10, 2000, (never,), codes_only=True).sentences()[-1]
+    assert on_codes.startswith("no sample size of this battery catches biased: on card codes;")
+    assert "give card ids (feltlab certify plan's figures are for card ids)" in on_codes
+    on_ids = PowerTable(0.01, 0.99, 10, 2000, (never,)).sentences()[-1]
+    assert on_ids.endswith("catches biased: name alternatives it can catch (feltlab certify plan)")
 
 
 def test_deck_labels_keep_the_codes_and_make_a_permutation_repeatable() -> None:
