@@ -157,6 +157,10 @@ def test_the_terminal_table_prints_to_its_verdict(tmp_path: Path, source: str) -
     )
     assert ": INCONCLUSIVE" in v.stdout
     assert "needs n >= 38912 bits" in v.stdout and "min proportion 1.0000" in v.stdout
+    # feltlab analyze of it says what the folder is, not "no capture-NNN.blf"
+    a = CliRunner().invoke(main, ["analyze", str(out)])
+    assert a.exit_code == 2, a.output
+    assert f"{out} is a raw-output certificate (feltlab certify rng)" in a.output
 
 
 def test_words_file_and_standard(tmp_path: Path) -> None:
