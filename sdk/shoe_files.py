@@ -345,7 +345,12 @@ def write_shoe_file(
     OSError when the file cannot be written."""
     fmt = shoe_format(path)
     if cards not in CARD_FORMS or (fmt == "npy" and cards == "text"):
-        raise ShoeFileError(f"cannot write cards as {cards!r} to a {fmt} file")
+        fix = (
+            "an .npy array holds integers: give --cards ids or codes, or a .csv or .jsonl file"
+            if cards == "text"
+            else f"choose one of {', '.join(CARD_FORMS)}"
+        )
+        raise ShoeFileError(f"cannot write cards as {cards!r} to a {fmt} file: {fix}")
     names = np.array([card_str(c, symbols=False) for c in range(52)], dtype=object)
     written = 0
     if fmt == "npy":

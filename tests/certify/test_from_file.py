@@ -375,4 +375,11 @@ def test_shuffle_out_writes_the_very_shoes_of_its_seed(tmp_path: Path) -> None:
     bad = CliRunner().invoke(
         shuffle_cmd, ["--shoes", "2", "--out", str(tmp_path / "t.npy"), "--cards", "text"]
     )
-    assert bad.exit_code == 2 and "cannot write cards as 'text' to a npy file" in bad.output
+    assert (
+        bad.exit_code == 2
+        and (
+            "cannot write cards as 'text' to a npy file: an .npy array holds integers: give "
+            "--cards ids or codes, or a .csv or .jsonl file"
+        )
+        in bad.output
+    )
