@@ -231,10 +231,19 @@ def add_rng_rows(table: Any, rec: dict[str, Any]) -> None:
 def print_rng_notes(console: Any, rng: dict[str, Any]) -> None:
     """The size, level and time of a raw-output certificate's battery and its notes."""
     if rng:
+        std = rng.get("standard") or {}
+        under = (
+            f" under --standard {std['name']} ({std['title']}; requires "
+            f"{len(std.get('required_checks') or [])} of the 15 tests)"
+            if std.get("name")
+            else ""
+        )
         console.print(
-            f"{rng['sequences']:,} sequences of {rng['n_bits']:,} bits, alpha {rng['alpha']:g} "
-            f"(family-wise over {rng['columns_judged']} p-value columns); the battery ran in "
-            f"{rng['seconds']:.1f} s"
+            f"{rng['sequences']:,} sequence{'' if rng['sequences'] == 1 else 's'} of "
+            f"{rng['n_bits']:,} bits, alpha {rng['alpha']:g} "
+            f"(family-wise over {rng['columns_judged']} p-value columns){under}; the battery "
+            f"ran in {rng['seconds']:.1f} s",
+            soft_wrap=True,
         )
     for note in rng.get("notes") or []:
         console.print(f"[yellow]not certified:[/yellow] {note}", soft_wrap=True)

@@ -406,7 +406,8 @@ def apply_record(snap: dict[str, Any], record: Mapping[str, Any], directory: Pat
     rng = record.get("rng") or {}
     if rng.get("sequences") is not None:  # a raw-output certificate: its sample is sequences
         coll = {"requested": rng["sequences"], "collected": rng["sequences"]}
-        snap.setdefault("campaign", {})["unit"] = f"sequences of {rng.get('n_bits'):,} bits"
+        many = "" if rng["sequences"] == 1 else "s"
+        snap.setdefault("campaign", {})["unit"] = f"sequence{many} of {rng.get('n_bits'):,} bits"
     if coll:
         have = coll.get("collected")
         snap["samples"] = {

@@ -145,15 +145,16 @@ def test_the_terminal_table_prints_to_its_verdict(tmp_path: Path, source: str) -
     assert r.exception is None or isinstance(r.exception, SystemExit), r.output
     assert r.exit_code == 3, r.output  # rank, universal, ... NOT RUN at 10^4 bits
     assert "sp800_22.rank" in r.stdout and "NOT RUN" in r.stdout
-    assert "sequences of 10,000 bits, alpha 0.01" in r.stdout
+    many = "sequence" if source == "file" else "sequences"  # 1 of 10^4 bits, or 2
+    assert f"{1 if source == 'file' else 2} {many} of 10,000 bits, alpha 0.01" in r.stdout
     assert f"verdict INCONCLUSIVE; report in {out}" in r.stdout
     assert "shoes from" not in r.stdout
     # feltlab view of the folder shows the same rows, not an empty "campaign None" line
     v = CliRunner().invoke(main, ["view", str(out)])
     assert v.exit_code == 0, v.output
     assert v.stdout.splitlines()[0] == (
-        f"raw-output certificate in {out}: finished, {1 if source == 'file' else 2} "
-        "sequences of 10,000 bits"
+        f"raw-output certificate in {out}: finished, {1 if source == 'file' else 2} {many} "
+        "of 10,000 bits"
     )
     assert ": INCONCLUSIVE" in v.stdout
     assert "needs n >= 38912 bits" in v.stdout and "min proportion 1.0000" in v.stdout
@@ -161,6 +162,15 @@ def test_the_terminal_table_prints_to_its_verdict(tmp_path: Path, source: str) -
     a = CliRunner().invoke(main, ["analyze", str(out)])
     assert a.exit_code == 2, a.output
     assert f"{out} is a raw-output certificate (feltlab certify rng)" in a.output
+    # the standard it was judged under is said, not only its alpha
+    s = CliRunner().invoke(
+        main, ["certify", "rng", *what, "--standard", "comar", "--out", str(tmp_path / "s")]
+    )
+    assert s.exit_code == 3, s.output
+    assert (
+        "alpha 0.05 (family-wise over 155 p-value columns) under --standard comar (COMAR "
+        "36.05.02.17 (Maryland, automated card shuffler); requires 8 of the 15 tests)"
+    ) in s.stdout
 
 
 def test_words_file_and_standard(tmp_path: Path) -> None:
