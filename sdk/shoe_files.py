@@ -102,22 +102,32 @@ def shoe_format(path: str | Path) -> str:
     return fmt
 
 
-def read_shoe_file(path: str | Path, *, limit: int = MAX_FILE_BYTES) -> ShoeFile:
+def read_shoe_file(
+    path: str | Path, *, limit: int = MAX_FILE_BYTES, sha256: str | None = None
+) -> ShoeFile:
     """The shoes of the shoe file ``path`` (module docstring), read through
     :func:`feltlab.inputs.read_regular` (a regular file of at most ``limit`` bytes).  Raises
     :class:`ShoeFileError` for a missing, unreadable or malformed file, naming the row at
-    fault, and for fewer than 2 shoes."""
+    fault, and for fewer than 2 shoes; with ``sha256`` (hex, a campaign's record of the
+    file), for bytes of another SHA-256, before any row is read (a changed file is named as
+    changed, whatever its rows)."""
     fmt = shoe_format(path)
     raw = read_regular(path, "shoe file", limit, ShoeFileError)
     if raw is None:
         raise ShoeFileError(f"shoe file {path} does not exist")
+    digest = hashlib.sha256(raw).hexdigest()
+    if sha256 is not None and digest != sha256:
+        raise ShoeFileError(
+            f"{path}: its SHA-256 {digest[:16]}... is not the one campaign.json recorded: the "
+            "shoes were changed after certification"
+        )
     values = _npy_values(path, raw) if fmt == "npy" else _text_values(path, raw, fmt)
     if values.shape[0] < 2:
         raise ShoeFileError(f"{path}: {values.shape[0]} shoe(s); the battery needs at least 2")
     codes = np.ascontiguousarray(values % 52, dtype=np.uint8)
     with_decks = values.shape[1] > 52 and int(values[0].max()) >= 52
     ids = np.ascontiguousarray(values, dtype=np.uint16) if with_decks else None
-    return ShoeFile(str(path), fmt, hashlib.sha256(raw).hexdigest(), codes, ids, raw)
+    return ShoeFile(str(path), fmt, digest, codes, ids, raw)
 
 
 def _text_rows(path: str | Path, raw: bytes, fmt: str) -> Iterable[tuple[int, list[object]]]:
@@ -151,6 +161,8 @@ def _text_rows(path: str | Path, raw: bytes, fmt: str) -> Iterable[tuple[int, li
 
 MAX_CARD_TEXT = 16
 """The most characters of a field quoted in an unknown-card error (``"10♠"`` has 3)."""
+NPY_MAGIC = b"\x93NUMPY"
+"""The first bytes of every ``.npy`` file (numpy's format, ``numpy.lib.format``)."""
 
 
 def _card(value: object) -> tuple[int, bool]:
@@ -227,8 +239,17 @@ def _text_values(path: str | Path, raw: bytes, fmt: str) -> npt.NDArray[np.int64
                     values[i], was_text = _card(value)
                 except ValueError as exc:
                     hint = "" if form else " (a shoe file has no header line: start it with #)"
+                    why = str(exc)
+                    if isinstance(value, str) and len(value) > MAX_CARD_TEXT:
+                        # a whole row in one cell (cards separated by ';' or tabs): not the
+                        # row's thousand characters, the fix
+                        why = (
+                            f"{value[:MAX_CARD_TEXT]!r}... ({len(value):,} characters) is not "
+                            "one card: separate a row's cards with commas"
+                        )
+                        hint = ""
                     raise ShoeFileError(
-                        f"{where}, card {i + 1}: unknown card: {exc}{hint}"
+                        f"{where}, card {i + 1}: unknown card: {why}{hint}"
                     ) from None
                 text = text or was_text
         form = form or _Form(number, values.size, values.size > 52 and int(values.max()) >= 52)
@@ -278,6 +299,12 @@ def _npy_header(path: str | Path, raw: bytes) -> None:
 
 
 def _npy_values(path: str | Path, raw: bytes) -> npt.NDArray[np.int64]:
+    if not raw.startswith(NPY_MAGIC):
+        # numpy would take it for a pickle and suggest allow_pickle=True: never for a shoe file
+        raise ShoeFileError(
+            f"{path}: not a numpy .npy array (it does not start with the .npy magic "
+            "b'\\x93NUMPY'): write it with numpy.save, or give a .csv or .jsonl file"
+        )
     _npy_header(path, raw)
     try:
         array = np.load(io.BytesIO(raw), allow_pickle=False)
@@ -330,9 +357,13 @@ def _check_row(values: npt.NDArray[np.int64], where: str, form: _Form) -> None:
         c = int(over[0])
         name = card_str(c, symbols=False)
         name = f"card id {c} ({name} of deck {c // 52})" if form.ids else f"{name} (code {c})"
+        hold = (
+            "a file of card ids holds each id once a shoe"
+            if form.ids
+            else f"more than {decks} deck(s) of 52 hold"
+        )
         raise ShoeFileError(
-            f"{where}: duplicate card: {name} appears {int(counts[c])} times, more than "
-            f"{decks} deck(s) of 52 hold"
+            f"{where}: duplicate card: {name} appears {int(counts[c])} times, {hold}"
         )
 
 
@@ -351,7 +382,12 @@ def write_shoe_file(
     OSError when the file cannot be written."""
     fmt = shoe_format(path)
     if cards not in CARD_FORMS or (fmt == "npy" and cards == "text"):
-        raise ShoeFileError(f"cannot write cards as {cards!r} to a {fmt} file")
+        fix = (
+            "an .npy array holds integers: give --cards ids or codes, or a .csv or .jsonl file"
+            if cards == "text"
+            else f"choose one of {', '.join(CARD_FORMS)}"
+        )
+        raise ShoeFileError(f"cannot write cards as {cards!r} to a {fmt} file: {fix}")
     names = np.array([card_str(c, symbols=False) for c in range(52)], dtype=object)
     written = 0
     if fmt == "npy":

@@ -155,12 +155,12 @@ def test_rig_commands_piped(tmp_path: Path) -> None:
 
 def test_the_same_option_forms_everywhere(tmp_path: Path) -> None:
     """One definition of --profile and --bus: the same forms and the same one-line errors
-    (exit codes as docs/bad-input.md: 1 for device and capture, 2 for a campaign)."""
+    (exit 2 for every command's refusal, as docs/bad-input.md says; 1 is a verdict)."""
     bad_bus = "channel=x"
     (tmp_path / "x.blf").write_bytes(b"")  # analyze reads the profile before the capture
     for args, code in (
-        (["device", "run", "batch", "--bus", bad_bus, "--duration", "0.1"], 1),
-        (["capture", "record", str(tmp_path / "y.blf"), "--bus", bad_bus], 1),
+        (["device", "run", "batch", "--bus", bad_bus, "--duration", "0.1"], 2),
+        (["capture", "record", str(tmp_path / "y.blf"), "--bus", bad_bus], 2),
         (["certify", "shuffler", "--bus", bad_bus, "--out", str(tmp_path / "z")], 2),
     ):
         r = subprocess.run([FELTLAB, *args], capture_output=True, text=True, env=_env())
@@ -168,7 +168,7 @@ def test_the_same_option_forms_everywhere(tmp_path: Path) -> None:
         assert r.stderr.count("\n") == 1, r.stderr
         assert "bus spec 'channel=x' names no interface" in r.stderr
     for args, code in (
-        (["device", "run", "batch", "--bus", "interface=virtual,channel=v", "--profile", "no"], 1),
+        (["device", "run", "batch", "--bus", "interface=virtual,channel=v", "--profile", "no"], 2),
         (["certify", "shuffler", "--profile", "no", "--out", str(tmp_path / "z")], 2),
         (["analyze", str(tmp_path / "x.blf"), "--profile", "no"], 2),
     ):

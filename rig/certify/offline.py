@@ -124,6 +124,28 @@ def analyze_campaign(
     return a, data
 
 
+def _no_capture(path: Path, state: Mapping[str, Any]) -> CampaignError:
+    """The error for a ``path`` with no capture: a raw-output certificate's folder (its
+    record.json of kind ``rng``, no campaign.json) is named as one, with the command that
+    shows it."""
+    from feltlab.errors import InputError
+    from feltlab.inputs import read_text_regular
+
+    record = None
+    if path.is_dir() and not state:
+        try:
+            text = read_text_regular(path / "record.json", "record.json", 256 << 20)
+            record = json.loads(text) if text is not None else None
+        except (InputError, ValueError, RecursionError):
+            record = None
+    if isinstance(record, dict) and record.get("kind") == "rng":
+        return CampaignError(
+            f"{path} is a raw-output certificate (feltlab certify rng), not a campaign with a "
+            f"capture: feltlab view {path} shows it; run certify rng again to recompute it"
+        )
+    return CampaignError(f"no capture-NNN.blf in {path}")
+
+
 def analyze_path(
     path: Path,
     profile_ref: str | None,
@@ -153,7 +175,7 @@ def analyze_path(
         state = read_state(directory)
     captures = capture_paths(path) if path.is_dir() else [path]
     if not captures:
-        raise CampaignError(f"no capture-NNN.blf in {path}")
+        raise _no_capture(path, state)
     if profile_ref is not None:
         prof = load_profile(profile_ref)
         if state and state.get("kind") not in (None, prof.kind):

@@ -646,6 +646,7 @@ class PowerTable:
     simulated_shoes: int
     alternatives: tuple[AlternativePower, ...]
     unavailable: dict[str, str] = field(default_factory=dict)  # model -> why
+    codes_only: bool = False  # shoes read as card codes (a card reader's file): its own figures
 
     @property
     def caught(self) -> bool:
@@ -671,8 +672,14 @@ class PowerTable:
         elif len(needs) < len(missed):
             never = ", ".join(a.model for a in missed if a.shoes_needed is None)
             out.append(
-                f"no sample size of this battery catches {never}: name alternatives it can "
-                "catch (feltlab certify plan)"
+                f"no sample size of this battery catches {never}: "
+                + (
+                    # feltlab certify plan's figures are card ids', which catch them all
+                    "on card codes; name in the profile's power_alternatives ones this table "
+                    "catches, or give card ids (feltlab certify plan's figures are for card ids)"
+                    if self.codes_only
+                    else "name alternatives it can catch (feltlab certify plan)"
+                )
             )
         return out
 

@@ -152,6 +152,8 @@ class GeneratorPlan:
     catchable: bool
     method: str
     tests: dict[str, int | None] = field(default_factory=dict)
+    fair: bool = False
+    """A fair generator (ChaCha20): nothing to catch, its '-' is the battery's right answer."""
 
     @property
     def sequences_needed(self) -> int | None:
@@ -170,6 +172,7 @@ class GeneratorPlan:
             "generator": self.generator,
             "title": self.title,
             "catchable_by_bitstream_tests": self.catchable,
+            "fair": self.fair,
             "method": self.method,
             "sequences_needed": self.sequences_needed,
             "caught_by": self.caught_by,
@@ -195,6 +198,7 @@ def _analytic(
         gen.spec.title,
         gen.spec.catchable,
         f"analytic from {simulated} simulated sequences",
+        fair=gen.spec.fair,
     )
     for t in res.tests:
         mine = [law for law in laws if law.test == t.name]
@@ -218,6 +222,7 @@ def _simulated(
         gen.spec.title,
         gen.spec.catchable,
         f"simulated whole, {replicates} replicates a size",
+        fair=gen.spec.fair,
     )
     plan.tests = dict.fromkeys(params.tests)
     m = 2

@@ -224,6 +224,9 @@ def _print_plan(table: PowerTable, decks: int, elapsed: float, standard: str | N
     t.add_column("alternative", overflow="fold")
     t.add_column("battery", justify="right", no_wrap=True)
     t.add_column("caught first by", overflow="fold")
+    # the power at the campaign's size (--shoes), as --help and the JSON give it
+    at = table.alternatives[0].n_shoes if table.alternatives else None
+    t.add_column(f"power at {at:,}" if at else "power", justify="right", no_wrap=True)
     for n in names:  # numbers whole, never cut to "5,0…": a narrow terminal folds the headers
         t.add_column(SHORT.get(n, n), justify="right", no_wrap=True)
     for row in table_rows(table):
@@ -232,6 +235,7 @@ def _print_plan(table: PowerTable, decks: int, elapsed: float, standard: str | N
             row["model"],
             "-" if need is None else f"{need:,}",
             row["caught_by"] or "no check",
+            f"{row['power_at_campaign_size']:.3f}",
             *["-" if row["checks"].get(n) is None else f"{row['checks'][n]:,}" for n in names],
         )
     console = make_console()

@@ -224,30 +224,29 @@ def print_result(result: Any, *, written: bool = True, as_json: bool = False) ->
 
 def add_rng_rows(table: Any, rec: dict[str, Any]) -> None:
     """A raw-output certificate's rows (record ``rng``): one per SP 800-22 test."""
+    from feltlab.rig.live.state import rng_test_row
+
     for t in (rec.get("rng") or {}).get("tests", []):
-        bad = ", ".join(f"{lab} {which}".strip() for lab, which in t["failing"][:3])
-        more = len(t["failing"]) - 3
-        table.add_row(
-            f"sp800_22.{t['name']}",
-            t["not_run"]
-            or bad + (f" (+{more} more)" if more > 0 else "")
-            or (
-                f"min proportion {t['min_proportion']:.4f}"
-                if t["min_proportion"] is not None
-                else ""
-            ),
-            "" if t["min_uniformity_p"] is None else f"min P_T = {t['min_uniformity_p']:.3g}",
-            t["verdict"],
-        )
+        row = rng_test_row(t)
+        table.add_row(row["name"], row["value"] or "", row["limits"] or "", row["verdict"])
 
 
 def print_rng_notes(console: Any, rng: dict[str, Any]) -> None:
     """The size, level and time of a raw-output certificate's battery and its notes."""
     if rng:
+        std = rng.get("standard") or {}
+        under = (
+            f" under --standard {std['name']} ({std['title']}; requires "
+            f"{len(std.get('required_checks') or [])} of the 15 tests)"
+            if std.get("name")
+            else ""
+        )
         console.print(
-            f"{rng['sequences']:,} sequences of {rng['n_bits']:,} bits, alpha {rng['alpha']:g} "
-            f"(family-wise over {rng['columns_judged']} p-value columns); the battery ran in "
-            f"{rng['seconds']:.1f} s"
+            f"{rng['sequences']:,} sequence{'' if rng['sequences'] == 1 else 's'} of "
+            f"{rng['n_bits']:,} bits, alpha {rng['alpha']:g} "
+            f"(family-wise over {rng['columns_judged']} p-value columns){under}; the battery "
+            f"ran in {rng['seconds']:.1f} s",
+            soft_wrap=True,
         )
     for note in rng.get("notes") or []:
         console.print(f"[yellow]not certified:[/yellow] {note}", soft_wrap=True)

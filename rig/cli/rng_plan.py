@@ -125,6 +125,9 @@ def _print(
     console.print(t)
     for r in rows:
         if r["sequences_needed"] is None:
+            if r.get("fair"):  # the control: nothing to catch, and nothing caught
+                console.print(f"{r['generator']}: fair, no test catches it, as it should")
+                continue
             why = (
                 (
                     "statistically good: its flaw is predictability, which no bitstream test "

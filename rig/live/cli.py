@@ -204,20 +204,20 @@ def print_snapshot(snap: dict[str, Any]) -> None:
             shown = f"not measured: {c['reason']}"
         cells = (c.get("name"), shown, c.get("limits") or "", c.get("verdict"))
         table.add_row(*(escape(_short(x if x is not None else "")) for x in cells))
-    console.print(
-        escape(
-            _short(
-                f"campaign {camp.get('id')} in {camp.get('directory')}: {snap.get('state')}, "
-                + (
-                    f"{prog.get('done')} of {prog.get('total')} {camp.get('unit')} collected, "
-                    if prog.get("done") is not None
-                    else f"{camp.get('unit')} collected unknown (of {prog.get('total')}), "
-                )
-                + f"clock {camp.get('clock')}",
-                4 * MAX_FIELD,
-            )
+    head = (
+        # a raw-output certificate (feltlab certify rng) has no campaign id, collection or clock
+        f"raw-output certificate in {camp.get('directory')}: {snap.get('state')}, "
+        f"{prog.get('done')} {camp.get('unit')}"
+        if camp.get("kind") == "rng"
+        else f"campaign {camp.get('id')} in {camp.get('directory')}: {snap.get('state')}, "
+        + (
+            f"{prog.get('done')} of {prog.get('total')} {camp.get('unit')} collected, "
+            if prog.get("done") is not None
+            else f"{camp.get('unit')} collected unknown (of {prog.get('total')}), "
         )
+        + f"clock {camp.get('clock')}"
     )
+    console.print(escape(_short(head, 4 * MAX_FIELD)))
     if checks:
         console.print(table)
         if len(checks) > MAX_ROWS:

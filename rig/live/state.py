@@ -315,6 +315,8 @@ def checks_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "verdict": str(c.get("verdict")),
             }
         )
+    for t in (record.get("rng") or {}).get("tests", []) or []:
+        rows.append(rng_test_row(t))
     for m in record.get("measurements", []) or []:
         value = m.get("value")
         lo, hi = m.get("low"), m.get("high")
@@ -333,6 +335,27 @@ def checks_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def rng_test_row(t: Mapping[str, Any]) -> dict[str, Any]:
+    """One SP 800-22 test of a raw-output record (``rng.tests``, rig/certify/rng_certificate.py)
+    as a row of :func:`checks_of`: its NOT RUN reason, else its first failing columns, else
+    its smallest proportion of passing sequences; the smallest uniformity P-value."""
+    failing = [f"{lab} {which}".strip() for lab, which in t.get("failing") or []]
+    more = len(failing) - 3
+    prop, unif = t.get("min_proportion"), t.get("min_uniformity_p")
+    value = (
+        t.get("not_run")
+        or ", ".join(failing[:3]) + (f" (+{more} more)" if more > 0 else "")
+        or (None if prop is None else f"min proportion {prop:.4f}")
+    )
+    return {
+        "name": f"sp800_22.{t.get('name')}",
+        "value": value,
+        "unit": "",
+        "limits": None if unif is None else f"min P_T = {unif:.3g}",
+        "verdict": str(t.get("verdict")),
+    }
 
 
 def power_of(record: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -380,6 +403,11 @@ def apply_record(snap: dict[str, Any], record: Mapping[str, Any], directory: Pat
     if record.get("host_uncertainty") is not None:
         snap["host_uncertainty"] = record["host_uncertainty"]
     coll = record.get("collection") or {}
+    rng = record.get("rng") or {}
+    if rng.get("sequences") is not None:  # a raw-output certificate: its sample is sequences
+        coll = {"requested": rng["sequences"], "collected": rng["sequences"]}
+        many = "" if rng["sequences"] == 1 else "s"
+        snap.setdefault("campaign", {})["unit"] = f"sequence{many} of {rng.get('n_bits'):,} bits"
     if coll:
         have = coll.get("collected")
         snap["samples"] = {

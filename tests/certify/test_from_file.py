@@ -18,8 +18,9 @@ import pytest
 from click.testing import CliRunner
 
 from feltlab import native
-from feltlab.rig.certify import battery
+from feltlab.rig.certify import battery, from_file
 from feltlab.rig.certify.from_file import NOT_APPLICABLE, analyze_shoes, deck_ids
+from feltlab.rig.certify.power import AlternativePower, CheckPower, PowerTable
 from feltlab.rig.certify.profile import NoProgress, load_profile, quick_profile
 from feltlab.rig.certify.record import verdict_summary
 from feltlab.rig.certify.simulate import simulate_shoes
@@ -124,6 +125,15 @@ def test_analyze_refuses_a_folder_whose_shoes_were_changed(
     got = CliRunner().invoke(analyze_cmd, [str(copy)])
     assert got.exit_code == 2
     assert "not the one campaign.json recorded" in got.output
+    # a change that also breaks a row is named as a change, not as the row's duplicate card
+    bad = rows[0].split(",")
+    (copy / "shoes-source.csv").write_text(
+        "\n".join([",".join([bad[1], *bad[1:]]), *rows[1:]]) + "\n"
+    )
+    got = CliRunner().invoke(analyze_cmd, [str(copy)])
+    assert got.exit_code == 2
+    assert "the shoes were changed after certification" in got.output, got.output
+    assert "duplicate card" not in got.output
 
 
 def _one_alternative(folder: Path) -> Path:
@@ -162,6 +172,22 @@ def test_shelf_shuffled_shoes_read_by_a_card_reader_fail(tmp_path: Path) -> None
     again = CliRunner().invoke(analyze_cmd, [str(path), "--json", "--profile", str(quick)])
     assert again.exit_code == 1, again.output
     assert verdict_summary(json.loads(again.output)["record"]) == verdict_summary(record)
+
+
+def test_an_alternative_no_code_file_catches_points_at_card_ids(tmp_path: Path) -> None:
+    """The naive swap (biased) is caught by no size of a 6-deck card-code file at 2,000
+    simulated shoes (docs/certification.md, "Decks a file does not give"); the note must not
+    send the lab to feltlab certify plan, whose figures are card ids' (244 shoes there)."""
+    table = from_file.power_table(load_profile(str(_one_alternative(tmp_path))), 6, 100, alpha=0.01)
+    assert table.codes_only  # the table of a file of codes says so
+    never = AlternativePower(
+        "biased", 2000, 0.99, (CheckPower("position_uniformity", 0, 0, 1, None),)
+    )
+    on_codes = PowerTable(0.01, 0.99, 10, 2000, (never,), codes_only=True).sentences()[-1]
+    assert on_codes.startswith("no sample size of this battery catches biased: on card codes;")
+    assert "give card ids (feltlab certify plan's figures are for card ids)" in on_codes
+    on_ids = PowerTable(0.01, 0.99, 10, 2000, (never,)).sentences()[-1]
+    assert on_ids.endswith("catches biased: name alternatives it can catch (feltlab certify plan)")
 
 
 def test_deck_labels_keep_the_codes_and_make_a_permutation_repeatable() -> None:
@@ -238,7 +264,14 @@ _DECK = [
         (
             "ids.jsonl",
             json.dumps(list(range(104))) + "\n" + json.dumps([0, *range(103)]) + "\n",
-            "line 2: duplicate card: card id 0 (AC of deck 0) appears 2 times",
+            "line 2: duplicate card: card id 0 (AC of deck 0) appears 2 times, a file of card "
+            "ids holds each id once a shoe",  # not "more than 2 deck(s) of 52 hold"
+        ),
+        (
+            "semicolons.csv",
+            ";".join(_DECK) + "\n" + ";".join(_DECK) + "\n",
+            "line 1, card 1: unknown card: 'AC;AD;AH;AS;2C;2D;2H;2S;'... (159 characters) is not "
+            "one card: separate a row's cards with commas",  # not the whole row, nor "header"
         ),
         (
             "obj.jsonl",
@@ -279,6 +312,10 @@ def test_a_malformed_npy_row_is_named(tmp_path: Path) -> None:
     np.save(tmp_path / "bad.npy", good)
     with pytest.raises(ShoeFileError, match=r"bad.npy row 3, card 6: unknown card: -1"):
         read_shoe_file(tmp_path / "bad.npy")
+    # not numpy's pickle advice ("load it unsafely using allow_pickle=") for a non-.npy file
+    (tmp_path / "text.npy").write_text((",".join(_DECK) + "\n") * 2)
+    with pytest.raises(ShoeFileError, match=r"text.npy: not a numpy .npy array \(it does not"):
+        read_shoe_file(tmp_path / "text.npy")
     np.save(tmp_path / "flat.npy", np.arange(52))
     with pytest.raises(ShoeFileError, match=r"shape \(shoes, cards\)"):
         read_shoe_file(tmp_path / "flat.npy")
@@ -338,4 +375,11 @@ def test_shuffle_out_writes_the_very_shoes_of_its_seed(tmp_path: Path) -> None:
     bad = CliRunner().invoke(
         shuffle_cmd, ["--shoes", "2", "--out", str(tmp_path / "t.npy"), "--cards", "text"]
     )
-    assert bad.exit_code == 2 and "cannot write cards as 'text' to a npy file" in bad.output
+    assert (
+        bad.exit_code == 2
+        and (
+            "cannot write cards as 'text' to a npy file: an .npy array holds integers: give "
+            "--cards ids or codes, or a .csv or .jsonl file"
+        )
+        in bad.output
+    )

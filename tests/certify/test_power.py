@@ -213,6 +213,19 @@ def test_plan_command_json() -> None:
         certify_cmd, ["plan", "--decks", "1", "-a", "shelf:m=10", "--standard", "25cfr547"]
     )
     assert std.exit_code == 0 and "shoes needed under --standard 25cfr547" in std.output
+    # the terminal table shows the power at --shoes, as --help says (it showed only the JSON)
+    few = CliRunner().invoke(
+        certify_cmd, ["plan", "--decks", "1", "-a", "shelf:m=10", "--shoes", "2"]
+    )
+    assert few.exit_code == 0, few.output
+    head = next(line for line in few.output.splitlines() if line.startswith("┃ alternative"))
+    row = next(line for line in few.output.splitlines() if line.startswith("│ shelf:m=10"))
+    assert head.split("┃")[4].strip() == "power at 2"
+    got = CliRunner().invoke(
+        certify_cmd, ["plan", "--decks", "1", "-a", "shelf:m=10", "--shoes", "2", "--json"]
+    )
+    power = json.loads(got.output)["alternatives"][0]["power_at_campaign_size"]
+    assert row.split("│")[4].strip() == f"{power:.3f}"
 
 
 def test_two_shoes_of_a_biased_shuffler_are_not_pass(tmp_path: object) -> None:

@@ -130,6 +130,49 @@ def test_a_short_file_runs_what_it_can_and_says_not_run_with_the_length(tmp_path
     assert "NOT RUN" in html and "Proportion of passing sequences" in html
 
 
+@pytest.mark.parametrize("source", ["file", "generator"])
+def test_the_terminal_table_prints_to_its_verdict(tmp_path: Path, source: str) -> None:
+    """Without --json the certificate prints its table, its size line and its verdict, and
+    exits with the verdict's code: a raw-output record's ``source`` (a file of bits or a
+    generator) was once printed as a shoe file's, a KeyError traceback with exit 1."""
+    what = (
+        [str(write_chacha(tmp_path / "raw.bin", 1250))]
+        if source == "file"
+        else ["--generator", "chacha20", "--seed", "1", "--sequences", "2", "--bits", "10000"]
+    )
+    out = tmp_path / "cert"
+    r = CliRunner().invoke(main, ["certify", "rng", *what, "--out", str(out)])
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.output
+    assert r.exit_code == 3, r.output  # rank, universal, ... NOT RUN at 10^4 bits
+    assert "sp800_22.rank" in r.stdout and "NOT RUN" in r.stdout
+    many = "sequence" if source == "file" else "sequences"  # 1 of 10^4 bits, or 2
+    assert f"{1 if source == 'file' else 2} {many} of 10,000 bits, alpha 0.01" in r.stdout
+    assert f"verdict INCONCLUSIVE; report in {out}" in r.stdout
+    assert "shoes from" not in r.stdout
+    # feltlab view of the folder shows the same rows, not an empty "campaign None" line
+    v = CliRunner().invoke(main, ["view", str(out)])
+    assert v.exit_code == 0, v.output
+    assert v.stdout.splitlines()[0] == (
+        f"raw-output certificate in {out}: finished, {1 if source == 'file' else 2} {many} "
+        "of 10,000 bits"
+    )
+    assert ": INCONCLUSIVE" in v.stdout
+    assert "needs n >= 38912 bits" in v.stdout and "min proportion 1.0000" in v.stdout
+    # feltlab analyze of it says what the folder is, not "no capture-NNN.blf"
+    a = CliRunner().invoke(main, ["analyze", str(out)])
+    assert a.exit_code == 2, a.output
+    assert f"{out} is a raw-output certificate (feltlab certify rng)" in a.output
+    # the standard it was judged under is said, not only its alpha
+    s = CliRunner().invoke(
+        main, ["certify", "rng", *what, "--standard", "comar", "--out", str(tmp_path / "s")]
+    )
+    assert s.exit_code == 3, s.output
+    assert (
+        "alpha 0.05 (family-wise over 155 p-value columns) under --standard comar (COMAR "
+        "36.05.02.17 (Maryland, automated card shuffler); requires 8 of the 15 tests)"
+    ) in s.stdout
+
+
 def test_words_file_and_standard(tmp_path: Path) -> None:
     f = write_chacha(tmp_path / "w.bin", 4 * 2048)  # 2,048 32-bit words
     r = CliRunner().invoke(
@@ -265,6 +308,27 @@ def test_plan_simulates_a_reused_key_whole() -> None:
         parse_generator("reused-key"), 4096, params=Params(tests=("frequency",)), seed=4
     )
     assert p.method.startswith("simulated whole") and p.tests == {"frequency": 64}
+
+
+def test_plan_says_the_fair_generator_is_not_caught_as_it_should_be() -> None:
+    """ChaCha20 is the control: '-' is the battery's right answer, not a flaw left to catch
+    with "more bits or a larger --simulated sample" (what an uncaught flawed one is told)."""
+    r = CliRunner().invoke(
+        main,
+        [
+            *("certify", "plan", "-g", "chacha20", "-g", "stuck-bit", "--bits", "65536"),
+            *("--simulated", "20", "--seed", "2"),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    assert "chacha20: fair, no test catches it, as it should" in r.stdout
+    assert "more bits" not in r.stdout and "stuck-bit:" not in r.stdout  # stuck-bit caught
+    j = CliRunner().invoke(
+        main,
+        ["certify", "plan", "-g", "chacha20", "--bits", "65536", "--simulated", "20", "--json"],
+    )
+    assert j.exit_code == 0, j.output
+    assert '"fair": true' in j.stdout and '"sequences_needed": null' in j.stdout
 
 
 def test_plan_command_refuses_mixed_options_and_unknown_generators() -> None:
