@@ -159,7 +159,7 @@ def _text_rows(path: str | Path, raw: bytes, fmt: str) -> Iterable[tuple[int, li
         yield number, row
 
 
-MAX_CARD_TEXT = 16
+MAX_CARD_TEXT = 24
 """The most characters of a field quoted in an unknown-card error (``"10♠"`` has 3)."""
 NPY_MAGIC = b"\x93NUMPY"
 """The first bytes of every ``.npy`` file (numpy's format, ``numpy.lib.format``)."""

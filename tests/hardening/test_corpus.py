@@ -656,7 +656,7 @@ def _raw_input_cases() -> Iterator[Case]:
     ):
         yield Case(f"shoes-{cid}", shoes, data, phrase, ".npy", subprocess=True)
     for cid, data, suffix, phrase in (
-        ("csv-long-field", b"X" * 1_000_000 + b",1\n", ".csv", "(1,000,002 characters)"),
+        ("csv-long-field", b"X" * 1_000_000 + b",1\n", ".csv", "(1,000,000 characters)"),
         ("jsonl-long-object", b'[{"a": "' + b"a" * 100_000 + b'"}]\n', ".jsonl", "characters)"),
         ("csv-utf16", "1,2\n".encode("utf-16"), ".csv", "not UTF-8"),
         ("csv-one-card", b"5\n5\n", ".csv", "wrong length: 1 cards"),
