@@ -177,9 +177,31 @@ def _read_snapshot(path: Path) -> tuple[bool, dict[str, Any]] | None:
         if raw is None:
             return None
         data = json.loads(raw)
+        if not _shallow(data, MAX_SNAPSHOT_DEPTH):
+            return None  # a campaign's snapshot is a few levels deep: a deeper one is not one
         return bool(data["final"]), dict(data["snapshot"])
-    except (ValueError, KeyError, TypeError, OSError):
+    except (ValueError, KeyError, TypeError, OSError, RecursionError):
         return None
+
+
+MAX_SNAPSHOT_DEPTH = 16
+"""Levels of nesting a snapshot file may have (a campaign's has about six): a file nested
+hundreds deep is refused, since serving it took the server process down (SIGABRT)."""
+
+
+def _shallow(obj: Any, limit: int) -> bool:
+    """Whether ``obj`` (parsed JSON) nests at most ``limit`` levels, checked without
+    recursion."""
+    stack = [(obj, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return False
+            stack.extend(
+                (v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)
+            )
+    return True
 
 
 def serve(state: Path, host: str, port: int, parent: int) -> int:

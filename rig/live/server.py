@@ -352,7 +352,9 @@ class LiveServer:
 
         _version, snap = self.feed.get()
         return web.Response(
-            text=json.dumps(snap), content_type="application/json", headers=self._headers()
+            text=json.dumps(snap, allow_nan=False),
+            content_type="application/json",
+            headers=self._headers(),
         )
 
     async def _events(self, request: Any) -> Any:
@@ -373,7 +375,7 @@ class LiveServer:
             while True:
                 version, snap = self.feed.get()
                 if version != sent:
-                    data = json.dumps(snap)
+                    data = json.dumps(snap, allow_nan=False)
                     await resp.write(f"event: snapshot\nid: {version}\ndata: {data}\n\n".encode())
                     sent = version
                 if self.feed.done.is_set() and version == self.feed.get()[0]:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from feltlab.rig.certify.measures import shown_verdict
+from feltlab.strictjson import json_safe
 
 log = logging.getLogger("feltlab.rig.live")
 
@@ -105,7 +106,8 @@ class LiveFeed:
         """Replace the snapshot; returns its new version.  ``final`` marks the campaign over."""
         with self._lock:
             self._version += 1
-            snap = copy.deepcopy(dict(snapshot))
+            # strict JSON for every page (RFC 8259 has no NaN: a NaN was served as such)
+            snap = json_safe(copy.deepcopy(dict(snapshot)))
             snap["version"] = self._version
             self._snap = snap
             subs = list(self._subscribers)

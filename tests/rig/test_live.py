@@ -151,6 +151,43 @@ def test_slow_readers_of_a_large_report_hold_a_chunk_each_not_the_file(tmp_path:
         assert status == 200 and len(body) == size and headers["Content-Length"] == str(size)
 
 
+def test_the_server_process_survives_a_hostile_snapshot_and_serves_strict_json(
+    tmp_path: Path,
+) -> None:
+    """Issue 41: a snapshot file nested thousands deep killed the live server (SIGABRT), and a
+    NaN was served as NaN, which no JSON parser need accept."""
+    state = tmp_path / "snapshot.json"
+    snap = {**empty_snapshot(), "host_uncertainty": {"x": float("nan")}}
+    state.write_text(json.dumps({"final": False, "snapshot": snap}))  # NaN, as Python writes it
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "feltlab.rig.live.process", "--state", str(state),
+         "--host", "127.0.0.1", "--port", "0", "--parent", str(os.getpid())],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline().split()[1])
+        url = f"http://127.0.0.1:{port}/state"
+        deadline = time.monotonic() + 30
+        while _get(url)[1].find(b'"host_uncertainty": {"x": null}') < 0:
+            assert time.monotonic() < deadline, _get(url)[1][:200]
+            time.sleep(0.1)
+
+        def refuse(constant: str) -> None:
+            raise AssertionError(f"{constant} is not JSON")
+
+        json.loads(_get(url)[1], parse_constant=refuse)
+        state.write_text('{"final": false, "snapshot": ' + "[" * 5000 + "]" * 5000 + "}")
+        time.sleep(1.0)  # read (and refused) within READ_SECONDS
+        assert proc.poll() is None  # alive
+        status, body, _ = _get(url)
+        assert status == 200 and b'"host_uncertainty": {"x": null}' in body  # the last good one
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(30)
+
+
 def _read_events(url: str, want_end: bool = True) -> list[dict[str, Any]]:
     """The snapshots of an SSE stream, up to its ``end`` event."""
     out: list[dict[str, Any]] = []
