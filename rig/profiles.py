@@ -26,6 +26,23 @@ def resolve_profile(ref: str | Path) -> Path:
     return p
 
 
+def shown_profile(path: str | Path | None) -> str:
+    """A profile's path as a report shows it: a bundled profile by its name (``bundled
+    profile batch6``), never by the absolute path of the installed package (a report showed
+    ``/.../build/__editable__.feltlab-0.1.0-.../profiles/batch6.toml``); any other file as
+    the campaign was given it; ``built-in default`` for none."""
+    if not path:
+        return "built-in default"
+    p = Path(path)
+    bundled = PROFILE_DIR / p.name
+    try:  # the same file, however reached (an editable install links each file)
+        if p.suffix == ".toml" and bundled.is_file() and bundled.samefile(p):
+            return f"bundled profile {p.stem}"
+    except OSError:  # gone, or unreadable: shown as given
+        pass
+    return str(path)
+
+
 def profile_hint() -> str:
     """The end of a missing-profile message: what a user may give instead."""
     return f"; give a TOML file or a bundled profile name ({', '.join(bundled_profiles())})"

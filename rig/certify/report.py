@@ -23,6 +23,7 @@ import numpy as np
 
 from feltlab.rig.certify.measures import NOT_JUDGED, shown_verdict
 from feltlab.rig.certify.standards import STANDARDS
+from feltlab.rig.profiles import shown_profile
 from feltlab.strictjson import dumps
 
 RECORD_VERSION = "1.3"
@@ -291,6 +292,7 @@ def write_report(
         fmt=fmt,
         power_columns=power_columns,
         shown=shown_verdict,
+        shown_profile=shown_profile,
         standards=list(STANDARDS.values()),
     )
     (out_dir / "report.html").write_text(html)

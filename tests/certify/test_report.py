@@ -16,6 +16,7 @@ from feltlab.rig.certify.ahead import AheadWorker, computed_ahead, draw_ahead, s
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.power import PowerJob
 from feltlab.rig.certify.simulate import simulate_shoes
+from feltlab.rig.profiles import PROFILE_DIR, shown_profile
 
 
 def _record(
@@ -244,3 +245,15 @@ def test_a_stuck_helper_costs_a_bounded_wait_and_a_dead_parent_ends_the_helper()
         time.sleep(0.05)
     else:
         raise AssertionError("the helper outlived its parent by 10 s")
+
+
+def test_a_bundled_profile_is_shown_by_its_name_not_the_installed_path(tmp_path: Path) -> None:
+    """Issue 41: the report showed the bundled profile as an absolute path inside the build
+    folder (``.../build/__editable__.feltlab-.../profiles/batch6.toml``)."""
+    installed = PROFILE_DIR / "batch6.toml"
+    assert shown_profile(str(installed)) == "bundled profile batch6"
+    mine = tmp_path / "batch6.toml"  # a lab's own file of the same name is its own
+    mine.write_text(installed.read_text())
+    assert shown_profile(str(mine)) == str(mine)
+    assert shown_profile(None) == "built-in default"
+    assert shown_profile("gone/batch6.toml") == "gone/batch6.toml"
