@@ -257,3 +257,18 @@ def test_a_bundled_profile_is_shown_by_its_name_not_the_installed_path(tmp_path:
     assert shown_profile(str(mine)) == str(mine)
     assert shown_profile(None) == "built-in default"
     assert shown_profile("gone/batch6.toml") == "gone/batch6.toml"
+
+
+def test_the_battery_table_scrolls_within_the_page(tmp_path: Path) -> None:
+    """Issue 41: thirteen "power vs <model>" columns made the battery table 2,400 px wide; it
+    is in a scrolling container, and each column is headed by the model alone, under one
+    "power against each named alternative" heading, in a narrow wrapping cell."""
+    perm = simulate_shoes("riffle:k=4", 20, 52, 1)
+    rec = _record(battery.run_battery(perm), [])
+    for c in rec["battery"]["checks"]:
+        c["power"] = {"strip:cuts=8,passes=2": 0.5, "biased": 0.25}
+    report.write_report(tmp_path, rec)
+    html = (tmp_path / "report.html").read_text()
+    assert '<div class="wide"><table>' in html and ".wide{overflow-x:auto" in html
+    assert '<th colspan="2">power against each named alternative</th>' in html
+    assert '<th class="alt">strip:cuts=8,passes=2</th>' in html and "power vs" not in html
