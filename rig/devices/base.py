@@ -503,10 +503,11 @@ class SimDevice(ABC):
                 return
             self._ack(rid, op, Result.OK)
             self._apply_fault(FAULT_NAMES[a8], a32)
-        elif self.raw_output is not None and self.raw_output.execute(rid, op, a8, a32):
-            pass  # protocol 2.2's raw-output mode (feltlab.rig.devices.rawout)
-        elif not self._execute_kind(rid, op, a8, a32):
-            self._ack(rid, op, Result.UNKNOWN_OPCODE)
+        else:
+            # protocol 2.2's raw-output mode (feltlab.rig.devices.rawout), then the kind's own
+            raw = self.raw_output is not None and self.raw_output.execute(rid, op, a8, a32)
+            if not raw and not self._execute_kind(rid, op, a8, a32):
+                self._ack(rid, op, Result.UNKNOWN_OPCODE)
 
     # ------------------------------------------------------------ per kind
     def _reset(self) -> None:  # noqa: B027 - an optional hook: most kinds keep no such state
