@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from feltlab.inputs import read_regular
 from feltlab.rig.errors import DeviceKeyError, SecurityFault
 
 #: bytes of the truncated authenticator (SecOCAuthInfoTxLength = 64 bits).
@@ -65,6 +66,11 @@ class DeviceKey:
     __str__ = __repr__
 
 
+KEY_FILE_LIMIT = 4096
+"""The most bytes a key file may hold (hex text of a key, whitespace allowed): a FIFO, a device
+such as ``/dev/zero`` or a larger file is refused before it is read."""
+
+
 def _key_bytes(text: str | bytes, where: str) -> bytes:
     raw = text.encode("utf-8") if isinstance(text, str) else text
     stripped = b"".join(raw.split())
@@ -96,10 +102,9 @@ def load_key(profile: Mapping[str, Any], base_dir: str | Path | None = None) -> 
         path = Path(str(key_file))
         if base_dir is not None and not path.is_absolute():
             path = Path(base_dir) / path
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise DeviceKeyError(f"key file {path}: cannot read it ({exc.strerror})") from None
+        data = read_regular(path, "key file", KEY_FILE_LIMIT, DeviceKeyError)
+        if data is None:
+            raise DeviceKeyError(f"key file {path} does not exist; give the path of the key file")
         key_id = str(profile.get("key_id") or path.name)
         return DeviceKey(key_id, _key_bytes(data, f"key file {path}"), path.resolve())
     key_id = str(profile.get("key_id") or "profile")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -108,6 +109,25 @@ def test_key_is_never_shown(tmp_path: Path, caplog: LogCaptureFixture) -> None:
         assert isinstance(dev, JackpotPanel)
         assert dev.key is not None and dev.key.key_id == "profile"
     assert secret not in caplog.text and secret.upper() not in caplog.text
+
+
+def test_a_key_file_that_is_not_a_small_regular_file_is_refused_unread(tmp_path: Path) -> None:
+    """Issue 41: a FIFO as the key file hung ``certify jackpot-panel``; /dev/zero was read
+    without a bound.  Both are refused at once, naming the file and what it is."""
+    import os
+
+    fifo = tmp_path / "panel.key"
+    os.mkfifo(fifo)
+    with pytest.raises(DeviceKeyError, match=r"key file .*panel\.key"):
+        load_key({"key_file": str(fifo)})  # returns at once: opened O_NONBLOCK, refused by fstat
+    with pytest.raises(DeviceKeyError, match="key file /dev/zero"):
+        load_key({"key_file": "/dev/zero"})
+    big = tmp_path / "big.key"
+    big.write_text("ab" * 4096)
+    with pytest.raises(DeviceKeyError, match="over the 4096 accepted"):
+        load_key({"key_file": str(big)})
+    with pytest.raises(DeviceKeyError, match="does not exist"):
+        load_key({"key_file": str(tmp_path / "missing.key")})
 
 
 def test_authenticated_result_passes_and_capture_carries_only_the_mac(
