@@ -166,6 +166,12 @@ class FreshnessStore:
             Path(counter) if counter is not None else default_counter_path(self.path)
         )
         self.lock_path = self.path.with_name(self.path.name + ".lock")
+        if self.counter_path.resolve() in (self.path.resolve(), self.lock_path.resolve()):
+            raise RigError(
+                f"the freshness counter {self.counter_path} is the freshness state's own file: "
+                "give freshness_counter (or $FELTLAB_FRESHNESS_COUNTER) another file, best on "
+                "another disk or host than the state"
+            )
 
     # -- locking -------------------------------------------------------------------------
 

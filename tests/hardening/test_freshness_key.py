@@ -20,7 +20,7 @@ from feltlab.rig.certify.campaign import run_campaign
 from feltlab.rig.certify.collect import CampaignOptions, freshness_store
 from feltlab.rig.certify.profile import Profile, quick_profile
 from feltlab.rig.clients import SECURITY_REASONS, JackpotPanelClient
-from feltlab.rig.errors import SecurityFault
+from feltlab.rig.errors import RigError, SecurityFault
 from feltlab.rig.protocol.freshness import FreshnessStore
 from feltlab.rig.protocol.secoc import DeviceKey
 
@@ -219,3 +219,16 @@ def test_the_sidecar_and_the_state_each_cover_the_other(tmp_path: Path) -> None:
     assert store.check(key) == 151
     # another key under the same key_id: its own freshness, no false alarm of an edit
     assert store.check(DeviceKey("p", b"\x66" * 32)) == 0
+
+
+def test_a_counter_path_equal_to_the_state_file_is_refused(tmp_path: Path) -> None:
+    """Issue 41: ``freshness_counter`` naming the state file itself was accepted, and each
+    update then overwrote the state with its counter: every panel's freshness lost at the end."""
+    state = tmp_path / "lab" / "freshness.json"
+    for counter in (state, tmp_path / "lab" / ".." / "lab" / "freshness.json",
+                    tmp_path / "lab" / "freshness.json.lock"):
+        with pytest.raises(RigError, match="is the freshness state's own file"):
+            FreshnessStore(state, counter)
+    assert FreshnessStore(state, tmp_path / "safe" / "counter.json").check(
+        DeviceKey("p", b"\x11" * 32)
+    ) == 0

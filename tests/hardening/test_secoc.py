@@ -114,8 +114,6 @@ def test_key_is_never_shown(tmp_path: Path, caplog: LogCaptureFixture) -> None:
 def test_a_key_file_that_is_not_a_small_regular_file_is_refused_unread(tmp_path: Path) -> None:
     """Issue 41: a FIFO as the key file hung ``certify jackpot-panel``; /dev/zero was read
     without a bound.  Both are refused at once, naming the file and what it is."""
-    import os
-
     fifo = tmp_path / "panel.key"
     os.mkfifo(fifo)
     with pytest.raises(DeviceKeyError, match=r"key file .*panel\.key"):
