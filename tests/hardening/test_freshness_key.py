@@ -225,10 +225,16 @@ def test_a_counter_path_equal_to_the_state_file_is_refused(tmp_path: Path) -> No
     """Issue 41: ``freshness_counter`` naming the state file itself was accepted, and each
     update then overwrote the state with its counter: every panel's freshness lost at the end."""
     state = tmp_path / "lab" / "freshness.json"
-    for counter in (state, tmp_path / "lab" / ".." / "lab" / "freshness.json",
-                    tmp_path / "lab" / "freshness.json.lock"):
+    for counter in (
+        state,
+        tmp_path / "lab" / ".." / "lab" / "freshness.json",
+        tmp_path / "lab" / "freshness.json.lock",
+    ):
         with pytest.raises(RigError, match="is the freshness state's own file"):
             FreshnessStore(state, counter)
-    assert FreshnessStore(state, tmp_path / "safe" / "counter.json").check(
-        DeviceKey("p", b"\x11" * 32)
-    ) == 0
+    assert (
+        FreshnessStore(state, tmp_path / "safe" / "counter.json").check(
+            DeviceKey("p", b"\x11" * 32)
+        )
+        == 0
+    )
