@@ -127,7 +127,14 @@ def view(directory: str, live: str | None, live_linger: float | None, as_json: b
         address = parse_address(live) if live is not None else None
         try:
             snap = snapshot_from_directory(path)
-        except (TypeError, AttributeError, KeyError, ValueError, RecursionError) as exc:
+        except (
+            TypeError,
+            AttributeError,
+            KeyError,
+            ValueError,
+            RecursionError,
+            OverflowError,  # a count too large for a float (a 4,000-digit value): damaged
+        ) as exc:
             raise RigError(
                 f"{path}: its campaign.json or record.json is not a feltlab campaign's "
                 f"({type(exc).__name__}: {_short(str(exc), 120)}); give a campaign's --out"

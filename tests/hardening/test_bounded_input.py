@@ -145,6 +145,26 @@ def test_a_record_with_100000_long_errors_prints_in_bounded_time(tmp_path: Path)
     assert max(len(line) for line in res.output.splitlines()) < 2000
 
 
+@pytest.mark.parametrize("digits", [4000, 5000])
+def test_a_record_with_a_huge_count_is_one_line_exit_2(tmp_path: Path, digits: int) -> None:
+    """Issue 41: ``view`` of a record with a 4,000-digit count was a traceback (an int too
+    large for a float); 5,000 digits are over Python's int-from-text limit (a ValueError)."""
+    folder = tmp_path / "c"
+    folder.mkdir()
+    huge = "9" * digits
+    record = (
+        '{"verdict": "PASS", "kind": "batch", "errors": [], "measurements": [{"name": '
+        '"collection.shoes_missing", "value": ' + huge + ', "unit": "shoes", "low": null, '
+        '"high": 0.0, "verdict": "PASS", "detail": {}}]}'
+    )
+    (folder / "record.json").write_text(record)
+    res = CliRunner().invoke(view, [str(folder)])
+    assert res.exit_code == 2, res.output
+    assert res.output.startswith(f"error: {folder}") and "record.json" in res.output
+    assert len(res.output.splitlines()) == 1 and len(res.output) < 400
+    assert "Traceback" not in res.output
+
+
 def test_shuffle_streams_its_shoes_in_bounded_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     sizes: list[int] = []
     real = native.shuffle_batch
