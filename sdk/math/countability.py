@@ -221,6 +221,7 @@ class Countability:
                 {
                     "count": float(b.value),
                     "rounds": b.rounds,
+                    "total": str(b.total),  # exact units won: "-6151", or "-12303/2" at 3:2
                     "expectation": None if b.mean is None else float(b.mean),
                     "ci95_half_width": None if math.isnan(b.half_width()) else b.half_width(),
                 }

@@ -107,6 +107,12 @@ def test_protect_json_and_markdown(tmp_path: Path) -> None:
     assert [w["count"]["name"] for w in data["wagers"]] == ["hilo", "suit"]
     w = data["wagers"][0]
     assert w["rounds"] == 3000 and sum(b["rounds"] for b in w["buckets"]) == 3000
+    # each bucket's exact units won (issue 41: the scaffolded test pins them from --json)
+    for b in filter(lambda b: b["rounds"], w["buckets"]):
+        total = F(b["total"])
+        assert b["expectation"] == pytest.approx(float(total / b["rounds"]), rel=1e-12)
+    # Perfect Pairs pays whole units, so every total is a whole number
+    assert all(F(b["total"]).denominator == 1 for b in w["buckets"])
     assert data["penetration"] == 0.75 and data["rules"] == "nz"
     md = _invoke([*args, "--format", "md", "--plot", str(tmp_path / "p.png")])
     assert md.exit_code == 0, md.output
