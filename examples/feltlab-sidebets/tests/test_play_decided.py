@@ -19,6 +19,7 @@ from statistics import NormalDist
 import pytest
 from click.testing import CliRunner
 from feltlab_sidebets import BustBonus, BusterBlackjack
+from feltlab_sidebets.buster import OUTCOMES_BY_CARDS
 
 from feltlab.cli import main
 from feltlab.conformance import WagerConformance
@@ -114,6 +115,26 @@ def test_buster_version2_pays_more_with_a_player_blackjack() -> None:
     assert float(v2.house_edge) < float(
         play_decided.exact_par_sheet(BusterBlackjack(paytable="version1"), rules).house_edge
     )
+
+
+@pytest.mark.parametrize("preset", ["vegas_h17", "vegas_s17"])
+def test_buster_california_pays_a_3_and_a_4_card_bust_apart(preset: str) -> None:
+    """Issue 41: the California table (1, 3, 6, 30, 100, 200) needs a 3-card and a 4-card
+    bust as two outcomes; together they are version 1's 3-or-4-card outcome, and the house
+    edge is the table's pays over the same probabilities (the analyzer's doubles: equal to
+    1e-12 as the sheet states, not as fractions)."""
+    rules = Rules.preset(preset)
+    ca = play_decided.exact_par_sheet(BusterBlackjack(paytable="california"), rules)
+    v1 = play_decided.exact_par_sheet(BusterBlackjack(paytable="version1"), rules)
+    p_ca = {ln.outcome: ln.probability for ln in ca.lines}
+    p_v1 = {ln.outcome: ln.probability for ln in v1.lines}
+    assert abs(p_ca["bust_3_cards"] + p_ca["bust_4_cards"] - p_v1["bust_3_or_4_cards"]) < 1e-12
+    assert p_ca["bust_3_cards"] > 0 and p_ca["bust_4_cards"] > 0
+    for same in ("lose", "bust_5_cards", "bust_6_cards", "bust_7_cards", "bust_8_or_more_cards"):
+        assert abs(p_ca[same] - p_v1[same]) < 1e-12
+    pays = dict(zip(OUTCOMES_BY_CARDS, (-1, 1, 3, 6, 30, 100, 200), strict=True))
+    assert abs(ca.house_edge + sum(p_ca[o] * pays[o] for o in OUTCOMES_BY_CARDS)) < 1e-13
+    assert abs(sum(p_ca.values()) - 1) < 1e-12
 
 
 def test_feltlab_math_says_how_each_sheet_was_computed() -> None:

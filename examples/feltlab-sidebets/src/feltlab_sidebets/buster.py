@@ -20,6 +20,14 @@ OUTCOMES_BJ = (*OUTCOMES, "bust_7_cards_player_blackjack",
                "bust_8_or_more_cards_player_blackjack")  # fmt: skip
 """Outcomes of the ``version2`` paytable: 7 and 8+ card busts pay more with a player
 blackjack."""
+OUTCOMES_BY_CARDS = ("lose", "bust_3_cards", "bust_4_cards", "bust_5_cards", "bust_6_cards",
+                     "bust_7_cards", "bust_8_or_more_cards")  # fmt: skip
+"""Outcomes of the ``california`` paytable: a 3-card and a 4-card bust paid apart."""
+CALIFORNIA_SOURCE = (
+    "the pay table most found in California (3 cards 1, 4 cards 3, 5 cards 6, 6 cards 30, "
+    "7 cards 100, 8 or more 200 to 1), as E. Jacobson lists it as Buster's most common; "
+    "https://marketresearchtelecast.com/how-to-play-buster-blackjack/251076/"
+)
 
 
 class BusterBlackjack(WagerType):
@@ -32,7 +40,9 @@ class BusterBlackjack(WagerType):
     (``dealer_plays_out``), so the bet is always decided on a finished dealer hand.
 
     Paytables (``to 1``), as the Wizard of Odds lists them (:data:`WIZARD_BUSTER`, "Version
-    1" and "Version 2"; the bet is marketed by AGS):
+    1" and "Version 2"; the bet is marketed by AGS), and ``california``, which pays a 3-card
+    and a 4-card bust apart (1 and 3 to 1; 5 cards 6, 6 cards 30, 7 cards 100, 8 or more 200:
+    :data:`CALIFORNIA_SOURCE`, its outcomes :data:`OUTCOMES_BY_CARDS`):
 
     ============================= ========= ======= =========
     dealer busts with             version1  wizard  version2
@@ -84,6 +94,12 @@ class BusterBlackjack(WagerType):
             as_pays([-1, 2, 4, 18, 50, 250, 800, 2000]),
             f"Wizard of Odds, Buster Blackjack, Version 2 Pay Table ({WIZARD_BUSTER})",
         ),
+        "california": Paytable(
+            "california",
+            OUTCOMES_BY_CARDS,
+            as_pays([-1, 1, 3, 6, 30, 100, 200]),
+            CALIFORNIA_SOURCE,
+        ),
     }
 
     def classify_round(self, records: npt.NDArray[np.void]) -> npt.NDArray[np.uint8]:
@@ -92,6 +108,9 @@ class BusterBlackjack(WagerType):
         n = r["dealer_n_cards"].astype(np.int64)
         bust = r["dealer_bust"].astype(bool)
         out = np.zeros(len(r), dtype=np.uint8)
+        if self.paytable.outcomes == OUTCOMES_BY_CARDS:  # a dealer busts with 3 cards or more
+            out[bust] = np.clip(n[bust], 3, 8) - 2
+            return out
         out[bust & (n <= 4)] = 1
         out[bust & (n == 5)] = 2
         out[bust & (n == 6)] = 3
