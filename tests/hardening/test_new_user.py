@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from fractions import Fraction
 from pathlib import Path
 
@@ -141,9 +142,15 @@ def test_ctrl_c_right_after_the_verdict_keeps_the_pass(tmp_path: Path) -> None:
     first = proc.stdout.readline()
     assert first.rstrip().endswith("PASS"), first
     proc.send_signal(signal.SIGINT)  # right after the verdict line
+    # then Ctrl-C held down until the process is gone: one landing in Python's finalization
+    # (which puts a Python handler back to SIG_DFL) killed it by the signal (16 of 20 runs)
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline:
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.001)
     rest = proc.stdout.read()
     err = proc.stderr.read()
-    assert proc.wait(60) == 0, (rest, err)
+    assert proc.wait(60) == 0, (rest, err)  # -2 when killed by SIGINT
     assert "Traceback" not in err and "ignored" not in err
 
 
