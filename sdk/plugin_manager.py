@@ -14,6 +14,7 @@ never run.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -77,6 +78,13 @@ class FeltlabPluginManager(pluggy.PluginManager):
     """A :class:`pluggy.PluginManager` that refuses, at registration, a plugin implementing a
     hook as a wrapper (:class:`PluginError` naming the plugin; the plugin is not kept)."""
 
+    def __init__(self, project_name: str, *, strict: bool = True) -> None:
+        super().__init__(project_name)
+        self.strict = strict
+        """Raise :class:`PluginError` for a broken installed plugin (else leave it out)."""
+        self.distributions: dict[str, importlib.metadata.Distribution] = {}
+        """The distribution of each plugin loaded from an entry point, by plugin name."""
+
     def register(self, plugin: object, name: str | None = None) -> str | None:
         plugin_name = super().register(plugin, name)
         if plugin_name is None:  # blocked
@@ -95,17 +103,24 @@ def get_plugin_manager(
     entry_points: bool = True,
     plugins: Sequence[tuple[str, object]] = (),
     check_pending: bool = True,
+    strict: bool = False,
 ) -> pluggy.PluginManager:
     """A new manager with feltlab's hookspecs, the built-in plugins, then ``plugins`` ((name,
     module or object) pairs, in order), then (unless ``entry_points=False``) every installed
-    plugin of the ``feltlab`` entry-point group.  ``check_pending=False`` leaves unknown hooks
-    for the caller to report (the conformance kit names them itself).
+    plugin of the ``feltlab`` entry-point group, each loaded on its own.
+    ``check_pending=False`` leaves unknown hooks for the caller to report (the conformance
+    kit names them itself).
 
-    Raises :class:`PluginError` naming the plugin when one fails to import, is invalid
-    (pluggy's validation), implements a hook that does not exist (``check_pending``) or
-    implements one as a wrapper.
+    An installed plugin that fails to import (any exception, ``SystemExit`` or a
+    ``KeyboardInterrupt`` raised by its module included), is invalid (pluggy's validation),
+    implements a hook that does not exist or implements one as a wrapper is, by default,
+    left out and named in one warning per process (logger ``feltlab.plugin_manager``): one
+    broken package never takes the built-ins, the rig or another plugin with it, and
+    :func:`collect` leaves out a plugin that fails while registering the same way.
+    ``strict=True`` (the conformance kit, tests) raises :class:`PluginError` naming the
+    plugin instead.  A plugin given in ``plugins`` always raises.
     """
-    pm = FeltlabPluginManager(PROJECT)
+    pm = FeltlabPluginManager(PROJECT, strict=strict)
     pm.add_hookspecs(hookspecs)
     for modname in BUILTIN_PLUGINS:
         pm.register(importlib.import_module(modname), name=modname)
@@ -115,37 +130,78 @@ def get_plugin_manager(
         except pluggy.PluginValidationError as exc:
             raise PluginError(f"plugin {name!r} is invalid: {exc}") from exc
     if entry_points:
-        try:
-            pm.load_setuptools_entrypoints(PROJECT)
-        except PluginError:
-            raise
-        except Exception as exc:  # an installed plugin failed to import
-            raise PluginError(
-                f"a plugin of the '{PROJECT}' entry-point group failed to load: {exc!r}; "
-                "fix or uninstall that package"
-            ) from exc
+        _load_entry_points(pm)
     if not check_pending:
         return pm
-    try:
-        pm.check_pending()
-    except pluggy.PluginValidationError as exc:
-        raise PluginError(f"plugin {exc.plugin!r} implements an unknown hook: {exc}") from exc
-    return pm
+    while True:
+        try:
+            pm.check_pending()
+            return pm
+        except pluggy.PluginValidationError as exc:
+            error = PluginError(f"plugin {exc.plugin!r} implements an unknown hook: {exc}")
+            if strict or exc.plugin in {name for name, _ in plugins}:
+                raise error from exc
+            pm.unregister(exc.plugin)
+            left_out(error)
+
+
+def _load_entry_points(pm: FeltlabPluginManager) -> None:
+    """Load every ``feltlab`` entry point (as pluggy's ``load_setuptools_entrypoints`` does:
+    each distribution's entry points of the group, a name already registered or blocked
+    skipped), each on its own: see :func:`get_plugin_manager` for a failing one."""
+    for dist in list(importlib.metadata.distributions()):
+        for ep in dist.entry_points:
+            if ep.group != PROJECT or pm.get_plugin(ep.name) or pm.is_blocked(ep.name):
+                continue
+            where = f"{ep.name} = {ep.value} (package {dist.metadata['name']} {dist.version})"
+            cause: BaseException
+            try:
+                plugin = ep.load()
+                pm.register(plugin, name=ep.name)
+            except PluginError as exc:
+                error, cause = PluginError(f"plugin {where}: {exc}"), exc
+            except pluggy.PluginValidationError as exc:
+                error, cause = PluginError(f"plugin {where} is invalid: {exc}"), exc
+            except (Exception, SystemExit, KeyboardInterrupt) as exc:  # its module's own raise
+                error, cause = (
+                    PluginError(
+                        f"a plugin of the '{PROJECT}' entry-point group, {where}, failed to "
+                        f"load: {exc!r}; fix or uninstall that package"
+                    ),
+                    exc,
+                )
+            else:
+                pm.distributions[ep.name] = dist
+                continue
+            if pm.strict:
+                raise error from cause
+            left_out(error)
+
+
+_LEFT_OUT: set[str] = set()
+
+
+def left_out(error: PluginError) -> None:
+    """Warn (once per process and message) that a plugin was left out because of ``error``."""
+    text = "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    if text not in _LEFT_OUT:
+        _LEFT_OUT.add(text)
+        log.warning("%s; feltlab goes on without it", text)
 
 
 def plugin_summary(pm: pluggy.PluginManager) -> list[dict[str, Any]]:
     """One dict per registered plugin: name, hooks implemented, and distribution version."""
-    dists = {id(p): d for p, d in pm.list_plugin_distinfo()}
+    dists: dict[str, importlib.metadata.Distribution] = getattr(pm, "distributions", {})
     rows: list[dict[str, Any]] = []
     for name, plugin in pm.list_name_plugin():
         if plugin is None:
             continue
-        dist = dists.get(id(plugin))
+        dist = dists.get(name)
         rows.append(
             {
                 "name": name,
                 "hooks": sorted(h.name for h in pm.get_hookcallers(plugin) or []),
-                "distribution": dist.project_name if dist is not None else "feltlab (built-in)",
+                "distribution": dist.metadata["name"] if dist is not None else "feltlab (built-in)",
                 "version": dist.version if dist is not None else None,
             }
         )
@@ -157,17 +213,26 @@ def collect(pm: pluggy.PluginManager, hook: str, registry: R) -> R:
     ``register=registry.register`` and return ``registry`` (a :class:`feltlab.registry.
     Registry`, or any :class:`Registers`).  Raises :class:`PluginError` naming the plugin
     when one fails while registering (its exception chained), registers a name another plugin
-    took, or is a wrapper."""
+    took, or is a wrapper; a manager made with ``strict=False`` (the default of
+    :func:`get_plugin_manager`) leaves such a plugin loaded from an entry point out of what
+    follows and warns (:func:`left_out`) instead."""
+    strict = getattr(pm, "strict", True)
+    installed: dict[str, Any] = getattr(pm, "distributions", {})
     for impl in implementations(getattr(pm.hook, hook)):
         try:
             impl.function(register=registry.register)
-        except PluginError:
-            raise
         except Exception as exc:
-            raise PluginError(
-                f"plugin {impl.plugin_name!r} failed in {hook}: {exc!r}; "
-                "fix or uninstall that plugin"
-            ) from exc
+            error = (
+                exc
+                if isinstance(exc, PluginError)
+                else PluginError(
+                    f"plugin {impl.plugin_name!r} failed in {hook}: {exc!r}; "
+                    "fix or uninstall that plugin"
+                )
+            )
+            if strict or impl.plugin_name not in installed:  # a built-in, or given by hand
+                raise error from exc
+            left_out(error)  # what it registered before the failure stays
     return registry
 
 

@@ -147,3 +147,31 @@ def test_a_command_that_fails_to_load_is_a_one_line_error(target: str, message: 
     r = CliRunner().invoke(group, ["broken"])
     assert r.exit_code == 2 and "Traceback" not in r.output
     assert r.output.startswith("Error: command 'broken'") and message in r.output
+
+
+def test_a_plugin_command_never_takes_a_built_in_or_another_plugins_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 41: a plugin's ``math`` command silently replaced feltlab's.  While plugins add
+    their commands, a built-in's or an earlier plugin's name is refused; the plugin is named
+    in one warning and the built-in command still runs."""
+    import feltlab.cli as cli_module
+
+    group = LazyGroup("g", lazy={"info": BUILTIN_COMMANDS["info"]})
+
+    def register(cli: LazyGroup) -> None:
+        cli.add_command(click.Command("acme", callback=lambda: None))  # a new name: kept
+        for name in ("info", "acme"):
+            with pytest.raises(Exception, match=rf"its command '{name}' has the name of"):
+                cli.add_command(click.Command(name, callback=lambda: None))
+            with pytest.raises(Exception, match=rf"its command '{name}' has the name of"):
+                cli.add_lazy_command(name, "x:y", "Hijack.")
+
+    monkeypatch.setattr(cli_module, "_register_plugin_commands", register)
+    ctx = click.Context(group)
+    assert group.list_commands(ctx) == ["acme", "info"]
+    info = group.get_command(ctx, "info")
+    assert info is not None and info.callback is not None
+    assert info.callback.__module__ == "feltlab.cli.info"  # the built-in, not the plugin's
+    # outside plugin registration a caller may still replace a command (the SDK's own use)
+    group.add_command(click.Command("info", callback=lambda: None))

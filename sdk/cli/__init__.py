@@ -125,11 +125,29 @@ class LazyGroup(click.Group):
     ) -> None:
         super().__init__(*args, **kwargs)
         self.lazy: dict[str, LazyCommand] = dict(lazy or {})
+        self.builtin = frozenset(self.lazy)
+        """The built-in commands' names: a plugin's command never takes one."""
         self._plugins_added = False
+        self._adding_plugins = False
+
+    def _check_plugin_name(self, name: str) -> None:
+        """While plugins add their commands: refuse a built-in command's name or one another
+        plugin took (:class:`Refused`; the plugin is then named in a warning)."""
+        if not self._adding_plugins:
+            return
+        if name in self.builtin:
+            raise Refused(
+                f"its command {name!r} has the name of a built-in feltlab command, which it "
+                "may not replace: rename the command"
+            )
+        if name in self.commands or name in self.lazy:
+            raise Refused(f"its command {name!r} has the name of another plugin's: rename it")
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         """Add ``cmd`` as :meth:`click.Group.add_command` does, replacing a lazily known
-        command of the same name."""
+        command of the same name (a plugin's command: never a built-in's or another
+        plugin's name)."""
+        self._check_plugin_name(name or cmd.name or "")
         super().add_command(cmd, name)
         self.lazy.pop(name or cmd.name or "", None)
 
@@ -137,14 +155,20 @@ class LazyGroup(click.Group):
         """Know command ``name`` by ``target`` (``"package.module:attribute"``, a
         :class:`click.Command`) and ``summary`` (the first sentence of its help, shown by
         ``--help``); its module is imported when the command runs.  Replaces a command of the
-        same name, as :meth:`click.Group.add_command` does."""
+        same name, as :meth:`click.Group.add_command` does (a plugin's command: never a
+        built-in's or another plugin's name)."""
+        self._check_plugin_name(name)
         self.commands.pop(name, None)
         self.lazy[name] = LazyCommand(target, summary)
 
     def _add_plugins(self) -> None:
         if not self._plugins_added:
             self._plugins_added = True
-            _register_plugin_commands(self)
+            self._adding_plugins = True
+            try:
+                _register_plugin_commands(self)
+            finally:
+                self._adding_plugins = False
 
     def _load(self, name: str) -> click.Command:
         """Import command ``name``'s module and add the command.  Raises
@@ -233,13 +257,8 @@ def main(verbose: int = 0) -> None:
 def _register_plugin_commands(cli: click.Group) -> None:
     """Let every plugin add its commands to ``cli``; a plugin that fails to load or raises is
     reported on stderr with its name, and the other commands still work."""
-    from feltlab.errors import PluginError
     from feltlab.plugin_manager import call_isolated, get_plugin_manager
 
-    try:
-        pm = get_plugin_manager()
-    except PluginError as exc:
-        click.echo(f"feltlab: warning: {exc}", err=True)
-        pm = get_plugin_manager(entry_points=False)
+    pm = get_plugin_manager()  # a broken installed plugin is left out, with a warning
     for failure in call_isolated(pm.hook.feltlab_register_commands, cli=cli):
         click.echo(f"feltlab: warning: {failure}; its commands are unavailable", err=True)

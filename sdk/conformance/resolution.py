@@ -96,13 +96,16 @@ def _load_plugin(path: str) -> object:
 def plugin_manager(plugin: str | None = None) -> pluggy.PluginManager:
     """feltlab's plugin manager as :func:`feltlab.get_plugin_manager` builds it, but without
     ``check_pending`` (the kit reports unknown hooks itself): built-ins, then ``plugin`` if
-    given, else every ``feltlab`` entry point."""
+    given, else every ``feltlab`` entry point, strictly (a broken one is a
+    :class:`ConformanceError` naming it, never left out)."""
     from feltlab.errors import PluginError
     from feltlab.plugin_manager import get_plugin_manager
 
     extra = [] if plugin is None else [(plugin, _load_plugin(plugin))]
     try:
-        return get_plugin_manager(entry_points=plugin is None, plugins=extra, check_pending=False)
+        return get_plugin_manager(
+            entry_points=plugin is None, plugins=extra, check_pending=False, strict=True
+        )
     except PluginError as exc:
         raise ConformanceError(str(exc)) from exc
 

@@ -140,8 +140,8 @@ def test_entry_point_that_fails_to_import_is_a_plugin_error(
     entry_points: Callable[..., None],
 ) -> None:
     entry_points(acme_missing_module=None)
-    with pytest.raises(PluginError, match="entry-point group failed to load") as err:
-        get_plugin_manager()
+    with pytest.raises(PluginError, match=r"entry-point group, .* failed to load") as err:
+        get_plugin_manager(strict=True)
     assert "acme_missing_module" in str(err.value)
     assert isinstance(err.value.__cause__, ImportError)
     # without entry points the built-ins still load
@@ -161,7 +161,7 @@ def test_entry_point_with_an_unknown_hook_names_the_plugin(
         """
     )
     with pytest.raises(PluginError, match=r"implements an unknown hook") as err:
-        get_plugin_manager()
+        get_plugin_manager(strict=True)
     assert "acme_typo" in str(err.value) and "feltlab_regster_wagers" in str(err.value)
 
 
@@ -178,7 +178,67 @@ def test_entry_point_wrapper_is_refused_naming_the_plugin(
         """
     )
     with pytest.raises(PluginError, match=r"'acme_wrap' implements feltlab_round_settled"):
-        get_plugin_manager()
+        get_plugin_manager(strict=True)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "raise RuntimeError('boom')",
+        "raise SystemExit(3)",  # once: every command exited 3
+        "raise KeyboardInterrupt",  # once: every command printed 'Aborted!'
+        "from feltlab import hookimpl\n@hookimpl\ndef feltlab_regster_wagers(register): pass",
+        "from feltlab import hookimpl\n@hookimpl\ndef feltlab_register_wagers(registry): pass",
+        "from feltlab import hookimpl\n@hookimpl(wrapper=True)\ndef feltlab_round_settled(r):\n"
+        "    yield",
+    ],
+)
+def test_a_broken_installed_plugin_is_left_out_and_the_others_still_load(
+    entry_points: Callable[..., None], source: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 41: one broken package gave a traceback, 'Aborted!' or exit 3 on every command,
+    and the entry points after it (the rig's among them) were never loaded."""
+    entry_points(
+        acme_broken=source,
+        acme_good="""
+        from feltlab import hookimpl
+
+        @hookimpl
+        def feltlab_register_commands(cli):
+            pass
+        """,
+    )
+    with caplog.at_level("WARNING", logger="feltlab.plugin_manager"):
+        pm = get_plugin_manager()
+    assert pm.get_plugin("acme_broken") is None
+    assert pm.get_plugin("acme_good") is not None  # loaded after the broken one
+    assert "main" in collect_wagers(pm)
+    warned = [r.getMessage() for r in caplog.records if "acme_broken" in r.getMessage()]
+    assert len(warned) <= 1 and all("\n" not in w for w in warned)
+
+
+def test_an_installed_plugin_failing_while_registering_is_left_out(
+    entry_points: Callable[..., None], caplog: pytest.LogCaptureFixture
+) -> None:
+    entry_points(
+        acme_broken_wagers="""
+        from feltlab import hookimpl
+
+        @hookimpl
+        def feltlab_register_wagers(register):
+            raise RuntimeError("paytable file missing")
+        """
+    )
+    pm = get_plugin_manager()
+    with caplog.at_level("WARNING", logger="feltlab.plugin_manager"):
+        wagers = collect_wagers(pm)
+    assert "perfect_pairs" in wagers
+    assert any(
+        "'acme_broken_wagers' failed in feltlab_register_wagers" in r.getMessage()
+        for r in caplog.records
+    )
+    with pytest.raises(PluginError, match="'acme_broken_wagers' failed"):
+        collect_wagers(get_plugin_manager(strict=True))
 
 
 def test_failing_strategy_registration_names_the_plugin() -> None:
@@ -189,7 +249,7 @@ def test_failing_strategy_registration_names_the_plugin() -> None:
         ) -> None:
             raise RuntimeError("strategy table missing")
 
-    pm = get_plugin_manager(entry_points=False)
+    pm = get_plugin_manager(entry_points=False, strict=True)
     pm.register(Broken(), name="acme_bots")
     with pytest.raises(
         PluginError, match=r"'acme_bots' failed in feltlab_register_tournament_strategies"
