@@ -45,10 +45,15 @@ def wager_sheet(
     except FeltlabError as exc:
         raise Refused(f"--paytable: {exc}") from None
     count = decks if decks is not None else rules.decks
-    if cls.decided_by_panel or not (instance.card_roles or instance.round_fields):
+    if cls.decided_by_panel:
         raise Refused(
-            f"{cls.title} has no fixed-odds PAR sheet to hold a trial against (a jackpot "
-            "panel pays it, or it is decided by play alone); give a side wager"
+            f"{cls.title} is paid in part by a jackpot panel: its hold depends on the panel's "
+            "prizes, not on a fixed paytable; give a fixed-odds side wager"
+        )
+    if not (instance.card_roles or instance.round_fields):
+        raise Refused(
+            f"{cls.title} has no fixed-odds PAR sheet (its return depends on the players' "
+            "decisions); give a side wager"
         )
     if not cls.min_decks <= count <= cls.max_decks:
         raise Refused(

@@ -88,7 +88,7 @@ def test_drop_data_and_bad_rows_through_the_command(tmp_path: Path) -> None:
     code, out = _run(str(data), *PP)
     assert code == 2 and "gives drop, not handle: declare the drop-to-handle ratio" in out
     code, out = _run(str(data), *PP, "--drop-to-handle", "0.2")
-    assert code == 0 and "Trial: 200 bets over 1 periods" in out and "handle 1,000.00" in out
+    assert code == 0 and "Trial: 200 bets over 1 period " in out and "handle 1,000.00" in out
     data.write_text("date,table,handle,win,bets\n2026-03-01,BJ1,1000,5,200\n2026-3-2,BJ1,1,1,1\n")
     code, out = _run(str(data), *PP)
     assert code == 2

@@ -39,7 +39,8 @@ def summary_lines(a: TrialAnalysis) -> list[str]:
         f"{a.title} (paytable {a.paytable}, {a.decks} decks{rules}): certified house edge "
         f"{_pct(float(a.edge), 4)} (exact {a.edge.numerator}/{a.edge.denominator}), standard "
         f"deviation {a.sigma:.4f} per unit",
-        f"Trial: {a.bets:,} bets over {len(a.points)} periods ({first} to {last}), handle "
+        f"Trial: {a.bets:,} bets over {len(a.points)} period{'s' if len(a.points) > 1 else ''} "
+        f"({first} to {last}), handle "
         f"{a.handle:,.2f}, win {a.win:,.2f}",
         f"Hold {_pct(a.hold)} against {_pct(float(a.edge))} (95% band {_pct(low)} to "
         f"{_pct(high)}, SD {_pct(a.sd_hold)}); z = {a.z:+.2f}, p = {a.p_value:.3g}: {verdict}",
