@@ -165,9 +165,9 @@ def write_reports(analysis: object, out: Path, rows: list[TrialRow] | None) -> l
     show_default=True,
     help="--simulate: the true house edge less the certified one (0.03: three points higher).",
 )
-@click.option("--days", type=click.IntRange(1, 100_000), default=90, show_default=True,
-              help="--simulate: the trial's days.")  # fmt: skip
-@click.option("--tables", type=click.IntRange(1, 1000), default=2, show_default=True,
+@click.option("--days", type=click.IntRange(1, 3660), default=90, show_default=True,
+              help="--simulate: the trial's days (at most ten years).")  # fmt: skip
+@click.option("--tables", type=click.IntRange(1, 100), default=2, show_default=True,
               help="--simulate: its tables.")  # fmt: skip
 @seed_option(1, "--simulate: the seed, 0..2**64-1.")
 def trial(
@@ -198,6 +198,13 @@ def trial(
 
     if (data is None) == (simulate is None):
         raise Refused("give the trial's CSV file, or --simulate BETS (not both)")
+    ctx = click.get_current_context()
+    for name in ("edge_offset", "days", "tables", "seed") if simulate is None else ():
+        if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT:
+            flag = "--" + name.replace("_", "-")
+            raise Refused(f"{flag} applies to --simulate only; drop it for a trial's data")
+    if drop_to_handle is not None and simulate is not None:
+        raise Refused("--drop-to-handle applies to a file of drop; drop it with --simulate")
     sheet = wager_sheet(wager, paytable, decks, rules, rules_name)
     pays = [float(line.pays) for line in sheet.lines if line.pays is not None]
     rows: list[TrialRow] | None = None

@@ -34,6 +34,10 @@ from feltlab.inputs import read_text_regular
 MAX_BYTES = 64 * 1024 * 1024
 """The largest trial file read (64 MiB: about a million rows, a floor's years of days)."""
 
+MAX_AMOUNT = 1e15
+"""The largest handle, drop, win or count of bets a row may give (a quadrillion: far above
+any table's day, far below where a square of it overflows a float)."""
+
 COLUMNS = ("date", "table", "win", "bets")
 """The columns every file names, beside ``handle`` or ``drop``."""
 
@@ -82,6 +86,10 @@ def _number(text: str, column: str, where: str) -> float:
         ) from None
     if not math.isfinite(value):
         raise TrialDataError(f"{where}: {column} {text!r} is missing or not finite; give a number")
+    if abs(value) > MAX_AMOUNT:
+        raise TrialDataError(
+            f"{where}: {column} {text!r} is beyond {MAX_AMOUNT:.0e}; give the row's own figure"
+        )
     return value
 
 
@@ -118,9 +126,14 @@ def _header(
     amount = "handle" if "handle" in index else "drop" if "drop" in index else None
     missing = [c for c in COLUMNS if c not in index] + ([] if amount else ["handle (or drop)"])
     if missing:
+        hint = (
+            " separated by commas"
+            if len(fields) == 1 and any(c in fields[0] for c in ";\t")
+            else ""
+        )
         raise TrialDataError(
             f"{name} line 1: no {', '.join(missing)} column; the header must name date, table, "
-            "handle (or drop), win, bets"
+            f"handle (or drop), win, bets{hint}"
         )
     if amount == "drop" and drop_to_handle is None:
         raise TrialDataError(

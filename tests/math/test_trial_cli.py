@@ -14,6 +14,7 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from feltlab.cli import main
@@ -106,7 +107,33 @@ def test_refusals_are_one_line_exit_2(tmp_path: Path) -> None:
         (("--wager", "perfect_pairs", "--decks", "9", "--simulate", "10"), "9 is not in"),
         ((*PP, "--simulate", "10", "--edge-offset", "0.95"), "--edge-offset: an edge offset"),
         ((str(tmp_path / "none.csv"), *PP), "does not exist"),
+        ((str(tmp_path / "none.csv"), *PP, "--seed", "2"), "--seed applies to --simulate only"),
+        ((*PP, "--simulate", "9", "--days", "3661"), "3661 is not in the range 1<=x<=3660"),
     ]:
         code, out = _run(*args)
         errors = [line for line in out.splitlines() if line.startswith("Error:")]
         assert code == 2 and len(errors) == 1 and message in errors[0], out
+
+
+def test_a_closed_day_has_no_band_and_writes_null(tmp_path: Path) -> None:
+    data = tmp_path / "floor.csv"
+    data.write_text(
+        "date,table,handle,win,bets\n2026-03-01,BJ1,1000,50,200\n2026-03-02,BJ1,0,0,0\n"
+        "2026-03-03,BJ1,1000,-700,200\n"
+    )
+    code, out = _run(str(data), *PP, "--out", str(tmp_path / "r"))
+    assert code == 0, out
+    # day 3: 200 bets at 5, the players won 0.7 units a bet: hold -70% against a band of
+    # 5.79% +- 1.96 * 4.2762 / sqrt(200) = +-59.3 points
+    assert (
+        "Periods outside their 95% band: 1 of 2 (about 0.1 expected by chance): 2026-03-03" in out
+    )
+    record = json.loads((tmp_path / "r" / "report.json").read_text())
+    closed = record["periods"][1]
+    assert closed["bets"] == 0 and closed["hold"] is None and closed["outside"] is False
+    band = 1.959963984540054 * 4.276217864682296 / 200**0.5
+    assert record["periods"][2]["high"] == pytest.approx(18 / 311 + band, rel=1e-12)
+    assert (
+        "| 2026-03-02 | 1 | 0 | 0.00 | 0.00 | - | - |  |"
+        in (tmp_path / "r" / "report.md").read_text()
+    )

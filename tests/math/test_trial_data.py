@@ -62,6 +62,8 @@ def test_drop_becomes_handle_by_the_declared_ratio() -> None:
         ("date,table,handle,win,bets\n2026-03-01,,100,5,20\n", "the table is empty"),
         ("date,table,handle,win,bets\n2026-03-01,A,100\n", "3 fields, the header names 5"),
         ("date,table,handle,win,bets\n2026-03-01,A,nan,5,20\n", "missing or not finite"),
+        ("date,table,handle,win,bets\n2026-03-01,A,1e308,5,20\n", "handle '1e308' is beyond 1e"),
+        ("date;table;handle;win;bets\n2026-03-01;A;100;5;20\n", "win, bets separated by commas"),
         ("date,table,handle,win,bets\n2026-03-01,A,100,-2600,20\n",
          r"the players won 2600 on a handle of 100, more than the paytable's top payout \(25"),
     ],
