@@ -129,7 +129,7 @@ def write_reports(analysis: object, out: Path, rows: list[TrialRow] | None) -> l
 )
 @click.option(
     "--drop-to-handle",
-    type=float,
+    type=click.FloatRange(0, min_open=True),
     default=None,
     metavar="R",
     help="For a file giving drop instead of handle: the declared ratio drop / handle "
@@ -194,7 +194,7 @@ def trial(
     --drop-to-handle), win, bets.  Exit 0 agrees, 1 disagrees, 2 refused (docs/trial.md)."""
     from feltlab.errors import FeltlabError
     from feltlab.math.field_trial import analyze
-    from feltlab.math.trial_data import TrialDataError, periods, read_trial
+    from feltlab.math.trial_data import TrialDataError, by_table, periods, read_trial
 
     if (data is None) == (simulate is None):
         raise Refused("give the trial's CSV file, or --simulate BETS (not both)")
@@ -218,7 +218,7 @@ def trial(
         except TrialDataError as exc:
             raise Refused(str(exc)) from None
     try:
-        analysis = analyze(sheet, periods(table), detect=detect)
+        analysis = analyze(sheet, periods(table), tables=by_table(table), detect=detect)
     except (FeltlabError, ValueError) as exc:
         raise Refused(str(exc)) from None
     if out is not None:

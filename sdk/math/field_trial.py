@@ -102,15 +102,31 @@ class HoldPoint:
 
 
 @dataclass(frozen=True)
+class TableHold:
+    """One table's hold over the whole trial with its 95% band around the theoretical hold
+    (NaN where the table took no bets): ``days`` its rows."""
+
+    table: str
+    days: int
+    bets: int
+    handle: float
+    win: float
+    hold: float
+    low: float
+    high: float
+    outside: bool
+
+
+@dataclass(frozen=True)
 class TrialAnalysis:
     """A trial against its wager's PAR sheet (:func:`analyze`).
 
     ``edge`` the certified house edge (exact), ``sigma`` the per-unit standard deviation;
     ``hold``, ``sd_hold``, ``z``, ``p_value`` the whole trial's; ``agrees`` is
     ``p_value >= ALPHA``; ``outside`` the labels of the periods whose hold is outside its
-    band; ``detectable`` the smallest error confirmed at 80% power; with a stated error
-    ``detect``: ``detect_bets`` (the bets of one size it needs) and ``detect_power`` (this
-    trial's power against it)."""
+    band; ``tables`` each table's hold over the trial with its band; ``detectable`` the
+    smallest error confirmed at 80% power; with a stated error ``detect``: ``detect_bets``
+    (the bets of one size it needs) and ``detect_power`` (this trial's power against it)."""
 
     wager: str
     title: str
@@ -133,6 +149,7 @@ class TrialAnalysis:
     detect: float | None
     detect_bets: int | None
     detect_power: float | None
+    tables: tuple[TableHold, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         """The JSON form: every figure, holds and errors as fractions of handle."""
@@ -163,6 +180,8 @@ class TrialAnalysis:
             "detect_bets_needed": self.detect_bets,
             "detect_power": self.detect_power,
             "periods": [vars(p) for p in self.points],
+            "tables": [vars(t) for t in self.tables],
+            "tables_outside": [t.table for t in self.tables if t.outside],
         }
 
 
@@ -208,12 +227,32 @@ def _points(periods: Sequence[Period], edge: float, sigma: float) -> list[HoldPo
     return points
 
 
+def _table_holds(tables: Sequence[Period], edge: float, sigma: float) -> tuple[TableHold, ...]:
+    out = []
+    for t in tables:
+        if t.bets:
+            hold = t.win / t.handle
+            half = Z95 * sigma * math.sqrt(t.handle_sq_per_bet) / t.handle
+            low, high = edge - half, edge + half
+        else:
+            hold = low = high = math.nan
+        outside = bool(t.bets) and not low <= hold <= high
+        out.append(TableHold(t.label, t.tables, t.bets, t.handle, t.win, hold, low, high, outside))
+    return tuple(out)
+
+
 def analyze(
-    sheet: ParSheet, periods: Sequence[Period], *, detect: float | None = None
+    sheet: ParSheet,
+    periods: Sequence[Period],
+    *,
+    tables: Sequence[Period] = (),
+    detect: float | None = None,
 ) -> TrialAnalysis:
     """The trial ``periods`` (:func:`feltlab.math.trial_data.periods`) against ``sheet``'s
-    house edge and standard deviation (the module docstring's model); ``detect`` a stated
-    house-edge error (a fraction) to say the bets it needs and this trial's power against it.
+    house edge and standard deviation (the module docstring's model); ``tables`` its rows
+    summed by table (:func:`feltlab.math.trial_data.by_table`) for each table's hold and
+    band; ``detect`` a stated house-edge error (a fraction) to say the bets it needs and this
+    trial's power against it.
 
     Raises ValueError when the trial has no bets or ``detect`` is not positive.
     """
@@ -246,4 +285,5 @@ def analyze(
         detect=detect,
         detect_bets=None if detect is None else bets_needed(sigma, detect),
         detect_power=None if detect is None else power_at(last.cum_sd, detect),
+        tables=_table_holds(tables, edge, sigma),
     )

@@ -239,26 +239,34 @@ def read_trial(
     )
 
 
+def _summed(label: str, rows: Sequence[TrialRow]) -> Period:
+    return Period(
+        label=label,
+        tables=len(rows),
+        handle=math.fsum(r.handle for r in rows),
+        win=math.fsum(r.win for r in rows),
+        bets=sum(r.bets for r in rows),
+        handle_sq_per_bet=math.fsum(r.handle**2 / r.bets for r in rows if r.bets),
+    )
+
+
 def periods(rows: Sequence[TrialRow]) -> list[Period]:
     """The rows summed by date, in date order (a period with no bets is kept: its hold is
     undefined and it has no band)."""
     by_date: dict[dt.date, list[TrialRow]] = {}
     for r in rows:
         by_date.setdefault(r.date, []).append(r)
-    out = []
-    for date in sorted(by_date):
-        rs = by_date[date]
-        out.append(
-            Period(
-                label=date.isoformat(),
-                tables=len(rs),
-                handle=math.fsum(r.handle for r in rs),
-                win=math.fsum(r.win for r in rs),
-                bets=sum(r.bets for r in rs),
-                handle_sq_per_bet=math.fsum(r.handle**2 / r.bets for r in rs if r.bets),
-            )
-        )
-    return out
+    return [_summed(date.isoformat(), by_date[date]) for date in sorted(by_date)]
+
+
+def by_table(rows: Sequence[TrialRow]) -> list[Period]:
+    """The rows summed by table over the whole trial, in the order the tables first appear;
+    each :class:`Period`'s ``label`` is the table and its ``tables`` field counts the table's
+    days."""
+    by_name: dict[str, list[TrialRow]] = {}
+    for r in rows:
+        by_name.setdefault(r.table, []).append(r)
+    return [_summed(name, rs) for name, rs in by_name.items()]
 
 
 def write_trial(rows: Iterable[TrialRow], path: str | Path) -> None:

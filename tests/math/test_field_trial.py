@@ -20,7 +20,7 @@ import pytest
 from feltlab.intervals import Z95
 from feltlab.math.field_trial import analyze, bets_needed, detectable_error, power_at, z_power
 from feltlab.math.parsheet import ParSheet, par_sheet
-from feltlab.math.trial_data import TrialRow, periods
+from feltlab.math.trial_data import TrialRow, by_table, periods
 from feltlab.math.trial_simulation import simulate_trial, tilted_probabilities
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 
@@ -114,3 +114,20 @@ def test_a_trial_with_no_bets_is_refused(sheet: ParSheet) -> None:
                    bets=0, line=2)  # fmt: skip
     with pytest.raises(ValueError, match="no bets"):
         analyze(sheet, periods([row]))
+
+
+def test_a_table_dealt_off_the_certified_edge_is_named(sheet: ParSheet) -> None:
+    # T1 deals at the certified edge, T2 (a dealer paying too little, say) 10 points higher:
+    # 100,000 bets each, a table's band is +-1.96 * 4.2762 / sqrt(100,000) = +-2.65 points
+    # (a priori T1 falls outside with probability 5%, seed 11 at z = +0.79; T2 at z = +7.5)
+    honest = simulate_trial(sheet, 100_000, tables=1, seed=11)
+    off = simulate_trial(sheet, 100_000, tables=1, edge_offset=Fraction(1, 10), seed=12)
+    rows = honest + [dataclasses.replace(r, table="T2") for r in off]
+    a = analyze(sheet, periods(rows), tables=by_table(rows))
+    t1, t2 = a.tables
+    assert (t1.table, t1.days, t1.bets, t2.table) == ("T1", 90, 100_000, "T2")
+    assert t1.high - float(sheet.house_edge) == pytest.approx(
+        Z95 * sheet.std_dev / math.sqrt(100_000), rel=1e-12
+    )
+    assert not t1.outside and t2.outside
+    assert a.to_dict()["tables_outside"] == ["T2"]

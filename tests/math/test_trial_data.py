@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from feltlab.math.trial_data import TrialDataError, parse_rows, periods, read_trial, write_trial
+from feltlab.math.trial_data import (
+    TrialDataError,
+    by_table,
+    parse_rows,
+    periods,
+    read_trial,
+    write_trial,
+)
 
 GOOD = """date,table,handle,win,bets
 2026-03-01,BJ1,1000.00,55.00,200
@@ -25,6 +32,10 @@ def test_rows_are_summed_by_date_in_date_order() -> None:
     # the win's variance is sigma^2 * sum(H^2 / n) over the date's tables
     assert ps[1].handle_sq_per_bet == 1000.0**2 / 200 + 500.0**2 / 50
     assert ps[0].handle == 1250.5
+    tables = by_table(rows)
+    assert [(t.label, t.tables, t.handle, t.win, t.bets) for t in tables] == [
+        ("BJ1", 2, 2250.5, 155.0, 450), ("BJ2", 1, 500.0, -20.0, 50),
+    ]  # fmt: skip
 
 
 def test_drop_becomes_handle_by_the_declared_ratio() -> None:

@@ -52,6 +52,17 @@ def summary_lines(a: TrialAnalysis) -> list[str]:
         f"smaller one (a true edge within {_pct(float(a.edge) - a.detectable)} to "
         f"{_pct(float(a.edge) + a.detectable)} may pass unseen)",
     ]
+    if a.tables:
+        out = [t for t in a.tables if t.outside]
+        lines.insert(
+            4,
+            f"Tables outside their 95% band over the trial: {len(out)} of {len(a.tables)}"
+            + "".join(
+                f"{'; ' if i else ': '}{t.table} (hold {_pct(t.hold, 2)}, band {_pct(t.low, 2)} "
+                f"to {_pct(t.high, 2)})"
+                for i, t in enumerate(out)
+            ),
+        )
     if a.detect is not None and a.detect_bets is not None and a.detect_power is not None:
         enough = "enough" if a.bets >= a.detect_bets else "not enough"
         lines.append(
@@ -102,15 +113,41 @@ def period_rows(a: TrialAnalysis) -> list[list[str]]:
     return rows
 
 
+TABLE_COLUMNS = ("table", "days", "bets", "handle", "win", "hold", "95% band", "outside")
+
+
+def table_rows(a: TrialAnalysis) -> list[list[str]]:
+    """One row a table for the reports' second table (:data:`TABLE_COLUMNS`)."""
+    return [
+        [
+            t.table,
+            str(t.days),
+            f"{t.bets:,}",
+            f"{t.handle:,.2f}",
+            f"{t.win:,.2f}",
+            _pct(t.hold, 2) if t.bets else "-",
+            f"{_pct(t.low, 2)} to {_pct(t.high, 2)}" if t.bets else "-",
+            "yes" if t.outside else "",
+        ]
+        for t in a.tables
+    ]
+
+
+def _md_table(columns: tuple[str, ...], rows: list[list[str]]) -> list[str]:
+    head = ["| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
+    return head + ["| " + " | ".join(r) + " |" for r in rows]
+
+
 def render_markdown(a: TrialAnalysis, plot: str | None = None) -> str:
-    """The report as Markdown: the findings, the plot (``plot``: its file name) and the
-    periods' table."""
+    """The report as Markdown: the findings, the plot (``plot``: its file name), the
+    periods' table and the tables' table."""
     out = [f"# Field trial: {a.title}", ""]
     out += [f"- {line}" for line in summary_lines(a)]
     if plot:
         out += ["", f"![cumulative hold with its 95% bands]({plot})"]
-    out += ["", "| " + " | ".join(PERIOD_COLUMNS) + " |", "|" + " --- |" * len(PERIOD_COLUMNS)]
-    out += ["| " + " | ".join(r) + " |" for r in period_rows(a)]
+    out += ["", "## Periods", "", *_md_table(PERIOD_COLUMNS, period_rows(a))]
+    if a.tables:
+        out += ["", "## Tables", "", *_md_table(TABLE_COLUMNS, table_rows(a))]
     return "\n".join(out) + "\n"
 
 
@@ -130,10 +167,12 @@ img { max-width: 100%; }
 <li{% if loop.index == 3 %} class="verdict"{% endif %}>{{ line }}</li>{% endfor %}
 </ul>
 {% if plot %}<p><img src="{{ plot }}" alt="cumulative hold with its 95% bands"></p>{% endif %}
+{% for heading, columns, rows in tables %}{% if rows %}<h2>{{ heading }}</h2>
 <table><thead><tr>{% for c in columns %}<th>{{ c }}</th>{% endfor %}</tr></thead><tbody>
 {% for r in rows %}<tr{% if r[7] %} class="outside"{% endif %}>
 {%- for v in r %}<td>{{ v }}</td>{% endfor %}</tr>
-{% endfor %}</tbody></table>
+{% endfor %}</tbody></table>{% endif %}
+{% endfor %}
 <p>feltlab trial; docs/trial.md explains the bands, the test and what a trial can detect.</p>
 </body></html>
 """
@@ -141,7 +180,8 @@ img { max-width: 100%; }
 
 def render_html(a: TrialAnalysis, plot: str | None = None) -> str:
     """The report as one HTML page (jinja2, autoescaped): the findings, the plot (``plot``:
-    its file name, beside the page) and the periods' table, outside periods shaded."""
+    its file name, beside the page), the periods' and the tables' tables, those outside their
+    band shaded."""
     import jinja2
 
     env = jinja2.Environment(autoescape=True, keep_trailing_newline=True)
@@ -149,8 +189,10 @@ def render_html(a: TrialAnalysis, plot: str | None = None) -> str:
         title=a.title,
         summary=summary_lines(a),
         plot=plot,
-        columns=PERIOD_COLUMNS,
-        rows=period_rows(a),
+        tables=[
+            ("Periods", PERIOD_COLUMNS, period_rows(a)),
+            ("Tables", TABLE_COLUMNS, table_rows(a)),
+        ],
     )
 
 
