@@ -137,3 +137,17 @@ def test_a_closed_day_has_no_band_and_writes_null(tmp_path: Path) -> None:
         "| 2026-03-02 | 1 | 0 | 0.00 | 0.00 | - | - |  |"
         in (tmp_path / "r" / "report.md").read_text()
     )
+
+
+def test_a_play_decided_wager_is_held_against_the_sheet_feltlab_math_prints() -> None:
+    # Buster Blackjack under Vegas H17, 6 decks: the exact sheet under the rules (the Wizard
+    # of Odds' 6.2143% house edge, examples/feltlab-sidebets/tests/test_play_decided.py)
+    args = ("--rules", "vegas_h17", "--paytable", "wizard")
+    code, out = _run("--wager", "buster_blackjack", *args, "--simulate", "1000", "--json")
+    record = json.loads(out)
+    assert code == (0 if record["agrees"] else 1)
+    res = CliRunner().invoke(main, ["math", "buster_blackjack", *args, "--format", "json"])
+    (sheet,) = json.loads(res.output)
+    assert record["house_edge"] == sheet["house_edge"]
+    assert round(record["house_edge"]["value"], 6) == 0.062143
+    assert (record["rules"], record["decks"]) == ("vegas_h17", 6)
