@@ -18,8 +18,9 @@ normal approximation of the central limit theorem over the trial's bets).  The s
 house-edge error the trial confirms with power ``1 - beta`` at two-sided level 5% is
 ``(Z95 + z_{1-beta}) * SD[hold]``, and a stated error ``delta`` needs
 ``n = ((Z95 + z_{1-beta}) * sigma / delta)**2`` bets of one size (the standard one-sample
-sample-size formula, the far tail's power neglected): sigma 5 and delta 0.01 need
-1,962,220 bets (issue 43: "about 2 million").
+sample-size formula for a mean, e.g. Chow, Shao and Wang, *Sample Size Calculations in
+Clinical Research*, section 3.1; the far tail's power neglected): sigma 5 and delta 0.01
+need 1,962,220 bets (issue 43: "about 2 million").
 """
 
 from __future__ import annotations

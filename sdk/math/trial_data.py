@@ -196,24 +196,25 @@ def _rows(
             raise TrialDataError(f"{where}: the table is empty; name the table")
         amount = _number(fields[index["amount"]], "handle" if "handle" in index else "drop", where)
         handle = amount / ratio if "handle" not in index and ratio else amount
+        shown = f"{handle:g}" if handle == amount else f"{handle:g} (drop {amount:g} / {ratio:g})"
         win = _number(fields[index["win"]], "win", where)
         bets = _count(fields[index["bets"]], where)
         if handle < 0:
             raise TrialDataError(
-                f"{where}: negative handle {amount}; the amount wagered is 0 or more"
+                f"{where}: negative handle {shown}; the amount wagered is 0 or more"
             )
         if (bets == 0) != (handle == 0):
             raise TrialDataError(
-                f"{where}: {bets} bets with a handle of {handle:g}; both are 0 or both positive"
+                f"{where}: {bets} bets with a handle of {shown}; both are 0 or both positive"
             )
         if win > handle * (1 + 1e-9) + 0.005:
             raise TrialDataError(
-                f"{where}: win {win:g} exceeds the handle {handle:g}; a player loses at most "
+                f"{where}: win {win:g} exceeds the handle {shown}; a player loses at most "
                 "the stake, so the house cannot win more than the handle"
             )
         if max_pays is not None and -win > max_pays * handle * (1 + 1e-9) + 0.005:
             raise TrialDataError(
-                f"{where}: the players won {-win:g} on a handle of {handle:g}, more than the "
+                f"{where}: the players won {-win:g} on a handle of {shown}, more than the "
                 f"paytable's top payout ({max_pays:g} to 1) allows"
             )
         key = (date, table)

@@ -42,6 +42,8 @@ def test_drop_becomes_handle_by_the_declared_ratio() -> None:
     text = "Date, Table, Drop, Win, Bets\n2026-03-01,1,200,55,200\n"
     with pytest.raises(TrialDataError, match=r"gives drop, not handle: declare .*--drop-to-handle"):
         parse_rows(text)
+    with pytest.raises(TrialDataError, match=r"win 300 exceeds the handle 250 \(drop 50 / 0.2\)"):
+        parse_rows("date,table,drop,win,bets\n2026-03-01,1,50,300,20\n", drop_to_handle=0.2)
     (row,) = parse_rows(text, drop_to_handle=0.2)
     assert (row.date, row.table, row.handle, row.win, row.bets) == (
         dt.date(2026, 3, 1), "1", 1000.0, 55.0, 200,
