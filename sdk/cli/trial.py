@@ -136,6 +136,13 @@ def write_reports(analysis: object, out: Path, rows: list[TrialRow] | None) -> l
     "(handle = drop / R).",
 )
 @click.option(
+    "--period",
+    type=click.Choice(["day", "week", "month"]),
+    default="day",
+    show_default=True,
+    help="The period each band is drawn for: a date, an ISO week or a calendar month.",
+)
+@click.option(
     "--detect",
     type=click.FloatRange(0, 1, min_open=True),
     default=None,
@@ -178,6 +185,7 @@ def trial(
     rules_name: str,
     decks: int | None,
     drop_to_handle: float | None,
+    period: str,
     detect: float | None,
     out: Path | None,
     as_json: bool,
@@ -218,7 +226,7 @@ def trial(
         except TrialDataError as exc:
             raise Refused(str(exc)) from None
     try:
-        analysis = analyze(sheet, periods(table), tables=by_table(table), detect=detect)
+        analysis = analyze(sheet, periods(table, period), tables=by_table(table), detect=detect)
     except (FeltlabError, ValueError) as exc:
         raise Refused(str(exc)) from None
     if out is not None:

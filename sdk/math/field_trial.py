@@ -85,7 +85,7 @@ class HoldPoint:
     holds as fractions of handle."""
 
     label: str
-    tables: int
+    rows: int
     bets: int
     handle: float
     win: float
@@ -208,7 +208,7 @@ def _points(periods: Sequence[Period], edge: float, sigma: float) -> list[HoldPo
         points.append(
             HoldPoint(
                 label=p.label,
-                tables=p.tables,
+                rows=p.rows,
                 bets=p.bets,
                 handle=p.handle,
                 win=p.win,
@@ -238,7 +238,7 @@ def _table_holds(tables: Sequence[Period], edge: float, sigma: float) -> tuple[T
         else:
             hold = low = high = math.nan
         outside = bool(t.bets) and not low <= hold <= high
-        out.append(TableHold(t.label, t.tables, t.bets, t.handle, t.win, hold, low, high, outside))
+        out.append(TableHold(t.label, t.rows, t.bets, t.handle, t.win, hold, low, high, outside))
     return tuple(out)
 
 

@@ -63,14 +63,14 @@ class TrialRow:
 
 @dataclass(frozen=True)
 class Period:
-    """One period (a date) of the trial, its tables summed: ``handle`` and ``win`` in
-    currency units, ``bets`` a count, and ``handle_sq_per_bet`` = sum over its tables of
-    ``handle**2 / bets``: the win's variance is ``sigma**2 * handle_sq_per_bet`` for a wager of
-    per-unit standard deviation ``sigma`` when each table's bets are of its average size
-    (``handle / bets``)."""
+    """One period of the trial (a date, week or month; or one table over the trial), its
+    ``rows`` summed: ``handle`` and ``win`` in currency units, ``bets`` a count, and
+    ``handle_sq_per_bet`` = sum over its rows of ``handle**2 / bets``: the win's variance is
+    ``sigma**2 * handle_sq_per_bet`` for a wager of per-unit standard deviation ``sigma`` when
+    each row's bets are of its average size (``handle / bets``)."""
 
     label: str
-    tables: int
+    rows: int
     handle: float
     win: float
     bets: int
@@ -243,7 +243,7 @@ def read_trial(
 def _summed(label: str, rows: Sequence[TrialRow]) -> Period:
     return Period(
         label=label,
-        tables=len(rows),
+        rows=len(rows),
         handle=math.fsum(r.handle for r in rows),
         win=math.fsum(r.win for r in rows),
         bets=sum(r.bets for r in rows),
@@ -251,18 +251,37 @@ def _summed(label: str, rows: Sequence[TrialRow]) -> Period:
     )
 
 
-def periods(rows: Sequence[TrialRow]) -> list[Period]:
-    """The rows summed by date, in date order (a period with no bets is kept: its hold is
-    undefined and it has no band)."""
-    by_date: dict[dt.date, list[TrialRow]] = {}
+PERIODS = ("day", "week", "month")
+"""The periods rows can be summed into: a date, an ISO 8601 week (Monday to Sunday, labelled
+``2026-W01``), a calendar month (``2026-01``)."""
+
+
+def period_label(date: dt.date, period: str = "day") -> str:
+    """The label of the ``period`` (one of :data:`PERIODS`) holding ``date``; labels sort in
+    time order.  Raises ValueError for another period."""
+    if period == "day":
+        return date.isoformat()
+    if period == "week":
+        year, week, _ = date.isocalendar()
+        return f"{year}-W{week:02d}"
+    if period == "month":
+        return f"{date.year}-{date.month:02d}"
+    raise ValueError(f"unknown period {period!r}; choose from {', '.join(PERIODS)}")
+
+
+def periods(rows: Sequence[TrialRow], period: str = "day") -> list[Period]:
+    """The rows summed by ``period`` (:data:`PERIODS`: a date by default), in time order (a
+    period with no bets is kept: its hold is undefined and it has no band); a period's
+    ``rows`` counts its table-days.  Raises ValueError for an unknown period."""
+    by_label: dict[str, list[TrialRow]] = {}
     for r in rows:
-        by_date.setdefault(r.date, []).append(r)
-    return [_summed(date.isoformat(), by_date[date]) for date in sorted(by_date)]
+        by_label.setdefault(period_label(r.date, period), []).append(r)
+    return [_summed(label, by_label[label]) for label in sorted(by_label)]
 
 
 def by_table(rows: Sequence[TrialRow]) -> list[Period]:
     """The rows summed by table over the whole trial, in the order the tables first appear;
-    each :class:`Period`'s ``label`` is the table and its ``tables`` field counts the table's
+    each :class:`Period`'s ``label`` is the table and its ``rows`` count the table's
     days."""
     by_name: dict[str, list[TrialRow]] = {}
     for r in rows:

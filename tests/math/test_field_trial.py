@@ -67,7 +67,7 @@ def test_hold_sd_with_one_bet_size_is_sigma_over_root_n(sheet: ParSheet) -> None
     assert a.sd_hold == pytest.approx(sheet.std_dev / math.sqrt(30_000), rel=1e-12)
     # 90 days of 2 tables: 166 or 167 bets a table; each period's band is sigma/sqrt(n) wide
     first = a.points[0]
-    assert first.bets == 334 and first.tables == 2
+    assert first.bets == 334 and first.rows == 2
     assert first.high - float(sheet.house_edge) == pytest.approx(
         Z95 * sheet.std_dev / math.sqrt(334), rel=1e-12
     )

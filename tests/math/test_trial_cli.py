@@ -151,3 +151,17 @@ def test_a_play_decided_wager_is_held_against_the_sheet_feltlab_math_prints() ->
     assert record["house_edge"] == sheet["house_edge"]
     assert round(record["house_edge"]["value"], 6) == 0.062143
     assert (record["rules"], record["decks"]) == ("vegas_h17", 6)
+
+
+def test_months_as_periods() -> None:
+    code, out = _run(*PP, "--simulate", "30000", "--seed", "3", "--period", "month")
+    assert code == 0, out
+    assert "Trial: 30,000 bets over 3 periods (2026-01 to 2026-03)" in out
+    assert "Periods outside their 95% band: 0 of 3 (about 0.2 expected by chance)" in out
+    # January: 62 table-days of 167 bets (the first 120 of 180 take the remainder) = 10,354
+    # bets; its band is 1.96 * 4.2762 / sqrt(10,354) = +-8.24 points around the edge
+    code, out = _run(*PP, "--simulate", "30000", "--seed", "3", "--period", "month", "--json")
+    january = json.loads(out)["periods"][0]
+    assert (january["label"], january["rows"], january["bets"]) == ("2026-01", 62, 10_354)
+    band = 1.959963984540054 * 4.276217864682296 / 10_354**0.5
+    assert january["low"] == pytest.approx(18 / 311 - band, rel=1e-12)

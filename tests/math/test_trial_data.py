@@ -12,6 +12,7 @@ from feltlab.math.trial_data import (
     TrialDataError,
     by_table,
     parse_rows,
+    period_label,
     periods,
     read_trial,
     write_trial,
@@ -28,12 +29,12 @@ def test_rows_are_summed_by_date_in_date_order() -> None:
     rows = parse_rows(GOOD.replace("2026-03-01", "2026-03-03"))
     ps = periods(rows)
     assert [p.label for p in ps] == ["2026-03-02", "2026-03-03"]
-    assert (ps[1].tables, ps[1].handle, ps[1].win, ps[1].bets) == (2, 1500.0, 35.0, 250)
+    assert (ps[1].rows, ps[1].handle, ps[1].win, ps[1].bets) == (2, 1500.0, 35.0, 250)
     # the win's variance is sigma^2 * sum(H^2 / n) over the date's tables
     assert ps[1].handle_sq_per_bet == 1000.0**2 / 200 + 500.0**2 / 50
     assert ps[0].handle == 1250.5
     tables = by_table(rows)
-    assert [(t.label, t.tables, t.handle, t.win, t.bets) for t in tables] == [
+    assert [(t.label, t.rows, t.handle, t.win, t.bets) for t in tables] == [
         ("BJ1", 2, 2250.5, 155.0, 450), ("BJ2", 1, 500.0, -20.0, 50),
     ]  # fmt: skip
 
@@ -98,3 +99,22 @@ def test_a_written_trial_reads_back(tmp_path: Path) -> None:
         read_trial(tmp_path / "missing.csv")
     with pytest.raises(TrialDataError, match="not a regular file"):
         read_trial(tmp_path)
+
+
+def test_periods_of_a_week_or_a_month() -> None:
+    # ISO weeks: 2026-01-01 is a Thursday in 2026-W01; 2027-01-01 a Friday in 2026-W53
+    assert period_label(dt.date(2026, 1, 1), "week") == "2026-W01"
+    assert period_label(dt.date(2027, 1, 1), "week") == "2026-W53"
+    assert period_label(dt.date(2026, 12, 31), "month") == "2026-12"
+    rows = parse_rows(
+        "date,table,handle,win,bets\n2026-01-04,A,100,5,20\n2026-01-05,A,100,5,20\n"
+        "2026-02-01,A,10,1,2\n2025-12-29,A,10,1,2\n"
+    )
+    assert [(p.label, p.rows, p.bets) for p in periods(rows, "week")] == [
+        ("2026-W01", 2, 22), ("2026-W02", 1, 20), ("2026-W05", 1, 2),
+    ]  # fmt: skip
+    assert [(p.label, p.bets) for p in periods(rows, "month")] == [
+        ("2025-12", 2), ("2026-01", 40), ("2026-02", 2),
+    ]  # fmt: skip
+    with pytest.raises(ValueError, match="unknown period 'year'"):
+        periods(rows, "year")

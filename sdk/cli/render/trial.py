@@ -79,7 +79,7 @@ def summary_lines(a: TrialAnalysis) -> list[str]:
 
 PERIOD_COLUMNS = (
     "period",
-    "tables",
+    "rows",
     "bets",
     "handle",
     "win",
@@ -99,7 +99,7 @@ def period_rows(a: TrialAnalysis) -> list[list[str]]:
         rows.append(
             [
                 p.label,
-                str(p.tables),
+                str(p.rows),
                 f"{p.bets:,}",
                 f"{p.handle:,.2f}",
                 f"{p.win:,.2f}",
