@@ -16,6 +16,7 @@ from feltlab.cli.options import OutputFolder, Refused, seed_option
 from feltlab.cli.rule_options import rule_options
 
 if TYPE_CHECKING:
+    from feltlab.math.field_trial import TrialAnalysis
     from feltlab.math.parsheet import ParSheet
     from feltlab.math.trial_data import TrialRow
     from feltlab.rules import Rules
@@ -92,16 +93,14 @@ def _simulated(
         raise Refused(f"--edge-offset: {exc}") from None
 
 
-def write_reports(analysis: object, out: Path, rows: list[TrialRow] | None) -> list[Path]:
+def write_reports(analysis: TrialAnalysis, out: Path, rows: list[TrialRow] | None) -> list[Path]:
     """Write ``report.json``, ``report.md``, ``report.html`` and ``hold.png`` (and the
     simulated ``trial.csv``) into ``out``, then ``manifest.json`` with each file's SHA-256;
     returns the files written."""
     from feltlab.cli.render.trial import plot_hold, render_html, render_markdown
-    from feltlab.math.field_trial import TrialAnalysis
     from feltlab.math.trial_data import write_trial
     from feltlab.strictjson import dumps
 
-    assert isinstance(analysis, TrialAnalysis)
     files = []
     if rows is not None:
         write_trial(rows, out / "trial.csv")
@@ -215,23 +214,25 @@ def trial(
         raise Refused("--drop-to-handle applies to a file of drop; drop it with --simulate")
     sheet = wager_sheet(wager, paytable, decks, rules, rules_name)
     pays = [float(line.pays) for line in sheet.lines if line.pays is not None]
-    rows: list[TrialRow] | None = None
+    simulated: list[TrialRow] | None = None
     if simulate is not None:
-        rows = _simulated(sheet, simulate, edge_offset, days, tables, seed)
-        table = rows
+        simulated = trial_rows = _simulated(sheet, simulate, edge_offset, days, tables, seed)
     else:
         assert data is not None
         try:
-            table = read_trial(data, drop_to_handle=drop_to_handle, max_pays=max(pays))
+            trial_rows = read_trial(data, drop_to_handle=drop_to_handle, max_pays=max(pays))
         except TrialDataError as exc:
             raise Refused(str(exc)) from None
     try:
-        analysis = analyze(sheet, periods(table, period), tables=by_table(table), detect=detect)
+        analysis = analyze(
+            sheet, periods(trial_rows, period), tables=by_table(trial_rows), detect=detect
+        )
     except (FeltlabError, ValueError) as exc:
         raise Refused(str(exc)) from None
+    written: list[Path] = []
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        write_reports(analysis, out, rows)
+        written = write_reports(analysis, out, simulated)
     if as_json:
         from feltlab.strictjson import dumps
 
@@ -240,7 +241,7 @@ def trial(
         from feltlab.cli.render.trial import summary_lines
 
         click.echo("\n".join(summary_lines(analysis)))
-    if out is not None:
-        click.echo(f"wrote {out}/: report.html, report.md, report.json, hold.png", err=True)
+    if written:
+        click.echo(f"wrote {out}/: {', '.join(p.name for p in written)}", err=True)
     if not analysis.agrees:
-        raise SystemExit(EXIT_DISAGREES)
+        ctx.exit(EXIT_DISAGREES)
