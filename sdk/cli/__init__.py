@@ -2,7 +2,7 @@
 command (:mod:`feltlab.cli.info`, :mod:`~feltlab.cli.shuffle`, :mod:`~feltlab.cli.plugins`,
 :mod:`~feltlab.cli.play`, :mod:`~feltlab.cli.math`, :mod:`~feltlab.cli.simulate`,
 :mod:`~feltlab.cli.protect`, :mod:`~feltlab.cli.new`, :mod:`~feltlab.cli.indices`,
-:mod:`~feltlab.cli.bet_spread`), the
+:mod:`~feltlab.cli.bet_spread`, :mod:`~feltlab.cli.trial`), the
 shared options (:mod:`feltlab.cli.options`,
 :mod:`feltlab.cli.rule_options`) and the rendering of the math and simulation results on the
 terminal (:mod:`feltlab.cli.render`).  Plugins add commands through the
@@ -99,6 +99,13 @@ BUILTIN_COMMANDS: Mapping[str, LazyCommand] = {
         "round simulator at the rules' penetration (--penetration), counting in C: the edge "
         "per unit initial bet and the units won per 100 rounds, each with its 95 % interval, "
         "beside the flat bettor's edge (docs/indices.md).",
+    ),
+    "trial": LazyCommand(
+        "feltlab.cli.trial:trial",
+        "A field trial (or a floor's daily data) against the wager's exact PAR sheet: the "
+        "cumulative and per-period hold with 95% bands, the periods outside them (COMAR "
+        "36.05.03.25), the p-value that the trial agrees with the certified house edge, and "
+        "what it could detect at 80% power.",
     ),
     "new": LazyCommand(
         "feltlab.cli.new:new",

@@ -12,6 +12,9 @@
 - :mod:`feltlab.math.strategy`: basic strategy for any :class:`feltlab.Rules`.
 - :mod:`feltlab.math.indices`: Hi-Lo count indices of the strategy departures (the
   Illustrious 18) from the analyzer on the shoe expected at each true count.
+- :mod:`feltlab.math.field_trial`, :mod:`feltlab.math.trial_data`,
+  :mod:`feltlab.math.trial_simulation`: a field trial's hold against an exact PAR sheet, its
+  CSV, and a simulated trial (docs/trial.md).
 
 Each name is imported from its module (this package re-exports nothing).
 """
