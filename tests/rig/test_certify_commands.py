@@ -43,10 +43,9 @@ def test_each_command_takes_the_size_option_and_options_its_kinds_declare() -> N
 def roller() -> Iterator[DeviceKind]:
     """A kind registered at run time that names ``certify shuffler``, with a unit of its
     own and no shuffle model, fault campaign or shoes."""
-    kind = replace(
-        get_kind("continuous"), name="roller", label="card roller", base=0x600, unit="rolls"
-    )
-    register_kind(kind)
+    settings = {"name": "roller", "label": "card roller", "base": 0x600, "unit": "rolls"}
+    continuous = get_kind("continuous")
+    kind = register_kind(replace(continuous, **settings))  # type: ignore[arg-type]
     yield kind
     unregister_kind("roller")
 
