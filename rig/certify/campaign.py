@@ -26,7 +26,7 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -108,25 +108,24 @@ def collect_part(
     part: int,
     want: int,
     *,
+    seed: int,
+    plan: FaultPlan | None,
     progress: Progress,
     stop: threading.Event,
-    plan: FaultPlan | None,
     have: int = 0,
     live: Any = None,
 ) -> Collected:
     """Collect ``want`` more samples (shoes, deals or draws) into ``capture-<part>.blf``, the
-    simulated device seeded from ``opts.seed`` (resolved), the faults of ``plan`` injected.
+    simulated device seeded from the campaign's ``seed``, the faults of ``plan`` injected.
     Stops cleanly (capture flushed) when ``stop`` is set; device errors end the part with
     ``error`` set.  ``live``: an optional :class:`feltlab.rig.live.observer.CampaignObserver`."""
     capture = directory / f"capture-{part:03d}.blf"
     result = Collected(requested=want)
     dev = client = None
     runner: FaultRunner | None = None
-    if opts.seed is None:
-        raise CampaignError("a collection part needs the campaign's seed: run_campaign sets it")
     clock = opts.new_clock(part)
     try:
-        dev, client, _spec = open_part(opts, capture, part, opts.seed, clock)
+        dev, client, _spec = open_part(opts, capture, part, seed, clock)
         if live is not None:
             live.attach(client, dev, clock)
             progress = live.progress(progress)
@@ -203,10 +202,11 @@ def collect_part(
 
 @dataclass(frozen=True)
 class Campaign:
-    """A campaign past its first phase: its options built once, every default resolved
-    (``opts.seed``, ``opts.alpha``, ``opts.size`` set from the profile or drawn), its fault
-    plan, and its state (``campaign.json``, the campaign's own record of those options, which
-    a resume reads back: :func:`recorded_campaign`).  Every later phase takes this one object."""
+    """A campaign past its first phase: its options (built once, by the caller or from the
+    campaign's record: :func:`recorded_campaign`), its fault plan, and its state
+    (``campaign.json``: the options with every default resolved, :attr:`size`, :attr:`alpha`
+    and :attr:`seed` from the profile or drawn, which a resume reads back).  Every later phase
+    takes this one object."""
 
     opts: CampaignOptions
     plan: FaultPlan | None
@@ -329,8 +329,8 @@ def _refuse(opts: CampaignOptions) -> Campaign:
     bound = new_binding()  # the lab key made (or read) before the folder is
     new_out_dir(opts.out, taken_out_hint(opts.out, prof.device_kind.command))
     seed = opts.seed if opts.seed is not None else secrets.randbits(62)
-    opts = replace(opts, seed=seed, alpha=alpha, size=size)  # the options, resolved once
-    state = _state(opts, uuid.uuid4().hex, time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    state = _state(opts, uuid.uuid4().hex, started, size=size, alpha=alpha, seed=seed)
     state["binding"] = bound  # the lab key its parts are bound with (binding.py)
     return Campaign(opts, plan, state)
 
@@ -368,7 +368,14 @@ def _resume(out: Path) -> Campaign:
     recorded = recorded_campaign(out, old)
     refuse_complete(out, recorded.profile, recorded.size)
     check_freshness(recorded.profile)
-    state = _state(recorded.opts, old["campaign_id"], old["started"])
+    state = _state(
+        recorded.opts,
+        old["campaign_id"],
+        old["started"],
+        size=recorded.size,
+        alpha=recorded.alpha,
+        seed=recorded.seed,
+    )
     state["parts"] = old.get("parts", [])
     state["binding"] = old.get("binding")  # a resume keeps the campaign's lab key
     recovered = recover_captures(out)
@@ -381,18 +388,21 @@ def _resume(out: Path) -> Campaign:
     return Campaign(recorded.opts, recorded.plan, state, resumed=True)
 
 
-def _state(opts: CampaignOptions, campaign_id: str, started: str) -> dict[str, Any]:
-    """The campaign's state as ``campaign.json`` records it: the resolved options, from which
-    a resume builds its options again (:func:`recorded_campaign`)."""
+def _state(
+    opts: CampaignOptions, campaign_id: str, started: str, *, size: int, alpha: float, seed: int
+) -> dict[str, Any]:
+    """The campaign's state as ``campaign.json`` records it: the options with the sample
+    ``size``, ``alpha`` and ``seed`` resolved, from which a resume builds its options again
+    (:func:`recorded_campaign`)."""
     return {
         "campaign_id": campaign_id,
         "kind": opts.profile.kind,
         "profile": opts.profile.to_dict(),
         "bus": opts.bus,
         "model": opts.model,
-        "size": opts.size,
-        "alpha": opts.alpha,
-        "seed": opts.seed,
+        "size": size,
+        "alpha": alpha,
+        "seed": seed,
         "faults": opts.faults,
         "clock": opts.clock_mode,
         "device_on_host": opts.device_shares_host,
@@ -441,11 +451,12 @@ def _collect(
             camp.out,
             part,
             camp.size - have,
+            seed=camp.seed,
+            plan=camp.plan,
             progress=prog,
             stop=stop,
             have=have,
             live=live,
-            plan=camp.plan,
         )
 
 
