@@ -7,12 +7,18 @@ and at the end ``record.json``, ``report.html``, ``junit.xml`` and ``manifest.js
 verdict is computed from the capture (:func:`analyze_campaign`), so ``feltlab analyze`` reaches
 the same verdicts and statistics offline.
 
+A campaign runs in phases, each once and in this order, each taking the one :class:`Campaign`
+the first returns (docs/design.md, "Rig: data flow and device kinds"): refuse bad options
+(:func:`run_campaign`) or resume from the campaign's own record (:func:`resume_campaign`,
+:func:`recorded_campaign`); prepare (``campaign.json``); collect a part (:func:`collect_part`,
+the kind's ``collect``); then :func:`conclude`: analyse (the kind's ``analyze``), verdict,
+outputs.
+
 Library code: it logs and reports progress through a callback, never prints.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import secrets
@@ -20,7 +26,7 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +48,7 @@ from feltlab.rig.certify.collect import (
 )
 from feltlab.rig.certify.decode import CaptureData, read_campaign_capture
 from feltlab.rig.certify.faults import (
+    FaultPlan,
     FaultRunner,
     read_trials,
     shoes_needed,
@@ -99,15 +106,17 @@ def collect_part(
     opts: CampaignOptions,
     directory: Path,
     part: int,
-    seed: int,
     want: int,
     *,
+    seed: int,
+    plan: FaultPlan | None,
     progress: Progress,
     stop: threading.Event,
     have: int = 0,
     live: Any = None,
 ) -> Collected:
-    """Collect ``want`` more samples (shoes, deals or draws) into ``capture-<part>.blf``.
+    """Collect ``want`` more samples (shoes, deals or draws) into ``capture-<part>.blf``, the
+    simulated device seeded from the campaign's ``seed``, the faults of ``plan`` injected.
     Stops cleanly (capture flushed) when ``stop`` is set; device errors end the part with
     ``error`` set.  ``live``: an optional :class:`feltlab.rig.live.observer.CampaignObserver`."""
     capture = directory / f"capture-{part:03d}.blf"
@@ -123,7 +132,6 @@ def collect_part(
         hb = client.wait_online(float(opts.profile.campaign.get("online_timeout", 3.0)))
         result.online = {k: int(v) for k, v in hb.signals.items()}
         kind = opts.profile.device_kind
-        plan = campaign_fault_plan(opts.profile, opts.faults)
         if plan is not None:
             done = [t["fault"] for t in read_trials(directory)]
             earlier = [directory / f"capture-{p:03d}.blf" for p in range(1, part)]
@@ -192,63 +200,204 @@ def collect_part(
     return result
 
 
+@dataclass(frozen=True)
+class Campaign:
+    """A campaign past its first phase: its options (built once, by the caller or from the
+    campaign's record: :func:`recorded_campaign`), its fault plan, and its state
+    (``campaign.json``: the options with every default resolved, :attr:`size`, :attr:`alpha`
+    and :attr:`seed` from the profile or drawn, which a resume reads back).  Every later phase
+    takes this one object."""
+
+    opts: CampaignOptions
+    plan: FaultPlan | None
+    state: dict[str, Any]
+    resumed: bool = False
+
+    @property
+    def out(self) -> Path:
+        return self.opts.out
+
+    @property
+    def profile(self) -> Profile:
+        return self.opts.profile
+
+    @property
+    def size(self) -> int:
+        return int(self.state["size"])
+
+    @property
+    def alpha(self) -> float:
+        return float(self.state["alpha"])
+
+    @property
+    def seed(self) -> int:
+        return int(self.state["seed"])
+
+
 def run_campaign(
     opts: CampaignOptions,
     *,
     progress: Progress | None = None,
     stop: threading.Event | None = None,
-    resume: bool = False,
     live: Any = None,
 ) -> CampaignResult:
-    """Run (or, with ``resume``, continue) a campaign into ``opts.out``: collect, analyse
-    from the capture, write the report.  Setting ``stop`` (e.g. on Ctrl-C) ends collection
-    cleanly; the partial record then has verdict ABORTED.  Raises :class:`CampaignError` for
-    bad options.  ``live``: an optional :class:`feltlab.rig.live.observer.CampaignObserver` told the
-    campaign's state, progress, client and record (``feltlab certify --live``)."""
+    """Run a new campaign into ``opts.out``, phase by phase: refuse bad options (before any
+    folder is made), prepare (``campaign.json``), collect a part, analyse from the capture,
+    judge the verdict, write the outputs (record, report, JUnit, manifest).  Setting ``stop``
+    (e.g. on Ctrl-C) ends collection cleanly; the partial record then has verdict ABORTED.
+    Raises :class:`CampaignError` for bad options.  ``live``: an optional
+    :class:`feltlab.rig.live.observer.CampaignObserver` told the campaign's state, progress,
+    client and record (``feltlab certify --live``)."""
+    return _run(_refuse(opts), progress, stop, live)
+
+
+def resume_campaign(
+    out: Path,
+    *,
+    progress: Progress | None = None,
+    stop: threading.Event | None = None,
+    live: Any = None,
+) -> CampaignResult:
+    """Continue the interrupted campaign in ``out`` with the options of its own record
+    (``campaign.json``: profile, bus, model, size, alpha, seed, faults, clock), through the
+    same phases as :func:`run_campaign`: a new collection part for the samples still missing,
+    then the analysis of every part.  Raises :class:`CampaignError` for a folder that is no
+    campaign's, holds foreign parts, or is complete."""
+    return _run(_resume(Path(out)), progress, stop, live)
+
+
+def _run(
+    camp: Campaign, progress: Progress | None, stop: threading.Event | None, live: Any
+) -> CampaignResult:
+    """The phases after the first: prepare, collect, then analyse, verdict and outputs
+    (:func:`conclude`); however it ends, the part's BLF is written and recorded and no
+    helper process is left."""
     prog = progress or NoProgress()
     stop = stop or threading.Event()
-    out = opts.out
-    bound: dict[str, Any] | None = None  # a new campaign's binding (binding.py)
-    if resume:
-        state = read_state(out)
-        refuse_links(out)  # a link planted in the folder: nothing written through it
-        check_parts(out, state, capture_paths(out))  # foreign parts: refused before any work
-        prof = profile_from_dict(state["profile"]["data"], state["profile"]["path"])
-        refuse_complete(out, prof, int(state["size"]))
-        check_freshness(prof)
-        opts = CampaignOptions(
-            prof,
-            out,
-            state["bus"],
-            state["model"],
-            state["size"],
-            state["alpha"],
-            state["seed"],
-            state.get("faults"),
-            state.get("clock"),
-            bool(state.get("device_on_host", False)),
-        )
-    else:
-        campaign_fault_plan(opts.profile, opts.faults)  # bad plans and keys: before mkdir
-        _check_model(opts)  # so does a shuffle model that cannot shuffle this shoe
-        check_freshness(opts.profile)  # and an unwritable or rolled-back freshness state
-        if opts.seed is not None and not 0 <= opts.seed <= U64_MAX:
-            raise CampaignError(f"the seed must be in 0..{U64_MAX}, got {opts.seed}")
-        bound = new_binding()  # the lab key made (or read) before the folder is
-        new_out_dir(out, taken_out_hint(out, opts.profile.device_kind.command))
+    have = _prepare(camp, prog, live)
+    collected = Collected()
+    opts = camp.opts
+    # forked before collection: matplotlib and the power runs overlap it (ahead.py)
+    worker = AheadWorker(jobs=_jobs_ahead(camp), ahead=opts.ahead)
+    try:
+        collected = _collect(camp, have, prog, stop, live)
+        if live is None:
+            with fewer_gc_passes():
+                return conclude(camp, collected, progress=prog, worker=worker)
+        live.analysing()
+        result = conclude(camp, collected, progress=live.progress(prog), worker=worker)
+    finally:
+        try:  # however the campaign ends: its BLF is written and recorded
+            settle(collected, opts.out)
+        except OSError as exc:  # told already, if the campaign got as far as its record
+            log.error("%s", exc)
+        worker.close()  # and no helper process is left
+    live.finished(result.record, opts.out)
+    return result
+
+
+# -- phase 1: refuse (a new campaign) or resume -------------------------------------------------
+
+
+def _refuse(opts: CampaignOptions) -> Campaign:
+    """A new campaign's first phase: refuse bad options before its folder is made (a bad
+    fault plan or key, a shuffle model that cannot shuffle the shoe, an unwritable or
+    rolled-back freshness state, a seed, alpha or size out of range, a fault plan with too few
+    shoes), then make the lab key and the folder.  Returns the campaign with its options
+    resolved once.  Raises :class:`CampaignError`."""
     prof = opts.profile
-    seed = opts.seed if opts.seed is not None else secrets.randbits(62)
+    plan = campaign_fault_plan(prof, opts.faults)  # bad plans and keys: before mkdir
+    _check_model(opts)  # so does a shuffle model that cannot shuffle this shoe
+    check_freshness(prof)  # and an unwritable or rolled-back freshness state (a bad key)
+    if opts.seed is not None and not 0 <= opts.seed <= U64_MAX:
+        raise CampaignError(f"the seed must be in 0..{U64_MAX}, got {opts.seed}")
     alpha = float(opts.alpha if opts.alpha is not None else prof.campaign.get("alpha", 0.01))
     if not 0 < alpha < 1:
         raise CampaignError(f"alpha must be in (0, 1), got {alpha}")
-    unit = prof.device_kind.unit
-    size = int(opts.size if opts.size is not None else prof.campaign.get(unit, 100))
+    size = int(
+        opts.size if opts.size is not None else prof.campaign.get(prof.device_kind.unit, 100)
+    )
     if size < 2:
         raise CampaignError(f"the sample size must be at least 2, got {size}")
-    state = {
-        "campaign_id": uuid.uuid4().hex if not resume else read_state(out)["campaign_id"],
-        "kind": prof.kind,
-        "profile": prof.to_dict(),
+    if plan is not None and size < shoes_needed(len(plan.faults)):
+        raise CampaignError(
+            f"the fault plan injects {len(plan.faults)} faults, one per shoe with a clean shoe "
+            f"before the first and after the last: it needs at least "
+            f"{shoes_needed(len(plan.faults))} shoes; give --shoes "
+            f"{shoes_needed(len(plan.faults))} or fewer faults"
+        )
+    bound = new_binding()  # the lab key made (or read) before the folder is
+    new_out_dir(opts.out, taken_out_hint(opts.out, prof.device_kind.command))
+    seed = opts.seed if opts.seed is not None else secrets.randbits(62)
+    started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    state = _state(opts, uuid.uuid4().hex, started, size=size, alpha=alpha, seed=seed)
+    state["binding"] = bound  # the lab key its parts are bound with (binding.py)
+    return Campaign(opts, plan, state)
+
+
+def recorded_campaign(out: Path, state: dict[str, Any] | None = None) -> Campaign:
+    """The campaign in ``out`` as its own record says (``state``, else its campaign.json read
+    and checked by :func:`read_state`): its options built from the record's profile, bus,
+    model, size, alpha, seed, faults, clock and device-on-host.  Raises
+    :class:`CampaignError` for a bad record or fault plan."""
+    state = read_state(out) if state is None else state
+    prof = profile_from_dict(state["profile"]["data"], state["profile"]["path"])
+    opts = CampaignOptions(
+        prof,
+        out,
+        bus=state["bus"],
+        model=state["model"],
+        size=int(state["size"]),
+        alpha=float(state["alpha"]),
+        seed=int(state["seed"]),
+        faults=state.get("faults"),
+        clock=state.get("clock"),
+        device_on_host=bool(state.get("device_on_host", False)),
+    )
+    return Campaign(opts, campaign_fault_plan(prof, opts.faults), state)
+
+
+def _resume(out: Path) -> Campaign:
+    """A resumed campaign's first phase: its options from its own record
+    (:func:`recorded_campaign`), refused when the folder holds a planted link or a foreign
+    part, is complete, or its keyed device's freshness state is bad; the parts a crash left
+    with only a journal rebuilt and recorded.  Raises :class:`CampaignError`."""
+    old = read_state(out)
+    refuse_links(out)  # a link planted in the folder: nothing written through it
+    check_parts(out, old, capture_paths(out))  # foreign parts: refused before any work
+    recorded = recorded_campaign(out, old)
+    refuse_complete(out, recorded.profile, recorded.size)
+    check_freshness(recorded.profile)
+    state = _state(
+        recorded.opts,
+        old["campaign_id"],
+        old["started"],
+        size=recorded.size,
+        alpha=recorded.alpha,
+        seed=recorded.seed,
+    )
+    state["parts"] = old.get("parts", [])
+    state["binding"] = old.get("binding")  # a resume keeps the campaign's lab key
+    recovered = recover_captures(out)
+    state["recovered_parts"] = old.get("recovered_parts", []) + recovered
+    for name in recovered:  # a part rebuilt from its journal: recorded now
+        p = int(name[len("capture-") : -len(".blf")])
+        state["parts"] = [e for e in state["parts"] if e.get("part") != p]
+        state["parts"].append(part_entry(state, p, out / name, recovered=True))
+    check_parts(out, state, capture_paths(out))  # the recovered parts too
+    return Campaign(recorded.opts, recorded.plan, state, resumed=True)
+
+
+def _state(
+    opts: CampaignOptions, campaign_id: str, started: str, *, size: int, alpha: float, seed: int
+) -> dict[str, Any]:
+    """The campaign's state as ``campaign.json`` records it: the options with the sample
+    ``size``, ``alpha`` and ``seed`` resolved, from which a resume builds its options again
+    (:func:`recorded_campaign`)."""
+    return {
+        "campaign_id": campaign_id,
+        "kind": opts.profile.kind,
+        "profile": opts.profile.to_dict(),
         "bus": opts.bus,
         "model": opts.model,
         "size": size,
@@ -257,79 +406,58 @@ def run_campaign(
         "faults": opts.faults,
         "clock": opts.clock_mode,
         "device_on_host": opts.device_shares_host,
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "started": started,
         "parts": [],  # each part proved this campaign's as it closes (record_part)
-        # the lab key its parts are bound with (binding.py); a resume keeps the campaign's
-        "binding": bound,
+        "binding": None,
     }
-    plan = campaign_fault_plan(prof, opts.faults)  # a bad plan stops here, before collection
-    if plan is not None and not resume and size < shoes_needed(len(plan.faults)):
-        raise CampaignError(
-            f"the fault plan injects {len(plan.faults)} faults, one per shoe with a clean shoe "
-            f"before the first and after the last: it needs at least "
-            f"{shoes_needed(len(plan.faults))} shoes; give --shoes "
-            f"{shoes_needed(len(plan.faults))} or fewer faults"
-        )
-    if prof.device_kind.keyed:
-        prof.key()  # so does a missing or bad key
-    recovered: list[str] = []
-    if resume:
-        old = read_state(out)
-        state["started"] = old["started"]
-        state["recovered_parts"] = old.get("recovered_parts", [])
-        recovered = recover_captures(out)
-        state["recovered_parts"] += recovered
-        state["parts"] = old.get("parts", [])
-        state["binding"] = old.get("binding")
-        for name in recovered:  # a part rebuilt from its journal: recorded now
-            p = int(name[len("capture-") : -len(".blf")])
-            state["parts"] = [e for e in state["parts"] if e.get("part") != p]
-            state["parts"].append(part_entry(state, p, out / name, recovered=True))
-        check_parts(out, state, capture_paths(out))  # the recovered parts too
-    (out / "campaign.json").write_text(json.dumps(state, indent=2))
+
+
+# -- phase 2: prepare ----------------------------------------------------------------------------
+
+
+def _prepare(camp: Campaign, prog: Progress, live: Any) -> int:
+    """Write ``campaign.json`` and count the samples the capture holds already (a resume's
+    earlier parts); returns that count."""
+    out, prof = camp.out, camp.profile
+    (out / "campaign.json").write_text(json.dumps(camp.state, indent=2))
     if live is not None:
-        live.campaign_started(state, out)
+        live.campaign_started(camp.state, out)
     parts = capture_paths(out)
-    have = 0
-    if parts:
-        prog.start("reading the capture collected so far", None)
-        have = count_samples(read_campaign_capture(parts, prof.base), prof.kind)
-        if live is not None:
-            live.already_collected(have)
-    part = len(parts) + 1
-    collected = Collected()
-    # forked before collection: matplotlib and the power runs overlap it (ahead.py)
-    worker = AheadWorker(jobs=_jobs_ahead(prof, size, alpha, seed), ahead=opts.ahead)
-    try:
-        if have < size:
-            with watch_host(out, state), fewer_gc_passes():
-                collected = collect_part(
-                    replace(opts, seed=seed),
-                    out,
-                    part,
-                    seed,
-                    size - have,
-                    progress=prog,
-                    stop=stop,
-                    have=have,
-                    live=live,
-                )
-        elif resume:
-            log.info("nothing left to collect: %d of %d", have, size)
-        report = functools.partial(finish, out, prof, state, collected, worker=worker)
-        if live is None:
-            with fewer_gc_passes():
-                return report(progress=prog, plots=opts.plots)
-        live.analysing()
-        result = report(progress=live.progress(prog), plots=opts.plots)
-    finally:
-        try:  # however the campaign ends: its BLF is written and recorded
-            settle(collected, out)
-        except OSError as exc:  # told already, if the campaign got as far as its record
-            log.error("%s", exc)
-        worker.close()  # and no helper process is left
-    live.finished(result.record, out)
-    return result
+    if not parts:
+        return 0
+    prog.start("reading the capture collected so far", None)
+    have = count_samples(read_campaign_capture(parts, prof.base), prof.kind)
+    if live is not None:
+        live.already_collected(have)
+    return have
+
+
+# -- phase 3: collect a part ---------------------------------------------------------------------
+
+
+def _collect(
+    camp: Campaign, have: int, prog: Progress, stop: threading.Event, live: Any
+) -> Collected:
+    """Collect the samples still missing into a new part (none when the capture has them
+    all)."""
+    if have >= camp.size:
+        if camp.resumed:
+            log.info("nothing left to collect: %d of %d", have, camp.size)
+        return Collected()
+    part = len(capture_paths(camp.out)) + 1
+    with watch_host(camp.out, camp.state), fewer_gc_passes():
+        return collect_part(
+            camp.opts,
+            camp.out,
+            part,
+            camp.size - have,
+            seed=camp.seed,
+            plan=camp.plan,
+            progress=prog,
+            stop=stop,
+            have=have,
+            live=live,
+        )
 
 
 def _check_model(opts: CampaignOptions) -> None:
@@ -348,12 +476,15 @@ def _check_model(opts: CampaignOptions) -> None:
         raise CampaignError(f"{exc}") from None
 
 
-def _jobs_ahead(prof: Profile, size: int, alpha: float, seed: int) -> Sequence[Any]:
+def _jobs_ahead(camp: Campaign) -> Sequence[Any]:
     """The pure computations the analysis will run that the capture does not change (the
     kind's ``plan_ahead``), for the helper process to compute during collection."""
-    plan_ahead = prof.device_kind.plan_ahead
+    opts = camp.opts
+    plan_ahead = opts.profile.device_kind.plan_ahead
+    if plan_ahead is None:
+        return ()
     try:
-        return plan_ahead(prof, size, alpha, seed) if plan_ahead is not None else ()
+        return plan_ahead(opts.profile, camp.size, camp.alpha, camp.seed)
     except Exception as exc:  # only ever a head start: the analysis runs its jobs itself
         log.info("nothing computed ahead (%s)", exc)
         return ()
@@ -384,70 +515,72 @@ def settle(collected: Collected, directory: Path) -> bool:
     return False
 
 
-def finish(
-    out: Path,
-    prof: Profile,
-    state: dict[str, Any],
+# -- phases 4 to 6: analyse, verdict, outputs ---------------------------------------------------
+
+
+def conclude(
+    camp: Campaign,
     collected: Collected,
     *,
     progress: Progress,
     worker: AheadWorker | None = None,
-    plots: bool = True,
 ) -> CampaignResult:
-    """Analyse the campaign in ``out`` and write its report (``plots``: with its plots).  In
-    real time the host's timing uncertainty is calibrated once more after collection
-    (:func:`calibrate_after`).
-    ``worker``: the helper process started before collection (default: one started now, for
-    the plots), closed here."""
-    errors: list[str] = []
-    if collected.error:
-        errors.append(f"collection: {collected.error}")
-    calibrate_after(out, state)
+    """Phases 4 to 6 of ``camp`` after ``collected``: analyse the campaign from its capture,
+    judge its verdict, write its outputs.  In real time the host's timing uncertainty is
+    calibrated once more after collection (:func:`calibrate_after`).  ``worker``: the helper
+    process started before collection (its power table, the plots; default: one started
+    now, for the plots), closed here."""
+    calibrate_after(camp.out, camp.state)
     if worker is None:
         worker = AheadWorker()  # the plots' matplotlib import overlaps the analysis
+    captures = capture_paths(camp.out)
     try:
         with serving(worker):
-            return _finish(out, prof, state, collected, errors, worker, progress, plots)
+            analysis, data = _analyse(camp, captures, collected, progress)
+            have = count_samples(data, camp.profile.kind) if data is not None else None
+            verdict = _verdict(camp, collected, analysis, have)
+            return _outputs(camp, captures, collected, analysis, data, have, verdict, worker)
     finally:
         worker.close()  # however the analysis ends: no helper process is left
 
 
-def _finish(
-    out: Path,
-    prof: Profile,
-    state: dict[str, Any],
-    collected: Collected,
-    errors: list[str],
-    worker: AheadWorker,
-    progress: Progress,
-    plots: bool,
-) -> CampaignResult:
-    captures = capture_paths(out)
+def _analyse(
+    camp: Campaign, captures: Sequence[Path], collected: Collected, progress: Progress
+) -> tuple[Analysis, CaptureData | None]:
+    """Phase 4: every check from the capture (:func:`analyze_campaign`), from the frames the
+    part kept when they agree with the BLF written meanwhile, else from the file."""
 
     def analyse() -> tuple[Analysis, CaptureData | None]:
         try:
             return analyze_campaign(
                 captures,
-                prof,
-                alpha=state["alpha"],
-                seed=state["seed"],
-                directory=out,
+                camp.profile,
+                alpha=camp.alpha,
+                seed=camp.seed,
+                directory=camp.out,
                 progress=progress,
                 frames=collected.frames,
             )
         except (RigError, ValueError, OSError, EOFError) as exc:  # an unreadable capture
             failed = Analysis(errors=[f"analysis: {exc}"])
-            failed.host = combine(read_calibrations(out))
+            failed.host = combine(read_calibrations(camp.out))
             return failed, None
 
     analysis, data = analyse()
     # the BLF, written meanwhile, recorded before the record names its SHA-256 (an OSError,
     # a full disk, goes up: no record, the journal kept for --resume)
-    if not settle(collected, out):  # its frames differ from those kept (then dropped)
+    if not settle(collected, camp.out):  # its frames differ from those kept (then dropped)
         analysis, data = analyse()  # analysed from the file
-    analysis.errors[:0] = errors
-    size = int(state["size"])
-    have = count_samples(data, prof.kind) if data is not None else None
+    if collected.error:
+        analysis.errors.insert(0, f"collection: {collected.error}")
+    return analysis, data
+
+
+def _verdict(camp: Campaign, collected: Collected, analysis: Analysis, have: int | None) -> Verdict:
+    """Phase 5: the samples missing measured (why they are missing), then the verdict:
+    ABORTED when collection was interrupted, else the analysis' (the announced limits the
+    device went beyond are judged from the capture, certify.analyze._announced, so that
+    analyze reaches the same verdict offline)."""
     if have is None:
         why = "the capture could not be analysed"
     elif collected.aborted:
@@ -458,32 +591,47 @@ def _finish(
         why = "fewer samples in the capture than planned"
     analysis.measurements.append(
         missing_measurement(
-            prof.kind,
-            size,
+            camp.profile.kind,
+            camp.size,
             have,
             why,
             failed=[f"{i}: {r}" for i, r in collected.missing],
         )
     )
-    # the announced limits the device went beyond are judged from the capture
-    # (certify.analyze._announced), so that analyze reaches the same verdict offline
-    verdict = Verdict.ABORTED if collected.aborted else analysis.verdict()
+    return Verdict.ABORTED if collected.aborted else analysis.verdict()
+
+
+def _outputs(
+    camp: Campaign,
+    captures: Sequence[Path],
+    collected: Collected,
+    analysis: Analysis,
+    data: CaptureData | None,
+    have: int | None,
+    verdict: Verdict,
+    worker: AheadWorker,
+) -> CampaignResult:
+    """Phase 6: the record, then the report, JUnit and manifest (with the plots unless the
+    options say none)."""
     record = build_record(
-        prof,
-        state,
+        camp.profile,
+        camp.state,
         analysis,
         captures,
         verdict,
         collected,
-        collection=collection_record(size, have, collected),
+        collection=collection_record(camp.size, have, collected),
         heartbeat_kind=data.heartbeat_kind if data is not None else None,
     )
-    write_report(out, record, report_plots(analysis, worker) if plots else [])
-    return CampaignResult(verdict, record, out)
+    write_report(camp.out, record, report_plots(analysis, worker) if camp.opts.plots else [])
+    return CampaignResult(verdict, record, camp.out)
 
 
 __all__ = [
     "BUNDLED",
-    "finish",
+    "Campaign",
+    "conclude",
+    "recorded_campaign",
+    "resume_campaign",
     "run_campaign",
 ]

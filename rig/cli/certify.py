@@ -5,13 +5,15 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import signal
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -23,9 +25,14 @@ from feltlab.rig.cli.campaign_dir import new_campaign_dir, refuse_resume_options
 from feltlab.rig.cli.options import bus_option, profile_option
 from feltlab.rig.cli.render import RichProgress, print_result
 from feltlab.rig.errors import RigError
-from feltlab.rig.kinds import DeviceKind, get_kind, kinds
+from feltlab.rig.kinds import DeviceKind, kinds
 from feltlab.rig.live.cli import Live, live_options
 from feltlab.seeds import U64_MAX
+
+if TYPE_CHECKING:
+    from feltlab.rig.certify.collect import CampaignOptions
+    from feltlab.rig.certify.profile import Profile
+    from feltlab.rig.certify.record import CampaignResult
 
 
 def _after_verdict(signum: int, frame: Any) -> None:
@@ -36,7 +43,9 @@ def _after_verdict(signum: int, frame: Any) -> None:
         sys.stdout.flush()
 
 
-def _checked_profile(prof: Any, command: str, size_option: str | None, standard: str | None) -> Any:
+def _checked_profile(
+    prof: Profile, command: str, size_option: str | None, standard: str | None
+) -> Profile:
     """``prof`` checked against the command and its size option, with ``--standard``'s
     alpha and name in its ``[campaign]`` (recorded with the profile).  Raises RigError."""
     if prof.device_kind.command != command:
@@ -56,7 +65,7 @@ def _checked_profile(prof: Any, command: str, size_option: str | None, standard:
 
     from feltlab.rig.certify.standards import get_standard
 
-    if prof.kind != "batch":
+    if prof.device_kind.unit != SHOE_UNIT:
         raise RigError("--standard applies to a batch shuffler's randomness battery")
     try:
         std = get_standard(standard)
@@ -66,34 +75,139 @@ def _checked_profile(prof: Any, command: str, size_option: str | None, standard:
     return replace(prof, campaign=camp, raw=dict(prof.raw, campaign=camp))
 
 
-def _run_certify(
-    kind: str,
-    profile: str | None,
-    bus: str | None,
-    model: str | None,
-    size: int | None,
-    alpha: float | None,
-    seed: int | None,
-    out: str | None,
-    resume: str | None,
-    faults: str | None = None,
-    clock: str | None = None,
-    *,
-    device_on_host: bool = False,
-    live: str | None = None,
-    live_linger: float = 0.0,
-    as_json: bool = False,
-    size_option: str | None = None,
-    standard: str | None = None,
-) -> None:
-    from feltlab.rig.certify.campaign import run_campaign
-    from feltlab.rig.certify.collect import CampaignOptions
+@dataclass(frozen=True, kw_only=True)
+class CertifyRequest:
+    """What one ``feltlab certify <command>`` was asked, its options read once from the
+    command line (:meth:`from_params`): the command and the kinds that name it (the first's
+    bundled profile is the default), the campaign's options and the command's own
+    (``live``, ``as_json``, ``from_file``).  ``size_option``: the ``--<unit>`` given (of one
+    of the kinds), None when none was."""
+
+    command: str
+    kinds: tuple[DeviceKind, ...]
+    profile: str | None = None
+    bus: str | None = None
+    model: str | None = None
+    size: int | None = None
+    size_option: str | None = None
+    alpha: float | None = None
+    seed: int | None = None
+    out: str | None = None
+    resume: str | None = None
+    faults: str | None = None
+    clock: str | None = None
+    device_on_host: bool = False
+    standard: str | None = None
+    from_file: str | None = None
+    live: str | None = None
+    live_linger: float = 0.0
+    as_json: bool = False
+
+    @classmethod
+    def from_params(
+        cls, command: str, members: tuple[DeviceKind, ...], params: dict[str, Any]
+    ) -> CertifyRequest:
+        """The request of ``params`` (click's, by option name).  Raises click.UsageError
+        for two sample sizes, or ``--standard`` with ``--alpha``."""
+        units = _by_unit(members)
+        sizes = {
+            k.unit: params[k.unit.replace("-", "_")]
+            for k in units
+            if params.get(k.unit.replace("-", "_")) is not None
+        }
+        if len(sizes) > 1:
+            given = [f"--{k.unit} (a {k.label})" for k in units if k.unit in sizes]
+            raise click.UsageError(f"give {' or '.join(given)}")
+        if params.get("standard") is not None and params["alpha"] is not None:
+            raise click.UsageError("give --standard (which sets alpha) or --alpha, not both")
+        ((size_option, size),) = sizes.items() or ((None, None),)
+        own = {f.name for f in fields(cls)} - {"command", "kinds", "size", "size_option"}
+        return cls(
+            command=command,
+            kinds=members,
+            size=size,
+            size_option=size_option,
+            **{k: v for k, v in params.items() if k in own},
+        )
+
+    @property
+    def size_name(self) -> str:
+        """The sample size's option: the one given, else the first kind's."""
+        return f"--{self.size_option or self.kinds[0].unit}"
+
+
+def _checked_new(req: CertifyRequest) -> Profile:
+    """A new campaign's profile, loaded and checked against the command; ``--bus`` opened
+    once and ``--model`` parsed, so that neither stops a started campaign.  Raises RigError,
+    ValueError."""
     from feltlab.rig.certify.profile import load_profile
 
-    command = get_kind(kind).command  # the command certifies the kinds that name it
-    stop = threading.Event()
-    directory = Path(resume or out or "feltlab-campaigns")
-    view: Live | None = None
+    loaded = load_profile(req.profile, req.kinds[0].name)
+    prof = _checked_profile(loaded, req.command, req.size_option, req.standard)
+    if req.bus is not None:
+        spec = BusSpec.parse(req.bus)
+        if spec.interface != "slcan":  # a serial adapter is opened once, by the campaign
+            from feltlab.rig.bus.transport import open_bus
+
+            open_bus(spec).shutdown()  # a bus that cannot open stops here, no campaign
+    if req.model is not None:
+        from feltlab.rig.devices.models import parse_model
+
+        parse_model(req.model)
+    if req.device_on_host and req.bus is None:
+        raise RigError(
+            "--device-on-host is for a device on --bus; the simulated device of the "
+            "in-process bus is always counted as on this host"
+        )
+    return prof
+
+
+def _campaign_options(req: CertifyRequest, prof: Profile, directory: Path) -> CampaignOptions:
+    """The new campaign's options, built once, by keyword.  Raises CampaignError for
+    ``--clock sim`` with ``--bus``."""
+    from feltlab.rig.certify.collect import CampaignOptions
+
+    opts = CampaignOptions(
+        prof,
+        directory,
+        bus=req.bus,
+        model=req.model,
+        size=req.size,
+        alpha=req.alpha,
+        seed=req.seed,
+        faults=req.faults,
+        clock=req.clock,
+        device_on_host=req.device_on_host,
+    )
+    opts.clock_mode  # noqa: B018 - refuses --clock sim with --bus before any work
+    return opts
+
+
+def _refuse_resume_options(req: CertifyRequest, directory: Path) -> None:
+    """Refuse (RigError) ``--resume`` with an option that would change the campaign, or of a
+    campaign another command certifies."""
+    refuse_resume_options(
+        directory,
+        req.command,
+        {
+            "--profile": req.profile,
+            "--bus": req.bus,
+            "--model": req.model,
+            req.size_name: req.size,
+            "--alpha": req.alpha,
+            "--seed": req.seed,
+            "--faults": req.faults,
+            "--clock": req.clock,
+            "--device-on-host": req.device_on_host or None,
+        },
+    )
+
+
+def _watched(
+    start: Callable[..., CampaignResult], view: Live | None, stop: threading.Event
+) -> CampaignResult:
+    """Run ``start`` (a campaign) with a progress bar, a first Ctrl-C stopping collection
+    cleanly (``stop``), a second at once (KeyboardInterrupt)."""
 
     def on_sigint(signum: int, frame: Any) -> None:
         if stop.is_set():  # a second Ctrl-C: stop now
@@ -101,110 +215,88 @@ def _run_certify(
         stop.set()
         click.echo("\nstopping: finishing the current sample, keeping the capture", err=True)
 
+    signal.signal(signal.SIGINT, on_sigint)
     try:
-        if live is not None:  # a port in use stops the command before any work
-            view = Live(live).open()
-        if resume is not None:
-            directory = Path(resume)
-            refuse_resume_options(
-                directory,
-                command,
-                {
-                    "--profile": profile,
-                    "--bus": bus,
-                    "--model": model,
-                    f"--{size_option or 'shoes'}": size,
-                    "--alpha": alpha,
-                    "--seed": seed,
-                    "--faults": faults,
-                    "--clock": clock,
-                    "--device-on-host": device_on_host or None,
-                },
-            )
-            opts = CampaignOptions(load_profile(None, "batch"), directory)
+        with RichProgress() as bar:
+            return start(progress=bar, stop=stop, live=view.observer if view is not None else None)
+    finally:  # the record is written: a Ctrl-C now only hurries the exit (verdict's code)
+        signal.signal(signal.SIGINT, _after_verdict)
+
+
+def _refused(view: Live | None, why: str) -> None:
+    """Tell the live view (if any) the campaign failed, and close it."""
+    if view is not None:
+        view.observer.failed(why)
+        view.close(0.0)
+
+
+def _run_certify(req: CertifyRequest) -> None:
+    """Run (or resume) the campaign of ``req`` and exit with its verdict's code (0 pass, 1
+    fail, 3 inconclusive), or 2 with one line for bad options, an unwritable folder or a
+    second Ctrl-C (each saying how to go on)."""
+    from feltlab.rig.certify.campaign import resume_campaign, run_campaign
+
+    directory = Path(req.resume or req.out or "feltlab-campaigns")
+    view: Live | None = None
+    start: Callable[..., CampaignResult]
+    try:
+        if req.live is not None:  # a port in use stops the command before any work
+            view = Live(req.live).open()
+        if req.resume is not None:
+            _refuse_resume_options(req, directory)
+            start = functools.partial(resume_campaign, directory)
         else:
-            prof = _checked_profile(load_profile(profile, kind), command, size_option, standard)
-            if bus is not None:
-                spec = BusSpec.parse(bus)
-                if spec.interface != "slcan":  # a serial adapter is opened once, by the campaign
-                    from feltlab.rig.bus.transport import open_bus
-
-                    open_bus(spec).shutdown()  # a bus that cannot open stops here, no campaign
-            if model is not None:
-                from feltlab.rig.devices.models import parse_model
-
-                parse_model(model)
-            directory = Path(out) if out else new_campaign_dir(prof.kind)
-            if device_on_host and bus is None:
-                raise RigError(
-                    "--device-on-host is for a device on --bus; the simulated device of the "
-                    "in-process bus is always counted as on this host"
-                )
-            opts = CampaignOptions(
-                prof, directory, bus, model, size, alpha, seed, faults, clock, device_on_host
-            )
-            opts.clock_mode  # noqa: B018 - refuses --clock sim with --bus before any work
+            prof = _checked_new(req)
+            directory = Path(req.out) if req.out else new_campaign_dir(prof.kind)
+            start = functools.partial(run_campaign, _campaign_options(req, prof, directory))
         if view is not None:
             view.set_directory(directory)
-        signal.signal(signal.SIGINT, on_sigint)
-        try:
-            with RichProgress() as bar:
-                result = run_campaign(
-                    opts,
-                    progress=bar,
-                    stop=stop,
-                    resume=resume is not None,
-                    live=view.observer if view is not None else None,
-                )
-        finally:  # the record is written: a Ctrl-C now only hurries the exit (verdict's code)
-            signal.signal(signal.SIGINT, _after_verdict)
+        result = _watched(start, view, threading.Event())
     except KeyboardInterrupt:
-        if view is not None:
-            view.observer.failed("interrupted at once (second Ctrl-C): no record was written")
-            view.close(0.0)
+        _refused(view, "interrupted at once (second Ctrl-C): no record was written")
         click.echo(
             f"interrupted at once (second Ctrl-C): no record was written; the capture so far "
             f"is in {directory} (a part not closed keeps its journal, "
             f"capture-NNN.journal.log, which analyze and capture decode read); continue "
-            f"with feltlab certify {command} "
-            f"--resume {directory}",
+            f"with feltlab certify {req.command} --resume {directory}",
             err=True,
         )
         sys.exit(2)
     except (RigError, ValueError) as exc:
-        if view is not None:
-            view.observer.failed(str(exc))
-            view.close(0.0)
-        if out is None and resume is None and directory.is_dir():
+        _refused(view, str(exc))
+        if req.out is None and req.resume is None and directory.is_dir():
             # a default directory made for a campaign refused before any work: leave none
             with contextlib.suppress(OSError):
                 directory.rmdir()  # only if still empty
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     except OSError as exc:  # the campaign folder cannot be written: a full disk, no rights
-        if view is not None:
-            view.observer.failed(str(exc))
-            view.close(0.0)
-        where = exc.filename or directory
+        _refused(view, str(exc))
         click.echo(
-            f"error: cannot write {where}: {exc.strerror or exc}; make room (or choose a "
-            f"writable --out) and continue with feltlab certify {command} --resume {directory}",
+            f"error: cannot write {exc.filename or directory}: {exc.strerror or exc}; make "
+            f"room (or choose a writable --out) and continue with feltlab certify "
+            f"{req.command} --resume {directory}",
             err=True,
         )
         sys.exit(2)
+    _show(req, result, directory, view)
+
+
+def _show(req: CertifyRequest, result: CampaignResult, directory: Path, view: Live | None) -> None:
+    """Print the verdict (and record), linger the live view, exit with the verdict's code."""
     if result.verdict == Verdict.ABORTED:
         click.echo(
             f"interrupted: the record says ABORTED; continue the campaign with "
-            f"feltlab certify {command} --resume {directory}",
+            f"feltlab certify {req.command} --resume {directory}",
             err=True,
         )
-    print_result(result, as_json=as_json)
+    print_result(result, as_json=req.as_json)
     if view is not None:
         sys.stdout.flush()
         linger_stop = threading.Event()
         previous = signal.signal(signal.SIGINT, lambda signum, frame: linger_stop.set())
         try:
-            view.close(live_linger, linger_stop)
+            view.close(req.live_linger, linger_stop)
         finally:
             signal.signal(signal.SIGINT, previous)
     # Python's finalization puts a Python-level SIGINT handler back to SIG_DFL, so a Ctrl-C
@@ -234,61 +326,142 @@ MODEL_HELP = (
 )
 
 
-def _certify_options(size_name: str, size_help: str) -> Callable[[_F], _F]:
-    def wrap(fn: _F) -> _F:
-        opts = [
-            profile_option("Default: the bundled simulated device."),
-            bus_option(
-                default_help="Default: an in-process virtual bus with the simulated device."
-            ),
-            click.option(
-                f"--{size_name}",
-                size_name,
-                type=click.IntRange(2, MAX_PART_SAMPLES),
-                default=None,
-                help=size_help + f" At most {MAX_PART_SAMPLES} (16-bit shoe and draw numbers).",
-            ),
-            click.option(
-                "--alpha",
-                type=click.FloatRange(0, 1, min_open=True, max_open=True),
-                default=None,
-                help=ALPHA_HELP,
-            ),
-            seed_option(None, f"Campaign seed, 0..{U64_MAX} (default: fresh, recorded)."),
-            out_option("Campaign directory (must be new or empty)."),
-            click.option(
-                "--resume",
-                default=None,
-                type=click.Path(exists=True, file_okay=False),
-                help="Continue the interrupted campaign in this directory from its capture.",
-            ),
-            click.option(
-                "--clock",
-                type=click.Choice(["sim", "real"]),
-                default=None,
-                help="sim: the simulated device in simulated time (deterministic: the same "
-                "seed gives the same capture and verdicts on any host); real: in the host's "
-                "real time. Default: sim on the in-process bus, real on --bus (always).",
-            ),
-            click.option(
-                "--device-on-host",
-                is_flag=True,
-                default=False,
-                help="The device on --bus runs on this same computer (e.g. feltlab device "
-                "run): real-time timing verdicts also count this host's scheduling latency "
-                "on the device's side (recorded). Never set it for a device on its own "
-                "hardware.",
-            ),
-            click.option(
-                "--json", "as_json", is_flag=True, help="Print the verdict and record as JSON."
-            ),
-        ]
-        fn = live_options(fn)
-        for o in reversed(opts):
-            fn = o(fn)
-        return fn
+FROM_HELP = (
+    "Certify the shoes of this file instead of a device (any machine, whatever its "
+    "link): one shoe a row, .csv or .jsonl of card codes (0..51), cards (AS, TD, 10H) or card "
+    "ids (deck * 52 + code), or a numpy .npy array (shoes, cards); each row a permutation of "
+    "the file's decks (docs/certification.md, Shoes from a file)."
+)
 
-    return wrap
+STANDARD_HELP = (
+    "The regulation the certificate answers to: 25cfr547 (25 CFR 547.14, 99%), comar "
+    "(COMAR 36.05.02.17, 95%) or pa810a (58 Pa. Code 810a.5, 95%): sets alpha and the checks "
+    "required (docs/certification.md, Standards)."
+)
+
+FAULTS_HELP = (
+    "Fault campaign: 'all' or a comma list of stop_heartbeats, silence_mid_transfer, "
+    "corrupt_frame, jump_counter, reboot, jam, bus_loss ({labels}; overrides the "
+    "profile's [faults] inject)."
+)
+
+SHOE_UNIT = "shoes"
+"""The unit of kinds whose sample is a whole shoe: the shoe battery's ``--standard`` and a
+file of shoes (``--from``) apply to them."""
+
+
+def _by_unit(members: tuple[DeviceKind, ...]) -> list[DeviceKind]:
+    """The first of ``members`` with each unit, in order (two kinds of one command may share a
+    unit, and so its option)."""
+    first: dict[str, DeviceKind] = {}
+    for k in members:
+        first.setdefault(k.unit, k)
+    return list(first.values())
+
+
+def _size_option(kind: DeviceKind) -> Callable[[_F], _F]:
+    """``--<unit>``: the sample size of ``kind``."""
+    name = kind.unit.replace("-", "_")
+    return click.option(
+        f"--{kind.unit}",
+        name,
+        type=click.IntRange(2, MAX_PART_SAMPLES),
+        default=None,
+        help=f"{kind.unit.capitalize()} to collect ({kind.label}; default: the profile's)."
+        f" At most {MAX_PART_SAMPLES} (16-bit shoe and draw numbers).",
+    )
+
+
+def _common_options(members: tuple[DeviceKind, ...]) -> list[Callable[[_F], _F]]:
+    """The options of every campaign command, with one ``--<unit>`` for each kind."""
+    return [
+        profile_option("Default: the bundled simulated device."),
+        bus_option(default_help="Default: an in-process virtual bus with the simulated device."),
+        *(_size_option(k) for k in _by_unit(members)),
+        click.option(
+            "--alpha",
+            type=click.FloatRange(0, 1, min_open=True, max_open=True),
+            default=None,
+            help=ALPHA_HELP,
+        ),
+        seed_option(None, f"Campaign seed, 0..{U64_MAX} (default: fresh, recorded)."),
+        out_option("Campaign directory (must be new or empty)."),
+        click.option(
+            "--resume",
+            default=None,
+            type=click.Path(exists=True, file_okay=False),
+            help="Continue the interrupted campaign in this directory from its capture.",
+        ),
+        click.option(
+            "--clock",
+            type=click.Choice(["sim", "real"]),
+            default=None,
+            help="sim: the simulated device in simulated time (deterministic: the same "
+            "seed gives the same capture and verdicts on any host); real: in the host's "
+            "real time. Default: sim on the in-process bus, real on --bus (always).",
+        ),
+        click.option(
+            "--device-on-host",
+            is_flag=True,
+            default=False,
+            help="The device on --bus runs on this same computer (e.g. feltlab device "
+            "run): real-time timing verdicts also count this host's scheduling latency "
+            "on the device's side (recorded). Never set it for a device on its own "
+            "hardware.",
+        ),
+        click.option(
+            "--json", "as_json", is_flag=True, help="Print the verdict and record as JSON."
+        ),
+    ]
+
+
+def _kind_options(members: tuple[DeviceKind, ...]) -> list[Callable[[_F], _F]]:
+    """The options the command's kinds declare: ``--from`` and ``--standard`` for a kind
+    whose sample is a shoe, ``--model`` for a simulator that takes a shuffle model,
+    ``--faults`` for a kind with fault campaigns."""
+    opts: list[Callable[[_F], _F]] = []
+    shoes = any(k.unit == SHOE_UNIT for k in members)
+    if shoes:
+        opts.append(
+            click.option("--from", "from_file", default=None, metavar="FILE", help=FROM_HELP)
+        )
+    if any(k.models for k in members):
+        opts.append(click.option("--model", default=None, help=MODEL_HELP))
+    faulty = [k.label for k in members if k.fault_campaigns]
+    if faulty:
+        help_text = FAULTS_HELP.format(labels=", ".join(faulty))
+        opts.append(click.option("--faults", default=None, help=help_text))
+    if shoes:
+        opts.append(click.option("--standard", default=None, help=STANDARD_HELP))
+    return opts
+
+
+def _command_help(members: tuple[DeviceKind, ...]) -> str:
+    first = members[0]
+    labels = " or ".join(k.label for k in members)
+    return (
+        f"Certify a {labels} (the profile's kind).  With no options: the bundled simulated "
+        f"{first.label} (profile {Path(first.profile).stem}) on an in-process virtual bus, "
+        "in simulated time."
+    )
+
+
+def kind_command(command: str, members: tuple[DeviceKind, ...]) -> click.Command:
+    """The ``feltlab certify <command>`` of the kinds ``members`` that name it (built-in or a
+    vendor's, alike): the common campaign options, ``--<unit>`` for each kind's sample size,
+    the options the kinds declare (:func:`_kind_options`) and ``--live``."""
+
+    def run(**params: Any) -> None:
+        req = CertifyRequest.from_params(command, members, params)
+        if req.from_file is not None:
+            _run_from_file(req, params)
+        _run_certify(req)
+
+    run.__doc__ = _command_help(members)
+    fn: Callable[..., None] = live_options(run)
+    for option in reversed([*_kind_options(members), *_common_options(members)]):
+        fn = option(fn)
+    return click.command(command)(fn)
 
 
 LAZY_SUBCOMMANDS = {
@@ -302,16 +475,24 @@ click command, imported when it runs or is listed (the planner and the audit imp
 tables and the counted simulator, which a campaign never needs: 0.1-0.2 s of its start)."""
 
 
+def _campaign_commands() -> dict[str, tuple[DeviceKind, ...]]:
+    """Each campaign command and the registered kinds that name it, in registration order
+    (the built-ins first), but the names of :data:`LAZY_SUBCOMMANDS`."""
+    found: dict[str, tuple[DeviceKind, ...]] = {}
+    for k in kinds():
+        if k.command not in LAZY_SUBCOMMANDS:
+            found[k.command] = (*found.get(k.command, ()), k)
+    return found
+
+
 class KindCommands(click.Group):
     """``feltlab certify``: its own commands (those of :data:`LAZY_SUBCOMMANDS` imported on
-    first use), then one command for every device kind plugin whose
-    :attr:`~feltlab.rig.kinds.DeviceKind.command` is none of them (a vendor's kind installed
-    with pip, found through the ``feltlab.rig.kinds`` entry points)."""
+    first use), then one campaign command for each :attr:`~feltlab.rig.kinds.DeviceKind.command`
+    of the registered kinds (:func:`kind_command`: feltlab's own kinds and a vendor's kind
+    installed with pip, found through the ``feltlab.rig.kinds`` entry points, alike)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        own = sorted({*super().list_commands(ctx), *LAZY_SUBCOMMANDS})
-        extra = {k.command for k in kinds() if k.command not in own}
-        return own + sorted(extra)
+        return sorted({*super().list_commands(ctx), *LAZY_SUBCOMMANDS, *_campaign_commands()})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = LAZY_SUBCOMMANDS.get(cmd_name)
@@ -321,40 +502,8 @@ class KindCommands(click.Group):
         found = super().get_command(ctx, cmd_name)
         if found is not None:
             return found
-        kind = next((k for k in kinds() if k.command == cmd_name), None)
-        return None if kind is None else _kind_command(kind)
-
-
-def _kind_command(kind: DeviceKind) -> click.Command:
-    """The certify command of a plugin ``kind``: the common campaign options, ``--<unit>``
-    for its sample size, ``--model`` when its simulator takes a shuffle model."""
-
-    def run(**options: Any) -> None:
-        _run_certify(
-            kind.name,
-            options["profile"],
-            options["bus"],
-            options.get("model"),
-            options[kind.unit.replace("-", "_")],
-            options["alpha"],
-            options["seed"],
-            options["out"],
-            options["resume"],
-            None,
-            options["clock"],
-            device_on_host=options["device_on_host"],
-            live=options["live"],
-            live_linger=options["live_linger"],
-            as_json=options["as_json"],
-        )
-
-    run.__doc__ = f"Certify a {kind.label} (device kind {kind.name!r}, a plugin)."
-    fn: Callable[..., None] = _certify_options(kind.unit, f"{kind.unit.capitalize()} to collect.")(
-        run
-    )
-    if kind.models:
-        fn = click.option("--model", default=None, help=MODEL_HELP)(fn)
-    return click.command(kind.command)(fn)
+        members = _campaign_commands().get(cmd_name)
+        return None if members is None else kind_command(cmd_name, members)
 
 
 @click.group(cls=KindCommands)
@@ -363,22 +512,16 @@ def certify() -> None:
     3 inconclusive)."""
 
 
-def _run_from_file(
-    path: str,
-    profile: str | None,
-    alpha: float | None,
-    seed: int | None,
-    out: str | None,
-    standard: str | None,
-    as_json: bool,
-    refused: dict[str, Any],
-) -> None:
-    """``certify shuffler --from FILE``: shoes from a file, the battery and report
+def _run_from_file(req: CertifyRequest, params: dict[str, Any]) -> None:
+    """``certify <command> --from FILE``: shoes from a file, the battery and report
     (:func:`feltlab.rig.certify.from_file.certify_file`); a bad row is one line, exit 2."""
     from feltlab.rig.certify.from_file import certify_file
     from feltlab.rig.certify.profile import load_profile
 
-    given = [name for name, value in refused.items() if value not in (None, False)]
+    refused = ["bus", "model", *(k.unit for k in _by_unit(req.kinds)), "faults", "resume"]
+    refused += ["clock"]
+    refused += ["device-on-host", "live"]
+    given = [f"--{n}" for n in refused if params.get(n.replace("-", "_")) not in (None, False)]
     directory: Path | None = None
     try:
         if given:
@@ -386,12 +529,15 @@ def _run_from_file(
                 f"{', '.join(given)} do(es) not apply to shoes from a file (--from): no bus, "
                 "device or collection; give --profile, --alpha or --standard, --seed, --out"
             )
-        prof = _checked_profile(load_profile(profile, "batch"), "shuffler", None, standard)
-        directory = Path(out) if out else new_campaign_dir(prof.kind)
+        loaded = load_profile(req.profile, req.kinds[0].name)
+        prof = _checked_profile(loaded, req.command, None, req.standard)
+        directory = Path(req.out) if req.out else new_campaign_dir(prof.kind)
         with RichProgress() as bar:
-            result = certify_file(path, prof, directory, alpha=alpha, seed=seed, progress=bar)
+            result = certify_file(
+                str(req.from_file), prof, directory, alpha=req.alpha, seed=req.seed, progress=bar
+            )
     except (RigError, ValueError) as exc:
-        if out is None and directory is not None and directory.is_dir():
+        if req.out is None and directory is not None and directory.is_dir():
             with contextlib.suppress(OSError):
                 directory.rmdir()  # a default folder made for a refused file: leave none
         click.echo(f"error: {exc}", err=True)
@@ -399,139 +545,5 @@ def _run_from_file(
     except OSError as exc:
         click.echo(f"error: cannot write {exc.filename or directory}: {exc.strerror}", err=True)
         sys.exit(2)
-    print_result(result, as_json=as_json)
+    print_result(result, as_json=req.as_json)
     sys.exit(result.exit_code)
-
-
-@certify.command("shuffler")
-@click.option(
-    "--from",
-    "from_file",
-    default=None,
-    metavar="FILE",
-    help="Certify the shoes of this file instead of a device (any machine, whatever its "
-    "link): one shoe a row, .csv or .jsonl of card codes (0..51), cards (AS, TD, 10H) or card "
-    "ids (deck * 52 + code), or a numpy .npy array (shoes, cards); each row a permutation of "
-    "the file's decks (docs/certification.md, Shoes from a file).",
-)
-@click.option(
-    "--model",
-    default=None,
-    help=MODEL_HELP,
-)
-@click.option(
-    "--deals",
-    type=click.IntRange(2, MAX_PART_SAMPLES),
-    default=None,
-    help=f"Continuous shuffler: deals (2..{MAX_PART_SAMPLES}).",
-)
-@click.option(
-    "--faults",
-    default=None,
-    help="Fault campaign: 'all' or a comma list of stop_heartbeats, silence_mid_transfer, "
-    "corrupt_frame, jump_counter, reboot, jam, bus_loss (batch shuffler; overrides the "
-    "profile's [faults] inject).",
-)
-@click.option(
-    "--standard",
-    default=None,
-    help="The regulation the certificate answers to: 25cfr547 (25 CFR 547.14, 99%), comar "
-    "(COMAR 36.05.02.17, 95%) or pa810a (58 Pa. Code 810a.5, 95%): sets alpha and the checks "
-    "required (docs/certification.md, Standards).",
-)
-@_certify_options("shoes", "Shoes to collect (batch shuffler; default: the profile's).")
-def certify_shuffler(
-    from_file: str | None,
-    standard: str | None,
-    model: str | None,
-    faults: str | None,
-    deals: int | None,
-    profile: str | None,
-    bus: str | None,
-    shoes: int | None,
-    alpha: float | None,
-    seed: int | None,
-    out: str | None,
-    resume: str | None,
-    clock: str | None,
-    device_on_host: bool,
-    as_json: bool,
-    live: str | None,
-    live_linger: float,
-) -> None:
-    """Certify a batch or continuous shuffler (the profile's kind).  With no options: the
-    bundled simulated 6-deck ChaCha20 batch shuffler on an in-process virtual bus, in
-    simulated time."""
-    if deals is not None and shoes is not None:
-        raise click.UsageError("give --shoes (a batch shuffler) or --deals (a continuous one)")
-    if standard is not None and alpha is not None:
-        raise click.UsageError("give --standard (which sets alpha) or --alpha, not both")
-    if from_file is not None:
-        refused = {
-            "--bus": bus,
-            "--model": model,
-            "--shoes": shoes,
-            "--deals": deals,
-            "--faults": faults,
-            "--resume": resume,
-            "--clock": clock,
-            "--device-on-host": device_on_host,
-            "--live": live,
-        }
-        _run_from_file(from_file, profile, alpha, seed, out, standard, as_json, refused)
-    _run_certify(
-        "batch",
-        profile,
-        bus,
-        model,
-        deals if deals is not None else shoes,
-        alpha,
-        seed,
-        out,
-        resume,
-        faults,
-        clock,
-        device_on_host=device_on_host,
-        live=live,
-        live_linger=live_linger,
-        as_json=as_json,
-        size_option="deals" if deals is not None else "shoes" if shoes is not None else None,
-        standard=standard,
-    )
-
-
-@certify.command("jackpot-panel")
-@_certify_options("draws", "Prize draws (default: the profile's).")
-def certify_jackpot(
-    profile: str | None,
-    bus: str | None,
-    draws: int | None,
-    alpha: float | None,
-    seed: int | None,
-    out: str | None,
-    resume: str | None,
-    clock: str | None,
-    device_on_host: bool,
-    as_json: bool,
-    live: str | None,
-    live_linger: float,
-) -> None:
-    """Certify a jackpot prize panel: prize distribution, latency, failure detection and the
-    Madness 21 fallback of rule 16.12 through the SDK round engine."""
-    _run_certify(
-        "jackpot",
-        profile,
-        bus,
-        None,
-        draws,
-        alpha,
-        seed,
-        out,
-        resume,
-        None,
-        clock,
-        device_on_host=device_on_host,
-        live=live,
-        live_linger=live_linger,
-        as_json=as_json,
-    )

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.analyze_continuous import gap_test, simulate_gaps
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.campaign import resume_campaign, run_campaign
 from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.offline import analyze_path
 from feltlab.rig.certify.profile import (
@@ -206,7 +206,7 @@ def test_ctrl_c_keeps_the_capture_and_resume_completes(tmp_path: Path) -> None:
     state = json.loads((out / "campaign.json").read_text())
     state["size"] = got + 40
     (out / "campaign.json").write_text(json.dumps(state))
-    res = run_campaign(CampaignOptions(fast(), out), resume=True)
+    res = resume_campaign(out)
     assert res.verdict is Verdict.PASS, (res.record["battery"], res.record["errors"])
     assert res.record["captures"] == ["capture-001.blf", "capture-002.blf"]
     assert res.record["battery"]["n_shoes"] == got + 40
@@ -275,7 +275,7 @@ def test_profiles_bundled_and_errors(tmp_path: Path) -> None:
     with pytest.raises(CampaignError, match="not empty"):
         run_campaign(CampaignOptions(fast(), tmp_path))
     with pytest.raises(CampaignError, match="cannot resume"):
-        run_campaign(CampaignOptions(fast(), tmp_path / "nothing"), resume=True)
+        resume_campaign(tmp_path / "nothing")
     assert np.isfinite(part_seed(1, 2))
 
 

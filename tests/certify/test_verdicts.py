@@ -177,11 +177,10 @@ def test_a_missing_shoe_is_a_fail_with_its_count(small: CampaignResult, tmp_path
     d = _copy(small.directory, tmp_path / "missing")
     state = json.loads((d / "campaign.json").read_text())
     state["size"] = 13  # planned 13, the device delivered 12
-    prof = profile_from_dict(state["profile"]["data"], None)
     collected = Collected(
         requested=13, done=12, missing=[(12, "READ_SHOE 13: no transfer after 3 tries")]
     )
-    res = certify.finish(d, prof, state, collected, progress=NoProgress())
+    res = certify.conclude(certify.recorded_campaign(d, state), collected, progress=NoProgress())
     rec = res.record
     m = {m["name"]: m for m in rec["measurements"]}["collection.shoes_missing"]
     assert (m["value"], m["verdict"]) == (1.0, "FAIL")

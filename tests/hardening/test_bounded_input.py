@@ -26,7 +26,7 @@ from feltlab import native
 from feltlab.cli import main
 from feltlab.cli.shuffle import SHUFFLE_CHUNK
 from feltlab.rig.bus.capture import read_capture
-from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.campaign import resume_campaign, run_campaign
 from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.offline import analyze_path
 from feltlab.rig.certify.profile import quick_profile
@@ -118,7 +118,7 @@ def test_a_fifo_where_a_file_belongs_is_refused_at_once(
     for call in (
         lambda: analyze_path(folder, None, out=None),
         lambda: runner.invoke(view, [str(folder)], catch_exceptions=False),
-        lambda: run_campaign(CampaignOptions(quick_profile("batch"), folder), resume=True),
+        lambda: resume_campaign(folder),
     ):
         err = _bounded(call)
         if err is not None:  # refused, with the file named, as one line

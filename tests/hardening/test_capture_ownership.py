@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.campaign import resume_campaign, run_campaign
 from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.offline import analyze_path
 from feltlab.rig.certify.profile import CampaignError, Profile, quick_profile
@@ -68,7 +68,7 @@ def test_resume_refuses_a_foreign_capture(two: tuple[Path, Path], tmp_path: Path
     run_campaign(CampaignOptions(fast(), out, size=12, seed=3), stop=stop)
     shutil.copy(b / "capture-001.blf", out / "capture-001.blf")
     with pytest.raises(CampaignError, match="does not belong to campaign"):
-        run_campaign(CampaignOptions(fast(), out), resume=True)
+        resume_campaign(out)
 
 
 def test_a_truncated_blf_analysed_as_a_file_is_an_error(
@@ -145,7 +145,7 @@ def test_resume_refuses_journals_without_proof(two: tuple[Path, Path], stopped: 
     for header, why in cases.items():
         _journal(j, header, b / "capture-001.blf")
         with pytest.raises(CampaignError, match=why):
-            run_campaign(CampaignOptions(fast(), stopped), resume=True)
+            resume_campaign(stopped)
         assert not (stopped / "capture-002.blf").exists()  # nothing rebuilt from it
         assert j.exists()  # and nothing of it thrown away
         with pytest.raises(CampaignError, match=why):
@@ -155,7 +155,7 @@ def test_resume_refuses_journals_without_proof(two: tuple[Path, Path], stopped: 
     from tests.hardening.test_journal_binding import genuine_journal
 
     genuine_journal(stopped, 2, b / "capture-001.blf")
-    res = run_campaign(CampaignOptions(fast(), stopped), resume=True)
+    res = resume_campaign(stopped)
     assert res.verdict is not Verdict.ABORTED
     assert (
         "capture-002.blf" in json.loads((stopped / "campaign.json").read_text())["recovered_parts"]
@@ -175,7 +175,7 @@ def test_a_foreign_blf_before_the_first_part_closes_is_refused(
     (out / "campaign.json").write_text(json.dumps(state))
     shutil.copy(b / "capture-001.blf", out / "capture-001.blf")
     with pytest.raises(CampaignError, match="was not collected by campaign"):
-        run_campaign(CampaignOptions(fast(), out), resume=True)
+        resume_campaign(out)
 
 
 @pytest.mark.parametrize("edit", ["drop", "null", "not-a-list"])
@@ -195,4 +195,4 @@ def test_removing_parts_does_not_turn_the_check_off(
     with pytest.raises(CampaignError, match="parts"):
         analyze_path(mixed, None, out=None)
     with pytest.raises(CampaignError, match="parts"):
-        run_campaign(CampaignOptions(fast(), mixed), resume=True)
+        resume_campaign(mixed)

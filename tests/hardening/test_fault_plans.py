@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.campaign import resume_campaign, run_campaign
 from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.faults import ALL_FAULTS
 from feltlab.rig.certify.profile import CampaignError, Profile, quick_profile
@@ -60,7 +60,7 @@ def test_a_resumed_fault_campaign_checks_integrity_over_the_right_shoes(tmp_path
     first = run_campaign(opts, progress=_StopAfter(stop, 8), stop=stop)
     assert first.verdict is Verdict.ABORTED
     assert [r["fault"] for r in first.record["faults"]] == ["reboot"]
-    done = run_campaign(CampaignOptions(fast(), out), resume=True)
+    done = resume_campaign(out)
     rec = done.record
     assert done.verdict is Verdict.PASS, (rec["errors"], rec["faults"])
     rows = {r["fault"]: r for r in rec["faults"]}

@@ -19,7 +19,7 @@ from feltlab.rig.bus.capture import read_capture, read_journal, verify_journal
 from feltlab.rig.bus.writer import CaptureWriter, journal_path
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.binding import campaign_key, lab_key_path
-from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.campaign import resume_campaign, run_campaign
 from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.offline import analyze_path
 from feltlab.rig.certify.profile import CampaignError, Profile, quick_profile
@@ -91,7 +91,7 @@ def _write(j: Path, lines: list[str]) -> None:
 
 def _refused(a: Path, match: str = "fails its chained MAC") -> None:
     with pytest.raises(CampaignError, match=match):
-        run_campaign(CampaignOptions(fast(), a), resume=True)
+        resume_campaign(a)
     assert not (a / "capture-002.blf").exists()  # nothing rebuilt from it
     with pytest.raises(CampaignError, match=match):
         analyze_path(a, None, out=None)
@@ -106,7 +106,7 @@ def test_its_own_journal_is_resumed_and_a_torn_last_line_tolerated(lab: Path) ->
     _write(j, [*lines[:-2], lines[-2][:17]])  # the last line torn by the crash
     assert verify_journal(j, campaign_key(_state(a), strict=True) or b"") == whole - 1
     assert len(read_journal(j)) == whole - 1
-    res = run_campaign(CampaignOptions(fast(), a), resume=True)
+    res = resume_campaign(a)
     assert res.verdict is not Verdict.ABORTED
     assert "capture-002.blf" in _state(a)["recovered_parts"]
     assert analyze_path(a, None, out=None).verdict is res.verdict
@@ -165,7 +165,7 @@ def test_a_campaign_without_binding_or_lab_key_is_refused_where_it_must_be(lab: 
     shutil.copytree(lab / "b", lab / "b2")
     lab_key_path().unlink()  # another host (or the lab key lost): no resume
     with pytest.raises(CampaignError, match="resume it on the host that started it"):
-        run_campaign(CampaignOptions(fast(), lab / "b2"), resume=True)
+        resume_campaign(lab / "b2")
     assert analyze_path(lab / "b2", None, out=None).verdict is Verdict.PASS  # SHA-256s only
 
 

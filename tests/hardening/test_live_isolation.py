@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.campaign import resume_campaign, run_campaign
 from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.profile import CampaignError, quick_profile
 from feltlab.rig.live.cli import Live
@@ -135,7 +135,7 @@ def test_resume_never_writes_through_a_planted_link(
     before = victim.read_bytes()
     target.symlink_to(victim)
     with pytest.raises(CampaignError, match="is a link"):
-        run_campaign(CampaignOptions(quick_profile("batch"), stopped), resume=True)
+        resume_campaign(stopped)
     assert victim.read_bytes() == before
 
 

@@ -14,7 +14,7 @@ from feltlab.rig.bus.capture import read_capture
 from feltlab.rig.bus.writer import CaptureWriter
 from feltlab.rig.certify import decode
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.campaign import run_campaign
+from feltlab.rig.certify.campaign import resume_campaign, run_campaign
 from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.offline import analyze_path
 from feltlab.rig.certify.profile import quick_profile
@@ -191,6 +191,6 @@ def test_a_blf_that_cannot_be_written_stops_the_campaign_before_its_record(
     assert err.value.errno == errno.ENOSPC
     assert not (out / "record.json").exists()
     assert journal_path(out / "capture-001.blf").exists()
-    res = run_campaign(CampaignOptions(prof, out, size=20, seed=4), resume=True)
+    res = resume_campaign(out)
     assert res.verdict is Verdict.PASS and res.record["collection"]["collected"] == 20
     assert res.record["recovered_parts"] == ["capture-001.blf"]
