@@ -36,6 +36,17 @@ WORD_BITS: dict[str, int] = {
 }
 """The bits of each generator's word (the draw before scaling)."""
 
+SEED_BITS: dict[str, int] = {
+    "glibc-rand": 31,
+    "msvc-rand": 32,
+    "java-random": 48,
+    "mt19937": 32,
+    "xorshift128+": 64,
+    "chacha20": 256,
+}
+"""The bits of a seed each generator's seeding keeps (glibc: the seed mod 2^32, 0 taken as 1,
+mod 2^31; MSVC and MT19937: mod 2^32; Java: mod 2^48): wider seeds repeat narrower ones."""
+
 SCALINGS: dict[str, int] = {
     "modulo": int(lib.FL_SS_MODULO),
     "multiply-shift": int(lib.FL_SS_MULSHIFT),
@@ -151,6 +162,7 @@ __all__ = [
     "GENERATORS",
     "NO_CARD",
     "SCALINGS",
+    "SEED_BITS",
     "WORD_BITS",
     "search",
     "shuffle",

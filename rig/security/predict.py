@@ -93,21 +93,27 @@ def plan_cards(decl: Declaration, codes: npt.NDArray[np.uint8], order: str) -> C
 @dataclass
 class SearchRun:
     """What a search did: ``searched`` seeds, ``steps`` (shuffle steps replayed), wall
-    ``seconds``, ``candidates`` (seeds matching the identifying cards), ``seed`` (the one
-    dealing the whole shoe, or None), ``stopped`` (``found``, ``exhausted``,
-    ``infeasible``)."""
+    ``seconds`` and the workers' CPU seconds (``cpu_seconds``), ``candidates`` (seeds
+    matching the identifying cards), ``seed`` (the one dealing the whole shoe, or None),
+    ``stopped`` (``found``, ``exhausted``, ``infeasible``)."""
 
     searched: int = 0
     steps: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
     candidates: list[int] = field(default_factory=list)
     seed: int | None = None
     stopped: str = "exhausted"
 
     @property
     def rate(self) -> float:
-        """Seeds a second, all workers together."""
+        """Seeds a second of wall time, all workers together (what this host gave)."""
         return self.searched / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def cpu_rate(self) -> float:
+        """Seeds a CPU second of one core (the search's own speed, whatever the load)."""
+        return self.searched / self.cpu_seconds if self.cpu_seconds > 0 else 0.0
 
 
 def workers_available() -> int:
@@ -147,14 +153,14 @@ def run_search(
     per_chunk = [1 << 12]  # grown to about 0.1 s of one worker's work
     gen, scaling, direction = decl.generator, decl.scaling, decl.direction
 
-    def work(a: int, b: int) -> tuple[int, list[int], int, int, float]:
-        t0 = time.perf_counter()
+    def work(a: int, b: int) -> tuple[int, list[int], int, float, float]:
+        t0, c0 = time.perf_counter(), time.thread_time()
         found, _, steps = search(gen, scaling, direction, plan.observed, a, b, max_found=64)
-        return b - a, found, steps, a, time.perf_counter() - t0
+        return b - a, found, steps, time.thread_time() - c0, time.perf_counter() - t0
 
     start = time.perf_counter()
     chunks = _chunks(lo, hi, lambda: per_chunk[0])
-    pending: set[Future[tuple[int, list[int], int, int, float]]] = set()
+    pending: set[Future[tuple[int, list[int], int, float, float]]] = set()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         while True:
             while run.stopped == "exhausted" and len(pending) < 2 * workers:
@@ -166,9 +172,10 @@ def run_search(
                 break
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for f in done:
-                count, found, steps, _, secs = f.result()
+                count, found, steps, cpu, secs = f.result()
                 run.searched += count
                 run.steps += steps
+                run.cpu_seconds += cpu
                 per_chunk[0] = int(min(1 << 26, max(1 << 12, count * 0.1 / max(secs, 1e-6))))
                 for s in found if verify else ():
                     run.candidates.append(s)
@@ -211,9 +218,12 @@ def predictability(
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """The predictability record of one shoe ``codes`` (``(52 decks,)`` card codes, dealt
-    order) against the declaration ``decl`` (module docstring): ``declaration``, ``space``,
-    ``cards`` (the identifying cards), ``search`` (searched, seconds, rate, steps a
-    candidate, the time a full search takes at that rate), ``recovered`` (the seed and the
+    order) against the declaration ``decl`` (module docstring): ``declaration``, ``space``
+    (the seeds, their bits, the generator's ``effective_seed_bits``, what they are in the
+    source's units), ``cards`` (the identifying cards), ``search`` (seeds searched, wall and
+    CPU seconds, the rate a wall second on this host and a CPU second of one core, steps a
+    candidate, the time a full search takes at the wall rate, ``full_search_seconds``, and on
+    idle cores at the CPU rate, ``full_search_idle_seconds``), ``recovered`` (the seed and the
     prediction of the rest, or None), ``verdict`` (PASS, FAIL, INCONCLUSIVE), ``summary``
     (the one-line verdict) and ``exit_code``.  Raises DeclarationError for a shoe of another
     size than the declaration's."""
@@ -244,12 +254,14 @@ def _record(
     max_seconds: float,
 ) -> dict[str, Any]:
     full = decl.space / run.rate if run.rate > 0 else math.inf
+    idle = decl.space / (run.cpu_rate * workers) if run.cpu_rate > 0 else math.inf
     record: dict[str, Any] = {
         "check": "predictability",
         "declaration": decl.describe(),
         "space": {
             "seeds": decl.space,
             "bits": round(math.log2(decl.space), 3),
+            "effective_seed_bits": decl.effective_bits,
             "meaning": decl.meaning(),
         },
         "cards": {
@@ -263,6 +275,9 @@ def _record(
             "seconds": round(run.seconds, 4),
             "workers": workers,
             "rate_per_second": round(run.rate, 1),
+            "cpu_seconds": round(run.cpu_seconds, 4),
+            "rate_per_cpu_second": round(run.cpu_rate, 1),
+            "full_search_idle_seconds": idle,
             "steps_per_candidate": round(run.steps / run.searched, 3) if run.searched else None,
             "full_search_seconds": full,
             "feasibility_bound_seconds": max_seconds,

@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab.inputs import read_text_regular
-from feltlab.native.seedsearch import DIRECTIONS, GENERATORS, SCALINGS, WORD_BITS
+from feltlab.native.seedsearch import DIRECTIONS, GENERATORS, SCALINGS, SEED_BITS, WORD_BITS
 from feltlab.rig.errors import DeclarationError
 from feltlab.rig.rng.generators import (
     chacha_words,
@@ -105,9 +105,17 @@ class Declaration:
         return 52 * self.decks
 
     @property
+    def effective_bits(self) -> int:
+        """The seed bits the generator keeps: the declared width, or the generator's own
+        (:data:`feltlab.native.seedsearch.SEED_BITS`) when narrower: MT19937 seeded with 64
+        bits has 2^32 distinct shoes."""
+        return min(self.seed_bits, SEED_BITS[self.generator])
+
+    @property
     def bounds(self) -> tuple[int, int]:
-        """The seeds searched, ``(lo, hi)`` inclusive."""
-        return self.seed_range or (0, (1 << self.seed_bits) - 1)
+        """The seeds searched, ``(lo, hi)`` inclusive: the declared range, else every seed
+        of :attr:`effective_bits` bits."""
+        return self.seed_range or (0, (1 << self.effective_bits) - 1)
 
     @property
     def space(self) -> int:
@@ -129,6 +137,7 @@ class Declaration:
         out = asdict(self)
         out["seed_range"] = list(self.bounds)
         out["word_bits"] = WORD_BITS[self.generator]
+        out["effective_seed_bits"] = self.effective_bits
         return out
 
 

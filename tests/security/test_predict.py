@@ -170,3 +170,15 @@ def test_command_exit_codes_and_refusals(tmp_path: Path) -> None:
     assert code == 2 and "--shoe 3" in err and "holds 2 shoe(s)" in err
     code, _, err = _invoke([str(shoe), *base, "--decks", "2"])
     assert code == 2 and "declare --decks 6" in err
+
+
+def test_seed_wider_than_the_generator_keeps_is_searched_at_its_width() -> None:
+    # MT19937's init_genrand keeps 32 bits of a seed, glibc's TYPE_0 31, Java's 48
+    assert Declaration("mt19937", 64).space == 1 << 32
+    assert Declaration("glibc-rand", 40).space == 1 << 31
+    assert Declaration("java-random", 64).describe()["effective_seed_bits"] == 48
+    assert Declaration("chacha20", 128).space == 1 << 128
+    decl = Declaration("mt19937", 64, seed_source="entropy")
+    codes = (library_shoe(decl, (1 << 40) + 77) % 52).astype(np.uint8)
+    rec = predictability(decl, codes, workers=2)
+    assert rec["recovered"]["seed"] == 77 and rec["space"]["effective_seed_bits"] == 32
