@@ -38,14 +38,17 @@ WORD_BITS: dict[str, int] = {
 
 SEED_BITS: dict[str, int] = {
     "glibc-rand": 31,
-    "msvc-rand": 32,
+    "msvc-rand": 31,
     "java-random": 48,
     "mt19937": 32,
     "xorshift128+": 64,
     "chacha20": 256,
 }
-"""The bits of a seed each generator's seeding keeps (glibc: the seed mod 2^32, 0 taken as 1,
-mod 2^31; MSVC and MT19937: mod 2^32; Java: mod 2^48): wider seeds repeat narrower ones."""
+"""The bits of a seed that change a generator's words (glibc: the seed mod 2^32, 0 taken as
+1, mod 2^31; MSVC: mod 2^32, and its words, state bits 16..30, never see state bit 31 (an
+LCG modulo 2^k carries only upwards), so seeds s and s + 2^31 deal the same shoes; MT19937:
+mod 2^32; Java: mod 2^48): a wider seed repeats a narrower one, and the search reports the
+smallest seed that deals the shoe."""
 
 SCALINGS: dict[str, int] = {
     "modulo": int(lib.FL_SS_MODULO),

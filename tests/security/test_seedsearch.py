@@ -123,3 +123,23 @@ def test_search_refuses_bad_input() -> None:
         ss.shuffle("mt19937", "modulo", "down", 1, 100)
     with pytest.raises(ValueError, match="hi must be in"):
         ss.search("mt19937", "modulo", "down", observed, 10, 5)
+
+
+def test_equivalent_seeds_deal_the_same_shoe() -> None:
+    # the seed bits a generator drops (native/seedsearch.py SEED_BITS): MSVC's words never
+    # see state bit 31, MT19937 keeps the seed mod 2^32, glibc mod 2^31 (0 taken as 1)
+    def same(g: str, a: int, b: int) -> bool:
+        return bool(
+            np.array_equal(
+                ss.shuffle(g, "modulo", "down", a, 52), ss.shuffle(g, "modulo", "down", b, 52)
+            )
+        )
+
+    assert same("msvc-rand", 12345, 12345 + (1 << 31))
+    assert same("mt19937", 12345, 12345 + (1 << 32))
+    assert same("glibc-rand", 12345, 12345 + (1 << 31)) and same("glibc-rand", 0, 1)
+    assert not same("java-random", 12345, 12345 + (1 << 47))
+    assert not same("mt19937", 12345, 12345 + (1 << 31))
+    assert not same("xorshift128+", 12345, 12345 + (1 << 63))
+    assert not same("chacha20", 12345, 12345 + (1 << 63))
+    assert ss.SEED_BITS["msvc-rand"] == 31 and ss.SEED_BITS["mt19937"] == 32
