@@ -147,9 +147,11 @@ def human_seconds(seconds: float) -> str:
     for unit, size in (("years", 365.25 * 86400), ("days", 86400), ("hours", 3600)):
         if seconds >= size:
             value = seconds / size
-            return f"{value:.3g} {unit}" if value < 1e6 else f"{value:.2e} {unit}"
+            text = f"{value:.3g}" if value < 1e6 else f"{value:.2e}"
+            return f"{text} {unit[:-1] if text == '1' else unit}"
     if seconds >= 60:
-        return f"{seconds / 60:.3g} minutes"
+        text = f"{seconds / 60:.3g}"
+        return f"{text} minute{'' if text == '1' else 's'}"
     return f"{seconds:.3g} s"
 
 
@@ -167,6 +169,14 @@ def parse_range(text: str) -> tuple[int, int]:
 
 
 _KEYS = ("generator", "seed_bits", "seed_source", "direction", "scaling", "decks", "seed_range")
+_TYPES: dict[str, type] = {
+    "generator": str,
+    "seed_bits": int,
+    "seed_source": str,
+    "direction": str,
+    "scaling": str,
+    "decks": int,
+}
 
 
 def load_declaration(path: str | Path | None, overrides: Mapping[str, Any]) -> Declaration:
@@ -194,6 +204,13 @@ def load_declaration(path: str | Path | None, overrides: Mapping[str, Any]) -> D
             raise DeclarationError(
                 f"no {key} declared: give --{key.replace('_', '-')} or a profile whose "
                 f"[predictability] table names it"
+            )
+    for key, kind in _TYPES.items():
+        value = table.get(key)
+        if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+            where = f"profile {path}: " if path is not None else ""
+            raise DeclarationError(
+                f"{where}{key} = {value!r} must be {'an integer' if kind is int else 'a string'}"
             )
     if isinstance(table.get("seed_range"), str):
         table["seed_range"] = parse_range(table["seed_range"])

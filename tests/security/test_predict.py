@@ -122,6 +122,9 @@ def test_declaration_refusals(tmp_path: Path) -> None:
     prof.write_text('[predictability]\ngenerator = "glibc-rand"\nseed_bits = 12\nwidth = 3\n')
     with pytest.raises(DeclarationError, match="unknown \\[predictability\\] key\\(s\\) width"):
         load_declaration(prof, {})
+    prof.write_text('[predictability]\ngenerator = "glibc-rand"\nseed_bits = "12"\n')
+    with pytest.raises(DeclarationError, match="seed_bits = '12' must be an integer"):
+        load_declaration(prof, {})
     prof.write_text('[predictability]\ngenerator = "glibc-rand"\nseed_bits = 12\n')
     decl = load_declaration(prof, {"scaling": "rejection"})
     assert (decl.generator, decl.seed_bits, decl.scaling) == ("glibc-rand", 12, "rejection")
