@@ -185,3 +185,21 @@ def test_seed_wider_than_the_generator_keeps_is_searched_at_its_width() -> None:
     codes = (library_shoe(decl, (1 << 40) + 77) % 52).astype(np.uint8)
     rec = predictability(decl, codes, workers=2)
     assert rec["recovered"]["seed"] == 77 and rec["space"]["effective_seed_bits"] == 32
+
+
+def test_command_reads_the_profiles_declaration(tmp_path: Path) -> None:
+    prof = tmp_path / "shuffler.toml"
+    prof.write_text(
+        "[predictability]\n"
+        'generator = "xorshift128+"\nseed_bits = 14\nseed_source = "counter"\n'
+        'direction = "up"\nscaling = "rejection"\ndecks = 2\n'
+    )
+    args = ["--profile", str(prof), "--simulate", "9999", "--cards", "dealt"]
+    code, out, _ = _invoke([*args, "--out", str(tmp_path / "o"), "--json"])
+    rec = json.loads(out)
+    assert code == 1 and rec["recovered"]["seed"] == 9999
+    assert rec["declaration"]["decks"] == 2 and rec["cards"]["order"] == "dealt"
+    assert rec["space"]["meaning"] == "16,384 shuffles counted"
+    prof.write_text("[predictability\n")
+    code, _, err = _invoke(["--profile", str(prof), "--simulate", "1"])
+    assert code == 2 and len(err.strip().splitlines()) == 1 and str(prof) in err
