@@ -76,3 +76,8 @@ class SourceError(RigError, ValueError):
     """Raw generator output could not be read as asked (docs/rng.md, "File formats"): a
     missing file, a malformed value (its line and column), a range that is not a power of
     two, or too few bits for the sequences asked."""
+
+
+class DeclarationError(RigError, ValueError):
+    """A seeded shuffler's declaration (``feltlab certify predict``: generator, seeding,
+    shuffle) or its input is unknown, malformed or contradictory (docs/security.md)."""

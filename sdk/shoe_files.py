@@ -103,14 +103,18 @@ def shoe_format(path: str | Path) -> str:
 
 
 def read_shoe_file(
-    path: str | Path, *, limit: int = MAX_FILE_BYTES, sha256: str | None = None
+    path: str | Path,
+    *,
+    limit: int = MAX_FILE_BYTES,
+    sha256: str | None = None,
+    min_shoes: int = 2,
 ) -> ShoeFile:
     """The shoes of the shoe file ``path`` (module docstring), read through
     :func:`feltlab.inputs.read_regular` (a regular file of at most ``limit`` bytes).  Raises
     :class:`ShoeFileError` for a missing, unreadable or malformed file, naming the row at
-    fault, and for fewer than 2 shoes; with ``sha256`` (hex, a campaign's record of the
-    file), for bytes of another SHA-256, before any row is read (a changed file is named as
-    changed, whatever its rows)."""
+    fault, and for fewer than ``min_shoes`` shoes (the battery's 2; ``certify predict``'s
+    1); with ``sha256`` (hex, a campaign's record of the file), for bytes of another
+    SHA-256, before any row is read (a changed file is named as changed, whatever its rows)."""
     fmt = shoe_format(path)
     raw = read_regular(path, "shoe file", limit, ShoeFileError)
     if raw is None:
@@ -122,8 +126,12 @@ def read_shoe_file(
             "shoes were changed after certification"
         )
     values = _npy_values(path, raw) if fmt == "npy" else _text_values(path, raw, fmt)
-    if values.shape[0] < 2:
-        raise ShoeFileError(f"{path}: {values.shape[0]} shoe(s); the battery needs at least 2")
+    if values.shape[0] < min_shoes:
+        raise ShoeFileError(
+            f"{path}: {values.shape[0]} shoe(s); the battery needs at least {min_shoes}"
+            if min_shoes == 2
+            else f"{path}: {values.shape[0]} shoe(s); give at least {min_shoes}"
+        )
     codes = np.ascontiguousarray(values % 52, dtype=np.uint8)
     with_decks = values.shape[1] > 52 and int(values[0].max()) >= 52
     ids = np.ascontiguousarray(values, dtype=np.uint16) if with_decks else None

@@ -129,7 +129,7 @@ def test_no_function_over_100_lines(room: str) -> None:
 
 
 _BASE = {"base"}
-_BELOW_CERTIFY = {"certify", "rng", "clients", "devices", "bus", "protocol", "base"}
+_BELOW_CERTIFY = {"certify", "security", "rng", "clients", "devices", "bus", "protocol", "base"}
 RIG_ALLOWED = {
     "base": _BASE,
     "protocol": {"protocol"} | _BASE,
@@ -137,11 +137,22 @@ RIG_ALLOWED = {
     "devices": {"devices", "bus", "protocol"} | _BASE,
     "clients": {"clients", "bus", "protocol"} | _BASE,
     "rng": {"rng"} | _BASE,
+    "security": {"security", "rng"} | _BASE,
     "certify": _BELOW_CERTIFY,
     "live": {"live"} | _BELOW_CERTIFY,
     "explore": {"explore"} | _BELOW_CERTIFY,
 }
-RIG_STAGES = ("bus", "protocol", "devices", "clients", "rng", "certify", "live", "explore")
+RIG_STAGES = (
+    "bus",
+    "protocol",
+    "devices",
+    "clients",
+    "rng",
+    "security",
+    "certify",
+    "live",
+    "explore",
+)
 
 
 def _stage_of(name: str) -> str | None:

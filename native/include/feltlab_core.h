@@ -709,6 +709,34 @@ fl_status fl_sts_excursions(const uint8_t *data, size_t n_seq, size_t stride, ui
 fl_status fl_sts_linear_complexity(const uint8_t *data, size_t n_seq, size_t stride, uint64_t n,
                                    uint32_t block, uint32_t *hist);
 
+/* ---------------------------------------------------------------- seed search */
+/* The seed search of a seeded shuffler (native/src/seedsearch.c, docs/security.md): the
+ * generators of the library of rig/rng/generators.py, a draw's scaling to a range, the
+ * Fisher-Yates direction. */
+typedef enum {
+    FL_SS_GLIBC = 1,        /* glibc TYPE_0 rand(), 31-bit words */
+    FL_SS_MSVC = 2,         /* MSVC rand(), 15-bit words */
+    FL_SS_JAVA = 3,         /* java.util.Random nextInt(), 32-bit words */
+    FL_SS_MT19937 = 4,      /* MT19937 init_genrand, 32-bit words */
+    FL_SS_XORSHIFT128P = 5, /* xorshift128+ seeded by SplitMix64, 64-bit words */
+    FL_SS_CHACHA20 = 6      /* ChaCha20 keyed by the seed, 32-bit words */
+} fl_ss_generator;
+typedef enum { FL_SS_MODULO = 1, FL_SS_MULSHIFT = 2, FL_SS_REJECTION = 3 } fl_ss_scaling;
+typedef enum { FL_SS_DOWN = 1, FL_SS_UP = 2 } fl_ss_direction;
+/* n raw words of `generator` seeded by `seed` (n <= 2^24). */
+fl_status fl_ss_words(int generator, uint64_t seed, uint64_t *out, size_t n);
+/* The shoe of n card ids (a whole number of decks, at most FL_MAX_DECKS) dealt by the
+ * declared shuffle of the factory order 0..n-1 seeded by `seed`. */
+fl_status fl_ss_shuffle(int generator, int scaling, int direction, uint64_t seed, uint32_t n,
+                        uint16_t *out);
+/* Every seed of lo..hi-1 whose shuffle deals the known cards of `observed` (n card codes in
+ * dealt order, FL_NO_CARD where unknown, at least one known): the first max_found in
+ * `found`, their number in *n_found, the shuffle steps replayed in *steps.  A candidate is
+ * dropped at its first mismatching card (in the order the shuffle settles the positions). */
+fl_status fl_ss_search(int generator, int scaling, int direction, uint32_t n,
+                       const uint8_t *observed, uint64_t lo, uint64_t hi, uint64_t *found,
+                       size_t max_found, size_t *n_found, uint64_t *steps);
+
 /* ---------------------------------------------------------------- build info */
 const char *fl_core_version(void);
 const char *fl_core_compiler(void);

@@ -789,6 +789,65 @@ static void test_sp800_22_sizes(void) {
     CHECK(u32[0] == 1 && u32[1] == 1 && u32[2] == 0);
 }
 
+/* The seed search (seedsearch.c): every generator, scaling and direction shuffles to a
+ * permutation, and a search of a range holding the seed finds it and only it, from the
+ * settled cards (MT19937's lanes included), from the first dealt cards (whole replays) and
+ * from every card (the loop's end); MT19937's reference value; bad arguments refused. */
+static void test_seedsearch(void) {
+    uint64_t w[1300];
+    CHECK(fl_ss_words(FL_SS_MT19937, 5489, w, 1300) == FL_OK);
+    CHECK(w[0] == 3499211612u);
+    uint16_t shoe[312];
+    uint8_t obs[312];
+    for (int g = FL_SS_GLIBC; g <= FL_SS_CHACHA20; g++) {
+        for (int sc = FL_SS_MODULO; sc <= FL_SS_REJECTION; sc++) {
+            for (int d = FL_SS_DOWN; d <= FL_SS_UP; d++) {
+                uint64_t seed = 1000 + (uint64_t)(g * 7 + sc * 3 + d);
+                CHECK(fl_ss_shuffle(g, sc, d, seed, 312, shoe) == FL_OK);
+                int seen[312] = {0};
+                for (int i = 0; i < 312; i++) seen[shoe[i]]++;
+                for (int i = 0; i < 312; i++) CHECK(seen[i] == 1);
+                for (int mode = 0; mode < 3; mode++) {
+                    memset(obs, FL_NO_CARD, sizeof obs);
+                    for (int k = 0; k < 6; k++) {
+                        int p = mode == 1 ? k : (d == FL_SS_DOWN ? 311 - k : k);
+                        obs[p] = (uint8_t)(shoe[p] % 52);
+                    }
+                    if (mode == 2)
+                        for (int p = 0; p < 312; p++) obs[p] = (uint8_t)(shoe[p] % 52);
+                    uint64_t found[4], steps = 0;
+                    size_t n_found = 0;
+                    uint64_t hi = mode == 1 ? 1080 : 1200; /* replays are slow under ASan */
+                    CHECK(fl_ss_search(g, sc, d, 312, obs, 990, hi, found, 4, &n_found, &steps) ==
+                          FL_OK);
+                    CHECK(n_found == 1 && found[0] == seed);
+                    CHECK(steps >= hi - 990);
+                }
+            }
+        }
+    }
+    uint64_t found[1], steps;
+    size_t n_found;
+    memset(obs, FL_NO_CARD, sizeof obs);
+    CHECK(fl_ss_search(FL_SS_MT19937, 1, 1, 312, obs, 0, 9, found, 1, &n_found, &steps) ==
+          FL_ERR_RANGE);
+    obs[0] = 52;
+    CHECK(fl_ss_search(FL_SS_MT19937, 1, 1, 312, obs, 0, 9, found, 1, &n_found, &steps) ==
+          FL_ERR_CARD);
+    obs[0] = 3;
+    CHECK(fl_ss_search(9, 1, 1, 312, obs, 0, 9, found, 1, &n_found, &steps) == FL_ERR_KIND);
+    CHECK(fl_ss_search(FL_SS_MT19937, 4, 1, 312, obs, 0, 9, found, 1, &n_found, &steps) ==
+          FL_ERR_KIND);
+    CHECK(fl_ss_search(FL_SS_MT19937, 1, 1, 100, obs, 0, 9, found, 1, &n_found, &steps) ==
+          FL_ERR_DECKS);
+    CHECK(fl_ss_search(FL_SS_MT19937, 1, 1, 312, obs, 9, 0, found, 1, &n_found, &steps) ==
+          FL_ERR_RANGE);
+    CHECK(fl_ss_search(FL_SS_MT19937, 1, 1, 312, NULL, 0, 9, found, 1, &n_found, &steps) ==
+          FL_ERR_NULL);
+    CHECK(fl_ss_shuffle(FL_SS_GLIBC, 1, 3, 1, 52, shoe) == FL_ERR_KIND);
+    CHECK(fl_ss_words(0, 1, w, 1) == FL_ERR_KIND);
+}
+
 int main(void) {
     test_sp800_22_sizes();
     test_simulate_counted();
@@ -806,6 +865,7 @@ int main(void) {
     test_simulate_tally();
     test_simulate_tally_batches();
     test_simulate_rejected_draw();
+    test_seedsearch();
     if (failures) {
         fprintf(stderr, "%d failed\n", failures);
         return 1;
