@@ -188,7 +188,9 @@ def _countability(
                 a.edge_per_unit.value if found else None,
             )
         )
-    out += [CountSummary(s.wager, f"not reported: {s.reason}") for s in rep.skipped]
+    for s in rep.skipped:  # protect names the wager, not the count, of what it left out
+        which = "eor" if s.reason.startswith("no count of its own") else ", ".join(counts)
+        out.append(CountSummary(which, f"not reported: {s.reason}"))
     return tuple(out)
 
 
