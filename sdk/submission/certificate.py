@@ -19,7 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from feltlab.errors import WagerError
+from feltlab.errors import CountError, WagerError
+from feltlab.math.counts import Count, resolve_count
 from feltlab.math.parsheet import ParSheet
 from feltlab.rules import Rules
 from feltlab.seeds import derive_seed
@@ -44,9 +45,12 @@ ANALYZER = "analyzer"
 exact composition (feltlab.math.play_decided, native/src/dealer_final.c)."""
 SIMULATION = "simulation"
 """A play-decided wager with no exact analysis: the C round simulator."""
-DEFAULT_COUNTS = ("hilo", "eor")
-"""The counts of each cell's countability summary: Hi-Lo and the wager's own best linear
-count (``feltlab protect --count hilo --count eor``)."""
+DEFAULT_COUNTS = ("hilo",)
+"""The counts of each cell's countability summary: Hi-Lo, ``feltlab protect``'s default.  The
+wager's own best linear count (``eor``) is asked for with ``--count eor``: its effects of
+removal cost about a minute a paytable and deck count for a four-card wager on the shared
+host (Lucky Ladies, 63-77 s at load 30), so it is computed once per paytable and deck count
+(:class:`OwnCounts`)."""
 DEFAULT_PROTECT_ROUNDS = 2_000_000
 """Rounds a count of each cell's protection report (``feltlab submit --protect-rounds``)."""
 SEED_DOMAIN = "feltlab-submit"
@@ -158,14 +162,39 @@ def _sheet(wager: WagerType, rules: Rules, rules_name: str, rounds: int, seed: i
     return parsheet.par_sheet(wager, rules.decks)
 
 
+class OwnCounts:
+    """The wagers' own best linear counts (``eor``), each computed once per paytable and
+    deck count (a failure too: its error is raised again)."""
+
+    def __init__(self) -> None:
+        self.known: dict[tuple[str, str, int], Count | CountError] = {}
+
+    def count(self, wager: WagerType, decks: int) -> Count:
+        """``resolve_count("eor", wager, decks)``, remembered."""
+        key = (wager.name, wager.paytable.name, decks)
+        if key not in self.known:
+            try:
+                self.known[key] = resolve_count("eor", wager, decks)
+            except CountError as exc:
+                self.known[key] = exc
+        got = self.known[key]
+        if isinstance(got, CountError):
+            raise got
+        return got
+
+
 def _countability(
-    wager: WagerType, rules: Rules, counts: Sequence[str], rounds: int, seed: int
+    wager: WagerType,
+    rules: Rules,
+    counts: Sequence[str],
+    rounds: int,
+    seed: int,
+    own_counts: OwnCounts,
 ) -> tuple[CountSummary, ...]:
-    from feltlab.math.counts import Count, resolve_count
     from feltlab.simulation.protection import protect
 
     def own(w: WagerType) -> Count:
-        return resolve_count("eor", w, rules.decks)
+        return own_counts.count(w, rules.decks)
 
     specs: list[Count | Callable[[WagerType], Count]] = []
     for name in counts:
@@ -272,6 +301,9 @@ def build_certificate(
     if why:
         raise WagerError(f"{wager_type.name}: no submission: {why}")
     grid = plan_grid(wager_type, form, paytables)
+    for name in counts:  # an unknown count refused before any simulation
+        if name.strip().lower() != "eor":
+            resolve_count(name)
     base_name = form.rules_preset
     wagers = {p: wager_type(paytable=p) for p in grid.paytables}
     say = progress or (lambda _msg: None)
@@ -299,12 +331,13 @@ def build_certificate(
             )
             confirmations.update(_confirm_group(group, rounds, seed, workers, scheduler, say))
     results = []
+    own_counts = OwnCounts()
     for cell in grid.cells:
         rules = cell_rules(Rules.preset(base_name), cell.decks, cell.dealing, cell.dealer)
         w = wagers[cell.paytable]
         sheet = sheets[(cell.paytable, cell.decks, cell.dealer)]
         p_seed = simulation_seed(seed, wager_type.name, cell.decks, cell.dealing, "protect")
-        summary = _countability(w, rules, counts, protect_rounds, p_seed)
+        summary = _countability(w, rules, counts, protect_rounds, p_seed, own_counts)
         results.append(
             CellResult(
                 cell, rules, sheet, method_of(w, sheet), confirmations.get(cell), summary, p_seed
