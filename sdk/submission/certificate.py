@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from feltlab.errors import CountError, WagerError
@@ -117,7 +117,6 @@ class Certificate:
     rounds: int
     protect_rounds: int
     counts: tuple[str, ...]
-    notes: tuple[str, ...] = field(default=())
 
 
 def method_of(wager: WagerType, sheet: ParSheet) -> str:

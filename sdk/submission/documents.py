@@ -83,7 +83,7 @@ def fraction_text(x: Fraction) -> str:
     return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
 
 
-def _cell_dict(r: CellResult) -> dict[str, Any]:
+def _cell_dict(r: CellResult, protect_rounds: int) -> dict[str, Any]:
     s = r.sheet
     c = r.confirmation
     return {
@@ -122,7 +122,7 @@ def _cell_dict(r: CellResult) -> dict[str, Any]:
         ),
         "confirmation": None if c is None else c.to_dict(),
         "countability": {
-            "rounds_a_count": None,
+            "rounds_a_count": protect_rounds,
             "seed": r.protect_seed,
             "counts": [x.to_dict() for x in r.countability],
         },
@@ -150,9 +150,7 @@ def certificate_dict(cert: Certificate) -> dict[str, Any]:
     """Every figure of ``cert`` as JSON-serialisable data (what ``certificate.json`` holds and
     the Markdown and HTML render)."""
     w = cert.wager
-    cells = [_cell_dict(r) for r in cert.cells]
-    for c in cells:
-        c["countability"]["rounds_a_count"] = cert.protect_rounds
+    cells = [_cell_dict(r, cert.protect_rounds) for r in cert.cells]
     confirmed = sum(1 for r in cert.cells if r.confirmation is not None)
     return {
         "certificate_version": MANIFEST_VERSION,
