@@ -215,3 +215,14 @@ def test_submit_refuses_bad_input(tmp_path: Path) -> None:
 def test_rules_of_a_cell() -> None:
     r = cell_rules(Rules.preset("vegas_s17"), 1, SHOE, H17)
     assert r.dealer_hits_soft_17 and r.cut_card_from_back == 26  # half a deck: rule 7.6(a)
+
+
+def test_new_zealand_form_puts_the_pay_scales_first(tmp_path: Path) -> None:
+    args = ["submit", "perfect_pairs", "--jurisdiction", "nz", "--paytable", "two", *SMALL]
+    res = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "nz")])
+    assert res.exit_code == 0, res.output
+    md = (tmp_path / "nz" / "certificate.md").read_text()
+    assert "15B.7" in md and "rule 15B.7 Pay Scale Two" in md  # the rule and the paytable's source
+    assert md.index("### Paytable two as written") < md.index("### True odds, payout odds")
+    assert "- 1 deck: decks=1: rule 3.3(a) requires 4 to 8 decks" in md
+    assert "| 6 | continuous shuffler | S17 or H17 | exact enumeration | 6.1093% | 19/311 |" in md
