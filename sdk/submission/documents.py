@@ -30,7 +30,7 @@ from feltlab.submission.certificate import (
     Certificate,
     cell_dealer_rules,
 )
-from feltlab.submission.confirmation import Z_LIMIT, family_false_alarm
+from feltlab.submission.confirmation import RECHECK_FACTOR, Z_LIMIT, family_false_alarm
 from feltlab.submission.grid import CSM
 
 if TYPE_CHECKING:
@@ -184,6 +184,7 @@ def certificate_dict(cert: Certificate) -> dict[str, Any]:
             "protect_rounds_a_count": cert.protect_rounds,
             "counts": list(cert.counts),
             "z_limit": Z_LIMIT,
+            "recheck_factor": RECHECK_FACTOR,
         },
         "confirmed_cells": confirmed,
         "family_false_alarm": family_false_alarm(confirmed),
