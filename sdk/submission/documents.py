@@ -98,11 +98,12 @@ def _cell_dict(r: CellResult, protect_rounds: int) -> dict[str, Any]:
         "method": r.method,
         "method_detail": s.method,
         "note": s.note,
-        "total_combinations": s.total_combinations,
+        # the analyzer gives probabilities, not counts of deals: no combinations to state
+        "total_combinations": None if r.method == ANALYZER else s.total_combinations,
         "outcomes": [
             {
                 "outcome": ln.outcome,
-                "combinations": ln.combinations,
+                "combinations": None if r.method == ANALYZER else ln.combinations,
                 "probability": fraction(ln.probability),
                 "true_odds": fraction(true_odds(ln.probability)),
                 "payout_odds": pays_text(ln.pays),

@@ -24,6 +24,7 @@ from feltlab.submission.confirmation import (
     confirm,
     family_false_alarm,
 )
+from feltlab.submission.documents import certificate_dict
 from feltlab.submission.grid import CSM, EITHER, H17, SHOE, cell_rules, plan_grid
 from feltlab.submission.jurisdictions import JurisdictionError, jurisdiction
 
@@ -95,6 +96,9 @@ def test_buster_certificate_is_its_exact_analysis() -> None:
     # feltlab's sheet also removes the box's two cards: examples' tests pin both)
     six = next(r for r in c.cells if r.cell.decks == 6 and r.cell.dealer == H17)
     assert abs(float(six.sheet.house_edge) - 0.0621) < 0.0010
+    # the analyzer gives probabilities, not counts of deals: the documents state none
+    cell = certificate_dict(c)["cells"][0]
+    assert cell["total_combinations"] is None and cell["outcomes"][0]["combinations"] is None
 
 
 def play_decided_wager() -> type:
