@@ -361,7 +361,8 @@ SDK_LEVELS = (
     ("wagers", ("wagers", "hookspecs", "plugin_manager", "settlement")),
     ("engine", ("engine",)),
     ("math, simulation", ("math", "simulation")),
-    ("conformance, scaffold, tournament", ("conformance", "scaffold", "tournament")),
+    ("conformance, scaffold, tournament, submission",
+     ("conformance", "scaffold", "tournament", "submission")),
     ("command line", ("cli",)),
 )  # fmt: skip
 CLI_SHARED = {"feltlab.cli.options", "feltlab.cli.rule_options"}

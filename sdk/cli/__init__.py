@@ -2,7 +2,7 @@
 command (:mod:`feltlab.cli.info`, :mod:`~feltlab.cli.shuffle`, :mod:`~feltlab.cli.plugins`,
 :mod:`~feltlab.cli.play`, :mod:`~feltlab.cli.math`, :mod:`~feltlab.cli.simulate`,
 :mod:`~feltlab.cli.protect`, :mod:`~feltlab.cli.new`, :mod:`~feltlab.cli.indices`,
-:mod:`~feltlab.cli.bet_spread`, :mod:`~feltlab.cli.trial`), the
+:mod:`~feltlab.cli.bet_spread`, :mod:`~feltlab.cli.trial`, :mod:`~feltlab.cli.submit`), the
 shared options (:mod:`feltlab.cli.options`,
 :mod:`feltlab.cli.rule_options`) and the rendering of the math and simulation results on the
 terminal (:mod:`feltlab.cli.render`).  Plugins add commands through the
@@ -110,6 +110,10 @@ BUILTIN_COMMANDS: Mapping[str, LazyCommand] = {
     "new": LazyCommand(
         "feltlab.cli.new:new",
         "Create a new plugin package.",
+    ),
+    "submit": LazyCommand(
+        "feltlab.cli.submit:submit_cmd",
+        "Write WAGER's math certificate, confirmed by simulation, as the documents a vendor files.",
     ),
 }
 """The built-in commands, by name, in the order of the modules above."""

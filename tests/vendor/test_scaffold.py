@@ -114,7 +114,7 @@ def test_generated_package_installs_tests_green_and_has_a_par_sheet(tmp_path: Pa
         cwd=tmp_path / "feltlab-lucky7", capture_output=True, text=True, env=env, check=False,
     )  # fmt: skip
     assert tests.returncode == 0, tests.stdout + tests.stderr
-    assert "11 passed" in tests.stdout, tests.stdout  # 9 checks (one paytable), PAR, protection
+    assert "12 passed" in tests.stdout, tests.stdout  # 9 checks, PAR, protection, submission
     math = subprocess.run(
         [py, "-m", "feltlab.cli", "math", "lucky7", "--decks", "6", "--format", "json"],
         cwd=tmp_path, capture_output=True, text=True, env=env, check=False,
@@ -153,6 +153,6 @@ def test_new_wager_decided_round_end_scaffolds_a_play_decided_wager(
     (pytester.path / "test_dealer_bust.py").write_text(test)
     pytester.syspathinsert(root / "src")
     result = pytester.runpytest_inprocess("-q", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=11)
+    result.assert_outcomes(passed=12)
     code, out = _new("dealer_bust", "--dir", str(tmp_path / "other"), "--decided", "later")
     assert code == 2 and "round-end" in out
