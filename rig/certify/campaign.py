@@ -78,17 +78,11 @@ from feltlab.rig.errors import (
     LimitExceeded,
     RigError,
 )
-from feltlab.rig.kinds import FieldView
 from feltlab.seeds import (
     U64_MAX,
 )
 
 log = logging.getLogger(__name__)
-
-BUNDLED = FieldView("profile")
-"""The default profile of each registered device kind: a live view of the registry
-(:attr:`feltlab.rig.kinds.DeviceKind.profile`)."""
-
 
 DRAIN_SECONDS = 0.5
 """How long (seconds) a collection part keeps the capture open after its last sample: twice
@@ -483,7 +477,6 @@ def _finish(
 
 
 __all__ = [
-    "BUNDLED",
     "finish",
     "run_campaign",
 ]
