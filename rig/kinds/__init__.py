@@ -33,6 +33,11 @@ ENTRY_POINT_GROUP = "feltlab.rig.kinds"
 BUILTIN_KINDS = ("batch", "continuous", "jackpot")
 """feltlab's own entry points in ``feltlab.rig.kinds``, registered first, in this order."""
 
+DEFAULT_KIND = BUILTIN_KINDS[0]
+"""The kind a loader or command uses when it is given none (the first built-in, the batch
+shuffler: a profile without ``[device] kind`` before there were kinds, a campaign folder that
+records none)."""
+
 
 class UnknownDeviceKind(RigError):
     """No device kind of that name is registered."""
@@ -150,6 +155,7 @@ def by_heartbeat(code: int | None) -> DeviceKind | None:
 
 __all__ = [
     "BUILTIN_KINDS",
+    "DEFAULT_KIND",
     "ENTRY_POINT_GROUP",
     "DeviceKind",
     "UnknownDeviceKind",
