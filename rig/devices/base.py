@@ -78,7 +78,7 @@ class SimDevice(ABC):
     """Base of the simulated devices.
 
     ``bus``: spec string, :class:`BusSpec` or an open python-can bus.  ``base``: arbitration
-    id base (multiple of 0x10; default: its kind's, :attr:`feltlab.rig.kinds.DeviceKind.base`:
+    id base (multiple of 0x10; default: its kind's, :attr:`feltlab.rig.kinds.base.DeviceKind.base`:
     batch 0x100, continuous 0x200, jackpot 0x300).  ``seed``: ChaCha20 key (int) or None for
     fresh entropy.  ``bitrate`` (bit/s) paces the device's frames; ``test_mode`` enables the
     PRESS and INJECT_FAULT commands.

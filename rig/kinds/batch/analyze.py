@@ -86,7 +86,7 @@ def planned_power_jobs(prof: Profile, size: int, alpha: float, seed: int) -> lis
     """The :func:`power_jobs` of a batch campaign that collects its ``size`` shoes of the
     order the rig loads (``native.new_shoe(decks, ids=True)``): what its analysis will run,
     known before collection, so that a helper process computes it meanwhile
-    (:mod:`feltlab.rig.certify.ahead`; :attr:`feltlab.rig.kinds.DeviceKind.plan_ahead`).
+    (:mod:`feltlab.rig.certify.ahead`; :meth:`feltlab.rig.kinds.base.DeviceKind.plan_ahead`).
     ``seed``, the campaign's, is the plan-ahead interface's: the power does not use it."""
     del seed  # the power's simulations have their own fixed seed (power.POWER_SEED)
     decks = int(prof.device.get("decks", 6))
