@@ -6,11 +6,14 @@ from __future__ import annotations
 import ast
 import itertools
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import matplotlib
 import pytest
 from xdist.scheduler import LoadScopeScheduling
+
+from feltlab.rig.kinds import DeviceKind, get_kind, register_kind
 
 # the suite runs hundreds of campaigns in its processes: their reports draw in process, with
 # matplotlib imported once (tests/certify/test_report.py covers the forked AheadWorker)
@@ -29,6 +32,25 @@ def no_can_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
     # the lab's panel freshness state (feltlab.rig.protocol.freshness) goes under that HOME
     monkeypatch.delenv("FELTLAB_STATE_DIR", raising=False)
     monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+
+
+@pytest.fixture
+def replace_kind() -> Iterator[Callable[..., DeviceKind]]:
+    """``replace_kind(name, **settings)`` registers a copy of the registered device kind
+    ``name`` with ``settings`` changed (``simulator=Lagging``), ``replace_kind(name, kind)``
+    registers ``kind`` (a subclass's instance) in its place: through the public registry
+    (docs/design.md, "How to add a device kind"), the original put back afterwards."""
+    saved: dict[str, DeviceKind] = {}
+
+    def swap(name: str, replacement: DeviceKind | None = None, **settings: object) -> DeviceKind:
+        kind = get_kind(name)
+        saved.setdefault(name, kind)
+        new = replacement if replacement is not None else kind.with_settings(**settings)
+        return register_kind(new, replace_existing=True)
+
+    yield swap
+    for kind in saved.values():
+        register_kind(kind, replace_existing=True)
 
 
 @pytest.fixture

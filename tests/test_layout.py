@@ -28,7 +28,7 @@ LONG_FUNCTIONS_CEILING = {
     "rig/certify/decode.py:_read_part": 153,
     "rig/certify/offline.py:analyze_path": 107,
     "rig/explore/cli.py:explore_command": 110,
-    "rig/explore/scenarios.py:draw_batch": 159,
+    "rig/kinds/batch/explore.py:draw_batch": 159,
 }
 
 
@@ -157,13 +157,13 @@ RIG_STAGES = (
 
 def _stage_of(name: str) -> str | None:
     """The stage of a ``feltlab.rig...`` module name (docs/design.md): a subpackage, ``base``
-    (the clock, the errors, the kind registry) or ``top`` (the commands, the plugin, the
-    built-in kinds' modules, which wire every stage together)."""
+    (the clock, the errors, the kind registry and base class) or ``top`` (the commands, the
+    plugin, the built-in kinds' packages, each a kind's whole body over every stage)."""
     if name != "feltlab.rig" and not name.startswith("feltlab.rig."):
         return None
     parts = name.split(".")[2:]
-    if parts[:1] == ["kinds"]:  # the registry is the base, the kinds' own modules the top
-        own = len(parts) > 1 and (ROOT / "rig" / "kinds" / f"{parts[1]}.py").exists()
+    if parts[:1] == ["kinds"]:  # the registry and base class are the base, each kind the top
+        own = len(parts) > 1 and (ROOT / "rig" / "kinds" / parts[1]).is_dir()
         return "top" if own else "base"
     if not parts or parts[0] in ("clock", "errors", "profiles"):
         return "base"

@@ -1,6 +1,6 @@
 """Seeded chaos on the simulated wire for simulated campaigns (docs/certification.md,
 "Deterministic simulation testing"), a pure function of its seed; the misbehaving devices are
-:mod:`feltlab.rig.devices.misbehaving`.
+:mod:`feltlab.rig.devices.misbehaviour`.
 
 - :class:`WireChaos` sits on a :class:`feltlab.rig.bus.simbus.SimWire` (its ``chaos`` hook) and,
   frame by frame, loses, duplicates, delays (stale frames), reorders (a frame held back so

@@ -85,17 +85,11 @@ from feltlab.rig.errors import (
     LimitExceeded,
     RigError,
 )
-from feltlab.rig.kinds import FieldView
 from feltlab.seeds import (
     U64_MAX,
 )
 
 log = logging.getLogger(__name__)
-
-BUNDLED = FieldView("profile")
-"""The default profile of each registered device kind: a live view of the registry
-(:attr:`feltlab.rig.kinds.DeviceKind.profile`)."""
-
 
 DRAIN_SECONDS = 0.5
 """How long (seconds) a collection part keeps the capture open after its last sample: twice
@@ -628,7 +622,6 @@ def _outputs(
 
 
 __all__ = [
-    "BUNDLED",
     "Campaign",
     "conclude",
     "recorded_campaign",

@@ -1,7 +1,8 @@
 """Collection of a certification campaign: :class:`CampaignOptions`, opening the device and
-its client (:func:`open_part`), the collection loops of each device kind (``_collect_*``), the
-Madness 21 part of a jackpot campaign, the lab's freshness state (:func:`freshness_store`)
-and the host's timing calibration around a part (:func:`watch_host`,
+its client (:func:`open_part`), what every kind's collection loop shares (:func:`wait_back`,
+:func:`sync_capture`; each loop is its kind's :meth:`~feltlab.rig.kinds.base.DeviceKind.
+collect`, in the kind's package), the lab's freshness state (:func:`freshness_store`) and the
+host's timing calibration around a part (:func:`watch_host`,
 :func:`calibrate_after`).  :func:`feltlab.rig.certify.campaign.collect_part` drives them."""
 
 from __future__ import annotations
@@ -19,26 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from feltlab import native
 from feltlab.rig.bus.writer import CaptureWriter
 from feltlab.rig.certify.faults import (
     FaultPlan,
-    FaultRunner,
     fault_plan,
 )
-from feltlab.rig.certify.profile import CampaignError, Profile, Progress
+from feltlab.rig.certify.profile import CampaignError, Profile
 from feltlab.rig.certify.uncertainty import read_calibrations
 from feltlab.rig.clock import SIM_EPOCH, Clock, RealClock, SimClock
-from feltlab.rig.errors import (
-    DeviceLost,
-    DeviceRefused,
-    LimitExceeded,
-    RigError,
-    SecurityFault,
-)
-from feltlab.rig.protocol.codec import Result
+from feltlab.rig.devices.misbehaviour import MisbehaviourPlan
 from feltlab.rig.protocol.freshness import (
     FRESHNESS_STARTS,
     FreshnessStore,
@@ -69,8 +59,9 @@ class CampaignOptions:
     run``); real-time timing verdicts then count the host's scheduling latency on the
     device's side as well (:mod:`feltlab.rig.certify.uncertainty`).
 
-    ``simulator``: the simulated device's class instead of its kind's (a subclass of it: the
-    explorer's misbehaving devices); ``plots``: draw the report's plots (the explorer, which
+    ``simulator``: the simulated device's class instead of its kind's (a subclass of it);
+    ``device_plan``: the misbehaviour plan the simulated device consults (the explorer's
+    misbehaving devices); ``plots``: draw the report's plots (the explorer, which
     runs thousands of campaigns, does not); ``ahead``: fork the helper process that computes
     power and plots during collection (:class:`feltlab.rig.certify.ahead.AheadWorker`; None:
     unless this process has imported matplotlib already).
@@ -89,6 +80,7 @@ class CampaignOptions:
     simulator: type[Any] | None = field(default=None, compare=False)
     plots: bool = True
     ahead: bool | None = None
+    device_plan: MisbehaviourPlan | None = field(default=None, compare=False)
 
     @property
     def simulated(self) -> bool:
@@ -224,6 +216,8 @@ def open_part(
         extra: dict[str, Any] = {"seed": part_seed(seed, part)}
         if key is not None:  # the simulated panel's non-volatile draw count
             extra["draws"] = last_fv
+        if opts.device_plan is not None:
+            extra["plan"] = opts.device_plan
         if opts.model is not None:
             if not kind.models:
                 raise CampaignError(f"--model applies to batch shufflers, not {prof.kind}")
@@ -293,7 +287,7 @@ def campaign_fault_plan(prof: Profile, override: str | None) -> FaultPlan | None
     return plan
 
 
-def _wait_back(client: Any, timeout: float) -> bool:
+def wait_back(client: Any, timeout: float) -> bool:
     """Wait (bounded) until a lost device sends heartbeats again."""
     client.clock.wait(lambda: not client.lost, timeout)
     return not client.lost
@@ -312,268 +306,11 @@ def fewer_gc_passes() -> Iterator[None]:
         gc.set_threshold(*before)
 
 
-def collect_batch(
-    opts: CampaignOptions,
-    client: Any,
-    want: int,
-    result: Collected,
-    progress: Progress,
-    stop: threading.Event,
-    faults: FaultRunner | None = None,
-    *,
-    directory: Path | None = None,
-    part: int = 1,
-) -> None:
-    """Collect ``want`` shoes (a :class:`feltlab.rig.kinds.Collect`).  A shoe that fails is
-    collected again: after a lost device comes back (within the plan's recovery timeout, else
-    the part stops with an error), after a refused SHUFFLE (the fault is cleared) and after a
-    failed read; after a reboot the input order is loaded again."""
-    decks = int(opts.profile.device.get("decks", 6))
-    loaded = native.new_shoe(decks, ids=True)
-    l_codes, l_decks = (loaded % 52).astype(np.uint8), (loaded // 52).astype(np.uint8)
-    client.load(l_codes, l_decks)
-    every = max(1, int(opts.profile.campaign.get("ping_every", 1)))
-    back_timeout = faults.plan.recovery_timeout if faults else 5.0
-
-    def rebooted() -> int:
-        return sum(1 for e in list(client.events) if e.kind == "reboot")
-
-    reboots = rebooted()
-    progress.start("collecting shoes", want)
-    for i in range(want):
-        if stop.is_set():
-            break
-        if faults is not None:
-            faults.before_sample(i)
-        last = ""
-        for _attempt in range(4):
-            try:
-                if rebooted() != reboots:  # a rebooted shuffler forgot its input order
-                    reboots = rebooted()
-                    client.load(l_codes, l_decks)
-                number = client.shuffle()
-                shoe = client.read_shoe(number)
-            except DeviceLost as exc:
-                last = str(exc)
-                if not _wait_back(client, back_timeout):
-                    raise DeviceLost(
-                        f"{exc}; not back within {back_timeout:.1f} s: the campaign stops"
-                    ) from exc
-                continue
-            except DeviceRefused as exc:
-                last = str(exc)
-                if exc.result == Result.BUSY:  # e.g. still booting: give it a moment
-                    client.clock.sleep(min(0.05 * 2**_attempt, float(client.timeout)))
-                    continue
-                with contextlib.suppress(RigError):
-                    client.clear_fault()
-                continue
-            except LimitExceeded:
-                raise  # retrying cannot help: the device announced more than it declared
-            except RigError as exc:
-                last = str(exc)
-                continue
-            result.done += 1
-            if faults is not None:
-                faults.shoe_collected(shoe.codes, shoe.card_decks)
-            break
-        else:
-            result.missing.append((i, last))
-            if len(result.missing) > max(10, want // 10):
-                raise RigError(f"{len(result.missing)} shoes not received; the last: {last}")
-        if faults is not None and faults.pending:
-            faults.after_sample(limits=opts.profile.limits)
-        if i % every == 0:
-            if faults is None:
-                client.ping()
-            else:
-                with contextlib.suppress(RigError):
-                    client.ping()
-        sync_capture(client, i, 100)
-        progress.advance()
-
-
 def sync_capture(client: Any, i: int, every: int) -> None:
     """After every ``every``-th sample (``i`` from 0), the capture's journal to stable
     storage (fsync): a power cut then keeps every sample completed before it."""
     if i % every == every - 1 and client.node.capture is not None:
         client.node.capture.sync()
-
-
-def collect_continuous(
-    opts: CampaignOptions,
-    client: Any,
-    want: int,
-    result: Collected,
-    progress: Progress,
-    stop: threading.Event,
-    *,
-    faults: FaultRunner | None = None,
-    directory: Path | None = None,
-    part: int = 1,
-) -> None:
-    """Deal and return ``want`` cards (a :class:`feltlab.rig.kinds.Collect`)."""
-    decks = int(opts.profile.device.get("decks", 6))
-    ids = native.new_shoe(decks, ids=True)
-    client.load((ids % 52).astype(np.uint8), (ids // 52).astype(np.uint8))
-    every = max(1, int(opts.profile.campaign.get("ping_every", 10)))
-    progress.start("dealing and returning cards", want)
-    for i in range(want):
-        if stop.is_set():
-            break
-        card = client.deal()
-        client.insert(card.code, card.deck)
-        result.done += 1
-        if i % every == 0:
-            client.ping()
-        sync_capture(client, i, 1000)  # a card is a sample: every 1,000 cards
-        progress.advance()
-
-
-MAX_REFUSED_IN_A_ROW = 3
-"""Refused results (a security fault each) a jackpot collection draws past before it stops:
-one is a round voided, more in a row a panel that cannot be certified as it stands."""
-
-
-def collect_jackpot(
-    opts: CampaignOptions,
-    client: Any,
-    want: int,
-    result: Collected,
-    progress: Progress,
-    stop: threading.Event,
-    *,
-    faults: FaultRunner | None = None,
-    directory: Path,
-    part: int,
-) -> None:
-    """Draw ``want`` prizes (a :class:`feltlab.rig.kinds.Collect`)."""
-    camp = opts.profile.campaign
-    box = int(camp.get("box", 1))
-    every = max(1, int(camp.get("ping_every", 5)))
-    client.prize_table()
-    progress.start("drawing prizes", want)
-    round_base = part * 1_000_000
-    forge_at = want // 2 if camp.get("inject_faults", True) and client.require_auth else -1
-    i = refused = 0
-    while result.done < want:
-        if stop.is_set():
-            return
-        trial = None
-        if i == forge_at:
-            trial = _inject_forgery(client)
-        client.arm(round_base + i, [box])
-        client.press(box)
-        try:
-            cents = client.result(box)
-        except SecurityFault as exc:
-            if trial is not None and i <= forge_at + 3:
-                log.info("the forged result was refused: %s", exc)
-            else:
-                # refused (replayed, forged, ...): the round is void (rule 16.12), the
-                # refusal is in the capture and so in the record; the next round is drawn
-                refused += 1
-                if exc.reason == "tampered" or refused > MAX_REFUSED_IN_A_ROW:
-                    raise
-                log.error("round %d: %s; the next round is drawn", round_base + i, exc)
-            i += 1
-            continue
-        finally:
-            if trial is not None:
-                _end_forgery(client, trial, directory)
-        refused = 0
-        client.display(cents)
-        result.done += 1
-        if i % every == 0:
-            client.ping()
-        sync_capture(client, i, 100)
-        i += 1
-        progress.advance()
-    if camp.get("inject_faults", True) and not stop.is_set():
-        _madness21_and_faults(client, directory / f"madness21-{part:03d}.jsonl", round_base + want)
-
-
-def _inject_forgery(client: Any) -> dict[str, Any]:
-    """Have the panel forge its next result (altered after signing): the client must
-    refuse it as a security fault."""
-    client.inject_fault("forge_result")
-    return {"fault": "forge_result", "injected_at": client.clock.wall()}
-
-
-def _end_forgery(client: Any, trial: dict[str, Any], directory: Path) -> None:
-    """Record the forged-result trial in ``faults.jsonl``: its ``security`` event."""
-    import hashlib
-
-    t0 = trial["injected_at"]
-    ev = next((e for e in list(client.events) if e.kind == "security" and e.timestamp >= t0), None)
-    now = client.clock.wall()
-    row = {
-        "fault": "forge_result",
-        "sample": -1,
-        "injected_at": trial["injected_at"],
-        "shoes_before": 0,
-        "digest_before": hashlib.sha256().hexdigest(),
-        "detected_at": ev.timestamp if ev is not None else None,
-        "detected_by": "security" if ev is not None else None,
-        "recovered_at": None,
-        "ended_at": now,
-        "outcome": "recovered" if not client.lost else "stopped",
-        "detail": {"reason": ev.detail.get("reason") if ev is not None else None},
-    }
-    with (directory / "faults.jsonl").open("a", encoding="utf-8") as f:
-        f.write(json.dumps(row) + "\n")
-
-
-def _madness21_and_faults(client: Any, events_path: Path, first_round: int) -> None:
-    """Rule 16.12 end to end: Madness 21 rounds through the SDK round engine with
-    :class:`CanJackpotPanel`; a display failure during a won round must settle the won wager
-    at $25 and withdraw the option.  Then a button failure, for its detection time.  The
-    engine's event log goes to ``events_path`` (analysed offline too)."""
-    from feltlab.cards import card_code
-    from feltlab.engine import StandPolicy, Table, play_round
-    from feltlab.plugin_manager import collect_wagers, get_plugin_manager
-    from feltlab.rig.clients import CanJackpotPanel
-    from feltlab.rules import Rules
-    from feltlab.shoe import FixedCards
-
-    # player blackjack (AS KH), dealer 9D 8C (stands); twice: a round that works, then one
-    # during which the panel's display fails
-    deal = [card_code(c) for c in ["AS", "9D", "KH", "8C", "AD", "9C", "KS", "8H"]]
-    panel = CanJackpotPanel(client)
-    wagers = collect_wagers(get_plugin_manager(entry_points=False))  # the built-in wagers
-    table = Table(
-        Rules.preset("nz"),
-        FixedCards(deal),
-        [wagers.create("main"), wagers.create("madness21")],
-        boxes=1,
-        panel=panel,
-        first_round=first_round & 0xFFFFFF,
-    )
-    bets = [(0, "p1", "main", 1000), (0, "p1", "madness21", 500)]
-
-    play_round(table, bets, StandPolicy())
-    client.inject_fault("display")
-    play_round(table, bets, StandPolicy())
-    table.begin_round()
-    table.place(0, "p1", "main", 1000)
-    withdrawn = "madness21" in table.withdrawn
-    try:
-        table.place(0, "p1", "madness21", 500)
-        offered = True
-    except Exception:
-        offered = False
-    text = table.log.to_jsonl()
-    text += json.dumps({"check": "withdrawn", "withdrawn": withdrawn, "offered": offered}) + "\n"
-    events_path.write_text(text)
-    client.inject_fault("clear")
-    client.clear_fault()
-    # a button failure: PRESS -> Fault BUTTON (failure detection time)
-    client.inject_fault("button")
-    client.arm(first_round + 10, [1])
-    with contextlib.suppress(RigError):
-        client.press(1)
-    client.inject_fault("clear")
-    client.clear_fault()
 
 
 @contextlib.contextmanager

@@ -187,7 +187,7 @@ def analyze_path(
     elif state:
         prof = profile_from_dict(state["profile"]["data"], state["profile"]["path"])
     else:
-        prof = load_profile(None, "batch")
+        prof = load_profile(None)  # a folder that names no kind: the default kind's
     use_alpha = float(alpha if alpha is not None else state.get("alpha", 0.01))
     use_seed = int(seed if seed is not None else state.get("seed", 0))
     st = {

@@ -18,7 +18,7 @@ from feltlab.rig.errors import (
     ProfileError,
     RigError,
 )
-from feltlab.rig.kinds import DeviceKind, UnknownDeviceKind, get_kind
+from feltlab.rig.kinds import DEFAULT_KIND, DeviceKind, UnknownDeviceKind, get_kind
 from feltlab.rig.kinds import names as kind_names
 from feltlab.rig.profiles import profile_hint, resolve_profile
 from feltlab.rig.protocol.secoc import DeviceKey, load_key
@@ -26,7 +26,7 @@ from feltlab.rig.protocol.secoc import DeviceKey, load_key
 log = logging.getLogger("feltlab.rig.certify")  # the campaign's logger, as before the split
 
 """The bundled profiles (``rig/certify/profiles/<name>.toml``); each device kind names its
-default (:attr:`feltlab.rig.kinds.DeviceKind.profile`)."""
+default (:attr:`feltlab.rig.kinds.base.DeviceKind.profile`)."""
 
 EXIT_CODES = {Verdict.PASS: 0, Verdict.FAIL: 1, Verdict.INCONCLUSIVE: 3}
 """Exit code of a verdict; anything else (ERROR, ABORTED) is 2."""
@@ -248,10 +248,10 @@ def profile_from_dict(data: dict[str, Any], path: str | None = None) -> Profile:
     )
 
 
-def load_profile(ref: str | Path | None, kind: str = "batch") -> Profile:
+def load_profile(ref: str | Path | None, kind: str = DEFAULT_KIND) -> Profile:
     """The profile at path ``ref``, or the bundled profile named ``ref`` (``batch6``,
     ``continuous``, ``jackpot``), or (``ref`` None) the default profile of device ``kind``
-    (:attr:`feltlab.rig.kinds.DeviceKind.profile`).
+    (:attr:`feltlab.rig.kinds.base.DeviceKind.profile`).
 
     Raises :class:`CampaignError` for a missing or malformed file.
     """
@@ -272,7 +272,7 @@ QUICK_ALTERNATIVES = ("riffle:k=7", "shelf:m=10")
 
 
 def quick_profile(
-    kind: str = "batch",
+    kind: str = DEFAULT_KIND,
     *,
     faults: dict[str, Any] | None = None,
     power_shoes: int = 400,

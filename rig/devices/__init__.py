@@ -29,18 +29,12 @@ from feltlab.rig.devices.panel import JackpotPanel as JackpotPanel
 from feltlab.rig.devices.shufflers import BatchShuffler as BatchShuffler
 from feltlab.rig.devices.shufflers import ContinuousShuffler as ContinuousShuffler
 from feltlab.rig.errors import ProfileError, RigError
-from feltlab.rig.kinds import FieldView, get_kind
+from feltlab.rig.kinds import get_kind
 from feltlab.rig.protocol.inject import FAULT_NAMES as FAULT_NAMES
 from feltlab.rig.protocol.inject import FAULTS as FAULTS
 from feltlab.rig.protocol.secoc import load_key
 
 log = logging.getLogger(__name__)
-
-
-DEVICE_KINDS = FieldView("simulator")
-"""The simulator class of each registered device kind: a live view of the registry
-(:mod:`feltlab.rig.kinds`), never a second table; setting an item replaces that kind's
-simulator in the registry (tests swap one in with ``monkeypatch.setitem``)."""
 
 
 def make_device(
@@ -95,6 +89,7 @@ def make_device(
             "capture",
             "protocol_major",
             "clock",
+            "plan",
         }
         allowed |= dk.device_keys
         unknown = set(opts) - allowed

@@ -20,6 +20,7 @@ from feltlab import native
 from feltlab.rig.bus.isotp_channel import IsoTpChannel
 from feltlab.rig.bus.transport import BusSpec, Node
 from feltlab.rig.clock import Clock, RealClock, ScheduledCall
+from feltlab.rig.devices.misbehaviour import MisbehaviourPlan
 from feltlab.rig.devices.rawout import ChaChaSource, RawOutput, RawSource
 from feltlab.rig.errors import RigError
 from feltlab.rig.kinds import get_kind
@@ -77,11 +78,14 @@ class SimDevice(ABC):
     """Base of the simulated devices.
 
     ``bus``: spec string, :class:`BusSpec` or an open python-can bus.  ``base``: arbitration
-    id base (multiple of 0x10; default: its kind's, :attr:`feltlab.rig.kinds.DeviceKind.base`:
+    id base (multiple of 0x10; default: its kind's, :attr:`feltlab.rig.kinds.base.DeviceKind.base`:
     batch 0x100, continuous 0x200, jackpot 0x300).  ``seed``: ChaCha20 key (int) or None for
     fresh entropy.  ``bitrate`` (bit/s) paces the device's frames; ``test_mode`` enables the
     PRESS and INJECT_FAULT commands.
     ``clock``: the clock that drives the device (default: a real clock of its own).
+    ``plan``: the misbehaviour plan it consults at its named points (the explorer's
+    :class:`~feltlab.rig.devices.misbehaviour.MisbehaviourPlan`; default: one that does
+    nothing).
     """
 
     kind: ClassVar[Kind]
@@ -102,6 +106,7 @@ class SimDevice(ABC):
         capture: str | Path | None = None,
         protocol_major: int = PROTOCOL_MAJOR,
         clock: Clock | None = None,
+        plan: MisbehaviourPlan | None = None,
     ) -> None:
         self._own_clock = clock is None
         self.clock: Clock = clock if clock is not None else RealClock(f"sim-{self.kind_name}")
@@ -122,6 +127,8 @@ class SimDevice(ABC):
         self.active_fault = FaultCode.NONE
         self.fault_count = 0
         self.faults: dict[str, int] = {}
+        self.plan = plan if plan is not None else MisbehaviourPlan()
+        self.plan.attach(self)
         self.frames_dropped = 0
         self._timers: list[ScheduledCall] = []
         self._stop = threading.Event()
@@ -366,6 +373,11 @@ class SimDevice(ABC):
         )
         self.counter = (self.counter + 1) & 0xFF
 
+    def reboot_in(self, delay: float) -> None:
+        """Reboot by itself ``delay`` seconds from now (a misbehaviour plan's spontaneous
+        reboot)."""
+        self._schedule(delay, self._boot)
+
     def _boot(self, initial: bool = False) -> None:
         self.state = State.BOOT
         self.counter = 0
@@ -426,23 +438,27 @@ class SimDevice(ABC):
                 self._hb_resume_at = self.clock.now() + value / 1000.0 if value else None
 
     def _ack(self, rid: int, op: int, result: Result, value: int = 0) -> None:
-        self._send(
-            "Ack",
-            {
-                "RequestId": rid,
-                "Opcode": op,
-                "Result": int(result),
-                "State": int(self.state),
-                "Value": value & 0xFFFFFFFF,
-            },
-        )
+        signals = {
+            "RequestId": rid,
+            "Opcode": op,
+            "Result": int(result),
+            "State": int(self.state),
+            "Value": value & 0xFFFFFFFF,
+        }
+        for _ in range(self.plan.ack_copies(self)):
+            self._send("Ack", dict(signals))
 
     #: opcodes that are re-executed on a retry (reads); the others replay their replies.
     _REEXECUTE = frozenset(
         {Opcode.PING, Opcode.STATUS, Opcode.READ_SHOE, Opcode.READ_AUDIT, Opcode.READ_PRIZE_TABLE}
     )
 
-    def _on_command(self, frame: Frame) -> None:
+    def _on_command(self, frame: Frame, *, planned: bool = False) -> None:
+        if not planned:  # the misbehaviour plan may answer it late
+            delay = self.plan.command_delay(self, frame)
+            if delay is not None:
+                self._schedule(delay, lambda: self._on_command(frame, planned=True))
+                return
         s = frame.signals
         rid, op, ver, a8, a32 = (
             s["RequestId"],

@@ -113,7 +113,13 @@ class JackpotPanel(SimDevice):
             for res, mac in self.last_results:
                 self._send_result(res, mac)
 
+    @property
+    def signed_count(self) -> int:
+        """The results signed since the device started."""
+        return len(self._signed)
+
     def _press(self, rid: int | None, box: int, source: int) -> None:
+        self.plan.pressing(self, self.draws + 1)
         op = int(Opcode.PRESS)
         if "button" in self.faults:
             self._fault(FaultCode.BUTTON, Severity.ERROR, box)

@@ -14,6 +14,7 @@ import numpy as np
 from feltlab import native
 from feltlab.rig.bus.transport import BusSpec
 from feltlab.rig.devices.base import SimDevice
+from feltlab.rig.devices.misbehaviour import ABSURD_MS, Absurd
 from feltlab.rig.devices.models import ShuffleModel, parse_model
 from feltlab.rig.errors import RigError
 from feltlab.rig.protocol.codec import (
@@ -134,10 +135,18 @@ class BatchShuffler(SimDevice):
                 payload = replace(self.shoe, request_id=rid, packed=packed).encode()
                 self._ack(rid, op, Result.OK, len(payload))
                 self._send_payload(Channel.SHOE, payload)
+            if self.shoe is not None and self.state == State.READY:
+                self.plan.shoe_read(self, self.shoe)
             return True
         return False
 
+    def send_shoe(self, shoe: ShoePayload) -> None:
+        """Send ``shoe`` on the shoe channel, unasked (a misbehaviour plan's re-sent shoe)."""
+        self._channels[Channel.SHOE].send(shoe.encode())
+
     def _shuffle(self, rid: int, op: int, cut: int) -> None:
+        absurd = self.plan.shuffle_starts(self, self.shoe_count + 1)
+        duration = ABSURD_MS / 1000.0 if absurd is Absurd.STALL else self.timing.shuffle_duration
         n = self.in_codes.size
         perm = self.model.apply(np.arange(n, dtype=np.uint16), self.rng, self.model_stream)
         codes = self.in_codes[perm]
@@ -153,16 +162,18 @@ class BatchShuffler(SimDevice):
             decks.astype(np.uint8),
         )
         self.state = State.BUSY
-        self._ack(rid, op, Result.OK, round(self.timing.shuffle_duration * 1000))
+        announced = ABSURD_MS if absurd is not Absurd.NO else round(duration * 1000)
+        self._ack(rid, op, Result.OK, announced)
 
         def done() -> None:
             self.state = State.READY
             self._status(rid)
 
-        if self.timing.shuffle_duration > 0:
-            self._schedule(self.timing.shuffle_duration, done)
+        if duration > 0:
+            self._schedule(duration, done)
         else:
             done()
+        self.plan.shuffled(self, self.shoe)
 
 
 class ContinuousShuffler(SimDevice):
@@ -257,6 +268,7 @@ class ContinuousShuffler(SimDevice):
 
     def _execute_kind(self, rid: int, op: int, a8: int, a32: int) -> bool:
         if op == Opcode.DEAL:
+            self.plan.dealing(self, self.sequence + 1)
             nonempty = [i for i, s in enumerate(self.slots) if s]
             if not nonempty:
                 self._ack(rid, op, Result.EMPTY)

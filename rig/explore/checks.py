@@ -4,7 +4,6 @@ the checks on its live and offline records, and the calibration of a run."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 import can
 
 from feltlab.rig.certify.record import verdict_summary
-from feltlab.rig.devices.misbehaving import GroundTruth
+from feltlab.rig.devices.misbehaviour import GroundTruth
 from feltlab.rig.explore.scenarios import ALPHA, CALIBRATION_P, KNOWN, STATISTICAL, Scenario
 from feltlab.rig.kinds import get_kind
 from feltlab.rig.kinds import names as kind_names
@@ -214,10 +213,8 @@ def check_campaign(
     counted = (rec.get("detail") or {}).get("frames")
     if counted is not None and counted != frames:
         violate("capture", f"LogReader reads {frames} frames, the record counts {counted}")
-    # genuine: the shoes analysed are the device's
-    check_truth = get_kind(sc.kind).check_truth
-    if check_truth is not None:
-        check_truth(rec, truth, directory, violate)
+    # the kind's own invariants against the ground truth (a batch shuffler's: genuine shoes)
+    get_kind(sc.kind).check_truth(rec, truth, directory, violate)
     # faults: every requested fault is in the fault table
     if sc.faults:
         got = {f["fault"] for f in rec.get("faults", [])}
@@ -243,33 +240,6 @@ def check_campaign(
 def _short(v: Any) -> str:
     text = json.dumps(v, default=str)
     return text if len(text) < 300 else text[:300] + "..."
-
-
-def check_genuine(
-    rec: dict[str, Any], truth: GroundTruth, directory: Path, violate: Callable[[str, str], None]
-) -> None:
-    """Check the record ``rec`` against the device's ground truth ``truth`` (the shoes it
-    really dealt), calling ``violate`` on each mismatch."""
-    from feltlab.rig.certify.decode import read_campaign_capture
-
-    if not rec.get("captures") or not truth.shoes:
-        return
-    try:
-        data = read_campaign_capture(
-            [directory / n for n in rec["captures"]], int(rec["profile"]["data"]["device"]["base"])
-        )
-    except Exception as exc:  # the analysis reads it too: reported there
-        violate("capture", f"the capture cannot be decoded: {type(exc).__name__}: {exc}")
-        return
-    for s in data.shoes:
-        real = truth.shoes.get(s.number)
-        got = (bytes(s.shoe.codes), bytes(s.shoe.card_decks))
-        if real is None:
-            violate("genuine", f"{s.label} was never shuffled by the device")
-            return
-        if real != got:
-            violate("genuine", f"{s.label} in the capture differs from the shoe the device made")
-            return
 
 
 def calibration(outcomes: list[Outcome]) -> list[tuple[str, str]]:

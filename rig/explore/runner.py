@@ -17,7 +17,7 @@ What a campaign draws (:func:`draw_scenario`):
   on the device's ids: :class:`feltlab.rig.bus.chaos.WireChaos`); ``misbehave`` (absurd
   shuffle durations announced in the acknowledgement, a shoe re-sent with different content,
   repeated and late replies, spontaneous reboots, replayed jackpot results:
-  :func:`feltlab.rig.devices.misbehaving.misbehaving_device`).
+  :class:`feltlab.rig.devices.misbehaviour.MisbehaviourPlan`, a kind's own in its package).
 
 Invariants (:func:`check_campaign`; each violation names one):
 
@@ -80,12 +80,13 @@ from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.offline import analyze_path
 from feltlab.rig.certify.profile import CampaignError, Profile, quick_profile
 from feltlab.rig.clock import SimClock, SimulationStall
-from feltlab.rig.devices.misbehaving import (
+from feltlab.rig.devices.misbehaviour import (
     GroundTruth,  # tests replace it
-    misbehaving_device,
+    MisbehaviourPlan,
 )
 from feltlab.rig.explore.checks import Outcome, calibration, check_campaign, split_known
 from feltlab.rig.explore.scenarios import ALPHA, KEY_HEX, KNOWN, Scenario, draw_scenario
+from feltlab.rig.kinds import get_kind
 from feltlab.seeds import child_seed
 
 log = logging.getLogger(__name__)
@@ -188,6 +189,14 @@ def drawn_alternatives(sc: Scenario, k: int = 2) -> list[str]:
     return sorted(rnd.sample(list(DEFAULT_ALTERNATIVES), k))
 
 
+def device_plan(sc: Scenario, truth: GroundTruth) -> MisbehaviourPlan:
+    """The misbehaviour plan the scenario's simulated device consults, recording into
+    ``truth``: its kind's (:meth:`feltlab.rig.kinds.base.DeviceKind.misbehaviour`), else the
+    plan of the misbehaviours every kind has."""
+    plan = get_kind(sc.kind).misbehaviour(sc.misbehaviour, truth)
+    return plan if plan is not None else MisbehaviourPlan(sc.misbehaviour, truth)
+
+
 def scenario_profile(sc: Scenario, key_file: Path | None) -> Profile:
     """The quick bundled profile of the scenario's kind with its overrides."""
     dev = dict(sc.device)
@@ -200,8 +209,7 @@ def scenario_profile(sc: Scenario, key_file: Path | None) -> Profile:
     sim = dict(prof.simulation, **sc.simulation)
     if sc.model is not None:
         sim["model"] = sc.model
-    if sc.kind == "batch":
-        camp = dict(power_alternatives=drawn_alternatives(sc), **camp)
+    camp = dict(get_kind(sc.kind).explore_campaign(sc), **camp)
     camp = dict(prof.campaign, alpha=ALPHA, **camp)
     raw = dict(prof.raw, simulation=sim, campaign=camp)
     return replace(prof, simulation=sim, campaign=camp, raw=raw)
@@ -243,7 +251,7 @@ def run_scenario(
         lab.mkdir(parents=True, exist_ok=True)
         key_file.write_text(KEY_HEX + "\n")
     truth = GroundTruth()
-    dev_cls = misbehaving_device(sc.kind, truth, sc.misbehaviour)
+    plan = device_plan(sc, truth)
     clocks: list[ExploreClock] = []
     horizon = 120.0 + 30.0 * sc.size
 
@@ -270,7 +278,7 @@ def run_scenario(
         sc.campaign_seed,
         sc.faults,
         "sim",
-        simulator=dev_cls,
+        device_plan=plan,
         plots=False,
         ahead=False,
         make_clock=make_clock,

@@ -24,7 +24,7 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
     from feltlab.rig.certify.profile import profile_from_dict
     from feltlab.rig.certify.record import clock_record
     from feltlab.rig.errors import RigError
-    from feltlab.rig.kinds import kinds
+    from feltlab.rig.kinds import DEFAULT_KIND, kinds
 
     state_path = directory / "campaign.json"
     record_path = directory / "record.json"
@@ -48,7 +48,7 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
     if not isinstance(state, dict) or not isinstance(record, dict | None):
         raise RigError(f"{directory}: campaign.json and record.json must hold JSON objects")
     snap = empty_snapshot()
-    kind = str(state.get("kind") or (record or {}).get("kind") or "batch")
+    kind = str(state.get("kind") or (record or {}).get("kind") or DEFAULT_KIND)
     prof_data = (state.get("profile") or {}).get("data") or (record or {}).get("profile", {}).get(
         "data"
     )

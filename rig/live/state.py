@@ -38,7 +38,7 @@ def seed_text(seed: Any) -> str | None:
 
 def unit_of(kind: str) -> str:
     """What a sample of device ``kind`` is called (``shoes``; the registry's
-    :attr:`~feltlab.rig.kinds.DeviceKind.unit`), ``samples`` for an unknown kind."""
+    :attr:`~feltlab.rig.kinds.base.DeviceKind.unit`), ``samples`` for an unknown kind."""
     from feltlab.rig.kinds import UnknownDeviceKind, get_kind
 
     try:

@@ -29,9 +29,10 @@ from feltlab.rig.certify.offline import analyze_path
 from feltlab.rig.certify.profile import Profile, Progress, load_profile
 from feltlab.rig.certify.uncertainty import HostUncertainty
 from feltlab.rig.clients.base import DeviceClient
-from feltlab.rig.devices import DEVICE_KINDS, make_device
+from feltlab.rig.devices import make_device
 from feltlab.rig.devices.base import SimDevice
 from feltlab.rig.errors import RigError
+from feltlab.rig.kinds.base import DeviceKind
 from feltlab.rig.protocol.codec import Channel, Frame, Kind, Opcode
 
 FACES = 6
@@ -143,30 +144,71 @@ def analyze_rolls(
     )
 
 
-DICE = kinds.DeviceKind(
-    name="dice",
-    label="toy dice roller",
-    simulator=DiceRoller,
-    client=DiceClient,
-    base=0x500,
-    profile="",  # set per test: the toy's profile is written to tmp_path
-    unit="rolls",
-    command="shuffler",
-    collect=collect_rolls,
-    analyze=analyze_rolls,
-    count=lambda data: len(faces_in(data)),
-    device_keys=frozenset({"loaded"}),
-)
+class DiceKind(DeviceKind):
+    """The toy kind: one subclass of the base, its methods the toy's collection and analysis."""
+
+    name = "dice"
+    label = "toy dice roller"
+    simulator = DiceRoller
+    client = DiceClient
+    base = 0x500
+    profile = ""  # set per test: the toy's profile is written to tmp_path
+    unit = "rolls"
+    command = "shuffler"
+    device_keys = frozenset({"loaded"})
+
+    def collect(
+        self,
+        opts: Any,
+        client: Any,
+        want: int,
+        result: Any,
+        progress: Any,
+        stop: Any,
+        *,
+        faults: Any,
+        directory: Path,
+        part: int,
+    ) -> None:
+        collect_rolls(
+            opts,
+            client,
+            want,
+            result,
+            progress,
+            stop,
+            faults=faults,
+            directory=directory,
+            part=part,
+        )
+
+    def analyze(
+        self,
+        data: Any,
+        prof: Any,
+        *,
+        alpha: float,
+        seed: int,
+        directory: Path | None,
+        progress: Any,
+        host: Any,
+    ) -> Analysis:
+        return analyze_rolls(
+            data, prof, alpha=alpha, seed=seed, directory=directory, progress=progress, host=host
+        )
+
+    def count(self, data: Any) -> int:
+        return len(faces_in(data))
 
 
 @pytest.fixture
-def dice(tmp_path: Path) -> Iterator[kinds.DeviceKind]:
+def dice(tmp_path: Path) -> Iterator[DeviceKind]:
     toml = tmp_path / "dice.toml"
     toml.write_text(
         '[device]\nkind = "dice"\nname = "toy die"\nheartbeat_period = 0.1\n\n'
         "[campaign]\nrolls = 600\nalpha = 0.01\n"
     )
-    kind = kinds.register_kind(replace(DICE, profile=toml))
+    kind = kinds.register_kind(DiceKind(profile=toml))
     try:
         yield kind
     finally:
@@ -180,17 +222,40 @@ def test_builtin_kinds_come_from_the_registry() -> None:
     assert (batch.base, continuous.base, jackpot.base) == (0x100, 0x200, 0x300)
     assert (batch.unit, continuous.unit, jackpot.unit) == ("shoes", "deals", "draws")
     assert (batch.profile, jackpot.command, jackpot.keyed) == ("batch6", "jackpot-panel", True)
-    assert DEVICE_KINDS["continuous"] is continuous.simulator
+    assert continuous.simulator.__name__ == "ContinuousShuffler"
     assert kinds.by_heartbeat(3) is jackpot and kinds.by_heartbeat(9) is None
     with pytest.raises(kinds.UnknownDeviceKind, match="choose one of batch, continuous, jackpot"):
         kinds.get_kind("dice")
     with pytest.raises(RigError, match="registered already"):
         kinds.register_kind(batch)
     with pytest.raises(RigError, match="default base of 'batch'"):
-        kinds.register_kind(replace(DICE, base=0x100))
+        kinds.register_kind(DiceKind(base=0x100))
+    with pytest.raises(RigError, match="takes a DeviceKind instance"):
+        kinds.register_kind(DiceKind)  # type: ignore[arg-type]
 
 
-def test_a_toy_kind_runs_a_simulated_campaign(dice: kinds.DeviceKind, tmp_path: Path) -> None:
+def test_a_kind_is_checked_when_it_is_made() -> None:
+    """The base class refuses a kind without its body, a bad word or unit, and a setting it
+    does not have; ``with_settings`` copies a kind with one setting changed."""
+
+    class Bodiless(DeviceKind):
+        name, label, unit, command = "bodiless", "no body", "things", "bodiless"
+
+    with pytest.raises(TypeError, match="abstract"):
+        Bodiless()  # type: ignore[abstract]
+    with pytest.raises(RigError, match="unit 'seed' is a certify option's name"):
+        DiceKind(unit="seed")
+    with pytest.raises(RigError, match="command must be a word, got 'two words'"):
+        DiceKind(command="two words")
+    with pytest.raises(RigError, match="simulator must be a class"):
+        DiceKind(simulator="DiceRoller")
+    with pytest.raises(RigError, match="no setting 'collect'"):
+        DiceKind(collect=None)
+    toy = DiceKind(profile="a.toml").with_settings(base=0x510)
+    assert (type(toy), toy.profile, toy.base, DiceKind.base) == (DiceKind, "a.toml", 0x510, 0x500)
+
+
+def test_a_toy_kind_runs_a_simulated_campaign(dice: DeviceKind, tmp_path: Path) -> None:
     assert kinds.names()[-1] == "dice" and kinds.get_kind("dice") is dice
     prof = load_profile(None, "dice")
     assert prof.kind == "dice" and prof.base == 0x500
@@ -218,7 +283,7 @@ def test_a_toy_kind_runs_a_simulated_campaign(dice: kinds.DeviceKind, tmp_path: 
     assert offline.verdict == Verdict.PASS and offline.record["collection"]["collected"] == 600
 
 
-def test_a_loaded_toy_die_fails(dice: kinds.DeviceKind, tmp_path: Path) -> None:
+def test_a_loaded_toy_die_fails(dice: DeviceKind, tmp_path: Path) -> None:
     prof = load_profile(None, "dice")
     loaded = replace(prof, device=dict(prof.device, loaded=True))
     res = certify.run_campaign(CampaignOptions(loaded, tmp_path / "loaded", size=300, seed=3))
@@ -228,7 +293,7 @@ def test_a_loaded_toy_die_fails(dice: kinds.DeviceKind, tmp_path: Path) -> None:
     assert counts[FACES - 1] >= 150 and sum(counts) == 300  # every other roll is a six
 
 
-def test_a_toy_kind_is_a_choice_of_device_run(dice: kinds.DeviceKind) -> None:
+def test_a_toy_kind_is_a_choice_of_device_run(dice: DeviceKind) -> None:
     dev = make_device("dice", "interface=virtual,channel=dice-choice", {"loaded": True})
     assert isinstance(dev, DiceRoller) and dev.loaded and dev.base == 0x500
     with pytest.raises(RigError, match="unknown profile key"):

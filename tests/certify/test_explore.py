@@ -5,7 +5,9 @@ its campaign, and the same seed gives the same outcomes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import can
 import pytest
@@ -13,16 +15,16 @@ from click.testing import CliRunner
 
 from feltlab.rig.bus.chaos import ChaosPlan, WireChaos
 from feltlab.rig.certify import campaign as certify
-from feltlab.rig.certify import collect
 from feltlab.rig.certify.analyze import Analysis
 from feltlab.rig.certify.battery import Verdict
-from feltlab.rig.certify.collect import collect_batch
 from feltlab.rig.certify.offline import analyze_path
 from feltlab.rig.certify.record import CampaignResult, missing_measurement
 from feltlab.rig.clock import SimClock, SimulationStall
-from feltlab.rig.devices.misbehaving import GroundTruth, Misbehaviour
+from feltlab.rig.devices.misbehaviour import GroundTruth, Misbehaviour
 from feltlab.rig.explore import runner as explore
 from feltlab.rig.explore.cli import explore_command
+from feltlab.rig.kinds import DeviceKind
+from feltlab.rig.kinds.batch import BatchShufflerKind
 
 SEED = 1
 N = 150
@@ -108,8 +110,8 @@ def test_a_pass_without_the_required_power_is_a_violation(
     on purpose: an analysis that keeps the battery's PASS whatever its power table says."""
     from dataclasses import replace
 
-    from feltlab.rig.certify import analyze as certify_analysis
     from feltlab.rig.certify import power
+    from feltlab.rig.kinds.batch import analyze as batch_analysis
 
     def lenient(res: object, table: power.PowerTable) -> object:
         return replace(power.judge(res, table), verdict=res.verdict)  # type: ignore[arg-type,attr-defined]
@@ -125,7 +127,7 @@ def test_a_pass_without_the_required_power_is_a_violation(
     )
     (honest,) = explore.explore(1, SEED, first=sc.index).outcomes
     assert honest.verdict == "INCONCLUSIVE" and honest.short_of_power and not honest.violations
-    monkeypatch.setattr(certify_analysis, "judge", lenient)
+    monkeypatch.setattr(batch_analysis, "judge", lenient)
     (o,) = explore.explore(1, SEED, first=sc.index).outcomes
     assert o.verdict == "PASS"
     texts = [text for name, text in o.violations if name == "power"]
@@ -146,7 +148,9 @@ def test_a_broken_offline_analysis_is_a_violation(monkeypatch: pytest.MonkeyPatc
     assert [name for name, _ in o.violations] == ["offline"]
 
 
-def test_a_lost_shoe_not_counted_is_a_violation(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_lost_shoe_not_counted_is_a_violation(
+    monkeypatch: pytest.MonkeyPatch, replace_kind: Callable[..., DeviceKind]
+) -> None:
     sc = _first(lambda s: s.kind == "batch" and s.family == "fair")
     real = missing_measurement
 
@@ -154,12 +158,14 @@ def test_a_lost_shoe_not_counted_is_a_violation(monkeypatch: pytest.MonkeyPatch)
         return real(kind, size, size, *a, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(certify, "missing_measurement", forgetful)
-    real_collect = collect_batch
 
-    def short(opts: object, client: object, want: int, *a: object, **kw: object) -> None:
-        real_collect(opts, client, want - 1, *a, **kw)  # type: ignore[arg-type]
+    class Short(BatchShufflerKind):
+        """Collects one sample fewer than it is asked for."""
 
-    monkeypatch.setattr(collect, "collect_batch", short)
+        def collect(self, opts: Any, client: Any, want: int, *a: Any, **kw: Any) -> None:
+            super().collect(opts, client, want - 1, *a, **kw)
+
+    replace_kind("batch", Short())
     (o,) = explore.explore(1, SEED, first=sc.index).outcomes
     assert "counted" in [name for name, _ in o.violations]
 
@@ -226,7 +232,7 @@ def test_bad_inputs_are_clear_errors() -> None:
     with pytest.raises(ValueError, match="probability"):
         ChaosPlan(drop=1.5)
     with pytest.raises(ValueError, match="unknown misbehaviour"):
-        Misbehaviour("gremlins")
+        Misbehaviour("gremlins")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="shoes-max"):
         explore.explore(1, 1, shoes_max=3)
     result = CliRunner().invoke(explore_command, ["--replay", "nonsense"])

@@ -448,8 +448,8 @@ def test_a_campaigns_power_is_the_plans_whatever_its_seed() -> None:
     200 campaign seeds (and the seed that made a fair machine INCONCLUSIVE), the very jobs
     ``feltlab certify plan`` computes (one function); computed once, they catch every named
     alternative at the profile's size, and a fair 2,000-shoe sample with them PASSes."""
-    from feltlab.rig.certify.analyze import planned_power_jobs
     from feltlab.rig.certify.power import POWER_SEED, PowerJob, PowerTable
+    from feltlab.rig.kinds.batch.analyze import planned_power_jobs
 
     profiles = _bundled_batch_profiles()
     assert profiles, "no bundled batch profile"

@@ -5,6 +5,7 @@ requests (protocol 2.0), so a stale reply is discarded and counted and no latenc
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from feltlab.rig.cli.certify import certify as certify_cmd
 from feltlab.rig.clients import BatchShufflerClient
 from feltlab.rig.clock import SimClock, SimulationStall
 from feltlab.rig.devices import BatchShuffler, Timing
+from feltlab.rig.kinds import DeviceKind
 from feltlab.rig.protocol.bittime import frame_bits
 from feltlab.rig.protocol.codec import Channel, Opcode, Result
 
@@ -180,13 +182,11 @@ def test_a_stale_shoe_transfer_is_discarded_and_counted_never_taken() -> None:
 
 
 def test_latencies_of_a_lagging_device_are_paired_and_never_negative(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, replace_kind: Callable[..., DeviceKind]
 ) -> None:
     """The campaign that used to abort on a negative first-card latency: every sample runs
     from a request to its own reply, the stale transfers are counted in the capture."""
-    from feltlab.rig import devices
-
-    monkeypatch.setitem(devices.DEVICE_KINDS, "batch", LaggingShuffler)
+    replace_kind("batch", simulator=LaggingShuffler)
     res = run_campaign(CampaignOptions(fast(), tmp_path / "lag", size=30, seed=2))
     rec = res.record
     assert rec["battery"] is not None and rec["battery"]["n_shoes"] == 30

@@ -4,6 +4,7 @@ limits and is a FAIL with the figure; the campaign never hangs (simulated time).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import can
@@ -15,6 +16,7 @@ from feltlab.rig.certify.campaign import run_campaign
 from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.profile import quick_profile
 from feltlab.rig.certify.record import CampaignResult
+from feltlab.rig.kinds import DeviceKind
 from feltlab.rig.protocol.codec import Opcode, Result
 
 
@@ -41,16 +43,16 @@ class SlowHeartbeatShuffler(devices.BatchShuffler):
         return super()._send(name, signals)
 
 
-def _campaign(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cls: type) -> CampaignResult:
-    monkeypatch.setitem(devices.DEVICE_KINDS, "batch", cls)
+def _campaign(tmp_path: Path, replace_kind: Callable[..., DeviceKind], cls: type) -> CampaignResult:
+    replace_kind("batch", simulator=cls)
     prof = quick_profile("batch", null_replicates=39)
     return run_campaign(CampaignOptions(prof, tmp_path / "c", size=20, seed=4))
 
 
 def test_an_absurd_announced_shuffle_duration_is_a_fail_with_the_figure(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, replace_kind: Callable[..., DeviceKind]
 ) -> None:
-    res = _campaign(tmp_path, monkeypatch, BraggingShuffler)
+    res = _campaign(tmp_path, replace_kind, BraggingShuffler)
     assert res.verdict is Verdict.FAIL
     m = next(m for m in res.record["measurements"] if m["name"] == "shuffle_cycle.announced")
     assert m["value"] == 4_000_000.0 and m["high"] == 1.0 and m["verdict"] == "FAIL"
@@ -58,9 +60,9 @@ def test_an_absurd_announced_shuffle_duration_is_a_fail_with_the_figure(
 
 
 def test_an_absurd_heartbeat_period_does_not_slow_lost_detection(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, replace_kind: Callable[..., DeviceKind]
 ) -> None:
-    res = _campaign(tmp_path, monkeypatch, SlowHeartbeatShuffler)
+    res = _campaign(tmp_path, replace_kind, SlowHeartbeatShuffler)
     assert res.verdict is Verdict.FAIL
     m = next(m for m in res.record["measurements"] if m["name"] == "heartbeat.announced_period")
     assert m["value"] == 65.535 and m["verdict"] == "FAIL"

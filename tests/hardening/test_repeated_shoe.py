@@ -3,6 +3,7 @@ duplicated card) is compared with the first copy and is a FAIL, not "a repeated 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from feltlab.rig.certify.campaign import run_campaign
 from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.offline import analyze_path
 from feltlab.rig.certify.profile import quick_profile
+from feltlab.rig.kinds import DeviceKind
 from feltlab.rig.protocol.codec import Channel, Opcode, Result
 
 
@@ -42,9 +44,9 @@ class TwoFacedShuffler(devices.BatchShuffler):
 
 
 def test_a_shoe_resent_with_other_content_fails(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, replace_kind: Callable[..., DeviceKind]
 ) -> None:
-    monkeypatch.setitem(devices.DEVICE_KINDS, "batch", TwoFacedShuffler)
+    replace_kind("batch", simulator=TwoFacedShuffler)
     prof = quick_profile("batch", null_replicates=39)
     res = run_campaign(CampaignOptions(prof, tmp_path / "c", size=12, seed=3))
     assert res.verdict is Verdict.FAIL

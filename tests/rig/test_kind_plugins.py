@@ -24,22 +24,18 @@ PIP_TIMEOUT = 600  # seconds: a hung index fails the test instead of hanging CI
 
 ACME_MODULE = '''\
 """Acme's shuffler: feltlab's batch shuffler protocol at base 0x500, its own command."""
-from dataclasses import replace
 from pathlib import Path
 
-from feltlab.rig.kinds.batch import BATCH
+from feltlab.rig.kinds.batch import BatchShufflerKind
 
-ACME = replace(
-    BATCH,
-    name="acme",
-    label="Acme shuffler",
-    base=0x500,
-    profile=Path(__file__).with_name("acme.toml"),
-    command="acme-shuffler",
-    explore_weight=0.0,
-    draw_scenario=None,
-    check_truth=None,
-)
+
+class AcmeKind(BatchShufflerKind):
+    name = "acme"
+    label = "Acme shuffler"
+    base = 0x500
+    profile = Path(__file__).with_name("acme.toml")
+    command = "acme-shuffler"
+    explore_weight = 0.0
 '''
 
 PYPROJECT = """\
@@ -88,7 +84,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         root,
         "acme-rig",
         "acme_rig",
-        'acme = "acme_rig:ACME"',
+        'acme = "acme_rig:AcmeKind"',
         {"__init__.py": ACME_MODULE, "acme.toml": profile},
     )
     broken = _package(
@@ -191,11 +187,9 @@ def test_a_broken_kind_plugin_is_named_and_the_others_still_work(
 def test_a_kind_that_would_break_the_command_line_is_refused(
     change: dict[str, object], says: str
 ) -> None:
-    from dataclasses import replace
-
     from feltlab.rig.errors import RigError
     from feltlab.rig.kinds.batch import BATCH
 
     with pytest.raises(RigError) as err:
-        replace(BATCH, name="acme", **change)  # type: ignore[arg-type]
+        BATCH.with_settings(name="acme", **change)
     assert says in str(err.value)

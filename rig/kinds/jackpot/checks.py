@@ -1,4 +1,4 @@
-"""The jackpot panel's own checks of :func:`feltlab.rig.certify.analyze.analyze_jackpot`:
+"""The jackpot panel's own checks of :func:`feltlab.rig.kinds.jackpot.analyze.analyze_jackpot`:
 failure detection, the prize distribution, the results' MACs and the rule 16.12 Madness 21
 fallback; each records its measurements on the campaign's
 :class:`feltlab.rig.certify.analyze.Analysis`.
