@@ -6,7 +6,6 @@ before its folder is made, and a resume takes its options from the campaign's ow
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -45,7 +44,7 @@ def roller() -> Iterator[DeviceKind]:
     own and no shuffle model, fault campaign or shoes."""
     settings = {"name": "roller", "label": "card roller", "base": 0x600, "unit": "rolls"}
     continuous = get_kind("continuous")
-    kind = register_kind(replace(continuous, **settings))  # type: ignore[arg-type]
+    kind = register_kind(continuous.with_settings(**settings))
     yield kind
     unregister_kind("roller")
 
