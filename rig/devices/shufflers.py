@@ -94,11 +94,16 @@ class BatchShuffler(SimDevice):
                 "Kind": int(self.kind),
                 "ShoeCount": self.shoe_count & 0xFFFF,
                 "CutPosition": self.shoe.cut_position if self.shoe else 0,
-                "Cards": int(self.in_codes.size),
+                "Cards": self.flaws.status_cards(
+                    int(self.in_codes.size), self.shoe.codes if self.shoe else None
+                ),
                 "Decks": self.decks,
                 "RequestId": rid,
             },
         )
+
+    def _shoe_codes(self) -> np.ndarray | None:
+        return self.shoe.codes if self.shoe is not None else None
 
     def _on_payload(self, channel: Channel, data: bytes) -> None:
         try:
@@ -153,14 +158,15 @@ class BatchShuffler(SimDevice):
             decks.astype(np.uint8),
         )
         self.state = State.BUSY
-        self._ack(rid, op, Result.OK, round(self.timing.shuffle_duration * 1000))
+        duration = self.flaws.shuffle_duration(self.timing.shuffle_duration, codes)
+        self._ack(rid, op, Result.OK, round(duration * 1000))
 
         def done() -> None:
             self.state = State.READY
             self._status(rid)
 
-        if self.timing.shuffle_duration > 0:
-            self._schedule(self.timing.shuffle_duration, done)
+        if duration > 0:
+            self._schedule(duration, done)
         else:
             done()
 
