@@ -142,8 +142,19 @@ RIG_ALLOWED = {
     "certify": _BELOW_CERTIFY,
     "live": {"live"} | _BELOW_CERTIFY,
     "explore": {"explore"} | _BELOW_CERTIFY,
+    "security": {"security"} | _BELOW_CERTIFY,  # the security pack (issue 40)
 }
-RIG_STAGES = ("bus", "protocol", "devices", "clients", "rng", "certify", "live", "explore")
+RIG_STAGES = (
+    "bus",
+    "protocol",
+    "devices",
+    "clients",
+    "rng",
+    "certify",
+    "live",
+    "explore",
+    "security",
+)
 
 
 def _stage_of(name: str) -> str | None:
