@@ -1,6 +1,7 @@
 """``feltlab certify security``: the security conformance pack (docs/security.md) against a
 simulated device (the hardened reference device by default, or a flawed one) or a device on
-``--bus`` described by a security profile; writes record.json, report.html and junit.xml."""
+``--bus`` described by a security profile; writes record.json, report.html, junit.xml and the
+bus's capture.blf (every frame, the lab's own included)."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ EXIT = {"PASS": 0, "FAIL": 1, "INCOMPLETE": 3}
     default=None,
     help="Map each finding to a regulation's requirement (comar: COMAR 36.05.02.17).",
 )
-@out_option("Write record.json, report.html and junit.xml into DIR.")
+@out_option("Write record.json, report.html, junit.xml and capture.blf into DIR.")
 def security_command(
     device: str,
     bus: str | None,
@@ -68,19 +69,27 @@ def security_command(
     if profile is not None and bus is None:
         raise click.UsageError("--profile describes a device on --bus: give --bus too")
     logging.getLogger("isotp").setLevel(logging.ERROR)  # a shared LOAD id's idle stack
-    t0 = time.perf_counter()
+    capture = None
+    if out is not None:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        capture = Path(out) / "capture.blf"
+        if capture.exists():
+            raise click.UsageError(f"{capture} exists; choose a new --out folder")
+    t0, cpu0 = time.perf_counter(), time.process_time()
     try:
         if bus is not None:
             assert profile is not None
-            result = run_pack(target_from_profile(profile, str(bus)), shuffles=shuffles)
+            target = target_from_profile(profile, str(bus))
+            result = run_pack(target, shuffles=shuffles, capture=capture)
         else:
             with simulated_target(flaws_of(device)) as target:
-                result = run_pack(target, shuffles=shuffles)
+                result = run_pack(target, shuffles=shuffles, capture=capture)
     except FeltlabError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     seconds = time.perf_counter() - t0
     record = record_of(result, standard=standard, seconds=seconds)
+    record["seconds"]["cpu"] = time.process_time() - cpu0
     for f in record["findings"]:
         click.echo(f"{f['verdict']:8} {f['check']:24} {f['cwe']}")
     click.echo(f"{record['verdict']}: {record['target']} ({seconds:.1f} s)")

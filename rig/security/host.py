@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 from dataclasses import dataclass
+from pathlib import Path
 
 import can
 
@@ -34,11 +35,14 @@ class Seen:
 
 class LabHost:
     """The lab on ``target``'s bus: ``client`` (a batch shuffler client whose commands are
-    authenticated), ``signer`` (the lab's command key), ``frames`` (every frame received)."""
+    authenticated), ``signer`` (the lab's command key), ``frames`` (every frame received);
+    ``capture``: a .blf path recording every frame on the bus, the lab's own included."""
 
-    def __init__(self, target: Target, *, clock_wait: float = ANSWER_WAIT) -> None:
+    def __init__(
+        self, target: Target, *, clock_wait: float = ANSWER_WAIT, capture: Path | None = None
+    ) -> None:
         self.target = target
-        self.node = Node(target.spec, pace=False, clock=target.clock)
+        self.node = Node(target.spec, pace=False, clock=target.clock, capture=capture)
         self.clock = self.node.clock
         self.codec = Codec(target.base)
         self.signer = CommandSigner(self.codec, target.key, target.device_id)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -164,14 +165,19 @@ STEPS = ("update", "keys", "commands", "probes", "leakage")
 
 
 def run_pack(
-    target: Target, *, shuffles: int = SHUFFLES, steps: Collection[str] = STEPS
+    target: Target,
+    *,
+    shuffles: int = SHUFFLES,
+    steps: Collection[str] = STEPS,
+    capture: Path | None = None,
 ) -> PackResult:
     """Every check of the pack against ``target`` (or those of ``steps``, a subset of
-    :data:`STEPS`).  Raises ValueError for an unknown step."""
+    :data:`STEPS`), the bus recorded in ``capture`` (a .blf) when given.  Raises ValueError
+    for an unknown step."""
     unknown = set(steps) - set(STEPS)
     if unknown:
         raise ValueError(f"unknown step(s) {sorted(unknown)}; choose from {', '.join(STEPS)}")
-    host = LabHost(target)
+    host = LabHost(target, capture=capture)
     out = PackResult([], target.description)
     start = host.clock.now()
     try:

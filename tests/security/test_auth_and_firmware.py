@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -22,7 +24,7 @@ from feltlab.rig.protocol.cmdauth import (
     CommandVerifier,
     command_tag,
 )
-from feltlab.rig.protocol.codec import Codec, Opcode
+from feltlab.rig.protocol.codec import Codec, Opcode, Result, dbc_path
 from feltlab.rig.protocol.firmware import FirmwarePackage, Scheme
 
 KEY = bytes(range(32))
@@ -125,3 +127,28 @@ def test_the_flaw_points_change_nothing_without_their_flaw() -> None:
     assert leaky.status_cards(208, codes) == 208 | (45 << 9)
     with pytest.raises(ValueError, match="unknown flaw 'camera'"):
         FlawSet.of(["camera"])
+
+
+def test_cantools_decode_names_the_new_messages() -> None:
+    """``python -m cantools decode`` on a candump log names the AuthCommand (CAN FD) and an
+    Ack refusing AUTH_FAILED (docs/protocol.md)."""
+    codec = Codec(0x100)
+    auth = CommandSigner(codec, KEY, DEVICE).sign(Opcode.SHUFFLE, request_id=42).message(codec)
+    ack = codec.encode(
+        "Ack",
+        {"RequestId": 42, "Opcode": 0x10, "Result": Result.AUTH_FAILED, "State": 1, "Value": 2},
+    )
+    log = (
+        f"(1.0) vcan0 {auth.arbitration_id:08X}##1{auth.data.hex().upper()}\n"
+        f"(1.1) vcan0 {ack.arbitration_id:03X}#{ack.data.hex().upper()}\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "cantools", "decode", "--no-strict", dbc_path()],
+        input=log,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert "AuthCommand(" in out and "Opcode: SHUFFLE" in out and "DeviceId: 255459329" in out
+    assert "Result: AUTH_FAILED" in out
