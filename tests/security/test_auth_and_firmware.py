@@ -152,3 +152,32 @@ def test_cantools_decode_names_the_new_messages() -> None:
     ).stdout
     assert "AuthCommand(" in out and "Opcode: SHUFFLE" in out and "DeviceId: 255459329" in out
     assert "Result: AUTH_FAILED" in out
+
+
+def test_a_panel_in_security_mode_acts_only_on_authenticated_commands() -> None:
+    """The panel's commands too (issue 40): a bare ARM is refused AUTH_FAILED and the panel
+    stays IDLE; the same ARM authenticated arms it; its heartbeat says minor 3."""
+    from feltlab.rig.clients.base import DeviceRefused
+    from feltlab.rig.clients.panel import JackpotPanelClient
+    from feltlab.rig.clock import SimClock
+    from feltlab.rig.devices import JackpotPanel
+    from feltlab.rig.devices.security import SecurityConfig
+    from feltlab.rig.protocol.codec import State
+
+    clock = SimClock()
+    spec = "interface=virtual,channel=sec-panel,bitrate=500000"
+    vendor = SimVendor(3)
+    panel = JackpotPanel(spec, clock=clock, seed=1, test_mode=False).start()
+    client = JackpotPanelClient(spec, clock=clock, timeout=0.1, retries=0)
+    try:
+        panel.enable_security(SecurityConfig.simulated(vendor, DEVICE))
+        assert client.wait_online(1.0).signals["ProtocolMinor"] == 3
+        with pytest.raises(DeviceRefused, match="AUTH_FAILED"):
+            client.request(Opcode.ARM, 1, 7)
+        assert panel.state == State.IDLE
+        client.authenticate = CommandSigner(client.codec, vendor.device_key(DEVICE), DEVICE).wrap
+        client.request(Opcode.ARM, 1, 7)
+        assert panel.state == State.ARMED
+    finally:
+        client.close()
+        panel.stop()
