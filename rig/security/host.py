@@ -45,7 +45,9 @@ class LabHost:
         self.node = Node(target.spec, pace=False, clock=target.clock, capture=capture)
         self.clock = self.node.clock
         self.codec = Codec(target.base)
-        self.signer = CommandSigner(self.codec, target.key, target.device_id)
+        self.signer = CommandSigner(
+            self.codec, target.key, target.device_id, last=target.freshness_start
+        )
         self.client = BatchShufflerClient(
             self.node,
             base=target.base,

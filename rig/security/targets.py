@@ -6,6 +6,7 @@ the simulated targets: the hardened reference device and the flawed devices of
 
 from __future__ import annotations
 
+import time
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -60,7 +61,8 @@ class Target:
     """A device under test: its bus ``spec`` and ``clock``, ``base`` id, ``device_id``, the
     lab's command ``key``, its ``packages`` and optionally a second device of the model
     (``second_base``, ``second_id``) on the same bus.  ``description`` says what it is;
-    ``heartbeat_period`` (s) is the device's declared period."""
+    ``heartbeat_period`` (s) is the device's declared period; ``freshness_start`` the last
+    freshness value the lab's commands continue from."""
 
     spec: str
     clock: Clock | None
@@ -73,6 +75,7 @@ class Target:
     second_id: int | None = None
     flaws: list[str] = field(default_factory=list)
     heartbeat_period: float = 0.5
+    freshness_start: int = 0
 
 
 @contextmanager
@@ -198,4 +201,7 @@ def target_from_profile(path: str | Path, spec: str) -> Target:
         None if second_base is None else int(second_base),
         None if second_id is None else int(second_id),
         heartbeat_period=float(table.get("heartbeat_period", 0.1)),
+        # a timestamp freshness value (microseconds since 1970, as SecOC allows): greater than
+        # any the device accepted in an earlier session, unless the host's clock went back
+        freshness_start=int(time.time() * 1_000_000),
     )

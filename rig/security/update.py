@@ -192,7 +192,7 @@ def shared_key_check(host: LabHost) -> Finding:
     elif pk is not None and pk.second is not None:
         evidence.append(f"packages are {pk.second.scheme.name}-signed: no device key in them")
     codec2 = Codec(t.second_base)
-    signer2 = CommandSigner(codec2, t.key, t.second_id, last=1 << 40)
+    signer2 = CommandSigner(codec2, t.key, t.second_id, last=t.freshness_start + (1 << 40))
     rid = host.rid()
     msg = signer2.sign(Opcode.PING, 0, 0, rid).message(codec2)
     a = host.ack(host.exchange(msg), rid, codec2)

@@ -108,3 +108,26 @@ def test_certify_security_refuses_an_unknown_device() -> None:
     r = CliRunner().invoke(main, ["certify", "security", "--device", "camera"])
     assert r.exit_code == 2
     assert "unknown simulated device 'camera'" in r.output
+
+
+def test_a_bus_profile_is_read_and_its_errors_named(tmp_path: Path) -> None:
+    from feltlab.rig.errors import ProfileError
+    from feltlab.rig.security.targets import target_from_profile
+
+    p = tmp_path / "dev.toml"
+    p.write_text("[device]\nbase = 0x100\n")
+    with pytest.raises(ProfileError, match=r"no \[security\] table"):
+        target_from_profile(p, "virtual")
+    p.write_text("[security]\nkey = '" + "00" * 32 + "'\n")
+    with pytest.raises(ProfileError, match="give device_id"):
+        target_from_profile(p, "virtual")
+    p.write_text("[security]\ndevice_id = 17\nkey = '" + "00" * 32 + "'\nsecond_id = 18\n")
+    t = target_from_profile(p, "virtual")
+    assert (t.device_id, t.base, t.packages, t.second_base, t.second_id) == (
+        17,
+        0x100,
+        None,
+        None,
+        18,
+    )
+    assert t.freshness_start > 1_700_000_000 * 10**6  # a timestamp freshness value
