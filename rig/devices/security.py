@@ -43,6 +43,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from feltlab.rig.errors import ProtocolError
 from feltlab.rig.protocol.cmdauth import (
     TAG_BYTES,
     AuthCommand,
@@ -302,7 +303,7 @@ class DeviceSecurity:
             return FirmwareRefusal.NO_PACKAGE
         try:
             pkg = FirmwarePackage.decode(data)
-        except Exception:  # any malformed payload is refused, never a crash
+        except ProtocolError:  # a malformed payload is refused, never a crash
             return FirmwareRefusal.MALFORMED
         flaws = self.flaws
         if Flaw.UNSIGNED_UPDATE not in flaws:

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import can
 
+from feltlab.rig.bus.isotp_channel import TransferError
 from feltlab.rig.bus.transport import Node
 from feltlab.rig.clients.shufflers import BatchShufflerClient
+from feltlab.rig.errors import ProtocolError
 from feltlab.rig.protocol.cmdauth import CommandSigner
 from feltlab.rig.protocol.codec import PROTOCOL_MAJOR, Channel, Codec, Frame, Opcode, Result
 from feltlab.rig.security.targets import Target
@@ -109,7 +111,7 @@ class LabHost:
             )
             try:
                 f = c.decode(msg)
-            except Exception:  # a short frame on a declared id: not a message
+            except ProtocolError:  # a short frame on a declared id: not a message
                 continue
             if f is not None and f.name != "AuthCommand":
                 out.append(f)
@@ -133,7 +135,7 @@ class LabHost:
         follows says what the device has."""
         t0 = self.clock.now()
         # a refused transfer is evidence, not an error: the INSTALL that follows tells
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(TransferError):
             self._fw.send_and_wait(payload, 1.0)
         took = self.clock.now() - t0
         self.clock.sleep(self.wait)
