@@ -470,6 +470,7 @@ LAZY_SUBCOMMANDS = {
     "csm-audit": "feltlab.rig.cli.csm_audit:csm_audit_command",
     "rng": "feltlab.rig.cli.rng:rng_command",
     "predict": "feltlab.rig.cli.predict:predict_command",
+    "security": "feltlab.rig.cli.security:security_command",
 }
 """``feltlab certify``'s commands that are no campaign, by name: ``"module:attribute"`` of the
 click command, imported when it runs or is listed (the planner and the audit import the power

@@ -127,6 +127,9 @@ class DeviceClient:
         #: replies discarded because they answer no request in flight: late, repeated or
         #: stale (protocol 2.0 pairs every reply with its request id; docs/protocol.md)
         self.stale_replies = 0
+        #: protocol 2.3's security mode: turns each Command frame into its AuthCommand
+        #: (:meth:`feltlab.rig.protocol.cmdauth.CommandSigner.wrap`); None sends it bare
+        self.authenticate: Callable[[can.Message], can.Message] | None = None
         self._closed = threading.Event()
         self._channels: dict[Channel, IsoTpChannel] = {}
         for ch in self.payload_channels:
@@ -449,12 +452,13 @@ class DeviceClient:
         for attempt in range(self.retries + 1):
             if attempt:
                 self.retransmissions += 1
+            out = can.Message(
+                arbitration_id=msg.arbitration_id, data=msg.data, is_extended_id=False
+            )
+            if self.authenticate is not None:  # protocol 2.3: each attempt freshly signed
+                out = self.authenticate(out)
             try:
-                self.node.send(
-                    can.Message(
-                        arbitration_id=msg.arbitration_id, data=msg.data, is_extended_id=False
-                    )
-                )
+                self.node.send(out)
             except can.CanError as exc:  # the bus went away: this attempt gets no answer
                 with self._cond:
                     self._emit("bus_error", opcode=int(opcode))

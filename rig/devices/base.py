@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import ClassVar, Self
 
 import can
+import numpy as np
 
 from feltlab import native
 from feltlab.rig.bus.isotp_channel import IsoTpChannel
@@ -22,11 +23,13 @@ from feltlab.rig.bus.transport import BusSpec, Node
 from feltlab.rig.clock import Clock, RealClock, ScheduledCall
 from feltlab.rig.devices.misbehaviour import MisbehaviourPlan
 from feltlab.rig.devices.rawout import ChaChaSource, RawOutput, RawSource
+from feltlab.rig.devices.security import NO_FLAWS, DeviceSecurity, FlawSet, SecurityConfig
 from feltlab.rig.errors import RigError
 from feltlab.rig.kinds import get_kind
 from feltlab.rig.protocol.codec import (
     PROTOCOL_MAJOR,
     PROTOCOL_MINOR,
+    SECURITY_MINOR,
     AuditEntry,
     AuditPayload,
     Channel,
@@ -150,6 +153,12 @@ class SimDevice(ABC):
         self._hb_resume_at: float | None = None
         #: the raw-output mode (protocol 2.2), once :meth:`enable_raw_output` is called
         self.raw_output: RawOutput | None = None
+        #: the security mode (protocol 2.3), once :meth:`enable_security` is called, and the
+        #: flaws the device declares (consulted at named points; none by default)
+        self.security: DeviceSecurity | None = None
+        self.flaws: FlawSet = NO_FLAWS
+        #: the minor version the heartbeat reports (2.3 only in security mode)
+        self.protocol_minor = PROTOCOL_MINOR
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> Self:
@@ -200,9 +209,47 @@ class SimDevice(ABC):
         )
         return self.raw_output
 
+    def enable_security(self, config: SecurityConfig) -> DeviceSecurity:
+        """Turn on the security mode (protocol 2.3; :mod:`feltlab.rig.devices.security`):
+        every command must come authenticated, firmware packages are checked, and the flaws
+        ``config`` declares are consulted; call after :meth:`start`.  Returns the mode."""
+        if self.node is None:
+            raise RigError("start the device before enabling its security mode")
+        node = self.node
+        if Channel.LOAD not in self._channels:  # a panel: the firmware's channel too
+            data_id, fc_id = self.codec.channel_ids(Channel.LOAD)
+            self._channels[Channel.LOAD] = node.open_channel(
+                "LOAD", fc_id, data_id, cf_timeout=0.5, on_payload=self._payload_cb(Channel.LOAD)
+            )
+
+        def listen(fn: Callable[[can.Message], None], arbitration_id: int) -> None:
+            node.add_listener(lambda m: self._post(lambda: fn(m)), arbitration_id=arbitration_id)
+
+        def fault(code: FaultCode, severity: Severity, detail: int) -> None:
+            self._fault(code, severity, detail, active=False)
+
+        self.flaws = config.flaws
+        self.protocol_minor = SECURITY_MINOR
+        self.security = DeviceSecurity(
+            self.codec,
+            config,
+            ack=self._ack,
+            fault=fault,
+            run=lambda frame: self._on_command(frame, authenticated=True),
+            state=lambda: self.state,
+            send=self._raw_send,
+            listen=listen,
+            shoe=self._shoe_codes,
+        )
+        return self.security
+
+    def _shoe_codes(self) -> np.ndarray | None:
+        """The codes of the shoe the device last made (top first), if it makes shoes."""
+        return None
+
     def _payload_cb(self, ch: Channel) -> Callable[[bytes], None]:
         def on_payload(data: bytes) -> None:
-            self._post(lambda: self._on_payload(ch, data))
+            self._post(lambda: self._route_payload(ch, data))
 
         return on_payload
 
@@ -316,6 +363,11 @@ class SimDevice(ABC):
         self._corrupt_at = None if corrupt is None else 1 + max(1, corrupt or 2)
         self._channels[channel].send(payload)
 
+    def _route_payload(self, channel: Channel, data: bytes) -> None:
+        if self.security is not None and self.security.on_payload(channel, data):
+            return  # a firmware package (protocol 2.3), kept for INSTALL_FIRMWARE
+        self._on_payload(channel, data)
+
     # ------------------------------------------------------------ scheduling
     def _schedule(self, delay: float, fn: Callable[[], None]) -> None:
         """Run ``fn`` after ``delay`` seconds of device time, unless the device reboots or
@@ -365,7 +417,7 @@ class SimDevice(ABC):
                 "State": int(self.state),
                 "Kind": int(self.kind),
                 "ProtocolMajor": self.protocol_major,
-                "ProtocolMinor": PROTOCOL_MINOR,
+                "ProtocolMinor": self.protocol_minor,
                 "PeriodMs": round(self.timing.heartbeat_period * 1000),
                 "ActiveFault": int(self.active_fault),
                 "BootCount": self.boot_count & 0xFF,
@@ -453,11 +505,16 @@ class SimDevice(ABC):
         {Opcode.PING, Opcode.STATUS, Opcode.READ_SHOE, Opcode.READ_AUDIT, Opcode.READ_PRIZE_TABLE}
     )
 
-    def _on_command(self, frame: Frame, *, planned: bool = False) -> None:
+    def _on_command(
+        self, frame: Frame, *, planned: bool = False, authenticated: bool = False
+    ) -> None:
         if not planned:  # the misbehaviour plan may answer it late
             delay = self.plan.command_delay(self, frame)
             if delay is not None:
-                self._schedule(delay, lambda: self._on_command(frame, planned=True))
+                self._schedule(
+                    delay,
+                    lambda: self._on_command(frame, planned=True, authenticated=authenticated),
+                )
                 return
         s = frame.signals
         rid, op, ver, a8, a32 = (
@@ -473,6 +530,12 @@ class SimDevice(ABC):
             self._ack(rid, op, Result.UNSUPPORTED_VERSION, self.protocol_major)
             self._fault(FaultCode.PROTOCOL_VERSION, Severity.ERROR, ver, active=False)
             return
+        if (
+            self.security is not None
+            and not authenticated
+            and not self.security.admit_plain(rid, op)
+        ):
+            return  # refused: never acted on (protocol 2.3)
         key = (rid, op, a8, a32)
         if op not in self._REEXECUTE and key == self._last_key:
             for msg in list(self._last_replies):
@@ -520,8 +583,9 @@ class SimDevice(ABC):
             self._ack(rid, op, Result.OK)
             self._apply_fault(FAULT_NAMES[a8], a32)
         else:
-            # protocol 2.2's raw-output mode (feltlab.rig.devices.rawout), then the kind's own
-            raw = self.raw_output is not None and self.raw_output.execute(rid, op, a8, a32)
+            # protocol 2.3's firmware commands (security mode), 2.2's raw output, the kind's own
+            sec = self.security is not None and self.security.execute(rid, op, a8, a32)
+            raw = sec or (self.raw_output is not None and self.raw_output.execute(rid, op, a8, a32))
             if not raw and not self._execute_kind(rid, op, a8, a32):
                 self._ack(rid, op, Result.UNKNOWN_OPCODE)
 

@@ -95,11 +95,16 @@ class BatchShuffler(SimDevice):
                 "Kind": int(self.kind),
                 "ShoeCount": self.shoe_count & 0xFFFF,
                 "CutPosition": self.shoe.cut_position if self.shoe else 0,
-                "Cards": int(self.in_codes.size),
+                "Cards": self.flaws.status_cards(
+                    int(self.in_codes.size), self.shoe.codes if self.shoe else None
+                ),
                 "Decks": self.decks,
                 "RequestId": rid,
             },
         )
+
+    def _shoe_codes(self) -> np.ndarray | None:
+        return self.shoe.codes if self.shoe is not None else None
 
     def _on_payload(self, channel: Channel, data: bytes) -> None:
         try:
@@ -162,6 +167,8 @@ class BatchShuffler(SimDevice):
             decks.astype(np.uint8),
         )
         self.state = State.BUSY
+        if absurd is not Absurd.STALL:  # a leaking device's order-dependent time (issue 40)
+            duration = self.flaws.shuffle_duration(duration, codes)
         announced = ABSURD_MS if absurd is not Absurd.NO else round(duration * 1000)
         self._ack(rid, op, Result.OK, announced)
 

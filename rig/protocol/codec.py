@@ -27,6 +27,11 @@ from feltlab.rig.errors import ProtocolError
 
 PROTOCOL_MAJOR = 2
 PROTOCOL_MINOR = 2
+SECURITY_MINOR = 3
+"""The minor version of protocol 2.3's security extension (command authentication, signed
+firmware updates: :mod:`feltlab.rig.protocol.cmdauth`, :mod:`feltlab.rig.protocol.firmware`).
+A device reports it in its heartbeat only while its security mode is on; without it the
+device is a 2.2 device and its frames are 2.2's, byte for byte (docs/protocol.md)."""
 DBC_FILE = "feltlab_v2.dbc"
 
 PAYLOAD_RID_OFFSET = 3
@@ -63,6 +68,8 @@ class Opcode(enum.IntEnum):
     REBOOT = 0x03
     CLEAR_FAULT = 0x04
     READ_AUDIT = 0x05
+    INSTALL_FIRMWARE = 0x06  # since 2.3: install the FIRMWARE payload last received
+    FIRMWARE_VERSION = 0x07  # since 2.3: the installed firmware version
     SHUFFLE = 0x10
     READ_SHOE = 0x11
     READ_RAW = 0x12  # since 2.2: N raw generator words (feltlab.rig.protocol.rawout)
@@ -85,6 +92,8 @@ class Result(enum.IntEnum):
     UNKNOWN_OPCODE = 5
     FAULT = 6
     EMPTY = 7
+    AUTH_FAILED = 8  # since 2.3: a command refused by its authentication (Value: the reason)
+    REJECTED = 9  # since 2.3: a firmware package refused (Value: the reason)
 
 
 class FaultCode(enum.IntEnum):
@@ -98,6 +107,7 @@ class FaultCode(enum.IntEnum):
     LOAD_CRC = 7
     REBOOTED = 8
     INJECTED = 9
+    SECURITY = 10  # since 2.3: a refused command or package (Detail: reason | opcode << 8)
 
 
 class Severity(enum.IntEnum):
@@ -241,6 +251,7 @@ class PayloadType(enum.IntEnum):
     AUDIT = 0x04
     SHOE_PACKED = 0x05  # since 2.1: the SHOE channel's bit-packed layout
     RAW_BLOCK = 0x06  # since 2.2: raw generator words on the raw channel
+    FIRMWARE = 0x07  # since 2.3: a firmware package on the LOAD channel
 
 
 #: READ_SHOE ``Arg8`` bit 0 (since 2.1): the host asks for a SHOE_PACKED payload; a 2.0 device

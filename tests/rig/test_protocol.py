@@ -30,12 +30,19 @@ def test_dbc_loads_and_is_versioned() -> None:
         "JackpotButton",
         "JackpotResult",
     } <= names
-    # classic 8-byte frames but for the raw channel (2.2), CAN FD 64-byte frames
-    assert [m.name for m in db.messages if m.length > 8 or m.is_fd] == ["IsoTpRaw", "IsoTpRawFlow"]
+    # classic 8-byte frames but for the authenticated command (2.3's security extension) and
+    # the raw channel (2.2), CAN FD 64-byte frames
+    assert [m.name for m in db.messages if m.length > 8 or m.is_fd] == [
+        "AuthCommand",
+        "IsoTpRaw",
+        "IsoTpRawFlow",
+    ]
     assert all(m.length <= 8 for m in db.messages if not m.is_fd)
-    # 29-bit messages: the MAC frame authenticating a JackpotResult (1.1), the raw channel (2.2)
+    # 29-bit messages: the MAC frame authenticating a JackpotResult (1.1), the authenticated
+    # command (2.3), the raw channel (2.2)
     assert [m.name for m in db.messages if m.is_extended_frame] == [
         "JackpotResultMac",
+        "AuthCommand",
         "IsoTpRaw",
         "IsoTpRawFlow",
     ]

@@ -1,0 +1,207 @@
+"""What the security pack is run against: a :class:`Target` (the device's base id, device id,
+the lab's command key for it, the vendor's packages, a second device of the same model), and
+the simulated targets: the hardened reference device and the flawed devices of
+:data:`FLAWED_DEVICES`, each a batch shuffler whose flaws are declared
+(:class:`feltlab.rig.devices.security.FlawSet`)."""
+
+from __future__ import annotations
+
+import time
+import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from feltlab.rig.bus.simbus import sim_wire
+from feltlab.rig.clock import Clock, SimClock
+from feltlab.rig.devices import BatchShuffler, Timing
+from feltlab.rig.devices.security import Flaw, FlawSet, SecurityConfig, SimVendor
+from feltlab.rig.errors import ProfileError, RigError
+from feltlab.rig.protocol.firmware import FirmwarePackage
+from feltlab.rig.protocol.secoc import load_key
+
+FLAWED_DEVICES: dict[str, frozenset[Flaw]] = {
+    "hardened": frozenset(),
+    "unsigned-update": frozenset({Flaw.UNSIGNED_UPDATE}),
+    "rollback": frozenset({Flaw.ROLLBACK}),
+    "any-device": frozenset({Flaw.ANY_DEVICE}),
+    "shared-key": frozenset({Flaw.SHARED_KEY}),
+    "truncated-mac": frozenset({Flaw.TRUNCATED_MAC}),
+    "unauthenticated": frozenset({Flaw.UNAUTHENTICATED}),
+    "replayable": frozenset({Flaw.NO_FRESHNESS}),
+    "leaking": frozenset({Flaw.STATUS_CARD, Flaw.ORDER_TIMING}),
+    "debug-port": frozenset({Flaw.DEBUG_PORT}),
+}
+"""The simulated devices of ``feltlab certify security --device NAME``: the hardened reference
+device (no flaw) and one device per Deck Mate 2 finding (the timer-seeded and MT19937
+shufflers are ``certify predict``'s)."""
+
+#: the firmware versions of the simulated vendor's packages
+INSTALLED, OLDER, NEXT, OTHER = 3, 2, 4, 5
+#: the simulated device ids (the second device: the shared-key check's)
+DEVICE_ID, SECOND_ID = 0x0F3A_0001, 0x0F3A_0002
+IMAGE = bytes(range(256)) * 2  # a 512-byte simulated firmware image
+
+
+@dataclass(frozen=True)
+class Packages:
+    """The vendor's packages the update checks send: ``next`` (this device, newer than the
+    installed), ``older`` (this device, older), ``other`` (another device's, newer) and
+    ``second`` (the second device's own, for the shared-key check)."""
+
+    next: FirmwarePackage
+    older: FirmwarePackage
+    other: FirmwarePackage
+    second: FirmwarePackage | None = None
+
+
+@dataclass
+class Target:
+    """A device under test: its bus ``spec`` and ``clock``, ``base`` id, ``device_id``, the
+    lab's command ``key``, its ``packages`` and optionally a second device of the model
+    (``second_base``, ``second_id``) on the same bus.  ``description`` says what it is;
+    ``heartbeat_period`` (s) is the device's declared period; ``freshness_start`` the last
+    freshness value the lab's commands continue from."""
+
+    spec: str
+    clock: Clock | None
+    base: int
+    device_id: int
+    key: bytes = field(repr=False)
+    packages: Packages | None
+    description: str
+    second_base: int | None = None
+    second_id: int | None = None
+    flaws: list[str] = field(default_factory=list)
+    heartbeat_period: float = 0.5
+    freshness_start: int = 0
+
+
+@contextmanager
+def simulated_target(
+    flaws: FlawSet, *, seed: int = 40, decks: int = 4, channel: str | None = None
+) -> Iterator[Target]:
+    """A simulated batch shuffler in security mode with ``flaws`` declared (and a second of
+    the same model at base 0x110), on a simulated bus in simulated time, stopped on exit.
+    The shuffle takes 0.2 s of simulated time, heartbeats every 0.5 s."""
+    clock = SimClock()
+    name = channel or f"feltlab-sec-{id(clock):x}"
+    spec = f"interface=virtual,channel={name},bitrate=500000"
+    sim_wire(clock, name, 500_000).data_bitrate = 2_000_000  # AuthCommand: CAN FD
+    vendor = SimVendor(seed)
+    timing = Timing(heartbeat_period=0.5, shuffle_duration=0.2)
+    devices = []
+    try:
+        for base, dev_id, dev_seed in ((0x100, DEVICE_ID, seed), (0x110, SECOND_ID, seed + 1)):
+            dev = BatchShuffler(
+                spec,
+                base=base,
+                seed=dev_seed,
+                clock=clock,
+                decks=decks,
+                timing=timing,
+                test_mode=False,
+            )
+            devices.append(dev)
+            dev.start()
+            dev.enable_security(SecurityConfig.simulated(vendor, dev_id, flaws, INSTALLED))
+        packages = Packages(
+            next=vendor.package(DEVICE_ID, NEXT, IMAGE, flaws),
+            older=vendor.package(DEVICE_ID, OLDER, IMAGE, flaws),
+            other=vendor.package(SECOND_ID, OTHER, IMAGE, flaws),
+            second=vendor.package(SECOND_ID, NEXT, IMAGE, flaws),
+        )
+        yield Target(
+            spec,
+            clock,
+            0x100,
+            DEVICE_ID,
+            vendor.device_key(DEVICE_ID, flaws),
+            packages,
+            f"simulated batch shuffler ({decks} decks), flaws: "
+            + (", ".join(flaws.names()) or "none"),
+            0x110,
+            SECOND_ID,
+            flaws.names(),
+        )
+    finally:
+        for dev in devices:
+            dev.stop()
+
+
+def flaws_of(device: str) -> FlawSet:
+    """The flaws of the simulated device named ``device`` (:data:`FLAWED_DEVICES`).
+    Raises RigError naming the known devices."""
+    try:
+        return FlawSet(FLAWED_DEVICES[device])
+    except KeyError:
+        raise RigError(
+            f"unknown simulated device {device!r}; choose from {', '.join(FLAWED_DEVICES)}"
+        ) from None
+
+
+__all__ = [
+    "FLAWED_DEVICES",
+    "Packages",
+    "Target",
+    "flaws_of",
+    "simulated_target",
+    "target_from_profile",
+]
+
+
+def target_from_profile(path: str | Path, spec: str) -> Target:
+    """A device on the bus ``spec`` described by the ``[security]`` table of the TOML file
+    ``path``: ``base`` (default 0x100), ``device_id``, ``key`` (hex) or ``key_file``,
+    ``heartbeat_period`` (s, default 0.1), the vendor's FIRMWARE payload files
+    ``package_next``, ``package_older``, ``package_other`` and ``package_second`` (optional:
+    without them the update checks are NOT_RUN), and ``second_base`` / ``second_id`` (a
+    second device of the model on the bus, for key.shared).
+
+    Raises ProfileError for a missing or malformed entry, naming it."""
+    p = Path(path)
+    try:
+        table = tomllib.loads(p.read_text(encoding="utf-8")).get("security")
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ProfileError(f"security profile {p}: cannot read it ({exc})") from None
+    if not isinstance(table, dict):
+        raise ProfileError(f"security profile {p}: no [security] table")
+    try:
+        device_id = int(table["device_id"])
+        key = load_key(table, p.parent)
+    except KeyError:
+        raise ProfileError(f"security profile {p}: give device_id in [security]") from None
+    if key is None:
+        raise ProfileError(f"security profile {p}: give key or key_file in [security]")
+
+    def package(name: str) -> FirmwarePackage | None:
+        f = table.get(name)
+        if f is None:
+            return None
+        try:
+            return FirmwarePackage.decode((p.parent / str(f)).read_bytes())
+        except (OSError, RigError) as exc:
+            raise ProfileError(f"security profile {p}: {name} {f}: {exc}") from None
+
+    nxt, older, other = package("package_next"), package("package_older"), package("package_other")
+    packages = None
+    if nxt is not None and older is not None and other is not None:
+        packages = Packages(nxt, older, other, package("package_second"))
+    second_base = table.get("second_base")
+    second_id = table.get("second_id")
+    return Target(
+        spec,
+        None,
+        int(table.get("base", 0x100)),
+        device_id,
+        key.key,
+        packages,
+        f"device on {spec} (device id 0x{device_id:08X}, profile {p.name})",
+        None if second_base is None else int(second_base),
+        None if second_id is None else int(second_id),
+        heartbeat_period=float(table.get("heartbeat_period", 0.1)),
+        # a timestamp freshness value (microseconds since 1970, as SecOC allows): greater than
+        # any the device accepted in an earlier session, unless the host's clock went back
+        freshness_start=int(time.time() * 1_000_000),
+    )

@@ -1,0 +1,133 @@
+"""The security pack against the simulated devices: the hardened reference device passes
+every check, and each flawed device fails on its own check and on no other; the command
+line's exit code, record, report and JUnit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from feltlab.cli import main
+from feltlab.rig.security.findings import CHECKS
+from feltlab.rig.security.pack import run_pack
+from feltlab.rig.security.targets import FLAWED_DEVICES, flaws_of, simulated_target
+
+NOT_LEAKAGE = ("update", "keys", "commands", "probes")
+#: the checks each device must fail (and it must pass every other)
+FAILS = {
+    "hardened": set(),
+    "unsigned-update": {"update.tampered"},
+    "rollback": {"update.rollback"},
+    "any-device": {"update.other-device"},
+    "shared-key": {"key.shared"},
+    "truncated-mac": {"mac.truncated"},
+    "unauthenticated": {"command.unauthenticated"},
+    "replayable": {"command.replayed", "command.reordered"},
+    "debug-port": {"probe.undeclared"},
+    "leaking": set(),  # its flaws are on the bus: test_leaking_devices
+}
+
+
+def _failed(device: str, steps: tuple[str, ...], shuffles: int = 60) -> tuple[set[str], set[str]]:
+    with simulated_target(flaws_of(device)) as target:
+        res = run_pack(target, shuffles=shuffles, steps=steps)
+    verdicts = {f.check.name: str(f.verdict) for f in res.findings}
+    return {n for n, v in verdicts.items() if v == "FAIL"}, {
+        n for n, v in verdicts.items() if v == "PASS"
+    }
+
+
+def test_every_flawed_device_is_listed() -> None:
+    assert set(FAILS) == set(FLAWED_DEVICES)
+
+
+@pytest.mark.parametrize("device", sorted(FAILS))
+def test_each_device_fails_its_own_checks(device: str) -> None:
+    failed, passed = _failed(device, NOT_LEAKAGE)
+    assert failed == FAILS[device]
+    assert failed | passed == set(CHECKS) - {"leak.bus", "leak.timing"}  # none NOT_RUN
+
+
+@pytest.mark.parametrize(
+    ("flaws", "fails"),
+    [
+        ("hardened", set()),
+        ("leaking", {"leak.bus", "leak.timing"}),
+    ],
+)
+def test_leaking_devices(flaws: str, fails: set[str]) -> None:
+    """150 shuffles: the hardened device's bus tells nothing of the order; the leaking
+    device's Status carries the top card (leak.bus) and its shuffle takes longer for a
+    higher top rank (leak.timing)."""
+    failed, passed = _failed(flaws, ("leakage",), shuffles=150)
+    assert failed == fails and failed | passed == {"leak.bus", "leak.timing"}
+
+
+def test_each_leak_is_caught_by_its_own_check() -> None:
+    from feltlab.rig.devices.security import Flaw, FlawSet
+
+    for flaw, check in ((Flaw.STATUS_CARD, "leak.bus"), (Flaw.ORDER_TIMING, "leak.timing")):
+        with simulated_target(FlawSet(frozenset({flaw}))) as target:
+            res = run_pack(target, shuffles=120, steps=("leakage",))
+        assert {f.check.name for f in res.findings if str(f.verdict) == "FAIL"} == {check}
+
+
+def test_certify_security_command(tmp_path: Path) -> None:
+    out = tmp_path / "sec"
+    r = CliRunner().invoke(
+        main,
+        [
+            "certify",
+            "security",
+            "--device",
+            "truncated-mac",
+            "--shuffles",
+            "30",
+            "--standard",
+            "comar",
+            "--out",
+            str(out),
+        ],
+    )
+    assert r.exit_code == 1, r.output
+    record = json.loads((out / "record.json").read_text())
+    bad = [f for f in record["findings"] if f["verdict"] == "FAIL"]
+    assert [f["check"] for f in bad] == ["mac.truncated"]
+    assert bad[0]["cwe"].startswith("CWE-326") and bad[0]["remedy"]
+    assert bad[0]["figures"]["command_tag_bits"] == 16
+    assert record["standard"]["title"].startswith("COMAR 36.05.02.17")
+    junit = (out / "junit.xml").read_text()
+    assert 'tests="12" failures="1"' in junit and 'name="mac.truncated"><failure' in junit
+    assert "mac.truncated" in (out / "report.html").read_text()
+
+
+def test_certify_security_refuses_an_unknown_device() -> None:
+    r = CliRunner().invoke(main, ["certify", "security", "--device", "camera"])
+    assert r.exit_code == 2
+    assert "unknown simulated device 'camera'" in r.output
+
+
+def test_a_bus_profile_is_read_and_its_errors_named(tmp_path: Path) -> None:
+    from feltlab.rig.errors import ProfileError
+    from feltlab.rig.security.targets import target_from_profile
+
+    p = tmp_path / "dev.toml"
+    p.write_text("[device]\nbase = 0x100\n")
+    with pytest.raises(ProfileError, match=r"no \[security\] table"):
+        target_from_profile(p, "virtual")
+    p.write_text("[security]\nkey = '" + "00" * 32 + "'\n")
+    with pytest.raises(ProfileError, match="give device_id"):
+        target_from_profile(p, "virtual")
+    p.write_text("[security]\ndevice_id = 17\nkey = '" + "00" * 32 + "'\nsecond_id = 18\n")
+    t = target_from_profile(p, "virtual")
+    assert (t.device_id, t.base, t.packages, t.second_base, t.second_id) == (
+        17,
+        0x100,
+        None,
+        None,
+        18,
+    )
+    assert t.freshness_start > 1_700_000_000 * 10**6  # a timestamp freshness value
