@@ -79,6 +79,8 @@ def socket_status(folder: Path) -> tuple[str, str | None]:
         return "stopped", verdict
     if (folder / "campaign.json").exists():
         return "interrupted", None
+    if folder.is_dir() and any(folder.iterdir()):
+        return "incomplete", None  # killed before its campaign.json: no campaign to resume
     return "new", None
 
 
@@ -130,6 +132,12 @@ class Supervisor:
             elif state == "interrupted":
                 r.resume = True
                 self.record.add("socket-lost", r.socket.name, detail="no record: resumed")
+            elif state == "incomplete":  # kept aside, never deleted: the campaign starts anew
+                aside = r.folder.with_name(f"{r.socket.name}.incomplete-{int(time.time())}")
+                r.folder.rename(aside)
+                self.record.add(
+                    "socket-lost", r.socket.name, detail=f"no campaign: kept in {aside}"
+                )
             if wanted(self.station.out, r.socket.name) == "run" and r.state == "stopped":
                 r.state = "waiting"
 
