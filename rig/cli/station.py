@@ -73,7 +73,7 @@ def _supervise(
         code = sup.run()
     except RigError as exc:
         if server is not None:
-            server.stop()
+            _stop_page(server)
         pool.release()
         _fail(exc)
         return
@@ -87,8 +87,16 @@ def _supervise(
             waiter = threading.Event()
             signal.signal(signal.SIGINT, lambda s, f: waiter.set())
             waiter.wait(linger)
-        server.stop()
+        _stop_page(server)
     sys.exit(code)
+
+
+def _stop_page(server: Any) -> None:
+    """Stop the operator page's process and remove its feed's temporary folder."""
+    import shutil
+
+    server.stop()
+    shutil.rmtree(server.feed.path.parent, ignore_errors=True)
 
 
 def _page_options(fn: Any) -> Any:
@@ -151,7 +159,7 @@ def stop_command(station_file: str, socket: str) -> None:
     """Stop SOCKET of a running station: its campaign finishes the sample in flight, keeps
     its capture and records ABORTED; ``feltlab station resume`` continues it."""
     from feltlab.rig.station.config import load_station
-    from feltlab.rig.station.control import request
+    from feltlab.rig.station.control import StationLock, request
 
     try:
         st = load_station(station_file)
@@ -160,7 +168,13 @@ def stop_command(station_file: str, socket: str) -> None:
         _fail(exc)
         return
     request(st.out, socket, "stop")
-    click.echo(f"asked station {st.name} to stop socket {socket}")
+    if StationLock(st.out).running():
+        click.echo(f"asked station {st.name} to stop socket {socket}")
+    else:
+        click.echo(
+            f"station {st.name} is not running: socket {socket} stays stopped until "
+            f"feltlab station resume {station_file} {socket}"
+        )
 
 
 @station.command("status")
