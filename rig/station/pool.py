@@ -26,12 +26,11 @@ from feltlab.rig.station.config import StationError
 
 def state_dir() -> Path:
     """The lab's state folder: ``$FELTLAB_STATE_DIR``, else ``$XDG_STATE_HOME/feltlab``, else
-    ``~/.local/state/feltlab`` (the same folder as the lab key's)."""
-    env = os.environ.get("FELTLAB_STATE_DIR")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_STATE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".local" / "state") / "feltlab"
+    ``~/.local/state/feltlab`` (the folder of the lab key and the freshness state:
+    :func:`feltlab.rig.protocol.freshness.default_state_path`)."""
+    from feltlab.rig.protocol.freshness import default_state_path
+
+    return default_state_path().parent
 
 
 class DeviceHeld(StationError):

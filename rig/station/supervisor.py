@@ -97,7 +97,6 @@ class Supervisor:
         self.lock = StationLock(station.out)
         self.runs = [SocketRun(s, station.folder(s.name)) for s in station.sockets]
         self.active_batch: str | None = None
-        self.batches_done: set[str] = set()
         self.started_at = time.time()
         self._last_snapshot = 0.0
 
@@ -208,6 +207,7 @@ class Supervisor:
             elif want == "stop" and r.state == "waiting":
                 r.state = "stopped"
                 self.record.add("socket-stopped", r.socket.name, before_start=True)
+                self._end_batch(r.socket.batch)
             elif want == "run" and r.state == "stopped":
                 self.record.add("socket-resume-requested", r.socket.name)
                 r.state = "waiting"
@@ -224,11 +224,19 @@ class Supervisor:
         if batch is None:
             return True
         if self.active_batch is None:
-            # the first section not yet ended, in file order, is the one due
-            due = next((b for b in self.station.batches if b not in self.batches_done), None)
+            # the first section (in file order) with a socket waiting is the one due: a
+            # section whose sockets all ended is passed over, one resumed later is due again
+            members = [m for m in self.runs if m.socket.batch == batch]
+            due = next(
+                (
+                    b
+                    for b in self.station.batches
+                    if any(m.state == "waiting" for m in self.runs if m.socket.batch == b)
+                ),
+                None,
+            )
             if due != batch:
                 return False
-            members = [m for m in self.runs if m.socket.batch == batch]
             if any(m.state == "stopping" for m in members):
                 return False
             self.active_batch = batch
@@ -302,7 +310,6 @@ class Supervisor:
         members = [m for m in self.runs if m.socket.batch == batch]
         if all(m.state in ("done", "stopped", "error") for m in members):
             self.active_batch = None
-            self.batches_done.add(batch)
             self.record.add(
                 "batch-ended",
                 None,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -85,6 +86,7 @@ def test_a_bad_station_file_is_one_line(tmp_path: Path, text: str, problem: str)
 HOLDER = """
 import sys, time
 from pathlib import Path
+from typing import Any
 from feltlab.rig.station.pool import DevicePool
 pool = DevicePool(Path(sys.argv[1]))
 pool.acquire([("DM2-0042", {"station": "lab-a", "socket": "b1", "file": "lab-a.toml"})])
@@ -122,3 +124,53 @@ def test_a_held_device_is_refused_across_processes_until_its_holder_dies(
         if holder.poll() is None:
             holder.kill()
             holder.wait(10)
+
+
+def test_batch_sections_start_together_one_at_a_time(tmp_path: Path) -> None:
+    from feltlab.rig.station.supervisor import Supervisor
+
+    profiles = write_profiles(tmp_path / "p")
+    socks = [
+        {"name": "a1", "kind": "batch", "seed": 1, "batch": "A"},
+        {"name": "a2", "kind": "batch", "seed": 2, "batch": "A"},
+        {"name": "b1", "kind": "batch", "seed": 3, "batch": "B"},
+        {"name": "free", "kind": "jackpot", "seed": 4},
+    ]
+    station = load_station(write_station(tmp_path / "s.toml", socks, profiles))
+    sup = Supervisor(station, resume=False)
+    sup.prepare()
+    launched: list[str] = []
+
+    def launch(r: Any) -> None:  # the process's part is another test's: states only here
+        launched.append(r.socket.name)
+        r.state = "running"
+
+    sup._launch = launch  # type: ignore[method-assign]
+    state = {r.socket.name: r for r in sup.runs}
+    sup._start_due()
+    assert launched == ["a1", "a2", "free"]  # section A together, B waits for A's end
+    state["a1"].state = "done"
+    sup._end_batch("A")
+    sup._start_due()
+    assert launched == ["a1", "a2", "free"] and sup.active_batch == "A"
+    state["a2"].state = "stopped"
+    sup._end_batch("A")
+    assert sup.active_batch is None
+    sup._start_due()
+    assert launched[3:] == ["b1"] and sup.active_batch == "B"
+    state["a2"].state = "waiting"  # a2 resumed while B runs: A is due again after B
+    sup._start_due()
+    assert launched[4:] == []
+    state["b1"].state = "done"
+    sup._end_batch("B")
+    sup._start_due()
+    assert launched[4:] == ["a2"] and sup.active_batch == "A"
+    events = [(e["event"], e.get("batch")) for e in sup.record.events() if "batch" in e["event"]]
+    assert events == [
+        ("batch-started", "A"),
+        ("batch-ended", "A"),
+        ("batch-started", "B"),
+        ("batch-ended", "B"),
+        ("batch-started", "A"),
+    ]
+    sup.lock.release()
