@@ -34,6 +34,9 @@ from feltlab.rig.station.record import StationRecord
 
 LIVE_LINE = re.compile(rb"live view: (http://127\.0\.0\.1:\d+/)")
 FINAL = ("PASS", "FAIL", "INCONCLUSIVE")
+MAX_STARTS = 10
+"""Starts of one socket in one run of the station: a campaign killed more often than that
+(a device or host that keeps killing it) is left in error for the operator."""
 SNAPSHOT_SECONDS = 1.0
 """Seconds between the operator page's snapshots (and the sockets' live states read)."""
 
@@ -298,6 +301,11 @@ class Supervisor:
             elif status == "stopped" or r.state == "stopping":
                 r.state, r.resume = "stopped", True
                 self.record.add("socket-stopped", r.socket.name, **detail)
+            elif status == "interrupted" and code < 0 and r.starts < MAX_STARTS:
+                # the socket's process was killed (kill -9, the OOM killer): its campaign
+                # continues from its journal, at once
+                r.state, r.resume = "waiting", True
+                self.record.add("socket-lost", r.socket.name, signal=-code, **detail)
             else:
                 r.state = "error"
                 r.resume = status == "interrupted"

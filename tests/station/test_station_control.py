@@ -6,6 +6,8 @@ once."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -100,5 +102,58 @@ def test_held_device_refused_then_stop_and_resume_one_socket(tmp_path: Path) -> 
         ("station-resumed", None),
         ("socket-started", "b1"),
         ("socket-ended", "b1"),
+        ("station-ended", None),
+    ]
+
+
+@pytest.mark.slow
+def test_kill_9_of_one_socket_is_resumed_by_the_station(tmp_path: Path) -> None:
+    profiles = write_profiles(tmp_path / "p")
+    env = station_env(tmp_path / "state")
+    path = write_station(
+        tmp_path / "lab.toml",
+        [{"name": "b1", "kind": "batch", "seed": 8, "shoes": SHOES}],
+        profiles,
+        name="lab-k",
+        live=False,
+    )
+    station = load_station(path)
+    proc = subprocess.Popen(
+        [*FELTLAB, "station", "run", str(path)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    journal = journal_path(station.folder("b1") / "capture-001.blf")
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and _written(journal) < 100_000:
+            assert proc.poll() is None, proc.communicate()[1]
+            time.sleep(0.02)
+        (started,) = [
+            e for e in StationRecord(station.out).events() if e["event"] == "socket-started"
+        ]
+        os.kill(started["pid"], signal.SIGKILL)  # the socket's campaign, not the station
+        _out, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert proc.returncode == 0, err[-2000:]
+    rec = json.loads((station.folder("b1") / "record.json").read_text())
+    assert rec["verdict"] == "PASS" and rec["collection"]["collected"] == SHOES
+    assert rec["recovered_parts"] == ["capture-001.blf"]
+    parts = [station.folder("b1") / c for c in rec["captures"]]
+    data = read_campaign_capture(parts, load_profile(station.sockets[0].profile).base)
+    keys = [(s.part, s.number) for s in data.shoes]
+    assert len(keys) == len(set(keys)) == SHOES
+    events = [(e["event"], e.get("signal")) for e in StationRecord(station.out).events()]
+    assert events == [
+        ("station-started", None),
+        ("socket-started", None),
+        ("socket-lost", 9),
+        ("socket-started", None),
+        ("socket-ended", None),
         ("station-ended", None),
     ]
