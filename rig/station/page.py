@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from feltlab.rig.live.server import REPORT_FILES, LiveServer
+from feltlab.rig.station.report import record_seconds
 
 if TYPE_CHECKING:
     from feltlab.rig.station.supervisor import SocketRun, Supervisor
@@ -43,6 +44,9 @@ def _tile(r: SocketRun) -> dict[str, Any]:
     total = coll.get("requested") or prog.get("total") or r.socket.size
     elapsed = prog.get("wall_elapsed_s") or 0.0
     rate = done / elapsed if elapsed and done and rec is None else None
+    if rec is not None:  # the campaign's own average, from its record's wall-clock times
+        seconds = record_seconds(rec)
+        rate = done / seconds if seconds and done else None
     device = (r.live.get("device") or {}) if r.live else {}
     faults = [e.get("text", "") for e in (r.live.get("events") or []) if e.get("kind") == "fault"][
         -3:

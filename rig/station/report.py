@@ -39,14 +39,22 @@ def _power(rec: dict[str, Any]) -> str:
     )
 
 
-def _wall(rec: dict[str, Any]) -> str:
+def record_seconds(rec: dict[str, Any]) -> float | None:
+    """Wall-clock seconds from a campaign record's ``started`` to its ``finished`` (None when
+    either is missing or unreadable)."""
+    from datetime import datetime
+
     try:
-        fmt = "%Y-%m-%dT%H:%M:%S%z"
-        a = time.mktime(time.strptime(rec["started"], fmt))
-        b = time.mktime(time.strptime(rec["finished"], fmt))
+        a = datetime.strptime(rec["started"], "%Y-%m-%dT%H:%M:%S%z")
+        b = datetime.strptime(rec["finished"], "%Y-%m-%dT%H:%M:%S%z")
     except (KeyError, TypeError, ValueError):
-        return "-"
-    return f"{b - a:.0f} s"
+        return None
+    return (b - a).total_seconds()
+
+
+def _wall(rec: dict[str, Any]) -> str:
+    seconds = record_seconds(rec)
+    return "-" if seconds is None else f"{seconds:.0f} s"
 
 
 def rows(station: Station, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -141,4 +149,4 @@ def write_batch_report(station: Station, exit_code: int, tally: dict[str, int]) 
     return path
 
 
-__all__ = ["batch_junit", "rows", "write_batch_report"]
+__all__ = ["batch_junit", "record_seconds", "rows", "write_batch_report"]

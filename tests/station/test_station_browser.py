@@ -1,7 +1,7 @@
 """The operator page in headless Chromium (as tests/rig/test_live_browser.py: Debian's
 ``chromium`` and ``chromium-driver``, ``make browser``): the Done-when station of 8 sockets, its
 page showing 8 tiles while the station runs, then the batch report (one row a socket) and a
-socket's own report through the page's links."""
+socket's own report through the page's links.  Screenshots: ``out/artifacts/station-page*.png``."""
 
 from __future__ import annotations
 
@@ -57,6 +57,14 @@ def browser() -> Any:
         shutil.rmtree(profile, ignore_errors=True)
 
 
+def _artifacts() -> Path:
+    """Where the page's screenshots are kept: ``$FELTLAB_ARTIFACTS`` or ``out/artifacts``."""
+    root = Path(__file__).resolve().parents[2]
+    d = Path(os.environ.get("FELTLAB_ARTIFACTS", root / "out" / "artifacts"))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
 def _page_url(proc: subprocess.Popen[str], lines: list[str], ready: threading.Event) -> None:
     assert proc.stderr is not None
     for line in proc.stderr:
@@ -101,6 +109,8 @@ def test_operator_page_shows_eight_tiles_then_the_batch_report(
             lambda: browser.find_elements(By.CSS_SELECTOR, "#tiles .tile") or None, "no tiles"
         )
         assert len(tiles) == 8  # one a socket, while the station runs
+        shot = _artifacts() / "station-page-running.png"
+        assert browser.save_screenshot(str(shot))
         names = browser.execute_script(
             "return [...document.querySelectorAll('#tiles .tile')].map(t => t.dataset.socket)"
         )
@@ -114,6 +124,7 @@ def test_operator_page_shows_eight_tiles_then_the_batch_report(
             "return [...document.querySelectorAll('#tiles .tile')].map(t => +t.dataset.done)"
         )
         assert done == [s.size for s in station.sockets]
+        assert browser.save_screenshot(str(_artifacts() / "station-page.png"))
         link = browser.find_element(By.ID, "batch-report-link")
         assert link.get_attribute("href") == url + "report/batch-report.html"
         report = browser.find_element(By.CSS_SELECTOR, "#tile-b3 a.report").get_attribute("href")

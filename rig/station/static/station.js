@@ -44,7 +44,7 @@
     const sum = document.getElementById("summary");
     sum.dataset.state = s.state;
     const tally = Object.entries(s.tally || {}).map(([k, v]) => v + " " + k).join(", ");
-    sum.textContent = (s.state === "ended" ? "ended" : "running") + " for " + dur(s.elapsed_s) + ": " + tally +
+    sum.textContent = (s.state === "ended" ? "ended after " : "running for ") + dur(s.elapsed_s) + ": " + tally +
       (s.active_batch ? " · batch " + s.active_batch + " running" : "");
     const tiles = document.getElementById("tiles");
     tiles.replaceChildren(...(s.sockets || []).map(tile));
