@@ -35,6 +35,8 @@ from .conftest import EIGHT, FELTLAB, feltlab, station_env, write_profiles, writ
 SCRUBBED = {"campaign_id", "started", "finished", "tag"}
 """What differs between two campaigns of one seed: the random id, the wall-clock times, and
 the parts' tags (MACs under the per-campaign key, which the id selects)."""
+WALL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4}")
+"""A record's wall-clock time as the report shows it (2026-12-06T06:14:49+0000)."""
 KEYED_FILES = {"campaign.json", "record.json", "report.html"}
 """Files that carry the id or the times (compared scrubbed, their manifest digests not)."""
 
@@ -70,9 +72,9 @@ def _same_folder(a: Path, b: Path) -> None:
         if name.endswith(".json") and name in KEYED_FILES:
             assert _scrub(json.loads(x)) == _scrub(json.loads(y)), name
         elif name == "report.html":
-            tx, ty = x.decode(), y.decode()
-            for key in ("campaign_id", "started", "finished"):
-                tx, ty = tx.replace(rec_a[key], key), ty.replace(rec_b[key], key)
+            # the id, then every wall-clock time (the report shows no other timestamp)
+            tx = WALL_TIME.sub("T", x.decode().replace(rec_a["campaign_id"], "ID"))
+            ty = WALL_TIME.sub("T", y.decode().replace(rec_b["campaign_id"], "ID"))
             assert tx == ty, name
         elif name == "manifest.json":
             fa, fb = json.loads(x)["files"], json.loads(y)["files"]
@@ -137,6 +139,22 @@ def _alive(pid: int) -> bool:
         return f.read().split(") ", 1)[1][0] != "Z"
 
 
+def _diagnosis(station: Any, before: dict[str, Any]) -> str:
+    """Each socket that ended without PASS: its folder after the kill, its record's errors
+    and the end of its log."""
+    lines = []
+    for s in station.sockets:
+        try:
+            rec = json.loads((station.folder(s.name) / "record.json").read_text())
+        except (OSError, ValueError):
+            rec = {}
+        if rec.get("verdict") != "PASS":
+            log = (station.out / "logs" / f"{s.name}.log").read_text(errors="replace")[-1500:]
+            lines.append(f"{s.name}: after the kill {before[s.name]}; errors {rec.get('errors')}")
+            lines.append(log)
+    return "\n".join(lines)
+
+
 @pytest.mark.slow
 def test_kill_9_of_the_station_then_resume_gives_the_same_verdicts(
     eight: dict[str, Any],
@@ -177,8 +195,14 @@ def test_kill_9_of_the_station_then_resume_gives_the_same_verdicts(
         if s.name not in finished and (station.folder(s.name) / "campaign.json").exists()
     }
     assert interrupted, "the kill came when no campaign was under way: nothing was tested"
+    before = {  # what each folder held after the kill (said if the resume fails)
+        s.name: sorted(p.name for p in station.folder(s.name).iterdir())
+        if station.folder(s.name).exists()
+        else None
+        for s in station.sockets
+    }
     res = feltlab(["station", "resume", str(path)], eight["env"])
-    assert res.returncode == 0, res.stdout + res.stderr[-3000:]
+    assert res.returncode == 0, res.stdout + _diagnosis(station, before)
     lone = load_station(eight["path"])
     for s in station.sockets:
         rec = json.loads((station.folder(s.name) / "record.json").read_text())
