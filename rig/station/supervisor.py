@@ -309,8 +309,19 @@ class Supervisor:
             else:
                 r.state = "error"
                 r.resume = status == "interrupted"
-                self.record.add("socket-ended", r.socket.name, error=True, **detail)
+                why = self._error_line(r)
+                self.record.add("socket-ended", r.socket.name, error=why or True, **detail)
             self._end_batch(r.socket.batch)
+
+    def _error_line(self, r: SocketRun) -> str | None:
+        """The last ``error: ...`` line the socket's campaign wrote to its log (what made it
+        end with exit 2), or None."""
+        try:
+            tail = (self.station.out / "logs" / f"{r.socket.name}.log").read_bytes()[-16384:]
+        except OSError:
+            return None
+        found = [x for x in tail.decode("utf-8", "replace").splitlines() if x.startswith("error:")]
+        return found[-1][len("error:") :].strip() if found else None
 
     def _end_batch(self, batch: str | None) -> None:
         if batch is None or batch != self.active_batch:

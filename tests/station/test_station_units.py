@@ -174,3 +174,18 @@ def test_batch_sections_start_together_one_at_a_time(tmp_path: Path) -> None:
         ("batch-started", "A"),
     ]
     sup.lock.release()
+
+
+def test_a_refused_campaign_is_an_error_with_its_reason(tmp_path: Path) -> None:
+    profiles = write_profiles(tmp_path / "p")
+    socks = [{"name": "c1", "kind": "continuous", "seed": 1, "standard": "25cfr547"}]
+    path = write_station(tmp_path / "s.toml", socks, profiles, live=False)
+    res = feltlab(["station", "run", str(path)], station_env(tmp_path / "state"))
+    assert res.returncode == 2 and "c1: error" in res.stdout
+    from feltlab.rig.station.record import StationRecord
+
+    (ended,) = [
+        e for e in StationRecord(tmp_path / "s.station").events() if e["event"] == "socket-ended"
+    ]
+    assert ended["exit_code"] == 2 and ended["verdict"] is None
+    assert ended["error"] == "--standard applies to a batch shuffler's randomness battery"
