@@ -41,6 +41,10 @@ def _bus(i: int) -> str:
     return f"interface=udp_multicast,channel=ff11::4242:{i + 1:x},port={43200 + i}"
 
 
+def _device_opts(prof: Path, i: int) -> list[str]:
+    return ["--profile", str(prof), "--seed", str(100 + i)]
+
+
 def run_station(root: Path, n: int, shoes: int, udp: bool) -> float:
     """Wall seconds of a station of ``n`` sockets of ``shoes`` shoes each."""
     prof = root / "batch.toml"
@@ -61,8 +65,7 @@ def run_station(root: Path, n: int, shoes: int, udp: bool) -> float:
         for i in range(n):
             devices.append(
                 subprocess.Popen(
-                    [*FELTLAB, "device", "run", "batch", "--bus", _bus(i), "--profile", str(prof)]
-                    + ["--seed", str(100 + i)],
+                    [*FELTLAB, "device", "run", "batch", "--bus", _bus(i), *_device_opts(prof, i)],
                     env=env,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
