@@ -167,6 +167,14 @@ def stop_command(station_file: str, socket: str) -> None:
     except RigError as exc:
         _fail(exc)
         return
+    from feltlab.rig.station.supervisor import socket_status
+
+    state, verdict = socket_status(st.folder(socket))
+    if state == "done":
+        click.echo(
+            f"socket {socket} of station {st.name} has finished ({verdict}): nothing to stop"
+        )
+        return
     request(st.out, socket, "stop")
     if StationLock(st.out).running():
         click.echo(f"asked station {st.name} to stop socket {socket}")
