@@ -35,6 +35,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Re-run every check of a campaign offline from its CAPTURE (a capture-NNN.blf or the "
         "campaign directory).",
     ),
+    "station": (
+        "feltlab.rig.cli.station:station",
+        "A test station: several devices certified at once, each socket's campaign in its "
+        "own process and folder (docs/station.md).",
+    ),
     "view": (
         "feltlab.rig.live.cli:view",
         "Show a finished or interrupted campaign: its record (record.json), or when none was "

@@ -71,6 +71,20 @@ def _line(o: object) -> str:
     show_default=True,
     help="CPU seconds of this process after which one campaign counts as hung.",
 )
+@click.option(
+    "--scheduler",
+    default=None,
+    metavar="ADDRESS",
+    help="Run the campaigns on Dask distributed: a scheduler's address (tcp://host:8786), or "
+    "'local' for a LocalCluster of --workers processes; the same outcomes as one process.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 1024),
+    default=2,
+    show_default=True,
+    help="With --scheduler local: the LocalCluster's worker processes.",
+)
 @click.option("--strict", is_flag=True, help="Known violations (open issues) fail the run too.")
 @click.option("--verbose", "-v", is_flag=True, help="One line per campaign.")
 @click.option("--json", "as_json", is_flag=True, help="Every outcome as a JSON line on stdout.")
@@ -83,6 +97,8 @@ def explore_command(
     out: str | None,
     replay: str | None,
     wall_guard: float,
+    scheduler: str | None,
+    workers: int,
     strict: bool,
     verbose: bool,
     as_json: bool,
@@ -150,8 +166,10 @@ def explore_command(
             first=first,
             on_outcome=on_outcome,
             keep=replay is not None,
+            scheduler=None if replay is not None else scheduler,
+            workers=workers,
         )
-    except ValueError as exc:
+    except (ValueError, RuntimeError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     finally:

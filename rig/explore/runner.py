@@ -358,6 +358,65 @@ class RunSummary:
         return len(self.outcomes) / self.wall if self.wall > 0 else math.nan
 
 
+def run_index(seed: int, index: int, shoes_max: int, wall_limit: float) -> Outcome:
+    """Campaign ``index`` of run ``seed`` in a temporary directory of its own, removed (one
+    task of a run on Dask: its outcome is a pure function of ``(seed, index)``)."""
+    tmp = Path(tempfile.mkdtemp(prefix="feltlab-explore-"))
+    try:
+        sc = draw_scenario(seed, index, shoes_max=shoes_max)
+        o = run_scenario(sc, tmp, wall_limit=wall_limit)
+        o.directory = None
+        return o
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def explore_on_dask(
+    summary: RunSummary,
+    indexes: range,
+    *,
+    scheduler: str,
+    workers: int,
+    shoes_max: int,
+    wall_limit: float,
+    on_outcome: Callable[[Outcome], None] | None,
+) -> None:
+    """The campaigns ``indexes`` of ``summary.seed`` as tasks on Dask distributed
+    (``scheduler``: a scheduler's address, or ``"local"`` for a LocalCluster of ``workers``
+    single-threaded processes, as ``feltlab simulate --scheduler``); ``on_outcome`` as each
+    finishes, the summary's outcomes in index order (the same as one process's).  Raises
+    RuntimeError without Dask distributed (the ``dist`` extra)."""
+    import importlib
+
+    try:
+        dd: Any = importlib.import_module("dask.distributed")
+    except ImportError as exc:
+        raise RuntimeError(
+            "--scheduler needs Dask distributed: pip install 'feltlab[dist]'"
+        ) from exc
+    cluster = None
+    if scheduler == "local":
+        cluster = dd.LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+    client = dd.Client(cluster if cluster is not None else scheduler)
+    try:
+        futures = [
+            client.submit(run_index, summary.seed, i, shoes_max, wall_limit, pure=False)
+            for i in indexes
+        ]
+        for fut in dd.as_completed(futures):
+            o = fut.result()
+            summary.outcomes.append(o)
+            if on_outcome is not None:
+                on_outcome(o)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    summary.outcomes.sort(key=lambda o: o.scenario.index)
+
+
 def explore(
     campaigns: int,
     seed: int,
@@ -368,16 +427,35 @@ def explore(
     first: int = 0,
     on_outcome: Callable[[Outcome], None] | None = None,
     keep: bool = False,
+    scheduler: str | None = None,
+    workers: int = 2,
 ) -> RunSummary:
     """Run campaigns ``first .. first + campaigns - 1`` of run ``seed``; campaign
     directories go under ``out`` (default: a temporary directory, removed), kept only for
-    campaigns that broke an invariant (every one with ``keep``).  Raises ValueError for a
-    bad count or cap."""
+    campaigns that broke an invariant (every one with ``keep``).  With ``scheduler`` the
+    campaigns run on Dask (:func:`explore_on_dask`; no directory is kept: replay a violation
+    with ``--replay``).  Raises ValueError for a bad count or cap."""
     if campaigns < 1:
         raise ValueError(f"--campaigns must be at least 1, got {campaigns}")
     if shoes_max < 5:
         raise ValueError(f"--shoes-max must be at least 5, got {shoes_max}")
     summary = RunSummary(seed)
+    if scheduler is not None:
+        t0 = time.perf_counter()
+        try:
+            explore_on_dask(
+                summary,
+                range(first, first + campaigns),
+                scheduler=scheduler,
+                workers=workers,
+                shoes_max=shoes_max,
+                wall_limit=wall_limit,
+                on_outcome=on_outcome,
+            )
+        finally:
+            summary.wall = time.perf_counter() - t0
+        summary.calibration = calibration(summary.outcomes)
+        return summary
     tmp = None
     if out is None:
         tmp = Path(tempfile.mkdtemp(prefix="feltlab-explore-"))
@@ -428,6 +506,8 @@ __all__ = [
     "check_campaign",
     "draw_scenario",
     "explore",
+    "explore_on_dask",
     "parse_replay",
+    "run_index",
     "run_scenario",
 ]

@@ -86,10 +86,13 @@ class LiveProcess:
 
     clients = 0
 
-    def __init__(self, feed: SharedFeed, host: str, port: int) -> None:
+    def __init__(
+        self, feed: SharedFeed, host: str, port: int, module: str = "feltlab.rig.live.process"
+    ) -> None:
         self.feed = feed
         self.host = host
         self.port = port
+        self.module = module  # the server process's module (``python -m``): its main serves
         self._proc: subprocess.Popen[bytes] | None = None
         self._directory: Path | None = None
 
@@ -116,7 +119,7 @@ class LiveProcess:
         cmd = [
             sys.executable,
             "-m",
-            "feltlab.rig.live.process",
+            self.module,
             "--state",
             str(self.feed.path),
             "--host",
@@ -204,12 +207,16 @@ def _shallow(obj: Any, limit: int) -> bool:
     return True
 
 
-def serve(state: Path, host: str, port: int, parent: int) -> int:
-    """The server process's main loop (see the module docstring); returns its exit code."""
+def serve(
+    state: Path, host: str, port: int, parent: int, server_class: type[LiveServer] = LiveServer
+) -> int:
+    """The server process's main loop (see the module docstring); returns its exit code.
+    ``server_class``: the server serving the snapshots (the station's operator page serves
+    them with its own page: :mod:`feltlab.rig.station.page`)."""
     with contextlib.suppress(OSError):
         os.nice(10)
     feed = LiveFeed()
-    server = LiveServer(feed, host, port)
+    server = server_class(feed, host, port)
     try:
         server.start()
     except LiveServerError as exc:
@@ -260,14 +267,15 @@ def new_shared_feed() -> SharedFeed:
     return SharedFeed(folder / "snapshot.json")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, server_class: type[LiveServer] = LiveServer) -> int:
+    """``python -m feltlab.rig.live.process --state FILE --host H --port P --parent PID``."""
     ap = argparse.ArgumentParser(prog="python -m feltlab.rig.live.process")
     ap.add_argument("--state", type=Path, required=True)
     ap.add_argument("--host", required=True)
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--parent", type=int, required=True)
     args = ap.parse_args(argv)
-    return serve(args.state, args.host, args.port, args.parent)
+    return serve(args.state, args.host, args.port, args.parent, server_class)
 
 
 if __name__ == "__main__":

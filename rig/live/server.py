@@ -56,7 +56,7 @@ KEEPALIVE_SECONDS = 15.0
 MAX_REPORT_BYTES = 256 * 1024 * 1024
 
 
-def _open_report(path: Path) -> tuple[BinaryIO, int] | None:
+def open_report(path: Path) -> tuple[BinaryIO, int] | None:
     """A report file of the campaign folder opened for reading, with its size, or None: never
     through a link (a report.html that is a link to a file outside the folder is not
     served), regular files only, at most MAX_REPORT_BYTES.  The caller closes it."""
@@ -200,11 +200,7 @@ class LiveServer:
             return await self._read_only(request, handler)
 
         app = web.Application(middlewares=[web.middleware(read_only)])
-        app.router.add_get("/", self._page)
-        app.router.add_get("/state", self._state)
-        app.router.add_get("/events", self._events)
-        app.router.add_get("/static/{name}", self._static)
-        app.router.add_get("/report/{name}", self._report)
+        self.add_routes(app)
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
         try:
@@ -225,6 +221,15 @@ class LiveServer:
         finally:
             self.feed.unsubscribe(wake)
             await runner.cleanup()
+
+    def add_routes(self, app: Any) -> None:
+        """The server's GET routes on the aiohttp ``app`` (a page of another layout, the
+        station's operator page, adds its own: :mod:`feltlab.rig.station.page`)."""
+        app.router.add_get("/", self._page)
+        app.router.add_get("/state", self._state)
+        app.router.add_get("/events", self._events)
+        app.router.add_get("/static/{name}", self._static)
+        app.router.add_get("/report/{name}", self._report)
 
     async def _notify(self) -> None:
         if self._changed is not None:
@@ -322,7 +327,7 @@ class LiveServer:
 
         name = request.match_info["name"]
         path = self.directory / name if self.directory is not None else None
-        opened = _open_report(path) if name in REPORT_FILES and path is not None else None
+        opened = open_report(path) if name in REPORT_FILES and path is not None else None
         if opened is None:
             raise web.HTTPNotFound(text=f"{name}: not written (yet)\n")
         f, size = opened
@@ -395,4 +400,4 @@ class LiveServer:
         return resp
 
 
-__all__ = ["DEFAULT_HOST", "LiveServer", "LiveServerError", "parse_address"]
+__all__ = ["DEFAULT_HOST", "LiveServer", "LiveServerError", "open_report", "parse_address"]

@@ -1,0 +1,191 @@
+"""The station's pieces without a campaign: the station file's refusals, the bus budget's
+figures (docs/protocol.md's frame counts), the device pool's cross-process locks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from feltlab.rig.certify.profile import load_profile
+from feltlab.rig.station.budget import check_budget, shoe_frames, socket_load, worst_frame_bits
+from feltlab.rig.station.config import StationError, load_station
+from feltlab.rig.station.pool import DeviceHeld, DevicePool
+
+from .conftest import feltlab, station_env, write_profiles, write_station
+
+UDP = "interface=udp_multicast,channel=ff11::42,port=43142"
+
+
+def test_protocol_frame_counts() -> None:
+    # docs/protocol.md: a SHOE_PACKED of 6 decks is 366 bytes, 53 frames; an 8-byte classic
+    # frame with an 11-bit id is at most 135 bits after stuffing
+    assert shoe_frames(6) == 53
+    assert worst_frame_bits() == 135
+
+
+def test_sixteen_deck_mates_fit_one_bus_with_the_figures(tmp_path: Path) -> None:
+    profiles = write_profiles(tmp_path / "p")
+    socks = [
+        {"name": f"dm{i}", "kind": "batch", "seed": i, "bus": UDP, "seconds_per_sample": 22.0}
+        for i in range(16)
+    ]
+    st = load_station(write_station(tmp_path / "s.toml", socks, profiles))
+    profs = {s.name: load_profile(s.profile) for s in st.sockets}
+    load = socket_load(st.sockets[0], profs["dm0"])
+    # 53 frames of the shoe + 5 of commands, acks and flow control + a PING and its reply
+    # after every shoe; 10 heartbeats a second
+    assert load.frames_per_sample == 60
+    assert load.frames_per_second == pytest.approx(60 / 22 + 10)
+    assert load.bits_per_second == pytest.approx((60 / 22 + 10) * 135)
+    (budget,) = check_budget(st.sockets, profs)
+    assert budget.bitrate == 500_000
+    assert budget.share == pytest.approx(16 * (60 / 22 + 10) * 135 / 500_000)  # 5.5 %
+    assert "5.50%" in budget.describe()
+
+
+def test_a_bus_that_cannot_carry_its_sockets_is_refused(tmp_path: Path) -> None:
+    profiles = write_profiles(tmp_path / "p")
+    # the simulated shuffler's declared pace: 2 ms a shoe, 500 shoes a second: 4 Mbit/s
+    socks = [{"name": f"s{i}", "kind": "batch", "seed": i, "bus": UDP} for i in range(2)]
+    path = write_station(tmp_path / "s.toml", socks, profiles)
+    res = feltlab(["station", "run", str(path)], station_env(tmp_path / "state"))
+    assert res.returncode == 2
+    line = res.stderr.strip()
+    assert line.startswith("error: bus udp_multicast:ff11::42:43142: ") and "\n" not in line
+    # (60 x 500 + 10) frames/s x 135 bits, twice: 8,102.7 kbit/s of 500
+    assert "8102.7 kbit/s of 500 kbit/s (1620.54%" in line and "more than 70%" in line
+    assert not (tmp_path / "s.station").exists()  # refused before any work
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("[station]\n", "name at least one socket"),
+        ('[[socket]]\nname = "a"\nprofile = "batch6"\n', "give its campaign seed"),
+        ('[[socket]]\nname = "a b"\nprofile = "batch6"\nseed = 1\n', "is not a name"),
+        ('[[socket]]\nname = "a"\nprofile = "batch6"\nseed = 1\ndeals = 5\n', "unknown key"),
+        (
+            '[[socket]]\nname = "a"\nprofile = "batch6"\nseed = 1\n'
+            '[[socket]]\nname = "b"\ndevice = "a"\nprofile = "batch6"\nseed = 2\n',
+            "two sockets name device 'a'",
+        ),
+        ('[[socket]]\nname = "a"\nprofile = "nosuch"\nseed = 1\n', "socket 'a'"),
+    ],
+)
+def test_a_bad_station_file_is_one_line(tmp_path: Path, text: str, problem: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(StationError, match=problem):
+        load_station(path)
+
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+from typing import Any
+from feltlab.rig.station.pool import DevicePool
+pool = DevicePool(Path(sys.argv[1]))
+pool.acquire([("DM2-0042", {"station": "lab-a", "socket": "b1", "file": "lab-a.toml"})])
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_held_device_is_refused_across_processes_until_its_holder_dies(
+    tmp_path: Path,
+) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        pool = DevicePool(tmp_path)
+        with pytest.raises(DeviceHeld) as caught:
+            pool.acquire([("DM2-0001", {"station": "lab-b"}), ("DM2-0042", {"station": "lab-b"})])
+        assert str(caught.value).startswith(
+            "device 'DM2-0042' is held by station 'lab-a' (socket 'b1', lab-a.toml), process "
+            f"{holder.pid} on "
+        )
+        assert pool.held == []  # all or none: DM2-0001 was let go
+        holder.kill()  # kill -9: the kernel drops the lock with the process
+        holder.wait(10)
+        pool.acquire([("DM2-0042", {"station": "lab-b"})])
+        assert pool.held == ["DM2-0042"]
+        assert (pool.holder("DM2-0042") or {}).get("station") == "lab-b"
+        pool.release()
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait(10)
+
+
+def test_batch_sections_start_together_one_at_a_time(tmp_path: Path) -> None:
+    from feltlab.rig.station.supervisor import Supervisor
+
+    profiles = write_profiles(tmp_path / "p")
+    socks = [
+        {"name": "a1", "kind": "batch", "seed": 1, "batch": "A"},
+        {"name": "a2", "kind": "batch", "seed": 2, "batch": "A"},
+        {"name": "b1", "kind": "batch", "seed": 3, "batch": "B"},
+        {"name": "free", "kind": "jackpot", "seed": 4},
+    ]
+    station = load_station(write_station(tmp_path / "s.toml", socks, profiles))
+    sup = Supervisor(station, resume=False)
+    sup.prepare()
+    launched: list[str] = []
+
+    def launch(r: Any) -> None:  # the process's part is another test's: states only here
+        launched.append(r.socket.name)
+        r.state = "running"
+
+    sup._launch = launch  # type: ignore[method-assign]
+    state = {r.socket.name: r for r in sup.runs}
+    sup._start_due()
+    assert launched == ["a1", "a2", "free"]  # section A together, B waits for A's end
+    state["a1"].state = "done"
+    sup._end_batch("A")
+    sup._start_due()
+    assert launched == ["a1", "a2", "free"] and sup.active_batch == "A"
+    state["a2"].state = "stopped"
+    sup._end_batch("A")
+    assert sup.active_batch is None
+    sup._start_due()
+    assert launched[3:] == ["b1"] and sup.active_batch == "B"
+    state["a2"].state = "waiting"  # a2 resumed while B runs: A is due again after B
+    sup._start_due()
+    assert launched[4:] == []
+    state["b1"].state = "done"
+    sup._end_batch("B")
+    sup._start_due()
+    assert launched[4:] == ["a2"] and sup.active_batch == "A"
+    events = [(e["event"], e.get("batch")) for e in sup.record.events() if "batch" in e["event"]]
+    assert events == [
+        ("batch-started", "A"),
+        ("batch-ended", "A"),
+        ("batch-started", "B"),
+        ("batch-ended", "B"),
+        ("batch-started", "A"),
+    ]
+    sup.lock.release()
+
+
+def test_a_refused_campaign_is_an_error_with_its_reason(tmp_path: Path) -> None:
+    profiles = write_profiles(tmp_path / "p")
+    socks = [{"name": "c1", "kind": "continuous", "seed": 1, "standard": "25cfr547"}]
+    path = write_station(tmp_path / "s.toml", socks, profiles, live=False)
+    res = feltlab(["station", "run", str(path)], station_env(tmp_path / "state"))
+    assert res.returncode == 2 and "c1: error" in res.stdout
+    from feltlab.rig.station.record import StationRecord
+
+    (ended,) = [
+        e for e in StationRecord(tmp_path / "s.station").events() if e["event"] == "socket-ended"
+    ]
+    assert ended["exit_code"] == 2 and ended["verdict"] is None
+    assert ended["error"] == "--standard applies to a batch shuffler's randomness battery"
