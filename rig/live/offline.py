@@ -6,7 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from feltlab.rig.live.state import apply_record, empty_snapshot, histogram, seed_text, unit_of
+from feltlab.rig.live.state import (
+    apply_record,
+    empty_snapshot,
+    histogram,
+    record_kind,
+    seed_text,
+    unit_of,
+)
 from feltlab.strictjson import json_safe
 
 
@@ -48,7 +55,7 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
     if not isinstance(state, dict) or not isinstance(record, dict | None):
         raise RigError(f"{directory}: campaign.json and record.json must hold JSON objects")
     snap = empty_snapshot()
-    kind = str(state.get("kind") or (record or {}).get("kind") or DEFAULT_KIND)
+    kind = str(state.get("kind") or record_kind(record or {}) or DEFAULT_KIND)
     prof_data = (state.get("profile") or {}).get("data") or (record or {}).get("profile", {}).get(
         "data"
     )

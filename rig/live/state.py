@@ -319,6 +319,27 @@ def checks_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
         )
     for t in (record.get("rng") or {}).get("tests", []) or []:
         rows.append(rng_test_row(t))
+    for f in record.get("findings", []) or []:  # the security pack's (rig/security)
+        evidence = [str(e) for e in f.get("evidence") or []]
+        rows.append(
+            {
+                "name": f"security.{f.get('check')}",
+                "value": evidence[0] if evidence else None,
+                "unit": "",
+                "limits": f.get("cwe"),
+                "verdict": str(f.get("verdict")),
+            }
+        )
+    if record.get("check") == "predictability":  # certify predict's record
+        rows.append(
+            {
+                "name": "predictability",
+                "value": record.get("summary"),
+                "unit": "",
+                "limits": None,
+                "verdict": str(record.get("verdict")),
+            }
+        )
     for m in record.get("measurements", []) or []:
         value = m.get("value")
         lo, hi = m.get("low"), m.get("high")
@@ -429,8 +450,8 @@ def apply_record(snap: dict[str, Any], record: Mapping[str, Any], directory: Pat
     camp = snap.setdefault("campaign", {})
     dev = record.get("device") or {}
     camp.setdefault("id", record.get("campaign_id"))
-    camp.setdefault("kind", record.get("kind"))
-    camp["device"] = dev.get("name", camp.get("device"))
+    camp.setdefault("kind", record_kind(record))
+    camp["device"] = dev.get("name") or record.get("target") or camp.get("device")
     camp.setdefault("profile", dev.get("profile_name"))
     camp.setdefault("seed", seed_text(record.get("seed")))
     clock = record.get("clock") or {}
@@ -439,6 +460,19 @@ def apply_record(snap: dict[str, Any], record: Mapping[str, Any], directory: Pat
         camp["clock_description"] = clock.get("description")
     if directory is not None and (directory / "report.html").is_file():
         snap["report"] = "report/report.html"
+
+
+def record_kind(record: Mapping[str, Any]) -> str | None:
+    """The kind of a finished record: a campaign's own ``kind``; ``"security"`` for the
+    security pack's record (``feltlab certify security``), ``"predict"`` for ``feltlab
+    certify predict``'s; None when the record names none."""
+    if record.get("kind") is not None:
+        return str(record["kind"])
+    if record.get("pack") is not None and "findings" in record:
+        return "security"
+    if record.get("check") == "predictability":
+        return "predict"
+    return None
 
 
 def fault_name(code: int) -> str:

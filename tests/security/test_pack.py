@@ -102,6 +102,14 @@ def test_certify_security_command(tmp_path: Path) -> None:
     junit = (out / "junit.xml").read_text()
     assert 'tests="12" failures="1"' in junit and 'name="mac.truncated"><failure' in junit
     assert "mac.truncated" in (out / "report.html").read_text()
+    # view names the pack's verdict and its failed check (it read "campaign None ... 0 of None")
+    seen = CliRunner().invoke(main, ["view", str(out)], env={"COLUMNS": "300"})
+    assert seen.exit_code == 0, seen.output
+    head, title = seen.output.splitlines()[:2]
+    assert head == f"security pack certificate in {out}: finished, FAIL"
+    assert title.endswith("flaws: truncated-mac: FAIL"), title
+    rows = [ln for ln in seen.output.splitlines() if "security.mac.truncated" in ln]
+    assert len(rows) == 1 and "CWE-326" in rows[0] and rows[0].rstrip(" │").endswith("FAIL")
 
 
 def test_certify_security_refuses_an_unknown_device() -> None:

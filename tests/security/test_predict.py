@@ -148,6 +148,11 @@ def test_command_on_a_shoe_file(tmp_path: Path) -> None:
     assert out.startswith("FAIL: predictable: seed 200001 recovered from ")
     rec = json.loads((tmp_path / "o" / "record.json").read_text())
     assert rec["source"]["shoe"] == 2 and rec["recovered"]["seed"] == 200_001
+    seen = CliRunner().invoke(main, ["view", str(tmp_path / "o")], env={"COLUMNS": "300"})
+    assert seen.exit_code == 0, seen.output
+    assert seen.output.startswith(f"predictability check in {tmp_path / 'o'}: finished, FAIL\n")
+    (row,) = [ln for ln in seen.output.splitlines() if "predictability " in ln and "seed" in ln]
+    assert "seed 200001 recovered" in row and row.rstrip(" │").endswith("FAIL")
 
 
 def test_command_exit_codes_and_refusals(tmp_path: Path) -> None:
