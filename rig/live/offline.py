@@ -10,7 +10,6 @@ from feltlab.rig.live.state import (
     apply_record,
     empty_snapshot,
     histogram,
-    record_kind,
     seed_text,
     unit_of,
 )
@@ -29,7 +28,7 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
     from feltlab.inputs import read_text_regular
     from feltlab.rig.certify.decode import read_campaign_capture
     from feltlab.rig.certify.profile import profile_from_dict
-    from feltlab.rig.certify.record import clock_record
+    from feltlab.rig.certify.record import clock_record, record_kind
     from feltlab.rig.errors import RigError
     from feltlab.rig.kinds import DEFAULT_KIND, kinds
 

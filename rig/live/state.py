@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from feltlab.rig.certify.measures import shown_verdict
+from feltlab.rig.certify.record import record_kind
 from feltlab.strictjson import json_safe
 
 log = logging.getLogger("feltlab.rig.live")
@@ -460,19 +461,6 @@ def apply_record(snap: dict[str, Any], record: Mapping[str, Any], directory: Pat
         camp["clock_description"] = clock.get("description")
     if directory is not None and (directory / "report.html").is_file():
         snap["report"] = "report/report.html"
-
-
-def record_kind(record: Mapping[str, Any]) -> str | None:
-    """The kind of a finished record: a campaign's own ``kind``; ``"security"`` for the
-    security pack's record (``feltlab certify security``), ``"predict"`` for ``feltlab
-    certify predict``'s; None when the record names none."""
-    if record.get("kind") is not None:
-        return str(record["kind"])
-    if record.get("pack") is not None and "findings" in record:
-        return "security"
-    if record.get("check") == "predictability":
-        return "predict"
-    return None
 
 
 def fault_name(code: int) -> str:

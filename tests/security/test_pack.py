@@ -113,6 +113,12 @@ def test_certify_security_command(tmp_path: Path) -> None:
     assert title.endswith("flaws: truncated-mac: FAIL"), title
     rows = [ln for ln in seen.output.splitlines() if "security.mac.truncated" in ln]
     assert len(rows) == 1 and "CWE-326" in rows[0] and rows[0].rstrip(" │").endswith("FAIL")
+    redo = CliRunner().invoke(main, ["analyze", str(out)])
+    assert redo.exit_code == 2 and redo.output.strip().splitlines() == [
+        f"error: {out} is a feltlab certify security record, not a campaign (its checks talk "
+        f"to the device and are not re-run from its capture): feltlab view {out} shows it; "
+        "run feltlab certify security again to recompute it"
+    ]
 
 
 def test_certify_security_refuses_an_unknown_device() -> None:

@@ -153,6 +153,10 @@ def test_command_on_a_shoe_file(tmp_path: Path) -> None:
     assert seen.output.startswith(f"predictability check in {tmp_path / 'o'}: finished, FAIL\n")
     (row,) = [ln for ln in seen.output.splitlines() if "predictability " in ln and "seed" in ln]
     assert "seed 200001 recovered" in row and row.rstrip(" │").endswith("FAIL")
+    redo = CliRunner().invoke(main, ["analyze", str(tmp_path / "o")])
+    assert redo.exit_code == 2 and "is a feltlab certify predict record, not a campaign" in (
+        redo.output
+    )
 
 
 def test_command_exit_codes_and_refusals(tmp_path: Path) -> None:
