@@ -145,7 +145,11 @@ def _socket(raw: Any, index: int, base: Path) -> Socket:
     where = f"socket {name!r}"
     profile_ref = raw.get("profile")
     if not isinstance(profile_ref, str):
-        raise StationError(f'{where}: give its device profile (profile = "batch6" or a file)')
+        from feltlab.rig.kinds import kinds
+
+        typos = sorted(set(raw) - SOCKET_KEYS - {k.unit for k in kinds()})
+        said = f"unknown key(s) {', '.join(typos)}; " if typos else ""
+        raise StationError(f'{where}: {said}give its device profile (profile = "batch6" or a file)')
     ref = resolve_profile(profile_ref)
     path = ref if ref.is_absolute() or ref.exists() else base / profile_ref
     try:

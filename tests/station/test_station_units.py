@@ -74,6 +74,7 @@ def test_a_bus_that_cannot_carry_its_sockets_is_refused(tmp_path: Path) -> None:
             "two sockets name device 'a'",
         ),
         ('[[socket]]\nname = "a"\nprofile = "nosuch"\nseed = 1\n', "socket 'a'"),
+        ('[[socket]]\nname = "a"\nprofle = "batch6"\nseed = 1\n', "unknown key.s. profle; give"),
         (
             '[[socket]]\nname = "a"\nprofile = "batch6"\nseed = 1\nmodel = "riffle:k=x"\n',
             "socket 'a': model 'riffle:k=x': k must be an integer",
