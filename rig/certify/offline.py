@@ -28,6 +28,7 @@ from feltlab.rig.certify.record import (
     build_record,
     capture_paths,
     check_parts,
+    collection_record,
     count_samples,
     missing_measurement,
     new_out_dir,
@@ -232,9 +233,9 @@ def analyze_path(
     if planned is not None:
         size = int(planned)
         incomplete = have < size
-        collection.update(
-            missing_count=max(0, size - have), complete=not incomplete, aborted=incomplete
-        )
+        # the plan's samples and those beyond it, as the campaign itself records them (it
+        # said "302 of 300" where certify said "300 of 300 (+2 beyond the plan)")
+        collection.update(collection_record(size, have, None), aborted=incomplete)
         what = prof.device_kind.unit
         analysis.measurements.append(
             missing_measurement(
