@@ -142,6 +142,9 @@ def print_result(result: Any, *, written: bool = True, as_json: bool = False) ->
             f"p = {c['adjusted_p']:.3g} (Holm)" if c["adjusted_p"] is not None else "",
             c["verdict"],
         )
+    pred = rec.get("predictability")
+    if pred:
+        table.add_row("predictability", pred["summary"].partition(": ")[2], "", pred["verdict"])
     add_rng_rows(table, rec)
     for m in rec["measurements"]:
         value = m["value"]

@@ -196,6 +196,10 @@ def _battery(
     res = battery.run_battery(perm, alpha=alpha, codes=codes, loaded_ids=loaded)
     a.battery = res  # kept even if a power estimate below cannot run
     progress.advance()
+    if "predictability" in prof.raw:
+        progress.start("analysing: predictability (seed search)", 1)
+        guard(a, "predictability", "", predictability_check, a, prof, perm)
+        progress.advance()
     jobs = power_jobs(prof, perm.shape[0], perm.shape[1], alpha=alpha, loaded=loaded)
     progress.start("analysing: power against named alternatives", len(jobs))
     found, unavailable = [], {}
@@ -215,3 +219,26 @@ def _battery(
         unavailable,
     )
     a.battery = against_standard(judge(res, table), prof, alpha)
+
+
+def predictability_check(a: Analysis, prof: Profile, perm: np.ndarray) -> None:
+    """The predictability check (issue 40, docs/security.md) of a campaign whose profile
+    declares its generator in a ``[predictability]`` table: the declared seed space searched
+    in the C core for the first collected shoe (``perm[0]``: the loaded positions it dealt, so
+    that any LOAD order is the declared shuffle's factory order), the rest of the shoe
+    predicted, or the space reported infeasible.  Stores the record in
+    ``a.predictability`` with its CWEs and evidence.  Raises DeclarationError for a bad
+    declaration (an ERROR measurement of its own through :func:`guard`)."""
+    from feltlab.rig.security.predict import evidence, predictability, weaknesses
+    from feltlab.rig.security.shuffler import declaration_from_table
+
+    table = dict(prof.raw["predictability"])
+    table.setdefault("decks", perm.shape[1] // 52)
+    decl = declaration_from_table(table, where=f"profile {prof.path or prof.name}")
+    codes = np.ascontiguousarray((perm[0] % 52).astype(np.uint8))
+    rec = predictability(decl, codes)
+    rec["shoe"] = 1
+    rec["cwe"] = weaknesses(rec)
+    rec["evidence"] = evidence(rec)
+    a.predictability = rec
+
