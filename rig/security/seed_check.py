@@ -29,8 +29,12 @@ def seed_check(host: LabHost) -> Finding:
             "seed_bits, seed_source, direction, scaling) in its profile",
         )
     ids = np.arange(decl.cards)
+    notes = []
     try:
         host.client.load(ids % 52, ids // 52)  # the declaration's factory order
+    except RigError as exc:  # e.g. a Status whose card count carries more than the count
+        notes.append(f"the LOAD of the factory order was not confirmed ({exc}); searched as sent")
+    try:
         host.client.shuffle()
         shoe = host.client.read_shoe()
     except RigError as exc:
@@ -44,7 +48,7 @@ def seed_check(host: LabHost) -> Finding:
         )
     rec = predictability(decl, codes)
     lines = evidence(rec)
-    lines.insert(1, f"CWE: {'; '.join(weaknesses(rec))}")
+    lines[1:1] = [f"CWE: {'; '.join(weaknesses(rec))}", *notes]
     if rec.get("recovered"):
         rec["recovered"] = {k: v for k, v in rec["recovered"].items() if k != "shoe"}
     if rec["verdict"] == INCONCLUSIVE:
