@@ -59,8 +59,8 @@ def security_command(
     out: str | None,
 ) -> None:
     """Run the security pack (firmware update, keys, command authentication, undeclared
-    services, a predictable seed, deck-order leakage) against a device: exit 0 pass, 1 fail, 2 error, 3 a
-    check not run."""
+    services, a predictable seed, deck-order leakage) against a device: exit 0 pass, 1 fail,
+    2 error, 3 a check not run."""
     from feltlab.rig.security.pack import run_pack
     from feltlab.rig.security.report import record_of, write_security_report
     from feltlab.rig.security.targets import (

@@ -87,6 +87,8 @@ def evidence(record: dict[str, Any]) -> list[str]:
     declared, the space, the identifying cards and the search (rate, time a full search
     takes), and what was recovered."""
     d, sp, cards, se = (record[k] for k in ("declaration", "space", "cards", "search"))
+    full = human_seconds(se["full_search_seconds"])
+    idle = human_seconds(se["full_search_idle_seconds"])
     lines = [
         record["summary"],
         f"declared: {d['generator']} seeded from {d['seed_bits']} bits of {d['seed_source']}, "
@@ -94,9 +96,8 @@ def evidence(record: dict[str, Any]) -> list[str]:
         f"space: {sp['seeds']:,} seeds ({sp['bits']} bits; {sp['meaning']})",
         f"identifying cards: {cards['count']} ({cards['order']}, {cards['bits']} bits)",
         f"search: {se['searched']:,} seeds in {se['seconds']} s on {se['workers']} threads "
-        f"({se['rate_per_second']:,.0f} seeds/s; a full search {human_seconds(se['full_search_seconds'])}"
-        f", on idle cores {human_seconds(se['full_search_idle_seconds'])}), stopped "
-        f"{se['stopped']}",
+        f"({se['rate_per_second']:,.0f} seeds/s; a full search {full}, on idle cores {idle}), "
+        f"stopped {se['stopped']}",
     ]
     rec = record.get("recovered")
     if rec is not None:

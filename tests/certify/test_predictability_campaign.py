@@ -46,8 +46,10 @@ def test_timer_seeded_example_passes_the_battery_and_fails_predictability(
 def test_a_256_bit_key_is_infeasible_in_a_campaign(tmp_path: Path) -> None:
     prof = tmp_path / "p.toml"
     text = EXAMPLE.read_text().replace('seeding = "mt19937:timer-ms:20"\n', "")
-    text = text.replace('generator = "mt19937"\nseed_bits = 20\nseed_source = "timer-ms"',
-                        'generator = "chacha20"\nseed_bits = 256\nseed_source = "entropy"')
+    text = text.replace(
+        'generator = "mt19937"\nseed_bits = 20\nseed_source = "timer-ms"',
+        'generator = "chacha20"\nseed_bits = 256\nseed_source = "entropy"',
+    )
     prof.write_text(text)
     out = tmp_path / "camp"
     r = CliRunner().invoke(

@@ -165,10 +165,10 @@ def test_a_wrong_or_missing_declaration_is_not_run() -> None:
     with simulated_target(flaws_of("timer-seeded"), seeding=seeding_of("timer-seeded")) as t:
         t.predictability = replace(Declaration("java-random", 12, decks=4))
         (f,) = run_pack(t, steps=("seed",)).findings
-        assert str(f.verdict) == "NOT_RUN" and "INCONCLUSIVE: no seed of the declared" in (
-            f.evidence[0]
+        assert (
+            str(f.verdict) == "NOT_RUN"
+            and "INCONCLUSIVE: no seed of the declared" in (f.evidence[0])
         )
         t.predictability = None
         (f,) = run_pack(t, steps=("seed",)).findings
         assert str(f.verdict) == "NOT_RUN" and "[predictability] table" in f.evidence[0]
-

@@ -151,9 +151,8 @@ def test_command_on_a_shoe_file(tmp_path: Path) -> None:
     # report.html and junit.xml beside the record, like every campaign's
     junit = (tmp_path / "o" / "junit.xml").read_text()
     assert 'tests="1" errors="0" failures="1" skipped="0"' in junit
-    assert '<testcase classname="feltlab.predict" name="predictability"><failure message="CWE-337' in (
-        junit
-    )
+    case = '<testcase classname="feltlab.predict" name="predictability"><failure message="CWE-337'
+    assert case in junit
     html = (tmp_path / "o" / "report.html").read_text()
     assert "recovered: seed 200001 from " in html and "CWE-339: Small Space" in html
 

@@ -55,8 +55,10 @@ def test_each_source_gives_its_seed() -> None:
     want = int(ChaCha20(1).random_raw(1)[0]) & 0xFFF
     # 12.3456789 s since boot, 1000.9 s on the device clock, the 5000th shoe
     args = (12.3456789, 1000.9, 5000, rng)
-    got = {src: Seeding("msvc-rand", src, 12).seed(*args) for src in
-           ("timer-ms", "timer-us", "clock", "counter", "entropy")}
+    got = {
+        src: Seeding("msvc-rand", src, 12).seed(*args)
+        for src in ("timer-ms", "timer-us", "clock", "counter", "entropy")
+    }
     assert got == {
         "timer-ms": 12345 & 0xFFF,
         "timer-us": 12345678 & 0xFFF,

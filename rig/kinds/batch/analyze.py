@@ -241,4 +241,3 @@ def predictability_check(a: Analysis, prof: Profile, perm: np.ndarray) -> None:
     rec["cwe"] = weaknesses(rec)
     rec["evidence"] = evidence(rec)
     a.predictability = rec
-
