@@ -34,6 +34,7 @@ from feltlab.native.seedsearch import NO_CARD, search, shuffle
 from feltlab.rig.errors import DeclarationError
 from feltlab.rig.security.shuffler import (
     Declaration,
+    declaration_from_table,
     human_seconds,
     information_bits,
     settle_order,
@@ -295,6 +296,24 @@ def predictability(
     return _record(decl, plan, codes, run, workers, max_seconds)
 
 
+def campaign_predictability(
+    table: dict[str, Any], codes: npt.NDArray[np.uint8], *, where: str
+) -> dict[str, Any]:
+    """The predictability check of a shuffler campaign (``feltlab certify shuffler``, its
+    device's or a file's shoes): the ``[predictability]`` ``table`` of the profile named
+    ``where`` (``decks`` defaulting to the shoe's) against the first shoe ``codes``
+    (``(n,)`` card codes in dealt order, the cards of the declared factory order): the
+    :func:`predictability` record with ``shoe`` (1), ``cwe`` (:func:`weaknesses`) and
+    ``evidence`` (:func:`evidence`).  Raises DeclarationError for a bad declaration."""
+    table = {"decks": int(codes.size) // 52, **table}
+    decl = declaration_from_table(table, where=where)
+    rec = predictability(decl, np.ascontiguousarray(codes, dtype=np.uint8))
+    rec["shoe"] = 1
+    rec["cwe"] = weaknesses(rec)
+    rec["evidence"] = evidence(rec)
+    return rec
+
+
 def _record(
     decl: Declaration,
     plan: CardPlan,
@@ -382,6 +401,7 @@ __all__ = [
     "MARGIN_BITS",
     "CardPlan",
     "SearchRun",
+    "campaign_predictability",
     "evidence",
     "measure_rate",
     "plan_cards",

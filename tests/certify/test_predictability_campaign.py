@@ -63,3 +63,38 @@ def test_a_256_bit_key_is_infeasible_in_a_campaign(tmp_path: Path) -> None:
     assert pred["space"]["bits"] == 256.0
     assert pred["summary"].startswith("PASS: infeasible at ")
     assert 'name="predictability" />' in (out / "junit.xml").read_text()
+
+
+def test_shoes_from_a_file_are_searched_and_a_bad_declaration_is_an_error(
+    tmp_path: Path,
+) -> None:
+    """``--from FILE``: the file's first shoe (dealt codes, factory order) is searched; a
+    declaration naming an unknown generator is an ERROR measurement of its own, the battery
+    kept."""
+    import numpy as np
+
+    from feltlab.rig.security.shuffler import Declaration, library_shoe
+    from feltlab.shoe_files import write_shoe_file
+
+    decl = Declaration("mt19937", 20, decks=6)
+    prof = tmp_path / "p.toml"  # one cheap alternative: the test is of the seed search
+    prof.write_text(
+        '[device]\nkind = "batch"\ndecks = 6\n[campaign]\npower_alternatives = ["riffle:k=7"]\n'
+        'power_shoes = 40\n[predictability]\ngenerator = "mt19937"\nseed_bits = 20\n'
+    )
+    shoes = tmp_path / "shoes.csv"
+    write_shoe_file(shoes, [np.stack([library_shoe(decl, s) for s in (123_456, 9, 10)])], decks=6)
+    out = tmp_path / "a"
+    args = ["certify", "shuffler", "--from", str(shoes), "--profile", str(prof)]
+    r = CliRunner().invoke(main, [*args, "--out", str(out)])
+    assert r.exit_code == 1, r.output
+    pred = json.loads((out / "record.json").read_text())["predictability"]
+    assert pred["verdict"] == "FAIL" and pred["recovered"]["seed"] == 123_456
+    bad = tmp_path / "bad.toml"
+    bad.write_text(prof.read_text().replace('generator = "mt19937"', 'generator = "rand48"'))
+    out = tmp_path / "b"
+    r = CliRunner().invoke(main, [*args[:-1], str(bad), "--out", str(out)])
+    rec = json.loads((out / "record.json").read_text())
+    assert rec["predictability"] is None and rec["battery"] is not None
+    (m,) = [m for m in rec["measurements"] if m["name"] == "predictability"]
+    assert m["verdict"] == "ERROR" and "unknown generator 'rand48'" in m["detail"]["reason"]

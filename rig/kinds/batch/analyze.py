@@ -223,21 +223,13 @@ def _battery(
 
 def predictability_check(a: Analysis, prof: Profile, perm: np.ndarray) -> None:
     """The predictability check (issue 40, docs/security.md) of a campaign whose profile
-    declares its generator in a ``[predictability]`` table: the declared seed space searched
-    in the C core for the first collected shoe (``perm[0]``: the loaded positions it dealt, so
-    that any LOAD order is the declared shuffle's factory order), the rest of the shoe
-    predicted, or the space reported infeasible.  Stores the record in
-    ``a.predictability`` with its CWEs and evidence.  Raises DeclarationError for a bad
+    declares its generator in a ``[predictability]`` table, on the first collected shoe
+    (``perm[0]``: the loaded positions it dealt, so that any LOAD order is the declared
+    shuffle's factory order): ``a.predictability``.  Raises DeclarationError for a bad
     declaration (an ERROR measurement of its own through :func:`guard`)."""
-    from feltlab.rig.security.predict import evidence, predictability, weaknesses
-    from feltlab.rig.security.shuffler import declaration_from_table
+    from feltlab.rig.security.predict import campaign_predictability
 
-    table = dict(prof.raw["predictability"])
-    table.setdefault("decks", perm.shape[1] // 52)
-    decl = declaration_from_table(table, where=f"profile {prof.path or prof.name}")
-    codes = np.ascontiguousarray((perm[0] % 52).astype(np.uint8))
-    rec = predictability(decl, codes)
-    rec["shoe"] = 1
-    rec["cwe"] = weaknesses(rec)
-    rec["evidence"] = evidence(rec)
-    a.predictability = rec
+    codes = (perm[0] % 52).astype(np.uint8)
+    a.predictability = campaign_predictability(
+        prof.raw["predictability"], codes, where=f"profile {prof.path or prof.name}"
+    )
