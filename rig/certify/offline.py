@@ -32,6 +32,7 @@ from feltlab.rig.certify.record import (
     missing_measurement,
     new_out_dir,
     read_state,
+    record_kind,
     report_plots,
 )
 from feltlab.rig.certify.report import write_report
@@ -142,6 +143,17 @@ def _no_capture(path: Path, state: Mapping[str, Any]) -> CampaignError:
         return CampaignError(
             f"{path} is a raw-output certificate (feltlab certify rng), not a campaign with a "
             f"capture: feltlab view {path} shows it; run certify rng again to recompute it"
+        )
+    kind = record_kind(record) if isinstance(record, dict) else None
+    why = {
+        "security": "its checks talk to the device and are not re-run from its capture",
+        "predict": "it holds the seed search's findings, not a capture",
+    }.get(kind or "")
+    if why is not None:
+        command = f"certify {kind}"
+        return CampaignError(
+            f"{path} is a feltlab {command} record, not a campaign ({why}): feltlab view "
+            f"{path} shows it; run feltlab {command} again to recompute it"
         )
     return CampaignError(f"no capture-NNN.blf in {path}")
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from feltlab.rig.errors import RigError
+from feltlab.rig.devices.models import parse_model
+from feltlab.rig.errors import ModelError, RigError
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 """A station's, socket's or device's name: a letter or digit, then up to 63 letters, digits,
@@ -178,6 +179,11 @@ def _socket(raw: Any, index: int, base: Path) -> Socket:
         if v is not None and not isinstance(v, str):
             raise StationError(f"{where}: {key} must be a string")
         strings[key] = v
+    if strings["model"] is not None:  # refused here, naming the socket, not in its log
+        try:
+            parse_model(strings["model"])
+        except ModelError as exc:
+            raise StationError(f"{where}: {exc}") from None
     batch = raw.get("batch")
     return Socket(
         name=name,

@@ -95,6 +95,9 @@ def test_certify_security_command(tmp_path: Path) -> None:
         ],
     )
     assert r.exit_code == 1, r.output
+    # the faults the pack provokes are evidence, not warnings (80 lines buried the verdict)
+    warned = [ln for ln in r.output.splitlines() if ln.startswith("feltlab: WARNING")]
+    assert "fault SECURITY" not in r.output and len(warned) == 2, r.output  # the install reboot
     record = json.loads((out / "record.json").read_text())
     bad = [f for f in record["findings"] if f["verdict"] == "FAIL"]
     assert [f["check"] for f in bad] == ["mac.truncated"]
@@ -104,6 +107,20 @@ def test_certify_security_command(tmp_path: Path) -> None:
     junit = (out / "junit.xml").read_text()
     assert 'tests="13" failures="1"' in junit and 'name="mac.truncated"><failure' in junit
     assert "mac.truncated" in (out / "report.html").read_text()
+    # view names the pack's verdict and its failed check (it read "campaign None ... 0 of None")
+    seen = CliRunner().invoke(main, ["view", str(out)], env={"COLUMNS": "300"})
+    assert seen.exit_code == 0, seen.output
+    head, title = seen.output.splitlines()[:2]
+    assert head == f"security pack certificate in {out}: finished, FAIL"
+    assert title.endswith("flaws: truncated-mac: FAIL"), title
+    rows = [ln for ln in seen.output.splitlines() if "security.mac.truncated" in ln]
+    assert len(rows) == 1 and "CWE-326" in rows[0] and rows[0].rstrip(" │").endswith("FAIL")
+    redo = CliRunner().invoke(main, ["analyze", str(out)])
+    assert redo.exit_code == 2 and redo.output.strip().splitlines() == [
+        f"error: {out} is a feltlab certify security record, not a campaign (its checks talk "
+        f"to the device and are not re-run from its capture): feltlab view {out} shows it; "
+        "run feltlab certify security again to recompute it"
+    ]
 
 
 def test_certify_security_refuses_an_unknown_device() -> None:
