@@ -41,6 +41,9 @@ def test_timer_seeded_example_passes_the_battery_and_fails_predictability(
     html = (out / "report.html").read_text()
     assert "Predictability (seed search)" in html and "recovered: seed 22 from 5 cards" in html
     assert "predictability" in r.output and "seeding mt19937:timer-ms:20" in r.output
+    seen = CliRunner().invoke(main, ["view", str(out)], env={"COLUMNS": "300"})
+    (row,) = [ln for ln in seen.output.splitlines() if ln.startswith("│ predictability ")]
+    assert "seed 22 recovered" in row and "CWE-337" in row and row.rstrip(" │").endswith("FAIL")
 
 
 def test_a_256_bit_key_is_infeasible_in_a_campaign(tmp_path: Path) -> None:
