@@ -474,6 +474,7 @@ def build_record(
         if collection is not None
         else collection_record(int(state.get("size") or 0), None, collected),
         "battery": analysis.battery.to_dict() if analysis.battery else None,
+        "predictability": analysis.predictability,
         "measurements": [m.to_dict() for m in analysis.measurements],
         "errors": analysis.errors,
         "detail": analysis.detail,
@@ -516,6 +517,7 @@ def verdict_summary(record: dict[str, Any]) -> dict[str, Any]:
             for c in bat.get("checks", [])
         ],
         "integrity": bat.get("integrity"),
+        "predictability": (record.get("predictability") or {}).get("verdict"),
         "measurements": [
             (m["name"], m["value"], m["verdict"])
             for m in record["measurements"]

@@ -331,14 +331,16 @@ def checks_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "verdict": str(f.get("verdict")),
             }
         )
-    if record.get("check") == "predictability":  # certify predict's record
+    # certify predict's record, or a shuffler campaign's predictability check (issue 40)
+    pred = record if record.get("check") == "predictability" else record.get("predictability")
+    if isinstance(pred, Mapping):
         rows.append(
             {
                 "name": "predictability",
-                "value": record.get("summary"),
+                "value": pred.get("summary"),
                 "unit": "",
-                "limits": None,
-                "verdict": str(record.get("verdict")),
+                "limits": "; ".join(pred.get("cwe") or []) or None,
+                "verdict": str(pred.get("verdict")),
             }
         )
     for m in record.get("measurements", []) or []:

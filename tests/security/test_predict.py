@@ -157,6 +157,23 @@ def test_command_on_a_shoe_file(tmp_path: Path) -> None:
     assert redo.exit_code == 2 and "is a feltlab certify predict record, not a campaign" in (
         redo.output
     )
+    # report.html and junit.xml beside the record, like every campaign's
+    junit = (tmp_path / "o" / "junit.xml").read_text()
+    assert 'tests="1" errors="0" failures="1" skipped="0"' in junit
+    case = '<testcase classname="feltlab.predict" name="predictability"><failure message="CWE-337'
+    assert case in junit
+    html = (tmp_path / "o" / "report.html").read_text()
+    assert "recovered: seed 200001 from " in html and "CWE-339: Small Space" in html
+
+
+def test_command_reports_an_inconclusive_state_recovery(tmp_path: Path) -> None:
+    f = tmp_path / "words.txt"
+    f.write_text("\n".join(str(i * 7919) for i in range(700)))  # not MT19937's outputs
+    code, out, _ = _invoke(["--outputs", str(f), "--out", str(tmp_path / "o")])
+    assert code == 3 and out.startswith("INCONCLUSIVE: the outputs after the first 624")
+    junit = (tmp_path / "o" / "junit.xml").read_text()
+    assert '<testcase classname="feltlab.predict" name="mt19937-state"><skipped message=' in junit
+    assert "first wrong prediction: output 624" in (tmp_path / "o" / "report.html").read_text()
 
 
 def test_command_exit_codes_and_refusals(tmp_path: Path) -> None:
