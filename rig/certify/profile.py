@@ -19,7 +19,7 @@ from feltlab.rig.errors import (
     RigError,
 )
 from feltlab.rig.kinds import DEFAULT_KIND, DeviceKind, UnknownDeviceKind, get_kind
-from feltlab.rig.kinds import names as kind_names
+from feltlab.rig.kinds import available_names as kind_names
 from feltlab.rig.profiles import profile_hint, resolve_profile
 from feltlab.rig.protocol.secoc import DeviceKey, load_key
 

@@ -25,22 +25,32 @@ BUS_HELP = (
 
 
 class KindChoice(click.Choice[str]):
-    """A device kind: one of the kinds registered when the command runs or shows its help
-    (:func:`feltlab.rig.kinds.names`), so a kind registered by a module of its own is a
-    choice too, and building the command line imports no kind."""
+    """A device kind: one of the kinds registered, or of the installed plugins, when the
+    command runs or shows its help (:func:`feltlab.rig.kinds.available_names`, which imports
+    no plugin), so a kind registered by a module of its own is a choice too, and building the
+    command line imports no kind.  The kind given is looked up (:func:`feltlab.rig.kinds.
+    get_kind`: only its own plugin imported), and an unusable one is named in one line."""
 
     def __init__(self) -> None:
         super().__init__((), case_sensitive=True)
 
     @property
     def choices(self) -> tuple[str, ...]:
-        from feltlab.rig.kinds import names
+        from feltlab.rig.kinds import available_names
 
-        return tuple(sorted(names()))
+        return tuple(sorted(available_names()))
 
     @choices.setter
     def choices(self, value: Any) -> None:
         """Ignored: the choices are the registry's."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from feltlab.rig.kinds import UnknownDeviceKind, get_kind
+
+        try:
+            return get_kind(str(value)).name
+        except UnknownDeviceKind as exc:
+            raise click.BadParameter(str(exc), ctx=ctx, param_hint="KIND") from None
 
 
 class ProfileRef(click.ParamType):  # type: ignore[type-arg]
