@@ -102,15 +102,32 @@ def duration_option(default: float | None, help: str) -> Callable[[_F], _F]:
     )
 
 
+def _bus_given(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
+    """A required ``--bus``: missing, it is one line with an example (not a traceback)."""
+    if value is None:
+        raise click.MissingParameter(
+            "Give the bus the device is on, e.g. --bus interface=virtual,channel=rig or "
+            f"--bus interface=udp_multicast,channel={DEFAULT_UDP_GROUP}",
+            ctx=ctx,
+            param=param,
+        )
+    return value
+
+
 def bus_option(*, required: bool = False, default_help: str = "") -> Callable[[_F], _F]:
-    """The one ``--bus`` of the rig's commands."""
+    """The one ``--bus`` of the rig's commands.  A required one is checked by its callback
+    (:func:`_bus_given`): click (8.3 on) takes an explicit ``default=None`` for a value given,
+    so a missing required ``--bus`` reached the command as None (an AttributeError traceback
+    in ``BusSpec.parse``)."""
     return click.option(
         "--bus",
         "bus",
         type=BusRef(),
-        required=required,
         default=None,
-        help=BUS_HELP + (" " + default_help if default_help else ""),
+        callback=_bus_given if required else None,
+        help=BUS_HELP
+        + (" " + default_help if default_help else "")
+        + (" [required]" if required else ""),
     )
 
 

@@ -665,6 +665,15 @@ def _raw_input_cases() -> Iterator[Case]:
         yield Case(f"shoes-{cid}", shoes, data, phrase, suffix)
 
 
+def _round4_cases() -> Iterator[Case]:
+    """Issue 41's cases (the fourth round): a required option missing, ..."""
+    for cid, command in (
+        ("device-run", "device run batch --duration 0.01"),
+        ("capture-record", "capture record {tmp}/nobus-{id}.blf --duration 0.01"),
+    ):
+        yield Case(f"option-no-bus-{cid}", command, None, "missing option '--bus'. give the bus")
+
+
 CASES = [
     *_profile_cases(),
     *_capture_cases(),
@@ -674,6 +683,7 @@ CASES = [
     *_option_cases(),
     *_round3_cases(),
     *_raw_input_cases(),
+    *_round4_cases(),
 ]
 
 
