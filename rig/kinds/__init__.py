@@ -47,8 +47,9 @@ BUILTIN_KINDS = ("batch", "continuous", "jackpot")
 """feltlab's own entry points in ``feltlab.rig.kinds``, registered first, in this order."""
 
 IMPORT_SECONDS = 10.0
-"""Seconds a vendor's device-kind plugin may take to import (its entry point's ``load``) before
-it is left out as blocked; ``$FELTLAB_KIND_IMPORT_SECONDS`` sets another (:func:`import_seconds`)."""
+"""Seconds a vendor's device-kind plugin may take to import (its entry point's ``load``)
+before it is left out as blocked; ``$FELTLAB_KIND_IMPORT_SECONDS`` sets another
+(:func:`import_seconds`)."""
 
 DEFAULT_KIND = BUILTIN_KINDS[0]
 """The kind a loader or command uses when it is given none (the first built-in, the batch
@@ -88,7 +89,10 @@ def _is_builtin(ep: importlib.metadata.EntryPoint) -> bool:
     return ep.dist is not None and ep.dist.name == "feltlab" and ep.name in BUILTIN_KINDS
 
 
-def _entry_points() -> tuple[list[importlib.metadata.EntryPoint], list[importlib.metadata.EntryPoint]]:
+_EntryPoints = list[importlib.metadata.EntryPoint]
+
+
+def _entry_points() -> tuple[_EntryPoints, _EntryPoints]:
     """The group's entry points: (feltlab's built-ins in :data:`BUILTIN_KINDS` order, every
     vendor's by name).  Reading them imports nothing.  A vendor's entry point named like a
     built-in kind is left out of both, with a warning naming it."""

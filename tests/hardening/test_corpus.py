@@ -673,6 +673,41 @@ def _round4_cases() -> Iterator[Case]:
     ):
         yield Case(f"option-no-bus-{cid}", command, None, "missing option '--bus'. give the bus")
 
+    def recorded(name: str, table: str, key: str, value: Any) -> Callable[[Path], None]:
+        """A copy of the module's campaign whose campaign.json records ``value`` in its
+        profile's ``[table] key``."""
+
+        def make(tmp: Path) -> None:
+            d = tmp / name
+            if d.exists():
+                return
+            shutil.copytree(tmp / "campaign", d)
+            for junk in ("record.json", "report.html", "junit.xml", "manifest.json"):
+                (d / junk).unlink(missing_ok=True)
+            state = json.loads((d / "campaign.json").read_text())
+            state["profile"]["data"][table][key] = value
+            (d / "campaign.json").write_text(json.dumps(state))
+
+        return make
+
+    # a bad value in the profile campaign.json records is named there, not in the bundled
+    # profile's file inside the installed package (the file it was read from at the start)
+    for cid, (table, key, value) in {
+        "decks-float": ("device", "decks", 6.5),
+        "alpha-string": ("campaign", "alpha", "x"),
+        "heartbeat-negative": ("device", "heartbeat_period", -1),
+    }.items():
+        for command in ("certify shuffler --resume", "analyze"):
+            verb = command.split()[-1].lstrip("-")
+            yield Case(
+                f"{verb}-recorded-profile-{cid}",
+                f"{command} {{tmp}}/rec-{cid}",
+                None,
+                f"rec-{cid}/campaign.json: its profile (read from bundled profile batch6): "
+                f"[{table}] {key}",
+                setup=recorded(f"rec-{cid}", table, key, value),
+            )
+
 
 CASES = [
     *_profile_cases(),

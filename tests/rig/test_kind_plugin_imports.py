@@ -49,9 +49,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (info / "entry_points.txt").write_text(f"[feltlab.rig.kinds]\n{entry}\n")
         (root / module).mkdir()
         marker = root / f"{module}.imported"
-        (root / module / "__init__.py").write_text(
-            f"open({str(marker)!r}, 'w').close()\n" + source
-        )
+        (root / module / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n" + source)
     batch6 = (PROFILE_DIR / "batch6.toml").read_text()
     for kind in ("slow", "misnamed"):
         (root / f"{kind}.toml").write_text(batch6.replace('kind = "batch"', f'kind = "{kind}"'))
@@ -114,9 +112,7 @@ def test_a_kind_whose_import_blocks_is_named_in_one_line(site: Path) -> None:
 
     device = _feltlab(site, "device", "run", "slow", "--bus", "interface=virtual,channel=k")
     assert device.returncode == 2 and "Traceback" not in device.stderr
-    assert "Invalid value for KIND: device kind 'slow' is installed but unusable" in (
-        device.stderr
-    )
+    assert "Invalid value for KIND: device kind 'slow' is installed but unusable" in (device.stderr)
 
 
 def test_a_listing_imports_every_plugin_within_its_limit(site: Path) -> None:
