@@ -496,22 +496,3 @@ class FreshnessStore:
                 f"the freshness counter {self.counter_path} cannot be written "
                 f"({exc.strerror or exc}); give a writable [campaign] freshness_counter"
             ) from exc
-
-
-FRESHNESS_STARTS = "freshness-starts.json"
-"""Per collection part, the panel freshness value the lab had accepted before the part began
-(the offline check starts each session's verifier there)."""
-
-
-def freshness_starts(directory: Path | None) -> dict[int, int]:
-    """``{part: freshness}`` of a campaign directory (empty when none was recorded)."""
-    if directory is None:
-        return {}
-    data = read_regular(directory / FRESHNESS_STARTS, "freshness starts")
-    if data is None:
-        return {}
-    try:
-        raw = json.loads(data)
-        return {int(k): int(v) for k, v in raw.items()}
-    except (OSError, ValueError, AttributeError, TypeError, RecursionError) as exc:
-        raise RigError(f"{directory / FRESHNESS_STARTS} is damaged ({exc})") from exc

@@ -708,6 +708,47 @@ def _round4_cases() -> Iterator[Case]:
                 setup=recorded(f"rec-{cid}", table, key, value),
             )
 
+    def keyed(tmp: Path) -> Path:
+        """A keyed jackpot panel's second campaign (10 draws each), made once: its part began
+        after the first campaign's results, at a freshness above 0."""
+        d = tmp / "keyed-panel"
+        if not d.exists():
+            (tmp / "keyed.key").write_text(bytes(range(32)).hex())
+            text = _sub(JACKPOT, "key_file", f'"{tmp / "keyed.key"}"', "device")
+            text = _sub(text, "authenticate", "true", "device")
+            text = _sub(text, "freshness_state", f'"{tmp / "keyed-lab" / "f.json"}"', "campaign")
+            (tmp / "keyed.toml").write_text(text)
+            args = ["certify", "jackpot-panel", "--profile", str(tmp / "keyed.toml")]
+            for out in (tmp / "keyed-panel-first", d):
+                done = CliRunner().invoke(main, [*args, "--draws", "10", "--out", str(out)])
+                assert done.exit_code == 0, done.output
+            assert json.loads((d / "freshness-starts.json").read_text())["starts"]["1"] > 0
+        return d
+
+    def starts(name: str, change: Callable[[dict[str, Any]], Any]) -> Callable[[Path], None]:
+        def make(tmp: Path) -> None:
+            d = tmp / name
+            if not d.exists():
+                shutil.copytree(keyed(tmp), d)
+                path = d / "freshness-starts.json"
+                path.write_text(json.dumps(change(json.loads(path.read_text()))))
+
+        return make
+
+    # the freshness each part began at is bound: an edit would change the offline check
+    for cid, change, phrase in (
+        ("lowered", lambda d: {**d, "starts": {"1": 0}}, "fails its tag"),
+        ("raised", lambda d: {**d, "starts": {"1": 99}}, "fails its tag"),
+        ("unbound", lambda d: {"1": 0}, "of an older feltlab (unbound"),
+    ):
+        yield Case(
+            f"analyze-freshness-starts-{cid}",
+            f"analyze {{tmp}}/starts-{cid}",
+            None,
+            phrase,
+            setup=starts(f"starts-{cid}", change),
+        )
+
 
 CASES = [
     *_profile_cases(),
