@@ -89,6 +89,7 @@ def analyze_campaign(
         exclude_heartbeats=fault_windows(trials, prof.heartbeat_period, heartbeat=True),
         frames=frames,
         time_bases=part_time_bases(directory),
+        heartbeat_kind=getattr(prof.device_kind.client, "kind", None),
     )
     if data.frames == 0:
         a = Analysis(errors=["the capture holds no frame"], host=host)
