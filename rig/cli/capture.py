@@ -44,7 +44,7 @@ def capture_decode(file: str, bases: tuple[str, ...], as_json: bool) -> None:
                 param_hint="--base",
             ) from exc
     wanted = wanted or None
-    dec = CaptureDecoder(wanted)
+    dec = CaptureDecoder(wanted, lost_transfers=True)
     frames = records = 0
     try:
         for msg in read_capture(file):
@@ -85,6 +85,14 @@ def capture_decode(file: str, bases: tuple[str, ...], as_json: bool) -> None:
         where = ", ".join(f"0x{b:03X}" for b in wanted) if wanted else "any base"
         raise Refused(
             f"{file}: the capture holds {frames} frame(s), none a feltlab device's ({where})"
+        )
+    cut = dec.unfinished()
+    if dec.lost or cut:
+        click.echo(
+            f"{dec.lost + cut} payload transfer(s) lost a frame and were not decoded "
+            f"({dec.lost} shown as errors above, {cut} cut off at the end of the capture): the "
+            "capture missed frames (a bus error, a full buffer, a cut or edited file)",
+            err=True,
         )
 
 
