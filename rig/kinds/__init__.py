@@ -164,23 +164,28 @@ def _load_plugin(ep: importlib.metadata.EntryPoint, *, warn: bool) -> None:
     elif outcome == "error":
         why = f"{_where(ep)} failed to load: {type(value).__name__}: {value}"
     else:
-        try:
-            kind = value() if isinstance(value, type) and issubclass(value, DeviceKind) else value
-        except Exception as exc:
-            kind, why = None, f"{_where(ep)} failed to load: {type(exc).__name__}: {exc}"
-        if why is None and not isinstance(kind, DeviceKind):
-            why = f"{_where(ep)} is a {type(kind).__name__}, not a DeviceKind"
-        elif why is None and kind.name != ep.name:
-            why = (
-                f"the entry point {ep.name!r} ({_where(ep)}) names a kind called {kind.name!r}: "
-                "name the entry point after its kind"
-            )
-        elif why is None:
-            why = _register_loaded(ep, kind)
+        why = _checked_register(ep, value)
     if why is not None:
         _BROKEN[ep.name] = why
         if warn:
             log.warning("device kind %r left out: %s", ep.name, why)
+
+
+def _checked_register(ep: importlib.metadata.EntryPoint, value: Any) -> str | None:
+    """Register the kind a vendor's entry point loaded (a DeviceKind subclass or instance,
+    named as its entry point); the reason it cannot be, or None."""
+    try:
+        kind = value() if isinstance(value, type) and issubclass(value, DeviceKind) else value
+    except Exception as exc:
+        return f"{_where(ep)} failed to load: {type(exc).__name__}: {exc}"
+    if not isinstance(kind, DeviceKind):
+        return f"{_where(ep)} is a {type(kind).__name__}, not a DeviceKind"
+    if kind.name != ep.name:
+        return (
+            f"the entry point {ep.name!r} ({_where(ep)}) names a kind called {kind.name!r}: "
+            "name the entry point after its kind"
+        )
+    return _register_loaded(ep, kind)
 
 
 def _register_loaded(ep: importlib.metadata.EntryPoint, kind: Any) -> str | None:

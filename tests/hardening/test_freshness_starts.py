@@ -52,8 +52,8 @@ def _profile(root: Path) -> Profile:
 
 
 def _refused(record: dict[str, Any]) -> float:
-    return next(
-        m["value"] for m in record["measurements"] if m["name"] == "security.results_refused"
+    return float(
+        next(m["value"] for m in record["measurements"] if m["name"] == "security.results_refused")
     )
 
 
