@@ -198,6 +198,20 @@ def _settle_heartbeats(data: CaptureData, expected: int | None) -> None:
     data.other_heartbeats = {k: n for k, n in sorted(heard.items()) if k != own}
 
 
+def _heartbeat(data: CaptureData, last_hb: dict[int, float], s: Any, t: float) -> None:
+    """One Heartbeat at ``t`` (signals ``s``): each ``Kind``'s heartbeats counted and timed
+    apart (:func:`_settle_heartbeats` picks the device's at the end); ``last_hb``: the part's
+    last heartbeat time per Kind."""
+    hk = int(s["Kind"])
+    data.heartbeats_by_kind[hk] = data.heartbeats_by_kind.get(hk, 0) + 1
+    prev = last_hb.get(hk)
+    if prev is not None and not data.disturbed(prev, t, heartbeat=True):
+        data.heartbeat_gaps_by_kind.setdefault(hk, []).append(t - prev)
+    last_hb[hk] = t
+    data.heartbeat_kind = s["Kind"]
+    data.announced_periods_ms.add(int(s["PeriodMs"]))
+
+
 def _read_part(
     path: Path,
     part: int,
@@ -280,14 +294,7 @@ def _read_part(
         s = rec.fields
         name = rec.name
         if name == "Heartbeat":
-            hk = int(s["Kind"])  # each Kind's heartbeats timed apart (settled at the end)
-            data.heartbeats_by_kind[hk] = data.heartbeats_by_kind.get(hk, 0) + 1
-            prev = last_hb.get(hk)
-            if prev is not None and not data.disturbed(prev, t, heartbeat=True):
-                data.heartbeat_gaps_by_kind.setdefault(hk, []).append(t - prev)
-            last_hb[hk] = t
-            data.heartbeat_kind = s["Kind"]
-            data.announced_periods_ms.add(int(s["PeriodMs"]))
+            _heartbeat(data, last_hb, s, t)
         elif name == "Command":
             key = (s["RequestId"], s["Opcode"])
             op = s["Opcode"]
