@@ -58,6 +58,8 @@ class Case:
     suffix: str = ".toml"
     subprocess: bool = False
     setup: Callable[[Path], None] | None = field(default=None, compare=False)
+    env: dict[str, str] | None = None
+    """The subprocess's environment beside the test's (``{tmp}``: the scratch folder)."""
 
 
 def _sub(text: str, key: str, value: str, table: str = "") -> str:
@@ -735,6 +737,52 @@ def _round4_cases() -> Iterator[Case]:
 
         return make
 
+    def kind_site(tmp: Path) -> None:
+        """Two installed device-kind plugins (as a wheel installs them): ``slow``, whose
+        import blocks, and ``misnamed``, whose entry point names a kind called otherwise."""
+        site = tmp / "kind-site"
+        if site.exists():
+            return
+        for dist, entry, source in (
+            ("slow_rig", "slow = slow_rig:KIND", "import time\ntime.sleep(3600)\n"),
+            (
+                "misnamed_rig",
+                "misnamed = misnamed_rig:KIND",
+                "from feltlab.rig.kinds.batch import BatchShufflerKind\n"
+                "KIND = BatchShufflerKind().with_settings(name='other', base=0x700)\n",
+            ),
+        ):
+            info = site / f"{dist}-0.1.dist-info"
+            info.mkdir(parents=True)
+            (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
+            (info / "entry_points.txt").write_text(f"[feltlab.rig.kinds]\n{entry}\n")
+            (site / dist).mkdir()
+            (site / dist / "__init__.py").write_text(source)
+        (tmp / "slowkind.toml").write_text(BATCH.replace('kind = "batch"', 'kind = "slow"'))
+
+    plugins = {"PYTHONPATH": "{tmp}/kind-site", "FELTLAB_KIND_IMPORT_SECONDS": "1"}
+    for cid, command, phrase in (
+        (
+            "blocks",
+            "certify shuffler --profile {tmp}/slowkind.toml --shoes 2",
+            "slow_rig:KIND (slow_rig) did not finish importing within 1 s",
+        ),
+        (
+            "misnamed",
+            "device run misnamed --bus interface=virtual,channel=kp --duration 0.01",
+            "names a kind called 'other': name the entry point after its kind",
+        ),
+    ):
+        yield Case(
+            f"option-kind-plugin-{cid}",
+            command,
+            None,
+            phrase,
+            subprocess=True,
+            setup=kind_site,
+            env=plugins,
+        )
+
     # the freshness each part began at is bound: an edit would change the offline check
     for cid, change, phrase in (
         ("lowered", lambda d: {**d, "starts": {"1": 0}}, "fails its tag"),
@@ -793,10 +841,11 @@ def _limit_memory() -> None:  # pragma: no cover - runs in the child
     resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
 
-def _run(case: Case, args: list[str]) -> tuple[int, str]:
+def _run(case: Case, args: list[str], tmp: Path) -> tuple[int, str]:
     if case.subprocess or "/dev/zero" in case.command:
         exe = Path(sys.executable).with_name("feltlab")
         env = dict(os.environ, COLUMNS="200")
+        env.update({k: v.format(tmp=tmp) for k, v in (case.env or {}).items()})
         proc = subprocess.run(
             ["timeout", str(int(BOUND)), str(exe), *args],
             capture_output=True,
@@ -832,7 +881,7 @@ def test_bad_input_is_refused(scratch: Path, case: Case) -> None:
         case.setup(scratch)
     command = case.command.format(f=path, tmp=scratch, id=case.id)
     t0 = time.monotonic()
-    code, out = _run(case, shlex.split(command))
+    code, out = _run(case, shlex.split(command), scratch)
     elapsed = time.monotonic() - t0
     assert elapsed < BOUND, f"{case.id} took {elapsed:.1f} s"
     assert "Traceback" not in out, out
