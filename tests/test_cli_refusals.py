@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from feltlab import native
 from feltlab.cli import main
+from feltlab.math.strategy_tables import sim_rules
 from feltlab.rules import Rules
-from feltlab.simulation.tables import sim_rules
 
 
 def _run(*args: str) -> tuple[int, str]:

@@ -359,7 +359,7 @@ def test_no_import_cycle() -> None:
 SDK_LEVELS = (
     ("nouns", ("cards", "hands", "rules", "shoe", "record", "events", "jackpot", "money",
                "strictjson", "inputs", "errors", "registry", "seeds", "cache", "intervals",
-               "shoe_files")),
+               "shoe_files", "core_rules")),
     ("wagers", ("wagers", "hookspecs", "plugin_manager", "settlement")),
     ("engine", ("engine",)),
     ("math, simulation", ("math", "simulation")),

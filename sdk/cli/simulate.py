@@ -4,7 +4,6 @@ side wagers a ``--side-bets`` choice puts in play."""
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +13,7 @@ import click
 
 from feltlab.cli.options import Refused, make_console, seed_option
 from feltlab.cli.rule_options import rule_options
+from feltlab.errors import RulesError
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.rules import Rules
 
@@ -57,22 +57,20 @@ def side_bet_specs(
 
 def check_simulable(rules: Rules, fresh_shoe: bool) -> None:
     """Refuse, before any work, a cutting card too near the back for the simulator (it needs
-    :data:`feltlab.simulation.tables.MIN_BEHIND_CUT` cards behind it so that no round runs
+    :data:`feltlab.core_rules.MIN_BEHIND_CUT` cards behind it so that no round runs
     out of cards), naming the --penetration that fits.  Raises click.BadParameter."""
-    from feltlab.rules import ShufflerKind
-    from feltlab.simulation.tables import MIN_BEHIND_CUT
+    from feltlab.core_rules import MIN_BEHIND_CUT, cut_position, deepest_penetration
 
-    if fresh_shoe or rules.shuffler is ShufflerKind.CONTINUOUS:
-        return
-    if rules.cut_card_from_back < MIN_BEHIND_CUT:
-        deepest = math.floor(1000 * (1 - MIN_BEHIND_CUT / rules.cards)) / 1000
+    try:
+        cut_position(rules, fresh_shoe=fresh_shoe)
+    except RulesError:
         raise click.BadParameter(
             f"the cutting card {rules.cut_card_from_back} cards from the back of "
             f"{rules.decks} deck{'s' if rules.decks > 1 else ''}: the simulator needs at least "
             f"{MIN_BEHIND_CUT} behind it so that no round runs out of cards; give --penetration "
-            f"{deepest} or less, or --fresh-shoe",
+            f"{deepest_penetration(rules.cards)} or less, or --fresh-shoe",
             param_hint="--penetration",
-        )
+        ) from None
 
 
 @click.command()

@@ -6,8 +6,8 @@ the exact composition of a freshly shuffled shoe; splits exact for the strategy 
 split outcomes by their pattern of pair and non-pair second cards (E. Farmer).  Strategy
 ``cdz``: the composition-dependent optimum with the pre-split strategy reused after
 splitting (CDZ-); ``table``: the total-dependent tables the C simulator plays
-(:func:`feltlab.simulation.tables.strategy_tables`), so ``feltlab simulate --fresh-shoe`` estimates
-exactly this figure.  Matches Farmer's analyzer v7.6 to 1e-6 percentage points
+(:func:`feltlab.math.strategy_tables.strategy_tables`), so ``feltlab simulate --fresh-shoe``
+estimates exactly this figure.  Matches Farmer's analyzer v7.6 to 1e-6 percentage points
 (tests/math/test_analyzer.py).
 
 No hole card: exact for every settlement.  Under "original" and "original and busted" a
@@ -42,6 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
+from feltlab.core_rules import SURRENDER_CODES, core_fields
 from feltlab.native.analyzer import (
     ACTIONS,
     BLACKJACK,
@@ -77,7 +78,7 @@ def analyzer_rules(
         raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     kw: dict[str, Any] = {}
     if strategy == "table":
-        from feltlab.simulation.tables import strategy_tables
+        from feltlab.math.strategy_tables import strategy_tables
 
         t = strategy_tables(rules)
         pair = t.pair.copy()
@@ -85,8 +86,8 @@ def analyzer_rules(
         kw = {"hard": t.hard, "soft": t.soft, "pair": pair, "surr": t.surr}
     return AnalyzerRules(
         counts=counts if counts is not None else shoe_counts(rules.decks),
-        **rules.core_fields(),
-        surrender=rules.surrender.value,
+        **core_fields(rules),
+        surrender=SURRENDER_CODES[rules.surrender],
         strategy=strategy,
         **kw,
     )

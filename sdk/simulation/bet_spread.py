@@ -27,9 +27,9 @@ import numpy.typing as npt
 
 from feltlab import native
 from feltlab.math.eor import HI_LO
+from feltlab.math.strategy_tables import sim_rules
 from feltlab.rules import Rules
 from feltlab.seeds import chunk_generator
-from feltlab.simulation.tables import sim_rules
 
 Z95 = 1.959963984540054
 """The standard normal's two-sided 95 % quantile."""

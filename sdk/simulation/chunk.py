@@ -13,12 +13,13 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
+from feltlab.math.strategy_tables import sim_rules
 from feltlab.record import RECORD_BATCH
 from feltlab.rules import (
     Rules,
 )
 from feltlab.seeds import chunk_generator
-from feltlab.simulation.tables import ROLE_COLUMNS, sim_rules
+from feltlab.simulation.side_tables import ROLE_COLUMNS
 from feltlab.wagers import WagerType
 
 
@@ -255,7 +256,7 @@ def prepare(rules: Rules, wager_specs: Sequence[tuple[str, str | None]], fresh_s
     run_in_threads`) only read them and none is built twice at once: each wager instance
     (:func:`installed_wager`, which loads the plugins), its side table (memory and disk cache
     of :mod:`feltlab.simulation.side_tables`) and the strategy tables of the chunk's rules
-    (:func:`feltlab.simulation.tables.strategy_tables`).  A classifier that fails to tabulate is
+    (:func:`feltlab.math.strategy_tables.strategy_tables`).  A classifier that fails to tabulate is
     left for each chunk to name in ``Tally.skipped``.  Raises what :func:`run_chunk` raises for
     bad rules (RulesError, ValueError)."""
     from feltlab.simulation import side_tables

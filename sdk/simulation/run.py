@@ -7,10 +7,10 @@ outcome inside the C loop, through each wager's lookup table
 (:mod:`feltlab.simulation.side_tables`: the classifier compiled over the round's inputs), so
 any plugin's return is estimated without a Python call per round.
 
-Strategy: :func:`feltlab.simulation.tables.strategy_tables` turns feltlab's basic strategy
+Strategy: :func:`feltlab.math.strategy_tables.strategy_tables` turns feltlab's basic strategy
 (:mod:`feltlab.math.strategy`: a composition-approximated expected-value calculation) into
 tables by player total and dealer up card, evaluated on a representative two-card hand of
-each total.  :class:`feltlab.simulation.tables.TablePolicy` plays the same tables in the
+each total.  :class:`feltlab.math.strategy_tables.TablePolicy` plays the same tables in the
 Python round engine, which is what makes the differential test between the two exact.
 
 Scale: work is cut into chunks of ``chunk_rounds`` rounds; chunk i draws from the seed's
@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from feltlab import intervals, native
+from feltlab.core_rules import DEFAULT_STAKE
 from feltlab.rules import (
     Rules,
 )
@@ -48,10 +49,7 @@ from feltlab.simulation.executors import (
     run_in_threads,
     run_on_dask,
 )
-from feltlab.simulation.tables import (
-    DEFAULT_STAKE,
-    ROLE_COLUMNS,
-)
+from feltlab.simulation.side_tables import ROLE_COLUMNS
 
 EXECUTORS = ("serial", "threads", "processes", "dask")
 """Where a simulation's chunks run (:func:`executor_for`, ``SimulationResult.executor``):

@@ -14,10 +14,10 @@ import numpy as np
 from rich.table import Table
 
 from feltlab.cli.options import make_console
+from feltlab.core_rules import DEFAULT_STAKE
 from feltlab.seeds import SEED_DERIVATION_VERSION
 from feltlab.simulation.check import Z_WARNING, ExactCheck
 from feltlab.simulation.run import SimulationResult
-from feltlab.simulation.tables import DEFAULT_STAKE
 from feltlab.strictjson import json_safe
 
 NOT_CHOSEN = "not chosen (--side-bets)"
