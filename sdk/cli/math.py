@@ -161,6 +161,8 @@ def math_cmd(
     if as_json:
         fmt = "json"
     if fmt != "table":
-        click.echo(parsheet.render(sheets, fmt), nl=False)
+        from feltlab.cli.render.par_sheets import par_sheets_text
+
+        click.echo(par_sheets_text(sheets, fmt), nl=False)
         return
     print_par_sheets(sheets, cls.min_decks, cls.max_decks)

@@ -200,33 +200,3 @@ def side_bet_eor(wager: WagerType, decks: int) -> EffectOfRemoval:
             per_suit.append(ret(c) - base)
         effects.append(sum(per_suit) / 4)
     return _finish(wager.name, decks, base, effects)
-
-
-def render_eor(e: EffectOfRemoval) -> str:
-    """A plain-text table of ``e``."""
-    lines = [
-        f"{e.wager}, {e.decks} deck{'s' * (e.decks != 1)}: return {100 * e.base:+.6f}% per "
-        "unit; effect of removal "
-        "(percentage points per card removed) and the best linear count",
-        f"strategy: {e.strategy} ({STRATEGY_NOTES[e.strategy]})",
-        f"{'rank':>4} {'EoR (pp)':>12} {'best tag':>9} {'integer':>8} {'Hi-Lo':>6}"
-        + (f" {'table EoR (pp)':>15}" if e.table_effects else ""),
-    ]
-    for i, r in enumerate(RANKS):
-        lines.append(
-            f"{r:>4} {100 * e.effects[i]:+12.6f} {e.best_count[i]:+9.3f} "
-            f"{e.best_count_integer[i]:+8d} {HI_LO[i]:+6d}"
-            + (f" {100 * e.table_effects[i]:+15.6f}" if e.table_effects else "")
-        )
-    lines.append(
-        f" sum {100 * e.effects_sum:+12.6f}"
-        + (f" {'':>25} {100 * sum(e.table_effects):+15.6f}" if e.table_effects else "")
-    )
-    if math.isnan(e.bc_hi_lo):
-        lines.append("every rank has the same effect: no count can track this wager")
-    else:
-        lines.append(
-            f"betting correlation with the wager: Hi-Lo {e.bc_hi_lo:.3f}, integer best count "
-            f"{e.bc_integer:.3f}"
-        )
-    return "\n".join(lines) + "\n"

@@ -30,10 +30,7 @@ names the term and bounds each outcome's probability by that term's mass.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import io
-import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -332,49 +329,3 @@ def round_distribution(
         f"within {bound:.2e} pp of the exact one"
     )
     return dist, "approximate", note
-
-
-def render(sheet: MainParSheet, fmt: str) -> str:
-    """``sheet`` as "json", "csv" (the chart) or "md" (summary and chart)."""
-    if fmt == "json":
-        return json.dumps(sheet.to_dict(), indent=2) + "\n"
-    if fmt == "csv":
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["hand", "cards", "up", "action", "ev", *ACTIONS])
-        for c in sheet.chart:
-            w.writerow(
-                [c.hand, c.cards, c.up, c.action, f"{c.ev:.10f}"]
-                + [f"{c.actions[k]:.10f}" if k in c.actions else "" for k in ACTIONS]
-            )
-        w.writerow([])
-        w.writerow(["house_edge", f"{sheet.house_edge:.12f}"])
-        w.writerow(["std_dev", f"{sheet.std_dev:.10f}"])
-        w.writerow(["skewness", f"{sheet.skewness:.10f}"])
-        for k, v in sheet.headline.items():
-            w.writerow([f"p_{k}", f"{v:.10f}"])
-        w.writerow(["insurance_return", f"{sheet.insurance:.10f}"])
-        return buf.getvalue()
-    if fmt == "md":
-        lines = [
-            f"# Main wager: {sheet.strategy} strategy",
-            "",
-            f"- house edge: {100 * sheet.house_edge:.6f}% ({sheet.house_edge_method})",
-            f"- standard deviation per round: {sheet.std_dev:.6f} units, skewness "
-            f"{sheet.skewness:.6f} (distribution: {sheet.distribution_method})",
-            *(f"- P({k.replace('_', ' ')}): {v:.8f}" for k, v in sheet.headline.items()),
-            f"- insurance return: {100 * sheet.insurance:+.4f}% per unit insured",
-            f"- even money: take 1.0, decline {sheet.even_money['decline']:.6f}",
-            "",
-            "| net (units) | probability |",
-            "| ---: | ---: |",
-        ]
-        lines += [f"| {k:+g} | {v:.10f} |" for k, v in sorted(sheet.distribution.items())]
-        lines += ["", "| hand | cards | up | action | ev |", "| --- | --- | --- | --- | ---: |"]
-        lines += [
-            f"| {c.hand} | {c.cards} | {c.up} | {c.action} | {c.ev:+.6f} |" for c in sheet.chart
-        ]
-        if sheet.note:
-            lines += ["", sheet.note]
-        return "\n".join(lines) + "\n"
-    raise ValueError(f"format must be json, csv or md, got {fmt!r}")
