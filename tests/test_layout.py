@@ -360,7 +360,7 @@ def test_no_import_cycle() -> None:
 SDK_LEVELS = (
     ("nouns", ("cards", "hands", "rules", "shoe", "record", "events", "jackpot", "money",
                "strictjson", "inputs", "errors", "registry", "seeds", "cache", "intervals",
-               "shoe_files", "core_rules")),
+               "shoe_files", "core_rules", "host")),
     ("wagers", ("wagers", "hookspecs", "plugin_manager", "settlement")),
     ("engine", ("engine",)),
     ("math, simulation", ("math", "simulation")),

@@ -54,7 +54,6 @@ S. Holmes, Ann. Appl. Probab. 23(4), 2013; S. Holm, Scand. J. Statist. 6(2), 197
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -65,6 +64,7 @@ import numpy.typing as npt
 from scipy import special
 
 from feltlab import native
+from feltlab.host import usable_cores
 from feltlab.intervals import Z95
 from feltlab.rig.certify.battery import (
     CHECK_NAMES,
@@ -819,7 +819,7 @@ def plan(
         except ValueError as exc:
             return str(exc)
 
-    workers = max(1, min(2, os.cpu_count() or 1, len(alternatives)))
+    workers = max(1, min(2, usable_cores(), len(alternatives)))
     with ThreadPoolExecutor(workers, thread_name_prefix="feltlab-plan") as pool:
         got = list(pool.map(one, alternatives))
     return PowerTable(
@@ -864,7 +864,7 @@ def estimate_power(
         return run_battery(shoes, alpha=alpha, codes=codes)
 
     if workers is None:
-        workers = min(os.cpu_count() or 1, 4)
+        workers = min(usable_cores(), 4)
     workers = max(1, min(replicates, workers))
     with ThreadPoolExecutor(workers, thread_name_prefix="feltlab-power") as pool:
         results = list(pool.map(replicate, range(replicates)))

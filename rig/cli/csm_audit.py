@@ -13,7 +13,14 @@ from typing import Any
 import click
 from rich.table import Table
 
-from feltlab.cli.options import OutputFolder, Refused, json_option, make_console, seed_option
+from feltlab.cli.options import (
+    OutputFolder,
+    Refused,
+    json_option,
+    make_console,
+    rounds_option,
+    seed_option,
+)
 from feltlab.cli.render.text import estimate_dollars, estimate_percent, percent
 from feltlab.cli.rule_options import rule_options
 from feltlab.errors import FeltlabError
@@ -27,7 +34,7 @@ from feltlab.rig.certify.csm_audit import (
     plot_expectation,
 )
 from feltlab.rig.errors import RigError
-from feltlab.rules import Rules
+from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS, Rules
 
 
 def summary_rows(a: CsmAudit) -> list[list[str]]:
@@ -180,7 +187,10 @@ def _bucket_table(r: ByCount) -> Table:
     "--batch", type=click.IntRange(1, 64), default=None, help="Rounds a batch (--policy batch)."
 )
 @click.option(
-    "--decks", type=click.IntRange(1, 8), default=None, help="Decks (default: the profile's)."
+    "--decks",
+    type=click.IntRange(ANY_MIN_DECKS, MAX_DECKS),
+    default=None,
+    help="Decks (default: the profile's).",
 )
 @rule_options(decks=False, penetration=False)
 @click.option(
@@ -205,12 +215,10 @@ def _bucket_table(r: ByCount) -> Table:
     show_default=True,
     help="Window W: the last W cards seen (also W/2, W/4 ... down to 4).",
 )
-@click.option(
-    "--rounds",
-    type=click.IntRange(1_000, 10**11),
-    default=DEFAULT_ROUNDS,
-    show_default=True,
-    help="Rounds simulated a window.",
+@rounds_option(
+    DEFAULT_ROUNDS,
+    "Rounds simulated a window.",
+    least=1_000,
 )
 @click.option(
     "--out",

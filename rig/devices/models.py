@@ -76,10 +76,11 @@ import numpy.typing as npt
 
 from feltlab import native
 from feltlab.rig.errors import ModelError
+from feltlab.rules import MAX_DECKS
 
 Order = npt.NDArray[np.uint16]
 
-MAX_CARDS = 8 * 52
+MAX_CARDS = MAX_DECKS * 52
 """The most cards in a shoe (8 decks): a model's ``pos`` lies in ``0..MAX_CARDS - 1``."""
 
 

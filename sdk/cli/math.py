@@ -6,8 +6,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from feltlab.cli.options import seed_option
+from feltlab.cli.options import rounds_option, seed_option
 from feltlab.cli.rule_options import rule_options
+from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS
 
 if TYPE_CHECKING:
     from feltlab.rules import Rules
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 @rule_options(decks=False)
 @click.option(
     "--decks",
-    type=click.IntRange(1, 8),
+    type=click.IntRange(ANY_MIN_DECKS, MAX_DECKS),
     multiple=True,
     help="Deck count (repeatable); default: the wager's allowed range.",
 )
@@ -60,12 +61,9 @@ if TYPE_CHECKING:
     help="Madness 21: the stake in cents the return per unit is computed at (default: the "
     "wager's minimum).",
 )
-@click.option(
-    "--rounds",
-    type=click.IntRange(1, 10**10),
-    default=2_000_000,
-    show_default=True,
-    help="Rounds of a simulated PAR sheet (a play-decided wager with no exact analysis).",
+@rounds_option(
+    2_000_000,
+    "Rounds of a simulated PAR sheet (a play-decided wager with no exact analysis).",
 )
 @seed_option(1, "Seed of a simulated PAR sheet, 0..2**64-1.")
 @click.option(

@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from feltlab.cli.options import OutputFile, Refused, json_option, make_console, seed_option
+from feltlab.cli.options import (
+    OutputFile,
+    Refused,
+    json_option,
+    make_console,
+    rounds_option,
+    seed_option,
+)
 from feltlab.cli.render.text import dollars, percent, plus_minus_percent
 from feltlab.cli.rule_options import rule_options
 from feltlab.errors import FeltlabError
@@ -305,12 +312,9 @@ def _counts(names: tuple[str, ...], decks: int) -> list[Any]:
     show_default=True,
     help="Count buckets per unit of a true count or suit imbalance (1: floored).",
 )
-@click.option(
-    "--rounds",
-    type=click.IntRange(1, 10**12),
-    default=10_000_000,
-    show_default=True,
-    help="Rounds simulated a count (a count of each wager's own, eor: a wager).",
+@rounds_option(
+    10_000_000,
+    "Rounds simulated a count (a count of each wager's own, eor: a wager).",
 )
 @seed_option(default=1)
 @click.option(

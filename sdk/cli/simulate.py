@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from feltlab.cli.options import Refused, make_console, seed_option
+from feltlab.cli.options import Refused, make_console, rounds_option, seed_option
 from feltlab.cli.rule_options import rule_options
 from feltlab.errors import RulesError
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
@@ -75,12 +75,9 @@ def check_simulable(rules: Rules, fresh_shoe: bool) -> None:
 
 @click.command()
 @rule_options()
-@click.option(
-    "--rounds",
-    type=click.IntRange(1, 10**12),
-    default=10_000_000,
-    show_default=True,
-    help="Rounds to simulate (one box, one player).",
+@rounds_option(
+    10_000_000,
+    "Rounds to simulate (one box, one player).",
 )
 @seed_option(1, "Seed of the simulation, 0..2**64-1.")
 @click.option(

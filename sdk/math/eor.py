@@ -22,12 +22,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from feltlab.cards import RANK_LETTERS
 from feltlab.errors import WagerError
 from feltlab.math.parsheet import code_tuples, offered_mask
-from feltlab.rules import Rules
+from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS, Rules
 from feltlab.wagers import WagerType
 
-RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K")
 HI_LO = (-1, 1, 1, 1, 1, 1, 0, 0, 0, -1, -1, -1, -1)
 """Hi-Lo tags by rank A, 2..9, T, J, Q, K (H. Dubner, 1963): their one home, the baseline of
 every betting correlation here and the tags of :data:`feltlab.math.counts.BUILTIN`'s
@@ -83,15 +83,15 @@ class EffectOfRemoval:
             "wager": self.wager,
             "decks": self.decks,
             "return": {"value": self.base},
-            "effect_of_removal": dict(zip(RANKS, self.effects, strict=True)),
-            "best_count": dict(zip(RANKS, self.best_count, strict=True)),
-            "best_count_integer": dict(zip(RANKS, self.best_count_integer, strict=True)),
+            "effect_of_removal": dict(zip(RANK_LETTERS, self.effects, strict=True)),
+            "best_count": dict(zip(RANK_LETTERS, self.best_count, strict=True)),
+            "best_count_integer": dict(zip(RANK_LETTERS, self.best_count_integer, strict=True)),
             "bc_best_count_integer": None if math.isnan(self.bc_integer) else self.bc_integer,
             "bc_hi_lo": None if math.isnan(self.bc_hi_lo) else self.bc_hi_lo,
             "strategy": self.strategy,
             "strategy_note": STRATEGY_NOTES[self.strategy],
             "effects_sum": self.effects_sum,
-            "table_effect_of_removal": dict(zip(RANKS, self.table_effects, strict=True))
+            "table_effect_of_removal": dict(zip(RANK_LETTERS, self.table_effects, strict=True))
             if self.table_effects
             else None,
         }
@@ -172,8 +172,8 @@ def _weights(tuples: npt.NDArray[np.uint8], counts: npt.NDArray[np.int64]) -> np
 def side_bet_eor(wager: WagerType, decks: int) -> EffectOfRemoval:
     """A card-decided wager's effects of removal for a ``decks``-deck shoe (1..8).  Raises
     :class:`WagerError` for a wager decided by play."""
-    if not 1 <= decks <= 8:
-        raise WagerError(f"decks must be 1..8, got {decks}")
+    if not ANY_MIN_DECKS <= decks <= MAX_DECKS:
+        raise WagerError(f"decks must be {ANY_MIN_DECKS}..{MAX_DECKS}, got {decks}")
     roles = tuple(wager.card_roles)
     if not roles:
         raise WagerError(f"{wager.title} is decided by play: use `feltlab math main --eor`")

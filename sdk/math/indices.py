@@ -35,7 +35,6 @@ Published comparison: D. Schlesinger, "Blackjack Attack", 3rd ed., 2005, the
 from __future__ import annotations
 
 import math
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -45,6 +44,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from feltlab.host import usable_cores
 from feltlab.math.eor import HI_LO
 from feltlab.math.main_wager import analyze_main
 from feltlab.native.analyzer import DOUBLE, HIT, SPLIT, STAND, Analysis, hand_index, may_run_out
@@ -365,7 +365,7 @@ def hilo_indices(
     ts_run = ts[np.array(runs)]
     # the C analyzer releases the GIL and keeps no global state: one analysis per core, each
     # on one thread
-    with ThreadPoolExecutor(max_workers=max(1, min(len(shifts), os.cpu_count() or 1))) as ex:
+    with ThreadPoolExecutor(max_workers=max(1, min(len(shifts), usable_cores()))) as ex:
         analyses = list(
             ex.map(
                 lambda k: analyze_main(rules, "cdz", hilo_composition(quarters, k), threads=1),

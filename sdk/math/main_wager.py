@@ -39,6 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
+from feltlab.cards import RANK_LETTERS
 from feltlab.core_rules import SURRENDER_CODES, core_fields
 from feltlab.native.analyzer import (
     ACTIONS,
@@ -60,7 +61,7 @@ STRATEGIES = ("cdz", "cdp1", "cdp", "table")
 optimal play for the first split hand's shoe, kept for every split hand), CDP (optimal for
 each count of pair cards out); all three composition-dependent before splitting; and the
 simulator's total-dependent tables."""
-UP_LABELS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T")
+UP_LABELS = RANK_LETTERS[:10]
 LETTERS = {0: "S", 1: "H", 2: "D", 3: "P", 4: "R", BLACKJACK: "BJ"}
 """Chart letters: stand, hit, double, split (P), surrender (R), blackjack."""
 

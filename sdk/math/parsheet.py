@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab.errors import WagerError
+from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS
 from feltlab.wagers import Placed, WagerType
 
 MAX_ROLES = 4
@@ -165,8 +166,8 @@ def par_sheet(wager: WagerType, decks: int) -> ParSheet:
     Raises :class:`WagerError` when the wager has no card-only classifier, uses more than 4
     cards, or its classifier returns an index outside its paytable.
     """
-    if not 1 <= decks <= 8:
-        raise WagerError(f"decks must be 1..8 for a PAR sheet, got {decks}")
+    if not ANY_MIN_DECKS <= decks <= MAX_DECKS:
+        raise WagerError(f"decks must be {ANY_MIN_DECKS}..{MAX_DECKS} for a PAR sheet, got {decks}")
     roles = tuple(wager.card_roles)
     if not roles:
         raise WagerError(

@@ -23,7 +23,6 @@ worker, N threads, N local processes or a Dask cluster (:mod:`feltlab.simulation
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ import numpy as np
 
 from feltlab import intervals, native
 from feltlab.core_rules import DEFAULT_STAKE
+from feltlab.host import usable_cores
 from feltlab.rules import (
     Rules,
 )
@@ -319,21 +319,8 @@ def simulate(
     )
 
 
-def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity where the OS says, else the
-    machine's count)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
 def _joined(traces: dict[int, native.SimResult]) -> native.SimResult:
     parts = [traces[k] for k in sorted(traces)]
     return native.SimResult(
         np.concatenate([p.net for p in parts]), np.concatenate([p.initial for p in parts])
     )
-
-
-def default_workers() -> int:
-    """The CPUs this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from feltlab.cards import RANK_LETTERS
 from feltlab.cli.options import make_console
 from feltlab.cli.rule_options import in_option_terms
 from feltlab.errors import RulesError, WagerError
@@ -125,7 +126,7 @@ def print_main_sheet(
 def render_eor(e: EffectOfRemoval) -> str:
     """A plain-text table of ``e``."""
     # start-up: the effects of removal's module loads only under --eor
-    from feltlab.math.eor import HI_LO, RANKS, STRATEGY_NOTES
+    from feltlab.math.eor import HI_LO, STRATEGY_NOTES
 
     lines = [
         f"{e.wager}, {e.decks} deck{'s' * (e.decks != 1)}: return {100 * e.base:+.6f}% per "
@@ -135,7 +136,7 @@ def render_eor(e: EffectOfRemoval) -> str:
         f"{'rank':>4} {'EoR (pp)':>12} {'best tag':>9} {'integer':>8} {'Hi-Lo':>6}"
         + (f" {'table EoR (pp)':>15}" if e.table_effects else ""),
     ]
-    for i, r in enumerate(RANKS):
+    for i, r in enumerate(RANK_LETTERS):
         lines.append(
             f"{r:>4} {100 * e.effects[i]:+12.6f} {e.best_count[i]:+9.3f} "
             f"{e.best_count_integer[i]:+8d} {HI_LO[i]:+6d}"
