@@ -8,6 +8,7 @@ import click
 
 from feltlab.cli.options import rounds_option, seed_option
 from feltlab.cli.rule_options import rule_options
+from feltlab.math.main_wager import Strategy
 from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 )
 @click.option(
     "--strategy",
-    type=click.Choice(["cdz", "cdp1", "cdp", "table"]),
+    type=click.Choice([s.value for s in Strategy]),
     default="cdz",
     show_default=True,
     help="main: the composition-dependent optimum with the post-split play CDZ- (the pre-split "

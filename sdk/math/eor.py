@@ -24,6 +24,7 @@ import numpy.typing as npt
 
 from feltlab.cards import RANK_LETTERS
 from feltlab.errors import WagerError
+from feltlab.math.main_wager import Strategy, analyze_main
 from feltlab.math.parsheet import code_tuples, offered_mask
 from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS, Rules
 from feltlab.wagers import WagerType
@@ -133,7 +134,6 @@ def _finish(
 
 
 def _main_effects(rules: Rules, strategy: str) -> tuple[float, list[float]]:
-    from feltlab.math.main_wager import analyze_main
     from feltlab.native.analyzer import shoe_counts
 
     full = shoe_counts(rules.decks)
@@ -152,8 +152,8 @@ def main_eor(rules: Rules, strategy: str = "cdz") -> EffectOfRemoval:
     (1 to 8)."""
     base, effects = _main_effects(rules, strategy)
     e = _finish("main", rules.decks, base, effects, strategy)
-    if strategy != "table":
-        _, table = _main_effects(rules, "table")
+    if strategy != Strategy.TABLE:
+        _, table = _main_effects(rules, Strategy.TABLE)
         e = dataclasses.replace(e, table_effects=tuple(float(x) for x in table))
     return e
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -56,11 +57,20 @@ from feltlab.native.analyzer import (
 )
 from feltlab.rules import HoleCard, Rules
 
-STRATEGIES = ("cdz", "cdp1", "cdp", "table")
-"""Post-split strategies (E. Farmer's terms): CDZ- (the pre-split play reused), CDP1 (the
-optimal play for the first split hand's shoe, kept for every split hand), CDP (optimal for
-each count of pair cards out); all three composition-dependent before splitting; and the
-simulator's total-dependent tables."""
+
+class Strategy(StrEnum):
+    """The main wager's strategies (E. Farmer's post-split terms): CDZ- (the pre-split play
+    reused), CDP1 (the optimal play for the first split hand's shoe, kept for every split
+    hand), CDP (optimal for each count of pair cards out), all three composition-dependent
+    before splitting; and the simulator's total-dependent tables.  A ``str``: the value is
+    the analyzer's name (``feltlab.native.analyzer.STRATEGIES``) and the command line's."""
+
+    CDZ = "cdz"
+    CDP1 = "cdp1"
+    CDP = "cdp"
+    TABLE = "table"
+
+
 UP_LABELS = RANK_LETTERS[:10]
 LETTERS = {0: "S", 1: "H", 2: "D", 3: "P", 4: "R", BLACKJACK: "BJ"}
 """Chart letters: stand, hit, double, split (P), surrender (R), blackjack."""
@@ -71,11 +81,11 @@ def analyzer_rules(
 ) -> AnalyzerRules:
     """The analyzer's :class:`~feltlab.native.AnalyzerRules` for ``rules`` (a full shoe of
     ``rules.decks`` decks unless ``counts`` gives the composition).  ``strategy``: one of
-    :data:`STRATEGIES`.  Raises ValueError for another strategy."""
-    if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    a :class:`Strategy` (or its value).  Raises ValueError for another strategy."""
+    if strategy not in {s.value for s in Strategy}:
+        raise ValueError(f"strategy must be one of {', '.join(Strategy)}, got {strategy!r}")
     kw: dict[str, Any] = {}
-    if strategy == "table":
+    if strategy == Strategy.TABLE:
         from feltlab.math.strategy_tables import strategy_tables
 
         t = strategy_tables(rules)
@@ -321,7 +331,7 @@ def round_distribution(
         "approximate term: rounds that re-split to 3-4 hands "
         + (
             "(CDP plays their split hands by the count of pair cards out) "
-            if strategy == "cdp"
+            if strategy == Strategy.CDP
             else "past the enumeration budget "
         )
         + f"(probability {a.p_split_dist_approx:.3e}) have the hands still to play drawn "

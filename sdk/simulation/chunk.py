@@ -176,6 +176,28 @@ def _settle_side_bets(
             tally.offered[name] = tally.offered.get(name, 0) + offered
 
 
+@dataclass(frozen=True)
+class ChunkJob:
+    """One chunk of a simulation, as a worker receives it (picklable, for processes and
+    Dask): the arguments of :func:`run_chunk`.  ``wager_specs``: (wager name, paytable)
+    pairs."""
+
+    rules: Rules
+    chunk: int
+    n_rounds: int
+    seed: int
+    wager_specs: tuple[tuple[str, str | None], ...] = ()
+    fresh_shoe: bool = False
+    trace: bool = False
+
+
+def run_job(job: ChunkJob) -> Tally:
+    """:func:`run_chunk` of ``job``'s arguments (the one call every executor makes)."""
+    return run_chunk(
+        job.rules, job.chunk, job.n_rounds, job.seed, job.wager_specs, job.fresh_shoe, job.trace
+    )
+
+
 def run_chunk(
     rules: Rules,
     chunk: int,

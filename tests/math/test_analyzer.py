@@ -225,3 +225,10 @@ def test_the_split_distribution_keeps_the_strategys_expectation(
     pay = np.array([-2, -1, -0.5, 0, 1, 2, 1.5])
     assert float(a.net_dist @ pay + a.split_net @ nets) == pytest.approx(a.ev, abs=1e-12)
     assert a.net_dist.sum() + a.split_net.sum() == pytest.approx(1.0, abs=1e-12)
+
+
+def test_the_strategy_names_are_the_analyzers() -> None:
+    from feltlab.math.main_wager import Strategy
+    from feltlab.native.analyzer import STRATEGIES
+
+    assert {s.value for s in Strategy} == set(STRATEGIES) == {"cdz", "cdp1", "cdp", "table"}

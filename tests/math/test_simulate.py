@@ -196,7 +196,7 @@ def test_simulation_rate_counts_only_the_chunks_the_cores_could_overlap(
     assert res.overlap == 2
     assert res.simulation_rounds_per_second == 40_000 * 2 / res.sim_seconds
     assert res.setup_seconds == max(res.seconds - res.sim_seconds / 2, 0.0)
-    assert replace(res, executor="dask").overlap == 4
+    assert replace(res, executor=sim.Executor.DASK).overlap == 4
     monkeypatch.setattr(sim, "usable_cores", lambda: 8)
     assert res.overlap == 4
 
