@@ -13,7 +13,7 @@ import click
 
 from feltlab.cli.options import Refused, make_console, rounds_option, seed_option
 from feltlab.cli.rule_options import rule_options
-from feltlab.errors import RulesError
+from feltlab.errors import RulesError, SchedulerError
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.rules import Rules
 
@@ -181,15 +181,10 @@ def simulate(
             )
         except RuntimeError as exc:
             raise Refused(str(exc)) from None
+        except SchedulerError as exc:
+            raise click.BadParameter(str(exc), param_hint="--scheduler") from None
         except ValueError as exc:
-            if scheduler is None:
-                raise Refused(str(exc)) from None
-            # Dask: an address it cannot parse
-            raise click.BadParameter(
-                f"{scheduler!r} is not a Dask scheduler address ({exc}); write e.g. "
-                "tcp://host:8786, or local",
-                param_hint="--scheduler",
-            ) from None
+            raise Refused(str(exc)) from None
         except OSError as exc:  # Dask: the scheduler could not be reached
             raise Refused(
                 f"cannot reach the Dask scheduler {scheduler!r}: {exc}; start one with "

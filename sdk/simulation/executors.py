@@ -20,6 +20,7 @@ import importlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from feltlab.errors import SchedulerError
 from feltlab.simulation.chunk import ChunkJob, Tally, run_job
 
 
@@ -67,7 +68,9 @@ def run_on_dask(
 ) -> None:
     """Run the chunks on Dask distributed: ``scheduler`` is a scheduler's address, or
     ``"local"`` for a LocalCluster of ``workers`` single-threaded processes; collected as they
-    finish.  Raises RuntimeError when Dask distributed is not installed (the ``dist`` extra)."""
+    finish.  Raises RuntimeError when Dask distributed is not installed (the ``dist`` extra),
+    :class:`~feltlab.errors.SchedulerError` for an address Dask cannot parse, OSError for a
+    scheduler it cannot reach."""
     try:
         distributed: Any = importlib.import_module("dask.distributed")
     except ImportError as exc:
@@ -82,7 +85,13 @@ def run_on_dask(
         cluster = LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
         )
-    client = Client(cluster if cluster is not None else scheduler)
+    try:
+        client = Client(cluster if cluster is not None else scheduler)
+    except ValueError as exc:  # an address Dask cannot parse
+        raise SchedulerError(
+            f"{scheduler!r} is not a Dask scheduler address ({exc}); write e.g. "
+            "tcp://host:8786, or local"
+        ) from exc
     try:
         futures = [client.submit(run_job, a, pure=False) for a in args]
         for fut in as_completed(futures):
