@@ -81,6 +81,7 @@ from feltlab.rig.certify.battery import (
 )
 from feltlab.rig.certify.exact_law import position_law, repeat_probability, seed_space
 from feltlab.rig.certify.simulate import simulate_shoes
+from feltlab.rig.devices.models import ModelKind
 from feltlab.seeds import child_seed
 
 #: The flawed machines a certificate must catch unless its profile names others: shuffle
@@ -493,7 +494,7 @@ def _period(model: str) -> int | None:
     from feltlab.rig.devices.models import parse_model
 
     m = parse_model(model)
-    return m.settings["every"] if m.kind == "reboot" else None
+    return m.settings["every"] if m.kind == ModelKind.REBOOT else None
 
 
 # ---------------------------------------------------------------- power at a sample size
