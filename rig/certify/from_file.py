@@ -202,7 +202,17 @@ def analyze_shoes(
         for name, what in NOT_APPLICABLE.items()
     ]
     guard(a, "battery", "", _battery, a, source, prof, alpha=alpha, seed=seed, progress=progress)
+    if "predictability" in prof.raw:  # the seed search on the file's first shoe (issue 40)
+        guard(a, "predictability", "", _predictability, a, source, prof)
     return a
+
+
+def _predictability(a: Analysis, source: ShoeFile, prof: Profile) -> None:
+    from feltlab.rig.security.predict import campaign_predictability
+
+    a.predictability = campaign_predictability(
+        prof.raw["predictability"], source.codes[0], where=f"profile {prof.path or prof.name}"
+    )
 
 
 def _battery(
