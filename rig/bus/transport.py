@@ -352,6 +352,8 @@ class Node:
             self.notifier = SimListeners()
             sim.on_receive = self._sim_receive
             sim.on_data = self._sim_receive_data
+            sim.on_run = self._sim_run_route
+            sim.on_take_run = self._sim_take_run
             self._sim_channel = sim.wire.channel
         else:
             if isinstance(bus, can.BusABC):
@@ -374,7 +376,10 @@ class Node:
 
             self.capture = capture if isinstance(capture, CaptureWriter) else CaptureWriter(capture)
             self.add_listener(
-                self.capture.on_message_received, quiet=True, raw=self.capture.on_data
+                self.capture.on_message_received,
+                quiet=True,
+                raw=self.capture.on_data,
+                run=self.capture,
             )
             self.bus.tx_listeners.append(self.capture.on_message_received)
         self._closed = False
@@ -402,6 +407,31 @@ class Node:
                 quiet = False
         return quiet
 
+    def _sim_run_route(self, aid: int, ext: bool) -> list[Any] | None:
+        """The run forms of the listeners of data frames of ``aid``
+        (``SimListeners.run_route``), or None when a run cannot go as one: a listener
+        without one, the bus unplugged at some time, a clock before 1990 (the frames then go
+        one by one, through :meth:`_sim_receive_data`)."""
+        if self.bus._down_until or self.clock.wall() < 631152000.0:
+            return None
+        route: list[Any] | None = self.notifier.run_route(aid, ext)
+        return route
+
+    def _sim_take_run(
+        self, aid: int, ext: bool, ends: list[float], stamps: list[float], datas: list[bytes]
+    ) -> None:
+        """:meth:`_sim_receive_data` of each frame of a run its listeners take quietly
+        (``SimWire._move_run``): counted received, each run form given the run."""
+        self.bus.frames_received += len(datas)
+        for run in self.notifier.run_route(aid, ext) or ():
+            try:
+                run.run_take(aid, ext, ends, stamps, datas)
+            except Exception as exc:
+                self.listener_errors += 1
+                if self.listener_errors <= 5:
+                    log.exception("a listener failed on a run of frames 0x%03X", aid)
+                    self.listener_error_examples.append(f"{type(exc).__name__}: {exc}"[:200])
+
     def add_listener(
         self,
         fn: Callable[[can.Message], Any],
@@ -410,6 +440,7 @@ class Node:
         wants: Callable[[int, bool], bool] | None = None,
         quiet: bool = False,
         raw: Callable[[float, int, bytes, bool], Any] | None = None,
+        run: Any = None,
     ) -> None:
         """Call ``fn`` with every frame received (with ``arbitration_id``: only the frames of
         that id; with ``wants(arbitration_id, is_extended_id)``: only the frames it accepts, a
@@ -420,7 +451,10 @@ class Node:
         says so of each frame by returning True (:class:`feltlab.rig.bus.simbus.SimListeners`).
         ``raw``: ``fn`` taking a received classic data frame's fields ``(timestamp,
         arbitration_id, data, is_extended_id)``, which simulated time calls instead when
-        every listener of the frame has one (no python-can message built for it)."""
+        every listener of the frame has one (no python-can message built for it).  ``run``:
+        with ``raw``, its form taking a run of such frames at once
+        (:class:`feltlab.rig.bus.simbus.RunListener`), which simulated time uses when every
+        listener of the frames has one (``SimWire._move_run``)."""
         if arbitration_id is not None:
             aid = arbitration_id
 
@@ -463,7 +497,7 @@ class Node:
                     return False
                 return quiet or took is True
 
-        self.notifier.add_listener(guarded, wants, guarded_raw)
+        self.notifier.add_listener(guarded, wants, guarded_raw, run)
 
     def remove_listener(self, fn: Callable[[can.Message], None]) -> None:
         """Stop calling ``fn`` (added by :meth:`add_listener`); raises ValueError if absent."""

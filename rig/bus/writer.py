@@ -125,6 +125,12 @@ class MappedJournal:
                 raise
         self._pos = end
 
+    @property
+    def mapped(self) -> bool:
+        """True while lines go through the memory map (False: one ``write`` a line, after a
+        step the disk could not allocate)."""
+        return self._map is not None
+
     def sync(self) -> None:
         if self._map is not None:
             self._map.flush()
@@ -363,6 +369,59 @@ class CaptureWriter:
                 return
         if not simple:
             self.on_message_received(can.Message(stamp, aid, ext, False, False, 0, None, data))
+
+    def run_quiet(self, aid: int, ext: bool, ends: list[float], datas: list[bytes]) -> int:
+        """How many frames of a run of received data frames (:meth:`run_take`) this capture
+        takes as :meth:`on_data` takes each (journal line and kept frame): all of them when
+        it keeps frames and its journal is mapped (or absent), else none (one by one)."""
+        kept = self._kept
+        journal = self._journal
+        if (
+            kept is None
+            or self._stopped
+            or not 0 <= aid < 1 << 29
+            or len(kept) + len(datas) > self.KEEP_LIMIT
+            or (journal is not None and journal.mapped is False)
+        ):
+            return 0
+        return len(datas)
+
+    def run_take(
+        self, aid: int, ext: bool, ends: list[float], stamps: list[float], datas: list[bytes]
+    ) -> None:
+        """:meth:`on_data` of each frame of a run (``stamps``: epoch seconds; ``datas``: at
+        most 8 bytes each) that :meth:`run_quiet` accepted: the same journal lines (one
+        write for the run, the chained MACs one after another) and kept frames."""
+        with self._lock:
+            kept = self._kept
+            assert kept is not None
+            ident = f"{aid:08X}" if ext else f"{aid:03X}"  # as _candump_line
+            head = f") can0 {ident}#"
+            bodies = [
+                f"({stamp:.9f}{head}{data.hex().upper()} R" for stamp, data in zip(stamps, datas)
+            ]
+            journal = self._journal
+            if journal is not None:
+                key = self._chain_key
+                chain = self._chain
+                if key is None:
+                    text = "\n".join(bodies) + "\n"
+                else:  # chain_next of each line after the one before
+                    digest = hmac.digest
+                    lines = []
+                    for body in bodies:
+                        chain = digest(key, chain + body.encode("ascii"), "sha256")[:16]
+                        lines.append(f"{body}{MAC_FIELD}{chain.hex()}\n")
+                    text = "".join(lines)
+                try:
+                    journal.write(text)
+                except Exception as exc:  # the disk refused the lines: counted, not fatal
+                    for _ in datas:
+                        self._error(f"{type(exc).__name__}: {exc}")
+                    return
+                self._chain = chain
+            kept.extend([(t, aid, ext, False, True, len(d), d) for t, d in zip(stamps, datas)])
+            self.frames += len(datas)
 
     def sync(self) -> None:
         """Force the journal to stable storage (fsync), e.g. after each collected sample,

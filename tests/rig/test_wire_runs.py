@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from feltlab.rig.bus.simbus import SimListeners
+from feltlab.rig.bus.simbus import SimListeners, SimWire
 from feltlab.rig.bus.writer import CaptureWriter
 from feltlab.rig.certify.campaign import run_campaign
 from feltlab.rig.certify.collect import CampaignOptions
@@ -72,6 +73,25 @@ def _shoes_capture(folder: Path, shoes: int) -> tuple[bytes, int, int]:
 def test_a_run_of_frames_is_the_capture_of_one_event_a_frame(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # runs taken whole (SimWire._move_run: each receiver's RunListener, one call a run)
+    taken: list[int] = []
+    run_take = CaptureWriter.run_take
+
+    def spy_take(self: CaptureWriter, *args: Any) -> None:
+        taken.append(len(args[-1]))
+        run_take(self, *args)
+
+    monkeypatch.setattr(CaptureWriter, "run_take", spy_take)
+    (tmp_path / "whole").mkdir()
+    whole, frames, events = _shoes_capture(tmp_path / "whole", 3)
+    # a shoe is one first frame, a flow control and 51 consecutive frames: the last completes
+    # the payload (which a waiter sees), the 50 before it move in runs, one a shoe unless an
+    # event falls due inside it (the second shoe's, at frame 41: the run stops before it)
+    assert taken == [50, 41, 8, 50]
+    monkeypatch.setattr(CaptureWriter, "run_take", run_take)
+
+    # one frame at a time, run ahead inside the event of the frame before
+    monkeypatch.setattr(SimWire, "RUN_LIMIT", 0)
     runs: list[bool] = []
     real = SimClock.run_ahead
 
@@ -89,17 +109,16 @@ def test_a_run_of_frames_is_the_capture_of_one_event_a_frame(
 
     monkeypatch.setattr(CaptureWriter, "on_data", count)
     (tmp_path / "runs").mkdir()
-    fast, frames, events = _shoes_capture(tmp_path / "runs", 3)
+    fast, frames_fast, events_fast = _shoes_capture(tmp_path / "runs", 3)
     assert len(raw) >= 3 * 51  # every consecutive frame went by its fields
-    # a shoe is one first frame, a flow control and 51 consecutive frames: 50 move in a run
-    # (the last completes the payload, which a waiter sees)
+    # 50 of a shoe's 51 consecutive frames move in a run (the last completes the payload)
     assert runs.count(True) >= 3 * 50
     monkeypatch.setattr(SimClock, "run_ahead", lambda self, when: False)
     (tmp_path / "events").mkdir()
     slow, frames_slow, events_slow = _shoes_capture(tmp_path / "events", 3)
-    assert frames == frames_slow > 3 * 53
-    assert fast == slow  # byte for byte: every instant and every byte the same
-    assert events == events_slow
+    assert frames == frames_fast == frames_slow > 3 * 53
+    assert whole == fast == slow  # byte for byte: every instant and every byte the same
+    assert events == events_fast == events_slow
     # every frame as a python-can message (no raw forms): the same file again
     monkeypatch.setattr(SimListeners, "raw_route", lambda self, aid, ext: None)
     (tmp_path / "messages").mkdir()
