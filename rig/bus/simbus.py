@@ -60,6 +60,25 @@ class RunListener(Protocol):
         ...
 
 
+class WireFrame:
+    """A classic data frame queued on a :class:`SimWire` by :meth:`SimBus.send_run`: the
+    fields the wire reads of a python-can message (a message is built from it only where
+    one is needed: :attr:`SimWire.chaos`)."""
+
+    __slots__ = ("arbitration_id", "data")
+    is_extended_id = False
+    is_fd = False
+    bitrate_switch = False
+
+    def __init__(self, arbitration_id: int, data: bytes) -> None:
+        self.arbitration_id = arbitration_id
+        self.data = data
+
+    def message(self) -> can.Message:
+        """The python-can message of this frame."""
+        return can.Message(0.0, self.arbitration_id, False, False, False, None, None, self.data)
+
+
 class SimWire:
     """One simulated CAN channel: the nodes on it, the frames waiting for the wire and the
     one in flight.
@@ -101,6 +120,18 @@ class SimWire:
         if not self._busy:
             self._next()
 
+    def transmit_run(self, sender: SimBus, aid: int, datas: list[bytes]) -> None:
+        """:meth:`transmit` of classic data frames of 11-bit ``aid`` queued at one instant,
+        in order (:class:`WireFrame`\\ s)."""
+        prio = aid << 19
+        seq = self._seq
+        pending = self._pending
+        push = heapq.heappush
+        for data in datas:
+            push(pending, (prio, next(seq), sender, WireFrame(aid, data)))  # type: ignore[arg-type]
+        if not self._busy:
+            self._next()
+
     def _next(self) -> None:
         """Put the lowest pending identifier on the idle wire; when its last bit has passed,
         deliver it (through :attr:`chaos`, if any) and arbitrate again."""
@@ -109,6 +140,8 @@ class SimWire:
             return
         self._busy = True
         _, _, sender, msg = heapq.heappop(self._pending)
+        if isinstance(msg, WireFrame) and self.chaos is not None:
+            msg = msg.message()
         if self.chaos is None and not msg.is_fd:
             flight = (sender, msg.arbitration_id, bytes(msg.data), msg.is_extended_id)
             self._flight = flight
@@ -359,6 +392,17 @@ class SimBus(can.BusABC):
         if self.closed:
             raise can.CanOperationError("the simulated bus is shut down")
         self.wire.transmit(self, msg)
+
+    def takes_runs(self) -> bool:
+        """True when :meth:`send_run` may be used: open, on a wire without a fault injector."""
+        return not self.closed and self.wire.chaos is None
+
+    def send_run(self, aid: int, datas: list[bytes]) -> None:
+        """:meth:`send` of classic data frames of 11-bit ``aid`` queued at one instant, in
+        order, with no python-can message built (:meth:`SimWire.transmit_run`)."""
+        if self.closed:
+            raise can.CanOperationError("the simulated bus is shut down")
+        self.wire.transmit_run(self, aid, datas)
 
     def _recv_internal(self, timeout: float | None) -> tuple[can.Message | None, bool]:
         return None, False

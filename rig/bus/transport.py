@@ -206,6 +206,9 @@ class RigBus(can.BusABC):
         self.wire = WireClock(bitrate) if bitrate else None
         self.token = f"feltlab-{os.getpid()}-{id(self):x}"
         self.tx_hook: TxHook | None = None
+        #: ``tx_hook`` of a run of data frames of one id (:meth:`send_run`): True when it
+        #: passes each unchanged, False to have them go one by one through ``tx_hook``
+        self.tx_run_hook: Callable[[int, list[bytes]], bool] | None = None
         self.tx_listeners: list[Callable[[can.Message], None]] = []
         self.frames_sent = 0
         self.frames_received = 0
@@ -294,6 +297,32 @@ class RigBus(can.BusABC):
                 listener(msg)
             except Exception as exc:  # the capture failing must not stop the sender
                 self.note_rx_error(f"tx listener: {type(exc).__name__}: {exc}")
+
+    def send_run(self, aid: int, datas: list[bytes]) -> bool:
+        """:meth:`send` of classic data frames of 11-bit ``aid`` (``datas``, at most 8
+        bytes each) queued at one instant, in order, as one run on the simulated wire
+        (``SimBus.send_run``, no python-can message a frame): True when sent so; False,
+        nothing done, when something on the way needs them one by one (pacing, frame
+        listeners, an unplugged bus, a wire with a fault injector, a ``tx_hook`` without a
+        run form or whose run form declines them): the caller then sends each with
+        :meth:`send`."""
+        inner = self.inner
+        takes = getattr(inner, "takes_runs", None)
+        if (
+            self.wire is not None
+            or self.tx_listeners
+            or (self._down_until and self.down)
+            or takes is None
+            or not takes()
+        ):
+            return False
+        with self._send_lock:
+            hook = self.tx_run_hook
+            if self.tx_hook is not None and (hook is None or not hook(aid, datas)):
+                return False
+            inner.send_run(aid, datas)
+            self.frames_sent += len(datas)
+        return True
 
     def shutdown(self) -> None:
         super().shutdown()

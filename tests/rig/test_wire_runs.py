@@ -1,8 +1,9 @@
-"""The simulated wire moves a run of quietly taken frames in one event (issue 37:
-``SimWire._frame_end`` with ``SimClock.run_ahead``) and hands a frame's fields to listeners
-with a raw form (``SimListeners.raw_route``): the same frames at the same instants as one event
-and one python-can message a frame, so the same capture byte for byte; and the clock's rules
-for running ahead."""
+"""The simulated wire moves a run of quietly taken frames in one call a receiver (issue 37:
+``SimWire._move_run``, the device's block queued as one run by ``RigBus.send_run``), or one
+by one in one event (``SimWire._frame_end`` with ``SimClock.run_ahead``), and hands a frame's
+fields to listeners with a raw form (``SimListeners.raw_route``): the same frames at the same
+instants as one event and one python-can message a frame, so the same capture byte for byte;
+and the clock's rules for running ahead."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from feltlab.rig.bus.simbus import SimListeners, SimWire
+from feltlab.rig.bus.transport import RigBus
 from feltlab.rig.bus.writer import CaptureWriter
 from feltlab.rig.certify.campaign import run_campaign
 from feltlab.rig.certify.collect import CampaignOptions
@@ -114,6 +116,8 @@ def test_a_run_of_frames_is_the_capture_of_one_event_a_frame(
     # 50 of a shoe's 51 consecutive frames move in a run (the last completes the payload)
     assert runs.count(True) >= 3 * 50
     monkeypatch.setattr(SimClock, "run_ahead", lambda self, when: False)
+    # and the device's ISO-TP sender queueing one python-can message a frame
+    monkeypatch.setattr(RigBus, "send_run", lambda self, aid, datas: False)
     (tmp_path / "events").mkdir()
     slow, frames_slow, events_slow = _shoes_capture(tmp_path / "events", 3)
     assert frames == frames_fast == frames_slow > 3 * 53
