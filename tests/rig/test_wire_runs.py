@@ -54,6 +54,55 @@ def test_run_ahead_refuses_a_cancelled_events_place_only_once_it_is_gone() -> No
     assert got == [True]
 
 
+def test_run_ahead_count_is_run_ahead_one_instant_after_another() -> None:
+    clock = SimClock()
+    assert clock.run_ahead_count([0.1]) == 0  # no wait running
+    seen: list[int] = []
+
+    def count() -> None:
+        # 0.3 is not later than 0.3; 0.8 lies past the event due at 0.75
+        seen.append(clock.run_ahead_count([0.35, 0.5, 0.7, 0.8]))
+        seen.append(clock.run_ahead_count([0.3, 0.4]))
+        clock.run_ahead_run(0.7, 3)
+        seen.append(clock.run_ahead_count([0.75]))  # the event's own instant: refused
+
+    clock.call_at(0.3, count)
+    clock.call_at(0.75, lambda: seen.append(clock.run_ahead_count([1.5, 2.5])))  # deadline 2
+    assert clock.wait(lambda: None, 2.0) is None
+    assert seen == [3, 0, 0, 1]
+    assert clock.events_run == 2 + 3  # the run counted as the three events it replaces
+
+
+def test_a_captures_run_writes_the_journal_and_frames_of_one_frame_at_a_time(
+    tmp_path: Path,
+) -> None:
+    """:meth:`CaptureWriter.run_take` writes the very journal lines (chained MACs included)
+    and kept frames that :meth:`CaptureWriter.on_data` writes one frame at a time."""
+    from feltlab.rig.bus.capture import verify_journal
+    from feltlab.rig.bus.writer import journal_path
+
+    key = bytes(range(32))
+    owner = {"campaign": "c0ffee", "part": 1}
+    t0 = 946684800.0
+    stamps = [t0 + 0.000224 * i for i in range(1, 40)]
+    datas = [bytes([0x20 | i & 0x0F]) + bytes(range(i, i + 7)) for i in range(1, 40)]
+    one = CaptureWriter(tmp_path / "one.blf", owner=owner, chain_key=key)
+    run = CaptureWriter(tmp_path / "run.blf", owner=owner, chain_key=key)
+    for t, d in zip(stamps, datas):
+        one.on_data(t, 0x111, d, False)
+    assert run.run_quiet(0x111, False, stamps, datas) == len(datas)
+    run.run_take(0x111, False, stamps[:10], stamps[:10], datas[:10])
+    run.run_take(0x111, False, stamps[10:], stamps[10:], datas[10:])
+    texts = [journal_path(w.path).read_bytes().rstrip(b"\0") for w in (one, run)]
+    assert texts[0] == texts[1]
+    assert texts[0].count(b" mac=") == len(datas)
+    assert verify_journal(journal_path(run.path), key) == len(datas)
+    one.stop()
+    run.stop()
+    assert one.frames == run.frames == len(datas)
+    assert one.path.read_bytes() == run.path.read_bytes()
+
+
 def _shoes_capture(folder: Path, shoes: int) -> tuple[bytes, int, int]:
     """A simulated batch shuffler read ``shoes`` times with a capture: the BLF's bytes, the
     frames on the wire and the events the clock ran."""
