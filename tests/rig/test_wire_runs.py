@@ -103,6 +103,26 @@ def test_a_captures_run_writes_the_journal_and_frames_of_one_frame_at_a_time(
     assert one.path.read_bytes() == run.path.read_bytes()
 
 
+@pytest.mark.parametrize("size", [0, 16, 32, 64, 65, 100])
+def test_the_journals_chain_mac_is_hmac_sha256_from_its_pads(size: int) -> None:
+    """``ChainMac`` (the key's pads hashed once) gives ``chain_next``'s HMAC-SHA256 (RFC
+    2104: keys up to the 64-byte block padded, longer ones hashed first)."""
+    from feltlab.rig.bus.writer import ChainMac, chain_next
+
+    key = bytes((7 * i + 3) % 256 for i in range(size))
+    mac = ChainMac(key)
+    prev = bytes(range(16))
+    bodies = ["(946684800.000224000) can0 132#2101020304050607 R", "", "x" * 200]
+    for body in bodies:
+        assert mac.next(prev, body.encode()) == chain_next(key, prev, body)
+    text, last = mac.lines(prev, bodies)
+    want, tag = [], prev
+    for body in bodies:
+        tag = chain_next(key, tag, body)
+        want.append(f"{body} mac={tag.hex()}\n")
+    assert (text, last) == ("".join(want), tag)
+
+
 def _shoes_capture(folder: Path, shoes: int) -> tuple[bytes, int, int]:
     """A simulated batch shuffler read ``shoes`` times with a capture: the BLF's bytes, the
     frames on the wire and the events the clock ran."""
