@@ -61,7 +61,7 @@ class RunListener(Protocol):
 
 
 class WireFrame:
-    """A classic data frame queued on a :class:`SimWire` by :meth:`SimBus.send_run`: the
+    """A classic data frame of a :class:`WireRun` taken off a :class:`SimWire`'s queue: the
     fields the wire reads of a python-can message (a message is built from it only where
     one is needed: :attr:`SimWire.chaos`)."""
 
@@ -77,6 +77,21 @@ class WireFrame:
     def message(self) -> can.Message:
         """The python-can message of this frame."""
         return can.Message(0.0, self.arbitration_id, False, False, False, None, None, self.data)
+
+
+class WireRun:
+    """Classic data frames of one 11-bit identifier queued at one instant by
+    :meth:`SimBus.send_run`: one place in a :class:`SimWire`'s queue (they arbitrate as
+    one, having one identifier and following each other), ``datas[at:]`` still to go."""
+
+    __slots__ = ("arbitration_id", "at", "datas")
+    is_extended_id = False
+    is_fd = False
+
+    def __init__(self, arbitration_id: int, datas: list[bytes]) -> None:
+        self.arbitration_id = arbitration_id
+        self.datas = datas
+        self.at = 0
 
 
 class SimWire:
@@ -98,7 +113,8 @@ class SimWire:
         self.buses: list[SimBus] = []
         self.frames = 0
         self.bits = 0
-        self._pending: list[tuple[int, int, SimBus, can.Message]] = []
+        #: (priority, order, sender, a python-can message or a :class:`WireRun`)
+        self._pending: list[tuple[int, int, SimBus, Any]] = []
         self._seq = itertools.count()
         self._busy = False
         #: the frame on the wire: (sender, arbitration id, data, extended)
@@ -122,15 +138,28 @@ class SimWire:
 
     def transmit_run(self, sender: SimBus, aid: int, datas: list[bytes]) -> None:
         """:meth:`transmit` of classic data frames of 11-bit ``aid`` queued at one instant,
-        in order (:class:`WireFrame`\\ s)."""
-        prio = aid << 19
-        seq = self._seq
-        pending = self._pending
-        push = heapq.heappush
-        for data in datas:
-            push(pending, (prio, next(seq), sender, WireFrame(aid, data)))  # type: ignore[arg-type]
+        in order: one :class:`WireRun` in the queue."""
+        if not datas:
+            return
+        entry = (aid << 19, next(self._seq), sender, WireRun(aid, datas))
+        heapq.heappush(self._pending, entry)
         if not self._busy:
             self._next()
+
+    def _pop(self) -> tuple[SimBus, Any]:
+        """The next frame of the queue and its sender (a :class:`WireRun`'s next frame,
+        the run left in place until its last)."""
+        pending = self._pending
+        entry = pending[0]
+        item: Any = entry[3]
+        if type(item) is WireRun:
+            data = item.datas[item.at]
+            item.at += 1
+            if item.at == len(item.datas):
+                heapq.heappop(pending)
+            return entry[2], WireFrame(item.arbitration_id, data)
+        heapq.heappop(pending)
+        return entry[2], item
 
     def _next(self) -> None:
         """Put the lowest pending identifier on the idle wire; when its last bit has passed,
@@ -139,7 +168,7 @@ class SimWire:
             self._busy = False
             return
         self._busy = True
-        _, _, sender, msg = heapq.heappop(self._pending)
+        sender, msg = self._pop()
         if isinstance(msg, WireFrame) and self.chaos is not None:
             msg = msg.message()
         if self.chaos is None and not msg.is_fd:
@@ -210,7 +239,7 @@ class SimWire:
                     break
             if not pending or pending[0][3].is_fd:
                 break
-            _, _, sender, msg = heapq.heappop(pending)
+            sender, msg = self._pop()
             flight = (sender, msg.arbitration_id, bytes(msg.data), msg.is_extended_id)
             end = self._start(flight)
             if not clock.run_ahead(end):
@@ -244,7 +273,9 @@ class SimWire:
         clock = self.clock
         rate = self.bitrate
         now = clock.now()
-        popped: list[tuple[int, int, SimBus, can.Message]] = []
+        if type(msg) is WireRun:
+            return self._move_wire_run(top[2], msg, takers)
+        popped: list[tuple[int, int, SimBus, Any]] = []
         ends: list[float] = []
         datas: list[bytes] = []
         sizes: list[int] = []
@@ -255,6 +286,7 @@ class SimWire:
             m = entry[3]
             if (
                 entry[2] is not sender
+                or type(m) is WireRun
                 or m.arbitration_id != aid
                 or m.is_extended_id != ext
                 or m.is_fd
@@ -288,6 +320,44 @@ class SimWire:
         for bus in self.buses:
             if bus is not sender and not bus.closed:
                 bus.take_run(aid, ext, ends, stamps, datas)
+        return n
+
+    def _move_wire_run(self, sender: SimBus, run: WireRun, takers: list[RunListener]) -> int:
+        """:meth:`_move_run` of the :class:`WireRun` at the top of the queue: its next
+        frames, as many as the clock and every receiver take (the rest left in place)."""
+        clock = self.clock
+        rate = self.bitrate
+        aid = run.arbitration_id
+        datas = run.datas[run.at : run.at + self.RUN_LIMIT]
+        now = clock.now()
+        ends: list[float] = []
+        sizes: list[int] = []
+        bits_of = can_frame_bits_unchecked
+        for data in datas:
+            bits: int = bits_of(aid, False, data, len(data))
+            now = now + bits / rate  # as _start: the clock's time plus the frame's
+            sizes.append(bits)
+            ends.append(now)
+        n = clock.run_ahead_count(ends)
+        for taker in takers:
+            if n == 0:
+                return 0
+            n = min(n, taker.run_quiet(aid, False, ends[:n], datas[:n]))
+        if n == 0:
+            return 0
+        if n < len(datas):
+            del ends[n:], datas[n:], sizes[n:]
+        run.at += n
+        if run.at == len(run.datas):
+            heapq.heappop(self._pending)
+        self.frames += n
+        self.bits += sum(sizes)
+        clock.run_ahead_run(ends[-1], n)
+        epoch = clock.epoch
+        stamps = [epoch + t for t in ends]  # as SimClock.wall at each instant
+        for bus in self.buses:
+            if bus is not sender and not bus.closed:
+                bus.take_run(aid, False, ends, stamps, datas)
         return n
 
     def _deliver(self, sender: SimBus, aid: int, data: bytes, ext: bool) -> bool:
@@ -355,7 +425,9 @@ class SimBus(can.BusABC):
         self.on_data: RawListener | None = None
         #: the node's run route and run taker (:meth:`run_route`, :meth:`take_run`), or None
         self.on_run: Callable[[int, bool], list[RunListener] | None] | None = None
-        self.on_take_run: Callable[[int, bool, list[float], list[float], list[bytes]], None] | None = None
+        self.on_take_run: (
+            Callable[[int, bool, list[float], list[float], list[bytes]], None] | None
+        ) = None
         super().__init__(channel=wire.channel, **kwargs)
         self.channel_info = f"simulated {wire.channel} at {wire.bitrate} bit/s"
         wire.buses.append(self)
@@ -642,7 +714,7 @@ class _ClockLogic(isotp.TransportLayerLogic):
         block = self.rx_block_counter
         size = self.params.blocksize
         n = 0
-        for when, data in zip(ends, datas):
+        for when, data in zip(ends, datas, strict=True):
             now_ns = round(when * 1e9)
             if (
                 len(data) != 8

@@ -234,7 +234,7 @@ class SimIsoTpSender:
         by one only."""
         data, pos, seq = self._data, self._pos, self._seq
         left = self._blocksize - self._block if self._blocksize else None
-        frames = []
+        frames: list[bytes] = []
         end = len(data)
         while pos < end and (left is None or len(frames) < left):
             frames.append(bytes([0x20 | seq]) + data[pos : pos + 7])

@@ -320,7 +320,7 @@ class RigBus(can.BusABC):
             hook = self.tx_run_hook
             if self.tx_hook is not None and (hook is None or not hook(aid, datas)):
                 return False
-            inner.send_run(aid, datas)
+            inner.send_run(aid, datas)  # type: ignore[attr-defined]
             self.frames_sent += len(datas)
         return True
 

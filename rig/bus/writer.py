@@ -439,7 +439,8 @@ class CaptureWriter:
             ident = f"{aid:08X}" if ext else f"{aid:03X}"  # as _candump_line
             head = f") can0 {ident}#"
             bodies = [
-                f"({stamp:.9f}{head}{data.hex().upper()} R" for stamp, data in zip(stamps, datas)
+                f"({stamp:.9f}{head}{data.hex().upper()} R"
+                for stamp, data in zip(stamps, datas, strict=True)
             ]
             journal = self._journal
             if journal is not None:
@@ -455,7 +456,9 @@ class CaptureWriter:
                         self._error(f"{type(exc).__name__}: {exc}")
                     return
                 self._chain = chain
-            kept.extend([(t, aid, ext, False, True, len(d), d) for t, d in zip(stamps, datas)])
+            kept.extend(
+                [(t, aid, ext, False, True, len(d), d) for t, d in zip(stamps, datas, strict=True)]
+            )
             self.frames += len(datas)
 
     def sync(self) -> None:

@@ -121,8 +121,13 @@ def _receive(
         for at, data in frames:
             frame = can.Message(arbitration_id=DATA, data=data, is_extended_id=False)
             at_once.setdefault(at, []).append(frame)
+
+        def send_all(group: list[can.Message]) -> None:
+            for m in group:
+                dev.send(m)
+
         for at, group in at_once.items():
-            clock.call_at(at, functools.partial(lambda g: [dev.send(m) for m in g], group))
+            clock.call_at(at, functools.partial(send_all, group))
         clock.wait(lambda: None, frames[-1][0] + 1.0)
         got = []
         while rx.stack.available():
@@ -183,9 +188,9 @@ def test_runs_of_consecutive_frames_taken_as_can_isotp_takes_them_one_by_one(
     ff = bytes([0x10, 60]) + bytes(range(6))  # 60 bytes: 6 + 8 consecutive frames
     cfs = [_cf(k, k) for k in range(1, 9)]
     frames = [(0.001, ff)] + [(0.002, d) for d in cfs]  # complete, in one run
-    frames += [(0.010, ff)] + [(0.011, d) for d in cfs[:3] + [_cf(5, 5)] + cfs[4:]]  # seq
-    frames += [(0.020, ff)] + [(0.021, d) for d in cfs[:2] + [cfs[2][:5]] + cfs[3:]]  # short
-    frames += [(0.030, ff)] + [(0.031, d) for d in cfs[:3] + [ff] + cfs]  # new first frame
+    frames += [(0.010, ff)] + [(0.011, d) for d in [*cfs[:3], _cf(5, 5), *cfs[4:]]]  # seq
+    frames += [(0.020, ff)] + [(0.021, d) for d in [*cfs[:2], cfs[2][:5], *cfs[3:]]]  # short
+    frames += [(0.030, ff)] + [(0.031, d) for d in [*cfs[:3], ff, *cfs]]  # new first frame
     frames += [(0.040, ff), (0.3, cfs[0])] + [(0.3, d) for d in cfs[1:]]  # after N_Cr
     frames += [(0.5, ff)] + [(0.501, d) for d in cfs]  # completes again
     ref = _receive(False, frames, blocksize)

@@ -88,7 +88,7 @@ def test_a_captures_run_writes_the_journal_and_frames_of_one_frame_at_a_time(
     datas = [bytes([0x20 | i & 0x0F]) + bytes(range(i, i + 7)) for i in range(1, 40)]
     one = CaptureWriter(tmp_path / "one.blf", owner=owner, chain_key=key)
     run = CaptureWriter(tmp_path / "run.blf", owner=owner, chain_key=key)
-    for t, d in zip(stamps, datas):
+    for t, d in zip(stamps, datas, strict=True):
         one.on_data(t, 0x111, d, False)
     assert run.run_quiet(0x111, False, stamps, datas) == len(datas)
     run.run_take(0x111, False, stamps[:10], stamps[:10], datas[:10])
