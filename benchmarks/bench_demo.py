@@ -12,6 +12,8 @@ side with its named baseline in this run (alternating, medians of the repeats):
   from one bus to another (send, then recv; the ratio says how many of python-can's plain
   frame moves one simulated frame costs, device, ISO-TP, capture and clock included): target
   half the 21 us a frame measured when issue 37 was filed;
+- the same collection's CPU per frame as a campaign runs it (frames queued and moved as runs)
+  against the same code moving one frame at a time, alternately (pairs' ratios);
 - ``feltlab --help`` start to exit against ``python -c pass``: target under 0.2 s.
 
 The ``feltlab`` processes run with Python's bytecode cache on, as on a user's machine.  The
@@ -35,7 +37,15 @@ from typing import Any
 
 import pytest
 
-from benchmarks.compare import RESULTS, Comparison, alternate, feltlab_command, user_env, wall
+from benchmarks.compare import (
+    RESULTS,
+    Comparison,
+    alternate,
+    alternate_paired,
+    feltlab_command,
+    user_env,
+    wall,
+)
 
 DEMO_SHOES = 2000
 BEFORE_NS_PER_FRAME = 21_000.0
@@ -163,9 +173,14 @@ def test_demo_under_load(benchmark: Any) -> None:
 
 
 _PER_FRAME = """
-import json, resource, sys
+import json, os, resource, sys
 import feltlab.rig.certify.campaign as campaign
 from feltlab.cli import main
+if os.environ.get("FELTLAB_BENCH_ONE_BY_ONE"):  # the baseline: no runs, one frame an event
+    from feltlab.rig.bus.simbus import SimWire
+    from feltlab.rig.bus.transport import RigBus
+    SimWire.RUN_LIMIT = 0
+    RigBus.send_run = lambda self, aid, datas: False
 spent = []
 collect = campaign.collect_part
 def timed(*args, **kwargs):
@@ -244,6 +259,50 @@ def test_collection_cpu_per_frame(benchmark: Any) -> None:
                 note="user + system CPU of the collection over the frames; target: half the "
                 f"{BEFORE_NS_PER_FRAME / 1000:.0f} us measured before issue 37; {load} before "
                 "the run",
+            ),
+        )
+
+    benchmark.pedantic(run, rounds=1, iterations=1)
+
+
+@pytest.mark.benchmark(group="demo")
+def test_collection_runs_against_one_frame_at_a_time(benchmark: Any) -> None:
+    """The collection's CPU per frame as a campaign runs it (a SHOE transfer's consecutive
+    frames queued and moved as runs: ``RigBus.send_run``, ``SimWire._move_run``) against
+    the same code moving one frame at a time (``SimWire.RUN_LIMIT = 0``, no ``send_run``:
+    each frame a python-can message through every layer, as before issue 37's runs), the
+    same campaign and seed, alternately in this run (pairs' ratios)."""
+    shoes, reps = (2, 1) if benchmark.disabled else (DEMO_SHOES, 3)
+    env = user_env()
+    load = _load()
+    frames: list[int] = []
+
+    def per_frame(one_by_one: bool) -> float:
+        cmd = _demo(shoes)
+        script = [sys.executable, "-c", _PER_FRAME, *cmd[len(feltlab_command()) :]]
+        run_env = dict(env, FELTLAB_BENCH_ONE_BY_ONE="1") if one_by_one else env
+        out = json.loads(wall(script, run_env)[1].strip().splitlines()[-1])
+        frames.append(_frames(cmd[cmd.index("--out") + 1]))
+        return float(out["cpu"]) / frames[-1] * 1e9
+
+    def run() -> None:
+        f, b, pair = alternate_paired(lambda: per_frame(False), lambda: per_frame(True), reps)
+        _record(
+            benchmark,
+            Comparison(
+                "the campaign's collection in runs, CPU per CAN frame",
+                "frames queued and moved as runs (RigBus.send_run, SimWire._move_run)",
+                f,
+                "the same collection one frame at a time (RUN_LIMIT 0, no send_run)",
+                b,
+                "ns CPU/frame",
+                False,
+                1.0,
+                f"{frames[-1]:,} frames a campaign ({shoes:,} shoes)",
+                reps,
+                note="user + system CPU of the collection over the frames, both with the "
+                f"memoized codec and ChainMac; {load} before the run",
+                pair_ratio=pair,
             ),
         )
 

@@ -24,7 +24,7 @@ import logging
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TypeVar
 
@@ -208,6 +208,35 @@ class SimClock(Clock):
         self._same_instant = 1
         self.events_run += 1
         return True
+
+    def run_ahead_count(self, ends: Sequence[float]) -> int:
+        """How many of the instants ``ends`` (increasing) :meth:`run_ahead` would allow one
+        after another, nothing being scheduled meanwhile: the frames of a run on the
+        simulated wire (:class:`feltlab.rig.bus.simbus.SimWire`); no side effect.  Take them
+        with :meth:`run_ahead_run`."""
+        deadline = self._deadline
+        if deadline is None:
+            return 0
+        heap = self._heap
+        while heap and heap[0][2].cancelled:
+            heapq.heappop(heap)
+        bound = min(deadline, self.horizon)
+        top = heap[0][0] if heap else None
+        now = self._now
+        n = 0
+        for when in ends:
+            if not now < when <= bound or (top is not None and top <= when):
+                break
+            now = when
+            n += 1
+        return n
+
+    def run_ahead_run(self, when: float, events: int) -> None:
+        """Advance to ``when`` as ``events`` successive :meth:`run_ahead` calls allowed by
+        :meth:`run_ahead_count` would (the last one's instant; each counted as an event)."""
+        self._advance(when)
+        self._same_instant = 1
+        self.events_run += events
 
     def run_until(self, when: float) -> None:
         """Run every callback due up to ``when``, then set the time to ``when``."""

@@ -19,7 +19,7 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import can
 import isotp
@@ -41,6 +41,59 @@ data, is_extended_id)``, no python-can message built (:class:`SimListeners`); Tr
 quietly."""
 
 
+class RunListener(Protocol):
+    """A listener's form taking a run of received classic data frames of one identifier at
+    once (:meth:`SimWire._frame_end`): ``ends`` the simulated instants (seconds) their last
+    bits pass, ``stamps`` the same as wall time (epoch seconds, what a frame is stamped
+    with), ``datas`` their bytes (at most 8 each), in wire order."""
+
+    def run_quiet(self, aid: int, ext: bool, ends: list[float], datas: list[bytes]) -> int:
+        """How many leading frames of the run this listener would take quietly, one by
+        one as its raw form would (returning True for each); no side effect."""
+        ...
+
+    def run_take(
+        self, aid: int, ext: bool, ends: list[float], stamps: list[float], datas: list[bytes]
+    ) -> None:
+        """Take the frames (all of them within :meth:`run_quiet`'s count): the same state
+        as its raw form called on each in turn."""
+        ...
+
+
+class WireFrame:
+    """A classic data frame of a :class:`WireRun` taken off a :class:`SimWire`'s queue: the
+    fields the wire reads of a python-can message (a message is built from it only where
+    one is needed: :attr:`SimWire.chaos`)."""
+
+    __slots__ = ("arbitration_id", "data")
+    is_extended_id = False
+    is_fd = False
+    bitrate_switch = False
+
+    def __init__(self, arbitration_id: int, data: bytes) -> None:
+        self.arbitration_id = arbitration_id
+        self.data = data
+
+    def message(self) -> can.Message:
+        """The python-can message of this frame."""
+        return can.Message(0.0, self.arbitration_id, False, False, False, None, None, self.data)
+
+
+class WireRun:
+    """Classic data frames of one 11-bit identifier queued at one instant by
+    :meth:`SimBus.send_run`: one place in a :class:`SimWire`'s queue (they arbitrate as
+    one, having one identifier and following each other), ``datas[at:]`` still to go."""
+
+    __slots__ = ("arbitration_id", "at", "datas")
+    is_extended_id = False
+    is_fd = False
+
+    def __init__(self, arbitration_id: int, datas: list[bytes]) -> None:
+        self.arbitration_id = arbitration_id
+        self.datas = datas
+        self.at = 0
+
+
 class SimWire:
     """One simulated CAN channel: the nodes on it, the frames waiting for the wire and the
     one in flight.
@@ -60,7 +113,8 @@ class SimWire:
         self.buses: list[SimBus] = []
         self.frames = 0
         self.bits = 0
-        self._pending: list[tuple[int, int, SimBus, can.Message]] = []
+        #: (priority, order, sender, a python-can message or a :class:`WireRun`)
+        self._pending: list[tuple[int, int, SimBus, Any]] = []
         self._seq = itertools.count()
         self._busy = False
         #: the frame on the wire: (sender, arbitration id, data, extended)
@@ -82,6 +136,31 @@ class SimWire:
         if not self._busy:
             self._next()
 
+    def transmit_run(self, sender: SimBus, aid: int, datas: list[bytes]) -> None:
+        """:meth:`transmit` of classic data frames of 11-bit ``aid`` queued at one instant,
+        in order: one :class:`WireRun` in the queue."""
+        if not datas:
+            return
+        entry = (aid << 19, next(self._seq), sender, WireRun(aid, datas))
+        heapq.heappush(self._pending, entry)
+        if not self._busy:
+            self._next()
+
+    def _pop(self) -> tuple[SimBus, Any]:
+        """The next frame of the queue and its sender (a :class:`WireRun`'s next frame,
+        the run left in place until its last)."""
+        pending = self._pending
+        entry = pending[0]
+        item: Any = entry[3]
+        if type(item) is WireRun:
+            data = item.datas[item.at]
+            item.at += 1
+            if item.at == len(item.datas):
+                heapq.heappop(pending)
+            return entry[2], WireFrame(item.arbitration_id, data)
+        heapq.heappop(pending)
+        return entry[2], item
+
     def _next(self) -> None:
         """Put the lowest pending identifier on the idle wire; when its last bit has passed,
         deliver it (through :attr:`chaos`, if any) and arbitrate again."""
@@ -89,7 +168,9 @@ class SimWire:
             self._busy = False
             return
         self._busy = True
-        _, _, sender, msg = heapq.heappop(self._pending)
+        sender, msg = self._pop()
+        if isinstance(msg, WireFrame) and self.chaos is not None:
+            msg = msg.message()
         if self.chaos is None and not msg.is_fd:
             flight = (sender, msg.arbitration_id, bytes(msg.data), msg.is_extended_id)
             self._flight = flight
@@ -153,7 +234,12 @@ class SimWire:
         while self._deliver(*flight) and pending and self.chaos is None:
             if pending[0][3].is_fd:  # an FD frame goes through _next's own path
                 break
-            _, _, sender, msg = heapq.heappop(pending)
+            while self._move_run():  # a run of quiet frames in one call (or none)
+                if not pending or pending[0][3].is_fd:
+                    break
+            if not pending or pending[0][3].is_fd:
+                break
+            sender, msg = self._pop()
             flight = (sender, msg.arbitration_id, bytes(msg.data), msg.is_extended_id)
             end = self._start(flight)
             if not clock.run_ahead(end):
@@ -161,6 +247,118 @@ class SimWire:
                 clock.call_at(end, self._frame_end)
                 return
         self._next()
+
+    #: longest run of frames moved at once (:meth:`_move_run`); 0: one frame at a time
+    RUN_LIMIT = 64
+
+    def _move_run(self) -> int:
+        """Move the pending frames of one sender and identifier at the top of the queue as
+        one run, while the clock may run ahead to each one's last bit
+        (:meth:`SimClock.run_ahead_count`) and every receiver takes each quietly (its
+        :class:`RunListener`): the frames :meth:`_frame_end` would move one by one, at the
+        same instants, in the same order, in one call a receiver.  Called only after the
+        frame before was taken quietly, inside :meth:`_frame_end`; returns how many frames
+        moved (0: none, the queue as it was)."""
+        pending = self._pending
+        top = pending[0]
+        sender, msg = top[2], top[3]
+        aid, ext = msg.arbitration_id, msg.is_extended_id
+        takers: list[RunListener] = []
+        for bus in self.buses:
+            if bus is not sender and not bus.closed:
+                route = bus.run_route(aid, ext)
+                if route is None:
+                    return 0
+                takers.extend(route)
+        clock = self.clock
+        rate = self.bitrate
+        now = clock.now()
+        if type(msg) is WireRun:
+            return self._move_wire_run(top[2], msg, takers)
+        popped: list[tuple[int, int, SimBus, Any]] = []
+        ends: list[float] = []
+        datas: list[bytes] = []
+        sizes: list[int] = []
+        limit = self.RUN_LIMIT
+        pop = heapq.heappop
+        while pending and len(popped) < limit:
+            entry = pending[0]
+            m = entry[3]
+            if (
+                entry[2] is not sender
+                or type(m) is WireRun
+                or m.arbitration_id != aid
+                or m.is_extended_id != ext
+                or m.is_fd
+                or len(m.data) > 8
+            ):
+                break
+            pop(pending)
+            data = bytes(m.data)
+            bits: int = can_frame_bits_unchecked(aid, ext, data, len(data))
+            now = now + bits / rate  # as _start: the clock's time plus the frame's
+            sizes.append(bits)
+            popped.append(entry)
+            ends.append(now)
+            datas.append(data)
+        n = clock.run_ahead_count(ends)
+        for taker in takers:
+            if n == 0:
+                break
+            n = min(n, taker.run_quiet(aid, ext, ends[:n], datas[:n]))
+        for entry in popped[n:]:  # back in place: (prio, seq) keep their order
+            heapq.heappush(pending, entry)
+        if n == 0:
+            return 0
+        if n < len(popped):
+            del ends[n:], datas[n:]
+        self.frames += n
+        self.bits += sum(sizes[:n])
+        clock.run_ahead_run(ends[-1], n)
+        epoch = clock.epoch
+        stamps = [epoch + t for t in ends]  # as SimClock.wall at each instant
+        for bus in self.buses:
+            if bus is not sender and not bus.closed:
+                bus.take_run(aid, ext, ends, stamps, datas)
+        return n
+
+    def _move_wire_run(self, sender: SimBus, run: WireRun, takers: list[RunListener]) -> int:
+        """:meth:`_move_run` of the :class:`WireRun` at the top of the queue: its next
+        frames, as many as the clock and every receiver take (the rest left in place)."""
+        clock = self.clock
+        rate = self.bitrate
+        aid = run.arbitration_id
+        datas = run.datas[run.at : run.at + self.RUN_LIMIT]
+        now = clock.now()
+        ends: list[float] = []
+        sizes: list[int] = []
+        bits_of = can_frame_bits_unchecked
+        for data in datas:
+            bits: int = bits_of(aid, False, data, len(data))
+            now = now + bits / rate  # as _start: the clock's time plus the frame's
+            sizes.append(bits)
+            ends.append(now)
+        n = clock.run_ahead_count(ends)
+        for taker in takers:
+            if n == 0:
+                return 0
+            n = min(n, taker.run_quiet(aid, False, ends[:n], datas[:n]))
+        if n == 0:
+            return 0
+        if n < len(datas):
+            del ends[n:], datas[n:], sizes[n:]
+        run.at += n
+        if run.at == len(run.datas):
+            heapq.heappop(self._pending)
+        self.frames += n
+        self.bits += sum(sizes)
+        clock.run_ahead_run(ends[-1], n)
+        epoch = clock.epoch
+        stamps = [epoch + t for t in ends]  # as SimClock.wall at each instant
+        for bus in self.buses:
+            if bus is not sender and not bus.closed:
+                bus.take_run(aid, False, ends, stamps, datas)
+        return n
 
     def _deliver(self, sender: SimBus, aid: int, data: bytes, ext: bool) -> bool:
         """Hand the frame to every other open bus; True when every one took it quietly."""
@@ -225,6 +423,11 @@ class SimBus(can.BusABC):
         self.on_receive: Callable[[can.Message], bool | None] | None = None
         #: the node's receiver of a frame's fields (:meth:`deliver_data`), or None
         self.on_data: RawListener | None = None
+        #: the node's run route and run taker (:meth:`run_route`, :meth:`take_run`), or None
+        self.on_run: Callable[[int, bool], list[RunListener] | None] | None = None
+        self.on_take_run: (
+            Callable[[int, bool, list[float], list[float], list[bytes]], None] | None
+        ) = None
         super().__init__(channel=wire.channel, **kwargs)
         self.channel_info = f"simulated {wire.channel} at {wire.bitrate} bit/s"
         wire.buses.append(self)
@@ -238,6 +441,19 @@ class SimBus(can.BusABC):
         msg = can.Message(stamp, aid, ext, False, False, self.wire.channel, None, data, False)
         return self.deliver(msg)
 
+    def run_route(self, aid: int, ext: bool) -> list[RunListener] | None:
+        """The run forms of this node's listeners of data frames of ``aid``
+        (:attr:`on_run`), or None when a run cannot go to it as one (one of them has none,
+        or the node has no such route)."""
+        return None if self.on_run is None else self.on_run(aid, ext)
+
+    def take_run(
+        self, aid: int, ext: bool, ends: list[float], stamps: list[float], datas: list[bytes]
+    ) -> None:
+        """Hand this node a run its :meth:`run_route` took quietly, frame for frame."""
+        if self.on_take_run is not None:
+            self.on_take_run(aid, ext, ends, stamps, datas)
+
     def deliver(self, msg: can.Message) -> bool:
         """Hand ``msg`` to this node; True when it took it quietly (:class:`SimListeners`)."""
         if self.on_receive is None:
@@ -248,6 +464,17 @@ class SimBus(can.BusABC):
         if self.closed:
             raise can.CanOperationError("the simulated bus is shut down")
         self.wire.transmit(self, msg)
+
+    def takes_runs(self) -> bool:
+        """True when :meth:`send_run` may be used: open, on a wire without a fault injector."""
+        return not self.closed and self.wire.chaos is None
+
+    def send_run(self, aid: int, datas: list[bytes]) -> None:
+        """:meth:`send` of classic data frames of 11-bit ``aid`` queued at one instant, in
+        order, with no python-can message built (:meth:`SimWire.transmit_run`)."""
+        if self.closed:
+            raise can.CanOperationError("the simulated bus is shut down")
+        self.wire.transmit_run(self, aid, datas)
 
     def _recv_internal(self, timeout: float | None) -> tuple[can.Message | None, bool]:
         return None, False
@@ -275,31 +502,39 @@ class SimListeners:
     def __init__(self) -> None:
         self.listeners: list[
             tuple[
-                Callable[[can.Message], Any], Callable[[int, bool], bool] | None, RawListener | None
+                Callable[[can.Message], Any],
+                Callable[[int, bool], bool] | None,
+                RawListener | None,
+                RunListener | None,
             ]
         ] = []
         self._routes: dict[int, list[Callable[[can.Message], Any]]] = {}
         self._raw_routes: dict[int, list[RawListener] | None] = {}
+        self._run_routes: dict[int, list[RunListener] | None] = {}
 
     def add_listener(
         self,
         fn: Callable[[can.Message], Any],
         wants: Callable[[int, bool], bool] | None = None,
         raw: RawListener | None = None,
+        run: RunListener | None = None,
     ) -> None:
         """Add ``fn``; ``raw``: the same listener taking a received data frame's fields
         ``(timestamp, arbitration_id, data, is_extended_id)`` without a python-can message
-        (:meth:`raw_route`)."""
-        self.listeners.append((fn, wants, raw))
+        (:meth:`raw_route`); ``run``: the same taking a run of them at once
+        (:meth:`run_route`; only with ``raw``)."""
+        self.listeners.append((fn, wants, raw, run if raw is not None else None))
         self._routes = {}
         self._raw_routes = {}
+        self._run_routes = {}
 
     def remove_listener(self, fn: Callable[[can.Message], Any]) -> None:
-        for i, (f, _, _) in enumerate(self.listeners):
+        for i, (f, _, _, _) in enumerate(self.listeners):
             if f == fn:
                 del self.listeners[i]
                 self._routes = {}
                 self._raw_routes = {}
+                self._run_routes = {}
                 return
         raise ValueError("listener not added")
 
@@ -311,11 +546,25 @@ class SimListeners:
             return self._raw_routes[key]
         except KeyError:
             pass
-        picked = [(raw, wants) for _, wants, raw in self.listeners]
+        picked = [(raw, wants) for _, wants, raw, _ in self.listeners]
         route = [raw for raw, wants in picked if wants is None or wants(aid, ext)]
         raws = None if any(r is None for r in route) else [r for r in route if r is not None]
         self._raw_routes[key] = raws
         return raws
+
+    def run_route(self, aid: int, ext: bool) -> list[RunListener] | None:
+        """The run forms of the listeners a data frame of ``aid`` goes to, in order
+        (:class:`RunListener`); None when one of them has none (the frames then go one by
+        one)."""
+        key = aid | 0x20000000 if ext else aid
+        try:
+            return self._run_routes[key]
+        except KeyError:
+            pass
+        route = [run for _, wants, _, run in self.listeners if wants is None or wants(aid, ext)]
+        runs = None if any(r is None for r in route) else [r for r in route if r is not None]
+        self._run_routes[key] = runs
+        return runs
 
     def dispatch(self, msg: can.Message) -> bool:
         aid = msg.arbitration_id
@@ -323,7 +572,7 @@ class SimListeners:
         key = aid | 0x20000000 if ext else aid  # 29-bit ids: bit 29 tells them apart
         route = self._routes.get(key)
         if route is None:  # built once per id; never changed in place, so safe to iterate
-            route = [f for f, wants, _ in self.listeners if wants is None or wants(aid, ext)]
+            route = [f for f, wants, _, _ in self.listeners if wants is None or wants(aid, ext)]
             self._routes[key] = route
         quiet = True
         for fn in route:
@@ -338,6 +587,8 @@ class SimListeners:
     def stop(self, timeout: float = 0.0) -> None:
         self.listeners.clear()
         self._routes = {}
+        self._raw_routes = {}
+        self._run_routes = {}
 
 
 class _ClockTimer(IsoTpTimer):
@@ -448,6 +699,48 @@ class _ClockLogic(isotp.TransportLayerLogic):
         self.rx_block_counter = block
         return True
 
+    def absorb_run_count(self, ends: list[float], datas: list[bytes]) -> int:
+        """How many leading frames of ``datas``, arriving at the simulated instants ``ends``
+        (seconds), :meth:`absorb_consecutive_frame` would take one after another; no side
+        effect (:meth:`absorb_run` takes them)."""
+        timer = self.timer_rx_cf
+        start = timer.start_time
+        timeout = timer.timeout
+        if start is None or timeout == 0:
+            return 0
+        n_cr = int(self.params.rx_consecutive_frame_timeout / 1000 * 1e9)
+        seq = self.last_seqnum
+        left = self.rx_frame_length - len(self.rx_buffer)
+        block = self.rx_block_counter
+        size = self.params.blocksize
+        n = 0
+        for when, data in zip(ends, datas, strict=True):
+            now_ns = round(when * 1e9)
+            if (
+                len(data) != 8
+                or data[0] != 0x20 | ((seq + 1) & 0x0F)
+                or now_ns - start > timeout
+                or left <= 7
+            ):
+                break
+            block += 1
+            if size > 0 and block % size == 0:
+                break
+            timeout, start, seq, left = n_cr, now_ns, data[0] & 0x0F, left - 7
+            n += 1
+        return n
+
+    def absorb_run(self, ends: list[float], datas: list[bytes]) -> None:
+        """:meth:`absorb_consecutive_frame` of each frame (all within
+        :meth:`absorb_run_count`): the N_Cr timer restarted at the last one's instant, its
+        sequence number noted, the data bytes appended, the frames counted in the block."""
+        timer = self.timer_rx_cf
+        timer.timeout = int(self.params.rx_consecutive_frame_timeout / 1000 * 1e9)
+        timer.start_time = round(ends[-1] * 1e9)
+        self.last_seqnum = datas[-1][0] & 0x0F
+        self.rx_buffer.extend(b"".join([d[1:] for d in datas]))
+        self.rx_block_counter += len(datas)
+
     def deadlines(self) -> list[float]:
         out = []
         for t in (self.timer_rx_fc, self.timer_rx_cf, self.timer_tx_stmin):
@@ -523,7 +816,7 @@ class SimIsoTpChannel:
             self.clock, self._rxfn, self._txfn, address, self._on_error, params
         )
         self.stack = SimStack(self)
-        node.add_listener(self._on_frame, arbitration_id=rxid, raw=self._on_data)
+        node.add_listener(self._on_frame, arbitration_id=rxid, raw=self._on_data, run=self)
 
     def _rxfn(self, timeout: float) -> isotp.CanMessage | None:
         return self._rx.popleft() if self._rx else None
@@ -566,6 +859,18 @@ class SimIsoTpChannel:
         self._rx.append(isotp.CanMessage(arbitration_id=aid, data=data, dlc=len(data)))
         self.pump()
         return False
+
+    def run_quiet(self, aid: int, ext: bool, ends: list[float], datas: list[bytes]) -> int:
+        """:class:`RunListener`: how many frames of a run :meth:`_on_data` would absorb."""
+        if aid != self.rxid or ext or self._closed or not self._quiet:
+            return 0
+        return self.logic.absorb_run_count(ends, datas)
+
+    def run_take(
+        self, aid: int, ext: bool, ends: list[float], stamps: list[float], datas: list[bytes]
+    ) -> None:
+        """:class:`RunListener`: absorb the frames (all within :meth:`run_quiet`'s count)."""
+        self.logic.absorb_run(ends, datas)
 
     def pump(self) -> None:
         """Process the state machine until it rests; plan a wake-up at its next timer."""

@@ -203,7 +203,12 @@ class SimIsoTpSender:
             self._send_cfs()
 
     def _send_cfs(self) -> None:
-        """Consecutive frames: all of this block at once with STmin 0, else one, then wait."""
+        """Consecutive frames: all of this block at once with STmin 0 (one run on the
+        bus: :meth:`_send_block`), else one, then wait."""
+        if self._stmin == 0 and self._state == "send_cf":
+            send_run = getattr(self.node.bus, "send_run", None)
+            if send_run is not None and self._send_block(send_run):
+                return
         while self._state == "send_cf":
             chunk = self._data[self._pos : self._pos + 7]
             self._tx(bytes([0x20 | self._seq]) + chunk)
@@ -221,3 +226,28 @@ class SimIsoTpSender:
             if self._stmin:
                 self._cf_timer = self.clock.call_later(self._stmin + TIMER_SLACK, self._on_stmin)
                 return
+
+    def _send_block(self, send_run: Any) -> bool:
+        """:meth:`_send_cfs` with STmin 0: the frames up to the payload's or the block's end
+        built at once and queued as one run (``RigBus.send_run``): the same frames in the
+        same order at the same instant.  False, nothing sent, when the bus takes them one
+        by one only."""
+        data, pos, seq = self._data, self._pos, self._seq
+        left = self._blocksize - self._block if self._blocksize else None
+        frames: list[bytes] = []
+        end = len(data)
+        while pos < end and (left is None or len(frames) < left):
+            frames.append(bytes([0x20 | seq]) + data[pos : pos + 7])
+            pos += 7
+            seq = (seq + 1) & 0x0F
+        if not send_run(self.txid, frames):
+            return False
+        self._last_cf = self.clock.now()
+        self._pos, self._seq = min(pos, end), seq
+        self._block += len(frames)
+        if self._pos >= end:
+            self._end()
+            self._start_next()
+        else:  # the block's end: flow control awaited
+            self._wait_fc()
+        return True

@@ -206,6 +206,9 @@ class RigBus(can.BusABC):
         self.wire = WireClock(bitrate) if bitrate else None
         self.token = f"feltlab-{os.getpid()}-{id(self):x}"
         self.tx_hook: TxHook | None = None
+        #: ``tx_hook`` of a run of data frames of one id (:meth:`send_run`): True when it
+        #: passes each unchanged, False to have them go one by one through ``tx_hook``
+        self.tx_run_hook: Callable[[int, list[bytes]], bool] | None = None
         self.tx_listeners: list[Callable[[can.Message], None]] = []
         self.frames_sent = 0
         self.frames_received = 0
@@ -295,6 +298,32 @@ class RigBus(can.BusABC):
             except Exception as exc:  # the capture failing must not stop the sender
                 self.note_rx_error(f"tx listener: {type(exc).__name__}: {exc}")
 
+    def send_run(self, aid: int, datas: list[bytes]) -> bool:
+        """:meth:`send` of classic data frames of 11-bit ``aid`` (``datas``, at most 8
+        bytes each) queued at one instant, in order, as one run on the simulated wire
+        (``SimBus.send_run``, no python-can message a frame): True when sent so; False,
+        nothing done, when something on the way needs them one by one (pacing, frame
+        listeners, an unplugged bus, a wire with a fault injector, a ``tx_hook`` without a
+        run form or whose run form declines them): the caller then sends each with
+        :meth:`send`."""
+        inner = self.inner
+        takes = getattr(inner, "takes_runs", None)
+        if (
+            self.wire is not None
+            or self.tx_listeners
+            or (self._down_until and self.down)
+            or takes is None
+            or not takes()
+        ):
+            return False
+        with self._send_lock:
+            hook = self.tx_run_hook
+            if self.tx_hook is not None and (hook is None or not hook(aid, datas)):
+                return False
+            inner.send_run(aid, datas)  # type: ignore[attr-defined]
+            self.frames_sent += len(datas)
+        return True
+
     def shutdown(self) -> None:
         super().shutdown()
         self.inner.shutdown()
@@ -352,6 +381,8 @@ class Node:
             self.notifier = SimListeners()
             sim.on_receive = self._sim_receive
             sim.on_data = self._sim_receive_data
+            sim.on_run = self._sim_run_route
+            sim.on_take_run = self._sim_take_run
             self._sim_channel = sim.wire.channel
         else:
             if isinstance(bus, can.BusABC):
@@ -374,7 +405,10 @@ class Node:
 
             self.capture = capture if isinstance(capture, CaptureWriter) else CaptureWriter(capture)
             self.add_listener(
-                self.capture.on_message_received, quiet=True, raw=self.capture.on_data
+                self.capture.on_message_received,
+                quiet=True,
+                raw=self.capture.on_data,
+                run=self.capture,
             )
             self.bus.tx_listeners.append(self.capture.on_message_received)
         self._closed = False
@@ -402,6 +436,31 @@ class Node:
                 quiet = False
         return quiet
 
+    def _sim_run_route(self, aid: int, ext: bool) -> list[Any] | None:
+        """The run forms of the listeners of data frames of ``aid``
+        (``SimListeners.run_route``), or None when a run cannot go as one: a listener
+        without one, the bus unplugged at some time, a clock before 1990 (the frames then go
+        one by one, through :meth:`_sim_receive_data`)."""
+        if self.bus._down_until or self.clock.wall() < 631152000.0:
+            return None
+        route: list[Any] | None = self.notifier.run_route(aid, ext)
+        return route
+
+    def _sim_take_run(
+        self, aid: int, ext: bool, ends: list[float], stamps: list[float], datas: list[bytes]
+    ) -> None:
+        """:meth:`_sim_receive_data` of each frame of a run its listeners take quietly
+        (``SimWire._move_run``): counted received, each run form given the run."""
+        self.bus.frames_received += len(datas)
+        for run in self.notifier.run_route(aid, ext) or ():
+            try:
+                run.run_take(aid, ext, ends, stamps, datas)
+            except Exception as exc:
+                self.listener_errors += 1
+                if self.listener_errors <= 5:
+                    log.exception("a listener failed on a run of frames 0x%03X", aid)
+                    self.listener_error_examples.append(f"{type(exc).__name__}: {exc}"[:200])
+
     def add_listener(
         self,
         fn: Callable[[can.Message], Any],
@@ -410,6 +469,7 @@ class Node:
         wants: Callable[[int, bool], bool] | None = None,
         quiet: bool = False,
         raw: Callable[[float, int, bytes, bool], Any] | None = None,
+        run: Any = None,
     ) -> None:
         """Call ``fn`` with every frame received (with ``arbitration_id``: only the frames of
         that id; with ``wants(arbitration_id, is_extended_id)``: only the frames it accepts, a
@@ -420,7 +480,10 @@ class Node:
         says so of each frame by returning True (:class:`feltlab.rig.bus.simbus.SimListeners`).
         ``raw``: ``fn`` taking a received classic data frame's fields ``(timestamp,
         arbitration_id, data, is_extended_id)``, which simulated time calls instead when
-        every listener of the frame has one (no python-can message built for it)."""
+        every listener of the frame has one (no python-can message built for it).  ``run``:
+        with ``raw``, its form taking a run of such frames at once
+        (:class:`feltlab.rig.bus.simbus.RunListener`), which simulated time uses when every
+        listener of the frames has one (``SimWire._move_run``)."""
         if arbitration_id is not None:
             aid = arbitration_id
 
@@ -463,7 +526,7 @@ class Node:
                     return False
                 return quiet or took is True
 
-        self.notifier.add_listener(guarded, wants, guarded_raw)
+        self.notifier.add_listener(guarded, wants, guarded_raw, run)
 
     def remove_listener(self, fn: Callable[[can.Message], None]) -> None:
         """Stop calling ``fn`` (added by :meth:`add_listener`); raises ValueError if absent."""

@@ -183,6 +183,7 @@ class SimDevice(ABC):
                 ch.name, fc_id, data_id, cf_timeout=0.5, on_payload=self._payload_cb(ch)
             )
         self.node.bus.tx_hook = self._tx_hook
+        self.node.bus.tx_run_hook = self._tx_run_hook
         self.node.add_listener(self._on_message, arbitration_id=self.base + 1)
         self.clock.call_soon(lambda: self._boot(initial=True))
         return self
@@ -354,6 +355,19 @@ class SimDevice(ABC):
                 arbitration_id=msg.arbitration_id, data=bytes(data), is_extended_id=False
             )
         return msg
+
+    def _tx_run_hook(self, aid: int, datas: list[bytes]) -> bool:
+        """:meth:`_tx_hook` of a run of consecutive frames sent at once (the ISO-TP
+        sender's block): True when it would pass each unchanged (they are counted), False
+        (nothing counted) when one may be dropped or changed: the frames then go one by one."""
+        if aid not in self._payload_ids:
+            return True
+        if self._silence_after is not None or self._corrupt_at is not None:
+            return False
+        if any(d and d[0] >> 4 == 1 for d in datas):  # a first frame restarts the count
+            return False
+        self._xfer_frames += len(datas)
+        return True
 
     def _send_payload(self, channel: Channel, payload: bytes) -> None:
         # one-shot transfer faults: they hit this transfer only

@@ -86,10 +86,14 @@ def test_no_flow_control_ends_the_transfer_after_n_bs_and_the_next_payload_goes(
         spy.close()
 
 
-def _receive(absorb: bool, frames: list[tuple[float, bytes]], blocksize: int) -> Any:
-    """Hand-made frames (at simulated instants) into a host channel; what it answers on the
-    wire (flow controls, with their instants), the payloads it completes and its errors."""
-    from feltlab.rig.bus.simbus import SimIsoTpChannel
+def _receive(
+    absorb: bool, frames: list[tuple[float, bytes]], blocksize: int, runs: bool = False
+) -> Any:
+    """Hand-made frames (at simulated instants; frames of one instant queued together, back
+    to back on the wire) into a host channel; what it answers on the wire (flow controls,
+    with their instants), the payloads it completes and its errors.  ``runs``: the wire
+    may move quiet frames as runs (``SimWire._move_run``)."""
+    from feltlab.rig.bus.simbus import SimIsoTpChannel, SimWire
 
     clock = SimClock()
     dev = Node(BUS, clock=clock)
@@ -109,11 +113,21 @@ def _receive(absorb: bool, frames: list[tuple[float, bytes]], blocksize: int) ->
         return ok
 
     _ClockLogic.absorb_consecutive_frame = counted  # type: ignore[method-assign]
+    limit = SimWire.RUN_LIMIT
+    SimWire.RUN_LIMIT = limit if runs else 0
     try:
         rx = host.open_channel("SHOE", FC, DATA, blocksize=blocksize, cf_timeout=0.25)
+        at_once: dict[float, list[can.Message]] = {}
         for at, data in frames:
             frame = can.Message(arbitration_id=DATA, data=data, is_extended_id=False)
-            clock.call_at(at, functools.partial(dev.send, frame))
+            at_once.setdefault(at, []).append(frame)
+
+        def send_all(group: list[can.Message]) -> None:
+            for m in group:
+                dev.send(m)
+
+        for at, group in at_once.items():
+            clock.call_at(at, functools.partial(send_all, group))
         clock.wait(lambda: None, frames[-1][0] + 1.0)
         got = []
         while rx.stack.available():
@@ -122,6 +136,7 @@ def _receive(absorb: bool, frames: list[tuple[float, bytes]], blocksize: int) ->
     finally:
         _ClockLogic.absorb_consecutive_frame = lean  # type: ignore[method-assign]
         SimIsoTpChannel.absorb = saved
+        SimWire.RUN_LIMIT = limit
         for n in (dev, host):
             n.close()
 
@@ -159,3 +174,30 @@ def test_quiet_consecutive_frames_taken_the_lean_way_as_can_isotp_takes_them(
     )
     assert any("SequenceNumber" in e for e in errors) and any("timed out" in e for e in errors)
     assert sum(1 for _, d in answers if d[0] >> 4 == 3) >= 6  # flow controls answered
+
+
+@pytest.mark.parametrize("blocksize", [0, 2, 5])
+def test_runs_of_consecutive_frames_taken_as_can_isotp_takes_them_one_by_one(
+    blocksize: int,
+) -> None:
+    """Frames queued back to back and moved by the wire as runs (``SimWire._move_run``,
+    the host channel's ``_ClockLogic.absorb_run_count`` and ``absorb_run``) end in
+    can-isotp's very state: the same flow controls at the same instants, payloads and
+    errors, for a run that completes a payload, ends a block, holds a wrong sequence number,
+    a short frame or a new first frame, and one that starts after N_Cr."""
+    ff = bytes([0x10, 60]) + bytes(range(6))  # 60 bytes: 6 + 8 consecutive frames
+    cfs = [_cf(k, k) for k in range(1, 9)]
+    frames = [(0.001, ff)] + [(0.002, d) for d in cfs]  # complete, in one run
+    frames += [(0.010, ff)] + [(0.011, d) for d in [*cfs[:3], _cf(5, 5), *cfs[4:]]]  # seq
+    frames += [(0.020, ff)] + [(0.021, d) for d in [*cfs[:2], cfs[2][:5], *cfs[3:]]]  # short
+    frames += [(0.030, ff)] + [(0.031, d) for d in [*cfs[:3], ff, *cfs]]  # new first frame
+    frames += [(0.040, ff), (0.3, cfs[0])] + [(0.3, d) for d in cfs[1:]]  # after N_Cr
+    frames += [(0.5, ff)] + [(0.501, d) for d in cfs]  # completes again
+    ref = _receive(False, frames, blocksize)
+    one = _receive(True, frames, blocksize)
+    run = _receive(True, frames, blocksize, runs=True)
+    assert run[:3] == one[:3] == ref[:3]
+    assert len(run[1]) >= 2  # payloads completed
+    # frames absorbed in runs, not one by one (with blocks of 2, a run's first frame always
+    # ends a block: a flow control is due, so every frame goes alone)
+    assert run[3] < one[3] if blocksize != 2 else run[3] == one[3]

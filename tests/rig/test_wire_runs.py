@@ -1,17 +1,20 @@
-"""The simulated wire moves a run of quietly taken frames in one event (issue 37:
-``SimWire._frame_end`` with ``SimClock.run_ahead``) and hands a frame's fields to listeners
-with a raw form (``SimListeners.raw_route``): the same frames at the same instants as one event
-and one python-can message a frame, so the same capture byte for byte; and the clock's rules
-for running ahead."""
+"""The simulated wire moves a run of quietly taken frames in one call a receiver (issue 37:
+``SimWire._move_run``, the device's block queued as one run by ``RigBus.send_run``), or one
+by one in one event (``SimWire._frame_end`` with ``SimClock.run_ahead``), and hands a frame's
+fields to listeners with a raw form (``SimListeners.raw_route``): the same frames at the same
+instants as one event and one python-can message a frame, so the same capture byte for byte;
+and the clock's rules for running ahead."""
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from feltlab.rig.bus.simbus import SimListeners
+from feltlab.rig.bus.simbus import SimListeners, SimWire
+from feltlab.rig.bus.transport import RigBus
 from feltlab.rig.bus.writer import CaptureWriter
 from feltlab.rig.certify.campaign import run_campaign
 from feltlab.rig.certify.collect import CampaignOptions
@@ -51,6 +54,75 @@ def test_run_ahead_refuses_a_cancelled_events_place_only_once_it_is_gone() -> No
     assert got == [True]
 
 
+def test_run_ahead_count_is_run_ahead_one_instant_after_another() -> None:
+    clock = SimClock()
+    assert clock.run_ahead_count([0.1]) == 0  # no wait running
+    seen: list[int] = []
+
+    def count() -> None:
+        # 0.3 is not later than 0.3; 0.8 lies past the event due at 0.75
+        seen.append(clock.run_ahead_count([0.35, 0.5, 0.7, 0.8]))
+        seen.append(clock.run_ahead_count([0.3, 0.4]))
+        clock.run_ahead_run(0.7, 3)
+        seen.append(clock.run_ahead_count([0.75]))  # the event's own instant: refused
+
+    clock.call_at(0.3, count)
+    clock.call_at(0.75, lambda: seen.append(clock.run_ahead_count([1.5, 2.5])))  # deadline 2
+    assert clock.wait(lambda: None, 2.0) is None
+    assert seen == [3, 0, 0, 1]
+    assert clock.events_run == 2 + 3  # the run counted as the three events it replaces
+
+
+def test_a_captures_run_writes_the_journal_and_frames_of_one_frame_at_a_time(
+    tmp_path: Path,
+) -> None:
+    """:meth:`CaptureWriter.run_take` writes the very journal lines (chained MACs included)
+    and kept frames that :meth:`CaptureWriter.on_data` writes one frame at a time."""
+    from feltlab.rig.bus.capture import verify_journal
+    from feltlab.rig.bus.writer import journal_path
+
+    key = bytes(range(32))
+    owner = {"campaign": "c0ffee", "part": 1}
+    t0 = 946684800.0
+    stamps = [t0 + 0.000224 * i for i in range(1, 40)]
+    datas = [bytes([0x20 | i & 0x0F]) + bytes(range(i, i + 7)) for i in range(1, 40)]
+    one = CaptureWriter(tmp_path / "one.blf", owner=owner, chain_key=key)
+    run = CaptureWriter(tmp_path / "run.blf", owner=owner, chain_key=key)
+    for t, d in zip(stamps, datas, strict=True):
+        one.on_data(t, 0x111, d, False)
+    assert run.run_quiet(0x111, False, stamps, datas) == len(datas)
+    run.run_take(0x111, False, stamps[:10], stamps[:10], datas[:10])
+    run.run_take(0x111, False, stamps[10:], stamps[10:], datas[10:])
+    texts = [journal_path(w.path).read_bytes().rstrip(b"\0") for w in (one, run)]
+    assert texts[0] == texts[1]
+    assert texts[0].count(b" mac=") == len(datas)
+    assert verify_journal(journal_path(run.path), key) == len(datas)
+    one.stop()
+    run.stop()
+    assert one.frames == run.frames == len(datas)
+    assert one.path.read_bytes() == run.path.read_bytes()
+
+
+@pytest.mark.parametrize("size", [0, 16, 32, 64, 65, 100])
+def test_the_journals_chain_mac_is_hmac_sha256_from_its_pads(size: int) -> None:
+    """``ChainMac`` (the key's pads hashed once) gives ``chain_next``'s HMAC-SHA256 (RFC
+    2104: keys up to the 64-byte block padded, longer ones hashed first)."""
+    from feltlab.rig.bus.writer import ChainMac, chain_next
+
+    key = bytes((7 * i + 3) % 256 for i in range(size))
+    mac = ChainMac(key)
+    prev = bytes(range(16))
+    bodies = ["(946684800.000224000) can0 132#2101020304050607 R", "", "x" * 200]
+    for body in bodies:
+        assert mac.next(prev, body.encode()) == chain_next(key, prev, body)
+    text, last = mac.lines(prev, bodies)
+    want, tag = [], prev
+    for body in bodies:
+        tag = chain_next(key, tag, body)
+        want.append(f"{body} mac={tag.hex()}\n")
+    assert (text, last) == ("".join(want), tag)
+
+
 def _shoes_capture(folder: Path, shoes: int) -> tuple[bytes, int, int]:
     """A simulated batch shuffler read ``shoes`` times with a capture: the BLF's bytes, the
     frames on the wire and the events the clock ran."""
@@ -72,6 +144,25 @@ def _shoes_capture(folder: Path, shoes: int) -> tuple[bytes, int, int]:
 def test_a_run_of_frames_is_the_capture_of_one_event_a_frame(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # runs taken whole (SimWire._move_run: each receiver's RunListener, one call a run)
+    taken: list[int] = []
+    run_take = CaptureWriter.run_take
+
+    def spy_take(self: CaptureWriter, *args: Any) -> None:
+        taken.append(len(args[-1]))
+        run_take(self, *args)
+
+    monkeypatch.setattr(CaptureWriter, "run_take", spy_take)
+    (tmp_path / "whole").mkdir()
+    whole, frames, events = _shoes_capture(tmp_path / "whole", 3)
+    # a shoe is one first frame, a flow control and 51 consecutive frames: the last completes
+    # the payload (which a waiter sees), the 50 before it move in runs, one a shoe unless an
+    # event falls due inside it (the second shoe's, at frame 41: the run stops before it)
+    assert taken == [50, 41, 8, 50]
+    monkeypatch.setattr(CaptureWriter, "run_take", run_take)
+
+    # one frame at a time, run ahead inside the event of the frame before
+    monkeypatch.setattr(SimWire, "RUN_LIMIT", 0)
     runs: list[bool] = []
     real = SimClock.run_ahead
 
@@ -89,17 +180,18 @@ def test_a_run_of_frames_is_the_capture_of_one_event_a_frame(
 
     monkeypatch.setattr(CaptureWriter, "on_data", count)
     (tmp_path / "runs").mkdir()
-    fast, frames, events = _shoes_capture(tmp_path / "runs", 3)
+    fast, frames_fast, events_fast = _shoes_capture(tmp_path / "runs", 3)
     assert len(raw) >= 3 * 51  # every consecutive frame went by its fields
-    # a shoe is one first frame, a flow control and 51 consecutive frames: 50 move in a run
-    # (the last completes the payload, which a waiter sees)
+    # 50 of a shoe's 51 consecutive frames move in a run (the last completes the payload)
     assert runs.count(True) >= 3 * 50
     monkeypatch.setattr(SimClock, "run_ahead", lambda self, when: False)
+    # and the device's ISO-TP sender queueing one python-can message a frame
+    monkeypatch.setattr(RigBus, "send_run", lambda self, aid, datas: False)
     (tmp_path / "events").mkdir()
     slow, frames_slow, events_slow = _shoes_capture(tmp_path / "events", 3)
-    assert frames == frames_slow > 3 * 53
-    assert fast == slow  # byte for byte: every instant and every byte the same
-    assert events == events_slow
+    assert frames == frames_fast == frames_slow > 3 * 53
+    assert whole == fast == slow  # byte for byte: every instant and every byte the same
+    assert events == events_fast == events_slow
     # every frame as a python-can message (no raw forms): the same file again
     monkeypatch.setattr(SimListeners, "raw_route", lambda self, aid, ext: None)
     (tmp_path / "messages").mkdir()
