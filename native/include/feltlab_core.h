@@ -462,13 +462,17 @@ fl_status fl_simulate_tally_out(fl_rng *rng, const fl_sim_rules *rules, size_t n
  *   FL_COUNT_RUNNING: the running count itself.
  *   FL_COUNT_WINDOW: the sum of the tags of the last `window` cards seen (fewer at the start):
  *     a continuous shuffler's count of the cards fed back (S. How, the ShuffleMaster 126).
- *   FL_COUNT_SUIT: suit imbalance per deck remaining, the largest over the suits s of
- *     (52 * unseen_s - 13 * unseen) / unseen (tags unused): a flush bet's count.
+ *   FL_COUNT_SUIT: the richest suit's excess per deck remaining, the largest over the suits
+ *     s of (52 * unseen_s - 13 * unseen) / unseen (tags unused): a flush bet's count.
+ *   FL_COUNT_SUIT_RANGE: E. Jacobson's suit count, the most abundant suit less the least
+ *     abundant among the unseen cards, per deck remaining: 52 * (max_s unseen_s - min_s
+ *     unseen_s) / unseen (tags unused).
  */
 #define FL_COUNT_TRUE 0
 #define FL_COUNT_RUNNING 1
 #define FL_COUNT_WINDOW 2
 #define FL_COUNT_SUIT 3
+#define FL_COUNT_SUIT_RANGE 4
 #define FL_COUNT_MAX_BUCKETS 256
 #define FL_COUNT_MAX_RESOLUTION 64
 #define FL_COUNT_MAX_TAG 1000 /* |tag| bound: a running count stays far inside int32 */

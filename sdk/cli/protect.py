@@ -16,7 +16,7 @@ from rich.table import Table
 from feltlab.cli.options import OutputFile, Refused, json_option, make_console, seed_option
 from feltlab.cli.rule_options import rule_options
 from feltlab.errors import FeltlabError
-from feltlab.math.counts import COUNT_CHOICES, Count, resolve_count
+from feltlab.math.counts import COUNT_CHOICES, SUIT_MODES, Count, resolve_count
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.rules import Rules
 from feltlab.wagers import WagerType
@@ -108,7 +108,7 @@ def bucket_rows(r: WagerProtection) -> list[list[str]]:
             continue
         label = _count_label(b.value)
         if i == 0:
-            label = f"<= {label}" if r.bucketing.count.index_mode != "suit" else label
+            label = f"<= {label}" if r.bucketing.count.index_mode not in SUIT_MODES else label
         elif i == last:
             label = f">= {label}"
         m = b.mean
@@ -312,7 +312,7 @@ def _counts(names: tuple[str, ...], decks: int) -> list[Any]:
     type=click.IntRange(1, 64),
     default=1,
     show_default=True,
-    help="Count buckets per unit of a true count or suit imbalance (1: floored).",
+    help="Count buckets per unit of a true count or suit count (1: floored).",
 )
 @click.option(
     "--rounds",
