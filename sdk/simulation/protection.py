@@ -109,8 +109,8 @@ class Bucketing:
 def bucketing(count: Count, decks: int, resolution: int = 1) -> Bucketing:
     """The default buckets of ``count`` for a ``decks``-deck shoe at ``resolution`` buckets a
     unit (1..64; a running count always 1): true counts -15..+15, running counts around
-    the initial running count, the suit counts over all their values (:data:`SUIT_TOP`), at most :data:`MAX_BUCKETS`.  Raises
-    :class:`CountError` for a resolution out of range."""
+    the initial running count, the suit counts over all their values (:data:`SUIT_TOP`), at
+    most :data:`MAX_BUCKETS`.  Raises :class:`CountError` for a resolution out of range."""
     if not 1 <= resolution <= MAX_RESOLUTION:
         raise CountError(f"resolution must be 1..{MAX_RESOLUTION} buckets a unit, got {resolution}")
     mode = count.index_mode
