@@ -586,7 +586,7 @@ fl_status fl_evaluate_hands(const uint8_t *cards, size_t n_hands, size_t max_car
  * change alters any figure (to the bit), so that a figure cached on disk under the old
  * version (feltlab simulate's exact check) is computed again.
  */
-#define FL_ANALYZER_VERSION 1
+#define FL_ANALYZER_VERSION 2
 #define FL_AN_MIN_CARDS 26
 #define FL_AN_MAX_CARDS 4096
 #define FL_AN_TABLE 0

@@ -160,6 +160,24 @@ static void ctx_free(an_ctx *c) {
     free(c->cache.dist);
 }
 
+/* the strategy's action for the deal (pair value index a, up card index u) at node nd */
+static int choose_action(const an_ctx *c, const an_node *nd, int a, int u, const int *allowed,
+                         const double *unc) {
+    const fl_analyzer_rules *r = c->r;
+    int act = FL_AN_STAND;
+    if (r->strategy != FL_AN_TABLE) {
+        for (int k = 1; k < FL_AN_ACTIONS; k++)
+            if (allowed[k] && unc[k] > unc[act]) act = k;
+        return act;
+    }
+    int soft, t = node_total(nd, &soft);
+    int ta = table_action(c, nd);
+    if (allowed[FL_AN_SPLIT] && r->pair[a][u + 1]) return FL_AN_SPLIT;
+    if (allowed[FL_AN_SURRENDER] && !soft && r->surr[t][u + 1]) return FL_AN_SURRENDER;
+    if (ta >= FL_ACT_DOUBLE_ELSE_HIT && allowed[FL_AN_DOUBLE]) return FL_AN_DOUBLE;
+    return (ta == FL_ACT_HIT || ta == FL_ACT_DOUBLE_ELSE_HIT) && t < 21 ? FL_AN_HIT : FL_AN_STAND;
+}
+
 /* every deal against up card value index u: the out fields of u and pt's sums */
 static fl_status analyze_up(an_ctx *c, int u, const int32_t *S, int32_t NS, an_part *pt,
                             fl_analysis *out) {
@@ -190,7 +208,7 @@ static fl_status analyze_up(an_ctx *c, int u, const int32_t *S, int32_t NS, an_p
         return FL_ERR_RANGE;
     }
     double split_cache[NV], split_net[NV][FL_AN_SPLIT_NETS], split_net_approx[NV];
-    int split_done[NV] = {0}, split_approx[NV] = {0}, split_net_done[NV] = {0};
+    int split_done[NV] = {0}, split_approx[NV] = {0}, split_net_done[NV] = {0}, ab_done[NV] = {0};
     for (int a = 0; a < NV; a++)
         for (int b = a; b < NV; b++) {
             int hi = hand_index(a, b);
@@ -254,34 +272,42 @@ static fl_status analyze_up(an_ctx *c, int u, const int32_t *S, int32_t NS, an_p
                 cond[FL_AN_SURRENDER] = -0.5;
                 allowed[FL_AN_SURRENDER] = r->surrender != FL_SURRENDER_NONE;
                 double unc[FL_AN_ACTIONS];
-                for (int k = 0; k < FL_AN_ACTIONS; k++) {
-                    if (!allowed[k]) continue;
-                    if (r->peek)
-                        unc[k] = (1.0 - q) * cond[k] - q;
-                    else
-                        unc[k] = cond[k];
-                    if (k == FL_AN_SURRENDER)
-                        unc[k] = r->surrender == FL_SURRENDER_EARLY ? -0.5
-                                                                    : -0.5 * (1.0 - q) - q;
-                    out->action_ev[hi][u][k] = unc[k];
-                }
                 int act = FL_AN_STAND;
-                if (r->strategy != FL_AN_TABLE) {
-                    for (int k = 1; k < FL_AN_ACTIONS; k++)
-                        if (allowed[k] && unc[k] > unc[act]) act = k;
-                } else {
-                    int soft, t = node_total(nd, &soft);
-                    int ta = table_action(c, nd);
-                    if (allowed[FL_AN_SPLIT] && r->pair[a][u + 1])
-                        act = FL_AN_SPLIT;
-                    else if (allowed[FL_AN_SURRENDER] && !soft && r->surr[t][u + 1])
-                        act = FL_AN_SURRENDER;
-                    else if (ta >= FL_ACT_DOUBLE_ELSE_HIT && allowed[FL_AN_DOUBLE])
-                        act = FL_AN_DOUBLE;
-                    else
-                        act = (ta == FL_ACT_HIT || ta == FL_ACT_DOUBLE_ELSE_HIT) && t < 21
-                                  ? FL_AN_HIT
-                                  : FL_AN_STAND;
+                for (;;) {
+                    for (int k = 0; k < FL_AN_ACTIONS; k++) {
+                        if (!allowed[k]) continue;
+                        if (r->peek)
+                            unc[k] = (1.0 - q) * cond[k] - q;
+                        else
+                            unc[k] = cond[k];
+                        if (k == FL_AN_SURRENDER)
+                            unc[k] = r->surrender == FL_SURRENDER_EARLY ? -0.5
+                                                                        : -0.5 * (1.0 - q) - q;
+                        out->action_ev[hi][u][k] = unc[k];
+                    }
+                    act = choose_action(c, nd, a, u, allowed, unc);
+                    /* the all-bust term: under "original" it only lowers the split's value
+                     * (the stakes lost exceed the one unit counted), so it is needed where
+                     * the split is played; under "original and busted" it raises it, so it
+                     * is needed wherever a split is allowed */
+                    if (!allowed[FL_AN_SPLIT] || ab_done[a] || !split_needs_all_bust(c) ||
+                        (act != FL_AN_SPLIT && r->enhc_takes != FL_TAKES_ORIGINAL_AND_BUSTED))
+                        break;
+                    /* ... unless the term cannot make it the better play: it is at most the
+                     * chance that the card after the box's is a blackjack card, comp_bj / N
+                     * (the share of those cards left is a martingale: optional stopping) */
+                    if (act != FL_AN_SPLIT &&
+                        unc[act] >= unc[FL_AN_SPLIT] + (double)(c->s0[c->bj_x] -
+                                                                (a == c->bj_x ? 2 : 0)) /
+                                                           (c->n0 - 2))
+                        break;
+                    c->last_split_approx = 0;
+                    split_cache[a] += split_all_bust(
+                        c, a,
+                        act == FL_AN_SPLIT ? FL_AN_ALL_BUST_BUDGET : FL_AN_ALL_BUST_BUDGET_UNPLAYED);
+                    split_approx[a] = c->last_split_approx;
+                    ab_done[a] = 1;
+                    cond[FL_AN_SPLIT] = split_cache[a];
                 }
                 out->action[hi][u] = (uint8_t)act;
                 value = unc[act];
