@@ -165,7 +165,10 @@ class Analysis:
     part of ``ev``; ``p_split_approx``: the probability of the deals whose split value under
     no hole card ("original", "original and busted") leaves out the exact term for every
     split hand busting before the dealer's blackjack shows (too many busting plays to
-    enumerate within the analyzer's budget; 0 means ``ev`` is exact).  With
+    enumerate within the analyzer's budget; 0 means ``ev`` is exact).  The term is computed
+    for every split played; a split not played under "original" leaves it out of its
+    ``action_ev`` (the term only lowers it: an upper bound), as does one under "original and
+    busted" proven not to be the better play by the term's bound.  With
     ``AnalyzerRules.split_dist``: ``split_net`` (17,) the probability of a split round ending
     at net -8..+8 units (index ``net + SPLIT_NET0``; sums to ``p_split``), exact by
     enumeration of every split round (native/src/analyzer_dist.c) except

@@ -46,8 +46,12 @@
  * "original", only when no blackjack shows), and the event where every split
  * hand busts first (the dealer then takes no second card: every wager lost
  * whole) is enumerated exactly over the hands' busting plays (all_bust_
- * correction).  A split with too many busting plays for the budget keeps the
- * one-unit count and is reported in fl_analysis.p_split_approx.
+ * correction), for every split that is played.  A split not played needs it under
+ * "original" never (the stakes lost exceed the one unit counted: it only lowers the split)
+ * and under "original and busted" only where the split's value plus the term's bound, the
+ * share of blackjack cards left (a martingale: optional stopping), reaches the play chosen.
+ * A split with too many busting plays for the budget (FL_AN_ALL_BUST_BUDGET, smaller for a
+ * split not played) keeps the one-unit count and is reported in fl_analysis.p_split_approx.
  *
  * Post-split play: CDZ- reuses the pre-split decisions; CDP1 and CDP (E. Farmer's terms)
  * take, in split_value, the best of standing, hitting and doubling for the shoe less the up

@@ -13,10 +13,13 @@ exactly this figure.  Matches Farmer's analyzer v7.6 to 1e-6 percentage points
 No hole card: exact for every settlement.  Under "original" and "original and busted" a
 split box loses one unit to a dealer blackjack unless every split hand has busted first (the
 dealer then takes no second card and the busted wagers are lost whole); that joint event is
-enumerated exactly over the hands' busting plays.  A split whose busting plays are too many
-for the analyzer's budget (small pairs split four ways) is left without that term, and
-``Analysis.p_split_approx`` (the sheet's ``note``) gives the probability of such deals,
-and the sheet's house edge is then labelled "approximate".
+enumerated exactly over the hands' busting plays, for every split that is played (analyzer
+version 2, issue 41: nz split to 4 is exact).  A split not played needs no term under
+"original" (it only lowers the split's value); under "original and busted" one whose value
+plus the term's bound (the share of blackjack cards left) stays below the play chosen needs
+none either, and one that does, with too many busting plays for the smaller budget of a split
+not played, is left without it: ``Analysis.p_split_approx`` (the sheet's ``note``) gives the
+probability of such deals, and the sheet's house edge is then labelled "approximate".
 
 The net result's distribution (the SD, skewness, every outcome's probability) is computed,
 never simulated: unsplit rounds from the analyzer's hand distributions, split rounds by
