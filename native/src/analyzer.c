@@ -301,7 +301,7 @@ static fl_status analyze_up(an_ctx *c, int u, const int32_t *S, int32_t NS, an_p
                      * chance that the card after the box's is a blackjack card, comp_bj / N
                      * (the share of those cards left is a martingale: optional stopping) */
                     if (act != FL_AN_SPLIT &&
-                        unc[act] >= unc[FL_AN_SPLIT] + (double)(c->s0[c->bj_x] -
+                        unc[act] > unc[FL_AN_SPLIT] + (double)(c->s0[c->bj_x] -
                                                                 (a == c->bj_x ? 2 : 0)) /
                                                            (c->n0 - 2))
                         break;
