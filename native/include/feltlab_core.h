@@ -635,6 +635,9 @@ typedef struct {
  * -8..+8 units (exact: analyzer_dist.c; split_net sums to p_split), and
  * p_split_dist_approx the probability of the re-split rounds (3-4 hands) whose
  * distribution is approximated because their enumeration exceeds its budget.
+ * ev_approx_bound: a bound on ev's error from the splits in p_split_approx, by the all-bust
+ * term's bound (the share of blackjack cards left, times the stakes past one unit under
+ * "original"; for a split not played, what it could gain over the play chosen).
  */
 typedef struct {
     double ev;
@@ -642,6 +645,7 @@ typedef struct {
     double p_split;
     double ev_split;
     double p_split_approx; /* splits whose all-bust term (no hole card) was left out */
+    double ev_approx_bound; /* |ev - the exact ev| is at most this (0 when p_split_approx is) */
     double split_net[17]; /* FL_AN_SPLIT_NETS: split rounds by net -8..+8 (split_dist) */
     double p_split_dist_approx; /* re-split rounds whose distribution is approximated */
     double p_total;

@@ -97,7 +97,7 @@ static int hand_index(int a, int b) { /* a <= b value indexes 0..9 */
 
 /* one up card's share of the round's sums, added up in up-card order whatever the threads */
 typedef struct {
-    double ev, p_total, net_dist[7], p_split, ev_split, p_split_approx;
+    double ev, p_total, net_dist[7], p_split, ev_split, p_split_approx, ev_approx_bound;
     double split_net[FL_AN_SPLIT_NETS], p_split_dist_approx;
     fl_status status;
 } an_part;
@@ -317,9 +317,17 @@ static fl_status analyze_up(an_ctx *c, int u, const int32_t *S, int32_t NS, an_p
                 value = unc[act];
                 /* an all-bust term left out under "original and busted" raises the
                  * split's value: a split not chosen is then not proven either */
+                /* the all-bust term is at most the share of blackjack cards left (the
+                 * chance the card after the box's is one: optional stopping) */
+                double ab_top = split_approx[a] ? (double)(c->s0[c->bj_x] - (a == c->bj_x ? 2 : 0)) /
+                                                      (c->n0 - 2)
+                                                : 0.0;
                 if (allowed[FL_AN_SPLIT] && split_approx[a] && act != FL_AN_SPLIT &&
-                    r->enhc_takes == FL_TAKES_ORIGINAL_AND_BUSTED)
+                    r->enhc_takes == FL_TAKES_ORIGINAL_AND_BUSTED) {
                     pt->p_split_approx += r->peek ? pr * (1.0 - q) : pr;
+                    double gain = unc[FL_AN_SPLIT] + ab_top - unc[act];
+                    pt->ev_approx_bound += pr * (gain > 0.0 ? gain : 0.0);
+                }
                 /* the round's net distribution (split rounds: mass and value only) */
                 double m = r->peek ? pr * (1.0 - q) : pr; /* conditioned part */
                 if (r->peek) net[1] += pr * q;
@@ -344,7 +352,13 @@ static fl_status analyze_up(an_ctx *c, int u, const int32_t *S, int32_t NS, an_p
                 } else {
                     pt->p_split += m;
                     pt->ev_split += m * cond[FL_AN_SPLIT];
-                    if (split_approx[a]) pt->p_split_approx += m;
+                    if (split_approx[a]) {
+                        /* "original": the term costs the stakes past the one unit, at most
+                         * 7 units on the event; "original and busted": it is the event */
+                        pt->p_split_approx += m;
+                        pt->ev_approx_bound +=
+                            m * ab_top * (r->enhc_takes == FL_TAKES_ORIGINAL ? 7.0 : 1.0);
+                    }
                     if (r->split_dist) {
                         if (!split_net_done[a]) {
                             split_distribution(c, a, split_cache[a], !split_approx[a], split_net[a],
@@ -504,6 +518,7 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
         out->p_split += pt->p_split;
         out->ev_split += pt->ev_split;
         out->p_split_approx += pt->p_split_approx;
+        out->ev_approx_bound += pt->ev_approx_bound;
         for (int k = 0; k < FL_AN_SPLIT_NETS; k++) out->split_net[k] += pt->split_net[k];
         out->p_split_dist_approx += pt->p_split_dist_approx;
     }

@@ -273,8 +273,9 @@ def main_par_sheet(rules: Rules, strategy: str = "cdz") -> MainParSheet:
         note = (note + "; " if note else "") + (
             f"approximate term: deals of probability {a.p_split_approx:.2e} split with the "
             "every-hand-busts-before-the-dealer's-blackjack term left out (too many busting "
-            f"plays): that term is at most the box's 8 units on those deals, so the house "
-            f"edge is within {800 * a.p_split_approx:.2e} pp"
+            "plays): that term is at most the share of blackjack cards left (7 units on it "
+            "under 'original'), and a split not played errs only by what it could gain over "
+            f"the play chosen, so the house edge is within {100 * a.ev_approx_bound:.2e} pp"
         )
     mean = sum(k * v for k, v in dist.items())
     var = sum((k - mean) ** 2 * v for k, v in dist.items())
