@@ -168,7 +168,13 @@ class Analysis:
     part of ``ev``; ``p_split_approx``: the probability of the deals whose split value under
     no hole card ("original", "original and busted") leaves out the exact term for every
     split hand busting before the dealer's blackjack shows (too many busting plays to
-    enumerate within the analyzer's budget; 0 means ``ev`` is exact).  With
+    enumerate within the analyzer's budget; 0 means ``ev`` is exact).  The term is computed
+    for every split played; a split not played under "original" leaves it out of its
+    ``action_ev`` (the term only lowers it: an upper bound), as does one under "original and
+    busted" proven not to be the better play by the term's bound.  ``ev_approx_bound``: a
+    bound on ``ev``'s error from those deals (the term is at most the share of blackjack
+    cards left; under "original" it costs at most 7 units on that event; a split not played
+    errs only by what it could gain over the play chosen); 0 with ``p_split_approx``.  With
     ``AnalyzerRules.split_dist``: ``split_net`` (17,) the probability of a split round ending
     at net -8..+8 units (index ``net + SPLIT_NET0``; sums to ``p_split``), exact by
     enumeration of every split round (native/src/analyzer_dist.c) except
@@ -183,6 +189,7 @@ class Analysis:
     p_split: float
     ev_split: float
     p_split_approx: float
+    ev_approx_bound: float
     split_net: npt.NDArray[np.float64]
     p_split_dist_approx: float
     prob: npt.NDArray[np.float64]
@@ -276,6 +283,7 @@ def analyze(rules: AnalyzerRules) -> Analysis:
         p_split=float(out.p_split),
         ev_split=float(out.ev_split),
         p_split_approx=float(out.p_split_approx),
+        ev_approx_bound=float(out.ev_approx_bound),
         split_net=np.array(list(out.split_net), dtype=np.float64),
         p_split_dist_approx=float(out.p_split_dist_approx),
         prob=_array(out.prob, (55, 10), np.float64),

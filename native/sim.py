@@ -414,6 +414,7 @@ COUNT_TRUE: int = lib.FL_COUNT_TRUE
 COUNT_RUNNING: int = lib.FL_COUNT_RUNNING
 COUNT_WINDOW: int = lib.FL_COUNT_WINDOW
 COUNT_SUIT: int = lib.FL_COUNT_SUIT
+COUNT_SUIT_RANGE: int = lib.FL_COUNT_SUIT_RANGE
 COUNT_MAX_BUCKETS: int = lib.FL_COUNT_MAX_BUCKETS
 COUNT_MAX_RESOLUTION: int = lib.FL_COUNT_MAX_RESOLUTION
 COUNT_MAX_TAG: int = lib.FL_COUNT_MAX_TAG
@@ -428,8 +429,10 @@ class CountSpec:
     """A card count as the C simulator buckets it (``fl_count``, native/include/
     feltlab_core.h): ``tags`` the 52 tags of the card codes (rank * 4 + suit); ``mode`` one of
     :data:`COUNT_TRUE` (running count per deck remaining), :data:`COUNT_RUNNING`,
-    :data:`COUNT_WINDOW` (the last ``window`` cards seen) or :data:`COUNT_SUIT` (suit
-    imbalance per deck remaining; tags unused).  A round falls in bucket
+    :data:`COUNT_WINDOW` (the last ``window`` cards seen), :data:`COUNT_SUIT` (the
+    richest suit's excess over its share per deck remaining) or :data:`COUNT_SUIT_RANGE`
+    (E. Jacobson's: the most abundant suit less the least abundant, per deck remaining; both
+    suit counts leave the tags unused).  A round falls in bucket
     ``clamp(floor(count * resolution) - lowest, 0, n_buckets - 1)``."""
 
     tags: tuple[int, ...]
@@ -503,7 +506,7 @@ def simulate_counted(
     k = ffi.new("fl_count *")
     for i, t in enumerate(count.tags):
         k.tags[i] = as_int(t, "tag", -COUNT_MAX_TAG, COUNT_MAX_TAG)
-    k.mode = as_int(count.mode, "count mode", 0, COUNT_SUIT)
+    k.mode = as_int(count.mode, "count mode", 0, COUNT_SUIT_RANGE)
     k.window = as_int(count.window, "window", 0, 8 * 52)
     if count.mode == COUNT_WINDOW and count.window < 1:
         raise ValueError("a window count needs window >= 1 card")

@@ -462,13 +462,17 @@ fl_status fl_simulate_tally_out(fl_rng *rng, const fl_sim_rules *rules, size_t n
  *   FL_COUNT_RUNNING: the running count itself.
  *   FL_COUNT_WINDOW: the sum of the tags of the last `window` cards seen (fewer at the start):
  *     a continuous shuffler's count of the cards fed back (S. How, the ShuffleMaster 126).
- *   FL_COUNT_SUIT: suit imbalance per deck remaining, the largest over the suits s of
- *     (52 * unseen_s - 13 * unseen) / unseen (tags unused): a flush bet's count.
+ *   FL_COUNT_SUIT: the richest suit's excess per deck remaining, the largest over the suits
+ *     s of (52 * unseen_s - 13 * unseen) / unseen (tags unused): a flush bet's count.
+ *   FL_COUNT_SUIT_RANGE: E. Jacobson's suit count, the most abundant suit less the least
+ *     abundant among the unseen cards, per deck remaining: 52 * (max_s unseen_s - min_s
+ *     unseen_s) / unseen (tags unused).
  */
 #define FL_COUNT_TRUE 0
 #define FL_COUNT_RUNNING 1
 #define FL_COUNT_WINDOW 2
 #define FL_COUNT_SUIT 3
+#define FL_COUNT_SUIT_RANGE 4
 #define FL_COUNT_MAX_BUCKETS 256
 #define FL_COUNT_MAX_RESOLUTION 64
 #define FL_COUNT_MAX_TAG 1000 /* |tag| bound: a running count stays far inside int32 */
@@ -582,7 +586,7 @@ fl_status fl_evaluate_hands(const uint8_t *cards, size_t n_hands, size_t max_car
  * change alters any figure (to the bit), so that a figure cached on disk under the old
  * version (feltlab simulate's exact check) is computed again.
  */
-#define FL_ANALYZER_VERSION 1
+#define FL_ANALYZER_VERSION 2
 #define FL_AN_MIN_CARDS 26
 #define FL_AN_MAX_CARDS 4096
 #define FL_AN_TABLE 0
@@ -631,6 +635,9 @@ typedef struct {
  * -8..+8 units (exact: analyzer_dist.c; split_net sums to p_split), and
  * p_split_dist_approx the probability of the re-split rounds (3-4 hands) whose
  * distribution is approximated because their enumeration exceeds its budget.
+ * ev_approx_bound: a bound on ev's error from the splits in p_split_approx, by the all-bust
+ * term's bound (the share of blackjack cards left, times the stakes past one unit under
+ * "original"; for a split not played, what it could gain over the play chosen).
  */
 typedef struct {
     double ev;
@@ -638,6 +645,7 @@ typedef struct {
     double p_split;
     double ev_split;
     double p_split_approx; /* splits whose all-bust term (no hole card) was left out */
+    double ev_approx_bound; /* |ev - the exact ev| is at most this (0 when p_split_approx is) */
     double split_net[17]; /* FL_AN_SPLIT_NETS: split rounds by net -8..+8 (split_dist) */
     double p_split_dist_approx; /* re-split rounds whose distribution is approximated */
     double p_total;

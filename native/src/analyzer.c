@@ -46,8 +46,12 @@
  * "original", only when no blackjack shows), and the event where every split
  * hand busts first (the dealer then takes no second card: every wager lost
  * whole) is enumerated exactly over the hands' busting plays (all_bust_
- * correction).  A split with too many busting plays for the budget keeps the
- * one-unit count and is reported in fl_analysis.p_split_approx.
+ * correction), for every split that is played.  A split not played needs it under
+ * "original" never (the stakes lost exceed the one unit counted: it only lowers the split)
+ * and under "original and busted" only where the split's value plus the term's bound, the
+ * share of blackjack cards left (a martingale: optional stopping), reaches the play chosen.
+ * A split with too many busting plays for the budget (FL_AN_ALL_BUST_BUDGET, smaller for a
+ * split not played) keeps the one-unit count and is reported in fl_analysis.p_split_approx.
  *
  * Post-split play: CDZ- reuses the pre-split decisions; CDP1 and CDP (E. Farmer's terms)
  * take, in split_value, the best of standing, hitting and doubling for the shoe less the up
@@ -93,7 +97,7 @@ static int hand_index(int a, int b) { /* a <= b value indexes 0..9 */
 
 /* one up card's share of the round's sums, added up in up-card order whatever the threads */
 typedef struct {
-    double ev, p_total, net_dist[7], p_split, ev_split, p_split_approx;
+    double ev, p_total, net_dist[7], p_split, ev_split, p_split_approx, ev_approx_bound;
     double split_net[FL_AN_SPLIT_NETS], p_split_dist_approx;
     fl_status status;
 } an_part;
@@ -160,6 +164,24 @@ static void ctx_free(an_ctx *c) {
     free(c->cache.dist);
 }
 
+/* the strategy's action for the deal (pair value index a, up card index u) at node nd */
+static int choose_action(const an_ctx *c, const an_node *nd, int a, int u, const int *allowed,
+                         const double *unc) {
+    const fl_analyzer_rules *r = c->r;
+    int act = FL_AN_STAND;
+    if (r->strategy != FL_AN_TABLE) {
+        for (int k = 1; k < FL_AN_ACTIONS; k++)
+            if (allowed[k] && unc[k] > unc[act]) act = k;
+        return act;
+    }
+    int soft, t = node_total(nd, &soft);
+    int ta = table_action(c, nd);
+    if (allowed[FL_AN_SPLIT] && r->pair[a][u + 1]) return FL_AN_SPLIT;
+    if (allowed[FL_AN_SURRENDER] && !soft && r->surr[t][u + 1]) return FL_AN_SURRENDER;
+    if (ta >= FL_ACT_DOUBLE_ELSE_HIT && allowed[FL_AN_DOUBLE]) return FL_AN_DOUBLE;
+    return (ta == FL_ACT_HIT || ta == FL_ACT_DOUBLE_ELSE_HIT) && t < 21 ? FL_AN_HIT : FL_AN_STAND;
+}
+
 /* every deal against up card value index u: the out fields of u and pt's sums */
 static fl_status analyze_up(an_ctx *c, int u, const int32_t *S, int32_t NS, an_part *pt,
                             fl_analysis *out) {
@@ -190,7 +212,7 @@ static fl_status analyze_up(an_ctx *c, int u, const int32_t *S, int32_t NS, an_p
         return FL_ERR_RANGE;
     }
     double split_cache[NV], split_net[NV][FL_AN_SPLIT_NETS], split_net_approx[NV];
-    int split_done[NV] = {0}, split_approx[NV] = {0}, split_net_done[NV] = {0};
+    int split_done[NV] = {0}, split_approx[NV] = {0}, split_net_done[NV] = {0}, ab_done[NV] = {0};
     for (int a = 0; a < NV; a++)
         for (int b = a; b < NV; b++) {
             int hi = hand_index(a, b);
@@ -254,42 +276,58 @@ static fl_status analyze_up(an_ctx *c, int u, const int32_t *S, int32_t NS, an_p
                 cond[FL_AN_SURRENDER] = -0.5;
                 allowed[FL_AN_SURRENDER] = r->surrender != FL_SURRENDER_NONE;
                 double unc[FL_AN_ACTIONS];
-                for (int k = 0; k < FL_AN_ACTIONS; k++) {
-                    if (!allowed[k]) continue;
-                    if (r->peek)
-                        unc[k] = (1.0 - q) * cond[k] - q;
-                    else
-                        unc[k] = cond[k];
-                    if (k == FL_AN_SURRENDER)
-                        unc[k] = r->surrender == FL_SURRENDER_EARLY ? -0.5
-                                                                    : -0.5 * (1.0 - q) - q;
-                    out->action_ev[hi][u][k] = unc[k];
-                }
                 int act = FL_AN_STAND;
-                if (r->strategy != FL_AN_TABLE) {
-                    for (int k = 1; k < FL_AN_ACTIONS; k++)
-                        if (allowed[k] && unc[k] > unc[act]) act = k;
-                } else {
-                    int soft, t = node_total(nd, &soft);
-                    int ta = table_action(c, nd);
-                    if (allowed[FL_AN_SPLIT] && r->pair[a][u + 1])
-                        act = FL_AN_SPLIT;
-                    else if (allowed[FL_AN_SURRENDER] && !soft && r->surr[t][u + 1])
-                        act = FL_AN_SURRENDER;
-                    else if (ta >= FL_ACT_DOUBLE_ELSE_HIT && allowed[FL_AN_DOUBLE])
-                        act = FL_AN_DOUBLE;
-                    else
-                        act = (ta == FL_ACT_HIT || ta == FL_ACT_DOUBLE_ELSE_HIT) && t < 21
-                                  ? FL_AN_HIT
-                                  : FL_AN_STAND;
+                for (;;) {
+                    for (int k = 0; k < FL_AN_ACTIONS; k++) {
+                        if (!allowed[k]) continue;
+                        if (r->peek)
+                            unc[k] = (1.0 - q) * cond[k] - q;
+                        else
+                            unc[k] = cond[k];
+                        if (k == FL_AN_SURRENDER)
+                            unc[k] = r->surrender == FL_SURRENDER_EARLY ? -0.5
+                                                                        : -0.5 * (1.0 - q) - q;
+                        out->action_ev[hi][u][k] = unc[k];
+                    }
+                    act = choose_action(c, nd, a, u, allowed, unc);
+                    /* the all-bust term: under "original" it only lowers the split's value
+                     * (the stakes lost exceed the one unit counted), so it is needed where
+                     * the split is played; under "original and busted" it raises it, so it
+                     * is needed wherever a split is allowed */
+                    if (!allowed[FL_AN_SPLIT] || ab_done[a] || !split_needs_all_bust(c) ||
+                        (act != FL_AN_SPLIT && r->enhc_takes != FL_TAKES_ORIGINAL_AND_BUSTED))
+                        break;
+                    /* ... unless the term cannot make it the better play: it is at most the
+                     * chance that the card after the box's is a blackjack card, comp_bj / N
+                     * (the share of those cards left is a martingale: optional stopping) */
+                    if (act != FL_AN_SPLIT &&
+                        unc[act] > unc[FL_AN_SPLIT] + (double)(c->s0[c->bj_x] -
+                                                                (a == c->bj_x ? 2 : 0)) /
+                                                           (c->n0 - 2))
+                        break;
+                    c->last_split_approx = 0;
+                    split_cache[a] += split_all_bust(
+                        c, a,
+                        act == FL_AN_SPLIT ? FL_AN_ALL_BUST_BUDGET : FL_AN_ALL_BUST_BUDGET_UNPLAYED);
+                    split_approx[a] = c->last_split_approx;
+                    ab_done[a] = 1;
+                    cond[FL_AN_SPLIT] = split_cache[a];
                 }
                 out->action[hi][u] = (uint8_t)act;
                 value = unc[act];
                 /* an all-bust term left out under "original and busted" raises the
                  * split's value: a split not chosen is then not proven either */
+                /* the all-bust term is at most the share of blackjack cards left (the
+                 * chance the card after the box's is one: optional stopping) */
+                double ab_top = split_approx[a] ? (double)(c->s0[c->bj_x] - (a == c->bj_x ? 2 : 0)) /
+                                                      (c->n0 - 2)
+                                                : 0.0;
                 if (allowed[FL_AN_SPLIT] && split_approx[a] && act != FL_AN_SPLIT &&
-                    r->enhc_takes == FL_TAKES_ORIGINAL_AND_BUSTED)
+                    r->enhc_takes == FL_TAKES_ORIGINAL_AND_BUSTED) {
                     pt->p_split_approx += r->peek ? pr * (1.0 - q) : pr;
+                    double gain = unc[FL_AN_SPLIT] + ab_top - unc[act];
+                    pt->ev_approx_bound += pr * (gain > 0.0 ? gain : 0.0);
+                }
                 /* the round's net distribution (split rounds: mass and value only) */
                 double m = r->peek ? pr * (1.0 - q) : pr; /* conditioned part */
                 if (r->peek) net[1] += pr * q;
@@ -314,7 +352,13 @@ static fl_status analyze_up(an_ctx *c, int u, const int32_t *S, int32_t NS, an_p
                 } else {
                     pt->p_split += m;
                     pt->ev_split += m * cond[FL_AN_SPLIT];
-                    if (split_approx[a]) pt->p_split_approx += m;
+                    if (split_approx[a]) {
+                        /* "original": the term costs the stakes past the one unit, at most
+                         * 7 units on the event; "original and busted": it is the event */
+                        pt->p_split_approx += m;
+                        pt->ev_approx_bound +=
+                            m * ab_top * (r->enhc_takes == FL_TAKES_ORIGINAL ? 7.0 : 1.0);
+                    }
                     if (r->split_dist) {
                         if (!split_net_done[a]) {
                             split_distribution(c, a, split_cache[a], !split_approx[a], split_net[a],
@@ -474,6 +518,7 @@ fl_status fl_analyze(const fl_analyzer_rules *r, fl_analysis *out) {
         out->p_split += pt->p_split;
         out->ev_split += pt->ev_split;
         out->p_split_approx += pt->p_split_approx;
+        out->ev_approx_bound += pt->ev_approx_bound;
         for (int k = 0; k < FL_AN_SPLIT_NETS; k++) out->split_net[k] += pt->split_net[k];
         out->p_split_dist_approx += pt->p_split_dist_approx;
     }

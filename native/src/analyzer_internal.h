@@ -16,7 +16,10 @@
 #define MAXK 10
 #define NODE_DEPTH 32 /* more cards than any dealer's or hand's draw */
 #define DHASH_SIZE 4096u
-#define FL_AN_ALL_BUST_BUDGET 2000000L
+/* busting plays weighed in the all-bust term of a split played / of one not played (under
+ * "original and busted", where the term could make it the better play) */
+#define FL_AN_ALL_BUST_BUDGET 150000000L
+#define FL_AN_ALL_BUST_BUDGET_UNPLAYED 2000000L
 #define AN_LANES 8 /* compositions in one lane-parallel dealer pass */
 
 typedef struct {
@@ -89,7 +92,7 @@ typedef struct {
     uint8_t *pdec;    /* CDP1 and CDP: the optimal split-hand play at k = 2, by node */
     int32_t *pstamp;  /* pdec valid where pstamp == cur_pstamp (one pair, one up card) */
     int32_t cur_pstamp;
-    long ab_budget; /* calls left for the all-bust enumeration of one split */
+    long ab_budget; /* busting plays left to weigh in the all-bust enumeration of a split */
     int ab_failed;  /* the enumeration ran out of budget: correction not added */
     int last_split_approx;
     int split_p;  /* pair value index */
@@ -193,7 +196,14 @@ void cache_reset(an_cache *ca);
 void main_pass(an_ctx *c);
 
 /* analyzer_split.c */
+/* the split's value without the all-bust term (split_all_bust), which is added only where
+ * split_needs_all_bust: no hole card, a dealer blackjack taking the original wager (and the
+ * busted ones), a blackjack possible under the up card */
 double split_ev(an_ctx *c, int P);
+int split_needs_all_bust(const an_ctx *c);
+/* the all-bust term of a split of pair value index P; c->last_split_approx set when its
+ * enumeration weighed more than `budget` busting plays (0 returned) */
+double split_all_bust(an_ctx *c, int P, long budget);
 /* a split hand's play (split_action) */
 enum { SPLIT_STAND = 0, SPLIT_HIT = 1, SPLIT_DOUBLE = 2 };
 int split_action(const an_ctx *c, int i);

@@ -48,17 +48,18 @@ int split_action(const an_ctx *c, int i) {
     return (act == FL_ACT_HIT || act == FL_ACT_DOUBLE_ELSE_HIT) ? SPLIT_HIT : SPLIT_STAND;
 }
 
-#define AB_MEMO_BITS 16
+#define AB_MEMO_BITS 20
 #define AB_MEMO_SIZE (1u << AB_MEMO_BITS)
 #define AB_LIST_CAP 8192
 
 /* one way a split hand busts: the cards it drew after its pair card (the multiset, the
  * second card first in `second`), its stake, and how many orders of those cards the
- * strategy plays to that bust */
+ * strategy plays to that bust; ns values sv drawn sm times each: m's support */
 typedef struct {
     uint8_t m[NV];
     uint8_t n, second, stake;
     double ways;
+    uint8_t ns, sv[NV], sm[NV];
 } ab_bust;
 
 typedef struct {
@@ -70,6 +71,8 @@ typedef struct {
     ab_bust *list;
     int nlist;
     int overflow;
+    int most[NV]; /* the most cards of each value one busting play draws */
+    int most_n;   /* the most cards one busting play draws */
 } ab_args;
 
 static void ab_add(ab_args *g, const uint8_t *m, int n, int second, int stake, double ways) {
@@ -90,6 +93,14 @@ static void ab_add(ab_args *g, const uint8_t *m, int n, int second, int stake, d
     b->second = (uint8_t)second;
     b->stake = (uint8_t)stake;
     b->ways = ways;
+    b->ns = 0;
+    for (int v = 0; v < NV; v++)
+        if (m[v]) {
+            b->sv[b->ns] = (uint8_t)v;
+            b->sm[b->ns++] = m[v];
+            if (m[v] > g->most[v]) g->most[v] = m[v];
+        }
+    if (n > g->most_n) g->most_n = n;
 }
 
 /* every busting play of a split hand from node i; m: the cards drawn so far */
@@ -112,21 +123,41 @@ static void ab_collect(an_ctx *c, ab_args *g, int i, uint8_t *m, int n, int seco
     }
 }
 
-/* probability of drawing the multiset m (in one given order) from comp */
-static double ab_draw(const int32_t *comp, int32_t N, const uint8_t *m, int n) {
-    double p = 1.0;
-    int k = 0;
-    for (int v = 0; v < NV; v++)
-        for (int t = 0; t < m[v]; t++) {
-            int32_t left = comp[v] - t;
-            if (left <= 0) return 0.0;
-            p *= (double)left / (double)(N - k);
-            k++;
+/* the probability of one given order of a busting play's cards off one composition, by
+ * tables: ff[v][k] = c_v (c_v - 1) .. (c_v - k + 1) (0 past c_v), ip[k] = 1 / (N (N - 1) ..
+ * (N - k + 1)) */
+typedef struct {
+    double ff[NV][NODE_DEPTH];
+    double ip[NODE_DEPTH];
+} ab_draw_t;
+
+static void ab_prep(const ab_args *g, ab_draw_t *t, const int32_t *comp, int32_t N) {
+    for (int v = 0; v < NV; v++) {
+        double f = 1.0;
+        t->ff[v][0] = 1.0;
+        for (int k = 1; k <= g->most[v]; k++) {
+            int32_t left = comp[v] - (k - 1);
+            f *= left > 0 ? (double)left : 0.0;
+            t->ff[v][k] = f;
         }
-    (void)n;
+    }
+    double f = 1.0;
+    t->ip[0] = 1.0;
+    for (int k = 1; k <= g->most_n; k++) {
+        f *= N - (k - 1) > 0 ? 1.0 / (double)(N - (k - 1)) : 0.0;
+        t->ip[k] = f;
+    }
+}
+
+static inline double ab_draw(const ab_draw_t *t, const ab_bust *b) {
+    double p = t->ip[b->n];
+    for (int i = 0; i < b->ns; i++) p *= t->ff[b->sv[i]][b->sm[i]];
     return p;
 }
 
+/* the probability that the `pend` hands still to play (h hands so far) all bust and the
+ * dealer's next card makes a blackjack, off comp (N cards); *stakes gains the expectation of
+ * those hands' stakes on that event.  Memoised by the cards removed since the split. */
 static double ab_next(an_ctx *c, ab_args *g, int32_t *comp, int32_t N, int h, int pend,
                       double *stakes) {
     if (N <= 0 || c->ab_failed) return 0.0;
@@ -156,8 +187,8 @@ static double ab_next(an_ctx *c, ab_args *g, int32_t *comp, int32_t N, int h, in
         return 0.0;
     }
     double pr = 0.0, st = 0.0;
-    int P = g->P;
-    if (h < g->H && comp[P] > 0) { /* a pair card: the hand splits again */
+    int P = g->P, bj = c->bj_x, resplit = h < g->H;
+    if (resplit && comp[P] > 0) { /* a pair card: the hand splits again */
         double p = (double)comp[P] / N, s = 0.0;
         comp[P]--;
         double q = ab_next(c, g, comp, N - 1, h + 1, pend + 1, &s);
@@ -165,15 +196,22 @@ static double ab_next(an_ctx *c, ab_args *g, int32_t *comp, int32_t N, int h, in
         pr += p * q;
         st += p * s;
     }
+    ab_draw_t t;
+    ab_prep(g, &t, comp, N);
     for (int k = 0; k < g->nlist; k++) {
         const ab_bust *b = &g->list[k];
-        if (h < g->H && b->second == P) continue;
-        double p = b->ways * ab_draw(comp, N, b->m, b->n);
+        if (resplit && b->second == P) continue;
+        double p = b->ways * ab_draw(&t, b);
         if (p == 0.0) continue;
-        for (int v = 0; v < NV; v++) comp[v] -= b->m[v];
-        double s = 0.0;
-        double q = ab_next(c, g, comp, N - b->n, h, pend - 1, &s);
-        for (int v = 0; v < NV; v++) comp[v] += b->m[v];
+        double q, s = 0.0;
+        if (pend == 1) { /* the last hand: the dealer's next card off what is left */
+            int32_t left = N - b->n;
+            q = left > 0 ? (double)(comp[bj] - b->m[bj]) / left : 0.0;
+        } else {
+            for (int v = 0; v < NV; v++) comp[v] -= b->m[v];
+            q = ab_next(c, g, comp, N - b->n, h, pend - 1, &s);
+            for (int v = 0; v < NV; v++) comp[v] += b->m[v];
+        }
         pr += p * q;
         st += p * (s + q * b->stake);
     }
@@ -197,7 +235,7 @@ static double ab_next(an_ctx *c, ab_args *g, int32_t *comp, int32_t N, int h, in
  * unseen cards, memoised by the cards removed.  Returns what the split's value gains over
  * the one-unit-per-box count; 0 (and ab_failed) when the busting plays are too many.
  */
-static double all_bust_correction(an_ctx *c, int P, int H) {
+static double all_bust_correction(an_ctx *c, int P, int H, long budget) {
     int32_t comp[NV], N = 0;
     for (int v = 0; v < NV; v++) {
         comp[v] = c->s0[v] - (v == P ? 2 : 0);
@@ -214,7 +252,7 @@ static double all_bust_correction(an_ctx *c, int P, int H) {
     g.list = malloc(sizeof(*g.list) * AB_LIST_CAP);
     c->split_p = P;
     c->split_k = 2; /* split_action reads only pre-split decisions */
-    c->ab_budget = FL_AN_ALL_BUST_BUDGET;
+    c->ab_budget = budget;
     c->ab_failed = 0;
     double pr = 0.0, stakes = 0.0;
     if (!g.keys || !g.vals || !g.list) {
@@ -437,16 +475,19 @@ static double split_patterns(an_ctx *c, split_terms *T, int P, int H, int h, int
            split_patterns(c, T, P, H, h, pend - 1, m, nn + 1);
 }
 
+static int split_hands(const an_ctx *c, int P) {
+    return P == 0 && !c->r->resplit_aces ? 2 : (int)c->r->max_hands;
+}
+
 double split_ev(an_ctx *c, int P) {
     const fl_analyzer_rules *r = c->r;
-    int H = (int)r->max_hands;
-    if (P == 0 && !r->resplit_aces) H = 2;
+    int H = split_hands(c, P);
     split_terms T;
     memset(&T, 0, sizeof T);
     c->cur_pstamp++;
     split_terms_at(c, &T, P, 2); /* first: CDP1 keeps the play found at k = 2 */
     double ev = split_patterns(c, &T, P, H, 2, 2, 0, 0);
-    if (!r->peek && r->enhc_takes != 2 && c->bj_x >= 0) {
+    if (split_needs_all_bust(c)) {
         /* the box's one unit lost to a dealer blackjack */
         int32_t comp[NV], N = 0;
         for (int v = 0; v < NV; v++) {
@@ -454,8 +495,17 @@ double split_ev(an_ctx *c, int P) {
             N += comp[v];
         }
         if (N > 0) ev -= (double)comp[c->bj_x] / N;
-        ev += all_bust_correction(c, P, H);
-        c->last_split_approx = c->ab_failed;
     }
+    (void)r;
     return ev;
+}
+
+int split_needs_all_bust(const an_ctx *c) {
+    return !c->r->peek && c->r->enhc_takes != FL_TAKES_ALL && c->bj_x >= 0;
+}
+
+double split_all_bust(an_ctx *c, int P, long budget) {
+    double corr = all_bust_correction(c, P, split_hands(c, P), budget);
+    c->last_split_approx = c->ab_failed;
+    return corr;
 }

@@ -650,6 +650,15 @@ static size_t count_bucket(const sim_count *k, uint32_t remaining) {
             if (e > v) v = e;
         }
         break;
+    case FL_COUNT_SUIT_RANGE: {
+        uint32_t lo = k->suit_seen[0], hi = k->suit_seen[0]; /* most seen = least unseen */
+        for (unsigned u = 1; u < 4; u++) {
+            if (k->suit_seen[u] < lo) lo = k->suit_seen[u];
+            if (k->suit_seen[u] > hi) hi = k->suit_seen[u];
+        }
+        v = floor_div(res * 52 * (int64_t)(hi - lo), remaining);
+        break;
+    }
     default: v = (int64_t)k->rc * res; break; /* running, window */
     }
     v -= c->lowest;
@@ -956,7 +965,7 @@ fl_status fl_simulate_tally_out(fl_rng *rng, const fl_sim_rules *rules, size_t n
 }
 
 static fl_status check_count(const fl_count *c, const fl_csm_model *csm) {
-    if (c->mode > FL_COUNT_SUIT || c->resolution < 1 || c->resolution > FL_COUNT_MAX_RESOLUTION ||
+    if (c->mode > FL_COUNT_SUIT_RANGE || c->resolution < 1 || c->resolution > FL_COUNT_MAX_RESOLUTION ||
         c->n_buckets < 1 || c->n_buckets > FL_COUNT_MAX_BUCKETS ||
         c->lowest < -(1 << 24) || c->lowest > (1 << 24))
         return FL_ERR_RANGE;

@@ -717,7 +717,7 @@ static void test_simulate_counted(void) {
                               counts) == FL_ERR_RANGE);
     k.mode = FL_COUNT_TRUE; /* a continuous shuffler never shuffles */
     CHECK(fl_simulate_counted(&g2, &r, 10, &t, 1, &k, &m, &all, buckets, counts) == FL_ERR_RANGE);
-    k.mode = FL_COUNT_SUIT + 1;
+    k.mode = FL_COUNT_SUIT_RANGE + 1;
     CHECK(fl_simulate_counted(&g2, &r, 10, &t, 1, &k, NULL, &all, buckets, counts) == FL_ERR_RANGE);
     k.mode = FL_COUNT_WINDOW;
     k.window = 0;

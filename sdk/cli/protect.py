@@ -24,7 +24,7 @@ from feltlab.cli.options import (
 from feltlab.cli.render.text import dollars, percent, plus_minus_percent
 from feltlab.cli.rule_options import rule_options
 from feltlab.errors import FeltlabError
-from feltlab.math.counts import COUNT_CHOICES, Count, resolve_count
+from feltlab.math.counts import COUNT_CHOICES, SUIT_MODES, Count, resolve_count
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.rules import Rules
 from feltlab.wagers import WagerType
@@ -106,7 +106,7 @@ def bucket_rows(r: WagerProtection) -> list[list[str]]:
             continue
         label = _count_label(b.value)
         if i == 0:
-            label = f"<= {label}" if r.bucketing.count.index_mode != "suit" else label
+            label = f"<= {label}" if r.bucketing.count.index_mode not in SUIT_MODES else label
         elif i == last:
             label = f">= {label}"
         m = b.mean
@@ -310,7 +310,7 @@ def _counts(names: tuple[str, ...], decks: int) -> list[Any]:
     type=click.IntRange(1, 64),
     default=1,
     show_default=True,
-    help="Count buckets per unit of a true count or suit imbalance (1: floored).",
+    help="Count buckets per unit of a true count or suit count (1: floored).",
 )
 @rounds_option(
     10_000_000,

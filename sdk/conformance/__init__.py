@@ -169,7 +169,7 @@ class WagerConformance:
     - ``allow_player_edge``: accept a paytable that pays the player on average (a deliberate
       promotion); by default a non-positive exact house edge fails.
     - ``protection_counts``: the counts of the game protection summary
-      (:data:`feltlab.math.counts.COUNT_CHOICES`; default Hi-Lo, the suit imbalance and the
+      (:data:`feltlab.math.counts.COUNT_CHOICES`; default Hi-Lo, the richest-suit excess and the
       wager's own best linear count), ``protection_rounds`` its rounds a count (default
       200,000, seed ``seed``, under ``rules`` with their cutting card).
     - ``allow_countable``: False fails a wager a counter beats under any of the counts (a
@@ -187,7 +187,7 @@ class WagerConformance:
     seed: ClassVar[int] = 1
     confidence: ClassVar[float] = 0.99
     allow_player_edge: ClassVar[bool] = False
-    protection_counts: ClassVar[Sequence[str]] = ("hilo", "suit", "eor")
+    protection_counts: ClassVar[Sequence[str]] = ("hilo", "suit-excess", "eor")
     protection_rounds: ClassVar[int] = 200_000
     allow_countable: ClassVar[bool] = True
 

@@ -9,10 +9,17 @@ the count's resolution where it buckets a round: a round's bucket value is
 +1).  Tags are integers; a count whose book tags are halves (Wong Halves) is stored doubled
 (``scale`` 2: the book's true count is the stored one over 2, and the report says so).
 
-A **suit-imbalance count** (``mode`` "suit", the count of flush bets such as 21+3; E.
-Jacobson, "Beating 21+3 with a suit count"): the excess of the richest suit over its share,
-per deck remaining: ``max over suits s of (52 * unseen_s - 13 * unseen) / unseen`` (0 for a
-full shoe, up to 39).  It uses no tags.
+Two **suit counts** of flush bets such as 21+3 (both use no tags and read the cards left of
+each suit, per deck remaining so the same value means the same skew at any penetration):
+
+- **Jacobson's suit count** (``jacobson``, ``mode`` "suit-range"; E. Jacobson's 21+3 suit
+  count): the most abundant suit less the least abundant, ``52 * (max_s unseen_s - min_s
+  unseen_s) / unseen`` (0 for a full shoe, up to 52).  Jacobson states it as a difference of
+  cards; feltlab divides it by the decks remaining like every true count here.
+- **The richest suit's excess** (``suit-excess``, ``mode`` "suit"; feltlab's own, formerly
+  named ``suit`` and mislabelled as Jacobson's): the excess of the richest suit over its
+  share, ``max over suits s of (52 * unseen_s - 13 * unseen) / unseen`` (0 for a full shoe,
+  up to 39).  ``--count suit`` still names it.
 
 A **wager's own count** (``eor``): the best linear count of its effects of removal
 (:mod:`feltlab.math.eor`, P. Griffin, "The Theory of Blackjack", ch. 4), its tags scaled so the
@@ -42,7 +49,7 @@ A count given by its tags (``tags:A,2,...,K``, :func:`tags_count`): any integer 
 ``feltlab protect --count`` and ``feltlab certify csm-audit --count`` accept them.  Hi-Lo's
 tags are :data:`feltlab.math.eor.HI_LO` (their one home: every effect of removal reports its
 betting correlation with them).  How a count buckets rounds in the simulator (a true count,
-a running count, the suit imbalance, or a window count of the last cards seen off a
+a running count, a suit count, or a window count of the last cards seen off a
 continuous shuffler) is :mod:`feltlab.simulation.protection`'s and the CSM audit's.
 
 An unbalanced count (KO: its tags sum to +4 a deck) is read as a running count, its index
@@ -62,9 +69,12 @@ from feltlab.cards import RANK_LETTERS
 from feltlab.errors import CountError
 from feltlab.math.eor import HI_LO, main_eor, side_bet_eor
 
-MODES = ("true", "running", "suit")
+MODES = ("true", "running", "suit", "suit-range")
 """How a count buckets a round: its true count (per 52 cards remaining), its running count
-(since the shuffle, from the initial running count), or the suit imbalance."""
+(since the shuffle, from the initial running count), the richest suit's excess ("suit") or
+Jacobson's most-less-least abundant suit ("suit-range"), both per deck remaining."""
+SUIT_MODES = ("suit", "suit-range")
+"""The modes of the suit counts (no tags: the cards left of each suit)."""
 MAX_RESOLUTION: int = native.COUNT_MAX_RESOLUTION
 """The finest resolution: a bucket of 1/64 of a count unit (the C simulator's limit)."""
 MAX_TAG: int = native.COUNT_MAX_TAG
@@ -79,10 +89,11 @@ def _by_rank(ten_up: Sequence[int]) -> tuple[int, ...]:
 @dataclass(frozen=True)
 class Count:
     """One count.  ``tags``: 52 integer tags, one per card code ``rank * 4 + suit`` (all
-    zero for ``mode`` "suit"); ``scale``: stored tags per book unit (2 for Wong Halves);
-    ``mode``: "true" (bucketed by the true count), "running" or "suit"; ``source``: where
-    the count is published.  Build one with :func:`rank_count`, :func:`code_count`,
-    :func:`suit_count`, :func:`eor_count` or :func:`builtin_count`."""
+    zero for the suit counts); ``scale``: stored tags per book unit (2 for Wong Halves);
+    ``mode``: "true" (bucketed by the true count), "running", "suit" or "suit-range"
+    (:data:`SUIT_MODES`); ``source``: where the count is published.  Build one with
+    :func:`rank_count`, :func:`code_count`, :func:`suit_excess_count`,
+    :func:`jacobson_count`, :func:`eor_count` or :func:`builtin_count`."""
 
     name: str
     tags: tuple[int, ...]
@@ -194,15 +205,31 @@ def code_count(name: str, tags: Sequence[int], *, source: str = "", scale: int =
     return Count(name, tuple(tags), "true", scale, source)
 
 
-def suit_count() -> Count:
-    """The suit-imbalance count of flush bets (see the module docstring)."""
+def suit_excess_count() -> Count:
+    """The richest suit's excess over its share per deck remaining (feltlab's suit count of
+    flush bets; see the module docstring)."""
     return Count(
-        "suit",
+        "suit-excess",
         (0,) * 52,
         "suit",
         1,
-        "E. Jacobson, suit-imbalance count for 21+3 (excess cards of the richest suit per "
-        "deck remaining)",
+        "feltlab's richest-suit excess: the richest suit's cards left over its share (a "
+        "quarter), per deck remaining; not Jacobson's count (--count jacobson)",
+        "richest-suit excess",
+    )
+
+
+def jacobson_count() -> Count:
+    """E. Jacobson's suit count of 21+3: the most abundant suit less the least abundant
+    among the cards left, per deck remaining (see the module docstring)."""
+    return Count(
+        "jacobson",
+        (0,) * 52,
+        "suit-range",
+        1,
+        "E. Jacobson's 21+3 suit count: the most abundant suit less the least abundant "
+        "among the cards left, per deck remaining",
+        "Jacobson's suit count",
     )
 
 
@@ -256,7 +283,8 @@ BUILTIN: dict[str, Count] = {
             source="Wong Halves: S. Wong, Professional Blackjack (1975); the half tags "
             "doubled (scale 2: the book's count is the stored one over 2)",
         ),
-        suit_count(),
+        suit_excess_count(),
+        jacobson_count(),
     )
 }
 """The built-in counts by name (see the module docstring for their tags and sources)."""
@@ -300,7 +328,7 @@ def eor_count(wager: Any, decks: int, *, level: int = 2, rules: Any | None = Non
     if not any(e.best_count):
         raise CountError(
             f"{wager.name}: every rank has the same effect of removal; no linear count tracks "
-            "it (try --count suit for a wager decided by suits)"
+            "it (try --count jacobson for a wager decided by suits)"
         )
     tags = balanced_round([level * x for x in e.best_count])
     return rank_count(
@@ -340,6 +368,8 @@ def builtin_count(name: str) -> Count:
     accepted).  Raises :class:`CountError` naming the known counts."""
     key = name.strip().lower().replace("-", "").replace("_", "")
     key = {
+        "suit": "suit-excess",  # its name until the Jacobson label was corrected
+        "suitexcess": "suit-excess",
         "wonghalves": "halves",
         "omegaii": "omega2",
         "hioptii": "hiopt2",
@@ -389,15 +419,29 @@ def true_count(running: int, cards_remaining: int) -> float:
 
 
 def suit_imbalance(unseen: Sequence[int]) -> float:
-    """The suit-imbalance count from the cards left of each suit (4 counts: clubs, diamonds,
-    hearts, spades): ``max_s (52 * unseen_s - 13 * unseen) / unseen``.  Raises
+    """The richest suit's excess (``suit-excess``) from the cards left of each suit (4
+    counts: clubs, diamonds, hearts, spades): ``max_s (52 * unseen_s - 13 * unseen) /
+    unseen``.  Raises :class:`CountError` for another length or an empty shoe."""
+    n = _suit_total(unseen)
+    return max((52 * u - 13 * n) / n for u in unseen)
+
+
+def suit_range(unseen: Sequence[int]) -> float:
+    """Jacobson's suit count (``jacobson``) from the cards left of each suit (4 counts:
+    clubs, diamonds, hearts, spades): ``52 * (max_s unseen_s - min_s unseen_s) / unseen``,
+    the most abundant suit less the least abundant per deck remaining.  Raises
     :class:`CountError` for another length or an empty shoe."""
+    n = _suit_total(unseen)
+    return 52 * (max(unseen) - min(unseen)) / n
+
+
+def _suit_total(unseen: Sequence[int]) -> int:
     if len(unseen) != 4:
         raise CountError(f"give the cards left of each of the 4 suits, got {len(unseen)}")
     n = sum(unseen)
     if n < 1:
-        raise CountError("no card remains: the suit imbalance is undefined")
-    return max((52 * u - 13 * n) / n for u in unseen)
+        raise CountError("no card remains: the suit count is undefined")
+    return n
 
 
 def bucket_value(value: float, resolution: int) -> int:

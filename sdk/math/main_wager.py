@@ -13,10 +13,13 @@ estimates exactly this figure.  Matches Farmer's analyzer v7.6 to 1e-6 percentag
 No hole card: exact for every settlement.  Under "original" and "original and busted" a
 split box loses one unit to a dealer blackjack unless every split hand has busted first (the
 dealer then takes no second card and the busted wagers are lost whole); that joint event is
-enumerated exactly over the hands' busting plays.  A split whose busting plays are too many
-for the analyzer's budget (small pairs split four ways) is left without that term, and
-``Analysis.p_split_approx`` (the sheet's ``note``) gives the probability of such deals,
-and the sheet's house edge is then labelled "approximate".
+enumerated exactly over the hands' busting plays, for every split that is played (analyzer
+version 2, issue 41: nz split to 4 is exact).  A split not played needs no term under
+"original" (it only lowers the split's value); under "original and busted" one whose value
+plus the term's bound (the share of blackjack cards left) stays below the play chosen needs
+none either, and one that does, with too many busting plays for the smaller budget of a split
+not played, is left without it: ``Analysis.p_split_approx`` (the sheet's ``note``) gives the
+probability of such deals, and the sheet's house edge is then labelled "approximate".
 
 The net result's distribution (the SD, skewness, every outcome's probability) is computed,
 never simulated: unsplit rounds from the analyzer's hand distributions, split rounds by
@@ -279,8 +282,9 @@ def main_par_sheet(rules: Rules, strategy: str = "cdz") -> MainParSheet:
         note = (note + "; " if note else "") + (
             f"approximate term: deals of probability {a.p_split_approx:.2e} split with the "
             "every-hand-busts-before-the-dealer's-blackjack term left out (too many busting "
-            f"plays): that term is at most the box's 8 units on those deals, so the house "
-            f"edge is within {800 * a.p_split_approx:.2e} pp"
+            "plays): that term is at most the share of blackjack cards left (7 units on it "
+            "under 'original'), and a split not played errs only by what it could gain over "
+            f"the play chosen, so the house edge is within {100 * a.ev_approx_bound:.2e} pp"
         )
     mean = sum(k * v for k, v in dist.items())
     var = sum((k - mean) ** 2 * v for k, v in dist.items())

@@ -43,7 +43,7 @@ from feltlab.math.countability import (
     bucket_from_outcomes,
     bucket_from_sums,
 )
-from feltlab.math.counts import MAX_RESOLUTION, Count
+from feltlab.math.counts import MAX_RESOLUTION, SUIT_MODES, Count
 from feltlab.math.strategy_tables import sim_rules
 from feltlab.record import RECORD_BATCH
 from feltlab.rules import Rules
@@ -57,8 +57,9 @@ TRUE_RANGE = 15
 RUNNING_RANGE = 40
 """Running counts tallied apart around the initial running count: -40 to +40 plus the
 unbalanced count's drift (``per_deck`` a deck dealt)."""
-SUIT_RANGE = 39
-"""Suit imbalances tallied apart: 0 to 39 (all of them)."""
+SUIT_TOP = {"suit": 39, "suit-range": 52}
+"""The suit counts' values tallied apart, 0 to this (all of them): the richest suit's excess
+0..39, Jacobson's most-less-least abundant suit 0..52 (per deck remaining)."""
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ class Bucketing:
 
     def value(self, b: int) -> Fraction:
         """Bucket ``b``'s count value (its lower bound) in the count's book units."""
-        step = self.resolution * (1 if self.count.mode == "suit" else self.count.scale)
+        step = self.resolution * (1 if self.count.mode in SUIT_MODES else self.count.scale)
         if self.count.index_mode == "running" or self.window:
             step = self.count.scale  # a running count is an integer: resolution 1
         return Fraction(self.lowest + b, step) + Fraction(self.offset, self.count.scale)
@@ -99,6 +100,7 @@ class Bucketing:
             "true": native.COUNT_TRUE,
             "running": native.COUNT_RUNNING,
             "suit": native.COUNT_SUIT,
+            "suit-range": native.COUNT_SUIT_RANGE,
         }[self.count.index_mode]
         return native.CountSpec(
             self.count.tags, mode, 0, self.resolution, self.lowest, self.n_buckets
@@ -108,19 +110,20 @@ class Bucketing:
 def bucketing(count: Count, decks: int, resolution: int = 1) -> Bucketing:
     """The default buckets of ``count`` for a ``decks``-deck shoe at ``resolution`` buckets a
     unit (1..64; a running count always 1): true counts -15..+15, running counts around
-    the initial running count, suit imbalances 0..39, at most :data:`MAX_BUCKETS`.  Raises
-    :class:`CountError` for a resolution out of range."""
+    the initial running count, the suit counts over all their values (:data:`SUIT_TOP`), at
+    most :data:`MAX_BUCKETS`.  Raises :class:`CountError` for a resolution out of range."""
     if not 1 <= resolution <= MAX_RESOLUTION:
         raise CountError(f"resolution must be 1..{MAX_RESOLUTION} buckets a unit, got {resolution}")
     mode = count.index_mode
-    if mode == "suit":
-        most = MAX_BUCKETS // (SUIT_RANGE + 1)
+    if mode in SUIT_MODES:
+        top = SUIT_TOP[mode]
+        most = MAX_BUCKETS // (top + 1)
         if resolution > most:
             raise CountError(
-                f"resolution {resolution} does not fit the suit imbalances 0..{SUIT_RANGE} in "
+                f"resolution {resolution} does not fit {count.label}'s values 0..{top} in "
                 f"{MAX_BUCKETS} buckets: give a resolution of at most {most}"
             )
-        return Bucketing(count, resolution, 0, (SUIT_RANGE + 1) * resolution)
+        return Bucketing(count, resolution, 0, (top + 1) * resolution)
     if mode == "running":
         lo = -RUNNING_RANGE * count.scale
         drift = max(count.per_deck * decks, 0) if count.per_deck > 0 else 0
@@ -141,11 +144,11 @@ def window_bucketing(count: Count, window: int) -> Bucketing:
     """Buckets of the window count of the last ``window`` cards (1 stored unit each) covering
     every value the tags allow, ``window * min(tags, 0)`` to ``window * max(tags, 0)``; beyond
     :data:`MAX_BUCKETS`, centred on 0 with the outer buckets open.  Raises
-    :class:`CountError` for a window below 1 or a count with no tags (the suit count)."""
+    :class:`CountError` for a window below 1 or a count with no tags (a suit count)."""
     if window < 1:
         raise CountError(f"window must be at least 1 card, got {window}")
-    if count.mode == "suit":
-        raise CountError("the suit count has no tags to sum over a window: choose a point count")
+    if count.mode in SUIT_MODES:
+        raise CountError(f"{count.label} has no tags to sum over a window: choose a point count")
     lo, hi = window * min(min(count.tags), 0), window * max(max(count.tags), 0)
     n = hi - lo + 1
     if n > MAX_BUCKETS:
@@ -358,9 +361,12 @@ def penetration(rules: Rules) -> float | None:
 
 
 def _unit(count: Count) -> str:
-    return {"true": "true count", "running": "running count", "suit": "suit imbalance"}[
-        count.index_mode
-    ]
+    return {
+        "true": "true count",
+        "running": "running count",
+        "suit": "richest-suit excess",
+        "suit-range": "Jacobson's suit count",
+    }[count.index_mode]
 
 
 def why_not_counted(wager: WagerType, rules: Rules) -> str | None:

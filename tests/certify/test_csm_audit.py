@@ -172,8 +172,10 @@ def test_the_window_buckets_cover_every_window_count() -> None:
     assert (b.spec().mode, b.spec().window) == (COUNT_WINDOW, 16)
     h = window_bucketing(BUILTIN["halves"], 4)  # doubled tags -2..3: values in halves
     assert (h.lowest, h.n_buckets, h.values()[1]) == (-8, 21, Fraction(-7, 2))
-    with pytest.raises(CountError, match="the suit count has no tags"):
-        window_bucketing(BUILTIN["suit"], 16)
+    with pytest.raises(CountError, match="richest-suit excess has no tags"):
+        window_bucketing(BUILTIN["suit-excess"], 16)
+    with pytest.raises(CountError, match="Jacobson's suit count has no tags"):
+        window_bucketing(BUILTIN["jacobson"], 16)
 
 
 def test_every_input_error_exits_2_in_one_line(tmp_path: Path) -> None:

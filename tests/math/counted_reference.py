@@ -35,6 +35,11 @@ def _value(mode: int, tags: tuple[int, ...], seen: list[int], size: int, res: in
         for c in seen:
             unseen[c & 3] -= 1
         return max((52 * u - 13 * remaining) * res // remaining for u in unseen)
+    if mode == native.COUNT_SUIT_RANGE:
+        unseen = [size // 4] * 4
+        for c in seen:
+            unseen[c & 3] -= 1
+        return 52 * (max(unseen) - min(unseen)) * res // remaining
     rc: int = sum(tags[c] for c in seen)
     if mode == native.COUNT_RUNNING:
         return rc

@@ -1,5 +1,6 @@
-"""feltlab.math.counts: the built-in counts' published tags, running and true counts, the suit
-imbalance, the wager's own count and the one-line refusals."""
+"""feltlab.math.counts: the built-in counts' published tags, running and true counts, the two
+suit counts (Jacobson's and the richest suit's excess), the wager's own count and the one-line
+refusals."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from feltlab.math.counts import (
     rank_count,
     running_count,
     suit_imbalance,
+    suit_range,
     true_count,
 )
 from feltlab.math.eor import side_bet_eor
@@ -81,12 +83,37 @@ def test_suit_imbalance_by_hand() -> None:
         suit_imbalance([1, 2, 3])
 
 
+def test_jacobsons_suit_count_by_hand() -> None:
+    """Jacobson's count is the most abundant suit less the least abundant (per deck left),
+    not the richest suit's excess: the two differ when the poorest suit is short."""
+    assert suit_range([78, 78, 78, 78]) == 0.0  # a full 6-deck shoe
+    # 104 cards left, 32 hearts and 24 of each other suit: (32 - 24) * 52 / 104 = 4
+    assert suit_range([24, 24, 32, 24]) == 4.0
+    # 52 cards left, 16 spades, 10 clubs, 13 and 13: Jacobson 6, the richest suit's excess 3
+    assert suit_range([10, 13, 13, 16]) == 6.0
+    assert suit_imbalance([10, 13, 13, 16]) == 3.0
+    # one suit gone: 26 cards, 13 clubs, 13 hearts -> (13 - 0) * 52 / 26 = 26
+    assert suit_range([13, 0, 13, 0]) == 26.0
+    with pytest.raises(CountError, match="no card remains"):
+        suit_range([0, 0, 0, 0])
+
+
+def test_the_suit_counts_are_named_for_what_they_are() -> None:
+    jac, ours = BUILTIN["jacobson"], BUILTIN["suit-excess"]
+    assert (jac.mode, jac.label) == ("suit-range", "Jacobson's suit count")
+    assert "least abundant" in jac.source
+    assert ours.mode == "suit" and "not Jacobson" in ours.source
+    assert "Jacobson" not in ours.label
+    assert builtin_count("suit") is ours  # the name it had before, kept for command lines
+    assert builtin_count("Suit_Excess") is ours
+
+
 def test_unknown_count_is_one_line_naming_the_known_ones() -> None:
     with pytest.raises(CountError) as info:
         builtin_count("hilow")
     msg = str(info.value)
     assert "\n" not in msg
-    for name in ("hilo", "ko", "zen", "halves", "suit", "eor"):
+    for name in ("hilo", "ko", "zen", "halves", "suit-excess", "jacobson", "eor"):
         assert name in msg
 
 

@@ -41,8 +41,11 @@ def test_bucket_values() -> None:
     ko = bucketing(BUILTIN["ko"], 6)
     assert ko.offset == -20
     assert ko.value(-ko.lowest) == -20  # a raw running count of 0 is KO's -20 for 6 decks
-    suit = bucketing(BUILTIN["suit"], 6, resolution=2)
+    suit = bucketing(BUILTIN["suit-excess"], 6, resolution=2)
     assert suit.value(0) == 0 and suit.value(3) == F(3, 2)
+    jac = bucketing(BUILTIN["jacobson"], 6, resolution=4)  # 0..52 in quarters: 212 buckets
+    assert (jac.lowest, jac.n_buckets, jac.value(211)) == (0, 212, F(211, 4))
+    assert jac.spec().mode == native.COUNT_SUIT_RANGE
 
 
 def test_buckets_add_up_to_the_uncounted_tally() -> None:
@@ -67,7 +70,8 @@ def test_buckets_add_up_to_the_uncounted_tally() -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "resolution"), [("hilo", 1), ("halves", 2), ("ko", 1), ("suit", 1), ("zen", 4)]
+    ("name", "resolution"),
+    [("hilo", 1), ("halves", 2), ("ko", 1), ("suit-excess", 1), ("jacobson", 2), ("zen", 4)],
 )
 def test_c_counter_agrees_with_the_reference_round_for_round(name: str, resolution: int) -> None:
     """fl_simulate_counted against the Python reference, bucket for bucket (tables over the
@@ -117,7 +121,7 @@ def test_protect_json_and_markdown(tmp_path: Path) -> None:
     res = _invoke([*args, "--json", "--count", "hilo", "--count", "suit"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
-    assert [w["count"]["name"] for w in data["wagers"]] == ["hilo", "suit"]
+    assert [w["count"]["name"] for w in data["wagers"]] == ["hilo", "suit-excess"]
     w = data["wagers"][0]
     assert w["rounds"] == 3000 and sum(b["rounds"] for b in w["buckets"]) == 3000
     # each bucket's exact units won (issue 41: the scaffolded test pins them from --json)
@@ -195,18 +199,22 @@ def test_protect_checks_the_plot_file_and_resolution_before_simulating(tmp_path:
     assert "at most 8" in res.output
     res = CliRunner().invoke(main, [*big, "--resolution", "7", "--count", "suit"])
     assert (
-        res.exit_code == 2 and "suit imbalances 0..39" in res.output and "at most 6" in res.output
+        res.exit_code == 2
+        and "richest-suit excess's values 0..39" in res.output
+        and "at most 6" in res.output
     )
     assert not list(tmp_path.iterdir())
 
 
 def test_bucketing_refuses_a_range_that_does_not_fit() -> None:
     assert bucketing(BUILTIN["hilo"], 6, 8).n_buckets == 241  # -15..+15 at 1/8
-    assert bucketing(BUILTIN["suit"], 6, 6).n_buckets == 240
+    assert bucketing(BUILTIN["suit-excess"], 6, 6).n_buckets == 240
     with pytest.raises(CountError, match="at most 8"):
         bucketing(BUILTIN["hilo"], 6, 9)
     with pytest.raises(CountError, match="at most 6"):
-        bucketing(BUILTIN["suit"], 6, 7)
+        bucketing(BUILTIN["suit-excess"], 6, 7)
+    with pytest.raises(CountError, match=r"Jacobson's suit count's values 0\.\.52 .* at most 4"):
+        bucketing(BUILTIN["jacobson"], 6, 5)
 
 
 def test_protect_plot_without_suffix_and_small_sample_verdict(tmp_path: Path) -> None:

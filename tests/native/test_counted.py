@@ -81,6 +81,17 @@ def test_running_window_and_suit_counts_replay_card_by_card() -> None:
     spec = native.CountSpec((0,) * 52, native.COUNT_SUIT, resolution=3, lowest=0, n_buckets=9)
     _check(spec, _bets(rules, res, suit), res, 4)
 
+    def jacobson(seen: list[int], left: int) -> int:  # most abundant suit less the least
+        unseen = [rules.decks * 13 - sum(1 for c in seen if c & 3 == s) for s in range(4)]
+        return math.floor(2 * 52 * (max(unseen) - min(unseen)) / left)
+
+    spec = native.CountSpec(
+        (0,) * 52, native.COUNT_SUIT_RANGE, resolution=2, lowest=0, n_buckets=15
+    )
+    values = _bets(rules, res, jacobson)
+    assert max(values) > 14  # the clamped top bucket is exercised
+    _check(spec, values, res, 4)
+
 
 def test_counted_sums_and_side_tables_add_up_to_the_plain_tally_of_the_same_rounds() -> None:
     rules = Rules.preset("nz")
