@@ -73,7 +73,7 @@ def analyze_campaign(
     ``host``: the host's timing uncertainty; default the worst calibration recorded in
     ``directory`` (``host-uncertainty.jsonl``, :mod:`feltlab.rig.certify.uncertainty`), none when
     there is none.  ``frames``: capture file name -> its frames as read back, for a capture
-    written by this process (:meth:`feltlab.rig.bus.capture.CaptureWriter.frames_as_read`),
+    written by this process (:meth:`feltlab.rig.bus.writer.CaptureWriter.frames_as_read`),
     used instead of parsing the file.  One check that cannot run is an ERROR measurement of
     its own; only an unreadable capture raises (RigError, OSError)."""
     prog = progress or NoProgress()

@@ -85,7 +85,7 @@ from feltlab.rig.devices.misbehaviour import (
     MisbehaviourPlan,
 )
 from feltlab.rig.explore.checks import Outcome, calibration, check_campaign, split_known
-from feltlab.rig.explore.scenarios import ALPHA, KEY_HEX, KNOWN, Scenario, draw_scenario
+from feltlab.rig.explore.scenarios import ALPHA, KEY_HEX, Scenario, draw_scenario
 from feltlab.rig.kinds import get_kind
 from feltlab.seeds import child_seed
 
@@ -496,18 +496,4 @@ def parse_replay(text: str) -> tuple[int, int]:
     return seed, index
 
 
-__all__ = [
-    "ALPHA",
-    "KNOWN",
-    "Outcome",
-    "RunSummary",
-    "Scenario",
-    "calibration",
-    "check_campaign",
-    "draw_scenario",
-    "explore",
-    "explore_on_dask",
-    "parse_replay",
-    "run_index",
-    "run_scenario",
-]
+__all__ = ["RunSummary", "explore", "explore_on_dask", "parse_replay", "run_index", "run_scenario"]

@@ -42,19 +42,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from feltlab.rig.live.offline import snapshot_from_directory
 from feltlab.rig.live.state import (
     MAX_EVENTS,
-    SCHEMA,
-    VERDICTS,
     LatencyTracker,
     LiveFeed,
     apply_record,
-    checks_of,
     describe_event,
     empty_snapshot,
     fault_name,
-    histogram,
     seed_text,
     unit_of,
 )
@@ -351,15 +346,4 @@ class _ObservedProgress:
         self.observer._advance(n)
 
 
-__all__ = [
-    "SCHEMA",
-    "VERDICTS",
-    "CampaignObserver",
-    "LatencyTracker",
-    "LiveFeed",
-    "apply_record",
-    "checks_of",
-    "empty_snapshot",
-    "histogram",
-    "snapshot_from_directory",
-]
+__all__ = ["CampaignObserver"]

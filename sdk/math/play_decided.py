@@ -42,7 +42,8 @@ from feltlab.cards import NO_CARD
 from feltlab.errors import WagerError
 from feltlab.intervals import half_width
 from feltlab.math.parsheet import OutcomeLine, ParSheet
-from feltlab.record import EXACT_FIELDS, RECORD_BATCH, RECORD_DTYPE
+from feltlab.native import RECORD_DTYPE
+from feltlab.record import EXACT_FIELDS, RECORD_BATCH
 from feltlab.rules import Rules
 from feltlab.wagers import WagerType
 

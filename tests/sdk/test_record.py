@@ -12,8 +12,9 @@ import pytest
 
 from feltlab import native
 from feltlab.engine import Table, play_round
+from feltlab.native import RECORD_DTYPE
 from feltlab.plugins.main import Main
-from feltlab.record import RECORD_DTYPE, DealerRecord, records_array
+from feltlab.record import DealerRecord, records_array
 from feltlab.rules import DealerBlackjackTakes, Rules
 from feltlab.shoe import FixedCards
 from feltlab.simulation import tables as simstrategy
