@@ -267,18 +267,13 @@ FUNCTION_IMPORTS_CEILING: dict[str, int] = {
 }
 
 
-def _line_comments(path: Path) -> dict[int, str]:
-    """Line -> the text of its ``#`` comment (tool pragmas such as ``# noqa`` left out)."""
-    out: dict[int, str] = {}
-    for tok in tokenize.generate_tokens(io.StringIO(path.read_text()).readline):
-        if tok.type == tokenize.COMMENT:
-            text = tok.string
-            for part in text.split("  #"):
-                part = "#" + part.lstrip("#") if not part.startswith("#") else part
-                if not PRAGMA.match(part) and len(part.strip("# ")) >= 8:
-                    out[tok.start[0]] = part
-                    break
-    return out
+def _reason(line: str) -> str | None:
+    """The reason an import line's ``#`` comment gives (an import statement holds no string,
+    so its first ``#`` starts the comment); None for none, or a tool pragma alone."""
+    _, hash_, comment = line.partition("#")
+    parts = [p.strip() for p in comment.split("#")] if hash_ else []
+    said = [p for p in parts if not PRAGMA.match("# " + p) and len(p) >= 8]
+    return said[0] if said else None
 
 
 def _function_imports() -> dict[str, list[int]]:
@@ -294,16 +289,15 @@ def _function_imports() -> dict[str, list[int]]:
             for stmt in node.body
             for x in ast.walk(stmt)
         }
-        comments: dict[int, str] | None = None
+        text = path.read_text().splitlines()
         lines: set[int] = set()
         for f in ast.walk(tree):
             if not isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
             for n in ast.walk(f):
                 if isinstance(n, ast.Import | ast.ImportFrom) and id(n) not in typing:
-                    comments = _line_comments(path) if comments is None else comments
                     span = range(n.lineno, (n.end_lineno or n.lineno) + 1)
-                    if not any(i in comments for i in span):
+                    if not any(_reason(text[i - 1]) for i in span):
                         lines.add(n.lineno)
         if lines:
             out[_rel(path)] = sorted(lines)
@@ -440,3 +434,202 @@ def test_the_c_function_rule_measures_what_it_claims() -> None:
         "int g(void) { return 0; }\n"
     )
     assert _c_functions(src) == {"f": 5, "g": 1}
+
+
+# ============================================================ citations in the map and the comments
+CITED_PATH = re.compile(
+    r"(?<![\w./~<-])((?:sdk|rig|plugins|native|tests|docs|benchmarks|examples)/[\w./-]*[\w/])"
+    r"(?![\w<{*])"
+)
+CITED_NAME = re.compile(r"(?<![\w./-])feltlab(?:\.[A-Za-z_]\w*)+")
+MAP_FILE = re.compile(r"`([\w/.-]+\.(?:py|c|h))`")
+CITED_ON_PURPOSE = {
+    ("docs/design.md", "rig/feltlab/rig/"): "the layout not chosen, cited as such",
+    ("docs/design.md", "native/tests/build"): "make test's build output, made on its run",
+    ("tests/sdk/test_seeds.py", "rig/seeds.py"): "a file the test says is gone",
+}
+"""``(citing file, cited path)`` -> why it need not exist. Shrinks, never grows."""
+
+
+def _citing_files() -> list[Path]:
+    files = [DESIGN]
+    for d in ("sdk", "rig", "plugins", "native", "tests", "benchmarks"):
+        files += sorted(p for p in (ROOT / d).rglob("*.py") if "build" not in p.parts)
+    files += sorted(p for p in (ROOT / "native").rglob("*.[ch]") if "build" not in p.parts)
+    return files
+
+
+def _in_prose(path: Path, line: int, col: int) -> bool:
+    """Whether ``line``:``col`` of ``path`` lies in a comment or a docstring (anywhere in a
+    Markdown file)."""
+    src = path.read_text()
+    if path.suffix == ".md":
+        return True
+    if path.suffix in (".c", ".h"):
+        offset = sum(len(x) + 1 for x in src.split("\n")[: line - 1]) + col
+        return any(
+            m.start() <= offset < m.end() for m in re.finditer(r"/\*.*?\*/|//[^\n]*", src, re.S)
+        )
+    for t in tokenize.generate_tokens(io.StringIO(src).readline):
+        if t.type == tokenize.COMMENT and t.start[0] == line and t.start[1] <= col:
+            return True
+    return any(
+        n.lineno <= line <= (n.end_lineno or n.lineno)
+        for n in ast.walk(ast.parse(src))
+        if isinstance(n, ast.Expr)
+        and isinstance(n.value, ast.Constant)
+        and isinstance(n.value.value, str)
+    )
+
+
+@cache
+def _broken_citations() -> list[tuple[str, int, str]]:
+    """(citing file, line, what is cited) of every path or name cited in prose that does not
+    exist. The whole text is searched first (fast); a miss counts only in prose."""
+    out = []
+    for path in _citing_files():
+        text = path.read_text()
+        for kind, pattern in (("path", CITED_PATH), ("name", CITED_NAME)):
+            for m in pattern.finditer(text):
+                cited = m.group(m.lastindex or 0)
+                if kind == "path" and (ROOT / cited.rstrip("/.")).exists():
+                    continue
+                if kind == "name" and _resolves(cited):
+                    continue
+                line = text.count("\n", 0, m.start()) + 1
+                col = m.start() - (text.rfind("\n", 0, m.start()) + 1)
+                if _in_prose(path, line, col):
+                    out.append((_rel(path), line, cited))
+    return out
+
+
+@cache
+def _top_bindings(path: Path) -> dict[str, ast.AST]:
+    """Names bound at the top level of a module (definitions, assignments and imports)."""
+    out: dict[str, ast.AST] = {}
+    for stmt in _tree(path).body:
+        for n in [stmt, *ast.walk(stmt)] if isinstance(stmt, ast.If | ast.Try) else [stmt]:
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                out[n.name] = n
+            elif isinstance(n, ast.Assign | ast.AnnAssign):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                for x in (x for t in targets for x in ast.walk(t) if isinstance(x, ast.Name)):
+                    out[x.id] = n
+            elif isinstance(n, ast.Import | ast.ImportFrom):
+                for a in n.names:
+                    out[(a.asname or a.name).split(".")[0]] = n
+    return out
+
+
+def _class_members(cls: ast.ClassDef) -> set[str]:
+    names = {
+        x.id
+        for n in cls.body
+        if isinstance(n, ast.Assign | ast.AnnAssign)
+        for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+        for x in ast.walk(t)
+        if isinstance(x, ast.Name)
+    }
+    names |= {n.name for n in cls.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    names |= {
+        n.attr
+        for n in ast.walk(cls)
+        if isinstance(n, ast.Attribute)
+        and isinstance(n.ctx, ast.Store)
+        and isinstance(n.value, ast.Name)
+        and n.value.id == "self"
+    }
+    return names
+
+
+def _resolves(name: str, hops: int = 0) -> bool:
+    """Whether the dotted ``name`` exists: a module of the four rooms, then a name bound at its
+    top level (followed through ``from feltlab... import``), then a member of that class (a
+    class with bases may inherit it: accepted)."""
+    mods = _modules()
+    parts = name.split(".")
+    for i in range(len(parts), 0, -1):
+        module = ".".join(parts[:i])
+        if module in mods or module == "feltlab.native._core":
+            break
+    else:
+        return False
+    rest = parts[i:]
+    if not rest or module == "feltlab.native._core":
+        return True
+    node = _top_bindings(mods[module]).get(rest[0])
+    if node is None:
+        return False
+    if len(rest) == 1:
+        return True
+    if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("feltlab"):
+        real = next(a.name for a in node.names if (a.asname or a.name) == rest[0])
+        return hops < 5 and _resolves(".".join([node.module, real, *rest[1:]]), hops + 1)
+    if isinstance(node, ast.ClassDef):
+        return rest[1] in _class_members(node) or bool(node.bases)
+    return True
+
+
+def test_every_cited_path_and_name_exists() -> None:
+    broken = _broken_citations()
+    stale = [f"{w}:{line} {c}" for w, line, c in broken if (w, c) not in CITED_ON_PURPOSE]
+    assert not stale, (
+        f"citations of paths or names that do not exist: {stale}; correct each to where the "
+        "code lives now (git log --follow, grep -rn 'def NAME'), or, if it is cited on purpose "
+        "(a file that is gone, a build output), add it to CITED_ON_PURPOSE with the reason"
+    )
+    gone = [k for k in CITED_ON_PURPOSE if not any((w, c) == k for w, _, c in broken)]
+    assert not gone, f"no longer cited: {gone}; delete them from CITED_ON_PURPOSE"
+
+
+def test_the_maps_file_names_exist() -> None:
+    """docs/design.md names a file by its path in its room (`math/parsheet.py`): each exists."""
+    files = {
+        p.relative_to(ROOT).as_posix()
+        for d in ("sdk", "rig", "plugins", "native", "tests", "benchmarks", "examples")
+        for p in (ROOT / d).rglob("*")
+        if p.suffix in (".py", ".c", ".h") and "build" not in p.parts
+    }
+    missing = sorted(
+        {
+            m
+            for m in MAP_FILE.findall(DESIGN.read_text())
+            if not any(f == m or f.endswith("/" + m) for f in files)
+        }
+    )
+    assert not missing, (
+        f"docs/design.md names files that do not exist: {missing}; correct their names or "
+        "delete their rows"
+    )
+
+
+def _in_the_map(text: str, lines: list[str], path: Path) -> bool:
+    """Whether docs/design.md names ``path``: by its path (from the root or from its room, in
+    backticks), its dotted module name, or its file name in backticks on a line (a table row)
+    that names its folder."""
+    room = path.relative_to(ROOT).parts[0]
+    rel = path.relative_to(ROOT / room)
+    names = {f"`{_rel(path)}`", f"`{rel.as_posix()}`"}
+    if path.suffix == ".py":
+        dotted = ".".join((ROOMS[room], *rel.with_suffix("").parts)).removesuffix(".__init__")
+        names |= {f"`{dotted}`", f"`{dotted}."}
+    if path.name == "__init__.py":
+        names |= {f"`{rel.parent.as_posix()}/`", f"`{room}/{rel.parent.as_posix()}/`"}
+    if any(n in text for n in names):
+        return True
+    folder = rel.parent.as_posix()
+    return any(
+        f"`{path.name}`" in line and (folder == "." or f"{folder}/" in line) for line in lines
+    )
+
+
+def test_the_map_names_every_module_and_c_file() -> None:
+    text = DESIGN.read_text()
+    lines = text.splitlines()
+    c_files = sorted((ROOT / "native" / "src").glob("*.[ch]"))
+    c_files += sorted((ROOT / "native" / "include").glob("*.h"))
+    missing = [_rel(p) for p in [*_modules().values(), *c_files] if not _in_the_map(text, lines, p)]
+    assert not missing, (
+        f"modules and C files docs/design.md does not name: {missing}; add a row for each to "
+        "its room's table in docs/design.md (its path in backticks, what it holds in one line)"
+    )
