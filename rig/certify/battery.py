@@ -36,6 +36,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
@@ -247,7 +248,6 @@ def eulerian_pmf(n: int) -> npt.NDArray[np.float64]:
 
 
 def _exact_ratio(a: int, b: int) -> float:
-    from fractions import Fraction
 
     return float(Fraction(a, b))
 

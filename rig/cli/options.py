@@ -34,7 +34,7 @@ class KindChoice(click.Choice[str]):
 
     @property
     def choices(self) -> tuple[str, ...]:
-        from feltlab.rig.kinds import names
+        from feltlab.rig.kinds import names  # start-up: when the command runs
 
         return tuple(sorted(names()))
 

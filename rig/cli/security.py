@@ -60,8 +60,8 @@ def security_command(
     """Run the security pack (firmware update, keys, command authentication, deck-order
     leakage, undeclared services) against a device: exit 0 pass, 1 fail, 2 error, 3 a
     check not run."""
-    from feltlab.rig.security.pack import run_pack
-    from feltlab.rig.security.report import record_of, write_security_report
+    from feltlab.rig.security.pack import run_pack  # start-up: when the command runs
+    from feltlab.rig.security.report import record_of, write_security_report  # start-up
     from feltlab.rig.security.targets import flaws_of, simulated_target, target_from_profile
 
     if bus is not None and profile is None:

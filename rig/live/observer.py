@@ -10,7 +10,8 @@ frame counters) and, from the frames on the node, the latencies so far (request 
 as the analysis pairs them from the capture).  At the end it publishes the record's verdict.
 
 Interim figures are never a verdict: every snapshot before the end says so (``interim``),
-and the verdict comes only from the record that :func:`~feltlab.rig.certify.campaign.conclude` writes.
+and the verdict comes only from the record that
+:func:`~feltlab.rig.certify.campaign.conclude` writes.
 
 Snapshot shape (``SCHEMA`` 2; times in seconds, rates in frames or bits per second)::
 

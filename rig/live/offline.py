@@ -3,6 +3,7 @@ its directory (record and capture), for ``feltlab live DIR``."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,6 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
 
     Raises :class:`feltlab.rig.errors.RigError` when ``directory`` holds no campaign.
     """
-    import json
 
     from feltlab.inputs import read_text_regular
     from feltlab.rig.certify.decode import read_campaign_capture

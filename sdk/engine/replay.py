@@ -4,6 +4,7 @@ reconstruction, audits)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -117,6 +118,5 @@ def replay_round(
 
 
 def _jsonable(data: dict[str, Any]) -> Any:
-    import json
 
     return json.loads(json.dumps(data))
