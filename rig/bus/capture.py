@@ -15,9 +15,7 @@ import io
 import math
 import os
 import stat
-import struct
 import time
-import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -316,6 +314,8 @@ def check_blf_bounded(path: Path) -> None:
     :data:`MAX_BLF_RATIO` times their size or past :data:`MAX_BLF_CONTAINER` bytes (a
     decompression bomb: 3 MB that inflate to 3 GiB), before any frame is parsed.  Streams
     each container through ``zlib.decompressobj`` with a bounded output, one at a time."""
+    import struct
+    import zlib
 
     with path.open("rb") as f:
         head = f.read(8)

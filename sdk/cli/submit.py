@@ -19,7 +19,7 @@ class Stopped(click.ClickException):
 
 
 def _default_workers() -> int:
-    from feltlab.simulation.run import usable_cores  # start-up: when the command runs
+    from feltlab.simulation.run import usable_cores
 
     return usable_cores()
 
@@ -107,12 +107,12 @@ def submit_cmd(
     submission, naming the cell); as certificate.html (print-ready, a page a paytable),
     certificate.md, certificate.json and manifest.json (SHA-256 of each, versions, commit,
     seeds).  The same command writes the same bytes."""
-    from feltlab.errors import FeltlabError  # start-up: when the command runs
-    from feltlab.plugin_manager import collect_wagers, get_plugin_manager  # start-up
-    from feltlab.submission.certificate import DEFAULT_COUNTS, build_certificate  # start-up
-    from feltlab.submission.confirmation import Disagreement  # start-up: when the command runs
-    from feltlab.submission.documents import FILES, write_documents  # start-up
-    from feltlab.submission.jurisdictions import jurisdiction as form_of  # start-up
+    from feltlab.errors import FeltlabError
+    from feltlab.plugin_manager import collect_wagers, get_plugin_manager
+    from feltlab.submission.certificate import DEFAULT_COUNTS, build_certificate
+    from feltlab.submission.confirmation import Disagreement
+    from feltlab.submission.documents import FILES, write_documents
+    from feltlab.submission.jurisdictions import jurisdiction as form_of
 
     t0 = time.perf_counter()
     types = collect_wagers(get_plugin_manager())

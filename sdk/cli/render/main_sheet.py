@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def print_side_bet_eor(wager: WagerType, decks: list[int], fmt: str) -> None:
     """Print a card-decided wager's effects of removal for each deck count (json: a list)."""
-    from feltlab.math.eor import render_eor, side_bet_eor  # start-up: when the command runs
+    from feltlab.math.eor import render_eor, side_bet_eor
 
     try:
         results = [side_bet_eor(wager, d) for d in decks]
@@ -45,7 +45,7 @@ def print_main_sheet(
     its effects of removal.  ``decks``: at most one deck count overriding the rules'.
     Raises :class:`click.UsageError` for several deck counts or rules the analyzer
     refuses."""
-    from feltlab.math import main_wager  # start-up: when the command runs
+    from feltlab.math import main_wager
 
     if len(decks) > 1:
         raise click.UsageError("the main wager's sheet takes one --decks value")
@@ -58,7 +58,7 @@ def print_main_sheet(
         except RulesError as exc:
             raise click.UsageError(in_option_terms(exc, {"decks": decks[0]}, rules_name)) from None
     if eor:
-        from feltlab.math.eor import main_eor, render_eor  # start-up: when the command runs
+        from feltlab.math.eor import main_eor, render_eor
 
         e = main_eor(rules, strategy)
         if fmt == "json":
@@ -74,9 +74,7 @@ def print_main_sheet(
         click.echo(main_wager.render(sheet, fmt), nl=False)
         return
     # the terminal table only: json, csv and md need no rich
-    from rich.table import (
-        Table,  # start-up: `feltlab math main` imports no rich (tests/test_cli_startup.py)
-    )
+    from rich.table import Table
     from rich.text import Text  # cells as Text: rich parses no markup in them (none is there)
 
     console = make_console()  # a pipe gets every column (the chart was cut to '+0.…')
