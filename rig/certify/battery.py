@@ -45,6 +45,7 @@ import numpy.typing as npt
 from scipy import special
 
 from feltlab import native
+from feltlab.cards import card_str
 from feltlab.rig.certify.standards import requirements
 
 
@@ -212,7 +213,6 @@ def integrity_problem(perm: np.ndarray, loaded_ids: npt.ArrayLike | None = None)
     def label(pos: int) -> str:
         if names is None:
             return f"input position {pos}"
-        from feltlab.cards import card_str
 
         ident = int(names[pos])
         return f"card id {ident} ({card_str(ident % 52, symbols=False)} of deck {ident // 52})"

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from feltlab.errors import nearest_name
 from feltlab.rig.errors import ProfileError
 
 HEARTBEAT_PERIOD_CEILING = 5.0
@@ -194,7 +195,6 @@ declared shuffling model of a continuous shuffler)."""
 
 def _unknown(where: str, table: str, keys: Any, known: set[str], what: str) -> None:
     """Refuse the first of ``keys`` not in ``known``, suggesting the nearest known name."""
-    from feltlab.errors import nearest_name
 
     for key in keys:
         if key not in known:

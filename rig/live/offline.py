@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from feltlab.rig.errors import RigError
 from feltlab.rig.live.state import apply_record, empty_snapshot, histogram, seed_text, unit_of
 from feltlab.strictjson import json_safe
 
@@ -23,7 +24,6 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
     from feltlab.rig.certify.decode import read_campaign_capture
     from feltlab.rig.certify.profile import profile_from_dict
     from feltlab.rig.certify.record import clock_record
-    from feltlab.rig.errors import RigError
     from feltlab.rig.kinds import DEFAULT_KIND, kinds
 
     state_path = directory / "campaign.json"

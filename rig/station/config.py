@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from feltlab.rig.errors import RigError
+from feltlab.seeds import U64_MAX
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 """A station's, socket's or device's name: a letter or digit, then up to 63 letters, digits,
@@ -135,7 +136,6 @@ def _socket(raw: Any, index: int, base: Path) -> Socket:
     """Socket ``index`` (1-based) of the file, its profile read to find its kind."""
     from feltlab.rig.certify.profile import load_profile
     from feltlab.rig.profiles import resolve_profile
-    from feltlab.seeds import U64_MAX
 
     where = f"socket {index}"
     if not isinstance(raw, dict):

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from feltlab import native
+from feltlab.cards import card_str
 from feltlab.rig.certify import battery
 from feltlab.rig.certify.ahead import draw_ahead
 from feltlab.rig.certify.analyze import (
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
 def _integrity(shoes: Sequence[Any], loaded: np.ndarray) -> tuple[str | None, list[np.ndarray]]:
     """Name the first shoe that is not a permutation of the loaded cards, by its device
     shoe number and the card; else None and the shoes' ids."""
-    from feltlab.cards import card_str
 
     def name(ident: int) -> str:
         return f"card id {ident} ({card_str(ident % 52, symbols=False)} of deck {ident // 52})"
