@@ -66,6 +66,9 @@ class Analysis:
     faults: list[dict[str, Any]] = field(default_factory=list)
     security_faults: list[dict[str, Any]] = field(default_factory=list)
     host: HostUncertainty | None = None
+    #: the predictability check's record (:func:`feltlab.rig.security.predict.predictability`
+    #: with its ``cwe`` and ``evidence``), when the profile declares its generator
+    predictability: dict[str, Any] | None = None
 
     def verdict(self) -> Verdict:
         """FAIL if any result FAILs; else ERROR if any is an ERROR (or the campaign has
@@ -74,6 +77,8 @@ class Analysis:
         vs = [m.verdict for m in self.measurements]
         if self.battery is not None:
             vs.append(self.battery.verdict)
+        if self.predictability is not None:
+            vs.append(Verdict(self.predictability["verdict"]))
         if self.errors:
             vs.append(Verdict.ERROR)
         return combine_verdicts(vs)

@@ -65,6 +65,7 @@ from feltlab.rig.certify.record import (
 )
 from feltlab.rig.certify.report import write_report
 from feltlab.rig.devices.models import parse_model
+from feltlab.rig.security.predict import campaign_predictability
 from feltlab.seeds import U64_MAX, child_seed
 from feltlab.shoe_files import FORMATS, ShoeFile, read_shoe_file
 
@@ -202,7 +203,16 @@ def analyze_shoes(
         for name, what in NOT_APPLICABLE.items()
     ]
     guard(a, "battery", "", _battery, a, source, prof, alpha=alpha, seed=seed, progress=progress)
+    if "predictability" in prof.raw:  # the seed search on the file's first shoe (issue 40)
+        guard(a, "predictability", "", _predictability, a, source, prof)
     return a
+
+
+def _predictability(a: Analysis, source: ShoeFile, prof: Profile) -> None:
+
+    a.predictability = campaign_predictability(
+        prof.raw["predictability"], source.codes[0], where=f"profile {prof.path or prof.name}"
+    )
 
 
 def _battery(

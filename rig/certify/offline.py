@@ -29,10 +29,12 @@ from feltlab.rig.certify.record import (
     build_record,
     capture_paths,
     check_parts,
+    collection_record,
     count_samples,
     missing_measurement,
     new_out_dir,
     read_state,
+    record_kind,
     report_plots,
 )
 from feltlab.rig.certify.report import write_report
@@ -143,6 +145,17 @@ def _no_capture(path: Path, state: Mapping[str, Any]) -> CampaignError:
             f"{path} is a raw-output certificate (feltlab certify rng), not a campaign with a "
             f"capture: feltlab view {path} shows it; run certify rng again to recompute it"
         )
+    kind = record_kind(record) if isinstance(record, dict) else None
+    why = {
+        "security": "its checks talk to the device and are not re-run from its capture",
+        "predict": "it holds the seed search's findings, not a capture",
+    }.get(kind or "")
+    if why is not None:
+        command = f"certify {kind}"
+        return CampaignError(
+            f"{path} is a feltlab {command} record, not a campaign ({why}): feltlab view "
+            f"{path} shows it; run feltlab {command} again to recompute it"
+        )
     return CampaignError(f"no capture-NNN.blf in {path}")
 
 
@@ -220,9 +233,9 @@ def analyze_path(
     if planned is not None:
         size = int(planned)
         incomplete = have < size
-        collection.update(
-            missing_count=max(0, size - have), complete=not incomplete, aborted=incomplete
-        )
+        # the plan's samples and those beyond it, as the campaign itself records them (it
+        # said "302 of 300" where certify said "300 of 300 (+2 beyond the plan)")
+        collection.update(collection_record(size, have, None), aborted=incomplete)
         what = prof.device_kind.unit
         analysis.measurements.append(
             missing_measurement(

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from feltlab.errors import nearest_name
+from feltlab.rig.devices.seeding import parse_seeding
 from feltlab.rig.errors import ProfileError
 
 HEARTBEAT_PERIOD_CEILING = 5.0
@@ -110,6 +111,7 @@ DEVICE: dict[str, Num | Kind] = {
     "penetration": Num(0, 1, open_low=True, open_high=True),
     "protocol_major": Num(0, 255, integer=True),
     "model": TEXT,
+    "seeding": TEXT,  # a batch shuffler's predictable seeding (issue 40)
     "shuffle_duration": SECONDS,
     "card_latency": SECONDS,
     "button_latency": SECONDS,
@@ -186,11 +188,26 @@ def check_device_table(where: str, table: str, data: Mapping[str, Any]) -> None:
             parse_model(data["model"])
         except ValueError as exc:
             raise ProfileError(f"{where}: [{table}] model: {exc}") from None
+    if "seeding" in data:
+        try:
+            parse_seeding(data["seeding"])
+        except ValueError as exc:
+            raise ProfileError(f"{where}: [{table}] {exc}") from None
 
 
-TABLES = ("profile_version", "device", "model", "limits", "campaign", "simulation", "faults")
+TABLES = (
+    "profile_version",
+    "device",
+    "model",
+    "limits",
+    "campaign",
+    "simulation",
+    "faults",
+    "predictability",
+)
 """The top-level entries of a profile (docs/certification.md; ``[model]`` documents the
-declared shuffling model of a continuous shuffler)."""
+declared shuffling model of a continuous shuffler, ``[predictability]`` a seeded shuffler's
+generator and seeding: docs/security.md)."""
 
 
 def _unknown(where: str, table: str, keys: Any, known: set[str], what: str) -> None:

@@ -14,7 +14,7 @@ import os
 import platform
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -474,6 +474,7 @@ def build_record(
         if collection is not None
         else collection_record(int(state.get("size") or 0), None, collected),
         "battery": analysis.battery.to_dict() if analysis.battery else None,
+        "predictability": analysis.predictability,
         "measurements": [m.to_dict() for m in analysis.measurements],
         "errors": analysis.errors,
         "detail": analysis.detail,
@@ -516,6 +517,7 @@ def verdict_summary(record: dict[str, Any]) -> dict[str, Any]:
             for c in bat.get("checks", [])
         ],
         "integrity": bat.get("integrity"),
+        "predictability": (record.get("predictability") or {}).get("verdict"),
         "measurements": [
             (m["name"], m["value"], m["verdict"])
             for m in record["measurements"]
@@ -590,3 +592,16 @@ def _recorded_complete(out: Path, parts: Sequence[Path], size: int) -> int | Non
 def count_samples(data: CaptureData, kind: str) -> int:
     """The samples of device ``kind`` in a decoded capture (shoes, deals, draws, ...)."""
     return get_kind(kind).count(data)
+
+
+def record_kind(record: Mapping[str, Any]) -> str | None:
+    """The kind of a finished record: a campaign's own ``kind``; ``"security"`` for the
+    security pack's record (``feltlab certify security``), ``"predict"`` for ``feltlab
+    certify predict``'s; None when the record names none."""
+    if record.get("kind") is not None:
+        return str(record["kind"])
+    if record.get("pack") is not None and "findings" in record:
+        return "security"
+    if record.get("check") == "predictability":
+        return "predict"
+    return None

@@ -100,6 +100,9 @@ class DeviceClient:
         self.counts: dict[str, int] = {}
         #: the fault the campaign last injected (test mode), until it injects "clear"
         self.injected_fault: str | None = None
+        #: fault codes (``FaultCode`` values) the lab provokes on purpose, e.g. SECURITY while
+        #: the security pack sends forged commands: still events, logged at DEBUG, not WARNING
+        self.provoked_faults: frozenset[int] = frozenset()
         self.frames_decoded = 0
         self.decode_errors = 0
         self.heartbeats_missed = 0
@@ -221,8 +224,11 @@ class DeviceClient:
     def _emit(self, kind: str, **detail: int) -> None:
         ev = DeviceEvent(kind, self.base, self.clock.wall(), detail)
         self.events.append(ev)
+        provoked = kind == "fault" and detail.get("code") in self.provoked_faults
         log.log(
-            logging.WARNING if kind in ("lost", "fault", "reboot", "security") else logging.DEBUG,
+            logging.WARNING
+            if kind in ("lost", "fault", "reboot", "security") and not provoked
+            else logging.DEBUG,
             "device 0x%03X: %s",
             self.base,
             describe_client_event(kind, detail, self.injected_fault),

@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from feltlab.rig.errors import RigError
-from feltlab.rig.live.state import apply_record, empty_snapshot, histogram, seed_text, unit_of
+from feltlab.rig.live.state import (
+    apply_record,
+    empty_snapshot,
+    histogram,
+    seed_text,
+    unit_of,
+)
 from feltlab.strictjson import json_safe
 
 
@@ -23,7 +29,7 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
     from feltlab.inputs import read_text_regular
     from feltlab.rig.certify.decode import read_campaign_capture
     from feltlab.rig.certify.profile import profile_from_dict
-    from feltlab.rig.certify.record import clock_record
+    from feltlab.rig.certify.record import clock_record, record_kind
     from feltlab.rig.kinds import DEFAULT_KIND, kinds
 
     state_path = directory / "campaign.json"
@@ -48,7 +54,7 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
     if not isinstance(state, dict) or not isinstance(record, dict | None):
         raise RigError(f"{directory}: campaign.json and record.json must hold JSON objects")
     snap = empty_snapshot()
-    kind = str(state.get("kind") or (record or {}).get("kind") or DEFAULT_KIND)
+    kind = str(state.get("kind") or record_kind(record or {}) or DEFAULT_KIND)
     prof_data = (state.get("profile") or {}).get("data") or (record or {}).get("profile", {}).get(
         "data"
     )

@@ -368,11 +368,12 @@ class FreshnessStore:
 
     def check(self, key: DeviceKey | None = None) -> int:
         """Verify the state against its counter (and ``key``'s entry); returns the last
-        freshness value kept for ``key`` (0 if none or no key). Logs a warning when neither
-        file exists (a new lab: every panel starts at 0)."""
+        freshness value kept for ``key`` (0 if none or no key). Logs a warning when ``key``
+        is given and neither file nor its sidecar exists (a new lab: every panel starts at 0);
+        a panel without a key has no freshness to keep, and nothing is said."""
         with self._locked(exclusive=False):
             data, counter, raw = self._load()
-            if raw is None and counter is None and (key is None or not self._sidecar(key)):
+            if key is not None and raw is None and counter is None and not self._sidecar(key):
                 log.warning(
                     "no freshness state at %s (nor its counter %s): a new one is started, "
                     "every panel at 0",

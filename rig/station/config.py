@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from feltlab.rig.errors import RigError
+from feltlab.rig.devices.models import parse_model
+from feltlab.rig.errors import ModelError, RigError
+from feltlab.rig.kinds import get_kind, kinds
 from feltlab.seeds import U64_MAX
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -144,14 +146,15 @@ def _socket(raw: Any, index: int, base: Path) -> Socket:
     where = f"socket {name!r}"
     profile_ref = raw.get("profile")
     if not isinstance(profile_ref, str):
-        raise StationError(f'{where}: give its device profile (profile = "batch6" or a file)')
+        typos = sorted(set(raw) - SOCKET_KEYS - {k.unit for k in kinds()})
+        said = f"unknown key(s) {', '.join(typos)}; " if typos else ""
+        raise StationError(f'{where}: {said}give its device profile (profile = "batch6" or a file)')
     ref = resolve_profile(profile_ref)
     path = ref if ref.is_absolute() or ref.exists() else base / profile_ref
     try:
         prof = load_profile(path if path.exists() else ref)
     except RigError as exc:
         raise StationError(f"{where}: {exc}") from None
-    from feltlab.rig.kinds import get_kind
 
     kind = get_kind(prof.kind)
     unknown = sorted(set(raw) - SOCKET_KEYS - {kind.unit})
@@ -178,6 +181,11 @@ def _socket(raw: Any, index: int, base: Path) -> Socket:
         if v is not None and not isinstance(v, str):
             raise StationError(f"{where}: {key} must be a string")
         strings[key] = v
+    if strings["model"] is not None:  # refused here, naming the socket, not in its log
+        try:
+            parse_model(strings["model"])
+        except ModelError as exc:
+            raise StationError(f"{where}: {exc}") from None
     batch = raw.get("batch")
     return Socket(
         name=name,

@@ -217,7 +217,7 @@ def _profile_cases() -> Iterator[Case]:
     text = _sub(text, "authenticate", "true", "device")
     yield Case("panel-key-file-not-hex", PANEL, text.encode(), "hex", setup=binary_key)
     text = _sub(_sub(JACKPOT, "key_file", '"none.key"', "device"), "authenticate", "true", "device")
-    yield Case("panel-key-file-missing", PANEL, text.encode(), "cannot read")
+    yield Case("panel-key-file-missing", PANEL, text.encode(), "does not exist")
 
 
 def _capture_cases() -> Iterator[Case]:
