@@ -410,7 +410,7 @@ def analyze_file(
     copy of the file, checked against the SHA-256 campaign.json recorded): the battery run
     again, the report written to ``out`` (new or empty) when given.  ``prof``: default the
     campaign's, else the bundled batch profile."""
-    from feltlab.rig.certify.profile import load_profile, profile_from_dict
+    from feltlab.rig.certify.profile import load_profile, recorded_profile
 
     state: dict[str, Any] | None = file_state(path) if path.is_dir() else None
     if path.is_dir():
@@ -426,11 +426,7 @@ def analyze_file(
         source = read_shoe_file(path)
         given = str(path)
     if prof is None:
-        prof = (
-            profile_from_dict(state["profile"]["data"], state["profile"]["path"])
-            if state is not None
-            else load_profile(None, "batch")
-        )
+        prof = recorded_profile(state, path) if state is not None else load_profile(None, "batch")
     use_alpha, use_seed = _checked(
         alpha if alpha is not None else (state or {}).get("alpha"),
         seed if seed is not None else (state or {}).get("seed"),

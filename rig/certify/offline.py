@@ -22,7 +22,7 @@ from feltlab.rig.certify.profile import (
     Profile,
     Progress,
     load_profile,
-    profile_from_dict,
+    recorded_profile,
 )
 from feltlab.rig.certify.record import (
     CampaignResult,
@@ -92,6 +92,7 @@ def analyze_campaign(
         exclude_heartbeats=fault_windows(trials, prof.heartbeat_period, heartbeat=True),
         frames=frames,
         time_bases=part_time_bases(directory),
+        heartbeat_kind=getattr(prof.device_kind.client, "kind", None),
     )
     if data.frames == 0:
         a = Analysis(errors=["the capture holds no frame"], host=host)
@@ -198,7 +199,7 @@ def analyze_path(
                 "campaign's own)"
             )
     elif state:
-        prof = profile_from_dict(state["profile"]["data"], state["profile"]["path"])
+        prof = recorded_profile(state, directory)
     else:
         prof = load_profile(None)  # a folder that names no kind: the default kind's
     use_alpha = float(alpha if alpha is not None else state.get("alpha", 0.01))

@@ -36,8 +36,7 @@ from feltlab.rig.certify.profile import EXIT_CODES, CampaignError, Profile
 from feltlab.rig.certify.profile_check import MAX_PART_SAMPLES
 from feltlab.rig.certify.report import RECORD_VERSION, make_plots
 from feltlab.rig.errors import RigError
-from feltlab.rig.kinds import by_heartbeat, get_kind
-from feltlab.rig.kinds import names as kind_names
+from feltlab.rig.kinds import UnknownDeviceKind, by_heartbeat, get_kind
 from feltlab.seeds import SEED_DERIVATION_VERSION, U64_MAX, part_seed
 
 log = logging.getLogger("feltlab.rig.certify")  # the campaign's logger, as before the split
@@ -239,13 +238,22 @@ def refuse_links(directory: Path) -> None:
             )
 
 
+def _is_kind(name: str) -> bool:
+    """``name`` is a usable device kind (only its plugin imported, if it is no built-in)."""
+    try:
+        get_kind(name)
+    except UnknownDeviceKind:
+        return False
+    return True
+
+
 def _is_int(v: Any, low: int, high: int) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and low <= v <= high
 
 
 _STATE_FIELDS: dict[str, tuple[str, Any]] = {
     "campaign_id": ("a string", lambda v: isinstance(v, str)),
-    "kind": ("a registered device kind", lambda v: isinstance(v, str) and v in kind_names()),
+    "kind": ("a registered device kind", lambda v: isinstance(v, str) and _is_kind(v)),
     "profile": (
         "a table with the profile's data",
         lambda v: (

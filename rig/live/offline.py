@@ -30,7 +30,7 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
     from feltlab.rig.certify.decode import read_campaign_capture
     from feltlab.rig.certify.profile import profile_from_dict
     from feltlab.rig.certify.record import clock_record, record_kind
-    from feltlab.rig.kinds import DEFAULT_KIND, kinds
+    from feltlab.rig.kinds import DEFAULT_KIND, UnknownDeviceKind, get_kind
 
     state_path = directory / "campaign.json"
     record_path = directory / "record.json"
@@ -103,11 +103,14 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
         snap["state"] = "interrupted"
         snap["phase"] = "interrupted: no record was written"
         snap["samples"]["missing"] = None if size is None else max(0, int(size) - have)
-        dk = next((k for k in kinds() if k.name == kind), None)
+        try:
+            command = get_kind(str(kind)).command
+        except UnknownDeviceKind:
+            command = "shuffler"
         snap["errors"].append(
             f"no record: the campaign was interrupted with {have} of {size} "
             f"{unit_of(kind)} in the capture; continue it with feltlab "
-            f"certify {dk.command if dk else 'shuffler'} --resume {directory}"
+            f"certify {command} --resume {directory}"
         )
     return json_safe(snap)  # type: ignore[no-any-return]
 

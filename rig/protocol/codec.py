@@ -549,6 +549,12 @@ class IsoTpReassembler:
         self._seq = 0
         self.errors = 0
 
+    @property
+    def pending(self) -> bool:
+        """True while a multi-frame payload is begun and not complete (at the end of a
+        capture: a transfer whose last frames are missing)."""
+        return bool(self._need)
+
     def feed(self, data: bytes | bytearray) -> bytes | None:
         """The complete payload when ``data`` finishes one, else None."""
         if not data:

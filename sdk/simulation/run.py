@@ -61,8 +61,9 @@ on Dask distributed."""
 
 @dataclass(frozen=True)
 class WagerEstimate:
-    """A side wager's simulated return per unit (and 95% half-width), hit frequency and the
-    rounds on which it was offered.  The return is NaN for a wager whose wins are paid by a
+    """A side wager's simulated return per unit (and 95% half-width, NaN when it was offered
+    on fewer than 2 rounds: one round has no interval), hit frequency and the rounds on which
+    it was offered.  The return is NaN for a wager whose wins are paid by a
     jackpot panel (Madness 21): its prize distribution is the panel's, not the cards'."""
 
     name: str
@@ -197,7 +198,7 @@ def _estimates(tally: Tally, specs: Sequence[tuple[str, str | None]]) -> tuple[W
                 w.paytable.name,
                 n,
                 mean,
-                intervals.half_width(var, n),
+                intervals.half_width(var, n) if n >= 2 else math.nan,  # one round: none
                 float(counts[paying].sum() / n),
             )
         )

@@ -400,3 +400,19 @@ def test_one_round_has_no_interval_and_no_z() -> None:
     assert data["ci95"] == [None, None] and data["exact"]["z"] is None
     two = sim.simulate(Rules.preset("nz"), 2, seed=1)
     assert math.isfinite(two.half_width) and two.half_width > 0
+
+
+def test_one_round_has_no_interval_for_a_side_wager_either() -> None:
+    """Issue 41: the side wagers' table still showed a 0-wide interval (±0.000%) at one round."""
+    from click.testing import CliRunner
+
+    from feltlab.cli import main
+
+    args = ["simulate", "--rounds", "1", "--side-bets", "perfect_pairs"]
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 0, out.output
+    (row,) = [ln for ln in out.output.splitlines() if "perfect_pairs" in ln and "│" in ln]
+    assert "none (< 2 rounds)" in row and "±" not in row
+    data = json.loads(CliRunner().invoke(main, [*args, "--json"]).output)
+    (pp,) = data["wagers"]
+    assert pp["ci95_half_width"] is None and pp["rounds"] == 1

@@ -148,7 +148,11 @@ def _print_wagers(out: Any, res: SimulationResult, fresh_shoe: bool) -> None:
             w.paytable,
             f"{w.rounds:,}",
             "panel prize" if panel else f"{100 * w.return_:+.3f}%",
-            "" if panel else f"±{100 * w.half_width:.3f}%",
+            ""
+            if panel
+            else "none (< 2 rounds)"
+            if w.half_width != w.half_width  # NaN: fewer than 2 rounds, no interval
+            else f"±{100 * w.half_width:.3f}%",
             f"{100 * w.hit_frequency:.3f}%",
         )
     out.print(t)
