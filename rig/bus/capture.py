@@ -14,7 +14,6 @@ import hmac
 import io
 import math
 import os
-import stat
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from typing import Any
 
 import can
 
-from feltlab.inputs import read_regular
+from feltlab.inputs import open_regular, read_regular
 from feltlab.rig.bus.writer import (
     FORMATS,
     JOURNAL_MAGIC,
@@ -81,16 +80,8 @@ def journal_owner(path: str | Path) -> dict[str, str] | None:
     feltlab journal header (a journal from before the header, or another file).  Reads at
     most the first 512 bytes of a regular file; raises :class:`RigError` for anything else."""
     p = Path(path)
-    try:
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        raise RigError(f"capture journal {p} is not readable ({exc.strerror})") from exc
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise RigError(f"capture journal {p} is not a regular file")
-        head = os.read(fd, 512)
-    finally:
-        os.close(fd)
+    with open_regular(p, "capture journal", RigError) as (f, _):
+        head = f.read(512)
     line = head.split(b"\n", 1)[0].decode("ascii", "replace")
     if not line.startswith(JOURNAL_MAGIC):
         return None

@@ -64,7 +64,7 @@ from feltlab.rig.certify.record import (
     report_plots,
 )
 from feltlab.rig.certify.report import write_report
-from feltlab.rig.devices.models import parse_model
+from feltlab.rig.devices.models import ModelKind, parse_model
 from feltlab.rig.security.predict import campaign_predictability
 from feltlab.seeds import U64_MAX, child_seed
 from feltlab.shoe_files import FORMATS, ShoeFile, read_shoe_file
@@ -135,7 +135,7 @@ def _alternative(
     seed = POWER_SEED
     n = 52 * decks
     m = parse_model(model)
-    period = m.settings["every"] if m.kind == "reboot" else None
+    period = m.settings["every"] if m.kind == ModelKind.REBOOT else None
     perm = shoes_of("fisher-yates" if period else model, shoes, n, child_seed(seed, "power", model))
     loaded = native.new_shoe(decks, ids=True).astype(np.uint16)
     codes = np.ascontiguousarray(loaded[perm] % 52, dtype=np.uint8)

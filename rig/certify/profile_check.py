@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from feltlab.errors import nearest_name
+from feltlab.rig.devices.models import ModelKind
 from feltlab.rig.devices.seeding import parse_seeding
 from feltlab.rig.errors import ProfileError
 
@@ -286,10 +287,10 @@ def check_profile(where: str, data: Mapping[str, Any]) -> None:
                     model.check_fits(decks * 52)
             except ValueError as exc:
                 raise ProfileError(f"{where}: [campaign] power_alternatives: {exc}") from None
-            if model.kind == "fisher-yates" or model.kind in ("missing", "duplicate"):
+            if model.kind in (ModelKind.FISHER_YATES, ModelKind.MISSING, ModelKind.DUPLICATE):
                 why = (
                     "is the fair shuffle itself, which no check can tell from uniform"
-                    if model.kind == "fisher-yates"
+                    if model.kind == ModelKind.FISHER_YATES
                     else "drops or repeats a card, which the integrity check catches at its "
                     "first shoe"
                 )

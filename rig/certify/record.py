@@ -12,7 +12,6 @@ import json
 import logging
 import os
 import platform
-import stat
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from typing import Any
 
 from feltlab import native
 from feltlab.errors import FeltlabError
-from feltlab.inputs import read_text_regular
+from feltlab.inputs import open_regular, read_text_regular
 from feltlab.rig.certify import binding
 from feltlab.rig.certify.analyze import (
     Analysis,
@@ -91,13 +90,11 @@ def software_versions() -> dict[str, Any]:
 
 
 def file_sha256(path: Path) -> str:
-    """The hex SHA-256 of the regular file ``path``; CampaignError for a FIFO, device or folder."""
+    """The hex SHA-256 of the regular file ``path`` (read in 1 MiB blocks, never whole);
+    CampaignError for a missing file, a FIFO, device or folder
+    (:func:`feltlab.inputs.open_regular`)."""
     h = hashlib.sha256()
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO is seen, never waited on
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise CampaignError(f"{path} is not a regular file (a FIFO, device or folder)")
-    with os.fdopen(fd, "rb") as f:
+    with open_regular(path, "file", CampaignError) as (f, _):  # a FIFO is seen, never waited on
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()

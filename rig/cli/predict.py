@@ -18,6 +18,7 @@ import click
 
 from feltlab.cli.options import SeedInt, json_option, out_option
 from feltlab.errors import FeltlabError
+from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS
 
 
 def _shoe(
@@ -176,7 +177,12 @@ def _write(record: dict[str, Any], out: str | None) -> Path:
 )
 @click.option("--direction", default=None, help="Fisher-Yates: down (default) or up.")
 @click.option("--scaling", default=None, help="modulo (default), multiply-shift or rejection.")
-@click.option("--decks", type=click.IntRange(1, 8), default=None, help="Decks (default 6).")
+@click.option(
+    "--decks",
+    type=click.IntRange(ANY_MIN_DECKS, MAX_DECKS),
+    default=None,
+    help="Decks (default 6).",
+)
 @click.option(
     "--cards",
     "order",

@@ -31,6 +31,7 @@ from feltlab.rig.protocol.codec import (
     ShoePayload,
     State,
 )
+from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS, MIN_DECKS
 
 log = logging.getLogger("feltlab.rig.devices")
 
@@ -64,8 +65,8 @@ class BatchShuffler(SimDevice):
         seeding: str | Seeding | None = None,
         **kw: Any,
     ) -> None:
-        if not 4 <= decks <= 8:
-            raise ValueError(f"a batch shuffler holds 4-8 decks, got {decks}")
+        if not MIN_DECKS <= decks <= MAX_DECKS:
+            raise ValueError(f"a batch shuffler holds {MIN_DECKS}-{MAX_DECKS} decks, got {decks}")
         if not 0.0 < penetration < 1.0:
             raise ValueError("penetration must be a fraction in (0, 1)")
         self.decks = decks
@@ -222,8 +223,8 @@ class ContinuousShuffler(SimDevice):
         buffer: int = 0,
         **kw: Any,
     ) -> None:
-        if not 1 <= decks <= 8:
-            raise ValueError(f"decks must be 1..8, got {decks}")
+        if not ANY_MIN_DECKS <= decks <= MAX_DECKS:
+            raise ValueError(f"decks must be {ANY_MIN_DECKS}..{MAX_DECKS}, got {decks}")
         if not 1 <= slots <= 255:
             raise ValueError(f"slots must be 1..255, got {slots}")
         if not 0 <= buffer < decks * 52:

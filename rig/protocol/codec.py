@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab.rig.errors import ProtocolError
+from feltlab.rules import MAX_DECKS
 
 PROTOCOL_MAJOR = 2
 PROTOCOL_MINOR = 2
@@ -432,7 +433,7 @@ class ShoePayload:
         if width == PACKED_WIDTH_CODE:
             codes, dk = values, np.full(count, UNKNOWN_DECK, dtype=np.uint8)
         else:
-            if (values >= 8 * 52).any():
+            if (values >= MAX_DECKS * 52).any():
                 raise ProtocolError("SHOE_PACKED payload holds a card id above 415 (a deck past 7)")
             codes, dk = values % 52, values // 52
         if (codes > 51).any():

@@ -20,7 +20,6 @@ size and the time a full search would take.  Speed is measured in
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -30,7 +29,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from feltlab.native.seedsearch import NO_CARD, search, shuffle
+from feltlab.host import usable_cores
+from feltlab.native.core import NO_CARD
+from feltlab.native.seedsearch import search, shuffle
 from feltlab.rig.errors import DeclarationError
 from feltlab.rig.security.shuffler import (
     Declaration,
@@ -114,7 +115,7 @@ def evidence(record: dict[str, Any]) -> list[str]:
 class CardPlan:
     """The cards a search compares: ``positions`` (dealt positions, in the order compared),
     ``bits`` (their information), ``observed`` (``(n,)`` uint8: their codes,
-    :data:`~feltlab.native.seedsearch.NO_CARD` elsewhere), ``order`` (``settled``/``dealt``)."""
+    :data:`~feltlab.native.core.NO_CARD` elsewhere), ``order`` (``settled``/``dealt``)."""
 
     positions: list[int]
     bits: float
@@ -165,14 +166,6 @@ class SearchRun:
     def cpu_rate(self) -> float:
         """Seeds a CPU second of one core (the search's own speed, whatever the load)."""
         return self.searched / self.cpu_seconds if self.cpu_seconds > 0 else 0.0
-
-
-def workers_available() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
 
 
 def _chunks(lo: int, hi: int, size: Callable[[], int]) -> Any:
@@ -284,7 +277,7 @@ def predictability(
             f"the shoe has {codes.size} cards but the declaration {decl.decks} decks "
             f"({decl.cards}); declare --decks {codes.size // 52}"
         )
-    workers = workers or workers_available()
+    workers = workers or usable_cores()
     plan = plan_cards(decl, codes, order)
     if decl.bounds[1] > MAX_SEED:
         run = measure_rate(decl, plan, codes, workers)
@@ -408,5 +401,4 @@ __all__ = [
     "predictability",
     "run_search",
     "weaknesses",
-    "workers_available",
 ]

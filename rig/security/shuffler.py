@@ -44,6 +44,7 @@ from feltlab.rig.rng.generators import (
     mt19937_outputs,
     xorshift128p_outputs,
 )
+from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS
 
 SOURCES: dict[str, str] = {
     "timer-ms": "milliseconds since power-up",
@@ -89,8 +90,10 @@ class Declaration:
                 )
         if not 1 <= self.seed_bits <= MAX_SEED_BITS:
             raise DeclarationError(f"seed_bits must be in 1..{MAX_SEED_BITS}, got {self.seed_bits}")
-        if not 1 <= self.decks <= 8:
-            raise DeclarationError(f"decks must be in 1..8, got {self.decks}")
+        if not ANY_MIN_DECKS <= self.decks <= MAX_DECKS:
+            raise DeclarationError(
+                f"decks must be in {ANY_MIN_DECKS}..{MAX_DECKS}, got {self.decks}"
+            )
         if self.seed_range is not None:
             lo, hi = self.seed_range
             if not 0 <= lo <= hi < 1 << self.seed_bits:

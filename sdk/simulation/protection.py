@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
+from feltlab.core_rules import DEFAULT_STAKE
 from feltlab.errors import CountError, RulesError
 from feltlab.math.countability import (
     MIN_ROUNDS,
@@ -43,10 +44,10 @@ from feltlab.math.countability import (
     bucket_from_sums,
 )
 from feltlab.math.counts import MAX_RESOLUTION, Count
+from feltlab.math.strategy_tables import sim_rules
 from feltlab.record import RECORD_BATCH
 from feltlab.rules import Rules
 from feltlab.seeds import SEED_DERIVATION_VERSION, chunk_generator
-from feltlab.simulation.tables import DEFAULT_STAKE, sim_rules
 from feltlab.wagers import WagerType
 
 MAX_BUCKETS: int = native.COUNT_MAX_BUCKETS

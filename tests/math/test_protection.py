@@ -17,12 +17,12 @@ from feltlab import native
 from feltlab.cli import main
 from feltlab.errors import CountError
 from feltlab.math.counts import BUILTIN
+from feltlab.math.strategy_tables import sim_rules
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.rules import Rules
 from feltlab.seeds import chunk_generator
 from feltlab.simulation import side_tables
 from feltlab.simulation.protection import bucketing, protect, run_counted
-from feltlab.simulation.tables import sim_rules
 
 from .counted_reference import simulate_counted_reference
 
