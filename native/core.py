@@ -123,6 +123,12 @@ class BitGenerator(ABC):
         self._state: Any = ffi.new("fl_rng *")
         self._lock = threading.Lock()
 
+    @property
+    def lock(self) -> threading.Lock:
+        """The lock that serialises calls on this generator's C state: hold it around a core
+        call given :func:`rng_ptr` of this generator (the core releases the GIL)."""
+        return self._lock
+
     # -- raw output -------------------------------------------------------
     def random_raw(self, size: int = 1) -> npt.NDArray[np.uint64]:
         """``size`` raw 64-bit outputs, shape ``(size,)``, dtype uint64."""

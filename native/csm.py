@@ -158,7 +158,7 @@ def csm_stream(
     model.check(decks, k)
     out = np.empty((n, k), dtype=np.uint8)
     ptr = rng_ptr(rng)
-    with rng._lock:
+    with rng.lock:
         st = lib.fl_csm_stream(
             ptr, model.c_struct(), int(decks), n, k, ffi.from_buffer("uint8_t[]", out)
         )

@@ -162,7 +162,6 @@ def search(
 __all__ = [
     "DIRECTIONS",
     "GENERATORS",
-    "NO_CARD",
     "SCALINGS",
     "SEED_BITS",
     "WORD_BITS",

@@ -229,7 +229,7 @@ def simulate_rounds(
     tlen = np.zeros(n, dtype=np.uint8) if cap else None
     rec = np.zeros(n, dtype=RECORD_DTYPE) if record else None
     ptr = rng_ptr(rng)
-    with rng._lock:
+    with rng.lock:
         st = lib.fl_simulate_rounds_rec(
             ptr,
             c,
@@ -396,7 +396,7 @@ def simulate_tally(
     c_rec = ffi.NULL
     if rec is not None and n:
         c_rec = ffi.cast("fl_round_record *", ffi.from_buffer(rec))
-    with rng._lock:
+    with rng.lock:
         st = lib.fl_simulate_tally_out(ptr, c, n, ct, len(tables), sums, c_init, c_rec)
     check(st, "simulate_tally")
     net, net_sq = _sums_net(sums)
@@ -528,7 +528,7 @@ def simulate_counted(
     bsums = ffi.new("fl_sim_sums[]", nb)
     bcounts = np.zeros((nb, len(tables), 256), dtype=np.uint64)
     c_counts = ffi.from_buffer("uint64_t[]", bcounts) if tables else ffi.NULL
-    with rng._lock:
+    with rng.lock:
         st = lib.fl_simulate_counted(
             rng_ptr(rng), c, n, ct, len(tables), k, m, sums, bsums, c_counts
         )

@@ -85,7 +85,7 @@ class TournamentWagerError(TournamentError):
 def nearest_name(name: str, known: list[str] | tuple[str, ...] | set[str]) -> str | None:
     """The known name closest to a misspelt ``name`` (difflib's ratio >= 0.6), or None: the
     "did you mean" of an error message."""
-    import difflib
+    import difflib  # start-up: every command imports this module; difflib only on a misspelt name
 
     near = difflib.get_close_matches(str(name), sorted(known), n=1, cutoff=0.6)
     return near[0] if near else None

@@ -49,7 +49,6 @@ from feltlab.native import RECORD_DTYPE
 
 __all__ = [
     "EXACT_FIELDS",
-    "RECORD_DTYPE",
     "RECORD_FIELDS",
     "BoxRecord",
     "DealerRecord",

@@ -179,10 +179,14 @@ class FixedCards(_CuttingCardSource):
     """A fixed card sequence (tests, replays): :meth:`draw` gives ``cards`` in order.
 
     ``cut_after``: the cutting card comes out after that many draws (None: never).
+    ``needs_shuffle``: a shuffle is due before the first round (a replayed log that opens with
+    one).
     :meth:`shuffle` does not reorder; the sequence continues where it was.
     """
 
-    def __init__(self, cards: Iterable[int], *, cut_after: int | None = None) -> None:
+    def __init__(
+        self, cards: Iterable[int], *, cut_after: int | None = None, needs_shuffle: bool = False
+    ) -> None:
         self._cards = [int(c) for c in np.asarray(list(cards), dtype=np.int64)]
         bad = [c for c in self._cards if not 0 <= c <= 51]
         if bad:
@@ -191,7 +195,7 @@ class FixedCards(_CuttingCardSource):
         self._cut_after = cut_after
         self._cut_base = 0
         self._missing = False
-        self._needs_shuffle = False
+        self._needs_shuffle = needs_shuffle
 
     @property
     def drawn(self) -> int:

@@ -350,10 +350,10 @@ fl_status fl_dealer_final(const uint32_t *counts, uint32_t up, uint32_t h17, dou
  * generator is long-jumped FL_SIM_LANES times (so a next call never
  * overlaps).  Under ChaCha20 the lanes draw in turn from the caller's stream.
  * Version 1 (feltlab 0.1) dealt one shoe at a time from the caller's generator.
- * Version 3: the same calls, which feltlab.simulate now makes of 200,000 rounds
- * each (RECORD_BATCH) on every path, so a seed gives the same rounds whatever
- * the wagers' tables (version 2 dealt a chunk in one call when every wager had
- * a table, in 200,000-round calls otherwise).
+ * Version 3: the same calls, which feltlab.simulation.run.simulate makes of
+ * 200,000 rounds each (RECORD_BATCH) on every path, so a seed gives the same
+ * rounds whatever the wagers' tables (version 2 dealt a chunk in one call when
+ * every wager had a table, in 200,000-round calls otherwise).
  * Version 4: a shoe's positions are fixed six at a time, their Fisher-Yates draws
  * from one 64-bit word (Lemire's bounded integers batched, Brooks & Lemire 2024;
  * version 3 fixed two at a time from a 32-bit half-word): the same calls, other

@@ -2,7 +2,7 @@
  * The round simulator: whole rounds of blackjack, one box, one player, the
  * main wager played by a table-driven strategy, dealt from a real shoe.
  *
- * Semantics follow feltlab's Python round engine (sdk/engine.py) card for
+ * Semantics follow feltlab's Python round engine (sdk/engine/) card for
  * card, so that a differential test can deal the same cards through both:
  *  - initial deal: player, dealer up card, player; under peek the dealer's
  *    hole card follows, and a dealer blackjack (checked under an ace or a

@@ -1,6 +1,6 @@
 /*
  * Standalone tests of the C core, built with -fsanitize=address,undefined by
- * `make test` (native/tests/Makefile rule in the top Makefile).
+ * `make test` (the native/tests rule of the top Makefile).
  */
 #include <math.h>
 #include <stdio.h>

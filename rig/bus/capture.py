@@ -28,14 +28,12 @@ from feltlab.rig.bus.writer import (
     JOURNAL_MAGIC,
     JOURNAL_SUFFIX,
     MAC_FIELD,
-    CaptureWriter,
     chain_next,
     chain_start,
     journal_path,
 )
 from feltlab.rig.errors import ProtocolError, RigError
 from feltlab.rig.protocol.codec import (
-    DBC_BASE,
     EXT_SHIFT,
     ID_SPAN,
     PAYLOAD_CLASSES,
@@ -488,14 +486,10 @@ def format_record(rec: DecodedRecord) -> str:
 
 
 __all__ = [
-    "DBC_BASE",
-    "FORMATS",
     "CaptureDecoder",
-    "CaptureWriter",
     "DecodedRecord",
     "decode_capture",
     "format_record",
-    "journal_path",
     "read_capture",
     "read_journal",
     "recover_capture",

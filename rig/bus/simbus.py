@@ -2,7 +2,7 @@
 :class:`feltlab.rig.clock.SimClock` (docs/design.md, "One clock").
 
 A frame sent on a :class:`SimBus` occupies the wire for its exact bit time at the bus
-bitrate (:func:`feltlab.rig.protocol.codec.frame_bits`, stuff bits counted); frames queue behind
+bitrate (:func:`feltlab.rig.protocol.bittime.frame_bits`, stuff bits counted); frames queue behind
 each other in the order sent, as on a bus with one frame in flight, and every other node on
 the channel receives the frame when its last bit has passed, stamped with the simulated wall
 time of that instant. ISO-TP (ISO 15765-2) is can-isotp's own state machine

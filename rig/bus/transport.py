@@ -167,7 +167,7 @@ _OPEN_HINTS = {
 
 class WireClock:
     """Paces transmission to what a classic CAN bus at ``bitrate`` bit/s can carry: each
-    frame reserves its exact bit time (:func:`feltlab.rig.protocol.codec.frame_bits`, 111-135 bits
+    frame reserves its exact bit time (:func:`feltlab.rig.protocol.bittime.frame_bits`, 111-135 bits
     for 8 data bytes and an 11-bit id), and the sender sleeps whenever it runs more than
     ``slack`` seconds ahead of the wire."""
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import can
+from can.io import blf
 
 from feltlab.rig.bus.forked import Forked
 from feltlab.rig.errors import RigError
@@ -212,7 +213,6 @@ def _blf_reader_start(start: float) -> float | None:
     """The start a BLF reader reads back from the header of a file whose writer started at
     ``start``: the header holds it as a SYSTEMTIME, to the millisecond (python-can's own
     conversions, ``can.io.blf``); None when python-can has no such functions."""
-    from can.io import blf
 
     to_sys = getattr(blf, "timestamp_to_systemtime", None)
     from_sys = getattr(blf, "systemtime_to_timestamp", None)

@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
+from feltlab.cards import card_str
 from feltlab.seeds import child_seed
 
 BINS = 16
@@ -99,8 +100,6 @@ def observed_gaps(events: list[tuple[Any, ...]]) -> tuple[npt.NDArray[np.int64],
         elif ev[0] == "deal":
             key = (int(ev[1]), int(ev[2]))
             if inside.get(key, 0) <= 0:
-                from feltlab.cards import card_str
-
                 problems.append(
                     f"deal {ev[3]}: {card_str(key[0], symbols=False)} of deck {key[1]} was "
                     "dealt but the shuffler did not hold it"

@@ -36,6 +36,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
@@ -44,6 +45,7 @@ import numpy.typing as npt
 from scipy import special
 
 from feltlab import native
+from feltlab.cards import card_str
 from feltlab.rig.certify.standards import requirements
 
 
@@ -211,7 +213,6 @@ def integrity_problem(perm: np.ndarray, loaded_ids: npt.ArrayLike | None = None)
     def label(pos: int) -> str:
         if names is None:
             return f"input position {pos}"
-        from feltlab.cards import card_str
 
         ident = int(names[pos])
         return f"card id {ident} ({card_str(ident % 52, symbols=False)} of deck {ident // 52})"
@@ -247,7 +248,6 @@ def eulerian_pmf(n: int) -> npt.NDArray[np.float64]:
 
 
 def _exact_ratio(a: int, b: int) -> float:
-    from fractions import Fraction
 
     return float(Fraction(a, b))
 

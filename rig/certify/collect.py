@@ -134,7 +134,7 @@ class Collected:
     #: declared limits the device went beyond: (what, value s, limit s, message); a FAIL
     limits_exceeded: list[tuple[str, float, float, str]] = field(default_factory=list)
     #: this part's capture file name -> its frames as read back
-    #: (:meth:`feltlab.rig.bus.capture.CaptureWriter.frames_as_read`), when the writer kept
+    #: (:meth:`feltlab.rig.bus.writer.CaptureWriter.frames_as_read`), when the writer kept
     #: them: the analysis then does not parse the file it just wrote
     frames: dict[str, list[Any]] = field(default_factory=dict)
     #: (writer, part, capture path) of this part's closed capture, whose BLF may still be

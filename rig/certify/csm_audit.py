@@ -340,7 +340,7 @@ def audit(
     wager decided by play) is left out, its reason in ``skipped``.  Raises
     :class:`AuditError` (one line) for a bad window, wager or model or no wager left,
     :class:`feltlab.errors.CountError` for a bad count."""
-    from scipy import stats
+    from scipy import stats  # start-up: scipy only when the audit is judged
 
     try:
         model.check_table(rules.decks)
@@ -401,10 +401,10 @@ def audit(
 def plot_expectation(a: CsmAudit, path: Path) -> Path:
     """A PNG of each wager's expectation per unit against the window count (95% intervals;
     buckets of at least 1,000 rounds), the trigger marked: ``path``."""
-    import matplotlib
+    import matplotlib  # start-up: matplotlib only when a plot is asked for
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # start-up: matplotlib only when a plot is asked for
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for r in a.results:

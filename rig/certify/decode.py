@@ -159,7 +159,7 @@ def read_campaign_capture(
     ``progress(frames)`` is called every 10,000 frames; ``exclude`` are (start, end) epoch
     spans of injected faults whose timing samples are left out (``exclude_heartbeats``: whose
     heartbeat intervals are); ``frames``: a part's file name -> its frames as read back
-    (:meth:`feltlab.rig.bus.capture.CaptureWriter.frames_as_read`), instead of parsing that
+    (:meth:`feltlab.rig.bus.writer.CaptureWriter.frames_as_read`), instead of parsing that
     file.  Raises RigError for a missing file.
     """
     data = CaptureData(base, exclude=list(exclude), exclude_heartbeats=list(exclude_heartbeats))

@@ -65,6 +65,7 @@ from feltlab.rig.certify.record import (
 )
 from feltlab.rig.certify.report import write_report
 from feltlab.rig.devices.models import ModelKind, parse_model
+from feltlab.rig.security.predict import campaign_predictability
 from feltlab.seeds import U64_MAX, child_seed
 from feltlab.shoe_files import FORMATS, ShoeFile, read_shoe_file
 
@@ -208,7 +209,6 @@ def analyze_shoes(
 
 
 def _predictability(a: Analysis, source: ShoeFile, prof: Profile) -> None:
-    from feltlab.rig.security.predict import campaign_predictability
 
     a.predictability = campaign_predictability(
         prof.raw["predictability"], source.codes[0], where=f"profile {prof.path or prof.name}"

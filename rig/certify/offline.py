@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from feltlab.errors import InputError
 from feltlab.rig.certify.analyze import Analysis, guard
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.decode import CaptureData, read_campaign_capture
@@ -75,7 +76,7 @@ def analyze_campaign(
     ``host``: the host's timing uncertainty; default the worst calibration recorded in
     ``directory`` (``host-uncertainty.jsonl``, :mod:`feltlab.rig.certify.uncertainty`), none when
     there is none.  ``frames``: capture file name -> its frames as read back, for a capture
-    written by this process (:meth:`feltlab.rig.bus.capture.CaptureWriter.frames_as_read`),
+    written by this process (:meth:`feltlab.rig.bus.writer.CaptureWriter.frames_as_read`),
     used instead of parsing the file.  One check that cannot run is an ERROR measurement of
     its own; only an unreadable capture raises (RigError, OSError)."""
     prog = progress or NoProgress()
@@ -131,7 +132,6 @@ def _no_capture(path: Path, state: Mapping[str, Any]) -> CampaignError:
     """The error for a ``path`` with no capture: a raw-output certificate's folder (its
     record.json of kind ``rng``, no campaign.json) is named as one, with the command that
     shows it."""
-    from feltlab.errors import InputError
     from feltlab.inputs import read_text_regular
 
     record = None

@@ -19,7 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from feltlab.errors import nearest_name
 from feltlab.rig.devices.models import ModelKind
+from feltlab.rig.devices.seeding import parse_seeding
 from feltlab.rig.errors import ProfileError
 
 HEARTBEAT_PERIOD_CEILING = 5.0
@@ -188,8 +190,6 @@ def check_device_table(where: str, table: str, data: Mapping[str, Any]) -> None:
         except ValueError as exc:
             raise ProfileError(f"{where}: [{table}] model: {exc}") from None
     if "seeding" in data:
-        from feltlab.rig.devices.seeding import parse_seeding
-
         try:
             parse_seeding(data["seeding"])
         except ValueError as exc:
@@ -213,7 +213,6 @@ generator and seeding: docs/security.md)."""
 
 def _unknown(where: str, table: str, keys: Any, known: set[str], what: str) -> None:
     """Refuse the first of ``keys`` not in ``known``, suggesting the nearest known name."""
-    from feltlab.errors import nearest_name
 
     for key in keys:
         if key not in known:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import can
+import numpy as np
 
 from feltlab.rig.clients.rawout import collect_raw
 from feltlab.rig.clients.shufflers import BatchShufflerClient
@@ -197,7 +198,6 @@ def analyze_collection(
     collection recorded, split as the campaign split them, and certified again
     (:func:`feltlab.rig.certify.rng_certificate.certify_sequences`; its report into ``out``
     when given).  Raises RigError when the decoded words differ from those recorded."""
-    import numpy as np
 
     from feltlab.rig.certify.rng_certificate import certify_sequences
     from feltlab.rig.rng.sources import split_sequences

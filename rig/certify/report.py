@@ -69,7 +69,7 @@ def make_plots(
     # imported here: matplotlib is the report's alone (the helper process of a campaign has
     # imported it ahead, ahead.py).  Figures, not pyplot: no global figure manager to close,
     # no GUI backend machinery (pyplot's import is 40% of matplotlib's); savefig draws with Agg
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # start-up: matplotlib only when the report is drawn
 
     def subplots(size: tuple[float, float]) -> tuple[Any, Any]:
         fig = Figure(figsize=size)
@@ -133,10 +133,10 @@ def make_rng_plots(
     """Base64 PNG plots of a raw-output certificate (record ``rng``): the proportion of
     passing sequences of every p-value column against SP 800-22's band (4.2.1), and each
     test's p-values in ten bins against the uniform (4.2.2)."""
-    import matplotlib
+    import matplotlib  # start-up: matplotlib only when the report is drawn
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # start-up: matplotlib only when the report is drawn
 
     plots: list[tuple[str, str]] = []
     judged = [c for c in columns if c["sequences"]]

@@ -47,11 +47,11 @@ def analyze(
     """Re-run every check of a campaign offline from its CAPTURE (a capture-NNN.blf or the
     campaign directory).  Shoes from a file: a shoe file (.csv, .jsonl, .npy) or the folder of
     a certify shuffler --from campaign.  Exit 0 pass, 1 fail, 2 error, 3 inconclusive."""
-    from feltlab.rig.certify.from_file import analyze_file, is_file_source
-    from feltlab.rig.certify.offline import analyze_path
-    from feltlab.rig.certify.profile import load_profile
-    from feltlab.rig.certify.rawout import analyze_collection, is_raw_collection
-    from feltlab.rig.certify.record import new_out_dir
+    from feltlab.rig.certify.from_file import analyze_file, is_file_source  # start-up
+    from feltlab.rig.certify.offline import analyze_path  # start-up: when the command runs
+    from feltlab.rig.certify.profile import load_profile  # start-up: when the command runs
+    from feltlab.rig.certify.rawout import analyze_collection, is_raw_collection  # start-up
+    from feltlab.rig.certify.record import new_out_dir  # start-up: when the command runs
 
     made = None
     try:

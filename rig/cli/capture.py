@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import struct
 import sys
@@ -99,7 +100,6 @@ def capture_decode(file: str, bases: tuple[str, ...], as_json: bool) -> None:
 
 def _quiet_stdout() -> None:
     """After a broken pipe: point stdout at /dev/null so that the exit flush is silent."""
-    import os
 
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)

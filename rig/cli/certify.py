@@ -11,7 +11,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -61,9 +61,8 @@ def _checked_profile(
         )
     if standard is None:
         return prof
-    from dataclasses import replace
 
-    from feltlab.rig.certify.standards import get_standard
+    from feltlab.rig.certify.standards import get_standard  # start-up: when the command runs
 
     if prof.device_kind.unit != SHOE_UNIT:
         raise RigError("--standard applies to a batch shuffler's randomness battery")
@@ -140,18 +139,18 @@ def _checked_new(req: CertifyRequest) -> Profile:
     """A new campaign's profile, loaded and checked against the command; ``--bus`` opened
     once and ``--model`` parsed, so that neither stops a started campaign.  Raises RigError,
     ValueError."""
-    from feltlab.rig.certify.profile import load_profile
+    from feltlab.rig.certify.profile import load_profile  # start-up: when the command runs
 
     loaded = load_profile(req.profile, req.kinds[0].name)
     prof = _checked_profile(loaded, req.command, req.size_option, req.standard)
     if req.bus is not None:
         spec = BusSpec.parse(req.bus)
         if spec.interface != "slcan":  # a serial adapter is opened once, by the campaign
-            from feltlab.rig.bus.transport import open_bus
+            from feltlab.rig.bus.transport import open_bus  # start-up: when the command runs
 
             open_bus(spec).shutdown()  # a bus that cannot open stops here, no campaign
     if req.model is not None:
-        from feltlab.rig.devices.models import parse_model
+        from feltlab.rig.devices.models import parse_model  # start-up: when the command runs
 
         parse_model(req.model)
     if req.device_on_host and req.bus is None:
@@ -165,7 +164,7 @@ def _checked_new(req: CertifyRequest) -> Profile:
 def _campaign_options(req: CertifyRequest, prof: Profile, directory: Path) -> CampaignOptions:
     """The new campaign's options, built once, by keyword.  Raises CampaignError for
     ``--clock sim`` with ``--bus``."""
-    from feltlab.rig.certify.collect import CampaignOptions
+    from feltlab.rig.certify.collect import CampaignOptions  # start-up: when the command runs
 
     opts = CampaignOptions(
         prof,
@@ -234,7 +233,7 @@ def _run_certify(req: CertifyRequest) -> None:
     """Run (or resume) the campaign of ``req`` and exit with its verdict's code (0 pass, 1
     fail, 3 inconclusive), or 2 with one line for bad options, an unwritable folder or a
     second Ctrl-C (each saying how to go on)."""
-    from feltlab.rig.certify.campaign import resume_campaign, run_campaign
+    from feltlab.rig.certify.campaign import resume_campaign, run_campaign  # start-up
 
     directory = Path(req.resume or req.out or "feltlab-campaigns")
     view: Live | None = None
@@ -523,8 +522,8 @@ def certify() -> None:
 def _run_from_file(req: CertifyRequest, params: dict[str, Any]) -> None:
     """``certify <command> --from FILE``: shoes from a file, the battery and report
     (:func:`feltlab.rig.certify.from_file.certify_file`); a bad row is one line, exit 2."""
-    from feltlab.rig.certify.from_file import certify_file
-    from feltlab.rig.certify.profile import load_profile
+    from feltlab.rig.certify.from_file import certify_file  # start-up: when the command runs
+    from feltlab.rig.certify.profile import load_profile  # start-up: when the command runs
 
     refused = ["bus", "model", *(k.unit for k in _by_unit(req.kinds)), "faults", "resume"]
     refused += ["clock"]

@@ -36,7 +36,7 @@ class KindChoice(click.Choice[str]):
 
     @property
     def choices(self) -> tuple[str, ...]:
-        from feltlab.rig.kinds import available_names
+        from feltlab.rig.kinds import available_names  # start-up: no kind imported
 
         return tuple(sorted(available_names()))
 
@@ -45,7 +45,7 @@ class KindChoice(click.Choice[str]):
         """Ignored: the choices are the registry's."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        from feltlab.rig.kinds import UnknownDeviceKind, get_kind
+        from feltlab.rig.kinds import UnknownDeviceKind, get_kind  # start-up: only the given kind
 
         try:
             return get_kind(str(value)).name

@@ -25,16 +25,16 @@ from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS
 def _alternatives(
     profile: str | None, given: tuple[str, ...], decks: int | None
 ) -> tuple[list[str], dict[str, Any]]:
-    from feltlab.rig.certify.profile import load_profile
+    from feltlab.rig.certify.profile import load_profile  # start-up: when the command runs
 
     prof = load_profile(profile, "batch")
     if prof.kind != "batch":
         raise click.UsageError(f"profile {prof.path} is a {prof.kind} profile, not a batch's")
-    from feltlab.rig.certify.power import DEFAULT_ALTERNATIVES
+    from feltlab.rig.certify.power import DEFAULT_ALTERNATIVES  # start-up: when the command runs
 
     alts = list(given) or list(prof.campaign.get("power_alternatives", DEFAULT_ALTERNATIVES))
     alts = list(dict.fromkeys(alts))  # each alternative once, in the order given
-    from feltlab.rig.devices.models import parse_model
+    from feltlab.rig.devices.models import parse_model  # start-up: when the command runs
 
     n_cards = 52 * (decks or int(prof.device.get("decks", 6)))
     for alt in alts:  # an unknown or out-of-range name is the user's error: one line, exit 2
@@ -144,7 +144,7 @@ def plan_command(
     required power at alpha (after Holm, at the Bonferroni level alpha/m), the battery's
     figure (the fewest) and the check that catches it first.  With --generator: per flawed
     generator, the sequences of --bits each SP 800-22 test needs to catch it."""
-    from feltlab.rig.certify.standards import get_standard
+    from feltlab.rig.certify.standards import get_standard  # start-up: when the command runs
 
     if generators:
         if alternatives or decks is not None or shoes is not None or profile is not None:
@@ -152,7 +152,7 @@ def plan_command(
                 "--generator plans the raw-output certificate: drop --alternative, --decks, "
                 "--shoes and --profile (the shuffler's)"
             )
-        from feltlab.rig.cli.rng_plan import generator_plan
+        from feltlab.rig.cli.rng_plan import generator_plan  # start-up: when the command runs
 
         generator_plan(generators, bits, simulated, alpha, standard, required, seed, as_json)
         return
@@ -214,9 +214,9 @@ SHORT = {
 
 
 def _print_plan(table: PowerTable, decks: int, elapsed: float, standard: str | None) -> None:
-    from rich.table import Table
+    from rich.table import Table  # start-up: rich only when a plan is printed
 
-    from feltlab.cli.options import make_console
+    from feltlab.cli.options import make_console  # start-up: when the command runs
 
     names = [
         c for c in CHECK_NAMES if any(c in {x.check for x in a.checks} for a in table.alternatives)

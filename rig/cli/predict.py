@@ -25,9 +25,9 @@ def _shoe(
     file: str | None, row: int, simulate: int | None, decl: Any
 ) -> tuple[Any, dict[str, Any]]:
     """``(codes of one shoe, the record's source)`` from the file's row or the simulation."""
-    from feltlab.rig.errors import DeclarationError
-    from feltlab.rig.security.shuffler import library_shoe
-    from feltlab.shoe_files import read_shoe_file
+    from feltlab.rig.errors import DeclarationError  # start-up: when the command runs
+    from feltlab.rig.security.shuffler import library_shoe  # start-up: when the command runs
+    from feltlab.shoe_files import read_shoe_file  # start-up: when the command runs
 
     if simulate is not None:
         shoe = library_shoe(decl, simulate) % 52
@@ -46,11 +46,11 @@ def _shoe(
 
 def _outputs_record(outputs: str, fmt: str) -> dict[str, Any]:
     """The MT19937 state recovery record of the outputs file, with its verdict."""
-    from feltlab.rig.security.mt19937 import N, read_words, state_recovery
+    from feltlab.rig.security.mt19937 import N, read_words, state_recovery  # start-up
 
     words = read_words(outputs, fmt)
     if words.size < N:
-        from feltlab.rig.errors import DeclarationError
+        from feltlab.rig.errors import DeclarationError  # start-up: when the command runs
 
         raise DeclarationError(
             f"{outputs}: {words.size} outputs; MT19937's state needs {N} consecutive ones "
@@ -97,16 +97,18 @@ def _outputs_record(outputs: str, fmt: str) -> dict[str, Any]:
 def _write(record: dict[str, Any], out: str | None) -> Path:
     """record.json, report.html and junit.xml in ``out`` (new or empty) or a new campaign
     directory; returns the record's path."""
-    from feltlab.rig.certify.record import new_out_dir
-    from feltlab.rig.cli.campaign_dir import new_campaign_dir
-    from feltlab.strictjson import json_safe
+    from feltlab.rig.certify.record import new_out_dir  # start-up: when the command runs
+    from feltlab.rig.cli.campaign_dir import new_campaign_dir  # start-up: when the command runs
+    from feltlab.strictjson import json_safe  # start-up: when the command runs
 
     if out is not None:
         directory = Path(out)
         new_out_dir(directory, "choose a new --out directory")
     else:
         directory = new_campaign_dir("predict")
-    from feltlab.rig.security.predict_report import write_predict_report
+    from feltlab.rig.security.predict_report import (
+        write_predict_report,  # start-up: when the command runs
+    )
 
     path = directory / "record.json"
     path.write_text(json.dumps(json_safe(record), indent=2, allow_nan=False) + "\n")
@@ -234,8 +236,8 @@ def predict_command(
         if outputs is not None:
             record = _outputs_record(outputs, fmt)
         else:
-            from feltlab.rig.security.predict import predictability
-            from feltlab.rig.security.shuffler import load_declaration
+            from feltlab.rig.security.predict import predictability  # start-up
+            from feltlab.rig.security.shuffler import load_declaration  # start-up
 
             decl = load_declaration(
                 profile,
@@ -265,7 +267,7 @@ def predict_command(
         )
         sys.exit(2)
     if as_json:
-        from feltlab.strictjson import json_safe
+        from feltlab.strictjson import json_safe  # start-up: when the command runs
 
         click.echo(json.dumps(json_safe(record), indent=2, allow_nan=False))
     else:

@@ -17,8 +17,8 @@ class RichProgress:
     """A rich progress bar (stderr) for campaigns: one task per phase."""
 
     def __init__(self) -> None:
-        from rich.console import Console
-        from rich.progress import (
+        from rich.console import Console  # start-up: rich only when a campaign shows progress
+        from rich.progress import (  # start-up: rich only when a campaign shows progress
             BarColumn,
             MofNCompleteColumn,
             Progress,
@@ -72,7 +72,7 @@ def print_json(result: Any, *, written: bool = True) -> None:
         "directory": str(result.directory) if written else None,
         "record": result.record,
     }
-    from feltlab.strictjson import json_safe
+    from feltlab.strictjson import json_safe  # start-up: when the command runs
 
     click.echo(json.dumps(json_safe(out), indent=2, default=str, allow_nan=False))
 
@@ -81,7 +81,7 @@ def power_table(power: dict[str, Any], title: str | None = None) -> Any:
     """A rich table of a record's ``battery.power`` (:class:`feltlab.rig.certify.power.
     PowerTable`): per named alternative, the battery's power at the campaign's shoes with
     its 95% interval, the shoes needed and the check that catches it first."""
-    from rich.table import Table
+    from rich.table import Table  # start-up: rich only when a result is printed
 
     table = Table(
         title=title
@@ -123,7 +123,7 @@ def _print_rng_source(console: Any, src: dict[str, Any]) -> None:
 
 
 def print_result(result: Any, *, written: bool = True, as_json: bool = False) -> None:
-    from rich.table import Table
+    from rich.table import Table  # start-up: rich only when a result is printed
 
     if as_json:
         print_json(result, written=written)
@@ -232,7 +232,7 @@ def add_predictability_row(table: Any, rec: dict[str, Any]) -> None:
 
 def add_rng_rows(table: Any, rec: dict[str, Any]) -> None:
     """A raw-output certificate's rows (record ``rng``): one per SP 800-22 test."""
-    from feltlab.rig.live.state import rng_test_row
+    from feltlab.rig.live.state import rng_test_row  # start-up: when the command runs
 
     for t in (rec.get("rng") or {}).get("tests", []):
         row = rng_test_row(t)

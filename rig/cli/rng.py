@@ -33,9 +33,9 @@ def _bitstream(
     seed: int,
 ) -> tuple[Any, int, dict[str, Any], dict[str, Any]]:
     """``(sequences array, n_bits, device, source)`` from the file or the library generator."""
-    from feltlab.rig.errors import SourceError
-    from feltlab.rig.rng.generators import parse_generator
-    from feltlab.rig.rng.sources import DEFAULT_BITS, MAX_BYTES, read_bitstream
+    from feltlab.rig.errors import SourceError  # start-up: when the command runs
+    from feltlab.rig.rng.generators import parse_generator  # start-up: when the command runs
+    from feltlab.rig.rng.sources import DEFAULT_BITS, MAX_BYTES, read_bitstream  # start-up
 
     if generator is not None:
         g = parse_generator(generator)
@@ -71,9 +71,9 @@ def _collected(
     """``(sequences array, n_bits, device, source)`` collected over the simulated bus from
     the batch shuffler's raw output into ``directory`` (the source names the collection's
     record, its bus time included)."""
-    from feltlab.rig.certify.profile import load_profile
-    from feltlab.rig.certify.rawout import RAW_FILE, bus_rates, collect_simulated
-    from feltlab.rig.rng.sources import read_bitstream
+    from feltlab.rig.certify.profile import load_profile  # start-up: when the command runs
+    from feltlab.rig.certify.rawout import RAW_FILE, bus_rates, collect_simulated  # start-up
+    from feltlab.rig.rng.sources import read_bitstream  # start-up: when the command runs
 
     declared = load_profile(profile, "batch").device if profile else {"fd": True}
     bitrate, data_bitrate = bus_rates(declared)
@@ -98,7 +98,7 @@ def _dieharder_section(tests: str | None, psamples: int, path: Path | None) -> d
     a malformed list."""
     if not tests:
         return {}
-    from feltlab.rig.certify.dieharder import DieharderError, find_dieharder, run_file
+    from feltlab.rig.certify.dieharder import DieharderError, find_dieharder, run_file  # start-up
 
     try:
         numbers = [int(t) for t in tests.split(",") if t.strip()]
@@ -246,10 +246,10 @@ def rng_command(
     """Certify a generator's raw output with NIST SP 800-22: m sequences of n bits from FILE
     (or --generator), the two second-level verdicts, record, report, JUnit and manifest
     (exit 0 pass, 1 fail, 2 error, 3 inconclusive: a required test without enough data)."""
-    from feltlab.rig.certify.record import new_out_dir
-    from feltlab.rig.certify.rng_certificate import certify_sequences
-    from feltlab.rig.cli.campaign_dir import new_campaign_dir
-    from feltlab.rig.cli.render import RichProgress, print_result
+    from feltlab.rig.certify.record import new_out_dir  # start-up: when the command runs
+    from feltlab.rig.certify.rng_certificate import certify_sequences  # start-up
+    from feltlab.rig.cli.campaign_dir import new_campaign_dir  # start-up: when the command runs
+    from feltlab.rig.cli.render import RichProgress, print_result  # start-up: when the command runs
 
     _check_sources(file, generator, device, sequences, bits, standard, alpha, seed)
     seed = secrets.randbits(64) if seed is None and file is None else seed
@@ -257,7 +257,7 @@ def rng_command(
     made = False
     try:
         if standard is not None:
-            from feltlab.rig.certify.standards import get_standard
+            from feltlab.rig.certify.standards import get_standard  # start-up
 
             get_standard(standard, "rng")  # an unknown standard stops before any work
         if out is not None:  # a --out that is not new or empty stops before any reading

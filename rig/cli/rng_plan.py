@@ -45,10 +45,10 @@ def generator_plan(
     as_json: bool,
 ) -> None:
     """Plan, print, exit 2 with one line on a bad name or option."""
-    from feltlab.rig.certify.rng_power import MAX_SEQUENCES, plan_generator
-    from feltlab.rig.certify.standards import get_standard
-    from feltlab.rig.cli.render import RichProgress
-    from feltlab.rig.rng.generators import GENERATORS, parse_generator
+    from feltlab.rig.certify.rng_power import MAX_SEQUENCES, plan_generator  # start-up
+    from feltlab.rig.certify.standards import get_standard  # start-up: when the command runs
+    from feltlab.rig.cli.render import RichProgress  # start-up: when the command runs
+    from feltlab.rig.rng.generators import GENERATORS, parse_generator  # start-up
 
     try:
         wanted = list(GENERATORS) if "all" in names else list(dict.fromkeys(names))
@@ -99,9 +99,9 @@ def _print(
     simulated: int,
     elapsed: float,
 ) -> None:
-    from rich.table import Table
+    from rich.table import Table  # start-up: rich only when a plan is printed
 
-    from feltlab.cli.options import make_console
+    from feltlab.cli.options import make_console  # start-up: when the command runs
 
     t = Table(
         title=f"sequences of {bits:,} bits needed: power {power:g} at the certificate's "

@@ -61,9 +61,9 @@ def security_command(
     """Run the security pack (firmware update, keys, command authentication, undeclared
     services, a predictable seed, deck-order leakage) against a device: exit 0 pass, 1 fail,
     2 error, 3 a check not run."""
-    from feltlab.rig.security.pack import run_pack
-    from feltlab.rig.security.report import record_of, write_security_report
-    from feltlab.rig.security.targets import (
+    from feltlab.rig.security.pack import run_pack  # start-up: when the command runs
+    from feltlab.rig.security.report import record_of, write_security_report  # start-up
+    from feltlab.rig.security.targets import (  # start-up: when the command runs
         flaws_of,
         seeding_of,
         simulated_target,

@@ -5,6 +5,7 @@ docs/station.md): ``run STATION.toml``, ``stop STATION SOCKET``, ``resume STATIO
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import sys
 import threading
@@ -28,12 +29,12 @@ def _fail(exc: Exception) -> None:
 def _supervise(
     path: str, resume: bool, page: str | None, linger: float, socket: str | None
 ) -> None:
-    from feltlab.rig.certify.profile import load_profile
-    from feltlab.rig.station.budget import check_budget
-    from feltlab.rig.station.config import load_station
-    from feltlab.rig.station.control import request
-    from feltlab.rig.station.pool import DevicePool
-    from feltlab.rig.station.supervisor import Supervisor
+    from feltlab.rig.certify.profile import load_profile  # start-up: when the command runs
+    from feltlab.rig.station.budget import check_budget  # start-up: when the command runs
+    from feltlab.rig.station.config import load_station  # start-up: when the command runs
+    from feltlab.rig.station.control import request  # start-up: when the command runs
+    from feltlab.rig.station.pool import DevicePool  # start-up: when the command runs
+    from feltlab.rig.station.supervisor import Supervisor  # start-up: when the command runs
 
     server: Any = None
     pool = DevicePool()
@@ -52,8 +53,8 @@ def _supervise(
             request(station.out, socket, "run")
         publish = None
         if page is not None:
-            from feltlab.rig.live.process import LiveProcess, new_shared_feed
-            from feltlab.rig.live.server import parse_address
+            from feltlab.rig.live.process import LiveProcess, new_shared_feed  # start-up
+            from feltlab.rig.live.server import parse_address  # start-up: when the command runs
 
             host, port = parse_address(page)
             feed = new_shared_feed()
@@ -97,7 +98,6 @@ def _supervise(
 
 def _stop_page(server: Any) -> None:
     """Stop the operator page's process and remove its feed's temporary folder."""
-    import shutil
 
     server.stop()
     shutil.rmtree(server.feed.path.parent, ignore_errors=True)
@@ -137,8 +137,8 @@ def resume_command(
 ) -> None:
     """Continue SOCKET (a stopped one), or with no SOCKET the whole station after a crash:
     each unfinished campaign from its journal.  A running station is asked to resume SOCKET."""
-    from feltlab.rig.station.config import load_station
-    from feltlab.rig.station.control import StationLock, request
+    from feltlab.rig.station.config import load_station  # start-up: when the command runs
+    from feltlab.rig.station.control import StationLock, request  # start-up: when the command runs
 
     try:
         st = load_station(station_file)
@@ -162,8 +162,8 @@ def resume_command(
 def stop_command(station_file: str, socket: str) -> None:
     """Stop SOCKET of a running station: its campaign finishes the sample in flight, keeps
     its capture and records ABORTED; ``feltlab station resume`` continues it."""
-    from feltlab.rig.station.config import load_station
-    from feltlab.rig.station.control import StationLock, request
+    from feltlab.rig.station.config import load_station  # start-up: when the command runs
+    from feltlab.rig.station.control import StationLock, request  # start-up: when the command runs
 
     try:
         st = load_station(station_file)
@@ -171,7 +171,7 @@ def stop_command(station_file: str, socket: str) -> None:
     except RigError as exc:
         _fail(exc)
         return
-    from feltlab.rig.station.supervisor import socket_status
+    from feltlab.rig.station.supervisor import socket_status  # start-up: when the command runs
 
     state, verdict = socket_status(st.folder(socket))
     if state == "done":
@@ -216,10 +216,10 @@ def shown_state(
 @click.option("--json", "as_json", is_flag=True, help="The record's events as JSON lines.")
 def status_command(station_file: str, as_json: bool) -> None:
     """The station record: what happened when, and each socket's campaign state."""
-    from feltlab.rig.station.config import load_station
-    from feltlab.rig.station.control import StationLock, wanted
-    from feltlab.rig.station.record import StationRecord
-    from feltlab.rig.station.supervisor import socket_status
+    from feltlab.rig.station.config import load_station  # start-up: when the command runs
+    from feltlab.rig.station.control import StationLock, wanted  # start-up: when the command runs
+    from feltlab.rig.station.record import StationRecord  # start-up: when the command runs
+    from feltlab.rig.station.supervisor import socket_status  # start-up: when the command runs
 
     try:
         st = load_station(station_file)

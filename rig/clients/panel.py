@@ -9,6 +9,7 @@ from typing import Any
 
 import can
 
+from feltlab.errors import DeviceError
 from feltlab.rig.bus.transport import BusSpec, Node
 from feltlab.rig.clients.base import DeviceClient
 from feltlab.rig.clients.events import (
@@ -298,7 +299,6 @@ class CanJackpotPanel:
         self.presses = 0
 
     def press(self, round_no: int, box: int, presser: str) -> int:
-        from feltlab.errors import DeviceError
 
         self.presses += 1
         wire_box = box + 1  # the SDK numbers boxes from 0, the protocol from 1

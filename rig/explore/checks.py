@@ -245,7 +245,7 @@ def _short(v: Any) -> str:
 def calibration(outcomes: list[Outcome]) -> list[tuple[str, str]]:
     """Per kind: the fair campaigns that FAILed only statistical checks against alpha
     (one-sided binomial; a violation below :data:`CALIBRATION_P`)."""
-    from scipy import stats
+    from scipy import stats  # start-up: scipy only when calibration is asked for
 
     out = []
     for kind in kind_names():

@@ -15,7 +15,7 @@ from feltlab.seeds import U64_MAX
 
 
 def _line(o: object) -> str:
-    from feltlab.rig.explore.checks import Outcome
+    from feltlab.rig.explore.checks import Outcome  # start-up: when the command runs
 
     assert isinstance(o, Outcome)
     sc = o.scenario
@@ -107,7 +107,8 @@ def explore_command(
     """Run random certification campaigns in simulated time (fair, biased and faulty
     devices; injected faults; a chaotic wire; misbehaving devices) and check the rig's
     invariants on each.  Exit 0 with no violation, 1 with any."""
-    from feltlab.rig.explore import runner as ex
+    from feltlab.rig.explore import runner as ex  # start-up: when the command runs
+    from feltlab.rig.explore.checks import Outcome  # start-up: when the command runs
 
     if replay is not None:
         try:
@@ -125,7 +126,7 @@ def explore_command(
     sink: Any = open(json_out, "w", encoding="utf-8") if json_out else None  # noqa: SIM115
     sink, done = sink or (sys.stdout if as_json else None), [0]  # --json: the text to stderr
 
-    def on_outcome(o: ex.Outcome) -> None:
+    def on_outcome(o: Outcome) -> None:
         done[0] += 1
         if verbose:
             click.echo(_line(o), err=as_json)

@@ -63,8 +63,10 @@ function of (S, I).  The report's plots are skipped (matplotlib, 0.6 s a campaig
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
 import math
+import random
 import shutil
 import tempfile
 import time
@@ -85,7 +87,7 @@ from feltlab.rig.devices.misbehaviour import (
     MisbehaviourPlan,
 )
 from feltlab.rig.explore.checks import Outcome, calibration, check_campaign, split_known
-from feltlab.rig.explore.scenarios import ALPHA, KEY_HEX, KNOWN, Scenario, draw_scenario
+from feltlab.rig.explore.scenarios import ALPHA, KEY_HEX, Scenario, draw_scenario
 from feltlab.rig.kinds import get_kind
 from feltlab.seeds import child_seed
 
@@ -181,7 +183,6 @@ def drawn_alternatives(sc: Scenario, k: int = 2) -> list[str]:
     the library's default set) a scenario's campaign must catch, drawn from its seed and
     index, so that the explorer checks "PASS implies every named alternative had the
     required power" across the library."""
-    import random
 
     from feltlab.rig.certify.power import DEFAULT_ALTERNATIVES
 
@@ -386,7 +387,6 @@ def explore_on_dask(
     single-threaded processes, as ``feltlab simulate --scheduler``); ``on_outcome`` as each
     finishes, the summary's outcomes in index order (the same as one process's).  Raises
     RuntimeError without Dask distributed (the ``dist`` extra)."""
-    import importlib
 
     try:
         dd: Any = importlib.import_module("dask.distributed")
@@ -496,18 +496,4 @@ def parse_replay(text: str) -> tuple[int, int]:
     return seed, index
 
 
-__all__ = [
-    "ALPHA",
-    "KNOWN",
-    "Outcome",
-    "RunSummary",
-    "Scenario",
-    "calibration",
-    "check_campaign",
-    "draw_scenario",
-    "explore",
-    "explore_on_dask",
-    "parse_replay",
-    "run_index",
-    "run_scenario",
-]
+__all__ = ["RunSummary", "explore", "explore_on_dask", "parse_replay", "run_index", "run_scenario"]

@@ -48,9 +48,9 @@ class Live:
     use stops the command at once); :meth:`close` drains, lingers and stops."""
 
     def __init__(self, address: str) -> None:
-        from feltlab.rig.live.observer import CampaignObserver
-        from feltlab.rig.live.process import LiveProcess, new_shared_feed
-        from feltlab.rig.live.server import parse_address
+        from feltlab.rig.live.observer import CampaignObserver  # start-up: when the command runs
+        from feltlab.rig.live.process import LiveProcess, new_shared_feed  # start-up
+        from feltlab.rig.live.server import parse_address  # start-up: when the command runs
 
         host, port = parse_address(address)
         # the server runs in a process of its own: viewers cannot move the campaign's timing
@@ -117,9 +117,9 @@ class Live:
 def view(directory: str, live: str | None, live_linger: float | None, as_json: bool) -> None:
     """Show a finished or interrupted campaign: its record (record.json), or when none was
     written its campaign.json and capture; in the browser with --live."""
-    from feltlab.rig.live.offline import snapshot_from_directory
-    from feltlab.rig.live.server import LiveServer, LiveServerError, parse_address
-    from feltlab.rig.live.state import LiveFeed
+    from feltlab.rig.live.offline import snapshot_from_directory  # start-up: when the command runs
+    from feltlab.rig.live.server import LiveServer, LiveServerError, parse_address  # start-up
+    from feltlab.rig.live.state import LiveFeed  # start-up: when the command runs
 
     path = Path(directory)
     try:
@@ -197,8 +197,8 @@ def print_snapshot(snap: dict[str, Any]) -> None:
     """The campaign's state as text: who, progress, verdict and each check (at most
     MAX_ROWS rows and error lines, each field at most MAX_FIELD characters; every text from
     the files printed as text, never as rich markup)."""
-    from rich.markup import escape
-    from rich.table import Table
+    from rich.markup import escape  # start-up: rich only when a snapshot is printed
+    from rich.table import Table  # start-up: rich only when a snapshot is printed
 
     console = make_console()
     camp = _dict(snap.get("campaign"))

@@ -10,7 +10,8 @@ frame counters) and, from the frames on the node, the latencies so far (request 
 as the analysis pairs them from the capture).  At the end it publishes the record's verdict.
 
 Interim figures are never a verdict: every snapshot before the end says so (``interim``),
-and the verdict comes only from the record that :func:`~feltlab.rig.certify.campaign.finish` writes.
+and the verdict comes only from the record that
+:func:`~feltlab.rig.certify.campaign.conclude` writes.
 
 Snapshot shape (``SCHEMA`` 2; times in seconds, rates in frames or bits per second)::
 
@@ -42,19 +43,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from feltlab.rig.live.offline import snapshot_from_directory
 from feltlab.rig.live.state import (
     MAX_EVENTS,
-    SCHEMA,
-    VERDICTS,
     LatencyTracker,
     LiveFeed,
     apply_record,
-    checks_of,
     describe_event,
     empty_snapshot,
     fault_name,
-    histogram,
     seed_text,
     unit_of,
 )
@@ -351,15 +347,4 @@ class _ObservedProgress:
         self.observer._advance(n)
 
 
-__all__ = [
-    "SCHEMA",
-    "VERDICTS",
-    "CampaignObserver",
-    "LatencyTracker",
-    "LiveFeed",
-    "apply_record",
-    "checks_of",
-    "empty_snapshot",
-    "histogram",
-    "snapshot_from_directory",
-]
+__all__ = ["CampaignObserver"]

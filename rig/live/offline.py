@@ -3,9 +3,11 @@ its directory (record and capture), for ``feltlab live DIR``."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+from feltlab.rig.errors import RigError
 from feltlab.rig.live.state import (
     apply_record,
     empty_snapshot,
@@ -23,13 +25,11 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
 
     Raises :class:`feltlab.rig.errors.RigError` when ``directory`` holds no campaign.
     """
-    import json
 
     from feltlab.inputs import read_text_regular
     from feltlab.rig.certify.decode import read_campaign_capture
     from feltlab.rig.certify.profile import profile_from_dict
     from feltlab.rig.certify.record import clock_record, record_kind
-    from feltlab.rig.errors import RigError
     from feltlab.rig.kinds import DEFAULT_KIND, UnknownDeviceKind, get_kind
 
     state_path = directory / "campaign.json"

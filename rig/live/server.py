@@ -184,7 +184,7 @@ class LiveServer:
             loop.close()
 
     async def _main(self) -> None:
-        from aiohttp import web
+        from aiohttp import web  # start-up: aiohttp only in the page's server process
 
         self._stopping = asyncio.Event()
         self._changed = asyncio.Condition()
@@ -281,7 +281,7 @@ class LiveServer:
         return host in names
 
     async def _read_only(self, request: Any, handler: Any) -> Any:
-        from aiohttp import web
+        from aiohttp import web  # start-up: aiohttp only in the page's server process
 
         self.requests += 1
         if not self.host_allowed(request.headers.get("Host")):
@@ -300,7 +300,7 @@ class LiveServer:
         return await handler(request)
 
     async def _page(self, request: Any) -> Any:
-        from aiohttp import web
+        from aiohttp import web  # start-up: aiohttp only in the page's server process
 
         return web.Response(
             body=PAGE.read_bytes(),
@@ -310,7 +310,7 @@ class LiveServer:
         )
 
     async def _static(self, request: Any) -> Any:
-        from aiohttp import web
+        from aiohttp import web  # start-up: aiohttp only in the page's server process
 
         name = request.match_info["name"]
         if name not in STATIC_FILES:
@@ -323,7 +323,7 @@ class LiveServer:
         )
 
     async def _report(self, request: Any) -> Any:
-        from aiohttp import web
+        from aiohttp import web  # start-up: aiohttp only in the page's server process
 
         name = request.match_info["name"]
         path = self.directory / name if self.directory is not None else None
@@ -353,7 +353,7 @@ class LiveServer:
             return resp
 
     async def _state(self, request: Any) -> Any:
-        from aiohttp import web
+        from aiohttp import web  # start-up: aiohttp only in the page's server process
 
         _version, snap = self.feed.get()
         return web.Response(
@@ -363,7 +363,7 @@ class LiveServer:
         )
 
     async def _events(self, request: Any) -> Any:
-        from aiohttp import web
+        from aiohttp import web  # start-up: aiohttp only in the page's server process
 
         resp = web.StreamResponse(
             headers={

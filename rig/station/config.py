@@ -16,6 +16,8 @@ from typing import Any
 
 from feltlab.rig.devices.models import parse_model
 from feltlab.rig.errors import ModelError, RigError
+from feltlab.rig.kinds import get_kind, kinds
+from feltlab.seeds import U64_MAX
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 """A station's, socket's or device's name: a letter or digit, then up to 63 letters, digits,
@@ -136,7 +138,6 @@ def _socket(raw: Any, index: int, base: Path) -> Socket:
     """Socket ``index`` (1-based) of the file, its profile read to find its kind."""
     from feltlab.rig.certify.profile import load_profile
     from feltlab.rig.profiles import resolve_profile
-    from feltlab.seeds import U64_MAX
 
     where = f"socket {index}"
     if not isinstance(raw, dict):
@@ -145,8 +146,6 @@ def _socket(raw: Any, index: int, base: Path) -> Socket:
     where = f"socket {name!r}"
     profile_ref = raw.get("profile")
     if not isinstance(profile_ref, str):
-        from feltlab.rig.kinds import kinds
-
         typos = sorted(set(raw) - SOCKET_KEYS - {k.unit for k in kinds()})
         said = f"unknown key(s) {', '.join(typos)}; " if typos else ""
         raise StationError(f'{where}: {said}give its device profile (profile = "batch6" or a file)')
@@ -156,7 +155,6 @@ def _socket(raw: Any, index: int, base: Path) -> Socket:
         prof = load_profile(path if path.exists() else ref)
     except RigError as exc:
         raise StationError(f"{where}: {exc}") from None
-    from feltlab.rig.kinds import get_kind
 
     kind = get_kind(prof.kind)
     unknown = sorted(set(raw) - SOCKET_KEYS - {kind.unit})

@@ -107,7 +107,7 @@ class StationServer(LiveServer):
         app.router.add_get("/socket/{socket}/{name}", self._socket_report)
 
     def _file(self, body: bytes, content_type: str) -> Any:
-        from aiohttp import web
+        from aiohttp import web  # start-up: aiohttp only when the station's page serves
 
         return web.Response(
             body=body, content_type=content_type, charset="utf-8", headers=self._headers()
@@ -117,7 +117,7 @@ class StationServer(LiveServer):
         return self._file(PAGE.read_bytes(), "text/html")
 
     async def _station_static(self, request: Any) -> Any:
-        from aiohttp import web
+        from aiohttp import web  # start-up: aiohttp only when the station's page serves
 
         name = request.match_info["name"]
         if name not in STATIC_FILES:
@@ -127,7 +127,7 @@ class StationServer(LiveServer):
     async def _serve_from(self, folder: Path | None, name: str, allowed: dict[str, str]) -> Any:
         """A file of ``folder`` named in ``allowed``, served as the live view serves a
         campaign's report (never through a link, bounded in size, streamed)."""
-        from aiohttp import web
+        from aiohttp import web  # start-up: aiohttp only when the station's page serves
 
         if name not in allowed or folder is None:
             raise web.HTTPNotFound(text=f"{name}: not served\n")
@@ -137,7 +137,7 @@ class StationServer(LiveServer):
         return await self._serve_from(self.directory, request.match_info["name"], STATION_FILES)
 
     async def _socket_report(self, request: Any) -> Any:
-        from aiohttp import web
+        from aiohttp import web  # start-up: aiohttp only when the station's page serves
 
         from feltlab.rig.station.config import NAME
 
@@ -151,7 +151,7 @@ class StationServer(LiveServer):
         """``path`` read whole (a report of a few MB at most) with the live view's checks:
         never through a link, regular files only, bounded
         (:func:`feltlab.rig.live.server.open_report`)."""
-        from aiohttp import web
+        from aiohttp import web  # start-up: aiohttp only when the station's page serves
 
         from feltlab.rig.live.server import open_report
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 import xml.etree.ElementTree as ET
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,6 @@ def _power(rec: dict[str, Any]) -> str:
 def record_seconds(rec: dict[str, Any]) -> float | None:
     """Wall-clock seconds from a campaign record's ``started`` to its ``finished`` (None when
     either is missing or unreadable)."""
-    from datetime import datetime
 
     try:
         a = datetime.strptime(rec["started"], "%Y-%m-%dT%H:%M:%S%z")
@@ -121,7 +121,7 @@ def batch_junit(station: Station) -> str:
 def write_batch_report(station: Station, exit_code: int, tally: dict[str, int]) -> Path:
     """Write ``batch-report.html`` and ``batch-junit.xml`` into the station folder; returns
     the HTML's path."""
-    import jinja2
+    import jinja2  # start-up: jinja2 only when the report is written
 
     events = StationRecord(station.out).events()
     shown = [

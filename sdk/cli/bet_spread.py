@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import json
+import time
+
 import click
 from rich.table import Table
 
@@ -57,10 +60,8 @@ def bet_spread_cmd(
     simulator at the rules' penetration (--penetration), counting in C: the edge per unit
     initial bet and the units won per 100 rounds, each with its 95 % interval, beside the
     flat bettor's edge (docs/indices.md)."""
-    import json
-    import time
 
-    from feltlab.simulation.bet_spread import BetRamp, counted_tally, counter_edge
+    from feltlab.simulation.bet_spread import BetRamp, counted_tally, counter_edge  # start-up
 
     start = time.perf_counter()
     try:

@@ -104,14 +104,14 @@ def math_cmd(
     if as_json:
         fmt = "json"
     if wager == "main":  # the C analyzer's sheet: no plugin is looked for
-        from feltlab.cli.render.main_sheet import print_main_sheet
+        from feltlab.cli.render.main_sheet import print_main_sheet  # start-up
 
         print_main_sheet(rules, rules_name, decks, strategy, fmt, eor=eor)
         return
-    from feltlab.cli.render.par_sheets import print_par_sheets
-    from feltlab.errors import FeltlabError
-    from feltlab.math import parsheet
-    from feltlab.plugin_manager import collect_wagers, get_plugin_manager
+    from feltlab.cli.render.par_sheets import print_par_sheets  # start-up: when the command runs
+    from feltlab.errors import FeltlabError  # start-up: when the command runs
+    from feltlab.math import parsheet  # start-up: when the command runs
+    from feltlab.plugin_manager import collect_wagers, get_plugin_manager  # start-up
 
     types = collect_wagers(get_plugin_manager())
     if wager not in types:
@@ -130,7 +130,7 @@ def math_cmd(
     except FeltlabError as exc:
         raise click.BadParameter(str(exc), param_hint="--paytable") from None
     if instance.round_fields or cls.decided_by_panel:
-        from feltlab.cli.math_sheets import special_sheets
+        from feltlab.cli.math_sheets import special_sheets  # start-up: when the command runs
 
         sheets = special_sheets(
             instance,
@@ -152,7 +152,7 @@ def math_cmd(
     else:
         counts = list(decks) or list(range(cls.min_decks, cls.max_decks + 1))
         if eor:
-            from feltlab.cli.render.main_sheet import print_side_bet_eor
+            from feltlab.cli.render.main_sheet import print_side_bet_eor  # start-up
 
             print_side_bet_eor(instance, counts, fmt)
             return
@@ -160,7 +160,7 @@ def math_cmd(
     if as_json:
         fmt = "json"
     if fmt != "table":
-        from feltlab.cli.render.par_sheets import par_sheets_text
+        from feltlab.cli.render.par_sheets import par_sheets_text  # start-up: when the command runs
 
         click.echo(par_sheets_text(sheets, fmt), nl=False)
         return

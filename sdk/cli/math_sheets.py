@@ -31,7 +31,7 @@ def special_sheets(
     (``decks``, default: the rules' deck count for a play-decided wager, the wager's range for
     a panel-paid one); ``simulated``: the simulated sheet of a play-decided wager even where an
     exact one exists.  Raises :class:`click.UsageError` with the reason on bad input."""
-    from feltlab.math import play_decided, prizes
+    from feltlab.math import play_decided, prizes  # start-up: when the command runs
 
     if eor:
         raise click.UsageError(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -35,9 +36,8 @@ def new_wager_cmd(name: str, directory: str | None, decided: str = "initial-deal
     """Create a side-bet package for the wager NAME: pyproject.toml with the `feltlab` entry
     point, the plugin module with a documented wager type, a test file using the conformance
     kit, and a README."""
-    from pathlib import Path
 
-    from feltlab.scaffold import ScaffoldError, new_wager
+    from feltlab.scaffold import ScaffoldError, new_wager  # start-up: when the command runs
 
     taken = collect_wagers(get_plugin_manager()).names()
     try:

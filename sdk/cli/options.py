@@ -226,10 +226,9 @@ def setup_logging(verbosity: int = 0) -> None:
     libraries' warnings; 2 (``-vv``): everything at debug level."""
     root = logging.getLogger()
     for h in list(root.handlers):
-        if getattr(h, "_feltlab", False):
+        if isinstance(h, _StderrHandler):
             root.removeHandler(h)
     handler = _StderrHandler()
-    handler._feltlab = True  # type: ignore[attr-defined]
     handler.setFormatter(_Format("feltlab: %(levelname)s %(short)s: %(message)s"))
     root.addHandler(handler)
     root.setLevel(

@@ -23,7 +23,7 @@ def _play_side_bets(choice: str | None, registry: Any, offered: set[str], decks:
     """The side wagers of a ``play --side-bets`` choice (None: :data:`PLAY_SIDE_BETS`).
     Raises click.BadParameter naming an unknown wager, the main wager, one placed after the
     deal (insurance) or one these decks do not allow."""
-    from feltlab.wagers import Placed
+    from feltlab.wagers import Placed  # start-up: when the command runs
 
     if choice is None:
         return list(PLAY_SIDE_BETS)
@@ -90,12 +90,12 @@ def play(
     the same seed prints the same log.  Every box bets $10 main and $5 on each side wager of
     --side-bets (default: Perfect Pairs, Super Sevens (6-8 decks only) and Madness 21).
     """
-    from feltlab.cli.render.playlog import describe_event
-    from feltlab.engine import play_round
-    from feltlab.errors import RulesError
-    from feltlab.jackpot import FakeJackpotPanel
-    from feltlab.math.strategy import BasicStrategy
-    from feltlab.shoe import make_source
+    from feltlab.cli.render.playlog import describe_event  # start-up: when the command runs
+    from feltlab.engine import play_round  # start-up: when the command runs
+    from feltlab.errors import RulesError  # start-up: when the command runs
+    from feltlab.jackpot import FakeJackpotPanel  # start-up: when the command runs
+    from feltlab.math.strategy import BasicStrategy  # start-up: when the command runs
+    from feltlab.shoe import make_source  # start-up: when the command runs
 
     pm = get_plugin_manager()
     registry = collect_wagers(pm)

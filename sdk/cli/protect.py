@@ -125,7 +125,7 @@ def bucket_rows(r: WagerProtection) -> list[list[str]]:
 
 
 def _header(report: ProtectionReport) -> str:
-    from feltlab.simulation.protection import penetration
+    from feltlab.simulation.protection import penetration  # start-up: when the command runs
 
     pen = penetration(report.rules)
     dealt = (
@@ -206,10 +206,10 @@ def plot_report(report: ProtectionReport, path: Path) -> None:
     """Expectation per unit against count, one line per wager and count with its 95%
     intervals (buckets with at least ``min_rounds`` rounds), zero marked, each trigger
     dotted; written to ``path`` (PNG, SVG or PDF by its suffix)."""
-    import matplotlib
+    import matplotlib  # start-up: matplotlib only when a plot is asked for
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # start-up: matplotlib only when a plot is asked for
 
     fig, ax = plt.subplots(figsize=(8, 5))
     drawn = 0
@@ -362,8 +362,8 @@ def protect_cmd(
     trigger count from which it stays positive, the fraction of rounds at or above it, the
     counter's edge betting only there, the win per 100 rounds at the wager's maximum bet,
     and a verdict.  docs/protection.md explains how to read it."""
-    from feltlab.cli.render.progress import rounds_progress
-    from feltlab.simulation.protection import protect
+    from feltlab.cli.render.progress import rounds_progress  # start-up: when the command runs
+    from feltlab.simulation.protection import protect  # start-up: when the command runs
 
     if as_json and fmt != "table":
         raise click.UsageError(f"give --json or --format {fmt}, not both")

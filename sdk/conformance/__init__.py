@@ -78,7 +78,7 @@ def _round_settlement(t: Target, paytable: str, stake: int, *, rounds: int | Non
     """A play-decided wager: live sessions settle every bet as ``classify_round`` on the
     box's round record and the paytable say, in integer cents, with the dealer's hand played
     out when the wager requires it."""
-    from feltlab.conformance.rounds import SESSION_ROUNDS, live_session
+    from feltlab.conformance.rounds import SESSION_ROUNDS, live_session  # pytest11
 
     s = live_session(t, paytable, stake=stake, rounds=rounds or SESSION_ROUNDS)
     label = f"{t.label}, paytable {paytable!r}, rules {t.rules_name!r}, {stake} cents staked"
@@ -250,7 +250,7 @@ class WagerConformance:
         self, paytable: str, request: pytest.FixtureRequest
     ) -> None:
         """The exact PAR sheet agrees with the C round simulator within its interval."""
-        from feltlab.math import parsheet
+        from feltlab.math import parsheet  # pytest11: kept light, loaded by every pytest run
 
         t = self._target()
         w = t.instance(paytable)
@@ -260,7 +260,7 @@ class WagerConformance:
             pytest.skip("the paytable is not exact: test_paytable_exact names the problem")
         rounds = self._rounds(request)
         if w.round_fields:
-            from feltlab.conformance.rounds import monte_carlo_check
+            from feltlab.conformance.rounds import monte_carlo_check  # pytest11
 
             try:
                 message = monte_carlo_check(
@@ -289,7 +289,7 @@ class WagerConformance:
     def test_house_keeps_an_edge(self, paytable: str) -> None:
         """The exact house edge is positive (unless ``allow_player_edge``); a paytable with no
         cited source draws a warning."""
-        from feltlab.math import parsheet
+        from feltlab.math import parsheet  # pytest11: kept light, loaded by every pytest run
 
         t = self._target()
         w = t.instance(paytable)
@@ -305,7 +305,7 @@ class WagerConformance:
         if paytable_problems(t, paytable):
             pytest.skip("the paytable is not exact: test_paytable_exact names the problem")
         if w.round_fields:
-            from feltlab.conformance.rounds import simulated_edge
+            from feltlab.conformance.rounds import simulated_edge  # pytest11
 
             edge = simulated_edge(t, paytable, 400_000, self.seed)
             if edge <= 0:
@@ -326,10 +326,10 @@ class WagerConformance:
 
     def test_deck_limits_honoured(self) -> None:
         """The deck range is within rule 3.3(a) and a table refuses the wager outside it."""
-        from feltlab.engine import Table
-        from feltlab.errors import RulesError
-        from feltlab.rules import MAX_DECKS, MIN_DECKS
-        from feltlab.shoe import FixedCards
+        from feltlab.engine import Table  # pytest11: kept light, loaded by every pytest run
+        from feltlab.errors import RulesError  # pytest11: kept light, loaded by every pytest run
+        from feltlab.rules import MAX_DECKS, MIN_DECKS  # pytest11
+        from feltlab.shoe import FixedCards  # pytest11: kept light, loaded by every pytest run
 
         t = self._target()
         lo, hi = t.wager_type.min_decks, t.wager_type.max_decks
@@ -367,7 +367,7 @@ class WagerConformance:
     def test_money_integer_cents(self, paytable: str) -> None:
         """Limits, amounts and every settlement, at stakes across the limits, are integer
         cents (the amounts themselves are the settlement check's)."""
-        from feltlab.errors import WagerError
+        from feltlab.errors import WagerError  # pytest11: kept light, loaded by every pytest run
 
         t = self._target()
         w = t.instance(paytable)
@@ -421,7 +421,7 @@ class WagerConformance:
         rows: Any
         classify: Any
         if w.round_fields:
-            from feltlab.conformance.rounds import records
+            from feltlab.conformance.rounds import records  # pytest11
 
             rows = records(t.spec, paytable, 4096, 2).copy()
             classify = w.classify_round
@@ -452,7 +452,7 @@ class WagerConformance:
         if not problems:
             rounds = min(self._rounds(request), 50_000)
             if w.round_fields:
-                from feltlab.conformance.rounds import outcome_counts
+                from feltlab.conformance.rounds import outcome_counts  # pytest11
 
                 ca = outcome_counts(t, paytable, rounds, self.seed)
                 cb = outcome_counts(t, paytable, rounds, self.seed)
@@ -477,9 +477,9 @@ class WagerConformance:
     def test_protection_summary(self, paytable: str, request: pytest.FixtureRequest) -> None:
         """Game protection: the wager's verdict by count, recorded in the report; a
         countable wager fails when ``allow_countable`` is False."""
-        from feltlab.errors import FeltlabError
-        from feltlab.math.counts import resolve_count
-        from feltlab.simulation.protection import protect
+        from feltlab.errors import FeltlabError  # pytest11: kept light, loaded by every pytest run
+        from feltlab.math.counts import resolve_count  # pytest11
+        from feltlab.simulation.protection import protect  # pytest11
 
         t = self._target()
         w = t.instance(paytable)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import importlib
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any, NoReturn
 
 import pluggy
@@ -98,8 +99,8 @@ def plugin_manager(plugin: str | None = None) -> pluggy.PluginManager:
     ``check_pending`` (the kit reports unknown hooks itself): built-ins, then ``plugin`` if
     given, else every ``feltlab`` entry point, strictly (a broken one is a
     :class:`ConformanceError` naming it, never left out)."""
-    from feltlab.errors import PluginError
-    from feltlab.plugin_manager import get_plugin_manager
+    from feltlab.errors import PluginError  # pytest11: kept light, loaded by every pytest run
+    from feltlab.plugin_manager import get_plugin_manager  # pytest11
 
     extra = [] if plugin is None else [(plugin, _load_plugin(plugin))]
     try:
@@ -112,9 +113,9 @@ def plugin_manager(plugin: str | None = None) -> pluggy.PluginManager:
 
 @functools.cache
 def resolve(spec: Spec) -> Target:
-    from feltlab.errors import FeltlabError
-    from feltlab.plugin_manager import collect_wagers, implementations
-    from feltlab.rules import Rules
+    from feltlab.errors import FeltlabError  # pytest11: kept light, loaded by every pytest run
+    from feltlab.plugin_manager import collect_wagers, implementations  # pytest11
+    from feltlab.rules import Rules  # pytest11: kept light, loaded by every pytest run
 
     pm = plugin_manager(spec.plugin)
     try:
@@ -152,6 +153,5 @@ def fail(message: str) -> NoReturn:
 
 
 def z_score(confidence: float) -> float:
-    from statistics import NormalDist
 
     return NormalDist().inv_cdf(0.5 + confidence / 2)

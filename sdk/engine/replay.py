@@ -4,6 +4,7 @@ reconstruction, audits)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -55,9 +56,7 @@ def replay_round(
             prizes.append(int(e.data["prize"]))
         elif e.kind == "device_fault" and e.data.get("during") == "press":
             prizes.append(None)
-    source = FixedCards(cards, cut_after=cut_after)
-    if events[0].kind == "shoe_shuffled":
-        source._needs_shuffle = True
+    source = FixedCards(cards, cut_after=cut_after, needs_shuffle=events[0].kind == "shoe_shuffled")
     table = Table(
         rules,
         source,
@@ -113,12 +112,11 @@ def replay_round(
                 f"replay diverged at event {old.seq}: logged {old.kind} {old.data}, "
                 f"replayed {rep.kind} {rep.data}"
             )
-    if len(new) != len(events) or table._result is None:
+    if len(new) != len(events) or table.result is None:
         raise ReplayError(f"replay produced {len(new)} events, the log has {len(events)}")
-    return table._result, new
+    return table.result, new
 
 
 def _jsonable(data: dict[str, Any]) -> Any:
-    import json
 
     return json.loads(json.dumps(data))

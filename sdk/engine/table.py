@@ -228,6 +228,11 @@ class Table:
         )
 
     @property
+    def result(self) -> RoundResult | None:
+        """The last settled (or voided) round's result; None before the first."""
+        return self._result
+
+    @property
     def live_boxes(self) -> list[BoxState]:
         """Boxes with a main wager that are not void, in box order."""
         return [b for b in self.boxes if b.live]

@@ -39,10 +39,13 @@ import numpy.typing as npt
 
 from feltlab import native
 from feltlab.cards import NO_CARD
+from feltlab.core_rules import STAND, StrategyTables
 from feltlab.errors import WagerError
 from feltlab.intervals import half_width
 from feltlab.math.parsheet import OutcomeLine, ParSheet
-from feltlab.record import EXACT_FIELDS, RECORD_BATCH, RECORD_DTYPE
+from feltlab.math.strategy_tables import sim_rules
+from feltlab.native import RECORD_DTYPE
+from feltlab.record import EXACT_FIELDS, RECORD_BATCH
 from feltlab.rules import Rules
 from feltlab.wagers import WagerType
 
@@ -221,8 +224,6 @@ def simulate_outcomes(
     each round, table strategy, the dealer playing out when the wager requires it).
     ``stand_only``: the box stands on its first two cards (never splits, doubles or
     surrenders), the model of :func:`exact_par_sheet`."""
-    from feltlab.core_rules import STAND, StrategyTables
-    from feltlab.math.strategy_tables import sim_rules
 
     if rounds < 1:
         raise ValueError(f"rounds must be positive, got {rounds}")

@@ -38,8 +38,7 @@ def run_in_threads(
     classified in Python, no trace), after :func:`feltlab.simulation.chunk.prepare` has built
     what the chunks share in the calling thread.  On an exception (a KeyboardInterrupt
     included) the chunks not yet started are cancelled and the running ones finish."""
-    # function-level: concurrent.futures' pools load only for a run with several workers
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor  # start-up: only for several workers
 
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="feltlab-chunk")
     try:
@@ -54,9 +53,9 @@ def run_in_processes(
 ) -> None:
     """Run the chunks in ``workers`` local processes (``concurrent.futures``), collected in
     chunk order."""
-    # function-level: the process pool (multiprocessing, about 20 ms of imports) loads only
-    # for a run in processes, not for `feltlab simulate`'s common one-worker run
-    from concurrent.futures import ProcessPoolExecutor
+    # the process pool (multiprocessing, about 20 ms of imports) loads only for a run in
+    # processes, not for `feltlab simulate`'s common one-worker run
+    from concurrent.futures import ProcessPoolExecutor  # start-up: see above
 
     with ProcessPoolExecutor(max_workers=workers) as pool:
         for t in pool.map(run_job, args):

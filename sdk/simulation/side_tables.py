@@ -210,7 +210,7 @@ def _build_round_table(
     """A play-decided wager's table: ``classify_round`` on one record per combination of
     its fields' values (every other field zero; ``dealer_up`` 52 is no card), every entry on
     offer, as in the batch path, which counts every round."""
-    from feltlab.record import RECORD_DTYPE
+    from feltlab.native import RECORD_DTYPE
 
     n = int(np.prod(shape, dtype=np.int64))
     table = np.empty(n, dtype=np.uint8)

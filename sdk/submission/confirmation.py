@@ -51,8 +51,10 @@ from typing import Any
 import numpy as np
 
 from feltlab import native
+from feltlab.core_rules import STAND, StrategyTables
 from feltlab.errors import FeltlabError
 from feltlab.math.parsheet import ParSheet
+from feltlab.math.strategy_tables import sim_rules
 from feltlab.record import RECORD_BATCH
 from feltlab.rules import Rules
 from feltlab.seeds import chunk_generator
@@ -147,8 +149,6 @@ def stands_only(wager: WagerType) -> bool:
 
 
 def _sim_rules(rules: Rules, wagers: Sequence[WagerType]) -> native.SimRules:
-    from feltlab.core_rules import STAND, StrategyTables
-    from feltlab.math.strategy_tables import sim_rules
 
     tables = None
     if any(stands_only(w) for w in wagers):

@@ -277,7 +277,7 @@ FILTERS: dict[str, Any] = {
 
 @cache
 def _environment() -> jinja2.Environment:
-    import jinja2
+    import jinja2  # start-up: jinja2 only when documents are written
 
     env = jinja2.Environment(
         autoescape=jinja2.select_autoescape(["html"]),

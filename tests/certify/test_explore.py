@@ -23,6 +23,7 @@ from feltlab.rig.clock import SimClock, SimulationStall
 from feltlab.rig.devices.misbehaviour import GroundTruth, Misbehaviour
 from feltlab.rig.explore import runner as explore
 from feltlab.rig.explore.cli import explore_command
+from feltlab.rig.explore.scenarios import Scenario, draw_scenario
 from feltlab.rig.kinds import DeviceKind
 from feltlab.rig.kinds.batch import BatchShufflerKind
 
@@ -40,9 +41,9 @@ def run() -> explore.RunSummary:
     return explore.explore(N, SEED)
 
 
-def _first(pred: object, seed: int = SEED) -> explore.Scenario:
+def _first(pred: object, seed: int = SEED) -> Scenario:
     for i in range(2000):
-        sc = explore.draw_scenario(seed, i)
+        sc = draw_scenario(seed, i)
         if pred(sc):  # type: ignore[operator]
             return sc
     raise AssertionError("no such scenario in 2000 draws")
@@ -74,10 +75,10 @@ def test_a_fixed_seed_run_holds_every_invariant(run: explore.RunSummary) -> None
 def test_the_same_seed_gives_the_same_outcomes(run: explore.RunSummary) -> None:
     again = explore.explore(12, SEED)
     assert [o.fingerprint() for o in again.outcomes] == [o.fingerprint() for o in run.outcomes[:12]]
-    assert [explore.draw_scenario(SEED, i) for i in range(50)] == [
-        explore.draw_scenario(SEED, i) for i in range(50)
+    assert [draw_scenario(SEED, i) for i in range(50)] == [
+        draw_scenario(SEED, i) for i in range(50)
     ]
-    assert explore.draw_scenario(SEED, 3) != explore.draw_scenario(SEED + 1, 3)
+    assert draw_scenario(SEED, 3) != draw_scenario(SEED + 1, 3)
 
 
 def test_a_campaign_replays_alone_with_the_same_outcome(run: explore.RunSummary) -> None:
@@ -273,7 +274,7 @@ def test_a_short_fault_campaign_of_a_fair_device_is_inconclusive_not_error() -> 
     # 3:16 draws a fair batch shuffler with 3 faults in 9 shoes: every per-card and ping
     # sample falls in a fault window.  That is the plan's doing, not the device's: the
     # measurements say so (INCONCLUSIVE, collect more shoes) and the invariants hold.
-    sc = explore.draw_scenario(3, 16)
+    sc = draw_scenario(3, 16)
     assert "faults_short" in sc.tags and sc.expect == "PASS"
     (o,) = explore.explore(1, 3, first=16).outcomes
     assert o.verdict == o.offline == "INCONCLUSIVE"
@@ -315,7 +316,7 @@ def test_a_shoe_resent_changed_after_the_last_sample_is_still_caught(
     # the device re-sends its last shoe with two cards swapped: the capture stays open
     # long enough (campaign.DRAIN_SECONDS) to record the twin, and the campaign FAILs
     seed, index = replay
-    sc = explore.draw_scenario(seed, index)
+    sc = draw_scenario(seed, index)
     assert sc.misbehaviour is not None and sc.misbehaviour.name == "resend_shoe_changed"
     assert sc.misbehaviour.at == sc.size  # the very last shoe
     (o,) = explore.explore(1, seed, first=index).outcomes

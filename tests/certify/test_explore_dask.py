@@ -22,7 +22,7 @@ def plant() -> None:
     process this runs: a Dask worker, or the test's own)."""
     from feltlab.rig.explore import runner as r
 
-    original = r.check_campaign
+    original = r.check_campaign  # type: ignore[attr-defined]  # the runner's own binding
     if getattr(original, "planted", False):
         return
 
@@ -32,7 +32,7 @@ def plant() -> None:
             out.violations.append(("planted", f"planted at campaign {sc.index}"))
 
     planted.planted = True  # type: ignore[attr-defined]
-    r.check_campaign = planted
+    r.check_campaign = planted  # type: ignore[attr-defined]
 
 
 def _found(summary: runner.RunSummary) -> list[tuple[Any, ...]]:
@@ -65,7 +65,8 @@ def test_explore_on_two_dask_workers_finds_what_one_process_finds(
         planted_dask = runner.explore(
             CAMPAIGNS, SEED, shoes_max=8, scheduler=cluster.scheduler_address
         )
-    monkeypatch.setattr(runner, "check_campaign", runner.check_campaign)  # undone after
+    undo = runner.check_campaign  # type: ignore[attr-defined]
+    monkeypatch.setattr(runner, "check_campaign", undo)  # undone after
     plant()
     planted_one = runner.explore(CAMPAIGNS, SEED, shoes_max=8)
     bad = [o.scenario.index for o in planted_one.violations]

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from feltlab.rig.certify import measures, uncertainty
+from feltlab.rig.certify import measures, uncertainty, uncertainty_measure
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.campaign import run_campaign
 from feltlab.rig.certify.collect import CampaignOptions
@@ -218,10 +218,10 @@ def test_timestamp_sources_of_the_buses() -> None:
         assert timestamp_source(spec).startswith("software")
     assert timestamp_source("interface=pcan,channel=PCAN_USBBUS1").startswith("hardware")
     assert "kernel" in timestamp_source("interface=socketcan,channel=can0")
-    assert uncertainty.loopback_spec("interface=slcan,channel=/dev/ttyACM0") is None
-    sib = uncertainty.loopback_spec("interface=udp_multicast,channel=ff11::1,port=43113")
+    assert uncertainty_measure.loopback_spec("interface=slcan,channel=/dev/ttyACM0") is None
+    sib = uncertainty_measure.loopback_spec("interface=udp_multicast,channel=ff11::1,port=43113")
     assert sib is not None and dict(sib.options)["port"] == 43114  # never the device's port
-    v = uncertainty.loopback_spec("interface=virtual,channel=dut")
+    v = uncertainty_measure.loopback_spec("interface=virtual,channel=dut")
     assert v is not None and v.channel != "dut"
 
 
@@ -230,12 +230,12 @@ def test_an_open_python_can_bus_is_named_by_its_interface() -> None:
 
     bus = open_bus("interface=virtual,channel=open-bus-calibration")
     try:
-        assert uncertainty.interface_of(bus) == "virtual"
-        assert uncertainty.interface_of(RigBus(open_bus("interface=virtual,channel=o2"))) == (
-            "virtual"
-        )
+        assert uncertainty_measure.interface_of(bus) == "virtual"
+        assert uncertainty_measure.interface_of(
+            RigBus(open_bus("interface=virtual,channel=o2"))
+        ) == ("virtual")
         assert timestamp_source(bus).startswith("software")
-        sib = uncertainty.loopback_spec(bus)
+        sib = uncertainty_measure.loopback_spec(bus)
         assert sib is not None and sib.interface == "virtual" and "calibration" in sib.channel
         hu = calibrate_host(SimClock(), bus)
         assert hu.simulated

@@ -14,7 +14,7 @@ from feltlab import native
 from feltlab.engine import Table, play_round
 from feltlab.math import strategy_tables as simstrategy
 from feltlab.plugins.main import Main
-from feltlab.record import RECORD_DTYPE, DealerRecord, records_array
+from feltlab.record import DealerRecord, records_array
 from feltlab.rules import DealerBlackjackTakes, Rules
 from feltlab.shoe import FixedCards
 from feltlab.wagers import Decided, Paytable, WagerType, as_pays
@@ -67,7 +67,7 @@ def test_engine_and_simulator_records_agree_round_by_round(name: str, plays_out:
         result = play_round(table, [(0, "p", "main", 1000), (0, "p", side.name, 100)], policy)
         assert result.record is not None
         mine = result.record.array()
-        assert mine.dtype == RECORD_DTYPE
+        assert mine.dtype == native.RECORD_DTYPE
         assert mine.tobytes() == res.record[i : i + 1].tobytes(), (name, i, cards)
         # the engine's settlement is the classifier on the record
         s = result.find(0, "p", side.name)

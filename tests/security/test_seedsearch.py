@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from feltlab.native import NO_CARD
 from feltlab.native import seedsearch as ss
 from feltlab.rig.rng.generators import (
     chacha_words,
@@ -90,7 +91,7 @@ def test_search_finds_exactly_the_seed(generator: str) -> None:
     for direction in ss.DIRECTIONS:
         seed = 5000 + 17
         shoe = (ss.shuffle(generator, "modulo", direction, seed, 312) % 52).astype(np.uint8)
-        observed = np.full(312, ss.NO_CARD, np.uint8)
+        observed = np.full(312, NO_CARD, np.uint8)
         known = [311, 310, 309, 308, 307, 306] if direction == "down" else list(range(6))
         observed[known] = shoe[known]
         found, count, steps = ss.search(generator, "modulo", direction, observed, 4096, 8192)
@@ -102,7 +103,7 @@ def test_search_finds_exactly_the_seed(generator: str) -> None:
 def test_search_of_first_dealt_cards_replays_the_whole_shuffle() -> None:
     seed = 300
     shoe = (ss.shuffle("java-random", "multiply-shift", "down", seed, 104) % 52).astype(np.uint8)
-    observed = np.full(104, ss.NO_CARD, np.uint8)
+    observed = np.full(104, NO_CARD, np.uint8)
     observed[:8] = shoe[:8]  # a down shuffle settles the first dealt cards last
     found, count, steps = ss.search("java-random", "multiply-shift", "down", observed, 0, 512)
     assert found == [seed] and count == 1
@@ -110,7 +111,7 @@ def test_search_of_first_dealt_cards_replays_the_whole_shuffle() -> None:
 
 
 def test_search_refuses_bad_input() -> None:
-    observed = np.full(312, ss.NO_CARD, np.uint8)
+    observed = np.full(312, NO_CARD, np.uint8)
     with pytest.raises(ValueError, match="no known card"):
         ss.search("mt19937", "modulo", "down", observed, 0, 10)
     observed[0] = 52

@@ -51,8 +51,7 @@ class BatchShufflerKind(DeviceKind):
         directory: Path,
         part: int,
     ) -> None:
-        # the certify stage, imported when a campaign runs (start-up; see the module doc)
-        from feltlab.rig.kinds.batch.collect import collect_shoes
+        from feltlab.rig.kinds.batch.collect import collect_shoes  # certify stage: start-up
 
         collect_shoes(
             opts, client, want, result, progress, stop, faults, directory=directory, part=part

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from feltlab import native
+from feltlab.cards import card_str
 from feltlab.rig.certify import battery
 from feltlab.rig.certify.ahead import draw_ahead
 from feltlab.rig.certify.analyze import (
@@ -36,6 +37,7 @@ from feltlab.rig.certify.power import (
 )
 from feltlab.rig.certify.uncertainty import HostUncertainty
 from feltlab.rig.protocol.codec import UNKNOWN_DECK
+from feltlab.rig.security.predict import campaign_predictability
 
 if TYPE_CHECKING:
     from feltlab.rig.certify.profile import Profile, Progress
@@ -44,7 +46,6 @@ if TYPE_CHECKING:
 def _integrity(shoes: Sequence[Any], loaded: np.ndarray) -> tuple[str | None, list[np.ndarray]]:
     """Name the first shoe that is not a permutation of the loaded cards, by its device
     shoe number and the card; else None and the shoes' ids."""
-    from feltlab.cards import card_str
 
     def name(ident: int) -> str:
         return f"card id {ident} ({card_str(ident % 52, symbols=False)} of deck {ident // 52})"
@@ -227,7 +228,6 @@ def predictability_check(a: Analysis, prof: Profile, perm: np.ndarray) -> None:
     (``perm[0]``: the loaded positions it dealt, so that any LOAD order is the declared
     shuffle's factory order): ``a.predictability``.  Raises DeclarationError for a bad
     declaration (an ERROR measurement of its own through :func:`guard`)."""
-    from feltlab.rig.security.predict import campaign_predictability
 
     codes = (perm[0] % 52).astype(np.uint8)
     a.predictability = campaign_predictability(

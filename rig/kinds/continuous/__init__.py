@@ -48,8 +48,7 @@ class ContinuousShufflerKind(DeviceKind):
         directory: Path,
         part: int,
     ) -> None:
-        # the certify stage, imported when a campaign runs (start-up; see the module doc)
-        from feltlab.rig.kinds.continuous.collect import collect_cards
+        from feltlab.rig.kinds.continuous.collect import collect_cards  # certify stage: start-up
 
         collect_cards(
             opts,

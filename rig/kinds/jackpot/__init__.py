@@ -50,8 +50,7 @@ class JackpotPanelKind(DeviceKind):
         directory: Path,
         part: int,
     ) -> None:
-        # the certify stage, imported when a campaign runs (start-up; see the module doc)
-        from feltlab.rig.kinds.jackpot.collect import collect_draws
+        from feltlab.rig.kinds.jackpot.collect import collect_draws  # certify stage: start-up
 
         collect_draws(
             opts,

@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from feltlab.events import read_jsonl
 from feltlab.rig.certify.decode import CaptureData
 from feltlab.rig.certify.measures import (
     Measurement,
@@ -153,7 +154,6 @@ def authenticate(
 
 def check_madness21(a: Analysis, directory: Path | None) -> None:
     """Check the madness21 fallback payouts logged in ``directory`` (none: no log)."""
-    from feltlab.events import read_jsonl
 
     files = sorted(directory.glob("madness21-*.jsonl")) if directory else []
     if not files:

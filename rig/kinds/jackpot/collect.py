@@ -4,6 +4,7 @@ refuse, then the rule 16.12 Madness 21 rounds and a button failure."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import threading
@@ -95,7 +96,6 @@ def _inject_forgery(client: Any) -> dict[str, Any]:
 
 def _end_forgery(client: Any, trial: dict[str, Any], directory: Path) -> None:
     """Record the forged-result trial in ``faults.jsonl``: its ``security`` event."""
-    import hashlib
 
     t0 = trial["injected_at"]
     ev = next((e for e in list(client.events) if e.kind == "security" and e.timestamp >= t0), None)

@@ -182,7 +182,7 @@ def render_html(a: TrialAnalysis, plot: str | None = None) -> str:
     """The report as one HTML page (jinja2, autoescaped): the findings, the plot (``plot``:
     its file name, beside the page), the periods' and the tables' tables, those outside their
     band shaded."""
-    import jinja2
+    import jinja2  # start-up: jinja2 only for the HTML page
 
     env = jinja2.Environment(autoescape=True, keep_trailing_newline=True)
     return env.from_string(HTML).render(
@@ -202,7 +202,7 @@ def plot_hold(a: TrialAnalysis, path: Path) -> None:
     the certified house edge (the vertical scale fits the band from a tenth of the trial on,
     where the early band's width no longer hides the rest); below, each period's hold with its
     own band, the periods outside it in red."""
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # start-up: matplotlib only when a plot is asked for
 
     fig = Figure(figsize=(8, 6.5))
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))

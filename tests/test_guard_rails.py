@@ -1,0 +1,596 @@
+"""The guard rails of issue 38 item 4, checked on the source (docs/design.md, "Guard rails"):
+
+- no module reaches a private attribute (``obj._x``, ``module._x``) that another module defines;
+- no ``__all__`` outside a package's ``__init__.py`` lists a name the module does not define
+  (a name is imported from its one public home, never through a re-export);
+- a function-level import carries a comment on its line that says why (start-up cost, an
+  optional dependency, a pytest11 plugin, a cycle); the rest are held in a shrinking allow-list;
+- no C function of ``native/`` is over 100 lines (a shrinking allow-list, like Python's in
+  tests/test_layout.py);
+- every path and dotted ``feltlab.`` name that docs/design.md, a comment or a docstring cites
+  exists, and docs/design.md names every Python module and every C file.
+
+Each allow-list may shrink, never grow: an entry that no longer matches the source fails the
+test too, so the list is cut when its site is fixed. The checks read the source (``ast``, no
+import of the checked modules): the file takes about 5 CPU-seconds, most of it parsing the
+four rooms once (measured with 2 cores under a load of 20: 20 s wall)."""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from collections import Counter
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ROOMS = {"sdk": "feltlab", "plugins": "feltlab.plugins", "rig": "feltlab.rig",
+         "native": "feltlab.native"}  # fmt: skip
+DESIGN = ROOT / "docs" / "design.md"
+
+
+@cache
+def _modules() -> dict[str, Path]:
+    """Every module of the four rooms by its import name (a package by its ``__init__``)."""
+    out = {}
+    for room, package in ROOMS.items():
+        for p in sorted((ROOT / room).rglob("*.py")):
+            if "fuzz" in p.parts:
+                continue
+            rel = p.relative_to(ROOT / room).with_suffix("").parts
+            out[".".join((package, *rel)).removesuffix(".__init__")] = p
+    return out
+
+
+@cache
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), str(path))
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+# ============================================================ private attributes of another module
+PUBLIC_DESPITE_UNDERSCORE = {"os._exit"}
+"""Standard-library names that are public though spelled with an underscore."""
+
+PRIVATE_REACH_ALLOWED: dict[str, str] = {}
+"""``"<file> <expression>"`` -> why it stays for now. Shrinks, never grows."""
+
+
+def _own_attributes(tree: ast.Module) -> set[str]:
+    """The names a module defines itself: its functions, classes, globals, class-body names and
+    the attributes its methods set on ``self`` / ``cls``."""
+    own: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            own.add(n.name)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            own.add(n.id)
+        elif (
+            isinstance(n, ast.Attribute)
+            and isinstance(n.ctx, ast.Store)
+            and isinstance(n.value, ast.Name)
+            and n.value.id in ("self", "cls")
+        ):
+            own.add(n.attr)
+    return own
+
+
+def _private_reaches() -> Counter[str]:
+    sites: Counter[str] = Counter()
+    for path in _modules().values():
+        tree = _tree(path)
+        own = _own_attributes(tree)
+        for n in ast.walk(tree):
+            if not isinstance(n, ast.Attribute):
+                continue
+            name = n.attr
+            # _x is private; __x__ is a dunder and _x_ an enum's sunder name
+            if not name.startswith("_") or name.startswith("__") or name.endswith("_"):
+                continue
+            base = ast.unparse(n.value)
+            if base in ("self", "cls") or base.startswith("super(") or name in own:
+                continue
+            if f"{base}.{name}" in PUBLIC_DESPITE_UNDERSCORE:
+                continue
+            sites[f"{_rel(path)} {base}.{name}"] += 1
+    return sites
+
+
+def test_no_private_attribute_of_another_module() -> None:
+    sites = _private_reaches()
+    new = sorted(s for s in sites if s not in PRIVATE_REACH_ALLOWED)
+    gone = sorted(s for s in PRIVATE_REACH_ALLOWED if s not in sites)
+    assert not new, (
+        f"private attributes reached from outside the module that defines them: {new}; give "
+        "the owner a public name (a property, a method, a constructor argument) and use it"
+    )
+    assert not gone, (
+        f"fixed sites still in the allow-list: {gone}; delete them from "
+        "PRIVATE_REACH_ALLOWED in tests/test_guard_rails.py"
+    )
+
+
+# =========================================================== __all__ re-exports outside __init__
+def _defined_at_top(tree: ast.Module) -> set[str]:
+    """Names a module binds itself at its top level (imports excluded)."""
+    names: set[str] = set()
+    for stmt in tree.body:
+        for n in [stmt, *ast.walk(stmt)] if isinstance(stmt, ast.If | ast.Try) else [stmt]:
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(n.name)
+            elif isinstance(n, ast.Assign | ast.AnnAssign | ast.AugAssign):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                names.update(x.id for t in targets for x in ast.walk(t) if isinstance(x, ast.Name))
+    return names
+
+
+def _reexports() -> list[str]:
+    out = []
+    for path in _modules().values():
+        if path.name == "__init__.py":
+            continue
+        tree = _tree(path)
+        own = _defined_at_top(tree)
+        for stmt in tree.body:
+            if not (
+                isinstance(stmt, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets)
+            ):
+                continue
+            assert isinstance(stmt.value, ast.List | ast.Tuple), f"{_rel(path)}: __all__ literal"
+            for e in stmt.value.elts:
+                assert isinstance(e, ast.Constant) and isinstance(e.value, str)
+                if e.value not in own:
+                    out.append(f"{_rel(path)}:{stmt.lineno} {e.value}")
+    return out
+
+
+def test_no_all_reexport_outside_a_package_init() -> None:
+    wrong = _reexports()
+    assert not wrong, (
+        f"__all__ lists names the module imports, not defines: {wrong}; import each from the "
+        "module that defines it (its one public home) and drop it from this __all__"
+    )
+
+
+# ========================================================================= function-level imports
+PRAGMA = re.compile(r"^#\s*(noqa|type:|pragma|fmt:)")
+# File -> how many function-level imports without a reason on their line it may keep, as measured
+# when the rule came (issue 38). Why they are held rather than fixed: most are the commands'
+# deferred imports (sdk/cli, rig/cli, rig/live/cli.py, rig/station: a command's module is imported
+# only when it runs, tests/test_cli_startup.py) and the conformance kit's (pytest and the
+# engine only when a check runs), which need a reason comment each; the rest are imports that can
+# move to the top of their module once checked against the start-up test. Shrinks, never grows.
+FUNCTION_IMPORTS_CEILING: dict[str, int] = {
+    "plugins/tournament.py": 2,
+    "rig/bus/capture.py": 3,
+    "rig/bus/simbus.py": 1,
+    "rig/bus/transport.py": 4,
+    "rig/certify/ahead.py": 9,
+    "rig/certify/analyze.py": 2,
+    "rig/certify/campaign.py": 1,
+    "rig/certify/collect.py": 6,
+    "rig/certify/csm_audit.py": 1,
+    "rig/certify/from_file.py": 1,
+    "rig/certify/offline.py": 1,
+    "rig/certify/power.py": 2,
+    "rig/certify/profile_check.py": 4,
+    "rig/certify/rawout.py": 2,
+    "rig/certify/record.py": 6,
+    "rig/cli/csm_audit.py": 4,
+    "rig/explore/runner.py": 1,
+    "rig/kinds/batch/explore.py": 1,
+    "rig/kinds/continuous/analyze.py": 2,
+    "rig/kinds/jackpot/checks.py": 1,
+    "rig/kinds/jackpot/collect.py": 6,
+    "rig/live/observer.py": 2,
+    "rig/live/offline.py": 6,
+    "rig/live/process.py": 1,
+    "rig/live/state.py": 4,
+    "rig/plugin.py": 2,
+    "rig/station/budget.py": 2,
+    "rig/station/config.py": 2,
+    "rig/station/page.py": 3,
+    "rig/station/pool.py": 1,
+    "rig/station/supervisor.py": 3,
+    "sdk/cli/__init__.py": 2,
+    "sdk/cli/render/main_sheet.py": 4,
+    "sdk/cli/render/simulation.py": 1,
+    "sdk/cli/rule_options.py": 1,
+    "sdk/cli/simulate.py": 6,
+    "sdk/cli/submit.py": 7,
+    "sdk/conformance/evidence.py": 24,
+    "sdk/conformance/rounds.py": 14,
+    "sdk/engine/replay.py": 1,
+    "sdk/math/eor.py": 1,
+    "sdk/math/main_wager.py": 1,
+    "sdk/math/prizes.py": 1,
+    "sdk/simulation/check.py": 3,
+    "sdk/simulation/chunk.py": 7,
+    "sdk/simulation/protection.py": 3,
+    "sdk/simulation/side_tables.py": 6,
+    "sdk/submission/certificate.py": 2,
+    "sdk/submission/confirmation.py": 5,
+    "sdk/submission/documents.py": 1,
+    "sdk/tournament/run.py": 1,
+    "sdk/tournament/table.py": 1,
+    "sdk/wagers.py": 1,
+}
+
+
+def _reason(line: str) -> str | None:
+    """The reason an import line's ``#`` comment gives (an import statement holds no string,
+    so its first ``#`` starts the comment); None for none, or a tool pragma alone."""
+    _, hash_, comment = line.partition("#")
+    parts = [p.strip() for p in comment.split("#")] if hash_ else []
+    said = [p for p in parts if not PRAGMA.match("# " + p) and len(p) >= 8]
+    return said[0] if said else None
+
+
+def _function_imports() -> dict[str, list[int]]:
+    """File -> the lines of its function-level imports that give no reason on their lines
+    (``if TYPE_CHECKING:`` imports aside: they never run)."""
+    out: dict[str, list[int]] = {}
+    for path in _modules().values():
+        tree = _tree(path)
+        typing = {
+            id(x)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for stmt in node.body
+            for x in ast.walk(stmt)
+        }
+        text = path.read_text().splitlines()
+        lines: set[int] = set()
+        for f in ast.walk(tree):
+            if not isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for n in ast.walk(f):
+                if isinstance(n, ast.Import | ast.ImportFrom) and id(n) not in typing:
+                    span = range(n.lineno, (n.end_lineno or n.lineno) + 1)
+                    if not any(_reason(text[i - 1]) for i in span):
+                        lines.add(n.lineno)
+        if lines:
+            out[_rel(path)] = sorted(lines)
+    return out
+
+
+def test_function_level_imports_say_why() -> None:
+    found = _function_imports()
+    grown = {
+        f: f"{len(lines)} > {FUNCTION_IMPORTS_CEILING.get(f, 0)} (lines {lines})"
+        for f, lines in found.items()
+        if len(lines) > FUNCTION_IMPORTS_CEILING.get(f, 0)
+    }
+    assert not grown, (
+        f"function-level imports with no reason on their line: {grown}; move each to the top "
+        "of its module, or, if it must stay (start-up cost of a command, an optional dependency, "
+        "a pytest11 plugin, an import cycle), say why in a comment on its line, e.g. "
+        "`import jinja2  # start-up: only the report needs it`"
+    )
+    shrunk = {
+        f: f"{n} -> {len(found.get(f, []))}"
+        for f, n in FUNCTION_IMPORTS_CEILING.items()
+        if len(found.get(f, [])) < n
+    }
+    assert not shrunk, (
+        f"fewer uncommented function-level imports than their ceiling: {shrunk}; lower (or "
+        "delete) their entries in FUNCTION_IMPORTS_CEILING in tests/test_guard_rails.py"
+    )
+
+
+# ============================================================================ C function length
+MAX_C_FUNCTION_LINES = 100
+LONG_C_FUNCTIONS_CEILING: dict[str, int] = {
+    "native/src/sim.c:run_core": 193,
+    "native/src/analyzer.c:analyze_up": 175,
+    "native/src/sim.c:one_hand_round": 119,
+    "native/src/sim.c:play_round": 112,
+}
+"""``"native/src/<file>.c:<function>"`` -> its length when the rule came (issue 38): each may
+shrink, never grow, and leaves the list once under the limit."""
+C_ATTRIBUTE = re.compile(r"__attribute__\s*\(\(.*?\)\)", re.S)
+C_NAME = re.compile(r"([A-Za-z_]\w*)\s*\(")
+
+
+def _c_blank(text: str) -> str:
+    """``text`` with comments, strings and character literals blanked (newlines kept)."""
+
+    def blank(m: re.Match[str]) -> str:
+        return re.sub(r"[^\n]", " ", m.group(0))
+
+    pattern = r"/\*.*?\*/|//[^\n]*|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'"
+    text = re.sub(pattern, blank, text, flags=re.S)
+    text = re.sub(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", blank, text, flags=re.M)  # preprocessor
+    return re.sub(r"\bextern\s*\{", blank, text)  # extern "C" { (its string blanked above)
+
+
+def _c_functions(source: str) -> dict[str, int]:
+    """Function name -> lines from its name's line to its closing brace, for every function
+    defined in the C ``source`` (a brace at depth 0 that follows a ``name(...)`` header)."""
+    text = _c_blank(source)
+    out: dict[str, int] = {}
+    depth, head, start_name = 0, 0, None
+    start_line = 0
+    for i, ch in enumerate(text):
+        if ch == "{":
+            if depth == 0:
+                header = C_ATTRIBUTE.sub(lambda m: " " * len(m.group(0)), text[head:i])
+                first = header.lstrip().split(None, 1)[0] if header.strip() else ""
+                m = C_NAME.search(header)
+                if (
+                    m
+                    and first not in ("struct", "union", "enum", "typedef")
+                    and "=" not in (header[: m.start()])
+                ):
+                    start_name = m.group(1)
+                    start_line = text.count("\n", 0, head + header.index(m.group(0))) + 1
+            depth += 1
+        elif ch == "}":
+            depth = max(depth - 1, 0)  # an extern "C" block's own brace closes nothing
+            if depth == 0:
+                if start_name is not None:
+                    out[start_name] = text.count("\n", 0, i) + 1 - start_line + 1
+                start_name = None
+                head = i + 1
+        elif ch == ";" and depth == 0:
+            head = i + 1
+        elif ch == "\n" and depth == 0 and text[head:i].lstrip().startswith("#"):
+            head = i + 1  # a preprocessor line ends a header
+    return out
+
+
+def _c_files() -> list[Path]:
+    return sorted(
+        [*(ROOT / "native" / "src").glob("*.[ch]"), *(ROOT / "native" / "include").glob("*.h")]
+    )
+
+
+def test_no_c_function_over_100_lines() -> None:
+    lengths = {
+        f"{_rel(p)}:{name}": n
+        for p in _c_files()
+        for name, n in _c_functions(p.read_text()).items()
+    }
+    long = {
+        k: n
+        for k, n in lengths.items()
+        if n > LONG_C_FUNCTIONS_CEILING.get(k, MAX_C_FUNCTION_LINES)
+    }
+    assert not long, (
+        f"C functions over {MAX_C_FUNCTION_LINES} lines (or grown past their ceiling): {long}; "
+        "split them along what they do (a helper per phase, static in the same file)"
+    )
+    shrunk = {
+        k: f"{c} -> {lengths.get(k, 'gone')}"
+        for k, c in LONG_C_FUNCTIONS_CEILING.items()
+        if lengths.get(k, 0) < c
+    }
+    assert not shrunk, (
+        f"C functions shorter than their ceiling: {shrunk}; lower their entries in "
+        "LONG_C_FUNCTIONS_CEILING in tests/test_guard_rails.py (delete those at or under "
+        f"{MAX_C_FUNCTION_LINES} lines or gone)"
+    )
+
+
+def test_the_c_function_rule_measures_what_it_claims() -> None:
+    """The brace counter on a known shape: comments, strings and a struct do not fool it."""
+    src = (
+        "#define V(x) ((cfg){1, x})\n"
+        'extern "C" {\n'
+        "struct s { int a; };\n"
+        'static const char *t = "{";\n'
+        "/* f( { */\n"
+        "static __attribute__((noinline)) int f(int a,\n"
+        "                                      int b) {\n"
+        "    if (a) { return '}'; }\n"
+        "    return b;\n"
+        "}\n"
+        "int g(void) { return 0; }\n"
+        "}\n"
+    )
+    assert _c_functions(src) == {"f": 5, "g": 1}
+
+
+# ============================================================ citations in the map and the comments
+CITED_PATH = re.compile(
+    r"(?<![\w./~<-])((?:sdk|rig|plugins|native|tests|docs|benchmarks|examples)/[\w./-]*[\w/])"
+    r"(?![\w<{*])"
+)
+CITED_NAME = re.compile(r"(?<![\w./-])feltlab(?:\.[A-Za-z_]\w*)+")
+MAP_FILE = re.compile(r"`([\w/.-]+\.(?:py|c|h))`")
+CITED_ON_PURPOSE = {
+    ("docs/design.md", "rig/feltlab/rig/"): "the layout not chosen, cited as such",
+    ("docs/design.md", "native/tests/build"): "make test's build output, made on its run",
+    ("tests/sdk/test_seeds.py", "rig/seeds.py"): "a file the test says is gone",
+}
+"""``(citing file, cited path)`` -> why it need not exist. Shrinks, never grows."""
+
+
+def _citing_files() -> list[Path]:
+    files = [DESIGN]
+    for d in ("sdk", "rig", "plugins", "native", "tests", "benchmarks"):
+        files += sorted(p for p in (ROOT / d).rglob("*.py") if "build" not in p.parts)
+    files += sorted(p for p in (ROOT / "native").rglob("*.[ch]") if "build" not in p.parts)
+    return files
+
+
+def _in_prose(path: Path, line: int, col: int) -> bool:
+    """Whether ``line``:``col`` of ``path`` lies in a comment or a docstring (anywhere in a
+    Markdown file)."""
+    src = path.read_text()
+    if path.suffix == ".md":
+        return True
+    if path.suffix in (".c", ".h"):
+        offset = sum(len(x) + 1 for x in src.split("\n")[: line - 1]) + col
+        return any(
+            m.start() <= offset < m.end() for m in re.finditer(r"/\*.*?\*/|//[^\n]*", src, re.S)
+        )
+    for t in tokenize.generate_tokens(io.StringIO(src).readline):
+        if t.type == tokenize.COMMENT and t.start[0] == line and t.start[1] <= col:
+            return True
+    return any(
+        n.lineno <= line <= (n.end_lineno or n.lineno)
+        for n in ast.walk(ast.parse(src))
+        if isinstance(n, ast.Expr)
+        and isinstance(n.value, ast.Constant)
+        and isinstance(n.value.value, str)
+    )
+
+
+@cache
+def _broken_citations() -> list[tuple[str, int, str]]:
+    """(citing file, line, what is cited) of every path or name cited in prose that does not
+    exist. The whole text is searched first (fast); a miss counts only in prose."""
+    out = []
+    for path in _citing_files():
+        text = path.read_text()
+        for kind, pattern in (("path", CITED_PATH), ("name", CITED_NAME)):
+            for m in pattern.finditer(text):
+                cited = m.group(m.lastindex or 0)
+                if kind == "path" and (ROOT / cited.rstrip("/.")).exists():
+                    continue
+                if kind == "name" and _resolves(cited):
+                    continue
+                line = text.count("\n", 0, m.start()) + 1
+                col = m.start() - (text.rfind("\n", 0, m.start()) + 1)
+                if _in_prose(path, line, col):
+                    out.append((_rel(path), line, cited))
+    return out
+
+
+@cache
+def _top_bindings(path: Path) -> dict[str, ast.AST]:
+    """Names bound at the top level of a module (definitions, assignments and imports)."""
+    out: dict[str, ast.AST] = {}
+    for stmt in _tree(path).body:
+        for n in [stmt, *ast.walk(stmt)] if isinstance(stmt, ast.If | ast.Try) else [stmt]:
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                out[n.name] = n
+            elif isinstance(n, ast.Assign | ast.AnnAssign):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                for x in (x for t in targets for x in ast.walk(t) if isinstance(x, ast.Name)):
+                    out[x.id] = n
+            elif isinstance(n, ast.Import | ast.ImportFrom):
+                for a in n.names:
+                    out[(a.asname or a.name).split(".")[0]] = n
+    return out
+
+
+def _class_members(cls: ast.ClassDef) -> set[str]:
+    names = {
+        x.id
+        for n in cls.body
+        if isinstance(n, ast.Assign | ast.AnnAssign)
+        for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+        for x in ast.walk(t)
+        if isinstance(x, ast.Name)
+    }
+    names |= {n.name for n in cls.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    names |= {
+        n.attr
+        for n in ast.walk(cls)
+        if isinstance(n, ast.Attribute)
+        and isinstance(n.ctx, ast.Store)
+        and isinstance(n.value, ast.Name)
+        and n.value.id == "self"
+    }
+    return names
+
+
+def _resolves(name: str, hops: int = 0) -> bool:
+    """Whether the dotted ``name`` exists: a module of the four rooms, then a name bound at its
+    top level (followed through ``from feltlab... import``), then a member of that class (a
+    class with bases may inherit it: accepted)."""
+    mods = _modules()
+    parts = name.split(".")
+    for i in range(len(parts), 0, -1):
+        module = ".".join(parts[:i])
+        if module in mods or module == "feltlab.native._core":
+            break
+    else:
+        return False
+    rest = parts[i:]
+    if not rest or module == "feltlab.native._core":
+        return True
+    node = _top_bindings(mods[module]).get(rest[0])
+    if node is None:
+        return False
+    if len(rest) == 1:
+        return True
+    if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("feltlab"):
+        real = next(a.name for a in node.names if (a.asname or a.name) == rest[0])
+        return hops < 5 and _resolves(".".join([node.module, real, *rest[1:]]), hops + 1)
+    if isinstance(node, ast.ClassDef):
+        return rest[1] in _class_members(node) or bool(node.bases)
+    return True
+
+
+def test_every_cited_path_and_name_exists() -> None:
+    broken = _broken_citations()
+    stale = [f"{w}:{line} {c}" for w, line, c in broken if (w, c) not in CITED_ON_PURPOSE]
+    assert not stale, (
+        f"citations of paths or names that do not exist: {stale}; correct each to where the "
+        "code lives now (git log --follow, grep -rn 'def NAME'), or, if it is cited on purpose "
+        "(a file that is gone, a build output), add it to CITED_ON_PURPOSE with the reason"
+    )
+    gone = [k for k in CITED_ON_PURPOSE if not any((w, c) == k for w, _, c in broken)]
+    assert not gone, f"no longer cited: {gone}; delete them from CITED_ON_PURPOSE"
+
+
+def test_the_maps_file_names_exist() -> None:
+    """docs/design.md names a file by its path in its room (`math/parsheet.py`): each exists."""
+    files = {
+        p.relative_to(ROOT).as_posix()
+        for d in ("sdk", "rig", "plugins", "native", "tests", "benchmarks", "examples")
+        for p in (ROOT / d).rglob("*")
+        if p.suffix in (".py", ".c", ".h") and "build" not in p.parts
+    }
+    missing = sorted(
+        {
+            m
+            for m in MAP_FILE.findall(DESIGN.read_text())
+            if not any(f == m or f.endswith("/" + m) for f in files)
+        }
+    )
+    assert not missing, (
+        f"docs/design.md names files that do not exist: {missing}; correct their names or "
+        "delete their rows"
+    )
+
+
+def _in_the_map(text: str, lines: list[str], path: Path) -> bool:
+    """Whether docs/design.md names ``path``: by its path (from the root or from its room, in
+    backticks), its dotted module name, or its file name in backticks on a line (a table row)
+    that names its folder."""
+    room = path.relative_to(ROOT).parts[0]
+    rel = path.relative_to(ROOT / room)
+    names = {f"`{_rel(path)}`", f"`{rel.as_posix()}`"}
+    if path.suffix == ".py":
+        dotted = ".".join((ROOMS[room], *rel.with_suffix("").parts)).removesuffix(".__init__")
+        names |= {f"`{dotted}`", f"`{dotted}."}
+    if path.name == "__init__.py":
+        names |= {f"`{rel.parent.as_posix()}/`", f"`{room}/{rel.parent.as_posix()}/`"}
+    if any(n in text for n in names):
+        return True
+    folder = rel.parent.as_posix()
+    return any(
+        f"`{path.name}`" in line and (folder == "." or f"{folder}/" in line) for line in lines
+    )
+
+
+def test_the_map_names_every_module_and_c_file() -> None:
+    text = DESIGN.read_text()
+    lines = text.splitlines()
+    c_files = sorted((ROOT / "native" / "src").glob("*.[ch]"))
+    c_files += sorted((ROOT / "native" / "include").glob("*.h"))
+    missing = [_rel(p) for p in [*_modules().values(), *c_files] if not _in_the_map(text, lines, p)]
+    assert not missing, (
+        f"modules and C files docs/design.md does not name: {missing}; add a row for each to "
+        "its room's table in docs/design.md (its path in backticks, what it holds in one line)"
+    )
