@@ -182,6 +182,54 @@ static int choose_action(const an_ctx *c, const an_node *nd, int a, int u, const
     return (ta == FL_ACT_HIT || ta == FL_ACT_DOUBLE_ELSE_HIT) && t < 21 ? FL_AN_HIT : FL_AN_STAND;
 }
 
+/* the unconditional value of each allowed action (unc, also written to ev_row) from its
+ * value given no dealer blackjack (cond): under peek a dealer blackjack (chance q) costs the
+ * one unit first; surrender is -1/2, or under late surrender -1/2 unless the dealer has one */
+static void uncond_values(const fl_analyzer_rules *r, double q, const double *cond,
+                          const int *allowed, double *unc, double *ev_row) {
+    for (int k = 0; k < FL_AN_ACTIONS; k++) {
+        if (!allowed[k]) continue;
+        unc[k] = r->peek ? (1.0 - q) * cond[k] - q : cond[k];
+        if (k == FL_AN_SURRENDER)
+            unc[k] = r->surrender == FL_SURRENDER_EARLY ? -0.5 : -0.5 * (1.0 - q) - q;
+        ev_row[k] = unc[k];
+    }
+}
+
+/* the all-bust term's bound for a pair of value index a: the share of blackjack cards left
+ * after the up card and the pair (the chance the card after the box's is one; a martingale,
+ * so optional stopping bounds the term by it) */
+static double bj_share(const an_ctx *c, int a) {
+    return (double)(c->s0[c->bj_x] - (a == c->bj_x ? 2 : 0)) / (c->n0 - 2);
+}
+
+/* a round played by stand, hit, double or surrender added to the net distribution (-2, -1,
+ * -1/2, 0, +1, +2, blackjack): pr the deal's chance, q the dealer's blackjack chance, m the
+ * chance conditioned on none under peek (already counted in net[1] under peek) */
+static void add_round_net(const an_ctx *c, int act, int i, double pr, double q, double m,
+                          double *net) {
+    const fl_analyzer_rules *r = c->r;
+    if (act == FL_AN_STAND || act == FL_AN_HIT) {
+        const double *vv = act == FL_AN_STAND ? c->svec[i] : c->hvec[i];
+        net[4] += m * vv[0];
+        net[3] += m * vv[1];
+        net[1] += m * vv[2];
+    } else if (act == FL_AN_DOUBLE) {
+        net[0] += m * c->dvec[i][0];
+        net[1] += m * c->dvec[i][1];
+        net[3] += m * c->dvec[i][2];
+        net[5] += m * c->dvec[i][3];
+    } else if (act == FL_AN_SURRENDER) {
+        if (r->peek) net[1] -= pr * q; /* undo: counted below */
+        if (r->surrender == FL_SURRENDER_EARLY) {
+            net[2] += pr;
+        } else {
+            net[2] += pr * (1.0 - q);
+            net[1] += pr * q;
+        }
+    }
+}
+
 /* every deal against up card value index u: the out fields of u and pt's sums */
 static fl_status analyze_up(an_ctx *c, int u, const int32_t *S, int32_t NS, an_part *pt,
                             fl_analysis *out) {
@@ -278,17 +326,7 @@ static fl_status analyze_up(an_ctx *c, int u, const int32_t *S, int32_t NS, an_p
                 double unc[FL_AN_ACTIONS];
                 int act = FL_AN_STAND;
                 for (;;) {
-                    for (int k = 0; k < FL_AN_ACTIONS; k++) {
-                        if (!allowed[k]) continue;
-                        if (r->peek)
-                            unc[k] = (1.0 - q) * cond[k] - q;
-                        else
-                            unc[k] = cond[k];
-                        if (k == FL_AN_SURRENDER)
-                            unc[k] = r->surrender == FL_SURRENDER_EARLY ? -0.5
-                                                                        : -0.5 * (1.0 - q) - q;
-                        out->action_ev[hi][u][k] = unc[k];
-                    }
+                    uncond_values(r, q, cond, allowed, unc, out->action_ev[hi][u]);
                     act = choose_action(c, nd, a, u, allowed, unc);
                     /* the all-bust term: under "original" it only lowers the split's value
                      * (the stakes lost exceed the one unit counted), so it is needed where
@@ -300,11 +338,7 @@ static fl_status analyze_up(an_ctx *c, int u, const int32_t *S, int32_t NS, an_p
                     /* ... unless the term cannot make it the better play: it is at most the
                      * chance that the card after the box's is a blackjack card, comp_bj / N
                      * (the share of those cards left is a martingale: optional stopping) */
-                    if (act != FL_AN_SPLIT &&
-                        unc[act] > unc[FL_AN_SPLIT] + (double)(c->s0[c->bj_x] -
-                                                                (a == c->bj_x ? 2 : 0)) /
-                                                           (c->n0 - 2))
-                        break;
+                    if (act != FL_AN_SPLIT && unc[act] > unc[FL_AN_SPLIT] + bj_share(c, a)) break;
                     c->last_split_approx = 0;
                     split_cache[a] += split_all_bust(
                         c, a,
@@ -319,9 +353,7 @@ static fl_status analyze_up(an_ctx *c, int u, const int32_t *S, int32_t NS, an_p
                  * split's value: a split not chosen is then not proven either */
                 /* the all-bust term is at most the share of blackjack cards left (the
                  * chance the card after the box's is one: optional stopping) */
-                double ab_top = split_approx[a] ? (double)(c->s0[c->bj_x] - (a == c->bj_x ? 2 : 0)) /
-                                                      (c->n0 - 2)
-                                                : 0.0;
+                double ab_top = split_approx[a] ? bj_share(c, a) : 0.0;
                 if (allowed[FL_AN_SPLIT] && split_approx[a] && act != FL_AN_SPLIT &&
                     r->enhc_takes == FL_TAKES_ORIGINAL_AND_BUSTED) {
                     pt->p_split_approx += r->peek ? pr * (1.0 - q) : pr;
@@ -331,24 +363,8 @@ static fl_status analyze_up(an_ctx *c, int u, const int32_t *S, int32_t NS, an_p
                 /* the round's net distribution (split rounds: mass and value only) */
                 double m = r->peek ? pr * (1.0 - q) : pr; /* conditioned part */
                 if (r->peek) net[1] += pr * q;
-                if (act == FL_AN_STAND || act == FL_AN_HIT) {
-                    const double *vv = act == FL_AN_STAND ? c->svec[i] : c->hvec[i];
-                    net[4] += m * vv[0];
-                    net[3] += m * vv[1];
-                    net[1] += m * vv[2];
-                } else if (act == FL_AN_DOUBLE) {
-                    net[0] += m * c->dvec[i][0];
-                    net[1] += m * c->dvec[i][1];
-                    net[3] += m * c->dvec[i][2];
-                    net[5] += m * c->dvec[i][3];
-                } else if (act == FL_AN_SURRENDER) {
-                    if (r->peek) net[1] -= pr * q; /* undo: counted below */
-                    if (r->surrender == FL_SURRENDER_EARLY) {
-                        net[2] += pr;
-                    } else {
-                        net[2] += pr * (1.0 - q);
-                        net[1] += pr * q;
-                    }
+                if (act != FL_AN_SPLIT) {
+                    add_round_net(c, act, i, pr, q, m, net);
                 } else {
                     pt->p_split += m;
                     pt->ev_split += m * cond[FL_AN_SPLIT];
