@@ -167,12 +167,13 @@ def verify_journal(path: str | Path, key: bytes) -> int:
     return len(lines) - 1
 
 
-def recover_capture(path: str | Path) -> int | None:
+def recover_capture(path: str | Path, *, remove_journal: bool = True) -> int | None:
     """Rebuild BLF ``path`` from its journal after a crash (kill -9, power loss): the BLF
     writer finalises its file only on close, the journal holds every frame written before
     the crash.  Writes a complete BLF (atomically replacing the unfinished one), removes the
-    journal and returns the number of frames; None when there is no journal (the capture was
-    closed cleanly)."""
+    journal (unless ``remove_journal`` is False: a campaign records the part first) and
+    returns the number of frames; None when there is no journal (the capture was closed
+    cleanly)."""
     p = Path(path)
     j = journal_path(p)
     if not j.exists():
@@ -190,7 +191,8 @@ def recover_capture(path: str | Path) -> int | None:
     except BaseException:  # nothing half-written left behind; the journal is kept
         tmp.unlink(missing_ok=True)
         raise
-    j.unlink()
+    if remove_journal:
+        j.unlink()
     return len(msgs)
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from feltlab.rig.atomic import write_atomic
 from feltlab.rig.bus.writer import CaptureWriter
 from feltlab.rig.certify.faults import (
     FaultPlan,
@@ -235,9 +236,12 @@ def open_part(
         }
         starts = freshness_starts(capture.parent)
         starts[part] = last_fv
-        (capture.parent / FRESHNESS_STARTS).write_text(json.dumps(starts, sort_keys=True))
+        write_atomic(capture.parent / FRESHNESS_STARTS, json.dumps(starts, sort_keys=True))
     owner = _journal_owner(capture.parent, part)
-    writer = CaptureWriter(capture, owner=owner, chain_key=_chain_key(capture.parent, owner))
+    # the journal kept until the campaign has recorded the closed part (campaign.settle)
+    writer = CaptureWriter(
+        capture, owner=owner, chain_key=_chain_key(capture.parent, owner), keep_journal=True
+    )
     try:
         client = kind.client(
             spec,
