@@ -305,6 +305,21 @@ def check_blf_complete(path: Path) -> None:
         )
 
 
+def closed_blf_frames(path: Path) -> int | None:
+    """The frames (objects) a BLF's header declares when the file is whole as its writer
+    closed it: the header's file size, stored at close, equal to the file's; None for an
+    empty, unfinished (streamed and never closed) or unreadable file."""
+    try:
+        size = path.stat().st_size
+        if size == 0:
+            return None
+        with can.BLFReader(str(path)) as reader:
+            declared, count = int(reader.file_size), int(reader.object_count)
+    except Exception:  # python-can raises BLFParseError, struct.error, ...
+        return None
+    return count if declared == size else None
+
+
 MAX_BLF_RATIO = 64
 """The most a BLF container may inflate relative to its compressed bytes: CAN traffic
 compresses 3-5 times at zlib level 1 (measured on the rig's captures); one frame copied
@@ -480,6 +495,7 @@ __all__ = [
     "read_capture",
     "read_journal",
     "recover_capture",
+    "closed_blf_frames",
     "replay",
     "verify_journal",
 ]

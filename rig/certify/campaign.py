@@ -465,8 +465,13 @@ def _collect(
     camp: Campaign, have: int, prog: Progress, stop: threading.Event, live: Any
 ) -> Collected:
     """Collect the samples still missing into a new part (none when the capture has them
-    all)."""
-    if have >= camp.size:
+    all).  A resume whose last part holds every sample but never closed (killed after its
+    last sample: rebuilt from its journal) collects a closing part of no sample: what a part
+    does after its last one (the heartbeats that measure ``heartbeat.period``, the drain, a
+    jackpot panel's Madness 21 rounds and faults) is then in the capture, as in a campaign
+    never killed."""
+    closing = have >= camp.size and camp.resumed and _last_part_unclosed(camp.state)
+    if have >= camp.size and not closing:
         if camp.resumed:
             log.info("nothing left to collect: %d of %d", have, camp.size)
         return Collected()
@@ -476,14 +481,20 @@ def _collect(
             camp.opts,
             camp.out,
             part,
-            camp.size - have,
+            max(camp.size - have, 0),
             seed=camp.seed,
-            plan=camp.plan,
+            plan=None if closing else camp.plan,
             progress=prog,
             stop=stop,
             have=have,
             live=live,
         )
+
+
+def _last_part_unclosed(state: dict[str, Any]) -> bool:
+    """The campaign's last part was rebuilt from its journal (it never closed)."""
+    parts = state.get("parts") or []
+    return bool(parts) and parts[-1].get("recovered") is True
 
 
 def _check_model(opts: CampaignOptions) -> None:

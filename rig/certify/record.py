@@ -75,7 +75,17 @@ LEFTOVERS = (
     f"capture-[0-9][0-9][0-9]{JOURNAL_SUFFIX}{OPENING_SUFFIX}",  # a journal before its header
     "capture-[0-9][0-9][0-9].blf.writing",  # a BLF being written at close
     "capture-[0-9][0-9][0-9].blf.recovering.blf",  # a BLF being rebuilt by a resume
-    ".*.tmp",  # a file being written whole (write_atomic)
+    *(  # a file being written whole (write_atomic)
+        f".{name}.tmp"
+        for name in (
+            "campaign.json",
+            "freshness-starts.json",
+            "report.html",
+            "junit.xml",
+            "manifest.json",
+            "record.json",
+        )
+    ),
 )
 """What a kill -9 can leave half-made in a campaign folder besides its parts: none holds a
 frame that is not in a journal or a closed part, and ``--resume`` removes them."""
@@ -105,15 +115,26 @@ def _part_number(capture: Path) -> int:
     return int(capture.name[len("capture-") : len("capture-") + 3])
 
 
+def _has_frames(journal: Path) -> bool:
+    """True when ``journal`` holds a complete line after its header (a frame: the header is
+    some 70 bytes, a frame line under 100)."""
+    with journal.open("rb") as f:
+        head = f.read(4096).split(b"\0", 1)[0]
+    return b"\n" in head.partition(b"\n")[2]
+
+
 def recover_part(out: Path, capture: Path) -> str:
     """Take back part ``capture`` of campaign folder ``out``, which has a journal (checked by
     :func:`check_parts` first), so that a kill -9 at any step leaves a folder the next resume
     takes back the same way: when campaign.json lists the part with the SHA-256 of the BLF
     on disk, the part had closed (its journal only not yet removed): the journal is removed;
-    else the BLF is rebuilt from the journal (:func:`feltlab.rig.bus.capture.recover_capture`,
-    journal kept), recorded in campaign.json (``recovered``), then the journal removed.
-    Returns ``"closed"`` or ``"recovered"``."""
-    from feltlab.rig.bus.capture import recover_capture
+    when its journal holds no frame (killed as the part opened), both are removed and the
+    part is collected as if never begun (the same part number, device seed and clock); else
+    the part is named in ``recovered_parts``, its BLF rebuilt from the journal
+    (:func:`feltlab.rig.bus.capture.recover_capture`, journal kept), recorded in
+    campaign.json (``recovered``), then the journal removed.
+    Returns ``"closed"``, ``"empty"`` or ``"recovered"``."""
+    from feltlab.rig.bus.capture import closed_blf_frames, read_journal, recover_capture
     from feltlab.rig.bus.writer import journal_path
 
     state = read_state(out)
@@ -121,6 +142,20 @@ def recover_part(out: Path, capture: Path) -> str:
     if entry is not None and capture.is_file() and entry["sha256"] == file_sha256(capture):
         journal_path(capture).unlink()
         return "closed"
+    if entry is None and not _has_frames(journal_path(capture)):  # killed as it opened
+        capture.unlink(missing_ok=True)  # first: a journal alone is taken back the same way
+        journal_path(capture).unlink()
+        return "empty"
+    rebuilding = capture.name in state.get("recovered_parts", [])
+    if entry is None and not rebuilding and capture.is_file():  # closed, not yet recorded?
+        count = closed_blf_frames(capture)
+        if count is not None and count == len(read_journal(journal_path(capture))):
+            record_part(out, _part_number(capture), capture)
+            journal_path(capture).unlink()
+            return "closed"
+    if not rebuilding:  # named first: a BLF rebuilt whole is then never taken as closed
+        state["recovered_parts"] = [*state.get("recovered_parts", []), capture.name]
+        write_state(out, state)
     n = recover_capture(capture, remove_journal=False)
     reach("recovered-blf")
     log.warning("%s: rebuilt from its journal (%s frames) after a crash", capture.name, n)
