@@ -38,9 +38,9 @@ from feltlab.rig.certify.profile import EXIT_CODES, CampaignError, Profile
 from feltlab.rig.certify.profile_check import MAX_PART_SAMPLES
 from feltlab.rig.certify.report import RECORD_VERSION, make_plots
 from feltlab.rig.errors import RigError
+from feltlab.rig.killpoints import reach
 from feltlab.rig.kinds import by_heartbeat, get_kind
 from feltlab.rig.kinds import names as kind_names
-from feltlab.rig.killpoints import reach
 from feltlab.seeds import SEED_DERIVATION_VERSION, U64_MAX, part_seed
 
 log = logging.getLogger("feltlab.rig.certify")  # the campaign's logger, as before the split
@@ -584,11 +584,7 @@ def build_record(
             "faults": state.get("faults"),
         },
         "recovered_parts": state.get("recovered_parts", []),
-        **(
-            {"set_aside_parts": state["set_aside_parts"]}
-            if state.get("set_aside_parts")
-            else {}
-        ),
+        **({"set_aside_parts": state["set_aside_parts"]} if state.get("set_aside_parts") else {}),
         "clock": clock_record(state),
         "started": state.get("started"),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

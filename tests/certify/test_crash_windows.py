@@ -18,6 +18,7 @@ import json
 import os
 import signal
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -156,9 +157,9 @@ def test_a_kill_mid_shoe_then_in_each_step_of_the_resume_keeps_every_shoe_once(
     prof = setting["profiles"]["batch"]
     for point in ("recovered-blf", "recovered-recorded", "state-written"):
         out = setting["root"] / f"batch-resume-{point}"
-        _killed(lambda o=out: run_campaign(_opts(prof, o, "batch"), progress=_KillAt(5)))
+        _killed(partial(run_campaign, _opts(prof, out, "batch"), progress=_KillAt(5)))
         frames = len(read_journal(journal_path(out / "capture-001.blf")))
-        _killed(lambda o=out: resume_campaign(o), _kill_at(point))
+        _killed(partial(resume_campaign, out), _kill_at(point))
         rec = _resumed_as_lone(setting, "batch", out)
         assert rec["captures"] == ["capture-001.blf", "capture-002.blf"], point
         assert rec["recovered_parts"] == ["capture-001.blf"], point
@@ -179,9 +180,9 @@ def test_a_continuous_part_cut_short_is_collected_again_as_the_lone_campaigns(
     lone = setting["lone"]["continuous"].directory
     for second in (None, "part-set-aside"):
         out = setting["root"] / f"continuous-{second}"
-        _killed(lambda o=out: run_campaign(_opts(prof, o, "continuous"), progress=_KillAt(10)))
+        _killed(partial(run_campaign, _opts(prof, out, "continuous"), progress=_KillAt(10)))
         if second is not None:
-            _killed(lambda o=out: resume_campaign(o), _kill_at(second))
+            _killed(partial(resume_campaign, out), _kill_at(second))
         rec = _resumed_as_lone(setting, "continuous", out)
         assert rec["captures"] == ["capture-001.blf"] and not rec["recovered_parts"]
         assert sha256_file(out / "capture-001.blf") == sha256_file(lone / "capture-001.blf")
@@ -222,10 +223,10 @@ def test_a_part_of_another_campaign_is_still_refused(setting: dict[str, Any]) ->
     prof = setting["profiles"]["continuous"]
     mine, theirs = (setting["root"] / f"foreign-{n}" for n in ("mine", "theirs"))
     for out in (mine, theirs):
-        _killed(lambda o=out: run_campaign(_opts(prof, o, "continuous"), progress=_KillAt(10)))
+        _killed(partial(run_campaign, _opts(prof, out, "continuous"), progress=_KillAt(10)))
     j = journal_path(mine / "capture-001.blf")
     j.write_bytes(journal_path(theirs / "capture-001.blf").read_bytes())
-    with pytest.raises(CampaignError, match="names campaign .* part 1, not campaign"):
+    with pytest.raises(CampaignError, match=r"names campaign .* part 1, not campaign"):
         resume_campaign(mine)
     assert j.exists() and not list(mine.glob("*set-aside*"))
 
