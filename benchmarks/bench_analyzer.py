@@ -33,9 +33,10 @@ from pytest_benchmark.fixture import BenchmarkFixture
 from benchmarks.compare import PEERS, Comparison, alternate, feltlab_command, user_env, wall
 from benchmarks.compare import RESULTS as COMPARISONS
 from feltlab import native
+from feltlab.core_rules import DEFAULT_STAKE
+from feltlab.math import strategy_tables as simstrategy
 from feltlab.native.analyzer import AnalyzerRules, shoe_counts
 from feltlab.rules import Rules
-from feltlab.simulation import tables as simstrategy
 
 RULES = AnalyzerRules(counts=shoe_counts(6), strategy="cdz", max_hands=4)
 RESULTS: dict[str, float] = {}
@@ -60,7 +61,7 @@ def test_simulator_time_to_a_hundredth_of_a_point(benchmark: BenchmarkFixture) -
     res = benchmark.pedantic(  # type: ignore[no-untyped-call]
         native.simulate_rounds, (rng, rules, rounds), rounds=3, iterations=1
     )
-    sd = float(res.net.std()) / simstrategy.DEFAULT_STAKE
+    sd = float(res.net.std()) / DEFAULT_STAKE
     if benchmark.stats:
         rate = rounds / benchmark.stats.stats.mean
         needed = (1.96 * sd / HALF_WIDTH) ** 2

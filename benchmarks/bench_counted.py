@@ -12,11 +12,11 @@ import time
 
 from feltlab import native
 from feltlab.math.counts import BUILTIN
+from feltlab.math.strategy_tables import sim_rules
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.rules import Rules
 from feltlab.simulation import side_tables
 from feltlab.simulation.protection import bucketing, counted_call, why_not_counted
-from feltlab.simulation.tables import sim_rules
 
 RULES = Rules.preset("vegas_s17")
 ROUNDS = 2_000_000

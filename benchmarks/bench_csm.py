@@ -14,8 +14,8 @@ from pytest_benchmark.fixture import BenchmarkFixture
 
 from feltlab import native
 from feltlab.math.eor import HI_LO
+from feltlab.math.strategy_tables import sim_rules
 from feltlab.rules import Rules
-from feltlab.simulation.tables import sim_rules
 
 N = 2_000_000
 RULES = Rules.preset("nz")

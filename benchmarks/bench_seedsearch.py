@@ -25,8 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from feltlab.host import usable_cores
 from feltlab.native.seedsearch import GENERATORS
-from feltlab.rig.security.predict import plan_cards, predictability, run_search, workers_available
+from feltlab.rig.security.predict import plan_cards, predictability, run_search
 from feltlab.rig.security.shuffler import Declaration, human_seconds, library_shoe
 
 SPACE_32 = float(1 << 32)
@@ -65,7 +66,7 @@ def test_twenty_bit_timer_seed(benchmark: Any) -> None:
 
 
 def main(argv: list[str]) -> None:
-    cores = workers_available()
+    cores = usable_cores()
     print(f"seed search on {cores} cores; load average {os.getloadavg()[0]:.1f}")
     for g in GENERATORS:
         fast, fast_cpu, steps = rate(g, "settled", cores)

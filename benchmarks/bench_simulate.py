@@ -29,6 +29,7 @@ from benchmarks.compare import Comparison, alternate_paired, plain_bj, plain_run
 from feltlab import native
 from feltlab.engine import Table, play_round
 from feltlab.math import parsheet
+from feltlab.math import strategy_tables as simstrategy
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.plugins.main import Main
 from feltlab.plugins.perfect_pairs import PerfectPairs
@@ -36,7 +37,6 @@ from feltlab.plugins.super_sevens import SuperSevens
 from feltlab.rules import Rules
 from feltlab.shoe import Shoe
 from feltlab.simulation import run as sim
-from feltlab.simulation import tables as simstrategy
 
 RULES = Rules.preset("vegas_s17")  # 6 decks, S17
 RESULTS: dict[str, float] = {}

@@ -47,10 +47,10 @@ from benchmarks.compare import (
     wall,
 )
 from feltlab import native
+from feltlab.math import strategy_tables as simstrategy
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.rules import Rules
 from feltlab.simulation import run as sim
-from feltlab.simulation import tables as simstrategy
 
 RULES = Rules.preset("vegas_s17")  # the plain simulator's rules
 REPEATS = 5

@@ -25,10 +25,11 @@ import numpy.typing as npt
 from feltlab.native._core import ffi, lib
 from feltlab.native.core import (
     DOUBLE_HARD_10_11,
+    SURRENDER_EARLY,
+    SURRENDER_NONE,
     TAKES_ALL,
     as_flag,
     as_int,
-    rule_code,
 )
 
 STAND, HIT, DOUBLE, SPLIT, SURRENDER, BLACKJACK = (
@@ -112,7 +113,9 @@ class AnalyzerRules:
     no dealer blackjack); otherwise no hole card, where ``enhc_takes`` is what a dealer
     blackjack takes: 0 the original wager, 1 the original and busted hands, 2 all wagers.
     ``double_on``: 0 any two cards, 1 hard totals, 2 hard 9-11, 3 hard 10-11.
-    ``max_hands``: 1 (no split) to 4.  ``surrender``: "none", "late" or "early".
+    ``max_hands``: 1 (no split) to 4.  ``surrender``: the header's ``fl_surrender``
+    (:data:`SURRENDER_NONE`, :data:`SURRENDER_LATE`, :data:`SURRENDER_EARLY`; a
+    :class:`feltlab.Rules` encoded by :mod:`feltlab.core_rules`).
     ``split_dist``: also the exact distribution of split rounds (slower: every split
     round's play is enumerated; ``Analysis.split_net``).
     ``threads``: up cards analysed side by side, 0 one thread per online CPU (at most 10), 1
@@ -137,7 +140,7 @@ class AnalyzerRules:
     max_hands: int = 4
     resplit_aces: bool = False
     split_aces_one_card: bool = True
-    surrender: str = "none"
+    surrender: int = SURRENDER_NONE
     strategy: str = "cdz"
     split_dist: bool = False
     threads: int = 0
@@ -220,7 +223,7 @@ def _struct(r: AnalyzerRules) -> Any:
     c.max_hands = as_int(r.max_hands, "max_hands", 1, 4)
     c.resplit_aces = as_flag(r.resplit_aces, "resplit_aces")
     c.split_aces_one_card = as_flag(r.split_aces_one_card, "split_aces_one_card")
-    c.surrender = rule_code("surrender", r.surrender)
+    c.surrender = as_int(r.surrender, "surrender", SURRENDER_NONE, SURRENDER_EARLY)
     if r.strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {sorted(STRATEGIES)}, got {r.strategy!r}")
     c.strategy = STRATEGIES[r.strategy]

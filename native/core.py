@@ -33,33 +33,6 @@ can_frame_bits_unchecked = lib.fl_can_frame_bits
 (native/src/can.c): ``(arbitration_id, extended, data, n) -> int`` with no argument checks,
 for the simulated wire's per-frame hot path; :func:`feltlab.rig.protocol.bittime.frame_bits`
 is the checked front."""
-_RULE_CODES: dict[str, dict[str, int]] = {
-    "double_on": {
-        "any": DOUBLE_ANY,
-        "hard": DOUBLE_HARD,
-        "9-11": DOUBLE_HARD_9_11,
-        "10-11": DOUBLE_HARD_10_11,
-    },
-    "surrender": {"none": SURRENDER_NONE, "late": SURRENDER_LATE, "early": SURRENDER_EARLY},
-    "dealer_blackjack_takes": {
-        "original": TAKES_ORIGINAL,
-        "original_and_busted": TAKES_ORIGINAL_AND_BUSTED,
-        "all": TAKES_ALL,
-    },
-}
-
-
-def rule_code(rule: str, value: str) -> int:
-    """The C core's code (feltlab_core.h: fl_double_on, fl_surrender, fl_dealer_takes) of a
-    rule's value as feltlab.Rules spells it: ``rule`` "double_on", "surrender" or
-    "dealer_blackjack_takes".  Raises ValueError naming the values allowed."""
-    codes = _RULE_CODES.get(rule)
-    if codes is None or value not in codes:
-        known = sorted(codes) if codes else sorted(_RULE_CODES)
-        raise ValueError(f"{rule}={value!r} has no C code; choose one of {known}")
-    return codes[value]
-
-
 _U64_MAX = (1 << 64) - 1
 
 _STATUS_TEXT = {

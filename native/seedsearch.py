@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab.native._core import ffi, lib
-from feltlab.native.core import as_int, check
+from feltlab.native.core import NO_CARD, as_int, check
 
 GENERATORS: dict[str, int] = {
     "glibc-rand": int(lib.FL_SS_GLIBC),
@@ -62,7 +62,6 @@ DIRECTIONS: dict[str, int] = {"down": int(lib.FL_SS_DOWN), "up": int(lib.FL_SS_U
 """Fisher-Yates: ``down`` (i = n-1..1, j = draw(i+1); Durstenfeld, Python's shuffle) or
 ``up`` (i = 0..n-2, j = i + draw(n-i))."""
 
-NO_CARD = int(lib.FL_NO_CARD)
 MAX_SEED = (1 << 64) - 1
 MAX_WORDS = 1 << 24
 

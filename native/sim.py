@@ -112,7 +112,7 @@ NOT_OFFERED: int = lib.FL_SIDE_NOT_OFFERED
 @dataclass(frozen=True)
 class SimRules:
     """What the C round simulator needs: table rules as plain values and a strategy as
-    tables (built from ``feltlab.Rules`` and a basic strategy by ``feltlab.simulation.run``).
+    tables (built from ``feltlab.Rules`` and a basic strategy by ``feltlab.core_rules``).
 
     ``hard`` and ``soft``: ``(32, 11)`` uint8 actions indexed [player total][dealer up-card
     value 1..10] (0 hit, 1 stand, 2 double else hit, 3 double else stand); ``pair``: ``(13,

@@ -16,6 +16,9 @@ import numpy as np
 import numpy.typing as npt
 
 RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+RANK_LETTERS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K")
+"""One letter a rank (ten as ``T``), by rank index: the charts', the counts' and the effects of
+removal's labels."""
 SUITS = ("C", "D", "H", "S")
 SUIT_SYMBOLS = ("♣", "♦", "♥", "♠")
 RED_SUITS = frozenset({1, 2})

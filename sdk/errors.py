@@ -96,6 +96,11 @@ class InputError(FeltlabError, ValueError):
     folder), too large, or unreadable (issue 30); the message names the file and the fix."""
 
 
+class SchedulerError(FeltlabError, ValueError):
+    """A Dask scheduler address Dask cannot parse (``feltlab simulate --scheduler``); the
+    message names the address and the forms accepted."""
+
+
 class CountError(FeltlabError, ValueError):
     """A card count or its analysis cannot be built as asked (an unknown count, tags of the
     wrong length, a resolution out of range, empty tallies); the message names the fix."""

@@ -308,26 +308,6 @@ class Rules:
         """True under European no-hole-card play."""
         return self.hole_card is HoleCard.NO_HOLE_CARD
 
-    def core_fields(self) -> dict[str, Any]:
-        """The table rules as the C core reads them, the fields its simulator's and its
-        analyzer's rules share (``fl_sim_rules``, ``fl_analyzer_rules``): h17, peek,
-        enhc_takes, bj_num, bj_den, double_on, double_after_split, max_hands, resplit_aces,
-        split_aces_one_card, the encodings from the header's enums."""
-        from feltlab import native
-
-        return {
-            "h17": self.dealer_hits_soft_17,
-            "peek": self.hole_card is HoleCard.PEEK,
-            "enhc_takes": native.rule_code("dealer_blackjack_takes", self.dealer_blackjack_takes),
-            "bj_num": self.blackjack_pays.numerator,
-            "bj_den": self.blackjack_pays.denominator,
-            "double_on": native.rule_code("double_on", self.double_on),
-            "double_after_split": self.double_after_split,
-            "max_hands": self.max_split_hands,
-            "resplit_aces": self.resplit_aces,
-            "split_aces_one_card": self.split_aces_one_card,
-        }
-
     def replace(self, **changes: Any) -> Rules:
         """A copy with ``changes`` applied, validated again."""
         known = {f.name for f in dataclasses.fields(self)}

@@ -42,12 +42,10 @@ import numpy.typing as npt
 from feltlab.cards import RANKS, SUIT_SYMBOLS, SUITS, card_code, card_str
 from feltlab.errors import InputError
 from feltlab.inputs import read_regular
+from feltlab.rules import MAX_DECKS
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".npy": "npy"}
 """The shoe file formats by suffix (lower case)."""
-
-MAX_DECKS = 8
-"""The most decks a shoe of a file may hold (the C core's ``MAX_DECKS``)."""
 
 MAX_CARDS = 52 * MAX_DECKS
 """The most cards a shoe of a file may hold."""
@@ -427,7 +425,6 @@ __all__ = [
     "CARD_FORMS",
     "FORMATS",
     "MAX_CARDS",
-    "MAX_DECKS",
     "MAX_FILE_BYTES",
     "ShoeFile",
     "ShoeFileError",

@@ -175,7 +175,7 @@ def test_the_same_option_forms_everywhere(tmp_path: Path) -> None:
         r = subprocess.run([FELTLAB, *args], capture_output=True, text=True, env=_env())
         assert r.returncode == code, args
         assert r.stderr.count("\n") == 1, r.stderr
-        assert "cannot read device profile no: " in r.stderr
+        assert "device profile no does not exist; " in r.stderr
         assert "give a TOML file or a bundled profile name (batch6, continuous, jackpot)" in (
             r.stderr
         )

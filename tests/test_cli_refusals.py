@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from feltlab import native
 from feltlab.cli import main
+from feltlab.math.strategy_tables import sim_rules
 from feltlab.rules import Rules
-from feltlab.simulation.tables import sim_rules
 
 
 def _run(*args: str) -> tuple[int, str]:
@@ -96,3 +96,12 @@ def test_simulate_refuses_an_unwritable_trace_before_simulating(tmp_path: Path) 
     code, out = _run("simulate", "--rounds", "10", "--trace", str(missing))
     assert code == 2 and "Invalid value for --trace" in out and "is not a writable directory" in out
     assert "house edge" not in out  # refused before the run
+
+
+def test_a_scheduler_address_dask_cannot_parse_names_scheduler() -> None:
+    """The address is named by its own error (SchedulerError), not guessed from any
+    ValueError raised while a scheduler was given."""
+    pytest.importorskip("dask.distributed")
+    code, out = _run("simulate", "--rounds", "1000", "--scheduler", "tcp://")
+    assert code == 2 and "Invalid value for --scheduler: 'tcp://' is not a Dask scheduler" in out
+    assert "write e.g. tcp://host:8786, or local" in out

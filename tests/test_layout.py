@@ -356,11 +356,12 @@ def test_no_import_cycle() -> None:
 
 # The SDK's arrows (docs/design.md, "The SDK's rooms"): a module imports at run time only
 # modules of its own level or below; nothing in the SDK outside the command line imports it,
-# and the other rooms use only its shared options (the rig's commands, a plugin's commands).
+# and the other rooms use only its shared options and figure formatters (the rig's commands, a
+# plugin's commands).
 SDK_LEVELS = (
     ("nouns", ("cards", "hands", "rules", "shoe", "record", "events", "jackpot", "money",
                "strictjson", "inputs", "errors", "registry", "seeds", "cache", "intervals",
-               "shoe_files")),
+               "shoe_files", "core_rules", "host")),
     ("wagers", ("wagers", "hookspecs", "plugin_manager", "settlement")),
     ("engine", ("engine",)),
     ("math, simulation", ("math", "simulation")),
@@ -368,7 +369,7 @@ SDK_LEVELS = (
      ("conformance", "scaffold", "tournament", "submission")),
     ("command line", ("cli",)),
 )  # fmt: skip
-CLI_SHARED = {"feltlab.cli.options", "feltlab.cli.rule_options"}
+CLI_SHARED = {"feltlab.cli.options", "feltlab.cli.rule_options", "feltlab.cli.render.text"}
 
 
 def _sdk_level(name: str) -> int | None:

@@ -14,7 +14,6 @@ import hmac
 import io
 import math
 import os
-import stat
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from typing import Any
 
 import can
 
-from feltlab.inputs import read_regular
+from feltlab.inputs import open_regular, read_regular
 from feltlab.rig.bus.writer import (
     FORMATS,
     JOURNAL_MAGIC,
@@ -83,16 +82,8 @@ def journal_owner(path: str | Path) -> dict[str, str] | None:
     feltlab journal header (a journal from before the header, or another file).  Reads at
     most the first 512 bytes of a regular file; raises :class:`RigError` for anything else."""
     p = Path(path)
-    try:
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        raise RigError(f"capture journal {p} is not readable ({exc.strerror})") from exc
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise RigError(f"capture journal {p} is not a regular file")
-        head = os.read(fd, 512)
-    finally:
-        os.close(fd)
+    with open_regular(p, "capture journal", RigError) as (f, _):
+        head = f.read(512)
     line = head.split(b"\n", 1)[0].decode("ascii", "replace")
     if not line.startswith(JOURNAL_MAGIC):
         return None
@@ -221,13 +212,29 @@ class CaptureDecoder:
     0x10), or only of ``bases`` when given; ``errors``: a list that each malformed frame of
     those devices is described into (its id, stamp, bytes and what is wrong)."""
 
-    def __init__(self, bases: Iterable[int] | None = None, errors: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        bases: Iterable[int] | None = None,
+        errors: list[str] | None = None,
+        *,
+        lost_transfers: bool = False,
+    ) -> None:
         self.bases = set(bases) if bases is not None else None
         #: when given, a line per frame that breaks the protocol (a 7-byte Fault frame...)
         self.errors = errors
+        #: with ``lost_transfers`` (``capture decode``), an ISO-TP transfer that lost a frame
+        #: is a record of its own (an error naming the payload), not dropped without a word
+        self.lost_transfers = lost_transfers
+        #: transfers that lost a frame (a consecutive frame out of sequence)
+        self.lost = 0
         self._codecs: dict[int, Codec] = {}
         self._isotp: dict[tuple[int, Channel], IsoTpReassembler] = {}
         self.unknown = 0
+
+    def unfinished(self) -> int:
+        """Transfers begun and not complete: at the end of a capture, each lost its last
+        frames."""
+        return sum(re.pending for re in self._isotp.values())
 
     def _codec(self, base: int) -> Codec:
         codec = self._codecs.get(base)
@@ -259,7 +266,21 @@ class CaptureDecoder:
             re = self._isotp.get((base, ch))
             if re is None:
                 re = self._isotp[(base, ch)] = IsoTpReassembler()
+            before = re.errors
             payload = re.feed(msg.data)
+            if re.errors > before:
+                self.lost += 1
+                if self.lost_transfers:
+                    return DecodedRecord(
+                        msg.timestamp,
+                        base,
+                        "payload",
+                        ch.name,
+                        {},
+                        None,
+                        f"{ch.name} transfer lost a frame (ISO-TP sequence broken at "
+                        f"0x{msg.arbitration_id:03X}): its payload is dropped",
+                    )
             if payload is None:
                 return None
             try:

@@ -42,6 +42,7 @@ from feltlab.rig.certify.power import (
     PowerJob,
 )
 from feltlab.rig.certify.uncertainty import HostUncertainty
+from feltlab.rig.protocol.codec import Kind
 
 if TYPE_CHECKING:
     from feltlab.rig.certify.profile import Profile
@@ -66,6 +67,9 @@ class Analysis:
     faults: list[dict[str, Any]] = field(default_factory=list)
     security_faults: list[dict[str, Any]] = field(default_factory=list)
     host: HostUncertainty | None = None
+    #: the predictability check's record (:func:`feltlab.rig.security.predict.predictability`
+    #: with its ``cwe`` and ``evidence``), when the profile declares its generator
+    predictability: dict[str, Any] | None = None
 
     def verdict(self) -> Verdict:
         """FAIL if any result FAILs; else ERROR if any is an ERROR (or the campaign has
@@ -74,6 +78,8 @@ class Analysis:
         vs = [m.verdict for m in self.measurements]
         if self.battery is not None:
             vs.append(self.battery.verdict)
+        if self.predictability is not None:
+            vs.append(Verdict(self.predictability["verdict"]))
         if self.errors:
             vs.append(Verdict.ERROR)
         return combine_verdicts(vs)
@@ -206,6 +212,7 @@ def _announced(a: Analysis, data: CaptureData, prof: Profile) -> None:
 
 def heartbeat_check(a: Analysis, data: CaptureData, prof: Profile) -> None:
     _announced(a, data, prof)
+    _other_heartbeats(a, data)
     gaps = np.asarray(data.heartbeat_gaps, dtype=np.float64)
     period = prof.heartbeat_period
     if gaps.size < 2:
@@ -247,6 +254,22 @@ def heartbeat_check(a: Analysis, data: CaptureData, prof: Profile) -> None:
         )
     )
     a.plots.setdefault("latencies", {})["heartbeat interval"] = gaps.tolist()
+
+
+def _other_heartbeats(a: Analysis, data: CaptureData) -> None:
+    """``heartbeat.other_kind``: heartbeats on the device's id announcing another ``Kind``
+    than the device's (:attr:`CaptureData.other_heartbeats`), each a frame of a second node
+    on the device's id (ISO 11898-1: an identifier is one node's) that the device's
+    supervision must not take for the device's: 0 passes."""
+    count = sum(data.other_heartbeats.values())
+    kinds = {
+        (Kind(k).name if k in Kind._value2member_map_ else str(k)): n
+        for k, n in sorted(data.other_heartbeats.items())
+    }
+    extra: dict[str, Any] = {"device_kind": data.own_heartbeat_kind}
+    if kinds:
+        extra["kinds"] = kinds
+    a.measurements.append(within("heartbeat.other_kind", float(count), "heartbeats", 0, 0, **extra))
 
 
 def power_jobs(

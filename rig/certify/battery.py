@@ -311,18 +311,24 @@ def _chi2_check(
 # ---------------------------------------------------------------- the battery
 
 
-CHECK_NAMES = (
-    "position_uniformity",
-    "rising_sequences",
-    "rising_sequence_distribution",
-    "turning_points",
-    "valleys",
-    "successions",
-    "adjacent_rank_pairs",
-    "next_card_guessing",
-    "successive_shoes",
-    "repeated_shoes",
-)
+class Check(StrEnum):
+    """The battery's checks, in the order it runs them (docs/certification.md): a ``str``,
+    so a check's name compares, sorts and writes to JSON as its value."""
+
+    POSITION_UNIFORMITY = "position_uniformity"
+    RISING_SEQUENCES = "rising_sequences"
+    RISING_SEQUENCE_DISTRIBUTION = "rising_sequence_distribution"
+    TURNING_POINTS = "turning_points"
+    VALLEYS = "valleys"
+    SUCCESSIONS = "successions"
+    ADJACENT_RANK_PAIRS = "adjacent_rank_pairs"
+    NEXT_CARD_GUESSING = "next_card_guessing"
+    SUCCESSIVE_SHOES = "successive_shoes"
+    REPEATED_SHOES = "repeated_shoes"
+
+
+CHECK_NAMES: tuple[str, ...] = tuple(c.value for c in Check)
+"""The checks' names (:class:`Check`'s values) in the battery's order."""
 
 
 @dataclass(frozen=True)

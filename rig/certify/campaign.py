@@ -59,7 +59,7 @@ from feltlab.rig.certify.profile import (
     NoProgress,
     Profile,
     Progress,
-    profile_from_dict,
+    recorded_profile,
 )
 from feltlab.rig.certify.record import (
     CampaignResult,
@@ -340,7 +340,7 @@ def recorded_campaign(out: Path, state: dict[str, Any] | None = None) -> Campaig
     model, size, alpha, seed, faults, clock and device-on-host.  Raises
     :class:`CampaignError` for a bad record or fault plan."""
     state = read_state(out) if state is None else state
-    prof = profile_from_dict(state["profile"]["data"], state["profile"]["path"])
+    prof = recorded_profile(state, out)
     opts = CampaignOptions(
         prof,
         out,

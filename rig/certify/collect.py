@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from feltlab.rig.atomic import write_atomic
 from feltlab.rig.bus.writer import CaptureWriter
+from feltlab.rig.certify.binding import record_freshness_start
 from feltlab.rig.certify.faults import (
     FaultPlan,
     fault_plan,
@@ -30,11 +30,7 @@ from feltlab.rig.certify.profile import CampaignError, Profile
 from feltlab.rig.certify.uncertainty import read_calibrations
 from feltlab.rig.clock import SIM_EPOCH, Clock, RealClock, SimClock
 from feltlab.rig.devices.misbehaviour import MisbehaviourPlan
-from feltlab.rig.protocol.freshness import (
-    FRESHNESS_STARTS,
-    FreshnessStore,
-    freshness_starts,
-)
+from feltlab.rig.protocol.freshness import FreshnessStore
 from feltlab.seeds import part_seed
 
 log = logging.getLogger("feltlab.rig.certify")  # the campaign's logger, as before the split
@@ -234,9 +230,7 @@ def open_part(
             "freshness": last_fv,
             "persist": functools.partial(store.remember, key),  # before any result is shown
         }
-        starts = freshness_starts(capture.parent)
-        starts[part] = last_fv
-        write_atomic(capture.parent / FRESHNESS_STARTS, json.dumps(starts, sort_keys=True))
+        record_freshness_start(capture.parent, part, last_fv)  # bound to the campaign
     owner = _journal_owner(capture.parent, part)
     # the journal kept until the campaign has recorded the closed part (campaign.settle)
     writer = CaptureWriter(

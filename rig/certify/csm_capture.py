@@ -33,7 +33,7 @@ from feltlab.native import CsmModel
 from feltlab.rig.certify.analyze_continuous import gap_test, observed_gaps, simulate_gaps
 from feltlab.rig.certify.csm_model import profile_model
 from feltlab.rig.certify.decode import read_campaign_capture
-from feltlab.rig.certify.profile import CampaignError, Profile, profile_from_dict
+from feltlab.rig.certify.profile import CampaignError, Profile, recorded_profile
 from feltlab.rig.certify.record import capture_paths, read_state
 from feltlab.seeds import child_seed
 
@@ -55,7 +55,7 @@ def read_gaps(directory: Path) -> CapturedGaps:
     ``capture-NNN.blf`` parts).  Raises :class:`CampaignError` for a directory that holds no
     continuous campaign, or one whose capture has no returned card dealt again."""
     state = read_state(directory)
-    prof = profile_from_dict(state["profile"]["data"], state["profile"]["path"])
+    prof = recorded_profile(state, directory)
     if prof.kind != "continuous":
         raise CampaignError(
             f"{directory} holds a {prof.kind} campaign: the CSM audit reads a continuous "

@@ -27,6 +27,7 @@ from typing import Any
 from feltlab.errors import nearest_name
 from feltlab.native import CARDS_PER_DECK, CSM_MAX_BATCH, CSM_ROUND_CARDS_MAX, CsmModel
 from feltlab.rig.errors import ProfileError
+from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS
 
 SLOT_MACHINE = ("uniform-slot-uniform-depth", "uniform-nonempty-slot-top")
 """``(insert, deal)`` of the slot machine."""
@@ -69,7 +70,9 @@ def declared_model(where: str, model: Mapping[str, Any], device: Mapping[str, An
             'insert = "uniform", deal = "uniform" (the ideal machine)'
         )
     decks = device.get("decks", 6)
-    cards = (decks if isinstance(decks, int) and 1 <= decks <= 8 else 6) * CARDS_PER_DECK
+    cards = (
+        decks if isinstance(decks, int) and ANY_MIN_DECKS <= decks <= MAX_DECKS else 6
+    ) * CARDS_PER_DECK
     policy = model.get("policy", "round")
     if policy not in ("round", "batch"):
         raise ProfileError(

@@ -68,6 +68,16 @@ class CaptureData:
     frame_errors: list[str] = field(default_factory=list)
     heartbeat_gaps: list[float] = field(default_factory=list)
     heartbeat_kind: int | None = None
+    #: the device's own heartbeat ``Kind`` (the profile's kind's when heard, else the one
+    #: heard most); heartbeats of any other kind on its id are counted in
+    #: ``other_heartbeats``, per Kind code, and never timed as the device's (a second node
+    #: transmitting on its id, which ISO 11898-1 forbids, or a device of another kind)
+    own_heartbeat_kind: int | None = None
+    other_heartbeats: dict[int, int] = field(default_factory=dict)
+    #: per heartbeat Kind: its gaps and count, until :func:`read_campaign_capture` settles
+    #: which is the device's
+    heartbeat_gaps_by_kind: dict[int, list[float]] = field(default_factory=dict)
+    heartbeats_by_kind: dict[int, int] = field(default_factory=dict)
     timings: dict[str, list[float]] = field(default_factory=dict)
     # continuous shuffler: ("deal", code, deck, sequence) / ("insert", code, deck) / ("load", ...)
     card_events: list[tuple[Any, ...]] = field(default_factory=list)
@@ -130,8 +140,13 @@ def read_campaign_capture(
     exclude_heartbeats: Sequence[tuple[float, float]] = (),
     frames: Mapping[str, Sequence[Any]] | None = None,
     time_bases: Mapping[str, float] | None = None,
+    heartbeat_kind: int | None = None,
 ) -> CaptureData:
     """Decode ``paths`` (the parts of one campaign, in order) for the device at ``base``.
+
+    ``heartbeat_kind``: the ``Kind`` the device's heartbeats announce (its kind's client's
+    :class:`~feltlab.rig.protocol.codec.Kind`); None takes the first heartbeat's.  Heartbeats
+    of another kind on the device's id are counted in ``other_heartbeats``, not timed.
 
     ``time_bases``: a part's file stem (``capture-001``) -> the epoch stamp (UTC) of its
     first frame in file order, as the campaign recorded it when the part closed
@@ -166,7 +181,35 @@ def read_campaign_capture(
                 m.timestamp = float(m.timestamp) + shift
         _read_part(p, part, data, progress, msgs)
         data.parts = part
+    _settle_heartbeats(data, heartbeat_kind)
     return data
+
+
+def _settle_heartbeats(data: CaptureData, expected: int | None) -> None:
+    """The device's heartbeats among those of every Kind heard on its id: ``expected``'s
+    when any was heard, else the Kind heard most (then the lowest code); the others counted
+    in ``other_heartbeats``."""
+    heard = data.heartbeats_by_kind
+    if not heard:
+        return
+    own = expected if expected in heard else min(heard, key=lambda k: (-heard[k], k))
+    data.own_heartbeat_kind = data.heartbeat_kind = own
+    data.heartbeat_gaps = data.heartbeat_gaps_by_kind.get(own, [])
+    data.other_heartbeats = {k: n for k, n in sorted(heard.items()) if k != own}
+
+
+def _heartbeat(data: CaptureData, last_hb: dict[int, float], s: Any, t: float) -> None:
+    """One Heartbeat at ``t`` (signals ``s``): each ``Kind``'s heartbeats counted and timed
+    apart (:func:`_settle_heartbeats` picks the device's at the end); ``last_hb``: the part's
+    last heartbeat time per Kind."""
+    hk = int(s["Kind"])
+    data.heartbeats_by_kind[hk] = data.heartbeats_by_kind.get(hk, 0) + 1
+    prev = last_hb.get(hk)
+    if prev is not None and not data.disturbed(prev, t, heartbeat=True):
+        data.heartbeat_gaps_by_kind.setdefault(hk, []).append(t - prev)
+    last_hb[hk] = t
+    data.heartbeat_kind = s["Kind"]
+    data.announced_periods_ms.add(int(s["PeriodMs"]))
 
 
 def _read_part(
@@ -186,7 +229,7 @@ def _read_part(
     shuffle_sent: dict[int, float] = {}  # SHUFFLE rid -> time
     read_shoe_sent: dict[int, float] = {}  # READ_SHOE rid -> time
     xfer_first: float | None = None
-    last_hb: float | None = None
+    last_hb: dict[int, float] = {}  # per heartbeat Kind: its last heartbeat's time
     last_load: LoadPayload | None = None
     deals_since_load = 0
     deal_sent: dict[int, float] = {}
@@ -251,11 +294,7 @@ def _read_part(
         s = rec.fields
         name = rec.name
         if name == "Heartbeat":
-            if last_hb is not None and not data.disturbed(last_hb, t, heartbeat=True):
-                data.heartbeat_gaps.append(t - last_hb)
-            last_hb = t
-            data.heartbeat_kind = s["Kind"]
-            data.announced_periods_ms.add(int(s["PeriodMs"]))
+            _heartbeat(data, last_hb, s, t)
         elif name == "Command":
             key = (s["RequestId"], s["Opcode"])
             op = s["Opcode"]

@@ -39,10 +39,18 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from feltlab.rig.devices.models import ShuffleModel, parse_model
+from feltlab.rig.devices.models import ModelKind, ShuffleModel, parse_model
 
 #: Model kinds whose position law :func:`position_law` gives exactly.
-EXACT_POSITION_KINDS = frozenset({"fisher-yates", "naive", "modulo", "position-bias", "stuck"})
+EXACT_POSITION_KINDS = frozenset(
+    {
+        ModelKind.FISHER_YATES,
+        ModelKind.NAIVE,
+        ModelKind.MODULO,
+        ModelKind.POSITION_BIAS,
+        ModelKind.STUCK,
+    }
+)
 _DIRECT_SUM = 2_000_000  # up to this many shoes the birthday product is summed term by term
 
 
@@ -89,13 +97,13 @@ def position_law(model: str | ShuffleModel, n: int) -> npt.NDArray[np.float64] |
         return None
     m.check_fits(n)
     s = m.settings
-    if m.kind == "fisher-yates":
+    if m.kind == ModelKind.FISHER_YATES:
         return np.full((n, n), 1 / n)
-    if m.kind == "naive":
+    if m.kind == ModelKind.NAIVE:
         return _naive(n)
-    if m.kind == "modulo":
+    if m.kind == ModelKind.MODULO:
         return _modulo(n, s["bits"])
-    if m.kind == "stuck":
+    if m.kind == ModelKind.STUCK:
         return _stay(n, s["pos"], 1.0, 0)
     return _stay(n, s["pos"], s["stay"] / 100, s["width"])
 
@@ -104,7 +112,7 @@ def seed_space(model: str | ShuffleModel) -> int | None:
     """The number of equally likely shoes ``model`` deals (``short-seed:bits=b``: 2^b), or
     None when its shoes are not drawn from such a set."""
     m = parse_model(model) if isinstance(model, str) else model
-    return 1 << m.settings["bits"] if m.kind == "short-seed" else None
+    return 1 << m.settings["bits"] if m.kind == ModelKind.SHORT_SEED else None
 
 
 def repeat_probability(n_shoes: int, space: int) -> float:

@@ -64,7 +64,7 @@ from feltlab.rig.certify.record import (
     report_plots,
 )
 from feltlab.rig.certify.report import write_report
-from feltlab.rig.devices.models import parse_model
+from feltlab.rig.devices.models import ModelKind, parse_model
 from feltlab.seeds import U64_MAX, child_seed
 from feltlab.shoe_files import FORMATS, ShoeFile, read_shoe_file
 
@@ -134,7 +134,7 @@ def _alternative(
     seed = POWER_SEED
     n = 52 * decks
     m = parse_model(model)
-    period = m.settings["every"] if m.kind == "reboot" else None
+    period = m.settings["every"] if m.kind == ModelKind.REBOOT else None
     perm = shoes_of("fisher-yates" if period else model, shoes, n, child_seed(seed, "power", model))
     loaded = native.new_shoe(decks, ids=True).astype(np.uint16)
     codes = np.ascontiguousarray(loaded[perm] % 52, dtype=np.uint8)
@@ -202,7 +202,17 @@ def analyze_shoes(
         for name, what in NOT_APPLICABLE.items()
     ]
     guard(a, "battery", "", _battery, a, source, prof, alpha=alpha, seed=seed, progress=progress)
+    if "predictability" in prof.raw:  # the seed search on the file's first shoe (issue 40)
+        guard(a, "predictability", "", _predictability, a, source, prof)
     return a
+
+
+def _predictability(a: Analysis, source: ShoeFile, prof: Profile) -> None:
+    from feltlab.rig.security.predict import campaign_predictability
+
+    a.predictability = campaign_predictability(
+        prof.raw["predictability"], source.codes[0], where=f"profile {prof.path or prof.name}"
+    )
 
 
 def _battery(
@@ -400,7 +410,7 @@ def analyze_file(
     copy of the file, checked against the SHA-256 campaign.json recorded): the battery run
     again, the report written to ``out`` (new or empty) when given.  ``prof``: default the
     campaign's, else the bundled batch profile."""
-    from feltlab.rig.certify.profile import load_profile, profile_from_dict
+    from feltlab.rig.certify.profile import load_profile, recorded_profile
 
     state: dict[str, Any] | None = file_state(path) if path.is_dir() else None
     if path.is_dir():
@@ -416,11 +426,7 @@ def analyze_file(
         source = read_shoe_file(path)
         given = str(path)
     if prof is None:
-        prof = (
-            profile_from_dict(state["profile"]["data"], state["profile"]["path"])
-            if state is not None
-            else load_profile(None, "batch")
-        )
+        prof = recorded_profile(state, path) if state is not None else load_profile(None, "batch")
     use_alpha, use_seed = _checked(
         alpha if alpha is not None else (state or {}).get("alpha"),
         seed if seed is not None else (state or {}).get("seed"),

@@ -21,17 +21,19 @@ from feltlab.rig.certify.profile import (
     Profile,
     Progress,
     load_profile,
-    profile_from_dict,
+    recorded_profile,
 )
 from feltlab.rig.certify.record import (
     CampaignResult,
     build_record,
     capture_paths,
     check_parts,
+    collection_record,
     count_samples,
     missing_measurement,
     new_out_dir,
     read_state,
+    record_kind,
     report_plots,
 )
 from feltlab.rig.certify.report import write_report
@@ -89,6 +91,7 @@ def analyze_campaign(
         exclude_heartbeats=fault_windows(trials, prof.heartbeat_period, heartbeat=True),
         frames=frames,
         time_bases=part_time_bases(directory),
+        heartbeat_kind=getattr(prof.device_kind.client, "kind", None),
     )
     if data.frames == 0:
         a = Analysis(errors=["the capture holds no frame"], host=host)
@@ -143,6 +146,17 @@ def _no_capture(path: Path, state: Mapping[str, Any]) -> CampaignError:
             f"{path} is a raw-output certificate (feltlab certify rng), not a campaign with a "
             f"capture: feltlab view {path} shows it; run certify rng again to recompute it"
         )
+    kind = record_kind(record) if isinstance(record, dict) else None
+    why = {
+        "security": "its checks talk to the device and are not re-run from its capture",
+        "predict": "it holds the seed search's findings, not a capture",
+    }.get(kind or "")
+    if why is not None:
+        command = f"certify {kind}"
+        return CampaignError(
+            f"{path} is a feltlab {command} record, not a campaign ({why}): feltlab view "
+            f"{path} shows it; run feltlab {command} again to recompute it"
+        )
     return CampaignError(f"no capture-NNN.blf in {path}")
 
 
@@ -185,7 +199,7 @@ def analyze_path(
                 "campaign's own)"
             )
     elif state:
-        prof = profile_from_dict(state["profile"]["data"], state["profile"]["path"])
+        prof = recorded_profile(state, directory)
     else:
         prof = load_profile(None)  # a folder that names no kind: the default kind's
     use_alpha = float(alpha if alpha is not None else state.get("alpha", 0.01))
@@ -220,9 +234,9 @@ def analyze_path(
     if planned is not None:
         size = int(planned)
         incomplete = have < size
-        collection.update(
-            missing_count=max(0, size - have), complete=not incomplete, aborted=incomplete
-        )
+        # the plan's samples and those beyond it, as the campaign itself records them (it
+        # said "302 of 300" where certify said "300 of 300 (+2 beyond the plan)")
+        collection.update(collection_record(size, have, None), aborted=incomplete)
         what = prof.device_kind.unit
         analysis.measurements.append(
             missing_measurement(

@@ -54,7 +54,6 @@ S. Holmes, Ann. Appl. Probab. 23(4), 2013; S. Holm, Scand. J. Statist. 6(2), 197
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -65,11 +64,13 @@ import numpy.typing as npt
 from scipy import special
 
 from feltlab import native
+from feltlab.host import usable_cores
 from feltlab.intervals import Z95
 from feltlab.rig.certify.battery import (
     CHECK_NAMES,
     Z_STATISTICS,
     BatteryResult,
+    Check,
     Verdict,
     adjacent_pair_expected,
     eulerian_pmf,
@@ -80,6 +81,7 @@ from feltlab.rig.certify.battery import (
 )
 from feltlab.rig.certify.exact_law import position_law, repeat_probability, seed_space
 from feltlab.rig.certify.simulate import simulate_shoes
+from feltlab.rig.devices.models import ModelKind
 from feltlab.seeds import child_seed
 
 #: The flawed machines a certificate must catch unless its profile names others: shuffle
@@ -186,14 +188,14 @@ class CellLaw:
     def pooled(self, n_shoes: int) -> tuple[np.ndarray, np.ndarray, int]:
         """``(blocks (B, cells), expected (cells,), dof)`` as the battery pools at N shoes."""
         b = self.blocks.shape[0]
-        if self.check == "position_uniformity":
+        if self.check == Check.POSITION_UNIFORMITY:
             n = self.blocks.shape[1]
             edges = position_bins(n, n_shoes)
             g = len(edges) - 1
             pooled = np.add.reduceat(self.blocks, edges[:-1], axis=2).reshape(b, -1)
             exp = np.outer(np.ones(n), np.diff(edges) / n).ravel()
             return pooled, exp, (n - 1) * (g - 1)
-        if self.check == "rising_sequence_distribution":
+        if self.check == Check.RISING_SEQUENCE_DISTRIBUTION:
             rows = [pool_bins(row, self.expected * n_shoes, 5.0)[0] for row in self.blocks]
             exp = pool_bins(self.expected, self.expected * n_shoes, 5.0)[0]
             return np.array(rows), exp, len(exp) - 1
@@ -217,9 +219,9 @@ class CellLaw:
 
     def _pooling(self, n_shoes: int) -> tuple[float, ...]:
         """What decides the cells at N shoes (equal keys, equal cells)."""
-        if self.check == "position_uniformity":
+        if self.check == Check.POSITION_UNIFORMITY:
             return (float(len(position_bins(self.blocks.shape[1], n_shoes))),)
-        if self.check == "rising_sequence_distribution":
+        if self.check == Check.RISING_SEQUENCE_DISTRIBUTION:
             edges = np.cumsum(pool_bins(self.expected, self.expected * n_shoes, 5.0)[0])
             return tuple(float(x) for x in edges.round(12))
         return (0.0,)
@@ -250,7 +252,7 @@ class CellLaw:
         null).  The noncentral chi-square keeps only the local alternative's 4 lambda: a
         card far from uniform (``position-bias``: one card at its place 10 times as often)
         widens the law, and the power it gives would be too high."""
-        if self.check != "position_uniformity" or self.blocks.shape[0] != 1:
+        if self.check != Check.POSITION_UNIFORMITY or self.blocks.shape[0] != 1:
             return 0.0
         pooled, exp, _ = self.pooled(n_shoes)
         n = self.blocks.shape[1]
@@ -353,7 +355,7 @@ class AlternativeLaw:
             return self.z[check].bounds(n_shoes, level)
         if check in self.cells:
             return self.cells[check].bounds(n_shoes, level)
-        if check == "repeated_shoes":
+        if check == Check.REPEATED_SHOES:
             return self.repeats.bounds(n_shoes, level)
         raise KeyError(check)
 
@@ -374,7 +376,7 @@ class AlternativeLaw:
     @property
     def checks(self) -> tuple[str, ...]:
         """The checks covered, in the battery's order."""
-        have = set(self.z) | set(self.cells) | {"repeated_shoes"}
+        have = set(self.z) | set(self.cells) | {Check.REPEATED_SHOES.value}
         return tuple(c for c in CHECK_NAMES if c in have)
 
 
@@ -492,7 +494,7 @@ def _period(model: str) -> int | None:
     from feltlab.rig.devices.models import parse_model
 
     m = parse_model(model)
-    return m.settings["every"] if m.kind == "reboot" else None
+    return m.settings["every"] if m.kind == ModelKind.REBOOT else None
 
 
 # ---------------------------------------------------------------- power at a sample size
@@ -819,7 +821,7 @@ def plan(
         except ValueError as exc:
             return str(exc)
 
-    workers = max(1, min(2, os.cpu_count() or 1, len(alternatives)))
+    workers = max(1, min(2, usable_cores(), len(alternatives)))
     with ThreadPoolExecutor(workers, thread_name_prefix="feltlab-plan") as pool:
         got = list(pool.map(one, alternatives))
     return PowerTable(
@@ -864,7 +866,7 @@ def estimate_power(
         return run_battery(shoes, alpha=alpha, codes=codes)
 
     if workers is None:
-        workers = min(os.cpu_count() or 1, 4)
+        workers = min(usable_cores(), 4)
     workers = max(1, min(replicates, workers))
     with ThreadPoolExecutor(workers, thread_name_prefix="feltlab-power") as pool:
         results = list(pool.map(replicate, range(replicates)))

@@ -1,7 +1,8 @@
 """Certification profiles: :class:`Profile` (a device profile's TOML), reading one
-(:func:`profile_from_dict`, :func:`load_profile`, :func:`quick_profile`) and the redaction of
-its secrets (:func:`redact_secrets`); also the campaign's error, progress protocol and the
-tables every part of :mod:`feltlab.rig.certify.campaign` shares."""
+(:func:`profile_from_dict`, :func:`load_profile`, :func:`quick_profile`; a campaign's own,
+:func:`recorded_profile`) and the redaction of its secrets (:func:`redact_secrets`); also the
+campaign's error, progress protocol and the tables every part of
+:mod:`feltlab.rig.certify.campaign` shares."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ from feltlab.rig.errors import (
     RigError,
 )
 from feltlab.rig.kinds import DEFAULT_KIND, DeviceKind, UnknownDeviceKind, get_kind
-from feltlab.rig.kinds import names as kind_names
-from feltlab.rig.profiles import profile_hint, resolve_profile
+from feltlab.rig.kinds import available_names as kind_names
+from feltlab.rig.profiles import profile_hint, resolve_profile, shown_profile
 from feltlab.rig.protocol.secoc import DeviceKey, load_key
 
 log = logging.getLogger("feltlab.rig.certify")  # the campaign's logger, as before the split
@@ -199,9 +200,12 @@ def _kind_limits(dk: DeviceKind, path: str | None) -> frozenset[str] | None:
     return _LIMIT_NAMES[key]
 
 
-def profile_from_dict(data: dict[str, Any], path: str | None = None) -> Profile:
-    """A :class:`Profile` from parsed TOML.  Raises :class:`CampaignError` naming the field."""
-    where = path or "profile"
+def profile_from_dict(
+    data: dict[str, Any], path: str | None = None, *, where: str | None = None
+) -> Profile:
+    """A :class:`Profile` from parsed TOML (read from ``path``).  Raises
+    :class:`CampaignError` naming the field, after ``where`` (default: ``path``)."""
+    where = where or path or "profile"
     dev = data.get("device")
     if not isinstance(dev, dict):
         raise CampaignError(f"{where}: needs a [device] table (see docs/certification.md)")
@@ -245,6 +249,19 @@ def profile_from_dict(data: dict[str, Any], path: str | None = None) -> Profile:
         simulation=dict(data.get("simulation", {})),
         raw=data,
         path=path,
+    )
+
+
+def recorded_profile(state: dict[str, Any], directory: Path) -> Profile:
+    """The profile the campaign in ``directory`` recorded in its ``campaign.json`` (its
+    parsed ``state``): a bad value is named in ``<directory>/campaign.json``, where it is,
+    not in the file the profile was read from when the campaign began (a bundled profile's
+    path inside the installed package).  Raises :class:`CampaignError`."""
+    recorded = state["profile"]
+    path = recorded.get("path")
+    source = f" (read from {shown_profile(path)})" if path else ""
+    return profile_from_dict(
+        recorded["data"], path, where=f"{directory / 'campaign.json'}: its profile{source}"
     )
 
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from feltlab.rig.devices.models import ModelKind
 from feltlab.rig.errors import ProfileError
 
 HEARTBEAT_PERIOD_CEILING = 5.0
@@ -109,6 +110,7 @@ DEVICE: dict[str, Num | Kind] = {
     "penetration": Num(0, 1, open_low=True, open_high=True),
     "protocol_major": Num(0, 255, integer=True),
     "model": TEXT,
+    "seeding": TEXT,  # a batch shuffler's predictable seeding (issue 40)
     "shuffle_duration": SECONDS,
     "card_latency": SECONDS,
     "button_latency": SECONDS,
@@ -185,11 +187,28 @@ def check_device_table(where: str, table: str, data: Mapping[str, Any]) -> None:
             parse_model(data["model"])
         except ValueError as exc:
             raise ProfileError(f"{where}: [{table}] model: {exc}") from None
+    if "seeding" in data:
+        from feltlab.rig.devices.seeding import parse_seeding
+
+        try:
+            parse_seeding(data["seeding"])
+        except ValueError as exc:
+            raise ProfileError(f"{where}: [{table}] {exc}") from None
 
 
-TABLES = ("profile_version", "device", "model", "limits", "campaign", "simulation", "faults")
+TABLES = (
+    "profile_version",
+    "device",
+    "model",
+    "limits",
+    "campaign",
+    "simulation",
+    "faults",
+    "predictability",
+)
 """The top-level entries of a profile (docs/certification.md; ``[model]`` documents the
-declared shuffling model of a continuous shuffler)."""
+declared shuffling model of a continuous shuffler, ``[predictability]`` a seeded shuffler's
+generator and seeding: docs/security.md)."""
 
 
 def _unknown(where: str, table: str, keys: Any, known: set[str], what: str) -> None:
@@ -269,10 +288,10 @@ def check_profile(where: str, data: Mapping[str, Any]) -> None:
                     model.check_fits(decks * 52)
             except ValueError as exc:
                 raise ProfileError(f"{where}: [campaign] power_alternatives: {exc}") from None
-            if model.kind == "fisher-yates" or model.kind in ("missing", "duplicate"):
+            if model.kind in (ModelKind.FISHER_YATES, ModelKind.MISSING, ModelKind.DUPLICATE):
                 why = (
                     "is the fair shuffle itself, which no check can tell from uniform"
-                    if model.kind == "fisher-yates"
+                    if model.kind == ModelKind.FISHER_YATES
                     else "drops or repeats a card, which the integrity check catches at its "
                     "first shoe"
                 )

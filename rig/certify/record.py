@@ -12,9 +12,8 @@ import json
 import logging
 import os
 import platform
-import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 
 from feltlab import native
 from feltlab.errors import FeltlabError
-from feltlab.inputs import read_text_regular
+from feltlab.inputs import open_regular, read_text_regular
 from feltlab.rig.atomic import write_atomic
 from feltlab.rig.bus.writer import JOURNAL_SUFFIX, OPENING_SUFFIX
 from feltlab.rig.certify import binding
@@ -39,8 +38,7 @@ from feltlab.rig.certify.profile_check import MAX_PART_SAMPLES
 from feltlab.rig.certify.report import RECORD_VERSION, make_plots
 from feltlab.rig.errors import RigError
 from feltlab.rig.killpoints import reach
-from feltlab.rig.kinds import by_heartbeat, get_kind
-from feltlab.rig.kinds import names as kind_names
+from feltlab.rig.kinds import UnknownDeviceKind, by_heartbeat, get_kind
 from feltlab.seeds import SEED_DERIVATION_VERSION, U64_MAX, part_seed
 
 log = logging.getLogger("feltlab.rig.certify")  # the campaign's logger, as before the split
@@ -79,13 +77,13 @@ LEFTOVERS = (
         f".{name}.tmp"
         for name in (
             "campaign.json",
-            "freshness-starts.json",
             "report.html",
             "junit.xml",
             "manifest.json",
             "record.json",
         )
     ),
+    ".freshness-starts.json-*",  # the freshness each part began at, being written (binding.py)
 )
 """What a kill -9 can leave half-made in a campaign folder besides its parts: none holds a
 frame that is not in a journal or a closed part, and ``--resume`` removes them."""
@@ -207,13 +205,11 @@ def software_versions() -> dict[str, Any]:
 
 
 def file_sha256(path: Path) -> str:
-    """The hex SHA-256 of the regular file ``path``; CampaignError for a FIFO, device or folder."""
+    """The hex SHA-256 of the regular file ``path`` (read in 1 MiB blocks, never whole);
+    CampaignError for a missing file, a FIFO, device or folder
+    (:func:`feltlab.inputs.open_regular`)."""
     h = hashlib.sha256()
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO is seen, never waited on
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise CampaignError(f"{path} is not a regular file (a FIFO, device or folder)")
-    with os.fdopen(fd, "rb") as f:
+    with open_regular(path, "file", CampaignError) as (f, _):  # a FIFO is seen, never waited on
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
@@ -355,13 +351,22 @@ def refuse_links(directory: Path) -> None:
             )
 
 
+def _is_kind(name: str) -> bool:
+    """``name`` is a usable device kind (only its plugin imported, if it is no built-in)."""
+    try:
+        get_kind(name)
+    except UnknownDeviceKind:
+        return False
+    return True
+
+
 def _is_int(v: Any, low: int, high: int) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and low <= v <= high
 
 
 _STATE_FIELDS: dict[str, tuple[str, Any]] = {
     "campaign_id": ("a string", lambda v: isinstance(v, str)),
-    "kind": ("a registered device kind", lambda v: isinstance(v, str) and v in kind_names()),
+    "kind": ("a registered device kind", lambda v: isinstance(v, str) and _is_kind(v)),
     "profile": (
         "a table with the profile's data",
         lambda v: (
@@ -595,6 +600,7 @@ def build_record(
         if collection is not None
         else collection_record(int(state.get("size") or 0), None, collected),
         "battery": analysis.battery.to_dict() if analysis.battery else None,
+        "predictability": analysis.predictability,
         "measurements": [m.to_dict() for m in analysis.measurements],
         "errors": analysis.errors,
         "detail": analysis.detail,
@@ -637,6 +643,7 @@ def verdict_summary(record: dict[str, Any]) -> dict[str, Any]:
             for c in bat.get("checks", [])
         ],
         "integrity": bat.get("integrity"),
+        "predictability": (record.get("predictability") or {}).get("verdict"),
         "measurements": [
             (m["name"], m["value"], m["verdict"])
             for m in record["measurements"]
@@ -711,3 +718,16 @@ def _recorded_complete(out: Path, parts: Sequence[Path], size: int) -> int | Non
 def count_samples(data: CaptureData, kind: str) -> int:
     """The samples of device ``kind`` in a decoded capture (shoes, deals, draws, ...)."""
     return get_kind(kind).count(data)
+
+
+def record_kind(record: Mapping[str, Any]) -> str | None:
+    """The kind of a finished record: a campaign's own ``kind``; ``"security"`` for the
+    security pack's record (``feltlab certify security``), ``"predict"`` for ``feltlab
+    certify predict``'s; None when the record names none."""
+    if record.get("kind") is not None:
+        return str(record["kind"])
+    if record.get("pack") is not None and "findings" in record:
+        return "security"
+    if record.get("check") == "predictability":
+        return "predict"
+    return None

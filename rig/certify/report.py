@@ -222,6 +222,9 @@ def junit_xml(record: Mapping[str, Any]) -> str:
                 f"{c['statistic_name']}={fmt(c['statistic'])} p={fmt(c['p_value'])} "
                 f"adjusted={fmt(c['adjusted_p'])}",
             )
+    pred = record.get("predictability")
+    if pred:
+        case("predictability", pred["verdict"], f"{'; '.join(pred['cwe'])}: {pred['summary']}")
     for t in (record.get("rng") or {}).get("tests", []):
         bad = ", ".join(f"{label} {which}".strip() for label, which in t["failing"][:10])
         case(

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import json
+import signal
 import struct
 import sys
-import time
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ def capture_decode(file: str, bases: tuple[str, ...], as_json: bool) -> None:
                 param_hint="--base",
             ) from exc
     wanted = wanted or None
-    dec = CaptureDecoder(wanted)
+    dec = CaptureDecoder(wanted, lost_transfers=True)
     frames = records = 0
     try:
         for msg in read_capture(file):
@@ -86,6 +87,14 @@ def capture_decode(file: str, bases: tuple[str, ...], as_json: bool) -> None:
         raise Refused(
             f"{file}: the capture holds {frames} frame(s), none a feltlab device's ({where})"
         )
+    cut = dec.unfinished()
+    if dec.lost or cut:
+        click.echo(
+            f"{dec.lost + cut} payload transfer(s) lost a frame and were not decoded "
+            f"({dec.lost} shown as errors above, {cut} cut off at the end of the capture): the "
+            "capture missed frames (a bus error, a full buffer, a cut or edited file)",
+            err=True,
+        )
 
 
 def _quiet_stdout() -> None:
@@ -109,18 +118,25 @@ def capture_record(file: str, bus: str, duration: float) -> None:
         raise Refused("FILE must end in .blf, .asc or .log")
     if Path(file).exists():
         raise Refused(f"{file} exists: capture record never overwrites a capture; give a new FILE")
+    stop = threading.Event()
+    # SIGTERM (a service manager, timeout(1)) ends the recording as Ctrl-C does; handled from
+    # before the capture file exists, so a SIGTERM at any moment leaves it closed whole
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
     try:
-        node = Node(bus, pace=False, capture=file)
-    except RigError as exc:
-        raise Refused(str(exc)) from exc
-    except OSError as exc:  # the capture file cannot be created
-        raise Refused(
-            f"cannot write {file}: {exc.strerror or exc}; give a FILE in a writable folder"
-        ) from exc
-    try:
-        time.sleep(duration)
-    except KeyboardInterrupt:  # pragma: no cover - interactive
-        pass
+        try:
+            node = Node(bus, pace=False, capture=file)
+        except RigError as exc:
+            raise Refused(str(exc)) from exc
+        except OSError as exc:  # the capture file cannot be created
+            raise Refused(
+                f"cannot write {file}: {exc.strerror or exc}; give a FILE in a writable folder"
+            ) from exc
+        try:
+            stop.wait(duration)
+        except KeyboardInterrupt:  # pragma: no cover - interactive
+            pass
+        finally:
+            node.close()  # the capture closed whole: every frame in FILE, no journal left
     finally:
-        node.close()
+        signal.signal(signal.SIGTERM, previous)
     click.echo(f"{node.capture.frames} frames written to {file}")

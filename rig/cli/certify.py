@@ -25,7 +25,7 @@ from feltlab.rig.cli.campaign_dir import new_campaign_dir, refuse_resume_options
 from feltlab.rig.cli.options import bus_option, profile_option
 from feltlab.rig.cli.render import RichProgress, print_result
 from feltlab.rig.errors import RigError
-from feltlab.rig.kinds import DeviceKind, kinds
+from feltlab.rig.kinds import DeviceKind, kinds, registered_kinds
 from feltlab.rig.live.cli import Live, live_options
 from feltlab.seeds import U64_MAX
 
@@ -477,11 +477,12 @@ click command, imported when it runs or is listed (the planner and the audit imp
 tables and the counted simulator, which a campaign never needs: 0.1-0.2 s of its start)."""
 
 
-def _campaign_commands() -> dict[str, tuple[DeviceKind, ...]]:
-    """Each campaign command and the registered kinds that name it, in registration order
-    (the built-ins first), but the names of :data:`LAZY_SUBCOMMANDS`."""
+def _campaign_commands(*, every: bool = True) -> dict[str, tuple[DeviceKind, ...]]:
+    """Each campaign command and the kinds that name it, in :func:`~feltlab.rig.kinds.kinds`
+    order (the built-ins first), but the names of :data:`LAZY_SUBCOMMANDS`; ``every=False``:
+    of the kinds registered so far only (the built-ins: no plugin imported)."""
     found: dict[str, tuple[DeviceKind, ...]] = {}
-    for k in kinds():
+    for k in kinds() if every else registered_kinds():
         if k.command not in LAZY_SUBCOMMANDS:
             found[k.command] = (*found.get(k.command, ()), k)
     return found
@@ -504,7 +505,12 @@ class KindCommands(click.Group):
         found = super().get_command(ctx, cmd_name)
         if found is not None:
             return found
-        members = _campaign_commands().get(cmd_name)
+        # a built-in's command imports no plugin (a vendor's kind that shares it is imported
+        # when its profile names it, and takes the command's options); any other command
+        # imports the installed plugins, each within its time limit, to find its kinds
+        members = _campaign_commands(every=False).get(cmd_name)
+        if members is None:
+            members = _campaign_commands().get(cmd_name)
         return None if members is None else kind_command(cmd_name, members)
 
 

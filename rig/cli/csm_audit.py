@@ -13,7 +13,15 @@ from typing import Any
 import click
 from rich.table import Table
 
-from feltlab.cli.options import OutputFolder, Refused, json_option, make_console, seed_option
+from feltlab.cli.options import (
+    OutputFolder,
+    Refused,
+    json_option,
+    make_console,
+    rounds_option,
+    seed_option,
+)
+from feltlab.cli.render.text import estimate_dollars, estimate_percent, percent
 from feltlab.cli.rule_options import rule_options
 from feltlab.errors import FeltlabError
 from feltlab.native import CsmModel
@@ -26,21 +34,7 @@ from feltlab.rig.certify.csm_audit import (
     plot_expectation,
 )
 from feltlab.rig.errors import RigError
-from feltlab.rules import Rules
-
-
-def _pct(iv: dict[str, Any] | None) -> str:
-    if not iv or iv.get("value") is None:
-        return "-"
-    hw = iv.get("half_width")
-    return f"{100 * iv['value']:+.3f}%" + (f" ± {100 * hw:.3f}%" if hw is not None else "")
-
-
-def _money(iv: dict[str, Any] | None) -> str:
-    if not iv or iv.get("value") is None:
-        return "-"
-    hw = iv.get("half_width") or 0.0
-    return f"{iv['value'] / 100:+,.2f} ± {hw / 100:,.2f}"
+from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS, Rules
 
 
 def summary_rows(a: CsmAudit) -> list[list[str]]:
@@ -54,15 +48,15 @@ def summary_rows(a: CsmAudit) -> list[list[str]]:
             [
                 r.wager,
                 str(r.window),
-                _pct(d["expectation"]),
-                f"{100 * d['slope_per_count']:+.4f}%",
+                estimate_percent(d["expectation"]),
+                percent(d["slope_per_count"], signed=True),
                 "-"
                 if d["trigger_count"] is None
                 else f"{d['trigger_side']} {d['trigger_count']:+g}",
-                f"{100 * d['positive_round_fraction']:.2f}%",
-                _pct(d["edge_per_unit"]),
-                _money(d["cents_per_100_rounds_at_max"]),
-                _pct(spread["edge_per_unit_bet"]) if spread else "-",
+                percent(d["positive_round_fraction"], 2),
+                estimate_percent(d["edge_per_unit"]),
+                estimate_dollars(d["cents_per_100_rounds_at_max"]),
+                estimate_percent(spread["edge_per_unit_bet"]) if spread else "-",
             ]
         )
     return rows
@@ -158,8 +152,8 @@ def _bucket_table(r: ByCount) -> Table:
         t.add_row(
             f"{row['count']:+g}",
             f"{row['rounds']:,}",
-            f"{100 * row['fraction']:.2f}%",
-            _pct(row["expectation"]),
+            percent(row["fraction"], 2),
+            estimate_percent(row["expectation"]),
         )
     return t
 
@@ -193,7 +187,10 @@ def _bucket_table(r: ByCount) -> Table:
     "--batch", type=click.IntRange(1, 64), default=None, help="Rounds a batch (--policy batch)."
 )
 @click.option(
-    "--decks", type=click.IntRange(1, 8), default=None, help="Decks (default: the profile's)."
+    "--decks",
+    type=click.IntRange(ANY_MIN_DECKS, MAX_DECKS),
+    default=None,
+    help="Decks (default: the profile's).",
 )
 @rule_options(decks=False, penetration=False)
 @click.option(
@@ -218,12 +215,10 @@ def _bucket_table(r: ByCount) -> Table:
     show_default=True,
     help="Window W: the last W cards seen (also W/2, W/4 ... down to 4).",
 )
-@click.option(
-    "--rounds",
-    type=click.IntRange(1_000, 10**11),
-    default=DEFAULT_ROUNDS,
-    show_default=True,
-    help="Rounds simulated a window.",
+@rounds_option(
+    DEFAULT_ROUNDS,
+    "Rounds simulated a window.",
+    least=1_000,
 )
 @click.option(
     "--out",

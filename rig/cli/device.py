@@ -22,6 +22,7 @@ from feltlab.rig.devices.models import MODEL_NAMES
 from feltlab.rig.errors import RigError
 from feltlab.rig.kinds import get_kind
 from feltlab.rig.profiles import profile_hint, resolve_profile
+from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS
 from feltlab.seeds import U64_MAX
 
 
@@ -29,7 +30,7 @@ def _int_auto(value: str | None) -> int | None:
     return None if value is None else int(value, 0)
 
 
-def load_profile(path: str | Path) -> dict[str, Any]:
+def device_options(path: str | Path) -> dict[str, Any]:
     """The device options of a profile TOML: its ``[device]`` table (or the top level),
     without the descriptive keys ``kind``, ``name`` and ``description``.
 
@@ -75,7 +76,7 @@ def device() -> None:
 @profile_option("Its [device] table gives base, decks, seed, timing, ...")
 @click.option("--base", default=None, help="Base arbitration id, e.g. 0x100.")
 @seed_option(None, f"The device's ChaCha20 seed, 0..{U64_MAX} (default: fresh entropy).")
-@click.option("--decks", type=click.IntRange(1, 8), default=None)
+@click.option("--decks", type=click.IntRange(ANY_MIN_DECKS, MAX_DECKS), default=None)
 @duration_option(None, "Stop after this many seconds (default: run until interrupted).")
 def device_run(
     kind: str,
@@ -89,7 +90,7 @@ def device_run(
 ) -> None:
     """Run one simulated device of KIND on the bus until interrupted (Ctrl-C or SIGTERM)."""
     try:
-        opts = load_profile(profile) if profile else {}
+        opts = device_options(profile) if profile else {}
         spec = BusSpec.parse(bus)
         extra: dict[str, Any] = {
             "base": _int_auto(base),

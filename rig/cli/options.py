@@ -25,22 +25,32 @@ BUS_HELP = (
 
 
 class KindChoice(click.Choice[str]):
-    """A device kind: one of the kinds registered when the command runs or shows its help
-    (:func:`feltlab.rig.kinds.names`), so a kind registered by a module of its own is a
-    choice too, and building the command line imports no kind."""
+    """A device kind: one of the kinds registered, or of the installed plugins, when the
+    command runs or shows its help (:func:`feltlab.rig.kinds.available_names`, which imports
+    no plugin), so a kind registered by a module of its own is a choice too, and building the
+    command line imports no kind.  The kind given is looked up (:func:`feltlab.rig.kinds.
+    get_kind`: only its own plugin imported), and an unusable one is named in one line."""
 
     def __init__(self) -> None:
         super().__init__((), case_sensitive=True)
 
     @property
     def choices(self) -> tuple[str, ...]:
-        from feltlab.rig.kinds import names
+        from feltlab.rig.kinds import available_names
 
-        return tuple(sorted(names()))
+        return tuple(sorted(available_names()))
 
     @choices.setter
     def choices(self, value: Any) -> None:
         """Ignored: the choices are the registry's."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from feltlab.rig.kinds import UnknownDeviceKind, get_kind
+
+        try:
+            return get_kind(str(value)).name
+        except UnknownDeviceKind as exc:
+            raise click.BadParameter(str(exc), ctx=ctx, param_hint="KIND") from None
 
 
 class ProfileRef(click.ParamType):  # type: ignore[type-arg]
@@ -92,15 +102,32 @@ def duration_option(default: float | None, help: str) -> Callable[[_F], _F]:
     )
 
 
+def _bus_given(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
+    """A required ``--bus``: missing, it is one line with an example (not a traceback)."""
+    if value is None:
+        raise click.MissingParameter(
+            "Give the bus the device is on, e.g. --bus interface=virtual,channel=rig or "
+            f"--bus interface=udp_multicast,channel={DEFAULT_UDP_GROUP}",
+            ctx=ctx,
+            param=param,
+        )
+    return value
+
+
 def bus_option(*, required: bool = False, default_help: str = "") -> Callable[[_F], _F]:
-    """The one ``--bus`` of the rig's commands."""
+    """The one ``--bus`` of the rig's commands.  A required one is checked by its callback
+    (:func:`_bus_given`): click (8.3 on) takes an explicit ``default=None`` for a value given,
+    so a missing required ``--bus`` reached the command as None (an AttributeError traceback
+    in ``BusSpec.parse``)."""
     return click.option(
         "--bus",
         "bus",
         type=BusRef(),
-        required=required,
         default=None,
-        help=BUS_HELP + (" " + default_help if default_help else ""),
+        callback=_bus_given if required else None,
+        help=BUS_HELP
+        + (" " + default_help if default_help else "")
+        + (" [required]" if required else ""),
     )
 
 

@@ -19,6 +19,7 @@ from feltlab.rig.certify.power import (
     PowerTable,
     plan,
 )
+from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS
 
 
 def _alternatives(
@@ -80,7 +81,12 @@ def table_rows(table: PowerTable) -> list[dict[str, Any]]:
     default=None,
     help=f"Required power; default: the profile's power_required, else {DEFAULT_REQUIRED}.",
 )
-@click.option("--decks", type=click.IntRange(1, 8), default=None, help="Decks per shoe, 1-8.")
+@click.option(
+    "--decks",
+    type=click.IntRange(ANY_MIN_DECKS, MAX_DECKS),
+    default=None,
+    help="Decks per shoe, 1-8.",
+)
 @click.option("--standard", default=None, help="25cfr547, comar or pa810a: sets alpha.")
 @click.option(
     "--shoes",

@@ -4,6 +4,7 @@ fewest cards of one shoe (a shoe file, or ``--simulate SEED``: the library's see
 the rest of the shoe predicted, or the space reported infeasible with the time a search
 would take; or, with ``--outputs FILE``, MT19937's state recovered from 624 outputs and the
 rest predicted (:mod:`feltlab.rig.security.predict`, :mod:`feltlab.rig.security.mt19937`).
+Writes record.json, report.html and junit.xml (:mod:`feltlab.rig.security.predict_report`).
 Exit 0 PASS (infeasible), 1 FAIL (predictable), 2 error, 3 INCONCLUSIVE."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import click
 
 from feltlab.cli.options import SeedInt, json_option, out_option
 from feltlab.errors import FeltlabError
+from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS
 
 
 def _shoe(
@@ -93,7 +95,8 @@ def _outputs_record(outputs: str, fmt: str) -> dict[str, Any]:
 
 
 def _write(record: dict[str, Any], out: str | None) -> Path:
-    """record.json in ``out`` (new or empty) or a new campaign directory."""
+    """record.json, report.html and junit.xml in ``out`` (new or empty) or a new campaign
+    directory; returns the record's path."""
     from feltlab.rig.certify.record import new_out_dir
     from feltlab.rig.cli.campaign_dir import new_campaign_dir
     from feltlab.strictjson import json_safe
@@ -103,8 +106,11 @@ def _write(record: dict[str, Any], out: str | None) -> Path:
         new_out_dir(directory, "choose a new --out directory")
     else:
         directory = new_campaign_dir("predict")
+    from feltlab.rig.security.predict_report import write_predict_report
+
     path = directory / "record.json"
     path.write_text(json.dumps(json_safe(record), indent=2, allow_nan=False) + "\n")
+    write_predict_report(directory, record)
     return path
 
 
@@ -169,7 +175,12 @@ def _write(record: dict[str, Any], out: str | None) -> Path:
 )
 @click.option("--direction", default=None, help="Fisher-Yates: down (default) or up.")
 @click.option("--scaling", default=None, help="modulo (default), multiply-shift or rejection.")
-@click.option("--decks", type=click.IntRange(1, 8), default=None, help="Decks (default 6).")
+@click.option(
+    "--decks",
+    type=click.IntRange(ANY_MIN_DECKS, MAX_DECKS),
+    default=None,
+    help="Decks (default 6).",
+)
 @click.option(
     "--cards",
     "order",
@@ -190,7 +201,10 @@ def _write(record: dict[str, Any], out: str | None) -> Path:
 @click.option(
     "--workers", type=click.IntRange(1, 256), default=None, help="Threads (default: every core)."
 )
-@out_option("The record's directory (new or empty; default feltlab-campaigns/predict-...).")
+@out_option(
+    "record.json, report.html and junit.xml go here (new or empty; default "
+    "feltlab-campaigns/predict-...)."
+)
 @json_option("the record")
 def predict_command(
     file: str | None,

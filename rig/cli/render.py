@@ -142,6 +142,7 @@ def print_result(result: Any, *, written: bool = True, as_json: bool = False) ->
             f"p = {c['adjusted_p']:.3g} (Holm)" if c["adjusted_p"] is not None else "",
             c["verdict"],
         )
+    add_predictability_row(table, rec)
     add_rng_rows(table, rec)
     for m in rec["measurements"]:
         value = m["value"]
@@ -220,6 +221,13 @@ def print_result(result: Any, *, written: bool = True, as_json: bool = False) ->
             "new or empty directory, to write record.json, report.html, junit.xml, "
             "manifest.json)"
         )
+
+
+def add_predictability_row(table: Any, rec: dict[str, Any]) -> None:
+    """The predictability check's row (issue 40), when the campaign ran it."""
+    pred = rec.get("predictability")
+    if pred:
+        table.add_row("predictability", pred["summary"].partition(": ")[2], "", pred["verdict"])
 
 
 def add_rng_rows(table: Any, rec: dict[str, Any]) -> None:

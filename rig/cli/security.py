@@ -26,14 +26,15 @@ EXIT = {"PASS": 0, "FAIL": 1, "INCOMPLETE": 3}
     default="hardened",
     show_default=True,
     help="The simulated device: hardened, unsigned-update, rollback, any-device, shared-key, "
-    "truncated-mac, unauthenticated, replayable, leaking, debug-port.",
+    "truncated-mac, unauthenticated, replayable, leaking, debug-port, timer-seeded, mt19937.",
 )
 @bus_option(default_help="Certify the device on this bus instead (needs --profile).")
 @click.option(
     "--profile",
     type=click.Path(dir_okay=False),
     default=None,
-    help="The [security] table of a device on --bus: device_id, key or key_file, packages.",
+    help="The [security] table of a device on --bus: device_id, key or key_file, packages "
+    "(and its [predictability] table: the generator and seeding it declares).",
 )
 @click.option(
     "--shuffles",
@@ -57,12 +58,17 @@ def security_command(
     standard: str | None,
     out: str | None,
 ) -> None:
-    """Run the security pack (firmware update, keys, command authentication, deck-order
-    leakage, undeclared services) against a device: exit 0 pass, 1 fail, 2 error, 3 a
-    check not run."""
+    """Run the security pack (firmware update, keys, command authentication, undeclared
+    services, a predictable seed, deck-order leakage) against a device: exit 0 pass, 1 fail,
+    2 error, 3 a check not run."""
     from feltlab.rig.security.pack import run_pack
     from feltlab.rig.security.report import record_of, write_security_report
-    from feltlab.rig.security.targets import flaws_of, simulated_target, target_from_profile
+    from feltlab.rig.security.targets import (
+        flaws_of,
+        seeding_of,
+        simulated_target,
+        target_from_profile,
+    )
 
     if bus is not None and profile is None:
         raise click.UsageError("--bus needs --profile (the device's [security] table)")
@@ -82,7 +88,7 @@ def security_command(
             target = target_from_profile(profile, str(bus))
             result = run_pack(target, shuffles=shuffles, capture=capture)
         else:
-            with simulated_target(flaws_of(device)) as target:
+            with simulated_target(flaws_of(device), seeding=seeding_of(device)) as target:
                 result = run_pack(target, shuffles=shuffles, capture=capture)
     except FeltlabError as exc:
         click.echo(f"error: {exc}", err=True)

@@ -79,7 +79,11 @@ def _supervise(
         return
     pool.release()
     for r in sup.runs:
-        click.echo(f"{r.socket.name}: {r.verdict or r.state}")
+        if r.state == "error":  # why, and where the rest is: never a bare "error"
+            log = station.out / "logs" / f"{r.socket.name}.log"
+            click.echo(f"{r.socket.name}: error: {r.error or 'no error line'} (log: {log})")
+        else:
+            click.echo(f"{r.socket.name}: {r.verdict or r.state}")
     click.echo(f"batch report: {station.out / 'batch-report.html'}")
     if server is not None:
         if linger > 0:
@@ -185,6 +189,28 @@ def stop_command(station_file: str, socket: str) -> None:
         )
 
 
+def shown_state(
+    folder_state: tuple[str, str | None], last: dict[str, Any] | None, running: bool
+) -> str:
+    """A socket's state as ``station status`` shows it: its last event in the station
+    record while the station runs (``running``, ``stopping``, ``lost (signal N):
+    resuming``) and an error's own line; otherwise its folder's state and verdict
+    (:func:`feltlab.rig.station.supervisor.socket_status`)."""
+    state, verdict = folder_state
+    last = last or {}
+    event = last.get("event")
+    if event == "socket-ended" and last.get("error"):
+        error = last["error"]
+        return f"error: {error if isinstance(error, str) else 'see its log'}"
+    if running and event in ("socket-started", "socket-resume-requested"):
+        return "running"
+    if running and event == "socket-stop-requested":
+        return "stopping"
+    if running and event == "socket-lost":
+        return f"lost (signal {last.get('signal')}): resuming"
+    return f"{state} {verdict}" if verdict else state
+
+
 @station.command("status")
 @click.argument("station_file", metavar="STATION.toml")
 @click.option("--json", "as_json", is_flag=True, help="The record's events as JSON lines.")
@@ -207,8 +233,9 @@ def status_command(station_file: str, as_json: bool) -> None:
         return
     running = StationLock(st.out).running()
     click.echo(f"station {st.name} ({st.out}): {'running' if running else 'not running'}")
+    last = {e["socket"]: e for e in events if e.get("socket")}
     for s in st.sockets:
-        state, verdict = socket_status(st.folder(s.name))
-        click.echo(f"  {s.name}: {state} {verdict or ''} (wanted: {wanted(st.out, s.name)})")
+        shown = shown_state(socket_status(st.folder(s.name)), last.get(s.name), running)
+        click.echo(f"  {s.name}: {shown} (wanted: {wanted(st.out, s.name)})")
     for e in events[-20:]:
         click.echo(f"  {e.get('t')} {e.get('socket') or '-'} {e.get('event')}")

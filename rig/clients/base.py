@@ -100,9 +100,15 @@ class DeviceClient:
         self.counts: dict[str, int] = {}
         #: the fault the campaign last injected (test mode), until it injects "clear"
         self.injected_fault: str | None = None
+        #: fault codes (``FaultCode`` values) the lab provokes on purpose, e.g. SECURITY while
+        #: the security pack sends forged commands: still events, logged at DEBUG, not WARNING
+        self.provoked_faults: frozenset[int] = frozenset()
         self.frames_decoded = 0
         self.decode_errors = 0
         self.heartbeats_missed = 0
+        #: heartbeats on the device's id announcing another ``Kind`` than the client's (a
+        #: second node on the id): counted, never taken for the device's own
+        self.other_kind_heartbeats = 0
         self.retransmissions = 0
         self.transfer_retries = 0
         self.heartbeat: Frame | None = None
@@ -221,8 +227,11 @@ class DeviceClient:
     def _emit(self, kind: str, **detail: int) -> None:
         ev = DeviceEvent(kind, self.base, self.clock.wall(), detail)
         self.events.append(ev)
+        provoked = kind == "fault" and detail.get("code") in self.provoked_faults
         log.log(
-            logging.WARNING if kind in ("lost", "fault", "reboot", "security") else logging.DEBUG,
+            logging.WARNING
+            if kind in ("lost", "fault", "reboot", "security") and not provoked
+            else logging.DEBUG,
             "device 0x%03X: %s",
             self.base,
             describe_client_event(kind, detail, self.injected_fault),
@@ -235,6 +244,20 @@ class DeviceClient:
 
     def _on_heartbeat(self, f: Frame) -> None:
         s = f.signals
+        own = getattr(self, "kind", None)
+        if own is not None and s["Kind"] != own:
+            # another node's heartbeat on the device's id: taken for the device's, it kept a
+            # silent device "online" and its BootCount and Counter read as reboots and gaps
+            self.other_kind_heartbeats += 1
+            if self.other_kind_heartbeats == 1:
+                log.warning(
+                    "device 0x%03X: a heartbeat of another kind (Kind %d, not %d) on its id: "
+                    "another node transmits there; counted, not taken for the device's",
+                    self.base,
+                    s["Kind"],
+                    int(own),
+                )
+            return
         prev = self.heartbeat
         if s["ProtocolMajor"] != PROTOCOL_MAJOR and (
             prev is None or prev.signals["ProtocolMajor"] != s["ProtocolMajor"]

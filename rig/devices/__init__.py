@@ -132,5 +132,9 @@ def read_profile_toml(
             f"cannot read device profile {path}: it is not UTF-8 text (byte {exc.start}: "
             f"{exc.reason}); save the TOML file as UTF-8"
         ) from exc
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except FileNotFoundError as exc:
+        raise error(f"device profile {path} does not exist{hint}") from exc
+    except OSError as exc:
+        raise error(f"cannot read device profile {path}: {exc.strerror or exc}{hint}") from exc
+    except tomllib.TOMLDecodeError as exc:
         raise error(f"cannot read device profile {path}: {exc}{hint}") from exc

@@ -69,6 +69,7 @@ word (the low 31 bits), ``reboot`` seeds its power-up generator from the first w
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -76,11 +77,33 @@ import numpy.typing as npt
 
 from feltlab import native
 from feltlab.rig.errors import ModelError
+from feltlab.rules import MAX_DECKS
 
 Order = npt.NDArray[np.uint16]
 
-MAX_CARDS = 8 * 52
+MAX_CARDS = MAX_DECKS * 52
 """The most cards in a shoe (8 decks): a model's ``pos`` lies in ``0..MAX_CARDS - 1``."""
+
+
+class ModelKind(StrEnum):
+    """The shuffle models of the library, in the C core's order (native/src/models.c,
+    ``feltlab.native.MODEL_PARAMS``): a ``str``, so a kind compares and writes to JSON as its
+    name."""
+
+    FISHER_YATES = "fisher-yates"
+    RIFFLE = "riffle"
+    SHELF = "shelf"
+    OVERHAND = "overhand"
+    STRIP = "strip"
+    POSITION_BIAS = "position-bias"
+    NAIVE = "naive"
+    MODULO = "modulo"
+    LCG = "lcg"
+    SHORT_SEED = "short-seed"
+    REBOOT = "reboot"
+    STUCK = "stuck"
+    MISSING = "missing"
+    DUPLICATE = "duplicate"
 
 
 @dataclass(frozen=True)
@@ -98,41 +121,45 @@ def _pos() -> Param:
     return Param("pos", 0, 0, MAX_CARDS - 1, "a card position")
 
 
-_KINDS: dict[str, tuple[tuple[Param, ...], bool]] = {
-    "fisher-yates": ((), False),
-    "riffle": ((Param("k", 7, 0, 64, "GSR riffles"),), False),
-    "shelf": ((Param("m", 10, 1, 256, "shelves"), Param("passes", 1, 1, 64)), False),
-    "overhand": (
+_KINDS: dict[ModelKind, tuple[tuple[Param, ...], bool]] = {
+    ModelKind.FISHER_YATES: ((), False),
+    ModelKind.RIFFLE: ((Param("k", 7, 0, 64, "GSR riffles"),), False),
+    ModelKind.SHELF: ((Param("m", 10, 1, 256, "shelves"), Param("passes", 1, 1, 64)), False),
+    ModelKind.OVERHAND: (
         (Param("passes", 1, 0, native.MAX_MODEL_PASSES), Param("cut", 20, 0, 100, "percent")),
         False,
     ),
-    "strip": (
+    ModelKind.STRIP: (
         (Param("cuts", 4, 0, MAX_CARDS - 1), Param("passes", 1, 0, native.MAX_MODEL_PASSES)),
         False,
     ),
-    "position-bias": (
+    ModelKind.POSITION_BIAS: (
         (_pos(), Param("stay", 10, 0, 100, "percent"), Param("width", 0, 0, MAX_CARDS - 1)),
         True,
     ),
-    "naive": ((), True),
-    "modulo": ((Param("bits", 15, 1, 32, "bits of the generator"),), True),
-    "lcg": ((Param("shift", 0, 0, 30, "bits dropped from the state"),), True),
-    "short-seed": ((Param("bits", 16, 1, 64, "bits of the seed"),), True),
-    "reboot": ((Param("every", 100, 1, (1 << 32) - 1, "shoes"),), True),
-    "stuck": ((_pos(),), True),
-    "missing": ((_pos(),), True),
-    "duplicate": ((_pos(),), True),
+    ModelKind.NAIVE: ((), True),
+    ModelKind.MODULO: ((Param("bits", 15, 1, 32, "bits of the generator"),), True),
+    ModelKind.LCG: ((Param("shift", 0, 0, 30, "bits dropped from the state"),), True),
+    ModelKind.SHORT_SEED: ((Param("bits", 16, 1, 64, "bits of the seed"),), True),
+    ModelKind.REBOOT: ((Param("every", 100, 1, (1 << 32) - 1, "shoes"),), True),
+    ModelKind.STUCK: ((_pos(),), True),
+    ModelKind.MISSING: ((_pos(),), True),
+    ModelKind.DUPLICATE: ((_pos(),), True),
 }
-MODEL_NAMES = tuple(_KINDS)
+MODEL_NAMES: tuple[str, ...] = tuple(k.value for k in _KINDS)
 """The model kinds (``parse_model`` also takes the aliases of :data:`ALIASES`)."""
 
-ALIASES = {"biased": "naive", "fy": "fisher-yates", "fisher_yates": "fisher-yates"}
+ALIASES = {
+    "biased": ModelKind.NAIVE,
+    "fy": ModelKind.FISHER_YATES,
+    "fisher_yates": ModelKind.FISHER_YATES,
+}
 """Other names of a kind: ``biased`` is the naive swap shuffle's historical name."""
 
-STATEFUL = frozenset({"lcg", "reboot"})
+STATEFUL = frozenset({ModelKind.LCG, ModelKind.REBOOT})
 """Kinds whose device state carries across shoes (a :class:`native.ModelStream` holds it)."""
 
-MIXING = frozenset({"riffle", "shelf", "overhand", "strip"})
+MIXING = frozenset({ModelKind.RIFFLE, ModelKind.SHELF, ModelKind.OVERHAND, ModelKind.STRIP})
 """Kinds that model real shuffling machines or hand shuffles: not defects, but close to
 uniform only with enough passes (``faulty`` is False, ``uniform`` too)."""
 
@@ -149,7 +176,7 @@ class ShuffleModel:
     """
 
     name: str
-    kind: str
+    kind: ModelKind
     params: tuple[tuple[str, int], ...] = ()
     faulty: bool = False
 
@@ -165,7 +192,7 @@ class ShuffleModel:
     @property
     def uniform(self) -> bool:
         """True when the law is exactly uniform (the null of the battery): Fisher-Yates."""
-        return self.kind == "fisher-yates"
+        return self.kind == ModelKind.FISHER_YATES
 
     def check_fits(self, n_cards: int) -> None:
         """Raise :class:`ModelError` naming the parameter when this model cannot shuffle a
@@ -211,14 +238,15 @@ def parse_model(text: str) -> ShuffleModel:
     """
     if not isinstance(text, str):
         raise ModelError(f"a shuffle model is a name such as 'riffle:k=7', got {text!r}")
-    kind, _, rest = text.strip().partition(":")
-    kind = kind.strip().lower()
-    kind = ALIASES.get(kind, kind)
-    if kind not in _KINDS:
+    name, _, rest = text.strip().partition(":")
+    name = name.strip().lower()
+    try:
+        kind = ALIASES.get(name) or ModelKind(name)
+    except ValueError:
         raise ModelError(
             f"unknown shuffle model {text!r}; choose one of {', '.join(MODEL_NAMES)} "
             f"(or {', '.join(ALIASES)})"
-        )
+        ) from None
     spec, faulty = _KINDS[kind]
     allowed = {p.key: p for p in spec}
     params: dict[str, int] = {}

@@ -16,6 +16,7 @@ from feltlab.rig.bus.transport import BusSpec
 from feltlab.rig.devices.base import SimDevice
 from feltlab.rig.devices.misbehaviour import ABSURD_MS, Absurd
 from feltlab.rig.devices.models import ShuffleModel, parse_model
+from feltlab.rig.devices.seeding import Seeding, parse_seeding
 from feltlab.rig.errors import RigError
 from feltlab.rig.protocol.codec import (
     READ_SHOE_PACKED,
@@ -30,6 +31,7 @@ from feltlab.rig.protocol.codec import (
     ShoePayload,
     State,
 )
+from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS, MIN_DECKS
 
 log = logging.getLogger("feltlab.rig.devices")
 
@@ -39,8 +41,12 @@ class BatchShuffler(SimDevice):
     :mod:`feltlab.rig.devices.models`): LOAD an input order (default: new-deck order), SHUFFLE
     (Arg32 = cutting-card position, 0 = ``penetration`` of the shoe), READ_SHOE over ISO-TP.  With
     ``reports_decks=False`` the device sends deck index 0xFF (it cannot tell decks apart).
+    ``seeding`` (``GENERATOR:SOURCE:BITS``, :mod:`feltlab.rig.devices.seeding`): instead of
+    the model, each shoe a Fisher-Yates shuffle by a generator reseeded at each SHUFFLE from a
+    timer, a clock, a counter or a few bits of entropy (a predictable shuffler, issue 40).
 
-    Raises ValueError for decks outside 4..8 and :class:`ModelError` for a bad model.
+    Raises ValueError for decks outside 4..8 or a bad seeding, :class:`ModelError` for a bad
+    model.
     """
 
     kind = Kind.BATCH_SHUFFLER
@@ -56,10 +62,11 @@ class BatchShuffler(SimDevice):
         model: str | ShuffleModel = "fisher-yates",
         reports_decks: bool = True,
         penetration: float = 0.75,
+        seeding: str | Seeding | None = None,
         **kw: Any,
     ) -> None:
-        if not 4 <= decks <= 8:
-            raise ValueError(f"a batch shuffler holds 4-8 decks, got {decks}")
+        if not MIN_DECKS <= decks <= MAX_DECKS:
+            raise ValueError(f"a batch shuffler holds {MIN_DECKS}-{MAX_DECKS} decks, got {decks}")
         if not 0.0 < penetration < 1.0:
             raise ValueError("penetration must be a fraction in (0, 1)")
         self.decks = decks
@@ -77,11 +84,15 @@ class BatchShuffler(SimDevice):
         self.model_stream = self.model.stream()
         self.reports_decks = reports_decks
         self.penetration = penetration
+        self.seeding = parse_seeding(seeding) if isinstance(seeding, str) else seeding
+        #: the seed of the last shoe of a seeded device (the ground truth of issue 40's tests)
+        self.last_seed: int | None = None
         super().__init__(bus, **kw)
         self.shoe_count = 0
         self.shoe: ShoePayload | None = None
 
     def _reset(self) -> None:
+        self.booted_at = self.clock.now()  # a timer-seeded device's timer starts here
         ids = native.new_shoe(self.decks, ids=True)
         self.in_codes = (ids % 52).astype(np.uint8)
         self.in_decks = (ids // 52).astype(np.uint8)
@@ -153,7 +164,14 @@ class BatchShuffler(SimDevice):
         absurd = self.plan.shuffle_starts(self, self.shoe_count + 1)
         duration = ABSURD_MS / 1000.0 if absurd is Absurd.STALL else self.timing.shuffle_duration
         n = self.in_codes.size
-        perm = self.model.apply(np.arange(n, dtype=np.uint16), self.rng, self.model_stream)
+        if self.seeding is not None:
+            now = self.clock.now()
+            self.last_seed = self.seeding.seed(
+                now - self.booted_at, now, self.shoe_count + 1, self.rng
+            )
+            perm = self.seeding.permutation(self.last_seed, n)
+        else:
+            perm = self.model.apply(np.arange(n, dtype=np.uint16), self.rng, self.model_stream)
         codes = self.in_codes[perm]
         decks = self.in_decks[perm] if self.reports_decks else np.full(perm.size, UNKNOWN_DECK)
         if cut == 0 or cut > perm.size:
@@ -205,8 +223,8 @@ class ContinuousShuffler(SimDevice):
         buffer: int = 0,
         **kw: Any,
     ) -> None:
-        if not 1 <= decks <= 8:
-            raise ValueError(f"decks must be 1..8, got {decks}")
+        if not ANY_MIN_DECKS <= decks <= MAX_DECKS:
+            raise ValueError(f"decks must be {ANY_MIN_DECKS}..{MAX_DECKS}, got {decks}")
         if not 1 <= slots <= 255:
             raise ValueError(f"slots must be 1..255, got {slots}")
         if not 0 <= buffer < decks * 52:

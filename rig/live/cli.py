@@ -189,6 +189,10 @@ def _list(v: object) -> list[Any]:
     return v if isinstance(v, list) else []
 
 
+#: records without a collection that ``view`` names by what they certify (their kind)
+CERTIFICATES = {"security": "security pack certificate", "predict": "predictability check"}
+
+
 def print_snapshot(snap: dict[str, Any]) -> None:
     """The campaign's state as text: who, progress, verdict and each check (at most
     MAX_ROWS rows and error lines, each field at most MAX_FIELD characters; every text from
@@ -211,11 +215,15 @@ def print_snapshot(snap: dict[str, Any]) -> None:
             shown = f"not measured: {c['reason']}"
         cells = (c.get("name"), shown, c.get("limits") or "", c.get("verdict"))
         table.add_row(*(escape(_short(x if x is not None else "")) for x in cells))
+    # a raw-output certificate (feltlab certify rng), the security pack's and certify
+    # predict's records have no campaign id, collection or clock
     head = (
-        # a raw-output certificate (feltlab certify rng) has no campaign id, collection or clock
         f"raw-output certificate in {camp.get('directory')}: {snap.get('state')}, "
         f"{prog.get('done')} {camp.get('unit')}"
         if camp.get("kind") == "rng"
+        else f"{CERTIFICATES[camp['kind']]} in {camp.get('directory')}: {snap.get('state')}, "
+        f"{verdict}"
+        if camp.get("kind") in CERTIFICATES
         else f"campaign {camp.get('id')} in {camp.get('directory')}: {snap.get('state')}, "
         + (
             f"{prog.get('done')} of {prog.get('total')} {camp.get('unit')} collected, "

@@ -6,7 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from feltlab.rig.live.state import apply_record, empty_snapshot, histogram, seed_text, unit_of
+from feltlab.rig.live.state import (
+    apply_record,
+    empty_snapshot,
+    histogram,
+    seed_text,
+    unit_of,
+)
 from feltlab.strictjson import json_safe
 
 
@@ -22,9 +28,9 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
     from feltlab.inputs import read_text_regular
     from feltlab.rig.certify.decode import read_campaign_capture
     from feltlab.rig.certify.profile import profile_from_dict
-    from feltlab.rig.certify.record import clock_record
+    from feltlab.rig.certify.record import clock_record, record_kind
     from feltlab.rig.errors import RigError
-    from feltlab.rig.kinds import DEFAULT_KIND, kinds
+    from feltlab.rig.kinds import DEFAULT_KIND, UnknownDeviceKind, get_kind
 
     state_path = directory / "campaign.json"
     record_path = directory / "record.json"
@@ -48,7 +54,7 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
     if not isinstance(state, dict) or not isinstance(record, dict | None):
         raise RigError(f"{directory}: campaign.json and record.json must hold JSON objects")
     snap = empty_snapshot()
-    kind = str(state.get("kind") or (record or {}).get("kind") or DEFAULT_KIND)
+    kind = str(state.get("kind") or record_kind(record or {}) or DEFAULT_KIND)
     prof_data = (state.get("profile") or {}).get("data") or (record or {}).get("profile", {}).get(
         "data"
     )
@@ -97,11 +103,14 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
         snap["state"] = "interrupted"
         snap["phase"] = "interrupted: no record was written"
         snap["samples"]["missing"] = None if size is None else max(0, int(size) - have)
-        dk = next((k for k in kinds() if k.name == kind), None)
+        try:
+            command = get_kind(str(kind)).command
+        except UnknownDeviceKind:
+            command = "shuffler"
         snap["errors"].append(
             f"no record: the campaign was interrupted with {have} of {size} "
             f"{unit_of(kind)} in the capture; continue it with feltlab "
-            f"certify {dk.command if dk else 'shuffler'} --resume {directory}"
+            f"certify {command} --resume {directory}"
         )
     return json_safe(snap)  # type: ignore[no-any-return]
 

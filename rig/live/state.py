@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from feltlab.rig.certify.measures import shown_verdict
+from feltlab.rig.certify.record import record_kind
 from feltlab.strictjson import json_safe
 
 log = logging.getLogger("feltlab.rig.live")
@@ -319,6 +320,29 @@ def checks_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
         )
     for t in (record.get("rng") or {}).get("tests", []) or []:
         rows.append(rng_test_row(t))
+    for f in record.get("findings", []) or []:  # the security pack's (rig/security)
+        evidence = [str(e) for e in f.get("evidence") or []]
+        rows.append(
+            {
+                "name": f"security.{f.get('check')}",
+                "value": evidence[0] if evidence else None,
+                "unit": "",
+                "limits": f.get("cwe"),
+                "verdict": str(f.get("verdict")),
+            }
+        )
+    # certify predict's record, or a shuffler campaign's predictability check (issue 40)
+    pred = record if record.get("check") == "predictability" else record.get("predictability")
+    if isinstance(pred, Mapping):
+        rows.append(
+            {
+                "name": "predictability",
+                "value": pred.get("summary"),
+                "unit": "",
+                "limits": "; ".join(pred.get("cwe") or []) or None,
+                "verdict": str(pred.get("verdict")),
+            }
+        )
     for m in record.get("measurements", []) or []:
         value = m.get("value")
         lo, hi = m.get("low"), m.get("high")
@@ -429,8 +453,8 @@ def apply_record(snap: dict[str, Any], record: Mapping[str, Any], directory: Pat
     camp = snap.setdefault("campaign", {})
     dev = record.get("device") or {}
     camp.setdefault("id", record.get("campaign_id"))
-    camp.setdefault("kind", record.get("kind"))
-    camp["device"] = dev.get("name", camp.get("device"))
+    camp.setdefault("kind", record_kind(record))
+    camp["device"] = dev.get("name") or record.get("target") or camp.get("device")
     camp.setdefault("profile", dev.get("profile_name"))
     camp.setdefault("seed", seed_text(record.get("seed")))
     clock = record.get("clock") or {}

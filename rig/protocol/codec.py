@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab.rig.errors import ProtocolError
+from feltlab.rules import MAX_DECKS
 
 PROTOCOL_MAJOR = 2
 PROTOCOL_MINOR = 2
@@ -432,7 +433,7 @@ class ShoePayload:
         if width == PACKED_WIDTH_CODE:
             codes, dk = values, np.full(count, UNKNOWN_DECK, dtype=np.uint8)
         else:
-            if (values >= 8 * 52).any():
+            if (values >= MAX_DECKS * 52).any():
                 raise ProtocolError("SHOE_PACKED payload holds a card id above 415 (a deck past 7)")
             codes, dk = values % 52, values // 52
         if (codes > 51).any():
@@ -548,6 +549,12 @@ class IsoTpReassembler:
         self._need = 0
         self._seq = 0
         self.errors = 0
+
+    @property
+    def pending(self) -> bool:
+        """True while a multi-frame payload is begun and not complete (at the end of a
+        capture: a transfer whose last frames are missing)."""
+        return bool(self._need)
 
     def feed(self, data: bytes | bytearray) -> bytes | None:
         """The complete payload when ``data`` finishes one, else None."""

@@ -88,6 +88,9 @@ _COMPROMISED = (
 )
 
 
+_WARNED_NEW: set[tuple[Path, str]] = set()  # (state, fingerprint) warned of as relabelled
+
+
 def default_state_path() -> Path:
     """``$FELTLAB_STATE_DIR`` / ``$XDG_STATE_HOME/feltlab`` / ``~/.local/state/feltlab``,
     then ``freshness.json``."""
@@ -368,18 +371,50 @@ class FreshnessStore:
 
     def check(self, key: DeviceKey | None = None) -> int:
         """Verify the state against its counter (and ``key``'s entry); returns the last
-        freshness value kept for ``key`` (0 if none or no key). Logs a warning when neither
-        file exists (a new lab: every panel starts at 0)."""
+        freshness value kept for ``key`` (0 if none or no key). Logs a warning when ``key``
+        is given and neither file nor its sidecar exists (a new lab: every panel starts at 0);
+        a panel without a key has no freshness to keep, and nothing is said."""
         with self._locked(exclusive=False):
             data, counter, raw = self._load()
-            if raw is None and counter is None and (key is None or not self._sidecar(key)):
+            if key is not None and raw is None and counter is None and not self._sidecar(key):
                 log.warning(
                     "no freshness state at %s (nor its counter %s): a new one is started, "
                     "every panel at 0",
                     self.path,
                     self.counter_path,
                 )
-            return self._kept(data, key) if key is not None else 0
+            if key is None:
+                return 0
+            kept = self._kept(data, key)
+            if kept == 0:
+                self._warn_relabelled(data, key)
+            return kept
+
+    def _warn_relabelled(self, data: dict[str, Any], key: DeviceKey) -> None:
+        """Warn when ``key`` is new to the lab but its ``key_id`` was used with another key:
+        a wrong key file under a panel's label (its results will fail their MACs), or a
+        re-keyed panel (then all is well), named, not taken for an edited state; once per
+        process and key."""
+        if (self.path, key.fingerprint) in _WARNED_NEW:
+            return
+        for fp, entry in data["panels"].items():
+            if (
+                fp != key.fingerprint
+                and isinstance(entry, dict)
+                and key.key_id in (entry.get("key_ids") or [])
+            ):
+                log.warning(
+                    "panel key %r (fingerprint %s) is new to this lab, but key_id %r was used "
+                    "with another key (fingerprint %s, freshness %s): if the panel was not "
+                    "re-keyed, this is not its key file (its results will fail their MACs)",
+                    key.key_id,
+                    key.fingerprint,
+                    key.key_id,
+                    fp,
+                    entry.get("last"),
+                )
+                _WARNED_NEW.add((self.path, key.fingerprint))
+                return
 
     def last(self, key: DeviceKey) -> int:
         """The last freshness value accepted from the panel of ``key`` (0 if none): the
@@ -496,22 +531,3 @@ class FreshnessStore:
                 f"the freshness counter {self.counter_path} cannot be written "
                 f"({exc.strerror or exc}); give a writable [campaign] freshness_counter"
             ) from exc
-
-
-FRESHNESS_STARTS = "freshness-starts.json"
-"""Per collection part, the panel freshness value the lab had accepted before the part began
-(the offline check starts each session's verifier there)."""
-
-
-def freshness_starts(directory: Path | None) -> dict[int, int]:
-    """``{part: freshness}`` of a campaign directory (empty when none was recorded)."""
-    if directory is None:
-        return {}
-    data = read_regular(directory / FRESHNESS_STARTS, "freshness starts")
-    if data is None:
-        return {}
-    try:
-        raw = json.loads(data)
-        return {int(k): int(v) for k, v in raw.items()}
-    except (OSError, ValueError, AttributeError, TypeError, RecursionError) as exc:
-        raise RigError(f"{directory / FRESHNESS_STARTS} is damaged ({exc})") from exc

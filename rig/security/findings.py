@@ -108,6 +108,16 @@ CHECKS: dict[str, Check] = {
             "refuse a freshness value not greater than the last accepted",
         ),
         Check(
+            "seed.predictable",
+            "The dealt cards do not identify the generator's seed",
+            "CWE-339: Small Space of Random Values (with CWE-337: Predictable Seed in "
+            "PRNG, and CWE-338: Use of Cryptographically Weak PRNG)",
+            "a generator seeded from a timer",
+            "seed a cryptographic generator (ChaCha20, AES-CTR DRBG: SP 800-90A) with at "
+            "least 128 bits from a hardware entropy source, never a timer, clock or counter",
+            (_COMAR,),
+        ),
+        Check(
             "leak.bus",
             "Nothing on the bus outside the declared shoe report tells the dealt order",
             "CWE-200: Exposure of Sensitive Information to an Unauthorized Actor",

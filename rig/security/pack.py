@@ -19,6 +19,7 @@ from feltlab.rig.security.findings import Finding, Verdict, finding
 from feltlab.rig.security.host import LabHost
 from feltlab.rig.security.leakage import ALPHA, PERMUTATIONS, LeakResult, leak_test, power
 from feltlab.rig.security.probe import probe_check
+from feltlab.rig.security.seed_check import seed_check
 from feltlab.rig.security.targets import Target
 from feltlab.rig.security.update import shared_key_check, truncated_check, update_checks
 
@@ -160,7 +161,7 @@ def leakage_checks(
     return [bus, timing], figures
 
 
-STEPS = ("update", "keys", "commands", "probes", "leakage")
+STEPS = ("update", "keys", "commands", "probes", "seed", "leakage")
 """The pack's steps, in the order they run."""
 
 
@@ -187,6 +188,7 @@ def run_pack(
             ("keys", lambda: [truncated_check(host), shared_key_check(host)]),
             ("commands", lambda: command_checks(host)),
             ("probes", lambda: [probe_check(host)]),
+            ("seed", lambda: [seed_check(host)]),
         ]
         for name, step in plan:
             if name in steps:
@@ -221,6 +223,7 @@ _ORDER = (
     "leak.bus",
     "leak.timing",
     "probe.undeclared",
+    "seed.predictable",
 )
 
 __all__ = ["SHUFFLES", "STEPS", "PackResult", "collect_shuffles", "leakage_checks", "run_pack"]

@@ -20,7 +20,6 @@ size and the time a full search would take.  Speed is measured in
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -30,10 +29,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from feltlab.native.seedsearch import NO_CARD, search, shuffle
+from feltlab.host import usable_cores
+from feltlab.native.core import NO_CARD
+from feltlab.native.seedsearch import search, shuffle
 from feltlab.rig.errors import DeclarationError
 from feltlab.rig.security.shuffler import (
     Declaration,
+    declaration_from_table,
     human_seconds,
     information_bits,
     settle_order,
@@ -58,12 +60,62 @@ CARD_ORDERS = ("settled", "dealt")
 PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
 EXIT_CODES = {PASS: 0, FAIL: 1, INCONCLUSIVE: 3}
 
+CWE_337 = "CWE-337: Predictable Seed in Pseudo-Random Number Generator (PRNG)"
+CWE_338 = "CWE-338: Use of Cryptographically Weak Pseudo-Random Number Generator (PRNG)"
+CWE_339 = "CWE-339: Small Space of Random Values"
+CWES = (CWE_337, CWE_338, CWE_339)
+"""The weaknesses the predictability check looks for (MITRE's CWE)."""
+
+_GUESSABLE_SOURCES = ("timer-ms", "timer-us", "clock", "counter")
+
+
+def weaknesses(record: dict[str, Any]) -> list[str]:
+    """The CWEs a predictability ``record`` (:func:`predictability`) shows: on a FAIL the
+    small seed space (CWE-339), a guessable source (a timer, clock or counter: CWE-337) and a
+    generator other than ChaCha20 (CWE-338); otherwise the three it looked for."""
+    if record.get("verdict") != FAIL:
+        return list(CWES)
+    decl = record["declaration"]
+    out = [CWE_339]
+    if decl["seed_source"] in _GUESSABLE_SOURCES:
+        out.insert(0, CWE_337)
+    if decl["generator"] != "chacha20":
+        out.insert(-1, CWE_338)
+    return out
+
+
+def evidence(record: dict[str, Any]) -> list[str]:
+    """The evidence lines of a predictability ``record``: the one-line verdict, what was
+    declared, the space, the identifying cards and the search (rate, time a full search
+    takes), and what was recovered."""
+    d, sp, cards, se = (record[k] for k in ("declaration", "space", "cards", "search"))
+    full = human_seconds(se["full_search_seconds"])
+    idle = human_seconds(se["full_search_idle_seconds"])
+    lines = [
+        record["summary"],
+        f"declared: {d['generator']} seeded from {d['seed_bits']} bits of {d['seed_source']}, "
+        f"Fisher-Yates {d['direction']}, {d['scaling']} scaling, {d['decks']} decks",
+        f"space: {sp['seeds']:,} seeds ({sp['bits']} bits; {sp['meaning']})",
+        f"identifying cards: {cards['count']} ({cards['order']}, {cards['bits']} bits)",
+        f"search: {se['searched']:,} seeds in {se['seconds']} s on {se['workers']} threads "
+        f"({se['rate_per_second']:,.0f} seeds/s; a full search {full}, on idle cores {idle}), "
+        f"stopped {se['stopped']}",
+    ]
+    rec = record.get("recovered")
+    if rec is not None:
+        lines.append(
+            f"recovered: seed {rec['seed']} from {rec['from_cards']} cards; "
+            f"{rec['predicted_correct']} of the other {rec['predicted_cards']} cards predicted "
+            "right"
+        )
+    return lines
+
 
 @dataclass(frozen=True)
 class CardPlan:
     """The cards a search compares: ``positions`` (dealt positions, in the order compared),
     ``bits`` (their information), ``observed`` (``(n,)`` uint8: their codes,
-    :data:`~feltlab.native.seedsearch.NO_CARD` elsewhere), ``order`` (``settled``/``dealt``)."""
+    :data:`~feltlab.native.core.NO_CARD` elsewhere), ``order`` (``settled``/``dealt``)."""
 
     positions: list[int]
     bits: float
@@ -114,14 +166,6 @@ class SearchRun:
     def cpu_rate(self) -> float:
         """Seeds a CPU second of one core (the search's own speed, whatever the load)."""
         return self.searched / self.cpu_seconds if self.cpu_seconds > 0 else 0.0
-
-
-def workers_available() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
 
 
 def _chunks(lo: int, hi: int, size: Callable[[], int]) -> Any:
@@ -233,7 +277,7 @@ def predictability(
             f"the shoe has {codes.size} cards but the declaration {decl.decks} decks "
             f"({decl.cards}); declare --decks {codes.size // 52}"
         )
-    workers = workers or workers_available()
+    workers = workers or usable_cores()
     plan = plan_cards(decl, codes, order)
     if decl.bounds[1] > MAX_SEED:
         run = measure_rate(decl, plan, codes, workers)
@@ -243,6 +287,24 @@ def predictability(
             decl, plan, codes, workers=workers, max_seconds=max_seconds, progress=progress
         )
     return _record(decl, plan, codes, run, workers, max_seconds)
+
+
+def campaign_predictability(
+    table: dict[str, Any], codes: npt.NDArray[np.uint8], *, where: str
+) -> dict[str, Any]:
+    """The predictability check of a shuffler campaign (``feltlab certify shuffler``, its
+    device's or a file's shoes): the ``[predictability]`` ``table`` of the profile named
+    ``where`` (``decks`` defaulting to the shoe's) against the first shoe ``codes``
+    (``(n,)`` card codes in dealt order, the cards of the declared factory order): the
+    :func:`predictability` record with ``shoe`` (1), ``cwe`` (:func:`weaknesses`) and
+    ``evidence`` (:func:`evidence`).  Raises DeclarationError for a bad declaration."""
+    table = {"decks": int(codes.size) // 52, **table}
+    decl = declaration_from_table(table, where=where)
+    rec = predictability(decl, np.ascontiguousarray(codes, dtype=np.uint8))
+    rec["shoe"] = 1
+    rec["cwe"] = weaknesses(rec)
+    rec["evidence"] = evidence(rec)
+    return rec
 
 
 def _record(
@@ -324,13 +386,19 @@ def _record(
 __all__ = [
     "CALIBRATION_SECONDS",
     "CARD_ORDERS",
+    "CWES",
+    "CWE_337",
+    "CWE_338",
+    "CWE_339",
     "DEFAULT_MAX_SECONDS",
     "MARGIN_BITS",
     "CardPlan",
     "SearchRun",
+    "campaign_predictability",
+    "evidence",
     "measure_rate",
     "plan_cards",
     "predictability",
     "run_search",
-    "workers_available",
+    "weaknesses",
 ]

@@ -44,6 +44,7 @@ from feltlab.rig.rng.generators import (
     mt19937_outputs,
     xorshift128p_outputs,
 )
+from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS
 
 SOURCES: dict[str, str] = {
     "timer-ms": "milliseconds since power-up",
@@ -89,8 +90,10 @@ class Declaration:
                 )
         if not 1 <= self.seed_bits <= MAX_SEED_BITS:
             raise DeclarationError(f"seed_bits must be in 1..{MAX_SEED_BITS}, got {self.seed_bits}")
-        if not 1 <= self.decks <= 8:
-            raise DeclarationError(f"decks must be in 1..8, got {self.decks}")
+        if not ANY_MIN_DECKS <= self.decks <= MAX_DECKS:
+            raise DeclarationError(
+                f"decks must be in {ANY_MIN_DECKS}..{MAX_DECKS}, got {self.decks}"
+            )
         if self.seed_range is not None:
             lo, hi = self.seed_range
             if not 0 <= lo <= hi < 1 << self.seed_bits:
@@ -192,13 +195,31 @@ def load_declaration(path: str | Path | None, overrides: Mapping[str, Any]) -> D
             table = dict(tomllib.loads(text).get("predictability", {}))
         except (tomllib.TOMLDecodeError, TypeError, ValueError) as exc:
             raise DeclarationError(f"profile {path}: {exc}") from None
+    return declaration_from_table(
+        table, overrides, where=None if path is None else f"profile {path}"
+    )
+
+
+def declaration_from_table(
+    table: Mapping[str, Any],
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    where: str | None = None,
+) -> Declaration:
+    """The declaration of a ``[predictability]`` table (a parsed profile's, or a device's
+    :meth:`feltlab.rig.devices.seeding.Seeding.declaration`), each key of ``overrides`` that
+    is not None put over it; ``where`` names the table's file in errors.  Raises
+    DeclarationError for an unknown key, a missing generator or seed width, or a bad
+    value."""
+    table = dict(table)
+    if where is not None:
         unknown = sorted(set(table) - set(_KEYS))
         if unknown:
             raise DeclarationError(
-                f"profile {path}: unknown [predictability] key(s) {', '.join(unknown)}; "
+                f"{where}: unknown [predictability] key(s) {', '.join(unknown)}; "
                 f"the keys are {', '.join(_KEYS)}"
             )
-    table.update({k: v for k, v in overrides.items() if v is not None})
+    table.update({k: v for k, v in (overrides or {}).items() if v is not None})
     for key in ("generator", "seed_bits"):
         if key not in table:
             raise DeclarationError(
@@ -208,9 +229,9 @@ def load_declaration(path: str | Path | None, overrides: Mapping[str, Any]) -> D
     for key, kind in _TYPES.items():
         value = table.get(key)
         if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
-            where = f"profile {path}: " if path is not None else ""
+            prefix = f"{where}: " if where is not None else ""
             raise DeclarationError(
-                f"{where}{key} = {value!r} must be {'an integer' if kind is int else 'a string'}"
+                f"{prefix}{key} = {value!r} must be {'an integer' if kind is int else 'a string'}"
             )
     if isinstance(table.get("seed_range"), str):
         table["seed_range"] = parse_range(table["seed_range"])
@@ -316,6 +337,7 @@ __all__ = [
     "MAX_SEED_BITS",
     "SOURCES",
     "Declaration",
+    "declaration_from_table",
     "human_seconds",
     "information_bits",
     "library_shoe",

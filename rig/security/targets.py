@@ -17,9 +17,11 @@ from feltlab.rig.bus.simbus import sim_wire
 from feltlab.rig.clock import Clock, SimClock
 from feltlab.rig.devices import BatchShuffler, Timing
 from feltlab.rig.devices.security import Flaw, FlawSet, SecurityConfig, SimVendor
+from feltlab.rig.devices.seeding import parse_seeding
 from feltlab.rig.errors import ProfileError, RigError
 from feltlab.rig.protocol.firmware import FirmwarePackage
 from feltlab.rig.protocol.secoc import load_key
+from feltlab.rig.security.shuffler import Declaration, declaration_from_table
 
 FLAWED_DEVICES: dict[str, frozenset[Flaw]] = {
     "hardened": frozenset(),
@@ -32,10 +34,27 @@ FLAWED_DEVICES: dict[str, frozenset[Flaw]] = {
     "replayable": frozenset({Flaw.NO_FRESHNESS}),
     "leaking": frozenset({Flaw.STATUS_CARD, Flaw.ORDER_TIMING}),
     "debug-port": frozenset({Flaw.DEBUG_PORT}),
+    "timer-seeded": frozenset(),
+    "mt19937": frozenset(),
 }
 """The simulated devices of ``feltlab certify security --device NAME``: the hardened reference
-device (no flaw) and one device per Deck Mate 2 finding (the timer-seeded and MT19937
-shufflers are ``certify predict``'s)."""
+device (no flaw) and one device per Deck Mate 2 finding; the timer-seeded and MT19937
+shufflers' flaw is their seeding (:data:`SEEDINGS`)."""
+
+SEEDINGS: dict[str, str] = {
+    "timer-seeded": "msvc-rand:timer-ms:20",
+    "mt19937": "mt19937:timer-ms:32",
+}
+"""The simulated devices that deal from a predictable seed (the batch shuffler's ``seeding``,
+:mod:`feltlab.rig.devices.seeding`): ``rand()`` of Microsoft's C library reseeded at each
+shuffle from the low 20 bits of the milliseconds since power-up, and MT19937 from all 32.
+Every other simulated device shuffles with its ChaCha20 generator, declared keyed by 256
+bits of entropy (:data:`HARDENED_DECLARATION`)."""
+
+HARDENED_DECLARATION = {"generator": "chacha20", "seed_bits": 256, "seed_source": "entropy"}
+"""What a simulated device without a seeding declares: ChaCha20 keyed from 256 bits of an
+entropy source (the simulator keys it from its 64-bit seed so that a run repeats: the
+declaration is the device's design, the key a test fixture)."""
 
 #: the firmware versions of the simulated vendor's packages
 INSTALLED, OLDER, NEXT, OTHER = 3, 2, 4, 5
@@ -62,7 +81,8 @@ class Target:
     lab's command ``key``, its ``packages`` and optionally a second device of the model
     (``second_base``, ``second_id``) on the same bus.  ``description`` says what it is;
     ``heartbeat_period`` (s) is the device's declared period; ``freshness_start`` the last
-    freshness value the lab's commands continue from."""
+    freshness value the lab's commands continue from; ``predictability`` its declared
+    generator and seeding (the ``seed.predictable`` check's; None: NOT_RUN)."""
 
     spec: str
     clock: Clock | None
@@ -76,15 +96,27 @@ class Target:
     flaws: list[str] = field(default_factory=list)
     heartbeat_period: float = 0.5
     freshness_start: int = 0
+    #: the seeded shuffler the device declares (its ``[predictability]`` table), or None
+    predictability: Declaration | None = None
 
 
 @contextmanager
 def simulated_target(
-    flaws: FlawSet, *, seed: int = 40, decks: int = 4, channel: str | None = None
+    flaws: FlawSet,
+    *,
+    seeding: str | None = None,
+    seed: int = 40,
+    decks: int = 4,
+    channel: str | None = None,
 ) -> Iterator[Target]:
     """A simulated batch shuffler in security mode with ``flaws`` declared (and a second of
     the same model at base 0x110), on a simulated bus in simulated time, stopped on exit.
-    The shuffle takes 0.2 s of simulated time, heartbeats every 0.5 s."""
+    The shuffle takes 0.2 s of simulated time, heartbeats every 0.5 s.  ``seeding``
+    (``GENERATOR:SOURCE:BITS``): the device deals from a predictable seed, and declares it;
+    None: ChaCha20, declared as :data:`HARDENED_DECLARATION`.  Raises ValueError for a bad
+    seeding."""
+    seeded = parse_seeding(seeding) if seeding is not None else None
+    declared = seeded.declaration() if seeded is not None else HARDENED_DECLARATION
     clock = SimClock()
     name = channel or f"feltlab-sec-{id(clock):x}"
     spec = f"interface=virtual,channel={name},bitrate=500000"
@@ -102,10 +134,12 @@ def simulated_target(
                 decks=decks,
                 timing=timing,
                 test_mode=False,
+                seeding=seeded,
             )
             devices.append(dev)
             dev.start()
             dev.enable_security(SecurityConfig.simulated(vendor, dev_id, flaws, INSTALLED))
+        names = flaws.names() + ([f"seeding {seeded}"] if seeded is not None else [])
         packages = Packages(
             next=vendor.package(DEVICE_ID, NEXT, IMAGE, flaws),
             older=vendor.package(DEVICE_ID, OLDER, IMAGE, flaws),
@@ -119,15 +153,20 @@ def simulated_target(
             DEVICE_ID,
             vendor.device_key(DEVICE_ID, flaws),
             packages,
-            f"simulated batch shuffler ({decks} decks), flaws: "
-            + (", ".join(flaws.names()) or "none"),
+            f"simulated batch shuffler ({decks} decks), flaws: " + (", ".join(names) or "none"),
             0x110,
             SECOND_ID,
-            flaws.names(),
+            names,
+            predictability=declaration_from_table({**declared, "decks": decks}),
         )
     finally:
         for dev in devices:
             dev.stop()
+
+
+def seeding_of(device: str) -> str | None:
+    """The seeding of the simulated device named ``device`` (:data:`SEEDINGS`), or None."""
+    return SEEDINGS.get(device)
 
 
 def flaws_of(device: str) -> FlawSet:
@@ -143,9 +182,12 @@ def flaws_of(device: str) -> FlawSet:
 
 __all__ = [
     "FLAWED_DEVICES",
+    "HARDENED_DECLARATION",
+    "SEEDINGS",
     "Packages",
     "Target",
     "flaws_of",
+    "seeding_of",
     "simulated_target",
     "target_from_profile",
 ]
@@ -157,14 +199,26 @@ def target_from_profile(path: str | Path, spec: str) -> Target:
     ``heartbeat_period`` (s, default 0.1), the vendor's FIRMWARE payload files
     ``package_next``, ``package_older``, ``package_other`` and ``package_second`` (optional:
     without them the update checks are NOT_RUN), and ``second_base`` / ``second_id`` (a
-    second device of the model on the bus, for key.shared).
+    second device of the model on the bus, for key.shared); the file's ``[predictability]``
+    table declares the device's generator and seeding (``seed.predictable``; without it
+    NOT_RUN).
 
     Raises ProfileError for a missing or malformed entry, naming it."""
     p = Path(path)
     try:
-        table = tomllib.loads(p.read_text(encoding="utf-8")).get("security")
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ProfileError(f"security profile {p}: cannot read it ({exc})") from None
+    table = data.get("security")
+    declared = data.get("predictability")
+    try:
+        decl = (
+            declaration_from_table(declared, where=f"security profile {p}")
+            if isinstance(declared, dict)
+            else None
+        )
+    except RigError as exc:
+        raise ProfileError(str(exc)) from None
     if not isinstance(table, dict):
         raise ProfileError(f"security profile {p}: no [security] table")
     try:
@@ -204,4 +258,5 @@ def target_from_profile(path: str | Path, spec: str) -> Target:
         # a timestamp freshness value (microseconds since 1970, as SecOC allows): greater than
         # any the device accepted in an earlier session, unless the host's clock went back
         freshness_start=int(time.time() * 1_000_000),
+        predictability=decl,
     )

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from feltlab.rig.errors import RigError
+from feltlab.rig.devices.models import parse_model
+from feltlab.rig.errors import ModelError, RigError
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 """A station's, socket's or device's name: a letter or digit, then up to 63 letters, digits,
@@ -144,7 +145,11 @@ def _socket(raw: Any, index: int, base: Path) -> Socket:
     where = f"socket {name!r}"
     profile_ref = raw.get("profile")
     if not isinstance(profile_ref, str):
-        raise StationError(f'{where}: give its device profile (profile = "batch6" or a file)')
+        from feltlab.rig.kinds import kinds
+
+        typos = sorted(set(raw) - SOCKET_KEYS - {k.unit for k in kinds()})
+        said = f"unknown key(s) {', '.join(typos)}; " if typos else ""
+        raise StationError(f'{where}: {said}give its device profile (profile = "batch6" or a file)')
     ref = resolve_profile(profile_ref)
     path = ref if ref.is_absolute() or ref.exists() else base / profile_ref
     try:
@@ -178,6 +183,11 @@ def _socket(raw: Any, index: int, base: Path) -> Socket:
         if v is not None and not isinstance(v, str):
             raise StationError(f"{where}: {key} must be a string")
         strings[key] = v
+    if strings["model"] is not None:  # refused here, naming the socket, not in its log
+        try:
+            parse_model(strings["model"])
+        except ModelError as exc:
+            raise StationError(f"{where}: {exc}") from None
     batch = raw.get("batch")
     return Socket(
         name=name,

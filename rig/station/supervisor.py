@@ -55,6 +55,9 @@ class SocketRun:
     live: dict[str, Any] = field(default_factory=dict)
     verdict: str | None = None
     exit_code: int | None = None
+    #: the campaign's own error line when it ended with an error (None: no error, or none
+    #: written: its log says more)
+    error: str | None = None
     started: float | None = None
     starts: int = 0
 
@@ -309,7 +312,7 @@ class Supervisor:
             else:
                 r.state = "error"
                 r.resume = status == "interrupted"
-                why = self._error_line(r)
+                why = r.error = self._error_line(r)
                 self.record.add("socket-ended", r.socket.name, error=why or True, **detail)
             self._end_batch(r.socket.batch)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from feltlab.cli.options import json_option, make_console, seed_option
+from feltlab.cli.options import json_option, make_console, rounds_option, seed_option
 from feltlab.cli.rule_options import rule_options
 from feltlab.rules import Rules
 
@@ -35,12 +35,10 @@ from feltlab.rules import Rules
     show_default=True,
     help="How steeply the bet rises: units added per true count above --ramp-start.",
 )
-@click.option(
-    "--rounds",
-    type=click.IntRange(2, 10**11),
-    default=10_000_000,
-    show_default=True,
-    help="Rounds of one box to simulate.",
+@rounds_option(
+    10_000_000,
+    "Rounds of one box to simulate.",
+    least=2,
 )
 @seed_option(1, "Seed of the simulation, 0..2**64-1.")
 @json_option("the counter's edge")

@@ -9,8 +9,9 @@ import click
 from rich.table import Table
 
 from feltlab.cli.options import json_option, make_console
+from feltlab.cli.render.indices import HEADERS, index_table_text, rows
 from feltlab.cli.rule_options import rule_options
-from feltlab.math.indices import DEFAULT_MAX_COUNT, HEADERS, hilo_indices, render, rows
+from feltlab.math.indices import DEFAULT_MAX_COUNT, hilo_indices
 from feltlab.rules import Rules
 
 
@@ -75,7 +76,7 @@ def indices_cmd(
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     if as_json or fmt != "table":
-        click.echo(render(table, "json" if as_json else fmt), nl=False)
+        click.echo(index_table_text(table, "json" if as_json else fmt), nl=False)
         return
     t = Table(
         title=f"Hi-Lo indices, {rules_name}: {float(table.decks_remaining):g} decks remaining, "

@@ -6,8 +6,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from feltlab.cli.options import seed_option
+from feltlab.cli.options import rounds_option, seed_option
 from feltlab.cli.rule_options import rule_options
+from feltlab.math.main_wager import Strategy
+from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS
 
 if TYPE_CHECKING:
     from feltlab.rules import Rules
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
 @rule_options(decks=False)
 @click.option(
     "--decks",
-    type=click.IntRange(1, 8),
+    type=click.IntRange(ANY_MIN_DECKS, MAX_DECKS),
     multiple=True,
     help="Deck count (repeatable); default: the wager's allowed range.",
 )
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
 )
 @click.option(
     "--strategy",
-    type=click.Choice(["cdz", "cdp1", "cdp", "table"]),
+    type=click.Choice([s.value for s in Strategy]),
     default="cdz",
     show_default=True,
     help="main: the composition-dependent optimum with the post-split play CDZ- (the pre-split "
@@ -60,12 +62,9 @@ if TYPE_CHECKING:
     help="Madness 21: the stake in cents the return per unit is computed at (default: the "
     "wager's minimum).",
 )
-@click.option(
-    "--rounds",
-    type=click.IntRange(1, 10**10),
-    default=2_000_000,
-    show_default=True,
-    help="Rounds of a simulated PAR sheet (a play-decided wager with no exact analysis).",
+@rounds_option(
+    2_000_000,
+    "Rounds of a simulated PAR sheet (a play-decided wager with no exact analysis).",
 )
 @seed_option(1, "Seed of a simulated PAR sheet, 0..2**64-1.")
 @click.option(
@@ -161,6 +160,8 @@ def math_cmd(
     if as_json:
         fmt = "json"
     if fmt != "table":
-        click.echo(parsheet.render(sheets, fmt), nl=False)
+        from feltlab.cli.render.par_sheets import par_sheets_text
+
+        click.echo(par_sheets_text(sheets, fmt), nl=False)
         return
     print_par_sheets(sheets, cls.min_decks, cls.max_decks)

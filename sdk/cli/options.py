@@ -107,6 +107,25 @@ U64_MAX = (1 << 64) - 1
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
+MAX_ROUNDS = 10**12
+"""The most rounds any command simulates (``--rounds``): ``feltlab simulate``'s bound, about 55
+core-hours of the C simulator at 5 M rounds/s."""
+
+
+def rounds_option(default: int, help: str, *, least: int = 1) -> Callable[[_F], _F]:
+    """The one ``--rounds`` of the commands that simulate (``math``, ``simulate``, ``submit``,
+    ``protect``, ``bet-spread``, ``certify csm-audit``): an integer ``least``..
+    :data:`MAX_ROUNDS` (``least``: the fewest the command's analysis needs), ``default``
+    shown in the help."""
+    return click.option(
+        "--rounds",
+        type=click.IntRange(least, MAX_ROUNDS),
+        default=default,
+        show_default=True,
+        help=help,
+    )
+
+
 def seed_option(default: int | None = None, help: str = "Seed, 0..2**64-1.") -> Callable[[_F], _F]:
     """The one ``--seed`` of every command: an integer 0..2**64-1 (decimal or 0x hex);
     ``default`` None means a fresh seed the command records."""

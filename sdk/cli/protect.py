@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from feltlab.cli.options import OutputFile, Refused, json_option, make_console, seed_option
+from feltlab.cli.options import (
+    OutputFile,
+    Refused,
+    json_option,
+    make_console,
+    rounds_option,
+    seed_option,
+)
+from feltlab.cli.render.text import dollars, percent, plus_minus_percent
 from feltlab.cli.rule_options import rule_options
 from feltlab.errors import FeltlabError
 from feltlab.math.counts import COUNT_CHOICES, Count, resolve_count
@@ -30,16 +38,6 @@ PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 MIN_ROUNDS = 10_000
 """``--min-rounds``' default: :data:`feltlab.math.countability.MIN_ROUNDS` (tests/math/
 test_protection.py checks they agree; the analysis is imported when the command runs)."""
-
-
-def _pct(x: float, signed: bool = True) -> str:
-    if math.isnan(x):
-        return "-"
-    return f"{100 * x:+.3f}%" if signed else f"{100 * x:.3f}%"
-
-
-def _dollars(cents: float) -> str:
-    return "-" if math.isnan(cents) else f"{cents / 100:+,.2f}"
 
 
 def _count_label(v: Any) -> str:
@@ -65,16 +63,16 @@ def summary_rows(report: ProtectionReport) -> list[list[str]]:
                 r.wager,
                 r.count.name,
                 f"{a.rounds:,}",
-                f"{_pct(a.overall.value)} ± {_pct(a.overall.half_width, False)}",
+                plus_minus_percent(a.overall.value, a.overall.half_width),
                 trig,
-                _pct(a.frequency, False) if a.trigger is not None else "-",
-                f"{_pct(a.edge_per_unit.value)} ± {_pct(a.edge_per_unit.half_width, False)}"
+                percent(a.frequency, 3, missing="-") if a.trigger is not None else "-",
+                plus_minus_percent(a.edge_per_unit.value, a.edge_per_unit.half_width)
                 if a.trigger is not None
                 else "-",
-                f"{_pct(a.edge_per_round.value)} ± {_pct(a.edge_per_round.half_width, False)}"
+                plus_minus_percent(a.edge_per_round.value, a.edge_per_round.half_width)
                 if a.trigger is not None
                 else "-",
-                f"{_dollars(a.win_per_100.value)} ± {_dollars(a.win_per_100.half_width)[1:]}"
+                f"{dollars(a.win_per_100.value)} ± {dollars(a.win_per_100.half_width)[1:]}"
                 if a.trigger is not None
                 else "-",
                 a.verdict.split(":")[0],
@@ -118,7 +116,7 @@ def bucket_rows(r: WagerProtection) -> list[list[str]]:
                 label,
                 f"{b.rounds:,}",
                 f"{100 * b.rounds / a.rounds:.3f}%",
-                _pct(float(m)) if m is not None else "-",
+                percent(float(m), 3, signed=True, missing="-") if m is not None else "-",
                 "-" if math.isnan(hw) else f"±{100 * hw:.3f}%",
                 "*" if i == a.trigger else ("" if b.rounds >= a.min_rounds else "sparse"),
             ]
@@ -314,12 +312,9 @@ def _counts(names: tuple[str, ...], decks: int) -> list[Any]:
     show_default=True,
     help="Count buckets per unit of a true count or suit imbalance (1: floored).",
 )
-@click.option(
-    "--rounds",
-    type=click.IntRange(1, 10**12),
-    default=10_000_000,
-    show_default=True,
-    help="Rounds simulated a count (a count of each wager's own, eor: a wager).",
+@rounds_option(
+    10_000_000,
+    "Rounds simulated a count (a count of each wager's own, eor: a wager).",
 )
 @seed_option(default=1)
 @click.option(

@@ -11,7 +11,6 @@ the others, or a value the rules refuse) is a one-line usage error naming it.
 from __future__ import annotations
 
 import functools
-import math
 import tomllib
 from collections.abc import Callable
 from fractions import Fraction
@@ -240,16 +239,17 @@ def build_rules(
                 param_hint="--penetration",
             )
         behind = round(rules.cards * (1 - penetration))
-        from feltlab.simulation.tables import MIN_BEHIND_CUT
+        from feltlab.core_rules import MIN_BEHIND_CUT, check_cards_behind, deepest_penetration
 
-        if behind < MIN_BEHIND_CUT:
-            most = 1 - MIN_BEHIND_CUT / rules.cards
+        try:
+            check_cards_behind(behind)
+        except RulesError:
             raise click.BadParameter(
-                f"{penetration} leaves {behind} cards of the {rules.decks}-deck shoe behind the "
-                f"cutting card; the simulator needs {MIN_BEHIND_CUT}: give a penetration from "
-                f"0.5 to {math.floor(most * 1000) / 1000:g}",
+                f"{penetration} leaves {behind} cards of the {rules.decks}-deck shoe behind "
+                f"the cutting card; the simulator needs {MIN_BEHIND_CUT}: give a penetration "
+                f"from 0.5 to {deepest_penetration(rules.cards):g}",
                 param_hint="--penetration",
-            )
+            ) from None
         try:
             rules = rules.replace(cut_card_from_back=behind)
         except RulesError as exc:

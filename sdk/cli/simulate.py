@@ -4,7 +4,6 @@ side wagers a ``--side-bets`` choice puts in play."""
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -12,8 +11,9 @@ from typing import Any
 
 import click
 
-from feltlab.cli.options import Refused, make_console, seed_option
+from feltlab.cli.options import Refused, make_console, rounds_option, seed_option
 from feltlab.cli.rule_options import rule_options
+from feltlab.errors import RulesError, SchedulerError
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.rules import Rules
 
@@ -57,32 +57,27 @@ def side_bet_specs(
 
 def check_simulable(rules: Rules, fresh_shoe: bool) -> None:
     """Refuse, before any work, a cutting card too near the back for the simulator (it needs
-    :data:`feltlab.simulation.tables.MIN_BEHIND_CUT` cards behind it so that no round runs
+    :data:`feltlab.core_rules.MIN_BEHIND_CUT` cards behind it so that no round runs
     out of cards), naming the --penetration that fits.  Raises click.BadParameter."""
-    from feltlab.rules import ShufflerKind
-    from feltlab.simulation.tables import MIN_BEHIND_CUT
+    from feltlab.core_rules import MIN_BEHIND_CUT, cut_position, deepest_penetration
 
-    if fresh_shoe or rules.shuffler is ShufflerKind.CONTINUOUS:
-        return
-    if rules.cut_card_from_back < MIN_BEHIND_CUT:
-        deepest = math.floor(1000 * (1 - MIN_BEHIND_CUT / rules.cards)) / 1000
+    try:
+        cut_position(rules, fresh_shoe=fresh_shoe)
+    except RulesError:
         raise click.BadParameter(
             f"the cutting card {rules.cut_card_from_back} cards from the back of "
             f"{rules.decks} deck{'s' if rules.decks > 1 else ''}: the simulator needs at least "
             f"{MIN_BEHIND_CUT} behind it so that no round runs out of cards; give --penetration "
-            f"{deepest} or less, or --fresh-shoe",
+            f"{deepest_penetration(rules.cards)} or less, or --fresh-shoe",
             param_hint="--penetration",
-        )
+        ) from None
 
 
 @click.command()
 @rule_options()
-@click.option(
-    "--rounds",
-    type=click.IntRange(1, 10**12),
-    default=10_000_000,
-    show_default=True,
-    help="Rounds to simulate (one box, one player).",
+@rounds_option(
+    10_000_000,
+    "Rounds to simulate (one box, one player).",
 )
 @seed_option(1, "Seed of the simulation, 0..2**64-1.")
 @click.option(
@@ -186,15 +181,10 @@ def simulate(
             )
         except RuntimeError as exc:
             raise Refused(str(exc)) from None
+        except SchedulerError as exc:
+            raise click.BadParameter(str(exc), param_hint="--scheduler") from None
         except ValueError as exc:
-            if scheduler is None:
-                raise Refused(str(exc)) from None
-            # Dask: an address it cannot parse
-            raise click.BadParameter(
-                f"{scheduler!r} is not a Dask scheduler address ({exc}); write e.g. "
-                "tcp://host:8786, or local",
-                param_hint="--scheduler",
-            ) from None
+            raise Refused(str(exc)) from None
         except OSError as exc:  # Dask: the scheduler could not be reached
             raise Refused(
                 f"cannot reach the Dask scheduler {scheduler!r}: {exc}; start one with "

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from feltlab.cli.options import OutputFolder, Refused, seed_option
+from feltlab.cli.options import OutputFolder, Refused, rounds_option, seed_option
 
 
 class Stopped(click.ClickException):
@@ -19,7 +19,7 @@ class Stopped(click.ClickException):
 
 
 def _default_workers() -> int:
-    from feltlab.simulation.run import usable_cores
+    from feltlab.host import usable_cores
 
     return usable_cores()
 
@@ -46,12 +46,9 @@ def _default_workers() -> int:
     multiple=True,
     help="A paytable to certify (repeatable); default: every paytable the wager declares.",
 )
-@click.option(
-    "--rounds",
-    type=click.IntRange(1, 10**12),
-    default=10_000_000,
-    show_default=True,
-    help="Rounds of each confirming simulation (issue 43 asks 10^9: about 200 s a "
+@rounds_option(
+    10_000_000,
+    "Rounds of each confirming simulation (issue 43 asks 10^9: about 200 s a "
     "simulation a core here; docs/submission.md).",
 )
 @click.option(

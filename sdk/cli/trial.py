@@ -14,6 +14,7 @@ import click
 
 from feltlab.cli.options import OutputFolder, Refused, seed_option
 from feltlab.cli.rule_options import rule_options
+from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS
 
 if TYPE_CHECKING:
     from feltlab.math.field_trial import TrialAnalysis
@@ -122,7 +123,7 @@ def write_reports(analysis: TrialAnalysis, out: Path, rows: list[TrialRow] | Non
 @rule_options(decks=False)
 @click.option(
     "--decks",
-    type=click.IntRange(1, 8),
+    type=click.IntRange(ANY_MIN_DECKS, MAX_DECKS),
     default=None,
     help="The deck count the trial dealt; default: the rules' (6 under nz).",
 )

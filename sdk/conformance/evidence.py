@@ -323,8 +323,8 @@ def session_log(t: Target, w: Any, seed: int) -> str:
     from feltlab import native
     from feltlab.engine import Table, play_round
     from feltlab.jackpot import FakeJackpotPanel
+    from feltlab.math.strategy_tables import TablePolicy, strategy_tables
     from feltlab.shoe import make_source
-    from feltlab.simulation.tables import TablePolicy, strategy_tables
     from feltlab.wagers import Placed
 
     rules = t.rules
@@ -361,8 +361,8 @@ def monte_carlo(t: Target, paytable: str, rounds: int, seed: int) -> MonteCarlo:
     """``rounds`` rounds of the C round simulator, each from a freshly shuffled shoe (so the
     exact enumeration applies), the wager settled by its classifier on the dealt cards."""
     from feltlab import native
+    from feltlab.math.strategy_tables import sim_rules
     from feltlab.simulation.chunk import classify_side_bets
-    from feltlab.simulation.tables import sim_rules
 
     w = t.instance(paytable)
     rng = native.Xoshiro256StarStar(seed)

@@ -52,7 +52,7 @@ def records(spec: Spec, paytable: str, n: int, seed: int) -> npt.NDArray[np.void
     """``n`` round records of the C simulator under the target's rules (fresh shoe each
     round, table strategy, the dealer playing out when the wager requires it)."""
     from feltlab import native
-    from feltlab.simulation.tables import sim_rules
+    from feltlab.math.strategy_tables import sim_rules
 
     t = resolve(spec)
     w = t.instance(paytable)
@@ -108,8 +108,8 @@ def live_session(
     from feltlab.engine import Table, play_round
     from feltlab.hands import hand_total
     from feltlab.jackpot import FakeJackpotPanel
+    from feltlab.math.strategy_tables import TablePolicy, strategy_tables
     from feltlab.shoe import make_source
-    from feltlab.simulation.tables import TablePolicy, strategy_tables
 
     w = t.instance(paytable)
     rules = t.rules

@@ -10,6 +10,8 @@
 - :mod:`feltlab.math.prizes`: the Madness 21 PAR sheet with a jackpot panel's prize table.
 - :mod:`feltlab.math.eor`: effect of removal and the best linear count it implies.
 - :mod:`feltlab.math.strategy`: basic strategy for any :class:`feltlab.Rules`.
+- :mod:`feltlab.math.strategy_tables`: the same strategy as the C core's tables by total and
+  up card, cached; the Python engine's policy that plays them; the simulator's rules.
 - :mod:`feltlab.math.indices`: Hi-Lo count indices of the strategy departures (the
   Illustrious 18) from the analyzer on the shoe expected at each true count.
 - :mod:`feltlab.math.field_trial`, :mod:`feltlab.math.trial_data`,

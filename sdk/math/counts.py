@@ -58,11 +58,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from feltlab import native
+from feltlab.cards import RANK_LETTERS
 from feltlab.errors import CountError
 from feltlab.math.eor import HI_LO, main_eor, side_bet_eor
 
-RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K")
-"""Rank order of the tags (the card model's rank index 0..12)."""
 MODES = ("true", "running", "suit")
 """How a count buckets a round: its true count (per 52 cards remaining), its running count
 (since the shuffle, from the initial running count), or the suit imbalance."""
@@ -160,7 +159,9 @@ class Count:
             "mode": self.index_mode,
             "scale": self.scale,
             "balanced": self.balanced,
-            "tags": dict(zip(RANKS, ranks, strict=True)) if ranks is not None else list(self.tags),
+            "tags": dict(zip(RANK_LETTERS, ranks, strict=True))
+            if ranks is not None
+            else list(self.tags),
             "source": self.source,
         }
 

@@ -22,12 +22,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from feltlab.cards import RANK_LETTERS
 from feltlab.errors import WagerError
+from feltlab.math.main_wager import Strategy, analyze_main
 from feltlab.math.parsheet import code_tuples, offered_mask
-from feltlab.rules import Rules
+from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS, Rules
 from feltlab.wagers import WagerType
 
-RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K")
 HI_LO = (-1, 1, 1, 1, 1, 1, 0, 0, 0, -1, -1, -1, -1)
 """Hi-Lo tags by rank A, 2..9, T, J, Q, K (H. Dubner, 1963): their one home, the baseline of
 every betting correlation here and the tags of :data:`feltlab.math.counts.BUILTIN`'s
@@ -83,15 +84,15 @@ class EffectOfRemoval:
             "wager": self.wager,
             "decks": self.decks,
             "return": {"value": self.base},
-            "effect_of_removal": dict(zip(RANKS, self.effects, strict=True)),
-            "best_count": dict(zip(RANKS, self.best_count, strict=True)),
-            "best_count_integer": dict(zip(RANKS, self.best_count_integer, strict=True)),
+            "effect_of_removal": dict(zip(RANK_LETTERS, self.effects, strict=True)),
+            "best_count": dict(zip(RANK_LETTERS, self.best_count, strict=True)),
+            "best_count_integer": dict(zip(RANK_LETTERS, self.best_count_integer, strict=True)),
             "bc_best_count_integer": None if math.isnan(self.bc_integer) else self.bc_integer,
             "bc_hi_lo": None if math.isnan(self.bc_hi_lo) else self.bc_hi_lo,
             "strategy": self.strategy,
             "strategy_note": STRATEGY_NOTES[self.strategy],
             "effects_sum": self.effects_sum,
-            "table_effect_of_removal": dict(zip(RANKS, self.table_effects, strict=True))
+            "table_effect_of_removal": dict(zip(RANK_LETTERS, self.table_effects, strict=True))
             if self.table_effects
             else None,
         }
@@ -133,7 +134,6 @@ def _finish(
 
 
 def _main_effects(rules: Rules, strategy: str) -> tuple[float, list[float]]:
-    from feltlab.math.main_wager import analyze_main
     from feltlab.native.analyzer import shoe_counts
 
     full = shoe_counts(rules.decks)
@@ -152,8 +152,8 @@ def main_eor(rules: Rules, strategy: str = "cdz") -> EffectOfRemoval:
     (1 to 8)."""
     base, effects = _main_effects(rules, strategy)
     e = _finish("main", rules.decks, base, effects, strategy)
-    if strategy != "table":
-        _, table = _main_effects(rules, "table")
+    if strategy != Strategy.TABLE:
+        _, table = _main_effects(rules, Strategy.TABLE)
         e = dataclasses.replace(e, table_effects=tuple(float(x) for x in table))
     return e
 
@@ -172,8 +172,8 @@ def _weights(tuples: npt.NDArray[np.uint8], counts: npt.NDArray[np.int64]) -> np
 def side_bet_eor(wager: WagerType, decks: int) -> EffectOfRemoval:
     """A card-decided wager's effects of removal for a ``decks``-deck shoe (1..8).  Raises
     :class:`WagerError` for a wager decided by play."""
-    if not 1 <= decks <= 8:
-        raise WagerError(f"decks must be 1..8, got {decks}")
+    if not ANY_MIN_DECKS <= decks <= MAX_DECKS:
+        raise WagerError(f"decks must be {ANY_MIN_DECKS}..{MAX_DECKS}, got {decks}")
     roles = tuple(wager.card_roles)
     if not roles:
         raise WagerError(f"{wager.title} is decided by play: use `feltlab math main --eor`")
@@ -200,33 +200,3 @@ def side_bet_eor(wager: WagerType, decks: int) -> EffectOfRemoval:
             per_suit.append(ret(c) - base)
         effects.append(sum(per_suit) / 4)
     return _finish(wager.name, decks, base, effects)
-
-
-def render_eor(e: EffectOfRemoval) -> str:
-    """A plain-text table of ``e``."""
-    lines = [
-        f"{e.wager}, {e.decks} deck{'s' * (e.decks != 1)}: return {100 * e.base:+.6f}% per "
-        "unit; effect of removal "
-        "(percentage points per card removed) and the best linear count",
-        f"strategy: {e.strategy} ({STRATEGY_NOTES[e.strategy]})",
-        f"{'rank':>4} {'EoR (pp)':>12} {'best tag':>9} {'integer':>8} {'Hi-Lo':>6}"
-        + (f" {'table EoR (pp)':>15}" if e.table_effects else ""),
-    ]
-    for i, r in enumerate(RANKS):
-        lines.append(
-            f"{r:>4} {100 * e.effects[i]:+12.6f} {e.best_count[i]:+9.3f} "
-            f"{e.best_count_integer[i]:+8d} {HI_LO[i]:+6d}"
-            + (f" {100 * e.table_effects[i]:+15.6f}" if e.table_effects else "")
-        )
-    lines.append(
-        f" sum {100 * e.effects_sum:+12.6f}"
-        + (f" {'':>25} {100 * sum(e.table_effects):+15.6f}" if e.table_effects else "")
-    )
-    if math.isnan(e.bc_hi_lo):
-        lines.append("every rank has the same effect: no count can track this wager")
-    else:
-        lines.append(
-            f"betting correlation with the wager: Hi-Lo {e.bc_hi_lo:.3f}, integer best count "
-            f"{e.bc_integer:.3f}"
-        )
-    return "\n".join(lines) + "\n"

@@ -6,8 +6,8 @@ the exact composition of a freshly shuffled shoe; splits exact for the strategy 
 split outcomes by their pattern of pair and non-pair second cards (E. Farmer).  Strategy
 ``cdz``: the composition-dependent optimum with the pre-split strategy reused after
 splitting (CDZ-); ``table``: the total-dependent tables the C simulator plays
-(:func:`feltlab.simulation.tables.strategy_tables`), so ``feltlab simulate --fresh-shoe`` estimates
-exactly this figure.  Matches Farmer's analyzer v7.6 to 1e-6 percentage points
+(:func:`feltlab.math.strategy_tables.strategy_tables`), so ``feltlab simulate --fresh-shoe``
+estimates exactly this figure.  Matches Farmer's analyzer v7.6 to 1e-6 percentage points
 (tests/math/test_analyzer.py).
 
 No hole card: exact for every settlement.  Under "original" and "original and busted" a
@@ -30,18 +30,18 @@ names the term and bounds each outcome's probability by that term's mass.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import io
-import json
 import math
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
+from feltlab.cards import RANK_LETTERS
+from feltlab.core_rules import SURRENDER_CODES, core_fields
 from feltlab.native.analyzer import (
     ACTIONS,
     BLACKJACK,
@@ -57,12 +57,21 @@ from feltlab.native.analyzer import (
 )
 from feltlab.rules import HoleCard, Rules
 
-STRATEGIES = ("cdz", "cdp1", "cdp", "table")
-"""Post-split strategies (E. Farmer's terms): CDZ- (the pre-split play reused), CDP1 (the
-optimal play for the first split hand's shoe, kept for every split hand), CDP (optimal for
-each count of pair cards out); all three composition-dependent before splitting; and the
-simulator's total-dependent tables."""
-UP_LABELS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T")
+
+class Strategy(StrEnum):
+    """The main wager's strategies (E. Farmer's post-split terms): CDZ- (the pre-split play
+    reused), CDP1 (the optimal play for the first split hand's shoe, kept for every split
+    hand), CDP (optimal for each count of pair cards out), all three composition-dependent
+    before splitting; and the simulator's total-dependent tables.  A ``str``: the value is
+    the analyzer's name (``feltlab.native.analyzer.STRATEGIES``) and the command line's."""
+
+    CDZ = "cdz"
+    CDP1 = "cdp1"
+    CDP = "cdp"
+    TABLE = "table"
+
+
+UP_LABELS = RANK_LETTERS[:10]
 LETTERS = {0: "S", 1: "H", 2: "D", 3: "P", 4: "R", BLACKJACK: "BJ"}
 """Chart letters: stand, hit, double, split (P), surrender (R), blackjack."""
 
@@ -72,12 +81,12 @@ def analyzer_rules(
 ) -> AnalyzerRules:
     """The analyzer's :class:`~feltlab.native.AnalyzerRules` for ``rules`` (a full shoe of
     ``rules.decks`` decks unless ``counts`` gives the composition).  ``strategy``: one of
-    :data:`STRATEGIES`.  Raises ValueError for another strategy."""
-    if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    a :class:`Strategy` (or its value).  Raises ValueError for another strategy."""
+    if strategy not in {s.value for s in Strategy}:
+        raise ValueError(f"strategy must be one of {', '.join(Strategy)}, got {strategy!r}")
     kw: dict[str, Any] = {}
-    if strategy == "table":
-        from feltlab.simulation.tables import strategy_tables
+    if strategy == Strategy.TABLE:
+        from feltlab.math.strategy_tables import strategy_tables
 
         t = strategy_tables(rules)
         pair = t.pair.copy()
@@ -85,8 +94,8 @@ def analyzer_rules(
         kw = {"hard": t.hard, "soft": t.soft, "pair": pair, "surr": t.surr}
     return AnalyzerRules(
         counts=counts if counts is not None else shoe_counts(rules.decks),
-        **rules.core_fields(),
-        surrender=rules.surrender.value,
+        **core_fields(rules),
+        surrender=SURRENDER_CODES[rules.surrender],
         strategy=strategy,
         **kw,
     )
@@ -322,7 +331,7 @@ def round_distribution(
         "approximate term: rounds that re-split to 3-4 hands "
         + (
             "(CDP plays their split hands by the count of pair cards out) "
-            if strategy == "cdp"
+            if strategy == Strategy.CDP
             else "past the enumeration budget "
         )
         + f"(probability {a.p_split_dist_approx:.3e}) have the hands still to play drawn "
@@ -331,49 +340,3 @@ def round_distribution(
         f"within {bound:.2e} pp of the exact one"
     )
     return dist, "approximate", note
-
-
-def render(sheet: MainParSheet, fmt: str) -> str:
-    """``sheet`` as "json", "csv" (the chart) or "md" (summary and chart)."""
-    if fmt == "json":
-        return json.dumps(sheet.to_dict(), indent=2) + "\n"
-    if fmt == "csv":
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["hand", "cards", "up", "action", "ev", *ACTIONS])
-        for c in sheet.chart:
-            w.writerow(
-                [c.hand, c.cards, c.up, c.action, f"{c.ev:.10f}"]
-                + [f"{c.actions[k]:.10f}" if k in c.actions else "" for k in ACTIONS]
-            )
-        w.writerow([])
-        w.writerow(["house_edge", f"{sheet.house_edge:.12f}"])
-        w.writerow(["std_dev", f"{sheet.std_dev:.10f}"])
-        w.writerow(["skewness", f"{sheet.skewness:.10f}"])
-        for k, v in sheet.headline.items():
-            w.writerow([f"p_{k}", f"{v:.10f}"])
-        w.writerow(["insurance_return", f"{sheet.insurance:.10f}"])
-        return buf.getvalue()
-    if fmt == "md":
-        lines = [
-            f"# Main wager: {sheet.strategy} strategy",
-            "",
-            f"- house edge: {100 * sheet.house_edge:.6f}% ({sheet.house_edge_method})",
-            f"- standard deviation per round: {sheet.std_dev:.6f} units, skewness "
-            f"{sheet.skewness:.6f} (distribution: {sheet.distribution_method})",
-            *(f"- P({k.replace('_', ' ')}): {v:.8f}" for k, v in sheet.headline.items()),
-            f"- insurance return: {100 * sheet.insurance:+.4f}% per unit insured",
-            f"- even money: take 1.0, decline {sheet.even_money['decline']:.6f}",
-            "",
-            "| net (units) | probability |",
-            "| ---: | ---: |",
-        ]
-        lines += [f"| {k:+g} | {v:.10f} |" for k, v in sorted(sheet.distribution.items())]
-        lines += ["", "| hand | cards | up | action | ev |", "| --- | --- | --- | --- | ---: |"]
-        lines += [
-            f"| {c.hand} | {c.cards} | {c.up} | {c.action} | {c.ev:+.6f} |" for c in sheet.chart
-        ]
-        if sheet.note:
-            lines += ["", sheet.note]
-        return "\n".join(lines) + "\n"
-    raise ValueError(f"format must be json, csv or md, got {fmt!r}")

@@ -17,9 +17,6 @@ per unit wagered.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -29,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab.errors import WagerError
+from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS
 from feltlab.wagers import Placed, WagerType
 
 MAX_ROLES = 4
@@ -168,8 +166,8 @@ def par_sheet(wager: WagerType, decks: int) -> ParSheet:
     Raises :class:`WagerError` when the wager has no card-only classifier, uses more than 4
     cards, or its classifier returns an index outside its paytable.
     """
-    if not 1 <= decks <= 8:
-        raise WagerError(f"decks must be 1..8 for a PAR sheet, got {decks}")
+    if not ANY_MIN_DECKS <= decks <= MAX_DECKS:
+        raise WagerError(f"decks must be {ANY_MIN_DECKS}..{MAX_DECKS} for a PAR sheet, got {decks}")
     roles = tuple(wager.card_roles)
     if not roles:
         raise WagerError(
@@ -235,92 +233,3 @@ def par_sheet(wager: WagerType, decks: int) -> ParSheet:
         variance=second - ret * ret,
         note=note,
     )
-
-
-def _how(s: ParSheet) -> str:
-    """How the house edge was computed, for a sentence: "exactly p/q" or the method."""
-    if s.method == "exact" and s.total_combinations:
-        return f"exactly {s.house_edge}"
-    return s.method
-
-
-def _pct(x: Fraction | None) -> str:
-    return "" if x is None else f"{100 * float(x):.4f}%"
-
-
-def _pays(x: Fraction | None) -> str:
-    if x is None:
-        return "jackpot"
-    if x < 0:
-        return "lose"
-    return f"{x.numerator}:{x.denominator}" if x.denominator != 1 else f"{x.numerator}:1"
-
-
-def render(sheets: list[ParSheet], fmt: str) -> str:
-    """The sheets as ``json``, ``csv`` or ``md`` text (``table`` is rendered by the CLI with
-    rich).  Raises ValueError for another format."""
-    if fmt == "json":
-        return json.dumps([s.to_dict() for s in sheets], indent=2)
-    if fmt == "csv":
-        buf = io.StringIO()
-        w = csv.writer(buf)
-        w.writerow(
-            [
-                "wager",
-                "paytable",
-                "decks",
-                "outcome",
-                "combinations",
-                "probability",
-                "pays",
-                "return",
-            ]
-        )
-        for s in sheets:
-            for ln in s.lines:
-                w.writerow(
-                    [
-                        s.wager,
-                        s.paytable,
-                        s.decks,
-                        ln.outcome,
-                        ln.combinations,
-                        f"{float(ln.probability):.12g}",
-                        _pays(ln.pays),
-                        "" if ln.return_ is None else f"{float(ln.return_):.12g}",
-                    ]
-                )
-            w.writerow(
-                [
-                    s.wager,
-                    s.paytable,
-                    s.decks,
-                    "TOTAL",
-                    s.total_combinations,
-                    "1",
-                    "",
-                    f"{float(s.return_):.12g}",
-                ]
-            )
-        return buf.getvalue()
-    if fmt == "md":
-        out: list[str] = []
-        for s in sheets:
-            out.append(f"### {s.title}, paytable {s.paytable}, {s.decks} decks ({s.method})\n")
-            out.append("| outcome | combinations | probability | pays | return |")
-            out.append("| --- | ---: | ---: | ---: | ---: |")
-            for ln in s.lines:
-                ret = "" if ln.return_ is None else f"{float(ln.return_):.8f}"
-                out.append(
-                    f"| {ln.outcome} | {ln.combinations:,} | {float(ln.probability):.8f} "
-                    f"| {_pays(ln.pays)} | {ret} |"
-                )
-            out.append(f"| **total** | {s.total_combinations:,} | 1 | | {float(s.return_):.8f} |\n")
-            out.append(
-                f"House edge {_pct(s.house_edge)} ({_how(s)}), hit "
-                f"frequency {_pct(s.hit_frequency)}, standard deviation {s.std_dev:.4f}."
-                + (f" Note: {s.note}." if s.note else "")
-                + "\n"
-            )
-        return "\n".join(out)
-    raise ValueError(f"unknown format {fmt!r}; use table, json, csv or md")

@@ -25,7 +25,7 @@ A play-decided wager (``WagerType.round_fields``) classifies round records
   the sheet's fractions are those floats, written exactly.
 - **simulated** (:func:`simulated_par_sheet`) otherwise (e.g. the suits of the dealer's
   cards): whole rounds of the C simulator under the rules and the table strategy
-  (:func:`feltlab.simulation.tables.strategy_tables`), each from a fresh shoe, the dealer
+  (:func:`feltlab.math.strategy_tables.strategy_tables`), each from a fresh shoe, the dealer
   playing out when the wager requires it; outcome frequencies, the return and its 95% half-width.
 """
 
@@ -221,7 +221,8 @@ def simulate_outcomes(
     each round, table strategy, the dealer playing out when the wager requires it).
     ``stand_only``: the box stands on its first two cards (never splits, doubles or
     surrenders), the model of :func:`exact_par_sheet`."""
-    from feltlab.simulation.tables import STAND, StrategyTables, sim_rules
+    from feltlab.core_rules import STAND, StrategyTables
+    from feltlab.math.strategy_tables import sim_rules
 
     if rounds < 1:
         raise ValueError(f"rounds must be positive, got {rounds}")

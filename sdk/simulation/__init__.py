@@ -9,7 +9,6 @@
   :class:`~feltlab.simulation.chunk.Tally`, side bets settled through lookup tables or in
   batches.
 - :mod:`feltlab.simulation.check`: a simulation beside the analyzer's exact house edge.
-- :mod:`feltlab.simulation.tables`: basic strategy as the simulator's tables, and the C rules.
 - :mod:`feltlab.simulation.side_tables`: side wagers compiled into lookup tables the C
   simulator indexes.
 - :mod:`feltlab.simulation.bet_spread`: a Hi-Lo counter's edge with a bet spread, from the C

@@ -26,13 +26,12 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
+from feltlab.intervals import Z95
 from feltlab.math.eor import HI_LO
+from feltlab.math.strategy_tables import sim_rules
 from feltlab.rules import Rules
 from feltlab.seeds import chunk_generator
-from feltlab.simulation.tables import sim_rules
 
-Z95 = 1.959963984540054
-"""The standard normal's two-sided 95 % quantile."""
 HILO_CODE_TAGS = tuple(HI_LO[code // 4] for code in range(52))
 """Hi-Lo tags of the 52 card codes (rank * 4 + suit), as the C simulator counts them."""
 CHUNK_ROUNDS = 1_000_000

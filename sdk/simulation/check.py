@@ -62,8 +62,8 @@ def exact_figure_key(rules: Rules) -> str:
     (:func:`feltlab.native.analyzer.analyzer_build`: its version and the compiled core)."""
     # function-level: the strategy tables and the analyzer's facade load only when the
     # exact figure is asked for (feltlab simulate imports this module before its run)
+    from feltlab.math.strategy_tables import strategy_tables
     from feltlab.native.analyzer import analyzer_build
-    from feltlab.simulation.tables import strategy_tables
 
     t = strategy_tables(rules)
     fields = [f"{f.name}={getattr(rules, f.name)!r}" for f in dataclasses.fields(rules)]

@@ -13,12 +13,13 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
+from feltlab.math.strategy_tables import sim_rules
 from feltlab.record import RECORD_BATCH
 from feltlab.rules import (
     Rules,
 )
 from feltlab.seeds import chunk_generator
-from feltlab.simulation.tables import ROLE_COLUMNS, sim_rules
+from feltlab.simulation.side_tables import ROLE_COLUMNS
 from feltlab.wagers import WagerType
 
 
@@ -175,6 +176,28 @@ def _settle_side_bets(
             tally.offered[name] = tally.offered.get(name, 0) + offered
 
 
+@dataclass(frozen=True)
+class ChunkJob:
+    """One chunk of a simulation, as a worker receives it (picklable, for processes and
+    Dask): the arguments of :func:`run_chunk`.  ``wager_specs``: (wager name, paytable)
+    pairs."""
+
+    rules: Rules
+    chunk: int
+    n_rounds: int
+    seed: int
+    wager_specs: tuple[tuple[str, str | None], ...] = ()
+    fresh_shoe: bool = False
+    trace: bool = False
+
+
+def run_job(job: ChunkJob) -> Tally:
+    """:func:`run_chunk` of ``job``'s arguments (the one call every executor makes)."""
+    return run_chunk(
+        job.rules, job.chunk, job.n_rounds, job.seed, job.wager_specs, job.fresh_shoe, job.trace
+    )
+
+
 def run_chunk(
     rules: Rules,
     chunk: int,
@@ -255,7 +278,7 @@ def prepare(rules: Rules, wager_specs: Sequence[tuple[str, str | None]], fresh_s
     run_in_threads`) only read them and none is built twice at once: each wager instance
     (:func:`installed_wager`, which loads the plugins), its side table (memory and disk cache
     of :mod:`feltlab.simulation.side_tables`) and the strategy tables of the chunk's rules
-    (:func:`feltlab.simulation.tables.strategy_tables`).  A classifier that fails to tabulate is
+    (:func:`feltlab.math.strategy_tables.strategy_tables`).  A classifier that fails to tabulate is
     left for each chunk to name in ``Tally.skipped``.  Raises what :func:`run_chunk` raises for
     bad rules (RulesError, ValueError)."""
     from feltlab.simulation import side_tables

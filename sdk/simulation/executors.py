@@ -7,8 +7,9 @@ Threads or processes: a chunk whose every wager is settled in C spends its time 
 a worker process to start; a chunk that classifies a wager in Python/numpy holds the GIL for
 that work, so it runs in processes (:func:`feltlab.simulation.run.executor_for` chooses).
 
-A chunk's arguments are ``(rules, index, rounds, seed, wagers, fresh_shoe, trace)``, the
-positional arguments of :func:`feltlab.simulation.chunk.run_chunk`.  The chunks' results are
+A chunk is a :class:`~feltlab.simulation.chunk.ChunkJob` (the arguments of
+:func:`feltlab.simulation.chunk.run_chunk`), run by :func:`~feltlab.simulation.chunk.run_job`.
+The chunks' results are
 exact integer sums, so the backend (and the order the chunks finish in) never changes a
 seed's result.
 """
@@ -19,24 +20,18 @@ import importlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from feltlab.simulation.chunk import Tally, run_chunk
-
-ChunkArgs = tuple[Any, ...]
-"""The positional arguments of :func:`feltlab.simulation.chunk.run_chunk` for one chunk."""
+from feltlab.errors import SchedulerError
+from feltlab.simulation.chunk import ChunkJob, Tally, run_job
 
 
-def run_in_process(args: Sequence[ChunkArgs], collect: Callable[[Tally], None]) -> None:
+def run_in_process(args: Sequence[ChunkJob], collect: Callable[[Tally], None]) -> None:
     """Run the chunks one after the other in this process."""
     for a in args:
-        collect(run_chunk(*a))
-
-
-def _run_chunk_args(a: ChunkArgs) -> Tally:
-    return run_chunk(*a)
+        collect(run_job(a))
 
 
 def run_in_threads(
-    args: Sequence[ChunkArgs], workers: int, collect: Callable[[Tally], None]
+    args: Sequence[ChunkJob], workers: int, collect: Callable[[Tally], None]
 ) -> None:
     """Run the chunks in ``workers`` threads of this process, collected in chunk order (on
     the calling thread).  Only for chunks whose work is C calls that release the GIL (no wager
@@ -48,14 +43,14 @@ def run_in_threads(
 
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="feltlab-chunk")
     try:
-        for t in pool.map(_run_chunk_args, args):
+        for t in pool.map(run_job, args):
             collect(t)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
 def run_in_processes(
-    args: Sequence[ChunkArgs], workers: int, collect: Callable[[Tally], None]
+    args: Sequence[ChunkJob], workers: int, collect: Callable[[Tally], None]
 ) -> None:
     """Run the chunks in ``workers`` local processes (``concurrent.futures``), collected in
     chunk order."""
@@ -64,16 +59,18 @@ def run_in_processes(
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        for t in pool.map(_run_chunk_args, args):
+        for t in pool.map(run_job, args):
             collect(t)
 
 
 def run_on_dask(
-    args: Sequence[ChunkArgs], scheduler: str, workers: int, collect: Callable[[Tally], None]
+    args: Sequence[ChunkJob], scheduler: str, workers: int, collect: Callable[[Tally], None]
 ) -> None:
     """Run the chunks on Dask distributed: ``scheduler`` is a scheduler's address, or
     ``"local"`` for a LocalCluster of ``workers`` single-threaded processes; collected as they
-    finish.  Raises RuntimeError when Dask distributed is not installed (the ``dist`` extra)."""
+    finish.  Raises RuntimeError when Dask distributed is not installed (the ``dist`` extra),
+    :class:`~feltlab.errors.SchedulerError` for an address Dask cannot parse, OSError for a
+    scheduler it cannot reach."""
     try:
         distributed: Any = importlib.import_module("dask.distributed")
     except ImportError as exc:
@@ -88,9 +85,15 @@ def run_on_dask(
         cluster = LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
         )
-    client = Client(cluster if cluster is not None else scheduler)
     try:
-        futures = [client.submit(run_chunk, *a, pure=False) for a in args]
+        client = Client(cluster if cluster is not None else scheduler)
+    except ValueError as exc:  # an address Dask cannot parse
+        raise SchedulerError(
+            f"{scheduler!r} is not a Dask scheduler address ({exc}); write e.g. "
+            "tcp://host:8786, or local"
+        ) from exc
+    try:
+        futures = [client.submit(run_job, a, pure=False) for a in args]
         for fut in as_completed(futures):
             collect(fut.result())
     finally:

@@ -33,7 +33,8 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
-from feltlab.errors import CountError
+from feltlab.core_rules import DEFAULT_STAKE
+from feltlab.errors import CountError, RulesError
 from feltlab.math.countability import (
     MIN_ROUNDS,
     Bucket,
@@ -43,10 +44,10 @@ from feltlab.math.countability import (
     bucket_from_sums,
 )
 from feltlab.math.counts import MAX_RESOLUTION, Count
+from feltlab.math.strategy_tables import sim_rules
 from feltlab.record import RECORD_BATCH
 from feltlab.rules import Rules
 from feltlab.seeds import SEED_DERIVATION_VERSION, chunk_generator
-from feltlab.simulation.tables import DEFAULT_STAKE, sim_rules
 from feltlab.wagers import WagerType
 
 MAX_BUCKETS: int = native.COUNT_MAX_BUCKETS
@@ -368,11 +369,10 @@ def why_not_counted(wager: WagerType, rules: Rules) -> str | None:
 
     if wager.name == "main":
         return None
-    if not wager.min_decks <= rules.decks <= wager.max_decks:
-        return (
-            f"played with {wager.min_decks} to {wager.max_decks} decks, the rules have "
-            f"{rules.decks}"
-        )
+    try:  # the wager's own rule check: rule 3.3(a)'s 4 decks is 1 under deck_rule "any"
+        wager.check_rules(rules)
+    except RulesError as exc:
+        return str(exc)
     if any(p is None for p in wager.paytable.pays):
         return "a jackpot panel pays its prizes: its return is the panel's, not the cards'"
     try:

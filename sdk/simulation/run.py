@@ -7,10 +7,10 @@ outcome inside the C loop, through each wager's lookup table
 (:mod:`feltlab.simulation.side_tables`: the classifier compiled over the round's inputs), so
 any plugin's return is estimated without a Python call per round.
 
-Strategy: :func:`feltlab.simulation.tables.strategy_tables` turns feltlab's basic strategy
+Strategy: :func:`feltlab.math.strategy_tables.strategy_tables` turns feltlab's basic strategy
 (:mod:`feltlab.math.strategy`: a composition-approximated expected-value calculation) into
 tables by player total and dealer up card, evaluated on a representative two-card hand of
-each total.  :class:`feltlab.simulation.tables.TablePolicy` plays the same tables in the
+each total.  :class:`feltlab.math.strategy_tables.TablePolicy` plays the same tables in the
 Python round engine, which is what makes the differential test between the two exact.
 
 Scale: work is cut into chunks of ``chunk_rounds`` rounds; chunk i draws from the seed's
@@ -23,20 +23,23 @@ worker, N threads, N local processes or a Dask cluster (:mod:`feltlab.simulation
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
 from feltlab import intervals, native
+from feltlab.core_rules import DEFAULT_STAKE
+from feltlab.host import usable_cores
 from feltlab.rules import (
     Rules,
 )
 from feltlab.seeds import SEED_DERIVATION_VERSION
 from feltlab.simulation.chunk import (
+    ChunkJob,
     Tally,
     batch_reasons,
     installed_wager,
@@ -48,21 +51,26 @@ from feltlab.simulation.executors import (
     run_in_threads,
     run_on_dask,
 )
-from feltlab.simulation.tables import (
-    DEFAULT_STAKE,
-    ROLE_COLUMNS,
-)
+from feltlab.simulation.side_tables import ROLE_COLUMNS
 
-EXECUTORS = ("serial", "threads", "processes", "dask")
-"""Where a simulation's chunks run (:func:`executor_for`, ``SimulationResult.executor``):
-one after the other in the calling thread, in threads of this process, in local processes,
-on Dask distributed."""
+
+class Executor(StrEnum):
+    """Where a simulation's chunks run (:func:`executor_for`, ``SimulationResult.executor``):
+    one after the other in the calling thread, in threads of this process, in local
+    processes, on Dask distributed.  A ``str``: it compares and writes to JSON as its
+    value."""
+
+    SERIAL = "serial"
+    THREADS = "threads"
+    PROCESSES = "processes"
+    DASK = "dask"
 
 
 @dataclass(frozen=True)
 class WagerEstimate:
-    """A side wager's simulated return per unit (and 95% half-width), hit frequency and the
-    rounds on which it was offered.  The return is NaN for a wager whose wins are paid by a
+    """A side wager's simulated return per unit (and 95% half-width, NaN when it was offered
+    on fewer than 2 rounds: one round has no interval), hit frequency and the rounds on which
+    it was offered.  The return is NaN for a wager whose wins are paid by a
     jackpot panel (Madness 21): its prize distribution is the panel's, not the cards'."""
 
     name: str
@@ -103,8 +111,8 @@ class SimulationResult:
     """Seconds the chunks spent simulating, summed over them (``Tally.seconds``)."""
     parallel: int = 1
     """Chunks run at once: the workers, or fewer when there are fewer chunks."""
-    executor: str = field(default="serial", compare=False)
-    """Where the chunks ran: one of :data:`EXECUTORS` (:func:`executor_for`)."""
+    executor: Executor = field(default=Executor.SERIAL, compare=False)
+    """Where the chunks ran (:func:`executor_for`)."""
     scheduler: str | None = field(default=None, compare=False)
     """The Dask scheduler's address, or ``"local"``, when the chunks ran on Dask."""
 
@@ -112,11 +120,11 @@ class SimulationResult:
     def ran_on(self) -> str:
         """Where the chunks ran, in words: ``"1 thread"``, ``"2 threads"``, ``"2 processes"``,
         ``"a Dask LocalCluster of 2 processes"`` or ``"the Dask scheduler ADDRESS"``."""
-        if self.executor == "dask":
+        if self.executor == Executor.DASK:
             if self.scheduler == "local":
                 return f"a Dask LocalCluster of {_count(self.workers, 'process', 'processes')}"
             return f"the Dask scheduler {self.scheduler}"
-        if self.executor == "processes":
+        if self.executor == Executor.PROCESSES:
             return _count(self.parallel, "process", "processes")
         return _count(self.parallel, "thread", "threads")
 
@@ -129,7 +137,7 @@ class SimulationResult:
     def overlap(self) -> int:
         """Chunks that could truly run at once: :attr:`parallel`, at most this machine's
         usable cores for threads and processes here (4 threads on 2 cores overlap by 2)."""
-        if self.executor == "dask":
+        if self.executor == Executor.DASK:
             return self.parallel
         return max(1, min(self.parallel, usable_cores()))
 
@@ -157,8 +165,8 @@ def executor_for(
     scheduler: str | None,
     wagers: Sequence[tuple[str, str | None]],
     trace: bool,
-) -> str:
-    """Where :func:`simulate` runs the chunks, one of :data:`EXECUTORS`: ``"dask"`` with a
+) -> Executor:
+    """Where :func:`simulate` runs the chunks: ``"dask"`` with a
     scheduler; ``"serial"`` for one worker; ``"threads"`` when every wager of ``wagers``
     (name, paytable) is settled in C through its side table and ``trace`` is False (the chunks'
     work is C calls that release the GIL); else ``"processes"`` (a wager classified in numpy
@@ -166,12 +174,12 @@ def executor_for(
     the GIL for its work).  Raises what :func:`feltlab.simulation.chunk.installed_wager` raises
     for an unknown wager."""
     if scheduler:
-        return "dask"
+        return Executor.DASK
     if workers <= 1:
-        return "serial"
+        return Executor.SERIAL
     if trace or batch_reasons(wagers):
-        return "processes"
-    return "threads"
+        return Executor.PROCESSES
+    return Executor.THREADS
 
 
 def _estimates(tally: Tally, specs: Sequence[tuple[str, str | None]]) -> tuple[WagerEstimate, ...]:
@@ -197,7 +205,7 @@ def _estimates(tally: Tally, specs: Sequence[tuple[str, str | None]]) -> tuple[W
                 w.paytable.name,
                 n,
                 mean,
-                intervals.half_width(var, n),
+                intervals.half_width(var, n) if n >= 2 else math.nan,  # one round: none
                 float(counts[paying].sum() / n),
             )
         )
@@ -268,7 +276,9 @@ def simulate(
     sizes = [chunk_rounds] * (rounds // chunk_rounds)
     if rounds % chunk_rounds:
         sizes.append(rounds % chunk_rounds)
-    args = [(rules, i, n, seed, tuple(wagers), fresh_shoe, trace) for i, n in enumerate(sizes)]
+    args = [
+        ChunkJob(rules, i, n, seed, tuple(wagers), fresh_shoe, trace) for i, n in enumerate(sizes)
+    ]
     total = Tally()
     traces: dict[int, native.SimResult] = {}
     done = 0
@@ -284,12 +294,12 @@ def simulate(
             progress(done)
 
     executor = executor_for(workers, scheduler, wagers, trace)
-    if executor == "dask":
+    if executor == Executor.DASK:
         run_on_dask(args, str(scheduler), workers, collect)
-    elif executor == "threads":
+    elif executor == Executor.THREADS:
         prepare(rules, wagers, fresh_shoe)  # the shared caches built here, not in the threads
         run_in_threads(args, min(workers, len(args)), collect)
-    elif executor == "processes":
+    elif executor == Executor.PROCESSES:
         run_in_processes(args, workers, collect)
     else:
         run_in_process(args, collect)
@@ -315,18 +325,10 @@ def simulate(
         batch_reasons=reasons,
         trace=_joined(traces) if trace else None,
         sim_seconds=total.seconds,
-        parallel=min(workers, len(sizes)) if executor != "serial" else 1,
+        parallel=min(workers, len(sizes)) if executor != Executor.SERIAL else 1,
         executor=executor,
-        scheduler=scheduler if executor == "dask" else None,
+        scheduler=scheduler if executor == Executor.DASK else None,
     )
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity where the OS says, else the
-    machine's count)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 def _joined(traces: dict[int, native.SimResult]) -> native.SimResult:
@@ -334,8 +336,3 @@ def _joined(traces: dict[int, native.SimResult]) -> native.SimResult:
     return native.SimResult(
         np.concatenate([p.net for p in parts]), np.concatenate([p.initial for p in parts])
     )
-
-
-def default_workers() -> int:
-    """The CPUs this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1

@@ -50,8 +50,11 @@ import numpy.typing as npt
 
 from feltlab import cache, native
 from feltlab.errors import WagerError
-from feltlab.simulation.tables import ROLE_COLUMNS
 from feltlab.wagers import WagerType
+
+ROLE_COLUMNS = {"P1": 0, "P2": 1, "D1": 2, "P3": 3, "D2": 4}
+"""Columns of the simulator's initial cards (``SimResult.initial``) for each card role of a
+wager."""
 
 TABLE_FORMAT = 4
 """Version of the table layout, part of every cache key (2: factored in two levels; 3: the
@@ -304,8 +307,8 @@ def dealer_cards_mismatch(wager: WagerType, table: npt.NDArray[np.uint8]) -> str
     before it is used: a classifier reading more of the array fails it."""
     from dataclasses import replace
 
+    from feltlab.math.strategy_tables import sim_rules
     from feltlab.rules import Rules
-    from feltlab.simulation.tables import sim_rules
 
     inputs = table_inputs(wager)
     assert inputs is not None

@@ -210,7 +210,9 @@ def _countability(
         out.append(
             CountSummary(
                 r.count.name,
-                a.verdict,
+                # protect's advice names its own option; submit's rounds of a count are
+                # --protect-rounds (--rounds is the confirmation's): the filed text must say so
+                a.verdict.replace("(--rounds)", "(--protect-rounds)"),
                 None if trig is None else float(trig),
                 a.frequency if found else None,
                 a.edge_per_unit.value if found else None,

@@ -7,7 +7,7 @@ same rounds (one lookup table each, :mod:`feltlab.simulation.side_tables`, count
 
 - a wager decided by the initial deal: every round from a freshly shuffled shoe (the
   enumeration's model), the box playing the table strategy
-  (:func:`feltlab.simulation.tables.strategy_tables`), as ``feltlab simulate --fresh-shoe``;
+  (:func:`feltlab.math.strategy_tables.strategy_tables`), as ``feltlab simulate --fresh-shoe``;
 - a wager decided by play with an exact analysis (:mod:`feltlab.math.play_decided`): every
   round from a fresh shoe, the dealer playing out, the box standing on its two cards: the
   exact analysis's model (the box's further draws, which it does not remove, are measured
@@ -147,7 +147,8 @@ def stands_only(wager: WagerType) -> bool:
 
 
 def _sim_rules(rules: Rules, wagers: Sequence[WagerType]) -> native.SimRules:
-    from feltlab.simulation.tables import STAND, StrategyTables, sim_rules
+    from feltlab.core_rules import STAND, StrategyTables
+    from feltlab.math.strategy_tables import sim_rules
 
     tables = None
     if any(stands_only(w) for w in wagers):
@@ -220,8 +221,8 @@ def simulate_counts(
     ``scheduler`` (an address, or "local" for a LocalCluster of ``workers`` processes).
     Raises ValueError for a non-positive count and RuntimeError when Dask is asked for and
     not installed."""
+    from feltlab.math.strategy_tables import strategy_tables
     from feltlab.simulation.side_tables import side_table
-    from feltlab.simulation.tables import strategy_tables
 
     if rounds < 1 or chunk_rounds < 1 or workers < 1:
         raise ValueError("rounds, chunk_rounds and workers must be positive")

@@ -13,7 +13,7 @@ restricted, each restriction stated (:class:`Restriction`):
   the dealer draws, so S17 and H17 are one cell (``dealer`` :data:`EITHER`).
 
 A shoe cell's cutting card leaves a quarter of the stack behind it (75% penetration), at
-least :data:`feltlab.simulation.tables.MIN_BEHIND_CUT` cards (one deck: half, rule 7.6(a)'s
+least :data:`feltlab.core_rules.MIN_BEHIND_CUT` cards (one deck: half, rule 7.6(a)'s
 limit); the continuous shuffler is the ideal machine of ``feltlab protect`` and ``feltlab
 simulate`` (every round from the full, freshly shuffled composition; rule 7.6(b): no
 cutting card).
@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from feltlab.core_rules import MIN_BEHIND_CUT
 from feltlab.errors import RulesError, WagerError
 from feltlab.rules import Rules, ShufflerKind
-from feltlab.simulation.tables import MIN_BEHIND_CUT
 from feltlab.submission.jurisdictions import Jurisdiction
 from feltlab.wagers import WagerType
 

@@ -287,6 +287,16 @@ def test_a_panels_draws_beyond_the_plan_are_counted_apart(tmp_path: Path) -> Non
     col = res.record["collection"]
     assert (col["requested"], col["collected"], col["missing_count"]) == (30, 30, 0)
     assert col["beyond_plan"] == 2 and col["complete"] is True
+    # analyze counts them as the campaign does (it said "collected 32 of 30 planned")
+    from feltlab.rig.certify.offline import analyze_path
+
+    again = analyze_path(tmp_path / "j", None, out=tmp_path / "a").record["collection"]
+    assert {k: again[k] for k in ("requested", "collected", "missing_count", "beyond_plan")} == {
+        "requested": 30,
+        "collected": 30,
+        "missing_count": 0,
+        "beyond_plan": 2,
+    }
 
 
 def test_a_ctrl_c_after_the_last_sample_aborts_nothing(tmp_path: Path) -> None:

@@ -182,7 +182,7 @@ def test_every_input_error_exits_2_in_one_line(tmp_path: Path) -> None:
     cases = [
         (["--count", "hilow"], "unknown count 'hilow'"),
         (["--wager", "lucky_ladys"], "wager 'lucky_ladys' is not installed"),
-        (["--profile", str(tmp_path / "nosuch.toml")], "cannot read device profile"),
+        (["--profile", str(tmp_path / "nosuch.toml")], "nosuch.toml does not exist"),
         (["--capture", str(tmp_path)], "campaign.json is missing"),
         (["--buffer", "300"], "give a buffer of at most 260 cards"),
         (["--policy", "batch", "--batch", "64"], "a batch of 64 rounds"),

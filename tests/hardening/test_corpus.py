@@ -58,6 +58,8 @@ class Case:
     suffix: str = ".toml"
     subprocess: bool = False
     setup: Callable[[Path], None] | None = field(default=None, compare=False)
+    env: dict[str, str] | None = None
+    """The subprocess's environment beside the test's (``{tmp}``: the scratch folder)."""
 
 
 def _sub(text: str, key: str, value: str, table: str = "") -> str:
@@ -217,7 +219,7 @@ def _profile_cases() -> Iterator[Case]:
     text = _sub(text, "authenticate", "true", "device")
     yield Case("panel-key-file-not-hex", PANEL, text.encode(), "hex", setup=binary_key)
     text = _sub(_sub(JACKPOT, "key_file", '"none.key"', "device"), "authenticate", "true", "device")
-    yield Case("panel-key-file-missing", PANEL, text.encode(), "cannot read")
+    yield Case("panel-key-file-missing", PANEL, text.encode(), "does not exist")
 
 
 def _capture_cases() -> Iterator[Case]:
@@ -665,6 +667,137 @@ def _raw_input_cases() -> Iterator[Case]:
         yield Case(f"shoes-{cid}", shoes, data, phrase, suffix)
 
 
+def _round4_cases() -> Iterator[Case]:
+    """Issue 41's cases (the fourth round): a required option missing, ..."""
+    for cid, command in (
+        ("device-run", "device run batch --duration 0.01"),
+        ("capture-record", "capture record {tmp}/nobus-{id}.blf --duration 0.01"),
+    ):
+        yield Case(f"option-no-bus-{cid}", command, None, "missing option '--bus'. give the bus")
+
+    def recorded(name: str, table: str, key: str, value: Any) -> Callable[[Path], None]:
+        """A copy of the module's campaign whose campaign.json records ``value`` in its
+        profile's ``[table] key``."""
+
+        def make(tmp: Path) -> None:
+            d = tmp / name
+            if d.exists():
+                return
+            shutil.copytree(tmp / "campaign", d)
+            for junk in ("record.json", "report.html", "junit.xml", "manifest.json"):
+                (d / junk).unlink(missing_ok=True)
+            state = json.loads((d / "campaign.json").read_text())
+            state["profile"]["data"][table][key] = value
+            (d / "campaign.json").write_text(json.dumps(state))
+
+        return make
+
+    # a bad value in the profile campaign.json records is named there, not in the bundled
+    # profile's file inside the installed package (the file it was read from at the start)
+    for cid, (table, key, value) in {
+        "decks-float": ("device", "decks", 6.5),
+        "alpha-string": ("campaign", "alpha", "x"),
+        "heartbeat-negative": ("device", "heartbeat_period", -1),
+    }.items():
+        for command in ("certify shuffler --resume", "analyze"):
+            verb = command.split()[-1].lstrip("-")
+            yield Case(
+                f"{verb}-recorded-profile-{cid}",
+                f"{command} {{tmp}}/rec-{cid}",
+                None,
+                f"rec-{cid}/campaign.json: its profile (read from bundled profile batch6): "
+                f"[{table}] {key}",
+                setup=recorded(f"rec-{cid}", table, key, value),
+            )
+
+    def keyed(tmp: Path) -> Path:
+        """A keyed jackpot panel's second campaign (10 draws each), made once: its part began
+        after the first campaign's results, at a freshness above 0."""
+        d = tmp / "keyed-panel"
+        if not d.exists():
+            (tmp / "keyed.key").write_text(bytes(range(32)).hex())
+            text = _sub(JACKPOT, "key_file", f'"{tmp / "keyed.key"}"', "device")
+            text = _sub(text, "authenticate", "true", "device")
+            text = _sub(text, "freshness_state", f'"{tmp / "keyed-lab" / "f.json"}"', "campaign")
+            (tmp / "keyed.toml").write_text(text)
+            args = ["certify", "jackpot-panel", "--profile", str(tmp / "keyed.toml")]
+            for out in (tmp / "keyed-panel-first", d):
+                done = CliRunner().invoke(main, [*args, "--draws", "10", "--out", str(out)])
+                assert done.exit_code == 0, done.output
+            assert json.loads((d / "freshness-starts.json").read_text())["starts"]["1"] > 0
+        return d
+
+    def starts(name: str, change: Callable[[dict[str, Any]], Any]) -> Callable[[Path], None]:
+        def make(tmp: Path) -> None:
+            d = tmp / name
+            if not d.exists():
+                shutil.copytree(keyed(tmp), d)
+                path = d / "freshness-starts.json"
+                path.write_text(json.dumps(change(json.loads(path.read_text()))))
+
+        return make
+
+    def kind_site(tmp: Path) -> None:
+        """Two installed device-kind plugins (as a wheel installs them): ``slow``, whose
+        import blocks, and ``misnamed``, whose entry point names a kind called otherwise."""
+        site = tmp / "kind-site"
+        if site.exists():
+            return
+        for dist, entry, source in (
+            ("slow_rig", "slow = slow_rig:KIND", "import time\ntime.sleep(3600)\n"),
+            (
+                "misnamed_rig",
+                "misnamed = misnamed_rig:KIND",
+                "from feltlab.rig.kinds.batch import BatchShufflerKind\n"
+                "KIND = BatchShufflerKind().with_settings(name='other', base=0x700)\n",
+            ),
+        ):
+            info = site / f"{dist}-0.1.dist-info"
+            info.mkdir(parents=True)
+            (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
+            (info / "entry_points.txt").write_text(f"[feltlab.rig.kinds]\n{entry}\n")
+            (site / dist).mkdir()
+            (site / dist / "__init__.py").write_text(source)
+        (tmp / "slowkind.toml").write_text(BATCH.replace('kind = "batch"', 'kind = "slow"'))
+
+    plugins = {"PYTHONPATH": "{tmp}/kind-site", "FELTLAB_KIND_IMPORT_SECONDS": "1"}
+    for cid, command, phrase in (
+        (
+            "blocks",
+            "certify shuffler --profile {tmp}/slowkind.toml --shoes 2",
+            "slow_rig:KIND (slow_rig) did not finish importing within 1 s",
+        ),
+        (
+            "misnamed",
+            "device run misnamed --bus interface=virtual,channel=kp --duration 0.01",
+            "names a kind called 'other': name the entry point after its kind",
+        ),
+    ):
+        yield Case(
+            f"option-kind-plugin-{cid}",
+            command,
+            None,
+            phrase,
+            subprocess=True,
+            setup=kind_site,
+            env=plugins,
+        )
+
+    # the freshness each part began at is bound: an edit would change the offline check
+    for cid, change, phrase in (
+        ("lowered", lambda d: {**d, "starts": {"1": 0}}, "fails its tag"),
+        ("raised", lambda d: {**d, "starts": {"1": 99}}, "fails its tag"),
+        ("unbound", lambda d: {"1": 0}, "of an older feltlab (unbound"),
+    ):
+        yield Case(
+            f"analyze-freshness-starts-{cid}",
+            f"analyze {{tmp}}/starts-{cid}",
+            None,
+            phrase,
+            setup=starts(f"starts-{cid}", change),
+        )
+
+
 CASES = [
     *_profile_cases(),
     *_capture_cases(),
@@ -674,6 +807,7 @@ CASES = [
     *_option_cases(),
     *_round3_cases(),
     *_raw_input_cases(),
+    *_round4_cases(),
 ]
 
 
@@ -707,10 +841,11 @@ def _limit_memory() -> None:  # pragma: no cover - runs in the child
     resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
 
-def _run(case: Case, args: list[str]) -> tuple[int, str]:
+def _run(case: Case, args: list[str], tmp: Path) -> tuple[int, str]:
     if case.subprocess or "/dev/zero" in case.command:
         exe = Path(sys.executable).with_name("feltlab")
         env = dict(os.environ, COLUMNS="200")
+        env.update({k: v.format(tmp=tmp) for k, v in (case.env or {}).items()})
         proc = subprocess.run(
             ["timeout", str(int(BOUND)), str(exe), *args],
             capture_output=True,
@@ -746,7 +881,7 @@ def test_bad_input_is_refused(scratch: Path, case: Case) -> None:
         case.setup(scratch)
     command = case.command.format(f=path, tmp=scratch, id=case.id)
     t0 = time.monotonic()
-    code, out = _run(case, shlex.split(command))
+    code, out = _run(case, shlex.split(command), scratch)
     elapsed = time.monotonic() - t0
     assert elapsed < BOUND, f"{case.id} took {elapsed:.1f} s"
     assert "Traceback" not in out, out

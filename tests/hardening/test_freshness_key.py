@@ -238,3 +238,24 @@ def test_a_counter_path_equal_to_the_state_file_is_refused(tmp_path: Path) -> No
         )
         == 0
     )
+
+
+def test_another_key_under_a_used_key_id_is_named(
+    lab: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A wrong key file under a panel's key_id read "edited by hand?" (issue 41): it is a key
+    new to the lab, and the warning says its label was used with another key."""
+    other = lab / "keys" / "other.key"
+    other.write_text(bytes(range(1, 33)).hex())
+    prof = _panel(other, "panel-7", lab / "lab" / "freshness.json")
+    with caplog.at_level("WARNING", logger="feltlab.rig.freshness"):
+        assert freshness_store(prof).check(_key(prof)) == 0
+    old = _key(_panel(lab / "keys" / "panel-7.key", "panel-7", None))
+    said = [r.getMessage() for r in caplog.records if "is new to this lab" in r.getMessage()]
+    assert said == [
+        f"panel key 'panel-7' (fingerprint {_key(prof).fingerprint}) is new to this lab, but "
+        f"key_id 'panel-7' was used with another key (fingerprint {old.fingerprint}, "
+        f"freshness {DRAWS}): if the panel was not re-keyed, this is not its key file (its "
+        "results will fail their MACs)"
+    ]
+    assert "edited by hand" not in caplog.text

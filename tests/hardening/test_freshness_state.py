@@ -111,3 +111,17 @@ def test_a_result_of_one_campaign_is_refused_as_a_replay_in_the_next(tmp_path: P
         assert "earlier session" in str(client._refused[0])
     finally:
         client.close()
+
+
+def test_a_new_state_is_warned_about_only_for_a_keyed_panel(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A panel without a key has no freshness to keep: a new lab's missing state was warned
+    about on every campaign of the bundled (unkeyed) panel, and nothing was ever written."""
+    store = FreshnessStore(tmp_path / "state" / "freshness.json")
+    with caplog.at_level("WARNING", logger="feltlab.rig.freshness"):
+        assert store.check(None) == 0
+    assert not caplog.records
+    with caplog.at_level("WARNING", logger="feltlab.rig.freshness"):
+        assert store.check(KEY) == 0
+    assert [r.getMessage()[:22] for r in caplog.records] == ["no freshness state at "]

@@ -24,7 +24,7 @@ FARMER = [
     ("6 decks H17 DAS", dict(counts=shoe_counts(6), h17=True), -0.615389),
     ("8 decks S17 DAS", dict(counts=shoe_counts(8)), -0.430581),
     ("1 deck H17 DAS", dict(counts=shoe_counts(1), h17=True), -0.008735),
-    ("6 decks S17 DAS LS", dict(counts=shoe_counts(6), surrender="late"), -0.330268),
+    ("6 decks S17 DAS LS", dict(counts=shoe_counts(6), surrender=native.SURRENDER_LATE), -0.330268),
     ("6 decks S17 DAS 6:5", dict(counts=shoe_counts(6), bj_num=6, bj_den=5), -1.762560),
 ]
 
@@ -114,11 +114,11 @@ def test_player_blackjack_value_and_dealer_blackjack_chance_hand_checked() -> No
 
 
 def test_late_surrender_is_worth_minus_half_after_the_check() -> None:
-    a = native.analyze(AnalyzerRules(counts=shoe_counts(6), surrender="late"))
+    a = native.analyze(AnalyzerRules(counts=shoe_counts(6), surrender=native.SURRENDER_LATE))
     i = hand_index(5, 9)  # hard 16 (6, T) against a ten
     q = a.p_dealer_bj[i, 9]
     assert a.action_ev[i, 9, 4] == pytest.approx(-0.5 * (1 - q) - q, abs=1e-15)
-    early = native.analyze(AnalyzerRules(counts=shoe_counts(6), surrender="early"))
+    early = native.analyze(AnalyzerRules(counts=shoe_counts(6), surrender=native.SURRENDER_EARLY))
     assert early.action_ev[i, 9, 4] == -0.5
     assert early.ev > a.ev
 
@@ -132,7 +132,7 @@ def test_late_surrender_is_worth_minus_half_after_the_check() -> None:
         (dict(counts="abc"), ValueError, "10 card counts"),
         (dict(max_hands=5), ValueError, "max_hands"),
         (dict(strategy="best"), ValueError, "strategy"),
-        (dict(surrender="sometimes"), ValueError, "surrender"),
+        (dict(surrender=3), ValueError, "surrender"),
         (dict(h17=2), TypeError, "h17"),
         (dict(pair=np.ones((13, 11), dtype=np.uint8)), ValueError, "ten-valued"),
         (dict(hard=np.zeros((3, 3), dtype=np.uint8)), ValueError, "shape"),
@@ -225,3 +225,10 @@ def test_the_split_distribution_keeps_the_strategys_expectation(
     pay = np.array([-2, -1, -0.5, 0, 1, 2, 1.5])
     assert float(a.net_dist @ pay + a.split_net @ nets) == pytest.approx(a.ev, abs=1e-12)
     assert a.net_dist.sum() + a.split_net.sum() == pytest.approx(1.0, abs=1e-12)
+
+
+def test_the_strategy_names_are_the_analyzers() -> None:
+    from feltlab.math.main_wager import Strategy
+    from feltlab.native.analyzer import STRATEGIES
+
+    assert {s.value for s in Strategy} == set(STRATEGIES) == {"cdz", "cdp1", "cdp", "table"}

@@ -62,9 +62,9 @@ def test_bad_tallies_are_refused() -> None:
 
 def test_counted_tally_buckets_the_same_rounds_as_the_plain_tally() -> None:
     from feltlab import Rules, native
+    from feltlab.math.strategy_tables import sim_rules
     from feltlab.seeds import chunk_generator
     from feltlab.simulation.bet_spread import counted_tally
-    from feltlab.simulation.tables import sim_rules
 
     rules = Rules.preset("nz")
     t = counted_tally(rules, 1_000_000, seed=11)

@@ -18,8 +18,8 @@ from feltlab.math.indices import (
     hilo_composition,
     hilo_indices,
 )
+from feltlab.math.strategy_tables import strategy_tables
 from feltlab.native.analyzer import DOUBLE, HIT, SPLIT, STAND
-from feltlab.simulation.tables import strategy_tables
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from feltlab.cli.render.par_sheets import par_sheets_text
 from feltlab.errors import WagerError
 from feltlab.math import parsheet
 from feltlab.plugins.insurance import Insurance
@@ -85,14 +86,14 @@ def test_three_card_sheet_is_fast() -> None:
 
 def test_render_formats() -> None:
     sheets = [parsheet.par_sheet(PerfectPairs(), 6)]
-    md = parsheet.render(sheets, "md")
+    md = par_sheets_text(sheets, "md")
     assert "| perfect_pair |" in md and "House edge" in md
-    csv_text = parsheet.render(sheets, "csv")
+    csv_text = par_sheets_text(sheets, "csv")
     assert csv_text.splitlines()[0].startswith("wager,paytable,decks,outcome")
-    js = parsheet.render(sheets, "json")
+    js = par_sheets_text(sheets, "json")
     assert '"exact": "' in js
     with pytest.raises(ValueError, match="unknown format"):
-        parsheet.render(sheets, "xml")
+        par_sheets_text(sheets, "xml")
 
 
 def test_bad_wagers_are_named() -> None:

@@ -17,12 +17,12 @@ from feltlab import native
 from feltlab.cli import main
 from feltlab.errors import CountError
 from feltlab.math.counts import BUILTIN
+from feltlab.math.strategy_tables import sim_rules
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.rules import Rules
 from feltlab.seeds import chunk_generator
 from feltlab.simulation import side_tables
 from feltlab.simulation.protection import bucketing, protect, run_counted
-from feltlab.simulation.tables import sim_rules
 
 from .counted_reference import simulate_counted_reference
 
@@ -92,6 +92,19 @@ def test_report_skips_the_jackpot_wager_with_its_reason() -> None:
     assert [r.wager for r in rep.results] == ["insurance"]
     assert rep.skipped[0].wager == "madness21" and "jackpot panel" in rep.skipped[0].reason
     assert rep.results[0].analysis.rounds < 2_000  # insurance: rounds with an ace up only
+
+
+def test_a_rule_3_3a_wager_is_counted_at_one_and_two_decks_where_the_rules_allow_it() -> None:
+    """Perfect Pairs declares rule 3.3(a)'s 4 decks; under a table outside 3.3(a) (deck_rule
+    "any") its own check takes 1 deck up, so protect reports it at 2 decks (it read the declared
+    range and left these cells out); Super Sevens' own 6 decks still leave it out at 4, with the
+    wager's own reason."""
+    two = Rules.preset("vegas_s17", decks=2, deck_rule="any")
+    rep = protect(two, _wagers("perfect_pairs"), [BUILTIN["hilo"]], 2_000)
+    assert [r.wager for r in rep.results] == ["perfect_pairs"] and not rep.skipped
+    four = Rules.preset("vegas_s17", decks=4, deck_rule="any")
+    rep = protect(four, _wagers("super_sevens"), [BUILTIN["hilo"]], 2_000)
+    assert not rep.results and "6 to 8 decks" in rep.skipped[0].reason
 
 
 def _invoke(args: list[str]) -> Any:

@@ -12,6 +12,7 @@ import pytest
 
 from feltlab import cache, native
 from feltlab.errors import WagerError
+from feltlab.math import strategy_tables as simstrategy
 from feltlab.plugins.insurance import Insurance
 from feltlab.plugins.perfect_pairs import PerfectPairs
 from feltlab.plugins.super_sevens import SuperSevens
@@ -20,7 +21,6 @@ from feltlab.rules import Rules
 from feltlab.simulation import chunk as simchunk
 from feltlab.simulation import run as sim
 from feltlab.simulation import side_tables as sidetables
-from feltlab.simulation import tables as simstrategy
 from feltlab.wagers import WagerType
 
 ALL = [

@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 from feltlab import native
+from feltlab.core_rules import DEFAULT_STAKE
 from feltlab.engine import Table, play_round
 from feltlab.math import parsheet
+from feltlab.math import strategy_tables as simstrategy
 from feltlab.plugins.insurance import Insurance
 from feltlab.plugins.main import Main
 from feltlab.plugins.perfect_pairs import PerfectPairs
@@ -22,7 +24,6 @@ from feltlab.simulation import check as simcheck
 from feltlab.simulation import chunk as simchunk
 from feltlab.simulation import run as sim
 from feltlab.simulation import side_tables
-from feltlab.simulation import tables as simstrategy
 
 VARIANTS = {
     "nz": Rules.preset("nz"),
@@ -64,7 +65,7 @@ def test_c_simulator_and_python_engine_agree_round_by_round(name: str) -> None:
     for i in range(1500):
         cards = res.trace[i, : res.trace_len[i]].tolist()
         table = Table(rules, FixedCards(cards), [Main()], boxes=1)
-        result = play_round(table, [(0, "p", "main", simstrategy.DEFAULT_STAKE)], policy)
+        result = play_round(table, [(0, "p", "main", DEFAULT_STAKE)], policy)
         assert result.net() == int(res.net[i]), (name, i, cards)
         kinds = [e.data.get("decision") for e in table.log.events if e.kind == "decision"]
         seen["split"] += "split" in kinds
@@ -73,7 +74,7 @@ def test_c_simulator_and_python_engine_agree_round_by_round(name: str) -> None:
             seen["surrender"] += "surrender" in kinds
         d = [e for e in table.log.events if e.kind == "dealer_done"][-1].data
         seen["dealer_bj"] += bool(d["blackjack"])
-        seen["player_bj"] += int(res.net[i]) == simstrategy.DEFAULT_STAKE * rules.blackjack_pays
+        seen["player_bj"] += int(res.net[i]) == DEFAULT_STAKE * rules.blackjack_pays
         # every card the engine dealt is the simulator's, in order
         dealt = [e.data["card"] for e in table.log.events if e.kind == "card_dealt"]
         assert dealt == cards
@@ -195,7 +196,7 @@ def test_simulation_rate_counts_only_the_chunks_the_cores_could_overlap(
     assert res.overlap == 2
     assert res.simulation_rounds_per_second == 40_000 * 2 / res.sim_seconds
     assert res.setup_seconds == max(res.seconds - res.sim_seconds / 2, 0.0)
-    assert replace(res, executor="dask").overlap == 4
+    assert replace(res, executor=sim.Executor.DASK).overlap == 4
     monkeypatch.setattr(sim, "usable_cores", lambda: 8)
     assert res.overlap == 4
 
@@ -400,3 +401,19 @@ def test_one_round_has_no_interval_and_no_z() -> None:
     assert data["ci95"] == [None, None] and data["exact"]["z"] is None
     two = sim.simulate(Rules.preset("nz"), 2, seed=1)
     assert math.isfinite(two.half_width) and two.half_width > 0
+
+
+def test_one_round_has_no_interval_for_a_side_wager_either() -> None:
+    """Issue 41: the side wagers' table still showed a 0-wide interval (±0.000%) at one round."""
+    from click.testing import CliRunner
+
+    from feltlab.cli import main
+
+    args = ["simulate", "--rounds", "1", "--side-bets", "perfect_pairs"]
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 0, out.output
+    (row,) = [ln for ln in out.output.splitlines() if "perfect_pairs" in ln and "│" in ln]
+    assert "none (< 2 rounds)" in row and "±" not in row
+    data = json.loads(CliRunner().invoke(main, [*args, "--json"]).output)
+    (pp,) = data["wagers"]
+    assert pp["ci95_half_width"] is None and pp["rounds"] == 1

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from feltlab import native
+from feltlab.math.strategy_tables import sim_rules
 from feltlab.rules import Rules
 from feltlab.simulation import chunk, side_tables
-from feltlab.simulation.tables import sim_rules
 
 HILO = tuple(1 if 1 <= c >> 2 <= 5 else -1 if c >> 2 == 0 or c >> 2 >= 9 else 0 for c in range(52))
 N = 4_000

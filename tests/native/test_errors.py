@@ -89,15 +89,10 @@ def test_empty_inputs_are_fine(rng: native.Xoshiro256StarStar) -> None:
     assert native.evaluate_hands(np.zeros((0, 2), np.uint8)).total.shape == (0,)
 
 
-def test_rule_codes_are_the_headers_enums_and_an_unknown_value_is_named() -> None:
+def test_the_action_codes_are_the_headers_enums() -> None:
     from feltlab.native._core import lib
 
-    assert native.rule_code("double_on", "9-11") == lib.FL_DOUBLE_HARD_9_11 == 2
-    assert native.rule_code("surrender", "early") == lib.FL_SURRENDER_EARLY == 2
-    assert native.rule_code("dealer_blackjack_takes", "all") == lib.FL_TAKES_ALL == 2
     assert (native.HIT, native.STAND) == (lib.FL_ACT_HIT, lib.FL_ACT_STAND) == (0, 1)
-    with pytest.raises(ValueError, match=r"double_on='soft' has no C code; choose one of"):
-        native.rule_code("double_on", "soft")
 
 
 def test_a_round_out_of_cards_has_a_status_and_a_remedy_of_its_own() -> None:

@@ -79,3 +79,12 @@ def test_describe() -> None:
         "params": {"m": 12, "passes": 2},
         "faulty": False,
     }
+
+
+def test_the_model_catalogue_is_the_c_cores() -> None:
+    """The library's kinds and their parameters, in the order the C core takes them, are
+    native/src/models.c's (feltlab.native.MODEL_PARAMS): the two lists cannot drift."""
+    assert tuple(native.MODEL_PARAMS) == models.MODEL_NAMES
+    for name in models.MODEL_NAMES:
+        assert tuple(models.parse_model(name).settings) == native.MODEL_PARAMS[name], name
+    assert set(models.MODEL_NAMES) >= models.MIXING | models.STATEFUL

@@ -10,11 +10,11 @@ from pytest import LogCaptureFixture
 from feltlab import hookimpl, native
 from feltlab.engine import RoundResult, Table, play_round
 from feltlab.errors import PluginError
+from feltlab.math.strategy_tables import TablePolicy, strategy_tables
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.plugins.main import Main
 from feltlab.rules import Rules
 from feltlab.shoe import Shoe
-from feltlab.simulation.tables import TablePolicy, strategy_tables
 from feltlab.wagers import WagerType
 
 

@@ -12,11 +12,11 @@ import pytest
 
 from feltlab import native
 from feltlab.engine import Table, play_round
+from feltlab.math import strategy_tables as simstrategy
 from feltlab.plugins.main import Main
 from feltlab.record import RECORD_DTYPE, DealerRecord, records_array
 from feltlab.rules import DealerBlackjackTakes, Rules
 from feltlab.shoe import FixedCards
-from feltlab.simulation import tables as simstrategy
 from feltlab.wagers import Decided, Paytable, WagerType, as_pays
 
 

@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from feltlab.cli import main
 from feltlab.rig.security.findings import CHECKS
 from feltlab.rig.security.pack import run_pack
-from feltlab.rig.security.targets import FLAWED_DEVICES, flaws_of, simulated_target
+from feltlab.rig.security.targets import FLAWED_DEVICES, flaws_of, seeding_of, simulated_target
 
-NOT_LEAKAGE = ("update", "keys", "commands", "probes")
+NOT_LEAKAGE = ("update", "keys", "commands", "probes", "seed")
 #: the checks each device must fail (and it must pass every other)
 FAILS = {
     "hardened": set(),
@@ -28,11 +28,13 @@ FAILS = {
     "replayable": {"command.replayed", "command.reordered"},
     "debug-port": {"probe.undeclared"},
     "leaking": set(),  # its flaws are on the bus: test_leaking_devices
+    "timer-seeded": {"seed.predictable"},
+    "mt19937": {"seed.predictable"},
 }
 
 
 def _failed(device: str, steps: tuple[str, ...], shuffles: int = 60) -> tuple[set[str], set[str]]:
-    with simulated_target(flaws_of(device)) as target:
+    with simulated_target(flaws_of(device), seeding=seeding_of(device)) as target:
         res = run_pack(target, shuffles=shuffles, steps=steps)
     verdicts = {f.check.name: str(f.verdict) for f in res.findings}
     return {n for n, v in verdicts.items() if v == "FAIL"}, {
@@ -93,6 +95,9 @@ def test_certify_security_command(tmp_path: Path) -> None:
         ],
     )
     assert r.exit_code == 1, r.output
+    # the faults the pack provokes are evidence, not warnings (80 lines buried the verdict)
+    warned = [ln for ln in r.output.splitlines() if ln.startswith("feltlab: WARNING")]
+    assert "fault SECURITY" not in r.output and len(warned) == 2, r.output  # the install reboot
     record = json.loads((out / "record.json").read_text())
     bad = [f for f in record["findings"] if f["verdict"] == "FAIL"]
     assert [f["check"] for f in bad] == ["mac.truncated"]
@@ -100,8 +105,22 @@ def test_certify_security_command(tmp_path: Path) -> None:
     assert bad[0]["figures"]["command_tag_bits"] == 16
     assert record["standard"]["title"].startswith("COMAR 36.05.02.17")
     junit = (out / "junit.xml").read_text()
-    assert 'tests="12" failures="1"' in junit and 'name="mac.truncated"><failure' in junit
+    assert 'tests="13" failures="1"' in junit and 'name="mac.truncated"><failure' in junit
     assert "mac.truncated" in (out / "report.html").read_text()
+    # view names the pack's verdict and its failed check (it read "campaign None ... 0 of None")
+    seen = CliRunner().invoke(main, ["view", str(out)], env={"COLUMNS": "300"})
+    assert seen.exit_code == 0, seen.output
+    head, title = seen.output.splitlines()[:2]
+    assert head == f"security pack certificate in {out}: finished, FAIL"
+    assert title.endswith("flaws: truncated-mac: FAIL"), title
+    rows = [ln for ln in seen.output.splitlines() if "security.mac.truncated" in ln]
+    assert len(rows) == 1 and "CWE-326" in rows[0] and rows[0].rstrip(" │").endswith("FAIL")
+    redo = CliRunner().invoke(main, ["analyze", str(out)])
+    assert redo.exit_code == 2 and redo.output.strip().splitlines() == [
+        f"error: {out} is a feltlab certify security record, not a campaign (its checks talk "
+        f"to the device and are not re-run from its capture): feltlab view {out} shows it; "
+        "run feltlab certify security again to recompute it"
+    ]
 
 
 def test_certify_security_refuses_an_unknown_device() -> None:
@@ -131,3 +150,42 @@ def test_a_bus_profile_is_read_and_its_errors_named(tmp_path: Path) -> None:
         18,
     )
     assert t.freshness_start > 1_700_000_000 * 10**6  # a timestamp freshness value
+
+
+@pytest.mark.parametrize(
+    ("device", "generator", "bits", "cards"),
+    [("timer-seeded", "msvc-rand", 20, 5), ("mt19937", "mt19937", 32, 7)],
+)
+def test_seeded_devices_are_predicted_from_their_own_shoe(
+    device: str, generator: str, bits: int, cards: int
+) -> None:
+    """The pack's seed.predictable recovers the seed each device read off its timer (the
+    ground truth, the device's last_seed) from the fewest cards carrying the space's bits
+    + 8, and predicts the other cards of its 4-deck shoe, all right, with its CWEs."""
+    with simulated_target(flaws_of(device), seeding=seeding_of(device)) as target:
+        res = run_pack(target, steps=("seed",))
+    (f,) = res.findings
+    rec = f.figures["record"]
+    assert str(f.verdict) == "FAIL" and f.check.cwe.startswith("CWE-339")
+    assert (rec["declaration"]["generator"], rec["space"]["bits"]) == (generator, bits)
+    got = rec["recovered"]
+    assert got["from_cards"] == cards and got["predicted_correct"] == 208 - cards
+    assert f.evidence[1].startswith("CWE: CWE-337") and "CWE-338" in f.evidence[1]
+    assert f.evidence[0].startswith(f"FAIL: predictable: seed {got['seed']} recovered")
+
+
+def test_a_wrong_or_missing_declaration_is_not_run() -> None:
+    from dataclasses import replace
+
+    from feltlab.rig.security.shuffler import Declaration
+
+    with simulated_target(flaws_of("timer-seeded"), seeding=seeding_of("timer-seeded")) as t:
+        t.predictability = replace(Declaration("java-random", 12, decks=4))
+        (f,) = run_pack(t, steps=("seed",)).findings
+        assert (
+            str(f.verdict) == "NOT_RUN"
+            and "INCONCLUSIVE: no seed of the declared" in (f.evidence[0])
+        )
+        t.predictability = None
+        (f,) = run_pack(t, steps=("seed",)).findings
+        assert str(f.verdict) == "NOT_RUN" and "[predictability] table" in f.evidence[0]

@@ -148,6 +148,32 @@ def test_command_on_a_shoe_file(tmp_path: Path) -> None:
     assert out.startswith("FAIL: predictable: seed 200001 recovered from ")
     rec = json.loads((tmp_path / "o" / "record.json").read_text())
     assert rec["source"]["shoe"] == 2 and rec["recovered"]["seed"] == 200_001
+    seen = CliRunner().invoke(main, ["view", str(tmp_path / "o")], env={"COLUMNS": "300"})
+    assert seen.exit_code == 0, seen.output
+    assert seen.output.startswith(f"predictability check in {tmp_path / 'o'}: finished, FAIL\n")
+    (row,) = [ln for ln in seen.output.splitlines() if "predictability " in ln and "seed" in ln]
+    assert "seed 200001 recovered" in row and row.rstrip(" │").endswith("FAIL")
+    redo = CliRunner().invoke(main, ["analyze", str(tmp_path / "o")])
+    assert redo.exit_code == 2 and "is a feltlab certify predict record, not a campaign" in (
+        redo.output
+    )
+    # report.html and junit.xml beside the record, like every campaign's
+    junit = (tmp_path / "o" / "junit.xml").read_text()
+    assert 'tests="1" errors="0" failures="1" skipped="0"' in junit
+    case = '<testcase classname="feltlab.predict" name="predictability"><failure message="CWE-337'
+    assert case in junit
+    html = (tmp_path / "o" / "report.html").read_text()
+    assert "recovered: seed 200001 from " in html and "CWE-339: Small Space" in html
+
+
+def test_command_reports_an_inconclusive_state_recovery(tmp_path: Path) -> None:
+    f = tmp_path / "words.txt"
+    f.write_text("\n".join(str(i * 7919) for i in range(700)))  # not MT19937's outputs
+    code, out, _ = _invoke(["--outputs", str(f), "--out", str(tmp_path / "o")])
+    assert code == 3 and out.startswith("INCONCLUSIVE: the outputs after the first 624")
+    junit = (tmp_path / "o" / "junit.xml").read_text()
+    assert '<testcase classname="feltlab.predict" name="mt19937-state"><skipped message=' in junit
+    assert "first wrong prediction: output 624" in (tmp_path / "o" / "report.html").read_text()
 
 
 def test_command_exit_codes_and_refusals(tmp_path: Path) -> None:

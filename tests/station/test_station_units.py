@@ -74,6 +74,11 @@ def test_a_bus_that_cannot_carry_its_sockets_is_refused(tmp_path: Path) -> None:
             "two sockets name device 'a'",
         ),
         ('[[socket]]\nname = "a"\nprofile = "nosuch"\nseed = 1\n', "socket 'a'"),
+        ('[[socket]]\nname = "a"\nprofle = "batch6"\nseed = 1\n', "unknown key.s. profle; give"),
+        (
+            '[[socket]]\nname = "a"\nprofile = "batch6"\nseed = 1\nmodel = "riffle:k=x"\n',
+            "socket 'a': model 'riffle:k=x': k must be an integer",
+        ),
     ],
 )
 def test_a_bad_station_file_is_one_line(tmp_path: Path, text: str, problem: str) -> None:
@@ -181,7 +186,11 @@ def test_a_refused_campaign_is_an_error_with_its_reason(tmp_path: Path) -> None:
     socks = [{"name": "c1", "kind": "continuous", "seed": 1, "standard": "25cfr547"}]
     path = write_station(tmp_path / "s.toml", socks, profiles, live=False)
     res = feltlab(["station", "run", str(path)], station_env(tmp_path / "state"))
-    assert res.returncode == 2 and "c1: error" in res.stdout
+    log = tmp_path / "s.station" / "logs" / "c1.log"
+    line = "c1: error: --standard applies to a batch shuffler's randomness battery"
+    assert res.returncode == 2 and f"{line} (log: {log})" in res.stdout.splitlines()
+    status = feltlab(["station", "status", str(path)], station_env(tmp_path / "state"))
+    assert f"  {line[:3]} {line[4:]} (wanted: run)" in status.stdout.splitlines(), status.stdout
     from feltlab.rig.station.record import StationRecord
 
     (ended,) = [
@@ -189,3 +198,21 @@ def test_a_refused_campaign_is_an_error_with_its_reason(tmp_path: Path) -> None:
     ]
     assert ended["exit_code"] == 2 and ended["verdict"] is None
     assert ended["error"] == "--standard applies to a batch shuffler's randomness battery"
+
+
+def test_status_shows_a_running_socket_by_its_last_event() -> None:
+    """station status read each folder as at start: a running socket was 'interrupted', one
+    restarted 'stopped ABORTED', one ended in error 'new' (found by a new user)."""
+    from feltlab.rig.cli.station import shown_state
+
+    started = {"event": "socket-started", "socket": "b1"}
+    assert shown_state(("interrupted", None), started, running=True) == "running"
+    assert shown_state(("stopped", "ABORTED"), started, running=True) == "running"
+    assert shown_state(("interrupted", None), started, running=False) == "interrupted"
+    stop = {"event": "socket-stop-requested", "socket": "b1"}
+    assert shown_state(("interrupted", None), stop, running=True) == "stopping"
+    lost = {"event": "socket-lost", "socket": "b1", "signal": 9}
+    assert shown_state(("interrupted", None), lost, running=True) == "lost (signal 9): resuming"
+    ended = {"event": "socket-ended", "socket": "s1", "error": "model 'x': unknown"}
+    assert shown_state(("new", None), ended, running=False) == "error: model 'x': unknown"
+    assert shown_state(("done", "PASS"), None, running=False) == "done PASS"

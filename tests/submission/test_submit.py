@@ -197,6 +197,8 @@ def test_submit_writes_the_same_bytes_twice(tmp_path: Path) -> None:
     # Maryland's form: the odds and house advantage before the evaluation (COMAR 36.05.03.20)
     assert md.index("### True odds, payout odds") < md.index("### Theoretical percentages")
     assert "COMAR 36.05.03.20" in md and "20,000 rounds" in md
+    # protect's advice names submit's option for a count's rounds, not the confirmation's
+    assert "more rounds (--protect-rounds)" in md and "(--rounds)" not in md
     html = a["certificate.html"].decode()
     assert html.count('<section class="page">') == 2  # a page a paytable
     for text in (md, html, a["certificate.json"].decode()):

@@ -171,7 +171,7 @@ def test_bust_bonus_eight_up_matches_published() -> None:
     from dataclasses import replace
 
     from feltlab import native
-    from feltlab.simulation.tables import sim_rules
+    from feltlab.math.strategy_tables import sim_rules
 
     rules = Rules.preset("vegas_s17")
     sr = replace(sim_rules(rules, fresh_shoe=True), dealer_plays_out=True)

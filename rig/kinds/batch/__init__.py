@@ -33,7 +33,7 @@ class BatchShufflerKind(DeviceKind):
     profile = "batch6"
     unit = "shoes"
     command = "shuffler"
-    device_keys = frozenset({"decks", "model", "reports_decks", "penetration"})
+    device_keys = frozenset({"decks", "model", "reports_decks", "penetration", "seeding"})
     models = True
     fault_campaigns = True
     explore_weight = 0.6
@@ -86,6 +86,9 @@ class BatchShufflerKind(DeviceKind):
 
     def simulated_name(self, prof: Any, model: str) -> str:
         decks = prof.device.get("decks", 6)
+        seeding = {**prof.device, **prof.simulation}.get("seeding")
+        if seeding:  # a predictable shuffler (issue 40): its seeding replaces the model
+            return f"feltlab simulated {decks}-deck batch shuffler (seeding {seeding})"
         return f"feltlab simulated {decks}-deck batch shuffler (ChaCha20, model {model})"
 
     def draw_scenario(

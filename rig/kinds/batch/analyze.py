@@ -196,6 +196,10 @@ def _battery(
     res = battery.run_battery(perm, alpha=alpha, codes=codes, loaded_ids=loaded)
     a.battery = res  # kept even if a power estimate below cannot run
     progress.advance()
+    if "predictability" in prof.raw:
+        progress.start("analysing: predictability (seed search)", 1)
+        guard(a, "predictability", "", predictability_check, a, prof, perm)
+        progress.advance()
     jobs = power_jobs(prof, perm.shape[0], perm.shape[1], alpha=alpha, loaded=loaded)
     progress.start("analysing: power against named alternatives", len(jobs))
     found, unavailable = [], {}
@@ -215,3 +219,17 @@ def _battery(
         unavailable,
     )
     a.battery = against_standard(judge(res, table), prof, alpha)
+
+
+def predictability_check(a: Analysis, prof: Profile, perm: np.ndarray) -> None:
+    """The predictability check (issue 40, docs/security.md) of a campaign whose profile
+    declares its generator in a ``[predictability]`` table, on the first collected shoe
+    (``perm[0]``: the loaded positions it dealt, so that any LOAD order is the declared
+    shuffle's factory order): ``a.predictability``.  Raises DeclarationError for a bad
+    declaration (an ERROR measurement of its own through :func:`guard`)."""
+    from feltlab.rig.security.predict import campaign_predictability
+
+    codes = (perm[0] % 52).astype(np.uint8)
+    a.predictability = campaign_predictability(
+        prof.raw["predictability"], codes, where=f"profile {prof.path or prof.name}"
+    )

@@ -11,7 +11,7 @@ from typing import Any
 
 from feltlab.rig.certify.faults import ALL_FAULTS
 from feltlab.rig.devices.misbehaviour import GroundTruth, Misbehave, Misbehaviour
-from feltlab.rig.devices.models import parse_model
+from feltlab.rig.devices.models import MIXING, parse_model
 from feltlab.rig.explore.scenarios import (
     Scenario,
     campaign_rng,
@@ -61,7 +61,7 @@ def _detected(model: str, size: int, decks: int) -> bool:
     within the campaign, or more shoes than a short seed's 2^bits), which the successive
     shoes check catches."""
     m = parse_model(model)
-    if m.kind in ("riffle", "shelf", "overhand", "strip"):
+    if m.kind in MIXING:
         return True
     if m.kind == "stuck":
         return size >= STUCK_MIN_SHOES and decks == 4

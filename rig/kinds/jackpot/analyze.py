@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from feltlab.rig.certify.analyze import Analysis, guard, heartbeat_check, plottable, timing_check
+from feltlab.rig.certify.binding import freshness_starts
 from feltlab.rig.certify.decode import CaptureData
 from feltlab.rig.certify.uncertainty import HostUncertainty
 from feltlab.rig.kinds.jackpot.checks import (
@@ -16,7 +17,6 @@ from feltlab.rig.kinds.jackpot.checks import (
     check_madness21,
     check_prizes,
 )
-from feltlab.rig.protocol.freshness import freshness_starts
 
 if TYPE_CHECKING:
     from feltlab.rig.certify.profile import Profile, Progress

@@ -1,25 +1,34 @@
-"""``feltlab math main``: the main wager's PAR sheet on the terminal (the plumbing of
-:mod:`feltlab.math.main_wager` for :mod:`feltlab.cli`)."""
+"""``feltlab math main``: the main wager's PAR sheet on the terminal and as JSON, CSV or
+Markdown (:func:`main_sheet_text`), and a wager's effects of removal (:func:`render_eor`): the
+plumbing of :mod:`feltlab.math.main_wager` and :mod:`feltlab.math.eor` for
+:mod:`feltlab.cli`."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import math
 from typing import TYPE_CHECKING
 
 import click
 
+from feltlab.cards import RANK_LETTERS
 from feltlab.cli.options import make_console
 from feltlab.cli.rule_options import in_option_terms
 from feltlab.errors import RulesError, WagerError
+from feltlab.math.main_wager import MainParSheet
+from feltlab.native.analyzer import ACTIONS
 
 if TYPE_CHECKING:
+    from feltlab.math.eor import EffectOfRemoval
     from feltlab.rules import Rules
     from feltlab.wagers import WagerType
 
 
 def print_side_bet_eor(wager: WagerType, decks: list[int], fmt: str) -> None:
     """Print a card-decided wager's effects of removal for each deck count (json: a list)."""
-    from feltlab.math.eor import render_eor, side_bet_eor
+    from feltlab.math.eor import side_bet_eor
 
     try:
         results = [side_bet_eor(wager, d) for d in decks]
@@ -58,7 +67,7 @@ def print_main_sheet(
         except RulesError as exc:
             raise click.UsageError(in_option_terms(exc, {"decks": decks[0]}, rules_name)) from None
     if eor:
-        from feltlab.math.eor import main_eor, render_eor
+        from feltlab.math.eor import main_eor
 
         e = main_eor(rules, strategy)
         if fmt == "json":
@@ -71,7 +80,7 @@ def print_main_sheet(
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     if fmt != "table":
-        click.echo(main_wager.render(sheet, fmt), nl=False)
+        click.echo(main_sheet_text(sheet, fmt), nl=False)
         return
     # the terminal table only: json, csv and md need no rich
     from rich.table import Table
@@ -112,3 +121,82 @@ def print_main_sheet(
     for name, cells in rows.items():
         chart.add_row(Text(name), *(Text(cells.get(u, "")) for u in ups))
     console.print(chart)
+
+
+def render_eor(e: EffectOfRemoval) -> str:
+    """A plain-text table of ``e``."""
+    # start-up: the effects of removal's module loads only under --eor
+    from feltlab.math.eor import HI_LO, STRATEGY_NOTES
+
+    lines = [
+        f"{e.wager}, {e.decks} deck{'s' * (e.decks != 1)}: return {100 * e.base:+.6f}% per "
+        "unit; effect of removal "
+        "(percentage points per card removed) and the best linear count",
+        f"strategy: {e.strategy} ({STRATEGY_NOTES[e.strategy]})",
+        f"{'rank':>4} {'EoR (pp)':>12} {'best tag':>9} {'integer':>8} {'Hi-Lo':>6}"
+        + (f" {'table EoR (pp)':>15}" if e.table_effects else ""),
+    ]
+    for i, r in enumerate(RANK_LETTERS):
+        lines.append(
+            f"{r:>4} {100 * e.effects[i]:+12.6f} {e.best_count[i]:+9.3f} "
+            f"{e.best_count_integer[i]:+8d} {HI_LO[i]:+6d}"
+            + (f" {100 * e.table_effects[i]:+15.6f}" if e.table_effects else "")
+        )
+    lines.append(
+        f" sum {100 * e.effects_sum:+12.6f}"
+        + (f" {'':>25} {100 * sum(e.table_effects):+15.6f}" if e.table_effects else "")
+    )
+    if math.isnan(e.bc_hi_lo):
+        lines.append("every rank has the same effect: no count can track this wager")
+    else:
+        lines.append(
+            f"betting correlation with the wager: Hi-Lo {e.bc_hi_lo:.3f}, integer best count "
+            f"{e.bc_integer:.3f}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main_sheet_text(sheet: MainParSheet, fmt: str) -> str:
+    """``sheet`` as "json", "csv" (the chart) or "md" (summary and chart)."""
+    if fmt == "json":
+        return json.dumps(sheet.to_dict(), indent=2) + "\n"
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["hand", "cards", "up", "action", "ev", *ACTIONS])
+        for c in sheet.chart:
+            w.writerow(
+                [c.hand, c.cards, c.up, c.action, f"{c.ev:.10f}"]
+                + [f"{c.actions[k]:.10f}" if k in c.actions else "" for k in ACTIONS]
+            )
+        w.writerow([])
+        w.writerow(["house_edge", f"{sheet.house_edge:.12f}"])
+        w.writerow(["std_dev", f"{sheet.std_dev:.10f}"])
+        w.writerow(["skewness", f"{sheet.skewness:.10f}"])
+        for k, v in sheet.headline.items():
+            w.writerow([f"p_{k}", f"{v:.10f}"])
+        w.writerow(["insurance_return", f"{sheet.insurance:.10f}"])
+        return buf.getvalue()
+    if fmt == "md":
+        lines = [
+            f"# Main wager: {sheet.strategy} strategy",
+            "",
+            f"- house edge: {100 * sheet.house_edge:.6f}% ({sheet.house_edge_method})",
+            f"- standard deviation per round: {sheet.std_dev:.6f} units, skewness "
+            f"{sheet.skewness:.6f} (distribution: {sheet.distribution_method})",
+            *(f"- P({k.replace('_', ' ')}): {v:.8f}" for k, v in sheet.headline.items()),
+            f"- insurance return: {100 * sheet.insurance:+.4f}% per unit insured",
+            f"- even money: take 1.0, decline {sheet.even_money['decline']:.6f}",
+            "",
+            "| net (units) | probability |",
+            "| ---: | ---: |",
+        ]
+        lines += [f"| {k:+g} | {v:.10f} |" for k, v in sorted(sheet.distribution.items())]
+        lines += ["", "| hand | cards | up | action | ev |", "| --- | --- | --- | --- | ---: |"]
+        lines += [
+            f"| {c.hand} | {c.cards} | {c.up} | {c.action} | {c.ev:+.6f} |" for c in sheet.chart
+        ]
+        if sheet.note:
+            lines += ["", sheet.note]
+        return "\n".join(lines) + "\n"
+    raise ValueError(f"format must be json, csv or md, got {fmt!r}")

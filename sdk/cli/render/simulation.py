@@ -14,10 +14,10 @@ import numpy as np
 from rich.table import Table
 
 from feltlab.cli.options import make_console
+from feltlab.core_rules import DEFAULT_STAKE
 from feltlab.seeds import SEED_DERIVATION_VERSION
 from feltlab.simulation.check import Z_WARNING, ExactCheck
-from feltlab.simulation.run import SimulationResult
-from feltlab.simulation.tables import DEFAULT_STAKE
+from feltlab.simulation.run import Executor, SimulationResult
 from feltlab.strictjson import json_safe
 
 NOT_CHOSEN = "not chosen (--side-bets)"
@@ -148,7 +148,11 @@ def _print_wagers(out: Any, res: SimulationResult, fresh_shoe: bool) -> None:
             w.paytable,
             f"{w.rounds:,}",
             "panel prize" if panel else f"{100 * w.return_:+.3f}%",
-            "" if panel else f"±{100 * w.half_width:.3f}%",
+            ""
+            if panel
+            else "none (< 2 rounds)"
+            if w.half_width != w.half_width  # NaN: fewer than 2 rounds, no interval
+            else f"±{100 * w.half_width:.3f}%",
             f"{100 * w.hit_frequency:.3f}%",
         )
     out.print(t)
@@ -222,7 +226,7 @@ def report_simulation(
             f"{DEFAULT_STAKE:,}-cent wager, the file's stake) and initial cards (P1, P2, D1, "
             "P3, D2 codes)"
         )
-    if chunk_rounds and res.executor != "dask" and workers > res.parallel:
+    if chunk_rounds and res.executor != Executor.DASK and workers > res.parallel:
         chunks = -(-res.rounds // chunk_rounds)
         out.print(
             f"--workers {workers}, but {res.rounds:,} rounds are {chunks} "

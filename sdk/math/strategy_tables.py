@@ -1,58 +1,41 @@
-"""Basic-strategy tables for the C round simulator (:mod:`feltlab.simulation.run`):
-:func:`strategy_tables` turns feltlab's basic strategy
-(sdk/math/strategy.py) into tables by player total and dealer up card, cached in memory and on disk
-keyed by the rules; :class:`TablePolicy` plays the same tables in the Python round engine;
-:func:`sim_rules` builds the C simulator's rules."""
+"""Basic strategy as tables by player total and dealer up card (:class:`StrategyTables`, the
+C core's layout of :mod:`feltlab.core_rules`): :func:`strategy_tables` turns feltlab's basic
+strategy (:mod:`feltlab.math.strategy`) into them, cached in memory and on disk keyed by the
+rules; :class:`TablePolicy` plays the same tables in the Python round engine; :func:`sim_rules`
+gives the C simulator's rules played by them."""
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
-import numpy.typing as npt
 
-from feltlab import native
+from feltlab import cache, native
 from feltlab.cards import card_value
+from feltlab.core_rules import (
+    DEFAULT_STAKE,
+    DOUBLE_HIT,
+    DOUBLE_STAND,
+    HIT,
+    STAND,
+    StrategyTables,
+    simulator_rules,
+)
 from feltlab.engine import Decision, DecisionView
-from feltlab.errors import RulesError
+from feltlab.math import strategy
 from feltlab.math.strategy import action_values
-from feltlab.rules import (
-    Rules,
-    ShufflerKind,
-)
+from feltlab.rules import Rules
 
-HIT, STAND, DOUBLE_HIT, DOUBLE_STAND = (
-    native.HIT,
-    native.STAND,
-    native.DOUBLE_ELSE_HIT,
-    native.DOUBLE_ELSE_STAND,
-)
-ROLE_COLUMNS = {"P1": 0, "P2": 1, "D1": 2, "P3": 3, "D2": 4}
-"""Columns of the simulator's initial cards for each card role of a wager."""
-DEFAULT_STAKE = 1000
-"""Cents on the main wager per round (blackjack at 3 to 2 pays exactly 1500)."""
-MIN_BEHIND_CUT = 26
+SPLIT = 4
+"""The action :func:`_action` returns for a split (the pair table's 1)."""
 
 
 def _code(value: int, suit: int = 0) -> int:
     """A card code of blackjack value 1..10 (10 as a ten)."""
     return (value - 1) * 4 + suit
-
-
-@dataclass(frozen=True)
-class StrategyTables:
-    """``hard``/``soft``: ``(32, 11)`` uint8 actions by [total][up value 1..10] (0 hit, 1 stand,
-    2 double else hit, 3 double else stand); ``pair``: ``(13, 11)`` uint8, 1 to split;
-    ``surr``: ``(32, 11)`` uint8, 1 to surrender a hard two-card total (when the rules allow
-    it; a pair the ``pair`` table splits is split)."""
-
-    hard: npt.NDArray[np.uint8]
-    soft: npt.NDArray[np.uint8]
-    pair: npt.NDArray[np.uint8]
-    surr: npt.NDArray[np.uint8] = field(default_factory=lambda: np.zeros((32, 11), dtype=np.uint8))
 
 
 def _surrenders(rules: Rules, cards: tuple[int, ...], up: int) -> bool:
@@ -68,7 +51,7 @@ def _action(rules: Rules, cards: tuple[int, ...], up: int, allow_split: bool) ->
     best = max(av.stand, av.hit)
     base = HIT if av.hit > av.stand + 1e-12 else STAND
     if av.split is not None and allow_split and av.split > max(best, av.double or -9) + 1e-12:
-        return 4
+        return SPLIT
     if av.double is not None and av.double > best + 1e-12:
         return DOUBLE_HIT if base == HIT else DOUBLE_STAND
     return base
@@ -79,11 +62,6 @@ STRATEGY_FORMAT = 1
 
 
 def _strategy_key(rules: Rules) -> str:
-    import inspect
-
-    from feltlab import cache
-    from feltlab.math import strategy
-
     try:
         source = inspect.getsource(strategy) + inspect.getsource(compute_strategy_tables)
     except OSError:  # no source to key on: never reuse a cached table
@@ -97,8 +75,6 @@ def strategy_tables(rules: Rules) -> StrategyTables:
     (``feltlab.cache``, kind ``strategy``) under a key of the rules' every field and the
     source of the strategy code, so ``feltlab simulate`` does not recompute it at each
     start."""
-    from feltlab import cache
-
     key = _strategy_key(rules)
     arr = cache.load("strategy", key)
     if arr is not None and arr.shape == (4, 32, 11):
@@ -139,7 +115,7 @@ def compute_strategy_tables(rules: Rules) -> StrategyTables:
             soft[t, up_value] = _action(rules, cards, up, allow_split=False)
         for rank in range(13):
             cards = (rank * 4, rank * 4 + 2)
-            pair[rank, up_value] = 1 if _action(rules, cards, up, allow_split=True) == 4 else 0
+            pair[rank, up_value] = 1 if _action(rules, cards, up, allow_split=True) == SPLIT else 0
     return StrategyTables(hard, soft, pair, surr)
 
 
@@ -182,29 +158,11 @@ def sim_rules(
     stake: int = DEFAULT_STAKE,
     fresh_shoe: bool = False,
 ) -> native.SimRules:
-    """The C simulator's :class:`feltlab.native.SimRules` for ``rules``.  ``fresh_shoe``
-    deals every round from a freshly shuffled shoe (where a combinatorial analysis applies
-    exactly); a continuous shuffler is modelled the same way (an ideal one).  Raises
-    :class:`RulesError` for a cutting card too near the back for a round to finish."""
-    t = tables or strategy_tables(rules)
-    size = rules.decks * 52
-    if fresh_shoe or rules.shuffler is ShufflerKind.CONTINUOUS:
-        cut = 0
-    else:
-        cut = size - rules.cut_card_from_back
-        if rules.cut_card_from_back < MIN_BEHIND_CUT:
-            raise RulesError(
-                f"cut_card_from_back={rules.cut_card_from_back}: the simulator needs at least "
-                f"{MIN_BEHIND_CUT} cards behind the cutting card so no round runs out of cards"
-            )
-    return native.SimRules(
-        decks=rules.decks,
-        **rules.core_fields(),
-        cut_position=cut,
-        stake=stake,
-        hard=t.hard,
-        soft=t.soft,
-        pair=t.pair,
-        surrender=native.rule_code("surrender", rules.surrender),
-        surr=t.surr,
+    """The C simulator's :class:`feltlab.native.SimRules` for ``rules`` played by ``tables``
+    (basic strategy, :func:`strategy_tables`, when None): see
+    :func:`feltlab.core_rules.simulator_rules`, which encodes them.  Raises
+    :class:`~feltlab.errors.RulesError` for a cutting card too near the back for a round to
+    finish."""
+    return simulator_rules(
+        rules, tables or strategy_tables(rules), stake=stake, fresh_shoe=fresh_shoe
     )
