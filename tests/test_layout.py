@@ -159,7 +159,8 @@ RIG_STAGES = (
 
 def _stage_of(name: str) -> str | None:
     """The stage of a ``feltlab.rig...`` module name (docs/design.md): a subpackage, ``base``
-    (the clock, the errors, the kind registry and base class) or ``top`` (the commands, the
+    (the clock, the errors, whole-file writes, the kill points, the kind registry and base
+    class) or ``top`` (the commands, the
     plugin, the built-in kinds' packages, each a kind's whole body over every stage)."""
     if name != "feltlab.rig" and not name.startswith("feltlab.rig."):
         return None
@@ -167,7 +168,7 @@ def _stage_of(name: str) -> str | None:
     if parts[:1] == ["kinds"]:  # the registry and base class are the base, each kind the top
         own = len(parts) > 1 and (ROOT / "rig" / "kinds" / parts[1]).is_dir()
         return "top" if own else "base"
-    if not parts or parts[0] in ("clock", "errors", "profiles"):
+    if not parts or parts[0] in ("clock", "errors", "profiles", "atomic", "killpoints"):
         return "base"
     return parts[0] if parts[0] in RIG_STAGES else "top"
 

@@ -156,12 +156,13 @@ def verify_journal(path: str | Path, key: bytes) -> int:
     return len(lines) - 1
 
 
-def recover_capture(path: str | Path) -> int | None:
+def recover_capture(path: str | Path, *, remove_journal: bool = True) -> int | None:
     """Rebuild BLF ``path`` from its journal after a crash (kill -9, power loss): the BLF
     writer finalises its file only on close, the journal holds every frame written before
     the crash.  Writes a complete BLF (atomically replacing the unfinished one), removes the
-    journal and returns the number of frames; None when there is no journal (the capture was
-    closed cleanly)."""
+    journal (unless ``remove_journal`` is False: a campaign records the part first) and
+    returns the number of frames; None when there is no journal (the capture was closed
+    cleanly)."""
     p = Path(path)
     j = journal_path(p)
     if not j.exists():
@@ -179,7 +180,8 @@ def recover_capture(path: str | Path) -> int | None:
     except BaseException:  # nothing half-written left behind; the journal is kept
         tmp.unlink(missing_ok=True)
         raise
-    j.unlink()
+    if remove_journal:
+        j.unlink()
     return len(msgs)
 
 
@@ -320,6 +322,21 @@ def check_blf_complete(path: Path) -> None:
             f"has {actual}; restore the whole file (or analyse the campaign folder, whose "
             "journal may hold the frames)"
         )
+
+
+def closed_blf_frames(path: Path) -> int | None:
+    """The frames (objects) a BLF's header declares when the file is whole as its writer
+    closed it: the header's file size, stored at close, equal to the file's; None for an
+    empty, unfinished (streamed and never closed) or unreadable file."""
+    try:
+        size = path.stat().st_size
+        if size == 0:
+            return None
+        with can.BLFReader(str(path)) as reader:
+            declared, count = int(reader.file_size), int(reader.object_count)
+    except Exception:  # python-can raises BLFParseError, struct.error, ...
+        return None
+    return count if declared == size else None
 
 
 MAX_BLF_RATIO = 64
@@ -488,6 +505,7 @@ def format_record(rec: DecodedRecord) -> str:
 __all__ = [
     "CaptureDecoder",
     "DecodedRecord",
+    "closed_blf_frames",
     "decode_capture",
     "format_record",
     "read_capture",

@@ -19,6 +19,7 @@ from can.io import blf
 
 from feltlab.rig.bus.forked import Forked
 from feltlab.rig.errors import RigError
+from feltlab.rig.killpoints import reach
 
 FORMATS = {".blf": "BLF", ".asc": "ASC", ".log": "candump"}
 
@@ -31,6 +32,10 @@ def journal_path(path: str | Path) -> Path:
     p = Path(path)
     return p.with_name(p.name[: -len(p.suffix)] + JOURNAL_SUFFIX)
 
+
+OPENING_SUFFIX = ".opening"
+"""A journal's temporary name until its header is written (``capture-001.journal.log.opening``):
+one left by a kill -9 holds no frame, and ``--resume`` removes it."""
 
 JOURNAL_MAGIC = "# feltlab-journal 1"
 """The first line of every journal; a campaign's part adds ``campaign=<id> part=<n>`` to it,
@@ -254,8 +259,13 @@ class CaptureWriter:
         journal: bool | None = None,
         owner: dict[str, Any] | None = None,
         chain_key: bytes | None = None,
+        keep_journal: bool = False,
     ) -> None:
         self.path = Path(path)
+        #: keep the journal when the file is written (:meth:`stop`, :meth:`wait`) until
+        #: :meth:`remove_journal`: a campaign records the closed part first, so that a kill
+        #: -9 between the two leaves the journal, never an unrecorded part without one
+        self.keep_journal = keep_journal
         if self.path.suffix.lower() not in FORMATS:
             raise RigError(
                 f"capture file {self.path} must end in .blf, .asc or .log (candump); "
@@ -266,11 +276,23 @@ class CaptureWriter:
         if journal is None:
             journal = blf
         self._journal: Any = None
+        header = journal_header(owner)
         if journal:
-            # each frame's line reaches the OS (its page cache) when written
-            self._journal = MappedJournal(journal_path(self.path))
-            header = journal_header(owner)
-            self._journal.write(header)  # names its campaign (owner) first
+            # each frame's line reaches the OS (its page cache) when written; the journal is
+            # made under a temporary name and renamed once its header is in it, so that a
+            # kill -9 at any moment leaves no journal, or one naming its campaign and part
+            final = journal_path(self.path)
+            opening = final.with_name(final.name + OPENING_SUFFIX)
+            self._journal = MappedJournal(opening)
+            reach("journal-opened")
+            try:
+                self._journal.write(header)  # names its campaign (owner) first
+                os.replace(opening, final)
+            except BaseException:
+                self._journal.close()
+                opening.unlink(missing_ok=True)
+                raise
+            reach("journal-named")
         #: the key of each journal line's chained MAC (:func:`chain_next`), or None
         self._chain_key = chain_key if self._journal is not None else None
         self._chain = chain_start(self._chain_key, header[:-1]) if self._chain_key else b""
@@ -282,6 +304,7 @@ class CaptureWriter:
             self._kept = []
         else:
             self._writer = can.Logger(str(self.path))
+        reach("part-opened")
         #: write the BLF in a forked process at :meth:`stop` (:meth:`wait` joins it)
         self.background = False
         #: why the BLF could not be written when the capture closed (a full disk), or None;
@@ -500,12 +523,24 @@ class CaptureWriter:
         if self._journal is not None:
             self._journal.close()
             self._journal = None
-        if remove:
+        if remove and not self.keep_journal:
             journal_path(self.path).unlink(missing_ok=True)
+
+    def remove_journal(self) -> bool:
+        """With :attr:`keep_journal`: remove the journal of this closed capture once its file
+        is written (after :meth:`wait`), as :meth:`stop` does without it.  Returns False, the
+        journal kept, when the file is not written (not closed, still being written, or
+        :attr:`failure` set)."""
+        with self._lock:
+            if not self._stopped or self._scribe is not None or self.failure is not None:
+                return False
+            journal_path(self.path).unlink(missing_ok=True)
+            return True
 
     def stop(self) -> None:
         """Close the capture: the BLF is finalised (with :attr:`background`, in a forked
-        process: :meth:`wait`), then its journal removed."""
+        process: :meth:`wait`), then its journal removed (with :attr:`keep_journal`, by
+        :meth:`remove_journal`)."""
         with self._lock:
             if self._stopped:
                 return

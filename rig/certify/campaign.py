@@ -19,7 +19,6 @@ Library code: it logs and reports progress through a callback, never prints.
 
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 import threading
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from feltlab.errors import FeltlabError
+from feltlab.rig.bus.writer import journal_path
 from feltlab.rig.certify.ahead import AheadWorker, serving
 from feltlab.rig.certify.analyze import Analysis
 from feltlab.rig.certify.battery import Verdict
@@ -66,18 +66,21 @@ from feltlab.rig.certify.record import (
     build_record,
     capture_paths,
     check_parts,
+    clear_leftovers,
     collection_record,
     count_samples,
     missing_measurement,
     new_out_dir,
-    part_entry,
     read_state,
     record_part,
-    recover_captures,
+    recover_part,
     refuse_complete,
     refuse_links,
     report_plots,
+    set_aside_part,
     taken_out_hint,
+    unclosed_parts,
+    write_state,
 )
 from feltlab.rig.certify.report import write_report
 from feltlab.rig.certify.uncertainty import combine, read_calibrations
@@ -85,6 +88,7 @@ from feltlab.rig.errors import (
     LimitExceeded,
     RigError,
 )
+from feltlab.rig.killpoints import reach
 from feltlab.seeds import (
     U64_MAX,
 )
@@ -184,8 +188,9 @@ def collect_part(
         if dev is not None:
             dev.stop()
         clock.close()
-        if result.closing is None and capture.exists():
+        if result.closing is None and capture.exists():  # the part failed as it opened
             record_part(directory, part, capture)
+            journal_path(capture).unlink(missing_ok=True)
         result.crashes = list(getattr(clock, "crashes", []))
         if result.crashes and result.error is None:
             result.error = f"the rig failed during collection: {result.crashes[0][1]}"
@@ -355,13 +360,16 @@ def _resume(out: Path) -> Campaign:
     """A resumed campaign's first phase: its options from its own record
     (:func:`recorded_campaign`), refused when the folder holds a planted link or a foreign
     part, is complete, or its keyed device's freshness state is bad; the parts a crash left
-    with only a journal rebuilt and recorded.  Raises :class:`CampaignError`."""
+    unclosed taken back (:func:`_take_back`).  Raises :class:`CampaignError`."""
     old = read_state(out)
     refuse_links(out)  # a link planted in the folder: nothing written through it
     check_parts(out, old, capture_paths(out))  # foreign parts: refused before any work
     recorded = recorded_campaign(out, old)
     refuse_complete(out, recorded.profile, recorded.size)
     check_freshness(recorded.profile)
+    clear_leftovers(out)
+    _take_back(out, recorded)
+    old = read_state(out)
     state = _state(
         recorded.opts,
         old["campaign_id"],
@@ -370,16 +378,39 @@ def _resume(out: Path) -> Campaign:
         alpha=recorded.alpha,
         seed=recorded.seed,
     )
-    state["parts"] = old.get("parts", [])
+    state["parts"] = old["parts"]
     state["binding"] = old.get("binding")  # a resume keeps the campaign's lab key
-    recovered = recover_captures(out)
-    state["recovered_parts"] = old.get("recovered_parts", []) + recovered
-    for name in recovered:  # a part rebuilt from its journal: recorded now
-        p = int(name[len("capture-") : -len(".blf")])
-        state["parts"] = [e for e in state["parts"] if e.get("part") != p]
-        state["parts"].append(part_entry(state, p, out / name, recovered=True))
+    state["recovered_parts"] = old.get("recovered_parts", [])
+    if old.get("set_aside_parts"):
+        state["set_aside_parts"] = old["set_aside_parts"]
     check_parts(out, state, capture_paths(out))  # the recovered parts too
     return Campaign(recorded.opts, recorded.plan, state, resumed=True)
+
+
+def _take_back(out: Path, camp: Campaign) -> None:
+    """Take back each part a crash left unclosed (a journal beside it), each step recorded in
+    campaign.json before the next (docs/station.md, "Crash windows"): rebuilt from its journal
+    and kept (:func:`recover_part`), unless the device kind's samples are not independent
+    across a part (``DeviceKind.independent_samples`` False: a continuous shuffler's return
+    gaps span its part, and a part cut short loses the gaps of every card returned in it) and
+    the part does not complete the sample: it is then set aside and collected again from its
+    start (:func:`set_aside_part`), nothing of it counted."""
+    prof = camp.profile
+    for capture in unclosed_parts(out):
+        if not prof.device_kind.independent_samples:
+            closed = [c for c in capture_paths(out) if c.name != capture.name]
+            data = read_campaign_capture([*closed, capture], prof.base)
+            have = count_samples(data, prof.kind)
+            if have < camp.size:
+                name = set_aside_part(
+                    out,
+                    capture,
+                    f"never closed with {have} of {camp.size} {prof.device_kind.unit}: "
+                    "collected again from its start",
+                )
+                log.warning("%s: set aside as %s, collected again", capture.name, name)
+                continue
+        recover_part(out, capture)
 
 
 def _state(
@@ -413,7 +444,8 @@ def _prepare(camp: Campaign, prog: Progress, live: Any) -> int:
     """Write ``campaign.json`` and count the samples the capture holds already (a resume's
     earlier parts); returns that count."""
     out, prof = camp.out, camp.profile
-    (out / "campaign.json").write_text(json.dumps(camp.state, indent=2))
+    write_state(out, camp.state)
+    reach("state-written")
     if live is not None:
         live.campaign_started(camp.state, out)
     parts = capture_paths(out)
@@ -433,8 +465,13 @@ def _collect(
     camp: Campaign, have: int, prog: Progress, stop: threading.Event, live: Any
 ) -> Collected:
     """Collect the samples still missing into a new part (none when the capture has them
-    all)."""
-    if have >= camp.size:
+    all).  A resume whose last part holds every sample but never closed (killed after its
+    last sample: rebuilt from its journal) collects a closing part of no sample: what a part
+    does after its last one (the heartbeats that measure ``heartbeat.period``, the drain, a
+    jackpot panel's Madness 21 rounds and faults) is then in the capture, as in a campaign
+    never killed."""
+    closing = have >= camp.size and camp.resumed and _last_part_unclosed(camp.state)
+    if have >= camp.size and not closing:
         if camp.resumed:
             log.info("nothing left to collect: %d of %d", have, camp.size)
         return Collected()
@@ -444,14 +481,20 @@ def _collect(
             camp.opts,
             camp.out,
             part,
-            camp.size - have,
+            max(camp.size - have, 0),
             seed=camp.seed,
-            plan=camp.plan,
+            plan=None if closing else camp.plan,
             progress=prog,
             stop=stop,
             have=have,
             live=live,
         )
+
+
+def _last_part_unclosed(state: dict[str, Any]) -> bool:
+    """The campaign's last part was rebuilt from its journal (it never closed)."""
+    parts = state.get("parts") or []
+    return bool(parts) and parts[-1].get("recovered") is True
 
 
 def _check_model(opts: CampaignOptions) -> None:
@@ -499,8 +542,11 @@ def settle(collected: Collected, directory: Path) -> bool:
     if writer.failure is not None:
         collected.frames.pop(capture.name, None)
         raise writer.failure
-    if capture.exists():
+    if capture.exists():  # recorded before its journal is removed: a kill -9 between the
+        reach("blf-written")  # two leaves the journal, which --resume takes back
         record_part(directory, part, capture)
+        reach("part-recorded")
+        writer.remove_journal()
     frames = collected.frames.get(capture.name)
     if frames is None or writer.read_back_agrees(frames):
         return True

@@ -232,7 +232,10 @@ def open_part(
         }
         record_freshness_start(capture.parent, part, last_fv)  # bound to the campaign
     owner = _journal_owner(capture.parent, part)
-    writer = CaptureWriter(capture, owner=owner, chain_key=_chain_key(capture.parent, owner))
+    # the journal kept until the campaign has recorded the closed part (campaign.settle)
+    writer = CaptureWriter(
+        capture, owner=owner, chain_key=_chain_key(capture.parent, owner), keep_journal=True
+    )
     try:
         client = kind.client(
             spec,

@@ -22,6 +22,8 @@ from typing import Any
 from feltlab import native
 from feltlab.errors import FeltlabError
 from feltlab.inputs import open_regular, read_text_regular
+from feltlab.rig.atomic import write_atomic
+from feltlab.rig.bus.writer import JOURNAL_SUFFIX, OPENING_SUFFIX
 from feltlab.rig.certify import binding
 from feltlab.rig.certify.analyze import (
     Analysis,
@@ -35,6 +37,7 @@ from feltlab.rig.certify.profile import EXIT_CODES, CampaignError, Profile
 from feltlab.rig.certify.profile_check import MAX_PART_SAMPLES
 from feltlab.rig.certify.report import RECORD_VERSION, make_plots
 from feltlab.rig.errors import RigError
+from feltlab.rig.killpoints import reach
 from feltlab.rig.kinds import UnknownDeviceKind, by_heartbeat, get_kind
 from feltlab.seeds import SEED_DERIVATION_VERSION, U64_MAX, part_seed
 
@@ -59,19 +62,131 @@ def capture_paths(out: Path) -> list[Path]:
     return sorted(out.glob("capture-[0-9][0-9][0-9].blf"))
 
 
-def recover_captures(out: Path) -> list[str]:
-    """Rebuild every capture part left unfinished by a crash (kill -9, power loss) from its
-    journal (:func:`feltlab.rig.bus.capture.recover_capture`); returns the parts recovered."""
-    from feltlab.rig.bus.capture import recover_capture
-    from feltlab.rig.bus.writer import JOURNAL_SUFFIX
+def write_state(directory: Path, state: dict[str, Any]) -> None:
+    """Write the campaign's ``campaign.json`` whole (:func:`feltlab.rig.atomic.write_atomic`):
+    a kill -9 while it is written leaves the state before or after, never a torn file that
+    no resume could read."""
+    write_atomic(directory / "campaign.json", json.dumps(state, indent=2))
 
-    done = []
-    for j in sorted(out.glob(f"capture-[0-9][0-9][0-9]{JOURNAL_SUFFIX}")):
-        blf = j.with_name(j.name[: -len(JOURNAL_SUFFIX)] + ".blf")
-        n = recover_capture(blf)
-        log.warning("%s: rebuilt from its journal (%s frames) after a crash", blf.name, n)
-        done.append(blf.name)
-    return done
+
+LEFTOVERS = (
+    f"capture-[0-9][0-9][0-9]{JOURNAL_SUFFIX}{OPENING_SUFFIX}",  # a journal before its header
+    "capture-[0-9][0-9][0-9].blf.writing",  # a BLF being written at close
+    "capture-[0-9][0-9][0-9].blf.recovering.blf",  # a BLF being rebuilt by a resume
+    *(  # a file being written whole (write_atomic)
+        f".{name}.tmp"
+        for name in (
+            "campaign.json",
+            "report.html",
+            "junit.xml",
+            "manifest.json",
+            "record.json",
+        )
+    ),
+    ".freshness-starts.json-*",  # the freshness each part began at, being written (binding.py)
+)
+"""What a kill -9 can leave half-made in a campaign folder besides its parts: none holds a
+frame that is not in a journal or a closed part, and ``--resume`` removes them."""
+
+
+def clear_leftovers(out: Path) -> list[str]:
+    """Remove the half-made files of :data:`LEFTOVERS` from campaign folder ``out``; returns
+    their names."""
+    gone = []
+    for pattern in LEFTOVERS:
+        for p in sorted(out.glob(pattern)):
+            p.unlink(missing_ok=True)
+            gone.append(p.name)
+    return gone
+
+
+def unclosed_parts(out: Path) -> list[Path]:
+    """The capture parts (``capture-NNN.blf``, existing or not) of ``out`` that never closed:
+    those with a journal (``capture-NNN.journal.log``), in part order."""
+    return [
+        j.with_name(j.name[: -len(JOURNAL_SUFFIX)] + ".blf")
+        for j in sorted(out.glob(f"capture-[0-9][0-9][0-9]{JOURNAL_SUFFIX}"))
+    ]
+
+
+def _part_number(capture: Path) -> int:
+    return int(capture.name[len("capture-") : len("capture-") + 3])
+
+
+def _has_frames(journal: Path) -> bool:
+    """True when ``journal`` holds a complete line after its header (a frame: the header is
+    some 70 bytes, a frame line under 100)."""
+    with journal.open("rb") as f:
+        head = f.read(4096).split(b"\0", 1)[0]
+    return b"\n" in head.partition(b"\n")[2]
+
+
+def recover_part(out: Path, capture: Path) -> str:
+    """Take back part ``capture`` of campaign folder ``out``, which has a journal (checked by
+    :func:`check_parts` first), so that a kill -9 at any step leaves a folder the next resume
+    takes back the same way: when campaign.json lists the part with the SHA-256 of the BLF
+    on disk, the part had closed (its journal only not yet removed): the journal is removed;
+    when its journal holds no frame (killed as the part opened), both are removed and the
+    part is collected as if never begun (the same part number, device seed and clock); else
+    the part is named in ``recovered_parts``, its BLF rebuilt from the journal
+    (:func:`feltlab.rig.bus.capture.recover_capture`, journal kept), recorded in
+    campaign.json (``recovered``), then the journal removed.
+    Returns ``"closed"``, ``"empty"`` or ``"recovered"``."""
+    from feltlab.rig.bus.capture import closed_blf_frames, read_journal, recover_capture
+    from feltlab.rig.bus.writer import journal_path
+
+    state = read_state(out)
+    entry = next((e for e in state["parts"] if e.get("file") == capture.name), None)
+    if entry is not None and capture.is_file() and entry["sha256"] == file_sha256(capture):
+        journal_path(capture).unlink()
+        return "closed"
+    if entry is None and not _has_frames(journal_path(capture)):  # killed as it opened
+        capture.unlink(missing_ok=True)  # first: a journal alone is taken back the same way
+        journal_path(capture).unlink()
+        return "empty"
+    rebuilding = capture.name in state.get("recovered_parts", [])
+    if entry is None and not rebuilding and capture.is_file():  # closed, not yet recorded?
+        count = closed_blf_frames(capture)
+        if count is not None and count == len(read_journal(journal_path(capture))):
+            record_part(out, _part_number(capture), capture)
+            journal_path(capture).unlink()
+            return "closed"
+    if not rebuilding:  # named first: a BLF rebuilt whole is then never taken as closed
+        state["recovered_parts"] = [*state.get("recovered_parts", []), capture.name]
+        write_state(out, state)
+    n = recover_capture(capture, remove_journal=False)
+    reach("recovered-blf")
+    log.warning("%s: rebuilt from its journal (%s frames) after a crash", capture.name, n)
+    record_part(out, _part_number(capture), capture, recovered=True)
+    reach("recovered-recorded")
+    journal_path(capture).unlink()
+    return "recovered"
+
+
+def set_aside_part(out: Path, capture: Path, why: str) -> str:
+    """Set aside part ``capture`` of campaign folder ``out``, which never closed, so that the
+    campaign collects it again from its start (the same part number, so the same device seed
+    and clock): its journal is kept as ``capture-NNN.set-aside-K.journal.log`` (evidence;
+    no capture glob reads it) and named in campaign.json's ``set_aside_parts`` with ``why``,
+    its unfinished BLF removed.  In that order, so that a kill -9 at any step leaves a folder
+    the next resume sets aside the same way.  Returns the journal's new name."""
+    from feltlab.rig.bus.writer import journal_path
+
+    journal = journal_path(capture)
+    stem = capture.name[: -len(".blf")]
+    k = 1
+    while (out / f"{stem}.set-aside-{k}{JOURNAL_SUFFIX}").exists():
+        k += 1
+    aside = out / f"{stem}.set-aside-{k}{JOURNAL_SUFFIX}"
+    state = read_state(out)
+    entry = {"part": _part_number(capture), "journal": aside.name, "why": why}
+    earlier = [e for e in state.get("set_aside_parts", []) if e.get("journal") != aside.name]
+    state["set_aside_parts"] = [*earlier, entry]
+    write_state(out, state)
+    capture.unlink(missing_ok=True)
+    os.replace(journal, aside)
+    reach("part-set-aside")
+    return aside.name
 
 
 def software_versions() -> dict[str, Any]:
@@ -136,14 +251,15 @@ def part_entry(
 def record_part(directory: Path, part: int, capture: Path, *, recovered: bool = False) -> None:
     """Tie capture part ``part`` to its campaign: its SHA-256 (of the closed file), the
     campaign id and the device seed go into ``campaign.json``'s ``parts`` (written
-    atomically).  ``--resume`` and ``analyze`` then refuse a capture that is not this one."""
+    atomically, :func:`write_state`; a ``recovered`` part also named in ``recovered_parts``).
+    ``--resume`` and ``analyze`` then refuse a capture that is not this one."""
     state = read_state(directory)
     parts = [p for p in state.get("parts", []) if p.get("part") != part]
     parts.append(part_entry(state, part, capture, recovered=recovered))
     state["parts"] = sorted(parts, key=lambda p: int(p["part"]))
-    tmp = directory / "campaign.json.tmp"
-    tmp.write_text(json.dumps(state, indent=2))
-    os.replace(tmp, directory / "campaign.json")
+    if recovered and capture.name not in state.get("recovered_parts", []):
+        state["recovered_parts"] = [*state.get("recovered_parts", []), capture.name]
+    write_state(directory, state)
 
 
 def check_parts(
@@ -286,6 +402,10 @@ _STATE_OPTIONAL: dict[str, tuple[str, Any]] = {
     "clock": ('"sim", "real" or null', lambda v: v in ("sim", "real", None)),
     "device_on_host": ("true or false", lambda v: isinstance(v, bool)),
     "recovered_parts": ("a list", lambda v: isinstance(v, list)),
+    "set_aside_parts": (
+        "a list of parts set aside (part, journal, why)",
+        lambda v: isinstance(v, list) and all(isinstance(p, dict) for p in v),
+    ),
 }
 
 
@@ -469,6 +589,7 @@ def build_record(
             "faults": state.get("faults"),
         },
         "recovered_parts": state.get("recovered_parts", []),
+        **({"set_aside_parts": state["set_aside_parts"]} if state.get("set_aside_parts") else {}),
         "clock": clock_record(state),
         "started": state.get("started"),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

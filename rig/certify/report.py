@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from feltlab.rig.atomic import write_atomic
 from feltlab.rig.certify.measures import NOT_JUDGED, shown_verdict
 from feltlab.rig.certify.standards import STANDARDS
+from feltlab.rig.killpoints import reach
 from feltlab.rig.profiles import shown_profile
 from feltlab.strictjson import dumps
 
@@ -278,12 +280,15 @@ def _report_template() -> jinja2.Template:
 def write_report(
     out_dir: Path, record: dict[str, Any], plots: Sequence[tuple[str, str]] = ()
 ) -> dict[str, str]:
-    """Write ``record.json``, ``report.html``, ``junit.xml`` and ``manifest.json`` into
-    ``out_dir``; the manifest lists the SHA-256 of those and of every other file already in
-    ``out_dir`` (the capture).  Returns the manifest's {file name: sha256}."""
+    """Write ``report.html``, ``junit.xml``, ``manifest.json`` and, last, ``record.json`` into
+    ``out_dir``, each whole (:func:`feltlab.rig.atomic.write_atomic`); the manifest lists the
+    SHA-256 of those and of every other file already in ``out_dir`` (the capture).  The
+    record is the campaign's last file: a folder holding it is complete, and a kill -9 before
+    it leaves a campaign that ``--resume`` concludes again (docs/station.md, "Crash
+    windows").  Returns the manifest's {file name: sha256}."""
     out_dir.mkdir(parents=True, exist_ok=True)
     record.setdefault("record_version", RECORD_VERSION)
-    (out_dir / "record.json").write_text(dumps(record))
+    record_text = dumps(record).encode("utf-8")
     power_columns: list[str] = []
     for c in (record.get("battery") or {}).get("checks", []):
         for k in c.get("power", {}):
@@ -298,14 +303,18 @@ def write_report(
         shown_profile=shown_profile,
         standards=list(STANDARDS.values()),
     )
-    (out_dir / "report.html").write_text(html)
-    (out_dir / "junit.xml").write_text(junit_xml(record))
+    write_atomic(out_dir / "report.html", html)
+    write_atomic(out_dir / "junit.xml", junit_xml(record))
     manifest = {
         p.name: sha256_file(p)
         for p in sorted(out_dir.iterdir())
-        if p.is_file() and p.name != "manifest.json"
+        if p.is_file() and p.name not in ("manifest.json", "record.json")
     }
-    (out_dir / "manifest.json").write_text(
-        json.dumps({"algorithm": "sha256", "files": manifest}, indent=2)
+    manifest["record.json"] = hashlib.sha256(record_text).hexdigest()
+    manifest = dict(sorted(manifest.items()))
+    write_atomic(
+        out_dir / "manifest.json", json.dumps({"algorithm": "sha256", "files": manifest}, indent=2)
     )
+    reach("outputs-written")
+    write_atomic(out_dir / "record.json", record_text)
     return manifest

@@ -61,6 +61,7 @@ SETTINGS = (
     "keyed",
     "models",
     "fault_campaigns",
+    "independent_samples",
     "explore_weight",
 )
 """The class attributes of a kind that its constructor may override (a test's copy of a
@@ -88,8 +89,13 @@ class DeviceKind(ABC):
       ``feltlab certify`` command that certifies it.
     - ``keyed``: its profile carries the device's key (SecOC-authenticated results);
       ``models``: its simulator takes a shuffle model (``--model``); ``fault_campaigns``: it
-      runs fault campaigns (``[faults]``, ``--faults``); ``explore_weight``: how often the
-      explorer draws it (0: never).
+      runs fault campaigns (``[faults]``, ``--faults``); ``independent_samples``: its samples
+      do not depend on the device's state across a collection part, so a part a crash left
+      unclosed is kept (its complete samples) and the campaign goes on in a new part; False
+      (a continuous shuffler: a return gap spans the part) sets such a part aside and
+      collects it again from its start, unless it completes the sample
+      (docs/station.md, "Crash windows"); ``explore_weight``: how often the explorer draws
+      it (0: never).
 
     Keyword arguments of the constructor override these attributes (:data:`SETTINGS`).
     Raises :class:`RigError` when a name, command or unit is not a word, the unit is a
@@ -108,6 +114,7 @@ class DeviceKind(ABC):
     keyed: ClassVar[bool] = False
     models: ClassVar[bool] = False
     fault_campaigns: ClassVar[bool] = False
+    independent_samples: ClassVar[bool] = True
     explore_weight: ClassVar[float] = 0.0
 
     def __init__(self, **settings: Any) -> None:

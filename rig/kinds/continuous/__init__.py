@@ -33,6 +33,8 @@ class ContinuousShufflerKind(DeviceKind):
     unit = "deals"
     command = "shuffler"
     device_keys = frozenset({"decks", "slots", "buffer"})
+    # a return gap spans the part: a part cut short by a crash is collected again
+    independent_samples = False
     explore_weight = 0.15
 
     def collect(
