@@ -181,7 +181,6 @@ FUNCTION_IMPORTS_CEILING: dict[str, int] = {
     "rig/certify/power.py": 2,
     "rig/certify/profile_check.py": 4,
     "rig/certify/rawout.py": 2,
-    "rig/certify/record.py": 6,
     "rig/cli/csm_audit.py": 4,
     "rig/explore/runner.py": 1,
     "rig/kinds/batch/explore.py": 1,
@@ -406,10 +405,14 @@ CITED_NAME = re.compile(r"(?<![\w./-])feltlab(?:\.[A-Za-z_]\w*)+")
 MAP_FILE = re.compile(r"`([\w/.-]+\.(?:py|c|h))`")
 CITED_ON_PURPOSE = {
     ("docs/design.md", "rig/feltlab/rig/"): "the layout not chosen, cited as such",
-    ("docs/design.md", "native/tests/build"): "make test's build output, made on its run",
     ("tests/sdk/test_seeds.py", "rig/seeds.py"): "a file the test says is gone",
 }
 """``(citing file, cited path)`` -> why it need not exist. Shrinks, never grows."""
+
+BUILD_OUTPUTS = {"native/tests/build": "make test-native's objects, made on its run"}
+"""Cited paths a build makes: they exist or not by what ran before (``make test`` builds
+``native/tests/build`` before the Python tests), so they are neither stale nor 'no longer
+cited' either way."""
 
 
 def _citing_files() -> list[Path]:
@@ -532,7 +535,7 @@ def _resolves(name: str, hops: int = 0) -> bool:
 
 
 def test_every_cited_path_and_name_exists() -> None:
-    broken = _broken_citations()
+    broken = [b for b in _broken_citations() if b[2] not in BUILD_OUTPUTS]
     stale = [f"{w}:{line} {c}" for w, line, c in broken if (w, c) not in CITED_ON_PURPOSE]
     assert not stale, (
         f"citations of paths or names that do not exist: {stale}; correct each to where the "

@@ -23,7 +23,15 @@ from feltlab import native
 from feltlab.errors import FeltlabError
 from feltlab.inputs import open_regular, read_text_regular
 from feltlab.rig.atomic import write_atomic
-from feltlab.rig.bus.writer import JOURNAL_SUFFIX, OPENING_SUFFIX
+from feltlab.rig.bus.capture import (
+    closed_blf_frames,
+    journal_owner,
+    read_capture,
+    read_journal,
+    recover_capture,
+    verify_journal,
+)
+from feltlab.rig.bus.writer import JOURNAL_SUFFIX, OPENING_SUFFIX, journal_path
 from feltlab.rig.certify import binding
 from feltlab.rig.certify.analyze import (
     Analysis,
@@ -132,9 +140,6 @@ def recover_part(out: Path, capture: Path) -> str:
     (:func:`feltlab.rig.bus.capture.recover_capture`, journal kept), recorded in
     campaign.json (``recovered``), then the journal removed.
     Returns ``"closed"``, ``"empty"`` or ``"recovered"``."""
-    from feltlab.rig.bus.capture import closed_blf_frames, read_journal, recover_capture
-    from feltlab.rig.bus.writer import journal_path
-
     state = read_state(out)
     entry = next((e for e in state["parts"] if e.get("file") == capture.name), None)
     if entry is not None and capture.is_file() and entry["sha256"] == file_sha256(capture):
@@ -170,8 +175,6 @@ def set_aside_part(out: Path, capture: Path, why: str) -> str:
     no capture glob reads it) and named in campaign.json's ``set_aside_parts`` with ``why``,
     its unfinished BLF removed.  In that order, so that a kill -9 at any step leaves a folder
     the next resume sets aside the same way.  Returns the journal's new name."""
-    from feltlab.rig.bus.writer import journal_path
-
     journal = journal_path(capture)
     stem = capture.name[: -len(".blf")]
     k = 1
@@ -218,8 +221,6 @@ def file_sha256(path: Path) -> str:
 def first_stamp(capture: Path) -> float | None:
     """The epoch stamp (UTC, the campaign's clock) of the first frame of ``capture`` in file
     order: the part's time base, recorded when it closes (None for an empty capture)."""
-    from feltlab.rig.bus.capture import read_capture
-
     with contextlib.closing(read_capture(capture)) as frames:  # type: ignore[type-var]
         for msg in frames:
             return float(msg.timestamp)
@@ -275,9 +276,6 @@ def check_parts(
     them must not turn the check off). ``strict``: refuse on a host without the campaign's
     lab key (``--resume``); otherwise (``analyze``) the SHA-256s and headers only, logged
     (:func:`feltlab.rig.certify.binding.campaign_key`)."""
-    from feltlab.rig.bus.capture import journal_owner, verify_journal
-    from feltlab.rig.bus.writer import JOURNAL_SUFFIX, journal_path
-
     cid = state.get("campaign_id")
     if not isinstance(state.get("parts"), list):
         raise CampaignError(
@@ -700,8 +698,6 @@ def _recorded_complete(out: Path, parts: Sequence[Path], size: int) -> int | Non
     much can only refuse a resume (the refusal sends the user to ``analyze``, which reads
     everything), never accept one, so the record needs no proof here: a 2,000-shoe
     campaign was refused after 21 s of decoding its capture."""
-    from feltlab.rig.bus.writer import journal_path
-
     try:
         rec = json.loads(read_text_regular(out / "record.json", "record.json", 1 << 26) or "")
         collected = int(rec["collection"]["collected"])
