@@ -547,7 +547,13 @@ def build_record(
     heartbeat_kind: int | None = None,
 ) -> dict[str, Any]:
     """The versioned JSON record of a campaign (see docs/certification.md)."""
-    model = state.get("model") or prof.simulation.get("model") or "fisher-yates"
+    seeding = {**prof.device, **prof.simulation}.get("seeding")
+    model = (
+        state.get("model")
+        or prof.simulation.get("model")
+        # a seeded device's shuffle is its seeding's (issue 40), not the default model's
+        or (f"seeding {seeding}" if seeding else "fisher-yates")
+    )
     simulated = state.get("bus") is None or state.get("model") is not None
     if heartbeat_kind is None and collected is not None:
         heartbeat_kind = collected.online.get("Kind")

@@ -153,6 +153,12 @@ def _checked_new(req: CertifyRequest) -> Profile:
         from feltlab.rig.devices.models import parse_model  # start-up: when the command runs
 
         parse_model(req.model)
+        seeding = {**prof.device, **prof.simulation}.get("seeding")
+        if seeding:  # the seeding replaces the model: the device would not be what --model says
+            raise RigError(
+                f"--model {req.model} with a profile whose device is seeded ({seeding!r}): its "
+                "shuffle is the seeding's; drop --model, or the profile's seeding"
+            )
     if req.device_on_host and req.bus is None:
         raise RigError(
             "--device-on-host is for a device on --bus; the simulated device of the "

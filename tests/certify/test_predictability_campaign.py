@@ -29,6 +29,8 @@ def test_timer_seeded_example_passes_the_battery_and_fails_predictability(
     assert all(m["verdict"] != "FAIL" for m in rec["measurements"])
     pred = rec["predictability"]
     assert rec["verdict"] == "FAIL" and pred["verdict"] == "FAIL" and pred["shoe"] == 1
+    # the record names the seeding as the device's shuffle (it said fisher-yates)
+    assert rec["device"]["model"] == "seeding mt19937:timer-ms:20"
     # the first shoe's seed: 22 ms of simulated uptime (the campaign is deterministic)
     assert pred["recovered"]["seed"] == 22
     assert pred["recovered"]["from_cards"] == pred["cards"]["count"] == 5
@@ -101,3 +103,28 @@ def test_shoes_from_a_file_are_searched_and_a_bad_declaration_is_an_error(
     assert rec["predictability"] is None and rec["battery"] is not None
     (m,) = [m for m in rec["measurements"] if m["name"] == "predictability"]
     assert m["verdict"] == "ERROR" and "unknown generator 'rand48'" in m["detail"]["reason"]
+
+
+def test_model_with_a_seeded_profile_is_refused(tmp_path: Path) -> None:
+    """--model would be silently replaced by the profile's seeding: refused in one line."""
+    r = CliRunner().invoke(
+        main,
+        [
+            "certify",
+            "shuffler",
+            "--profile",
+            str(EXAMPLE),
+            "--model",
+            "riffle:k=7",
+            "--shoes",
+            "2",
+            "--out",
+            str(tmp_path / "m"),
+        ],
+    )
+    assert r.exit_code == 2 and r.output.strip().splitlines() == [
+        "error: --model riffle:k=7 with a profile whose device is seeded "
+        "('mt19937:timer-ms:20'): its shuffle is the seeding's; drop --model, or the "
+        "profile's seeding"
+    ]
+    assert not (tmp_path / "m").exists()
