@@ -31,18 +31,17 @@ low, and is bound as it was recorded).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import json
 import logging
 import os
 import secrets
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from feltlab import inputs
+from feltlab.rig.atomic import write_atomic
 from feltlab.rig.certify.profile import CampaignError
 from feltlab.rig.protocol.freshness import default_state_path
 
@@ -231,17 +230,7 @@ def record_freshness_start(directory: Path, part: int, value: int) -> None:
         "starts": {str(k): v for k, v in sorted(starts.items())},
         "tag": _starts_tag(key, starts),
     }
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, sort_keys=True)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, json.dumps(data, sort_keys=True))
 
 
 __all__ = [

@@ -81,17 +81,17 @@ LEFTOVERS = (
     f"capture-[0-9][0-9][0-9]{JOURNAL_SUFFIX}{OPENING_SUFFIX}",  # a journal before its header
     "capture-[0-9][0-9][0-9].blf.writing",  # a BLF being written at close
     "capture-[0-9][0-9][0-9].blf.recovering.blf",  # a BLF being rebuilt by a resume
-    *(  # a file being written whole (write_atomic)
-        f".{name}.tmp"
+    *(  # a file being written whole (rig/atomic.py's write_atomic)
+        f".{name}-*"
         for name in (
             "campaign.json",
             "report.html",
             "junit.xml",
             "manifest.json",
             "record.json",
+            "freshness-starts.json",  # the freshness each part began at (binding.py)
         )
     ),
-    ".freshness-starts.json-*",  # the freshness each part began at, being written (binding.py)
 )
 """What a kill -9 can leave half-made in a campaign folder besides its parts: none holds a
 frame that is not in a journal or a closed part, and ``--resume`` removes them."""

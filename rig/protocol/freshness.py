@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from feltlab import inputs
+from feltlab.rig.atomic import write_atomic
 from feltlab.rig.errors import RigError, SecurityFault
 from feltlab.rig.protocol.secoc import DeviceKey
 
@@ -128,26 +129,6 @@ def sidecar_path(key: DeviceKey) -> Path | None:
 def read_regular(path: Path, what: str, limit: int = MAX_STATE_BYTES) -> bytes | None:
     """:func:`feltlab.inputs.read_regular` raising :class:`RigError`."""
     return inputs.read_regular(path, what, limit, error=RigError)
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):  # the rename itself made durable
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
 
 
 def _dump(data: dict[str, Any]) -> bytes:
@@ -488,7 +469,7 @@ class FreshnessStore:
             new = _dump(data)
             new_sha = hashlib.sha256(new).hexdigest()
             self._write_counter(old_n, old_sha, {"counter": old_n + 1, "sha256": new_sha})
-            _write_atomic(self.path, new)
+            write_atomic(self.path, new)
             self._write_counter(old_n + 1, new_sha, None)
             self._write_sidecar(key, int(last))
         return int(last)
@@ -504,7 +485,7 @@ class FreshnessStore:
             "hmac": _tag(key, last, "sidecar"),
         }
         try:
-            _write_atomic(path, _dump(seal))
+            write_atomic(path, _dump(seal))
         except OSError as exc:
             raise RigError(
                 f"the freshness sidecar {path} of panel key {key.key_id!r} cannot be written "
@@ -514,7 +495,7 @@ class FreshnessStore:
     def _write_counter(self, n: int, sha: str | None, pending: dict[str, Any] | None) -> None:
         try:
             self.counter_path.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomic(
+            write_atomic(
                 self.counter_path,
                 _dump(
                     {

@@ -108,7 +108,11 @@ def _resumed_as_lone(setting: dict[str, Any], kind: str, out: Path) -> dict[str,
     assert res.verdict == lone.verdict, rec.get("errors")
     coll = rec["collection"]
     assert coll["collected"] == coll["requested"] == SIZES[kind] and not coll["missing"]
-    left = sorted(p.name for p in out.iterdir() if p.name.endswith((".opening", ".tmp")))
+    left = sorted(
+        p.name
+        for p in out.iterdir()
+        if p.name.endswith(".opening") or (p.name.startswith(".") and "-" in p.name)
+    )
     assert not left and not list(out.glob("capture-[0-9][0-9][0-9].journal.log"))
     prof = setting["profiles"][kind]
     data = read_campaign_capture([out / c for c in rec["captures"]], prof.base)
