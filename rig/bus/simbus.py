@@ -312,15 +312,7 @@ class SimWire:
             return 0
         if n < len(popped):
             del ends[n:], datas[n:]
-        self.frames += n
-        self.bits += sum(sizes[:n])
-        clock.run_ahead_run(ends[-1], n)
-        epoch = clock.epoch
-        stamps = [epoch + t for t in ends]  # as SimClock.wall at each instant
-        for bus in self.buses:
-            if bus is not sender and not bus.closed:
-                bus.take_run(aid, ext, ends, stamps, datas)
-        return n
+        return self._deliver_run(sender, aid, ext, ends, sum(sizes[:n]), datas)
 
     def _move_wire_run(self, sender: SimBus, run: WireRun, takers: list[RunListener]) -> int:
         """:meth:`_move_run` of the :class:`WireRun` at the top of the queue: its next
@@ -350,14 +342,30 @@ class SimWire:
         run.at += n
         if run.at == len(run.datas):
             heapq.heappop(self._pending)
+        return self._deliver_run(sender, aid, False, ends, sum(sizes), datas)
+
+    def _deliver_run(
+        self,
+        sender: SimBus,
+        aid: int,
+        ext: bool,
+        ends: list[float],
+        bits: int,
+        datas: list[bytes],
+    ) -> int:
+        """Count a run of ``len(ends)`` frames taken (``bits`` on the wire in all), move the
+        clock to its last frame's end and hand it to every other open bus, stamped as
+        SimClock.wall at each end; returns the frames moved."""
+        n = len(ends)
         self.frames += n
-        self.bits += sum(sizes)
+        self.bits += bits
+        clock = self.clock
         clock.run_ahead_run(ends[-1], n)
         epoch = clock.epoch
         stamps = [epoch + t for t in ends]  # as SimClock.wall at each instant
         for bus in self.buses:
             if bus is not sender and not bus.closed:
-                bus.take_run(aid, False, ends, stamps, datas)
+                bus.take_run(aid, ext, ends, stamps, datas)
         return n
 
     def _deliver(self, sender: SimBus, aid: int, data: bytes, ext: bool) -> bool:
