@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from tests import test_guard_rails as rails
+from tests.test_layout import typing_only_nodes
 
 HERE = Path(__file__).resolve().parent.parent
 
@@ -22,15 +23,9 @@ HERE = Path(__file__).resolve().parent.parent
 def _function_imports_total() -> int:
     """Every function-level import statement, with or without a reason (TYPE_CHECKING aside)."""
     total = 0
-    for path in rails._modules().values():
-        tree = rails._tree(path)
-        typing = {
-            id(x)
-            for node in ast.walk(tree)
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-            for stmt in node.body
-            for x in ast.walk(stmt)
-        }
+    for path in rails.rail_modules().values():
+        tree = rails.rail_tree(path)
+        typing = typing_only_nodes(tree)
         seen = {
             (n.lineno, n.col_offset)
             for f in ast.walk(tree)
@@ -45,22 +40,22 @@ def _function_imports_total() -> int:
 def main() -> None:
     rails.ROOT = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else HERE
     rails.DESIGN = rails.ROOT / "docs" / "design.md"
-    private = rails._private_reaches()
-    reexports = rails._reexports()
-    no_reason = rails._function_imports()
+    private = rails.rail_private_reaches()
+    reexports = rails.rail_reexports()
+    no_reason = rails.rail_function_imports()
     lengths = {
-        f"{rails._rel(p)}:{name}": n
-        for p in rails._c_files()
-        for name, n in rails._c_functions(p.read_text()).items()
+        f"{rails.rail_rel(p)}:{name}": n
+        for p in rails.rail_c_files()
+        for name, n in rails.rail_c_functions(p.read_text()).items()
     }
     long = {k: n for k, n in lengths.items() if n > rails.MAX_C_FUNCTION_LINES}
-    broken = rails._broken_citations()
+    broken = rails.rail_broken_citations()
     text = rails.DESIGN.read_text()
     lines = text.splitlines()
     c_files = sorted((rails.ROOT / "native" / "src").glob("*.[ch]"))
     c_files += sorted((rails.ROOT / "native" / "include").glob("*.h"))
-    files = [*rails._modules().values(), *c_files]
-    unmapped = [p for p in files if not rails._in_the_map(text, lines, p)]
+    files = [*rails.rail_modules().values(), *c_files]
+    unmapped = [p for p in files if not rails.rail_in_the_map(text, lines, p)]
     print(f"tree: {rails.ROOT}")
     print(f"private attributes reached across modules: {sum(private.values())} sites")
     print(f"  {dict(private)}")

@@ -25,6 +25,8 @@ from collections import Counter
 from functools import cache
 from pathlib import Path
 
+from tests.test_layout import typing_only_nodes
+
 ROOT = Path(__file__).resolve().parent.parent
 ROOMS = {"sdk": "feltlab", "plugins": "feltlab.plugins", "rig": "feltlab.rig",
          "native": "feltlab.native"}  # fmt: skip
@@ -32,7 +34,7 @@ DESIGN = ROOT / "docs" / "design.md"
 
 
 @cache
-def _modules() -> dict[str, Path]:
+def rail_modules() -> dict[str, Path]:
     """Every module of the four rooms by its import name (a package by its ``__init__``)."""
     out = {}
     for room, package in ROOMS.items():
@@ -45,11 +47,11 @@ def _modules() -> dict[str, Path]:
 
 
 @cache
-def _tree(path: Path) -> ast.Module:
+def rail_tree(path: Path) -> ast.Module:
     return ast.parse(path.read_text(), str(path))
 
 
-def _rel(path: Path) -> str:
+def rail_rel(path: Path) -> str:
     return path.relative_to(ROOT).as_posix()
 
 
@@ -80,10 +82,10 @@ def _own_attributes(tree: ast.Module) -> set[str]:
     return own
 
 
-def _private_reaches() -> Counter[str]:
+def rail_private_reaches() -> Counter[str]:
     sites: Counter[str] = Counter()
-    for path in _modules().values():
-        tree = _tree(path)
+    for path in rail_modules().values():
+        tree = rail_tree(path)
         own = _own_attributes(tree)
         for n in ast.walk(tree):
             if not isinstance(n, ast.Attribute):
@@ -97,12 +99,12 @@ def _private_reaches() -> Counter[str]:
                 continue
             if f"{base}.{name}" in PUBLIC_DESPITE_UNDERSCORE:
                 continue
-            sites[f"{_rel(path)} {base}.{name}"] += 1
+            sites[f"{rail_rel(path)} {base}.{name}"] += 1
     return sites
 
 
 def test_no_private_attribute_of_another_module() -> None:
-    sites = _private_reaches()
+    sites = rail_private_reaches()
     new = sorted(s for s in sites if s not in PRIVATE_REACH_ALLOWED)
     gone = sorted(s for s in PRIVATE_REACH_ALLOWED if s not in sites)
     assert not new, (
@@ -129,12 +131,12 @@ def _defined_at_top(tree: ast.Module) -> set[str]:
     return names
 
 
-def _reexports() -> list[str]:
+def rail_reexports() -> list[str]:
     out = []
-    for path in _modules().values():
+    for path in rail_modules().values():
         if path.name == "__init__.py":
             continue
-        tree = _tree(path)
+        tree = rail_tree(path)
         own = _defined_at_top(tree)
         for stmt in tree.body:
             if not (
@@ -142,16 +144,18 @@ def _reexports() -> list[str]:
                 and any(isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets)
             ):
                 continue
-            assert isinstance(stmt.value, ast.List | ast.Tuple), f"{_rel(path)}: __all__ literal"
+            assert isinstance(stmt.value, ast.List | ast.Tuple), (
+                f"{rail_rel(path)}: __all__ literal"
+            )
             for e in stmt.value.elts:
                 assert isinstance(e, ast.Constant) and isinstance(e.value, str)
                 if e.value not in own:
-                    out.append(f"{_rel(path)}:{stmt.lineno} {e.value}")
+                    out.append(f"{rail_rel(path)}:{stmt.lineno} {e.value}")
     return out
 
 
 def test_no_all_reexport_outside_a_package_init() -> None:
-    wrong = _reexports()
+    wrong = rail_reexports()
     assert not wrong, (
         f"__all__ lists names the module imports, not defines: {wrong}; import each from the "
         "module that defines it (its one public home) and drop it from this __all__"
@@ -231,19 +235,13 @@ def _reason(line: str) -> str | None:
     return said[0] if said else None
 
 
-def _function_imports() -> dict[str, list[int]]:
+def rail_function_imports() -> dict[str, list[int]]:
     """File -> the lines of its function-level imports that give no reason on their lines
     (``if TYPE_CHECKING:`` imports aside: they never run)."""
     out: dict[str, list[int]] = {}
-    for path in _modules().values():
-        tree = _tree(path)
-        typing = {
-            id(x)
-            for node in ast.walk(tree)
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-            for stmt in node.body
-            for x in ast.walk(stmt)
-        }
+    for path in rail_modules().values():
+        tree = rail_tree(path)
+        typing = typing_only_nodes(tree)
         text = path.read_text().splitlines()
         lines: set[int] = set()
         for f in ast.walk(tree):
@@ -255,12 +253,12 @@ def _function_imports() -> dict[str, list[int]]:
                     if not any(_reason(text[i - 1]) for i in span):
                         lines.add(n.lineno)
         if lines:
-            out[_rel(path)] = sorted(lines)
+            out[rail_rel(path)] = sorted(lines)
     return out
 
 
 def test_function_level_imports_say_why() -> None:
-    found = _function_imports()
+    found = rail_function_imports()
     grown = {
         f: f"{len(lines)} > {FUNCTION_IMPORTS_CEILING.get(f, 0)} (lines {lines})"
         for f, lines in found.items()
@@ -309,7 +307,7 @@ def _c_blank(text: str) -> str:
     return re.sub(r"\bextern\s*\{", blank, text)  # extern "C" { (its string blanked above)
 
 
-def _c_functions(source: str) -> dict[str, int]:
+def rail_c_functions(source: str) -> dict[str, int]:
     """Function name -> lines from its name's line to its closing brace, for every function
     defined in the C ``source`` (a brace at depth 0 that follows a ``name(...)`` header)."""
     text = _c_blank(source)
@@ -344,7 +342,7 @@ def _c_functions(source: str) -> dict[str, int]:
     return out
 
 
-def _c_files() -> list[Path]:
+def rail_c_files() -> list[Path]:
     return sorted(
         [*(ROOT / "native" / "src").glob("*.[ch]"), *(ROOT / "native" / "include").glob("*.h")]
     )
@@ -352,9 +350,9 @@ def _c_files() -> list[Path]:
 
 def test_no_c_function_over_100_lines() -> None:
     lengths = {
-        f"{_rel(p)}:{name}": n
-        for p in _c_files()
-        for name, n in _c_functions(p.read_text()).items()
+        f"{rail_rel(p)}:{name}": n
+        for p in rail_c_files()
+        for name, n in rail_c_functions(p.read_text()).items()
     }
     long = {
         k: n
@@ -393,7 +391,7 @@ def test_the_c_function_rule_measures_what_it_claims() -> None:
         "int g(void) { return 0; }\n"
         "}\n"
     )
-    assert _c_functions(src) == {"f": 5, "g": 1}
+    assert rail_c_functions(src) == {"f": 5, "g": 1}
 
 
 # ============================================================ citations in the map and the comments
@@ -447,7 +445,7 @@ def _in_prose(path: Path, line: int, col: int) -> bool:
 
 
 @cache
-def _broken_citations() -> list[tuple[str, int, str]]:
+def rail_broken_citations() -> list[tuple[str, int, str]]:
     """(citing file, line, what is cited) of every path or name cited in prose that does not
     exist. The whole text is searched first (fast); a miss counts only in prose."""
     out = []
@@ -463,7 +461,7 @@ def _broken_citations() -> list[tuple[str, int, str]]:
                 line = text.count("\n", 0, m.start()) + 1
                 col = m.start() - (text.rfind("\n", 0, m.start()) + 1)
                 if _in_prose(path, line, col):
-                    out.append((_rel(path), line, cited))
+                    out.append((rail_rel(path), line, cited))
     return out
 
 
@@ -471,7 +469,7 @@ def _broken_citations() -> list[tuple[str, int, str]]:
 def _top_bindings(path: Path) -> dict[str, ast.AST]:
     """Names bound at the top level of a module (definitions, assignments and imports)."""
     out: dict[str, ast.AST] = {}
-    for stmt in _tree(path).body:
+    for stmt in rail_tree(path).body:
         for n in [stmt, *ast.walk(stmt)] if isinstance(stmt, ast.If | ast.Try) else [stmt]:
             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 out[n.name] = n
@@ -510,7 +508,7 @@ def _resolves(name: str, hops: int = 0) -> bool:
     """Whether the dotted ``name`` exists: a module of the four rooms, then a name bound at its
     top level (followed through ``from feltlab... import``), then a member of that class (a
     class with bases may inherit it: accepted)."""
-    mods = _modules()
+    mods = rail_modules()
     parts = name.split(".")
     for i in range(len(parts), 0, -1):
         module = ".".join(parts[:i])
@@ -535,7 +533,7 @@ def _resolves(name: str, hops: int = 0) -> bool:
 
 
 def test_every_cited_path_and_name_exists() -> None:
-    broken = [b for b in _broken_citations() if b[2] not in BUILD_OUTPUTS]
+    broken = [b for b in rail_broken_citations() if b[2] not in BUILD_OUTPUTS]
     stale = [f"{w}:{line} {c}" for w, line, c in broken if (w, c) not in CITED_ON_PURPOSE]
     assert not stale, (
         f"citations of paths or names that do not exist: {stale}; correct each to where the "
@@ -567,13 +565,13 @@ def test_the_maps_file_names_exist() -> None:
     )
 
 
-def _in_the_map(text: str, lines: list[str], path: Path) -> bool:
+def rail_in_the_map(text: str, lines: list[str], path: Path) -> bool:
     """Whether docs/design.md names ``path``: by its path (from the root or from its room, in
     backticks), its dotted module name, or its file name in backticks on a line (a table row)
     that names its folder."""
     room = path.relative_to(ROOT).parts[0]
     rel = path.relative_to(ROOT / room)
-    names = {f"`{_rel(path)}`", f"`{rel.as_posix()}`"}
+    names = {f"`{rail_rel(path)}`", f"`{rel.as_posix()}`"}
     if path.suffix == ".py":
         dotted = ".".join((ROOMS[room], *rel.with_suffix("").parts)).removesuffix(".__init__")
         names |= {f"`{dotted}`", f"`{dotted}."}
@@ -592,7 +590,11 @@ def test_the_map_names_every_module_and_c_file() -> None:
     lines = text.splitlines()
     c_files = sorted((ROOT / "native" / "src").glob("*.[ch]"))
     c_files += sorted((ROOT / "native" / "include").glob("*.h"))
-    missing = [_rel(p) for p in [*_modules().values(), *c_files] if not _in_the_map(text, lines, p)]
+    missing = [
+        rail_rel(p)
+        for p in [*rail_modules().values(), *c_files]
+        if not rail_in_the_map(text, lines, p)
+    ]
     assert not missing, (
         f"modules and C files docs/design.md does not name: {missing}; add a row for each to "
         "its room's table in docs/design.md (its path in backticks, what it holds in one line)"

@@ -177,13 +177,7 @@ def _runtime_imports(path: Path) -> set[str]:
     """The module names ``path`` imports at run time: every import but those under
     ``if TYPE_CHECKING:`` (type names only, as pytest's hookspec.py imports them)."""
     tree = ast.parse(path.read_text(), str(path))
-    typing_only = {
-        id(n)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-        for stmt in node.body
-        for n in ast.walk(stmt)
-    }
+    typing_only = typing_only_nodes(tree)
     names: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in typing_only:
@@ -230,7 +224,9 @@ def _module_names() -> dict[str, Path]:
     return out
 
 
-def _typing_only(tree: ast.AST) -> set[int]:
+def typing_only_nodes(tree: ast.AST) -> set[int]:
+    """The ids of every node under an ``if TYPE_CHECKING:`` of ``tree`` (type names only:
+    never run)."""
     return {
         id(n)
         for node in ast.walk(tree)
@@ -244,7 +240,7 @@ def _from_imports(path: Path) -> list[tuple[ast.ImportFrom, bool]]:
     """Every ``from feltlab... import`` of ``path``, function-level ones included, with
     whether it runs (False: under ``if TYPE_CHECKING:``)."""
     tree = ast.parse(path.read_text(), str(path))
-    typing = _typing_only(tree)
+    typing = typing_only_nodes(tree)
     return [
         (n, id(n) not in typing)
         for n in ast.walk(tree)
@@ -305,7 +301,7 @@ def _import_graph() -> dict[str, set[str]]:
     for me, path in mods.items():
         deps: set[str] = set()
         tree = ast.parse(path.read_text(), str(path))
-        typing = _typing_only(tree)
+        typing = typing_only_nodes(tree)
         for node in ast.walk(tree):
             if id(node) in typing:
                 continue
