@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from feltlab.errors import FeltlabError
 from feltlab.rig.certify import battery
 from feltlab.rig.certify.battery import Verdict, combine_verdicts
 from feltlab.rig.certify.decode import CaptureData, timestamp_resolution
@@ -100,7 +101,10 @@ def guard(a: Analysis, name: str, unit: str, fn: Any, *args: Any, **kwargs: Any)
     try:
         return fn(*args, **kwargs)
     except Exception as exc:  # one check's failure is its own ERROR, never the campaign's
-        log.warning("check %s could not run: %s", name, exc, exc_info=True)
+        # a traceback for a bug; a refusal with its own message (a FeltlabError) is enough
+        log.warning(
+            "check %s could not run: %s", name, exc, exc_info=not isinstance(exc, FeltlabError)
+        )
         a.measurements.append(
             Measurement(
                 name,

@@ -22,7 +22,8 @@ from typing import Any
 from feltlab.errors import nearest_name
 from feltlab.rig.devices.models import ModelKind
 from feltlab.rig.devices.seeding import parse_seeding
-from feltlab.rig.errors import ProfileError
+from feltlab.rig.errors import DeclarationError, ProfileError
+from feltlab.rig.security.shuffler import declaration_from_table
 
 HEARTBEAT_PERIOD_CEILING = 5.0
 """Seconds: the longest heartbeat period a profile may declare (lost detection after three
@@ -262,6 +263,14 @@ def check_profile(where: str, data: Mapping[str, Any]) -> None:
 
     Raises :class:`ProfileError` naming the table, field, value and range.
     """
+    pred = data.get("predictability")  # refused before a collection, not after it
+    if pred is not None:
+        if not isinstance(pred, Mapping):
+            raise ProfileError(f"{where}: [predictability] must be one table")
+        try:
+            declaration_from_table(pred, where=where)
+        except DeclarationError as exc:
+            raise ProfileError(str(exc)) from None
     dev = data.get("device")
     if isinstance(dev, Mapping):
         check_device_table(where, "device", dev)

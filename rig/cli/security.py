@@ -76,11 +76,15 @@ def security_command(
         raise click.UsageError("--profile describes a device on --bus: give --bus too")
     logging.getLogger("isotp").setLevel(logging.ERROR)  # a shared LOAD id's idle stack
     capture = None
-    if out is not None:
-        Path(out).mkdir(parents=True, exist_ok=True)
+    if out is not None:  # a new or empty folder: a finished campaign's files were overwritten
+        from feltlab.rig.certify.record import new_out_dir  # start-up: when the command runs
+
+        try:
+            new_out_dir(Path(out), "choose a new --out directory")
+        except FeltlabError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(2)
         capture = Path(out) / "capture.blf"
-        if capture.exists():
-            raise click.UsageError(f"{capture} exists; choose a new --out folder")
     t0, cpu0 = time.perf_counter(), time.process_time()
     try:
         if bus is not None:

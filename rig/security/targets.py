@@ -13,9 +13,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from feltlab.inputs import read_regular, read_text_regular
 from feltlab.rig.bus.simbus import sim_wire
 from feltlab.rig.clock import Clock, SimClock
-from feltlab.rig.devices import BatchShuffler, Timing
+from feltlab.rig.devices import MAX_PROFILE_BYTES, BatchShuffler, Timing
 from feltlab.rig.devices.security import Flaw, FlawSet, SecurityConfig, SimVendor
 from feltlab.rig.devices.seeding import parse_seeding
 from feltlab.rig.errors import ProfileError, RigError
@@ -193,6 +194,10 @@ __all__ = [
 ]
 
 
+MAX_PACKAGE_BYTES = 16 << 20
+"""The largest firmware package file read (bytes): a package is its image and a signature."""
+
+
 def target_from_profile(path: str | Path, spec: str) -> Target:
     """A device on the bus ``spec`` described by the ``[security]`` table of the TOML file
     ``path``: ``base`` (default 0x100), ``device_id``, ``key`` (hex) or ``key_file``,
@@ -205,9 +210,13 @@ def target_from_profile(path: str | Path, spec: str) -> Target:
 
     Raises ProfileError for a missing or malformed entry, naming it."""
     p = Path(path)
+    # bounded and non-blocking: /dev/zero filled the host's memory, a FIFO hung the command
+    text = read_text_regular(p, "security profile", MAX_PROFILE_BYTES, error=ProfileError)
+    if text is None:
+        raise ProfileError(f"security profile {p} does not exist; give the path of a TOML file")
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise ProfileError(f"security profile {p}: cannot read it ({exc})") from None
     table = data.get("security")
     declared = data.get("predictability")
@@ -221,11 +230,33 @@ def target_from_profile(path: str | Path, spec: str) -> Target:
         raise ProfileError(str(exc)) from None
     if not isinstance(table, dict):
         raise ProfileError(f"security profile {p}: no [security] table")
-    try:
-        device_id = int(table["device_id"])
-        key = load_key(table, p.parent)
-    except KeyError:
-        raise ProfileError(f"security profile {p}: give device_id in [security]") from None
+
+    def number(name: str, default: int | None, top: int) -> int | None:
+        v = table.get(name, default)
+        if v is None:
+            return None
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= top:
+            raise ProfileError(
+                f"security profile {p}: [security] {name} = {v!r} must be a whole number in "
+                f"0..{top:#x}"
+            )
+        return v
+
+    if "device_id" not in table:
+        raise ProfileError(f"security profile {p}: give device_id in [security]")
+    device_id = number("device_id", None, 0xFFFFFFFF) or 0
+    base = number("base", 0x100, 0x7FF) or 0
+    second_base = number("second_base", None, 0x7FF)
+    second_id = number("second_id", None, 0xFFFFFFFF)
+    period = table.get("heartbeat_period", 0.1)
+    if not isinstance(period, int | float) or isinstance(period, bool) or not 0.001 <= period <= 60:
+        raise ProfileError(
+            f"security profile {p}: [security] heartbeat_period = {period!r} must be seconds "
+            "in 0.001..60"
+        )
+    if declared is not None and not isinstance(declared, dict):
+        raise ProfileError(f"security profile {p}: [predictability] must be one table")
+    key = load_key(table, p.parent)
     if key is None:
         raise ProfileError(f"security profile {p}: give key or key_file in [security]")
 
@@ -234,7 +265,10 @@ def target_from_profile(path: str | Path, spec: str) -> Target:
         if f is None:
             return None
         try:
-            return FirmwarePackage.decode((p.parent / str(f)).read_bytes())
+            raw = read_regular(p.parent / str(f), name, MAX_PACKAGE_BYTES, error=ProfileError)
+            if raw is None:
+                raise ProfileError(f"{p.parent / str(f)} does not exist")
+            return FirmwarePackage.decode(raw)
         except (OSError, RigError) as exc:
             raise ProfileError(f"security profile {p}: {name} {f}: {exc}") from None
 
@@ -242,19 +276,17 @@ def target_from_profile(path: str | Path, spec: str) -> Target:
     packages = None
     if nxt is not None and older is not None and other is not None:
         packages = Packages(nxt, older, other, package("package_second"))
-    second_base = table.get("second_base")
-    second_id = table.get("second_id")
     return Target(
         spec,
         None,
-        int(table.get("base", 0x100)),
+        base,
         device_id,
         key.key,
         packages,
         f"device on {spec} (device id 0x{device_id:08X}, profile {p.name})",
-        None if second_base is None else int(second_base),
-        None if second_id is None else int(second_id),
-        heartbeat_period=float(table.get("heartbeat_period", 0.1)),
+        second_base,
+        second_id,
+        heartbeat_period=float(period),
         # a timestamp freshness value (microseconds since 1970, as SecOC allows): greater than
         # any the device accepted in an earlier session, unless the host's clock went back
         freshness_start=int(time.time() * 1_000_000),

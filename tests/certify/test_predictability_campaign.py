@@ -7,8 +7,10 @@ profile declaring a 256-bit ChaCha20 key PASSes the check (the space reported in
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from feltlab.cli import main
@@ -74,8 +76,8 @@ def test_shoes_from_a_file_are_searched_and_a_bad_declaration_is_an_error(
     tmp_path: Path,
 ) -> None:
     """``--from FILE``: the file's first shoe (dealt codes, factory order) is searched; a
-    declaration naming an unknown generator is an ERROR measurement of its own, the battery
-    kept."""
+    declaration naming an unknown generator is refused before any work, in one line (it was
+    an ERROR measurement after the battery: on a campaign, after days of collection)."""
     import numpy as np
 
     from feltlab.rig.security.shuffler import Declaration, library_shoe
@@ -99,10 +101,8 @@ def test_shoes_from_a_file_are_searched_and_a_bad_declaration_is_an_error(
     bad.write_text(prof.read_text().replace('generator = "mt19937"', 'generator = "rand48"'))
     out = tmp_path / "b"
     r = CliRunner().invoke(main, [*args[:-1], str(bad), "--out", str(out)])
-    rec = json.loads((out / "record.json").read_text())
-    assert rec["predictability"] is None and rec["battery"] is not None
-    (m,) = [m for m in rec["measurements"] if m["name"] == "predictability"]
-    assert m["verdict"] == "ERROR" and "unknown generator 'rand48'" in m["detail"]["reason"]
+    assert r.exit_code == 2 and "unknown generator 'rand48'" in r.output, r.output
+    assert not (out / "record.json").exists()
 
 
 def test_model_with_a_seeded_profile_is_refused(tmp_path: Path) -> None:
@@ -128,3 +128,30 @@ def test_model_with_a_seeded_profile_is_refused(tmp_path: Path) -> None:
         "profile's seeding"
     ]
     assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize(
+    ("table", "problem"),
+    [
+        ("[predictability]\ngenerator = 'rc4'\nseed_bits = 20\n", "unknown generator 'rc4'"),
+        ("[[predictability]]\ngenerator = 'mt19937'\n", r"\[predictability\] must be one table"),
+    ],
+)
+def test_a_bad_declaration_is_refused_before_any_shoe(
+    tmp_path: Path, table: str, problem: str
+) -> None:
+    """A typo in [predictability] was found after the whole collection (days on a real
+    machine), as an ERROR with a traceback (found by a breaker): now refused at once."""
+    prof = tmp_path / "p.toml"
+    text = EXAMPLE.read_text()
+    start = text.index("\n[predictability]") + 1
+    end = text.index("\n\n", start) + 2
+    prof.write_text(text[:start] + text[end:] + table)
+    out = tmp_path / "camp"
+    r = CliRunner().invoke(
+        main, ["certify", "shuffler", "--profile", str(prof), "--shoes", "4", "--out", str(out)]
+    )
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    (line,) = [ln for ln in r.output.splitlines() if ln.startswith("error:")]
+    assert re.search(problem, line), line
+    assert not out.exists() or not any(out.glob("capture-*"))

@@ -5,6 +5,7 @@ line's exit code, record, report and JUnit."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -123,6 +124,24 @@ def test_certify_security_command(tmp_path: Path) -> None:
     ]
 
 
+def test_certify_security_refuses_an_out_that_is_not_new(tmp_path: Path) -> None:
+    """A finished campaign's folder as --out: its record was overwritten (found by a breaker);
+    a file as --out was a traceback."""
+    (tmp_path / "done").mkdir()
+    (tmp_path / "done" / "record.json").write_text('{"verdict": "PASS"}')
+    (tmp_path / "afile").write_text("x")
+    for out, problem in (
+        ("done", "is not empty: choose a new --out directory"),
+        ("afile", "is a file, not a directory"),
+    ):
+        r = CliRunner().invoke(main, ["certify", "security", "--out", str(tmp_path / out)])
+        assert r.exit_code == 2 and r.output.strip().splitlines() == [
+            f"error: {tmp_path / out} {problem}"
+            + ("" if out == "done" else ": give a new or empty directory")
+        ], r.output
+    assert (tmp_path / "done" / "record.json").read_text() == '{"verdict": "PASS"}'
+
+
 def test_certify_security_refuses_an_unknown_device() -> None:
     r = CliRunner().invoke(main, ["certify", "security", "--device", "camera"])
     assert r.exit_code == 2
@@ -150,6 +169,24 @@ def test_a_bus_profile_is_read_and_its_errors_named(tmp_path: Path) -> None:
         18,
     )
     assert t.freshness_start > 1_700_000_000 * 10**6  # a timestamp freshness value
+    # found by a breaker: each a one-line ProfileError before the bus is opened
+    good = "[security]\ndevice_id = 17\nkey = '" + "00" * 32 + "'\n"
+    for extra, problem in (
+        ('base = "x"\n', r"base = 'x' must be a whole number in 0..0x7ff"),
+        ("heartbeat_period = -1\n", "heartbeat_period = -1 must be seconds"),
+        ("second_id = 0xFFFFFFFFFFFFFFFFFF\n", "second_id = .* must be a whole number"),
+        ('package_next = "/dev/zero"\n', "package_next.*not a regular file|larger than"),
+        ("[[predictability]]\ngenerator = 'mt19937'\n", r"\[predictability\] must be one table"),
+    ):
+        p.write_text(good + extra)
+        with pytest.raises(ProfileError, match=problem):
+            target_from_profile(p, "virtual")
+    with pytest.raises(ProfileError, match=r"not a regular file|larger than"):
+        target_from_profile("/dev/zero", "virtual")  # it filled the host's memory
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(ProfileError, match="not a regular file"):
+        target_from_profile(fifo, "virtual")  # it hung
 
 
 @pytest.mark.parametrize(
