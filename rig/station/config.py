@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from feltlab.inputs import read_text_regular
+from feltlab.rig.certify.profile_check import MAX_PART_SAMPLES
 from feltlab.rig.devices.models import parse_model
 from feltlab.rig.errors import ModelError, RigError
 from feltlab.rig.kinds import get_kind, kinds
@@ -40,6 +42,8 @@ SOCKET_KEYS = frozenset(
 )
 MAX_SOCKETS = 256
 """Sockets one station file may name (no fixed limit in the design; a bound on bad input)."""
+MAX_STATION_BYTES = 1 << 20
+"""The largest station file read (bytes): 256 sockets of a dozen keys are some 150 kB."""
 
 
 class StationError(RigError):
@@ -167,8 +171,13 @@ def _socket(raw: Any, index: int, base: Path) -> Socket:
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= U64_MAX:
         raise StationError(f"{where}: give its campaign seed, seed = 0..{U64_MAX}")
     size = raw.get(kind.unit)
-    if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 2):
-        raise StationError(f"{where}: {kind.unit} must be a whole number of at least 2")
+    if size is not None and (
+        not isinstance(size, int) or isinstance(size, bool) or not 2 <= size <= MAX_PART_SAMPLES
+    ):  # the range feltlab certify --<unit> takes: refused here, not in the socket's log
+        raise StationError(
+            f"{where}: {kind.unit} = {size!r} is not a whole number in 2..{MAX_PART_SAMPLES} "
+            f"(16-bit shoe and draw numbers); give {kind.unit} = 2..{MAX_PART_SAMPLES}"
+        )
     floats: dict[str, float | None] = {}
     for key in ("seconds_per_sample", "frames_per_sample"):
         v = raw.get(key)
@@ -210,12 +219,17 @@ def load_station(path: str | Path) -> Station:
     A relative ``out`` or profile path is relative to the file; ``out`` defaults to
     ``<file stem>.station`` beside it.  Raises StationError naming the first problem."""
     p = Path(path)
+    try:  # bounded and non-blocking: /dev/zero, a FIFO or a folder is refused, never waited on
+        text = read_text_regular(p, "station file", MAX_STATION_BYTES, error=StationError)
+    except StationError as exc:
+        said = str(exc)
+        raise StationError(
+            said if "; give" in said else f"{said}; give a STATION.toml (UTF-8 TOML text)"
+        ) from None
+    if text is None:
+        raise StationError(f"{p}: no such station file; give a STATION.toml")
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise StationError(f"{p}: no such station file; give a STATION.toml") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StationError(f"{p}: cannot read it ({exc})") from None
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise StationError(f"{p}: not valid TOML ({exc})") from None
     head = data.get("station", {})
@@ -262,4 +276,12 @@ def load_station(path: str | Path) -> Station:
     )
 
 
-__all__ = ["MAX_SOCKETS", "NAME", "Socket", "Station", "StationError", "load_station"]
+__all__ = [
+    "MAX_SOCKETS",
+    "MAX_STATION_BYTES",
+    "NAME",
+    "Socket",
+    "Station",
+    "StationError",
+    "load_station",
+]

@@ -3,6 +3,7 @@ figures (docs/protocol.md's frame counts), the device pool's cross-process locks
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from pathlib import Path
@@ -216,3 +217,80 @@ def test_status_shows_a_running_socket_by_its_last_event() -> None:
     ended = {"event": "socket-ended", "socket": "s1", "error": "model 'x': unknown"}
     assert shown_state(("new", None), ended, running=False) == "error: model 'x': unknown"
     assert shown_state(("done", "PASS"), None, running=False) == "done PASS"
+
+
+SOCKET = '[[socket]]\nname = "a"\nprofile = "batch6"\nseed = 1\n'
+
+
+def _station_cli(args: list[str], state: Path) -> Any:
+    """``feltlab station ARGS`` in this process (click's runner): exit code, stdout, stderr."""
+    from click.testing import CliRunner
+
+    from feltlab.rig.cli.station import station
+
+    return CliRunner(env={"FELTLAB_STATE_DIR": str(state)}).invoke(station, args)
+
+
+def _one_error_line(res: Any, *parts: str) -> None:
+    assert res.exit_code == 2, (res.exit_code, res.output, res.exception)
+    assert res.stdout == "" and res.stderr.count("\n") == 1 and res.stderr.startswith("error: ")
+    for part in parts:
+        assert part in res.stderr, res.stderr
+
+
+def test_a_station_file_is_read_bounded_and_never_waited_on(tmp_path: Path) -> None:
+    """/dev/zero was read whole (a MemoryError traceback) and a FIFO blocked the station for
+    ever (found by a breaker)."""
+    import os
+    import threading
+
+    state = tmp_path / "state"
+    for cmd in ("run", "status"):
+        res = _station_cli([cmd, "/dev/zero"], state)
+        _one_error_line(res, "station file /dev/zero is not a regular file", "give a file")
+    fifo = tmp_path / "lab.toml"
+    os.mkfifo(fifo)
+
+    def unblock() -> None:  # a reader blocked on the FIFO gets its end of file: no hang
+        with contextlib.suppress(OSError):  # ENXIO: no reader waits, the right outcome
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+    timer = threading.Timer(10, unblock)
+    timer.start()
+    try:
+        with pytest.raises(StationError, match=r"lab.toml is not a regular file \(a FIFO"):
+            load_station(fifo)
+    finally:
+        timer.cancel()
+    big = tmp_path / "big.toml"
+    with big.open("wb") as f:
+        f.truncate((1 << 20) + 1)  # sparse: a byte over the limit
+    with pytest.raises(StationError, match=r"is 1048577 bytes, over the 1048576 accepted; give a"):
+        load_station(big)
+    (tmp_path / "bom.toml").write_bytes(b"\xff\xfe" + SOCKET.encode())
+    with pytest.raises(StationError, match=r"not UTF-8 text \(byte 0\); give a STATION.toml"):
+        load_station(tmp_path / "bom.toml")
+
+
+@pytest.mark.parametrize(
+    ("kind", "unit", "size"),
+    [("batch", "shoes", 70_000), ("continuous", "deals", 65_536), ("jackpot", "draws", 1)],
+)
+def test_a_sample_size_certify_refuses_is_refused_with_the_file(
+    tmp_path: Path, kind: str, unit: str, size: int
+) -> None:
+    """shoes = 70000 passed the file's check; the socket then failed on certify's range,
+    only in its log (found by a breaker)."""
+    profiles = write_profiles(tmp_path / "p")
+    path = write_station(
+        tmp_path / "s.toml", [{"name": "x1", "kind": kind, unit: size, "seed": 1}], profiles
+    )
+    with pytest.raises(StationError) as caught:
+        load_station(path)
+    assert str(caught.value) == (
+        f"socket 'x1': {unit} = {size} is not a whole number in 2..65535 (16-bit shoe and "
+        f"draw numbers); give {unit} = 2..65535"
+    )
+    write_station(path, [{"name": "x1", "kind": kind, unit: 65_535, "seed": 1}], profiles)
+    (sock,) = load_station(path).sockets
+    assert sock.certify_args(tmp_path)[-4:] == [f"--{unit}", "65535", "--out", str(tmp_path)]
