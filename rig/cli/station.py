@@ -31,7 +31,7 @@ def _supervise(
 ) -> None:
     from feltlab.rig.certify.profile import load_profile  # start-up: when the command runs
     from feltlab.rig.station.budget import check_budget  # start-up: when the command runs
-    from feltlab.rig.station.config import load_station  # start-up: when the command runs
+    from feltlab.rig.station.config import load_station, make_out  # start-up: when it runs
     from feltlab.rig.station.control import request  # start-up: when the command runs
     from feltlab.rig.station.pool import DevicePool  # start-up: when the command runs
     from feltlab.rig.station.supervisor import Supervisor  # start-up: when the command runs
@@ -45,6 +45,7 @@ def _supervise(
         profiles = {s.name: load_profile(s.profile) for s in station.sockets}
         for budget in check_budget(station.sockets, profiles):
             click.echo(f"budget: {budget.describe()}", err=True)
+        make_out(station)  # an out that cannot be made is refused before any device is taken
         pool.acquire(
             (s.device, {"station": station.name, "socket": s.name, "file": str(station.path)})
             for s in station.sockets
@@ -162,7 +163,7 @@ def resume_command(
 def stop_command(station_file: str, socket: str) -> None:
     """Stop SOCKET of a running station: its campaign finishes the sample in flight, keeps
     its capture and records ABORTED; ``feltlab station resume`` continues it."""
-    from feltlab.rig.station.config import load_station  # start-up: when the command runs
+    from feltlab.rig.station.config import load_station, make_out  # start-up: when it runs
     from feltlab.rig.station.control import StationLock, request  # start-up: when the command runs
 
     try:
@@ -178,6 +179,11 @@ def stop_command(station_file: str, socket: str) -> None:
         click.echo(
             f"socket {socket} of station {st.name} has finished ({verdict}): nothing to stop"
         )
+        return
+    try:
+        make_out(st)
+    except RigError as exc:
+        _fail(exc)
         return
     request(st.out, socket, "stop")
     if StationLock(st.out).running():

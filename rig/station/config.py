@@ -8,6 +8,8 @@ the same arguments a lab would type for a lone campaign of that device and seed.
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -214,6 +216,37 @@ def _socket(raw: Any, index: int, base: Path) -> Socket:
     )
 
 
+def _check_out(out: Path, p: Path) -> None:
+    """Refuse a station folder ``out`` that is a file, or below one (it could never be made)."""
+    fix = f'give a folder for the station\'s campaigns (out = "{p.stem}.station")'
+    where = out
+    try:
+        while not where.exists() and where.parent != where:
+            where = where.parent
+        a_file = where.exists() and not where.is_dir()
+    except OSError as exc:
+        raise StationError(f"{p}: [station] out {out}: {exc.strerror or exc}; {fix}") from None
+    if a_file:
+        below = "" if where == out else f" ({where} is a file)"
+        raise StationError(f"{p}: [station] out {out} is not a folder{below}; {fix}")
+
+
+def make_out(station: Station) -> None:
+    """Make the station folder (and its parents) before any work.  Raises StationError naming
+    ``out`` for one that cannot be made or written (``/proc/nope/x``, a read-only disk)."""
+    out = station.out
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+    except OSError as exc:
+        raise StationError(
+            f"{station.path}: [station] out {out} cannot be made or written "
+            f"({exc.strerror or exc}); give a folder you can write "
+            f'(out = "{station.path.stem}.station")'
+        ) from None
+
+
 def load_station(path: str | Path) -> Station:
     """The station file at ``path`` (TOML: a ``[station]`` table and ``[[socket]]`` tables).
     A relative ``out`` or profile path is relative to the file; ``out`` defaults to
@@ -257,7 +290,10 @@ def load_station(path: str | Path) -> Station:
             if value in seen:
                 raise StationError(f"{p}: two sockets name {key} {value!r}: each is one")
             seen.add(value)
-    out = Path(head.get("out", f"{p.stem}.station"))
+    out_ref = head.get("out", f"{p.stem}.station")
+    if not isinstance(out_ref, str) or not out_ref.strip() or "\0" in out_ref:
+        raise StationError(f'{p}: [station] out must be a folder path (out = "{p.stem}.station")')
+    out = Path(out_ref)
     live = head.get("live", True)
     poll = head.get("poll", 0.2)
     if not isinstance(live, bool):
@@ -265,10 +301,12 @@ def load_station(path: str | Path) -> Station:
     if not isinstance(poll, int | float) or isinstance(poll, bool) or not 0.01 <= poll <= 60:
         raise StationError(f"{p}: [station] poll must be 0.01..60 seconds")
     batches = tuple(dict.fromkeys(s.batch for s in sockets if s.batch is not None))
+    out = (out if out.is_absolute() else base / out).resolve()
+    _check_out(out, p)
     return Station(
         path=p.resolve(),
         name=name,
-        out=(out if out.is_absolute() else base / out).resolve(),
+        out=out,
         sockets=sockets,
         live=live,
         poll=float(poll),
@@ -284,4 +322,5 @@ __all__ = [
     "Station",
     "StationError",
     "load_station",
+    "make_out",
 ]

@@ -4,6 +4,7 @@ figures (docs/protocol.md's frame counts), the device pool's cross-process locks
 from __future__ import annotations
 
 import contextlib
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -270,6 +271,39 @@ def test_a_station_file_is_read_bounded_and_never_waited_on(tmp_path: Path) -> N
     (tmp_path / "bom.toml").write_bytes(b"\xff\xfe" + SOCKET.encode())
     with pytest.raises(StationError, match=r"not UTF-8 text \(byte 0\); give a STATION.toml"):
         load_station(tmp_path / "bom.toml")
+
+
+def test_an_out_that_is_a_file_or_cannot_be_made_is_refused_before_any_work(
+    tmp_path: Path,
+) -> None:
+    """out = "/etc/passwd" was a FileExistsError traceback and out = "/proc/nope/x" a
+    FileNotFoundError one, both exit 1 (found by a breaker)."""
+    from feltlab.rig.station.config import make_out
+
+    a_file = tmp_path / "passwd"
+    a_file.write_text("root:x:0:0\n")
+    for out, said in ((a_file, ""), (a_file / "x" / "y", f" ({a_file} is a file)")):
+        path = tmp_path / "lab.toml"
+        path.write_text(f"[station]\nout = {json.dumps(str(out))}\n{SOCKET}")
+        with pytest.raises(StationError) as caught:
+            load_station(path)
+        assert str(caught.value) == (
+            f"{path}: [station] out {out} is not a folder{said}; give a folder for the "
+            'station\'s campaigns (out = "lab.station")'
+        )
+        res = _station_cli(["run", str(path)], tmp_path / "state")
+        _one_error_line(res, f"[station] out {out} is not a folder")
+    if not Path("/proc/self").is_dir():
+        pytest.skip("no /proc here: a folder nobody can make")
+    path = tmp_path / "proc.toml"
+    path.write_text(f'[station]\nout = "/proc/nope/x"\n{SOCKET}')
+    station = load_station(path)  # nothing on disk says it cannot be made: making it does
+    with pytest.raises(StationError, match=r"out /proc/nope/x cannot be made or written \(No such"):
+        make_out(station)
+    for args in (["run", str(path)], ["stop", str(path), "a"]):
+        res = _station_cli(args, tmp_path / "state")
+        _one_error_line(res, "[station] out /proc/nope/x cannot be made", "give a folder")
+    assert not (tmp_path / "state").exists()  # refused before the device pool was touched
 
 
 @pytest.mark.parametrize(
