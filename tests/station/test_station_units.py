@@ -328,3 +328,43 @@ def test_a_sample_size_certify_refuses_is_refused_with_the_file(
     write_station(path, [{"name": "x1", "kind": kind, unit: 65_535, "seed": 1}], profiles)
     (sock,) = load_station(path).sockets
     assert sock.certify_args(tmp_path)[-4:] == [f"--{unit}", "65535", "--out", str(tmp_path)]
+
+
+def test_status_json_gives_each_sockets_state_then_the_record(tmp_path: Path) -> None:
+    """station status --json printed only the record's events, not the sockets' states the
+    text shows (docs/station.md said both)."""
+    from feltlab.rig.station.control import request
+    from feltlab.rig.station.record import StationRecord
+
+    profiles = write_profiles(tmp_path / "p")
+    socks = [{"name": n, "kind": "batch", "seed": i} for i, n in enumerate(("b1", "b2", "b3"))]
+    path = write_station(tmp_path / "s.toml", socks, profiles)
+    out = tmp_path / "s.station"
+    out.mkdir()
+    record = StationRecord(out)
+    record.add("station-started", pid=1, sockets=["b1", "b2", "b3"])
+    record.add("socket-started", "b1", pid=2)
+    record.add("socket-ended", "b1", exit_code=2, verdict=None, error="bus down")
+    record.add("socket-started", "b2", pid=3)
+    request(out, "b2", "stop")
+    res = _station_cli(["status", "--json", str(path)], tmp_path / "state")
+    assert res.exit_code == 0, res.output
+    lines = [json.loads(line) for line in res.stdout.splitlines()]
+    assert lines[:4] == [
+        {"station": "s", "out": str(out), "running": False},
+        {"socket": "b1", "state": "error: bus down", "wanted": "run"},
+        {"socket": "b2", "state": "new", "wanted": "stop"},  # not running: its folder's state
+        {"socket": "b3", "state": "new", "wanted": "run"},
+    ]
+    assert [e["event"] for e in lines[4:]] == [
+        "station-started",
+        "socket-started",
+        "socket-ended",
+        "socket-started",
+    ]
+    text = _station_cli(["status", str(path)], tmp_path / "state").stdout.splitlines()
+    assert text[1:4] == [
+        "  b1: error: bus down (wanted: run)",
+        "  b2: new (wanted: stop)",
+        "  b3: new (wanted: run)",
+    ]
