@@ -31,7 +31,7 @@ def _supervise(
 ) -> None:
     from feltlab.rig.certify.profile import load_profile  # start-up: when the command runs
     from feltlab.rig.station.budget import check_budget  # start-up: when the command runs
-    from feltlab.rig.station.config import load_station  # start-up: when the command runs
+    from feltlab.rig.station.config import load_station, make_out  # start-up: when it runs
     from feltlab.rig.station.control import request  # start-up: when the command runs
     from feltlab.rig.station.pool import DevicePool  # start-up: when the command runs
     from feltlab.rig.station.supervisor import Supervisor  # start-up: when the command runs
@@ -45,6 +45,7 @@ def _supervise(
         profiles = {s.name: load_profile(s.profile) for s in station.sockets}
         for budget in check_budget(station.sockets, profiles):
             click.echo(f"budget: {budget.describe()}", err=True)
+        make_out(station)  # an out that cannot be made is refused before any device is taken
         pool.acquire(
             (s.device, {"station": station.name, "socket": s.name, "file": str(station.path)})
             for s in station.sockets
@@ -162,7 +163,7 @@ def resume_command(
 def stop_command(station_file: str, socket: str) -> None:
     """Stop SOCKET of a running station: its campaign finishes the sample in flight, keeps
     its capture and records ABORTED; ``feltlab station resume`` continues it."""
-    from feltlab.rig.station.config import load_station  # start-up: when the command runs
+    from feltlab.rig.station.config import load_station, make_out  # start-up: when it runs
     from feltlab.rig.station.control import StationLock, request  # start-up: when the command runs
 
     try:
@@ -178,6 +179,11 @@ def stop_command(station_file: str, socket: str) -> None:
         click.echo(
             f"socket {socket} of station {st.name} has finished ({verdict}): nothing to stop"
         )
+        return
+    try:
+        make_out(st)
+    except RigError as exc:
+        _fail(exc)
         return
     request(st.out, socket, "stop")
     if StationLock(st.out).running():
@@ -213,7 +219,13 @@ def shown_state(
 
 @station.command("status")
 @click.argument("station_file", metavar="STATION.toml")
-@click.option("--json", "as_json", is_flag=True, help="The record's events as JSON lines.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="JSON lines: the station (name, out, running), each socket's state, then every event "
+    "of the record.",
+)
 def status_command(station_file: str, as_json: bool) -> None:
     """The station record: what happened when, and each socket's campaign state."""
     from feltlab.rig.station.config import load_station  # start-up: when the command runs
@@ -227,15 +239,21 @@ def status_command(station_file: str, as_json: bool) -> None:
         _fail(exc)
         return
     events = StationRecord(st.out).events()
-    if as_json:
+    running = StationLock(st.out).running()
+    last = {e["socket"]: e for e in events if e.get("socket")}
+    states = [
+        (s.name, shown_state(socket_status(st.folder(s.name)), last.get(s.name), running))
+        for s in st.sockets
+    ]
+    if as_json:  # the text's lines, as JSON: a line with "state" a socket, "event" the record
+        click.echo(json.dumps({"station": st.name, "out": str(st.out), "running": running}))
+        for name, shown in states:
+            click.echo(json.dumps({"socket": name, "state": shown, "wanted": wanted(st.out, name)}))
         for e in events:
             click.echo(json.dumps(e))
         return
-    running = StationLock(st.out).running()
     click.echo(f"station {st.name} ({st.out}): {'running' if running else 'not running'}")
-    last = {e["socket"]: e for e in events if e.get("socket")}
-    for s in st.sockets:
-        shown = shown_state(socket_status(st.folder(s.name)), last.get(s.name), running)
-        click.echo(f"  {s.name}: {shown} (wanted: {wanted(st.out, s.name)})")
+    for name, shown in states:
+        click.echo(f"  {name}: {shown} (wanted: {wanted(st.out, name)})")
     for e in events[-20:]:
         click.echo(f"  {e.get('t')} {e.get('socket') or '-'} {e.get('event')}")

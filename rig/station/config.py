@@ -8,12 +8,16 @@ the same arguments a lab would type for a lone campaign of that device and seed.
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from feltlab.inputs import read_text_regular
+from feltlab.rig.certify.profile_check import MAX_PART_SAMPLES
 from feltlab.rig.devices.models import parse_model
 from feltlab.rig.errors import ModelError, RigError
 from feltlab.rig.kinds import get_kind, kinds
@@ -40,6 +44,8 @@ SOCKET_KEYS = frozenset(
 )
 MAX_SOCKETS = 256
 """Sockets one station file may name (no fixed limit in the design; a bound on bad input)."""
+MAX_STATION_BYTES = 1 << 20
+"""The largest station file read (bytes): 256 sockets of a dozen keys are some 150 kB."""
 
 
 class StationError(RigError):
@@ -167,8 +173,13 @@ def _socket(raw: Any, index: int, base: Path) -> Socket:
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= U64_MAX:
         raise StationError(f"{where}: give its campaign seed, seed = 0..{U64_MAX}")
     size = raw.get(kind.unit)
-    if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 2):
-        raise StationError(f"{where}: {kind.unit} must be a whole number of at least 2")
+    if size is not None and (
+        not isinstance(size, int) or isinstance(size, bool) or not 2 <= size <= MAX_PART_SAMPLES
+    ):  # the range feltlab certify --<unit> takes: refused here, not in the socket's log
+        raise StationError(
+            f"{where}: {kind.unit} = {size!r} is not a whole number in 2..{MAX_PART_SAMPLES} "
+            f"(16-bit shoe and draw numbers); give {kind.unit} = 2..{MAX_PART_SAMPLES}"
+        )
     floats: dict[str, float | None] = {}
     for key in ("seconds_per_sample", "frames_per_sample"):
         v = raw.get(key)
@@ -205,17 +216,53 @@ def _socket(raw: Any, index: int, base: Path) -> Socket:
     )
 
 
+def _check_out(out: Path, p: Path) -> None:
+    """Refuse a station folder ``out`` that is a file, or below one (it could never be made)."""
+    fix = f'give a folder for the station\'s campaigns (out = "{p.stem}.station")'
+    where = out
+    try:
+        while not where.exists() and where.parent != where:
+            where = where.parent
+        a_file = where.exists() and not where.is_dir()
+    except OSError as exc:
+        raise StationError(f"{p}: [station] out {out}: {exc.strerror or exc}; {fix}") from None
+    if a_file:
+        below = "" if where == out else f" ({where} is a file)"
+        raise StationError(f"{p}: [station] out {out} is not a folder{below}; {fix}")
+
+
+def make_out(station: Station) -> None:
+    """Make the station folder (and its parents) before any work.  Raises StationError naming
+    ``out`` for one that cannot be made or written (``/proc/nope/x``, a read-only disk)."""
+    out = station.out
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+    except OSError as exc:
+        raise StationError(
+            f"{station.path}: [station] out {out} cannot be made or written "
+            f"({exc.strerror or exc}); give a folder you can write "
+            f'(out = "{station.path.stem}.station")'
+        ) from None
+
+
 def load_station(path: str | Path) -> Station:
     """The station file at ``path`` (TOML: a ``[station]`` table and ``[[socket]]`` tables).
     A relative ``out`` or profile path is relative to the file; ``out`` defaults to
     ``<file stem>.station`` beside it.  Raises StationError naming the first problem."""
     p = Path(path)
+    try:  # bounded and non-blocking: /dev/zero, a FIFO or a folder is refused, never waited on
+        text = read_text_regular(p, "station file", MAX_STATION_BYTES, error=StationError)
+    except StationError as exc:
+        said = str(exc)
+        raise StationError(
+            said if "; give" in said else f"{said}; give a STATION.toml (UTF-8 TOML text)"
+        ) from None
+    if text is None:
+        raise StationError(f"{p}: no such station file; give a STATION.toml")
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise StationError(f"{p}: no such station file; give a STATION.toml") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StationError(f"{p}: cannot read it ({exc})") from None
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise StationError(f"{p}: not valid TOML ({exc})") from None
     head = data.get("station", {})
@@ -243,7 +290,10 @@ def load_station(path: str | Path) -> Station:
             if value in seen:
                 raise StationError(f"{p}: two sockets name {key} {value!r}: each is one")
             seen.add(value)
-    out = Path(head.get("out", f"{p.stem}.station"))
+    out_ref = head.get("out", f"{p.stem}.station")
+    if not isinstance(out_ref, str) or not out_ref.strip() or "\0" in out_ref:
+        raise StationError(f'{p}: [station] out must be a folder path (out = "{p.stem}.station")')
+    out = Path(out_ref)
     live = head.get("live", True)
     poll = head.get("poll", 0.2)
     if not isinstance(live, bool):
@@ -251,10 +301,12 @@ def load_station(path: str | Path) -> Station:
     if not isinstance(poll, int | float) or isinstance(poll, bool) or not 0.01 <= poll <= 60:
         raise StationError(f"{p}: [station] poll must be 0.01..60 seconds")
     batches = tuple(dict.fromkeys(s.batch for s in sockets if s.batch is not None))
+    out = (out if out.is_absolute() else base / out).resolve()
+    _check_out(out, p)
     return Station(
         path=p.resolve(),
         name=name,
-        out=(out if out.is_absolute() else base / out).resolve(),
+        out=out,
         sockets=sockets,
         live=live,
         poll=float(poll),
@@ -262,4 +314,13 @@ def load_station(path: str | Path) -> Station:
     )
 
 
-__all__ = ["MAX_SOCKETS", "NAME", "Socket", "Station", "StationError", "load_station"]
+__all__ = [
+    "MAX_SOCKETS",
+    "MAX_STATION_BYTES",
+    "NAME",
+    "Socket",
+    "Station",
+    "StationError",
+    "load_station",
+    "make_out",
+]

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from feltlab.rig.station.config import Socket, Station, StationError
+from feltlab.rig.station.config import Socket, Station, StationError, make_out
 from feltlab.rig.station.control import StationLock, wanted
 from feltlab.rig.station.record import StationRecord
 
@@ -110,7 +110,7 @@ class Supervisor:
     def prepare(self) -> None:
         """Take the station lock, read every socket's folder, record the start.  Raises
         StationError for a new station whose folder already holds campaigns."""
-        self.station.out.mkdir(parents=True, exist_ok=True)
+        make_out(self.station)
         self.lock.acquire()
         (self.station.out / "sockets").mkdir(exist_ok=True)
         found = {r.socket.name: socket_status(r.folder) for r in self.runs}

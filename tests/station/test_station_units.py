@@ -3,6 +3,8 @@ figures (docs/protocol.md's frame counts), the device pool's cross-process locks
 
 from __future__ import annotations
 
+import contextlib
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -216,3 +218,153 @@ def test_status_shows_a_running_socket_by_its_last_event() -> None:
     ended = {"event": "socket-ended", "socket": "s1", "error": "model 'x': unknown"}
     assert shown_state(("new", None), ended, running=False) == "error: model 'x': unknown"
     assert shown_state(("done", "PASS"), None, running=False) == "done PASS"
+
+
+SOCKET = '[[socket]]\nname = "a"\nprofile = "batch6"\nseed = 1\n'
+
+
+def _station_cli(args: list[str], state: Path) -> Any:
+    """``feltlab station ARGS`` in this process (click's runner): exit code, stdout, stderr."""
+    from click.testing import CliRunner
+
+    from feltlab.rig.cli.station import station
+
+    return CliRunner(env={"FELTLAB_STATE_DIR": str(state)}).invoke(station, args)
+
+
+def _one_error_line(res: Any, *parts: str) -> None:
+    assert res.exit_code == 2, (res.exit_code, res.output, res.exception)
+    assert res.stdout == "" and res.stderr.count("\n") == 1 and res.stderr.startswith("error: ")
+    for part in parts:
+        assert part in res.stderr, res.stderr
+
+
+def test_a_station_file_is_read_bounded_and_never_waited_on(tmp_path: Path) -> None:
+    """/dev/zero was read whole (a MemoryError traceback) and a FIFO blocked the station for
+    ever (found by a breaker)."""
+    import os
+    import threading
+
+    state = tmp_path / "state"
+    for cmd in ("run", "status"):
+        res = _station_cli([cmd, "/dev/zero"], state)
+        _one_error_line(res, "station file /dev/zero is not a regular file", "give a file")
+    fifo = tmp_path / "lab.toml"
+    os.mkfifo(fifo)
+
+    def unblock() -> None:  # a reader blocked on the FIFO gets its end of file: no hang
+        with contextlib.suppress(OSError):  # ENXIO: no reader waits, the right outcome
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+    timer = threading.Timer(10, unblock)
+    timer.start()
+    try:
+        with pytest.raises(StationError, match=r"lab.toml is not a regular file \(a FIFO"):
+            load_station(fifo)
+    finally:
+        timer.cancel()
+    big = tmp_path / "big.toml"
+    with big.open("wb") as f:
+        f.truncate((1 << 20) + 1)  # sparse: a byte over the limit
+    with pytest.raises(StationError, match=r"is 1048577 bytes, over the 1048576 accepted; give a"):
+        load_station(big)
+    (tmp_path / "bom.toml").write_bytes(b"\xff\xfe" + SOCKET.encode())
+    with pytest.raises(StationError, match=r"not UTF-8 text \(byte 0\); give a STATION.toml"):
+        load_station(tmp_path / "bom.toml")
+
+
+def test_an_out_that_is_a_file_or_cannot_be_made_is_refused_before_any_work(
+    tmp_path: Path,
+) -> None:
+    """out = "/etc/passwd" was a FileExistsError traceback and out = "/proc/nope/x" a
+    FileNotFoundError one, both exit 1 (found by a breaker)."""
+    from feltlab.rig.station.config import make_out
+
+    a_file = tmp_path / "passwd"
+    a_file.write_text("root:x:0:0\n")
+    for out, said in ((a_file, ""), (a_file / "x" / "y", f" ({a_file} is a file)")):
+        path = tmp_path / "lab.toml"
+        path.write_text(f"[station]\nout = {json.dumps(str(out))}\n{SOCKET}")
+        with pytest.raises(StationError) as caught:
+            load_station(path)
+        assert str(caught.value) == (
+            f"{path}: [station] out {out} is not a folder{said}; give a folder for the "
+            'station\'s campaigns (out = "lab.station")'
+        )
+        res = _station_cli(["run", str(path)], tmp_path / "state")
+        _one_error_line(res, f"[station] out {out} is not a folder")
+    if not Path("/proc/self").is_dir():
+        pytest.skip("no /proc here: a folder nobody can make")
+    path = tmp_path / "proc.toml"
+    path.write_text(f'[station]\nout = "/proc/nope/x"\n{SOCKET}')
+    station = load_station(path)  # nothing on disk says it cannot be made: making it does
+    with pytest.raises(StationError, match=r"out /proc/nope/x cannot be made or written \(No such"):
+        make_out(station)
+    for args in (["run", str(path)], ["stop", str(path), "a"]):
+        res = _station_cli(args, tmp_path / "state")
+        _one_error_line(res, "[station] out /proc/nope/x cannot be made", "give a folder")
+    assert not (tmp_path / "state").exists()  # refused before the device pool was touched
+
+
+@pytest.mark.parametrize(
+    ("kind", "unit", "size"),
+    [("batch", "shoes", 70_000), ("continuous", "deals", 65_536), ("jackpot", "draws", 1)],
+)
+def test_a_sample_size_certify_refuses_is_refused_with_the_file(
+    tmp_path: Path, kind: str, unit: str, size: int
+) -> None:
+    """shoes = 70000 passed the file's check; the socket then failed on certify's range,
+    only in its log (found by a breaker)."""
+    profiles = write_profiles(tmp_path / "p")
+    path = write_station(
+        tmp_path / "s.toml", [{"name": "x1", "kind": kind, unit: size, "seed": 1}], profiles
+    )
+    with pytest.raises(StationError) as caught:
+        load_station(path)
+    assert str(caught.value) == (
+        f"socket 'x1': {unit} = {size} is not a whole number in 2..65535 (16-bit shoe and "
+        f"draw numbers); give {unit} = 2..65535"
+    )
+    write_station(path, [{"name": "x1", "kind": kind, unit: 65_535, "seed": 1}], profiles)
+    (sock,) = load_station(path).sockets
+    assert sock.certify_args(tmp_path)[-4:] == [f"--{unit}", "65535", "--out", str(tmp_path)]
+
+
+def test_status_json_gives_each_sockets_state_then_the_record(tmp_path: Path) -> None:
+    """station status --json printed only the record's events, not the sockets' states the
+    text shows (docs/station.md said both)."""
+    from feltlab.rig.station.control import request
+    from feltlab.rig.station.record import StationRecord
+
+    profiles = write_profiles(tmp_path / "p")
+    socks = [{"name": n, "kind": "batch", "seed": i} for i, n in enumerate(("b1", "b2", "b3"))]
+    path = write_station(tmp_path / "s.toml", socks, profiles)
+    out = tmp_path / "s.station"
+    out.mkdir()
+    record = StationRecord(out)
+    record.add("station-started", pid=1, sockets=["b1", "b2", "b3"])
+    record.add("socket-started", "b1", pid=2)
+    record.add("socket-ended", "b1", exit_code=2, verdict=None, error="bus down")
+    record.add("socket-started", "b2", pid=3)
+    request(out, "b2", "stop")
+    res = _station_cli(["status", "--json", str(path)], tmp_path / "state")
+    assert res.exit_code == 0, res.output
+    lines = [json.loads(line) for line in res.stdout.splitlines()]
+    assert lines[:4] == [
+        {"station": "s", "out": str(out), "running": False},
+        {"socket": "b1", "state": "error: bus down", "wanted": "run"},
+        {"socket": "b2", "state": "new", "wanted": "stop"},  # not running: its folder's state
+        {"socket": "b3", "state": "new", "wanted": "run"},
+    ]
+    assert [e["event"] for e in lines[4:]] == [
+        "station-started",
+        "socket-started",
+        "socket-ended",
+        "socket-started",
+    ]
+    text = _station_cli(["status", str(path)], tmp_path / "state").stdout.splitlines()
+    assert text[1:4] == [
+        "  b1: error: bus down (wanted: run)",
+        "  b2: new (wanted: stop)",
+        "  b3: new (wanted: run)",
+    ]
