@@ -800,7 +800,8 @@ def _round4_cases() -> Iterator[Case]:
 
 def _round5_cases() -> Iterator[Case]:
     """A breaker's fifth round: a trial's handle too small to divide by, non-finite and
-    degenerate numbers given to ``trial`` and ``certify predict``, ``submit``'s bad
+    degenerate numbers given to ``trial``, ``certify predict`` and every option of a
+    number within a range (``FiniteRange``), ``submit``'s bad
     ``--scheduler``, and trial files with a column twice, a row too wide, commas that are not
     thousands separators."""
     header = b"date,table,handle,win,bets\n"
@@ -826,6 +827,13 @@ def _round5_cases() -> Iterator[Case]:
         ("predict-max-search-tiny", f"{predict} --max-search 1e-300", None, "--max-search"),
         ("submit-scheduler-bogus",
          "submit perfect_pairs --scheduler bogus --out {tmp}/out-{id}", None, "--scheduler"),
+        # click's FloatRange let NaN through: plan and explore ran with it (exit 0)
+        ("plan-alpha-nan", "certify plan --alpha nan", None, "--alpha"),
+        ("plan-power-nan", "certify plan --power nan", None, "--power"),
+        ("explore-wall-guard-nan", "certify explore --wall-guard nan", None, "--wall-guard"),
+        ("live-linger-nan", "certify shuffler --shoes 2 --live-linger nan --out {tmp}/out-{id}",
+         None, "--live-linger"),
+        ("indices-max-count-nan", "indices --max-count nan", None, "--max-count"),
     ):  # fmt: skip
         yield Case(f"option-{cid}", command, data, phrase, suffix=".csv")
 
