@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from feltlab.cli.options import out_option, seed_option
+from feltlab.cli.options import FiniteRange, out_option, seed_option
 from feltlab.rig.cli.options import profile_option
 from feltlab.rig.cli.render import RichProgress, print_result
 from feltlab.rig.errors import RigError
@@ -25,7 +25,7 @@ from feltlab.seeds import U64_MAX
 )
 @click.option(
     "--alpha",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=FiniteRange(0, 1, min_open=True, max_open=True),
     default=None,
     help="Family-wise significance level, 0 < alpha < 1. Default: the campaign's "
     "(campaign.json), else 0.01.",

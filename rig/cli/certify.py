@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from feltlab.cli.options import out_option, seed_option
+from feltlab.cli.options import FiniteRange, out_option, seed_option
 from feltlab.rig.bus.transport import BusSpec
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.profile_check import MAX_PART_SAMPLES
@@ -385,7 +385,7 @@ def _common_options(members: tuple[DeviceKind, ...]) -> list[Callable[[_F], _F]]
         *(_size_option(k) for k in _by_unit(members)),
         click.option(
             "--alpha",
-            type=click.FloatRange(0, 1, min_open=True, max_open=True),
+            type=FiniteRange(0, 1, min_open=True, max_open=True),
             default=None,
             help=ALPHA_HELP,
         ),

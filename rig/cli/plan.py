@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from feltlab.cli.options import FiniteRange
 from feltlab.errors import FeltlabError
 from feltlab.rig.certify.battery import CHECK_NAMES
 from feltlab.rig.certify.power import (
@@ -70,14 +71,14 @@ def table_rows(table: PowerTable) -> list[dict[str, Any]]:
 )
 @click.option(
     "--alpha",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=FiniteRange(0, 1, min_open=True, max_open=True),
     default=None,
     help="Family-wise level (Holm); default: the profile's, or the --standard's.",
 )
 @click.option(
     "--power",
     "required",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=FiniteRange(0, 1, min_open=True, max_open=True),
     default=None,
     help=f"Required power; default: the profile's power_required, else {DEFAULT_REQUIRED}.",
 )

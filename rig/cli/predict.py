@@ -16,9 +16,14 @@ from typing import Any
 
 import click
 
-from feltlab.cli.options import SeedInt, json_option, out_option
+from feltlab.cli.options import FiniteRange, SeedInt, json_option, out_option
 from feltlab.errors import FeltlabError
 from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS
+
+MIN_MAX_SEARCH = 60.0
+"""The shortest ``--max-search`` (seconds): a space a search covers within a minute is
+predictable by anyone, so a shorter bound would call it "infeasible" and PASS it (and the
+rate is only measured after 0.3 s of searching)."""
 
 
 def _shoe(
@@ -194,11 +199,12 @@ def _write(record: dict[str, Any], out: str | None) -> Path:
 )
 @click.option(
     "--max-search",
-    type=click.FloatRange(0, min_open=True),
+    type=FiniteRange(MIN_MAX_SEARCH),
     default=3600.0,
     show_default=True,
     metavar="SECONDS",
-    help="The feasibility bound: a longer search at the measured rate is not run.",
+    help="The feasibility bound: a longer search at the measured rate is not run (at least "
+    f"{MIN_MAX_SEARCH:g} s).",
 )
 @click.option(
     "--workers", type=click.IntRange(1, 256), default=None, help="Threads (default: every core)."

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from feltlab.cli.options import json_option, out_option, seed_option
+from feltlab.cli.options import FiniteRange, json_option, out_option, seed_option
 from feltlab.errors import FeltlabError
 from feltlab.seeds import U64_MAX
 
@@ -171,7 +171,7 @@ def _check_sources(
 )
 @click.option(
     "--alpha",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=FiniteRange(0, 1, min_open=True, max_open=True),
     default=None,
     help="Each p-value's level and the certificate's family-wise "
     "level (default 0.01, SP 800-22's and 99%).",

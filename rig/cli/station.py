@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from feltlab.cli.options import FiniteRange
 from feltlab.rig.errors import RigError
 
 PAGE_HELP = (
@@ -107,7 +108,7 @@ def _stop_page(server: Any) -> None:
 def _page_options(fn: Any) -> Any:
     fn = click.option(
         "--page-linger",
-        type=click.FloatRange(0, 86_400),
+        type=FiniteRange(0, 86_400),
         default=0.0,
         help="With --page: keep serving the final page this many seconds after the end.",
     )(fn)

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from feltlab.cli.options import seed_option
+from feltlab.cli.options import FiniteRange, seed_option
 from feltlab.seeds import U64_MAX
 
 
@@ -66,7 +66,7 @@ def _line(o: object) -> str:
 )
 @click.option(
     "--wall-guard",
-    type=click.FloatRange(1, 3600),
+    type=FiniteRange(1, 3600),
     default=60.0,
     show_default=True,
     help="CPU seconds of this process after which one campaign counts as hung.",

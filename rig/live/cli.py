@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
-from feltlab.cli.options import make_console
+from feltlab.cli.options import FiniteRange, make_console
 from feltlab.rig.errors import RigError
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -32,7 +32,7 @@ def live_options(fn: _F) -> _F:
     """``--live [HOST:]PORT`` and ``--live-linger SECONDS`` (certify)."""
     fn = click.option(
         "--live-linger",
-        type=click.FloatRange(0, 86_400),
+        type=FiniteRange(0, 86_400),
         default=0.0,
         show_default=True,
         help="With --live: keep serving the final page this many seconds after the "
@@ -109,7 +109,7 @@ class Live:
 )
 @click.option(
     "--live-linger",
-    type=click.FloatRange(0, 86_400, min_open=True),
+    type=FiniteRange(0, 86_400, min_open=True),
     default=None,
     help="With --live: stop serving after this many seconds (default: until Ctrl-C).",
 )

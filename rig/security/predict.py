@@ -270,7 +270,13 @@ def predictability(
     idle cores at the CPU rate, ``full_search_idle_seconds``), ``recovered`` (the seed and the
     prediction of the rest, or None), ``verdict`` (PASS, FAIL, INCONCLUSIVE), ``summary``
     (the one-line verdict) and ``exit_code``.  Raises DeclarationError for a shoe of another
-    size than the declaration's."""
+    size than the declaration's, ValueError for a ``max_seconds`` that is not a finite number
+    0 or more (a NaN bound never stopped the search)."""
+    if not (math.isfinite(max_seconds) and max_seconds >= 0):
+        raise ValueError(
+            f"the feasibility bound {max_seconds} s is not a finite number of seconds; give "
+            "--max-search SECONDS"
+        )
     codes = np.ascontiguousarray(codes, dtype=np.uint8)
     if codes.shape != (decl.cards,):
         raise DeclarationError(

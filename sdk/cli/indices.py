@@ -8,7 +8,7 @@ from fractions import Fraction
 import click
 from rich.table import Table
 
-from feltlab.cli.options import json_option, make_console
+from feltlab.cli.options import FiniteRange, json_option, make_console
 from feltlab.cli.render.indices import HEADERS, index_table_text, rows
 from feltlab.cli.rule_options import rule_options
 from feltlab.math.indices import DEFAULT_MAX_COUNT, hilo_indices
@@ -36,7 +36,7 @@ def _decks_remaining(value: str | None) -> Fraction | None:
 )
 @click.option(
     "--max-count",
-    type=click.FloatRange(1, 40),
+    type=FiniteRange(1, 40),
     default=None,
     help=f"Reach of the true-count grid either side of zero (default {DEFAULT_MAX_COUNT:g}, "
     "or two grid steps where the step is coarser).",

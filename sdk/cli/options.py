@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -22,6 +23,22 @@ class Refused(click.ClickException):
     gives one: FAIL, exploitable; click's own usage errors are 2 as well)."""
 
     exit_code = 2
+
+
+class FiniteRange(click.FloatRange):
+    """A finite number within ``min..max`` (click's FloatRange arguments): NaN and the
+    infinities are refused, naming the option (click's FloatRange lets NaN through, since
+    every comparison with it is false, and an infinity through a side with no bound)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        rv = super().convert(value, param, ctx)
+        if not math.isfinite(rv):
+            self.fail(
+                f"{value!r} is not a finite number; give one in {self._describe_range()}",
+                param,
+                ctx,
+            )
+        return rv
 
 
 class OutputFile(click.ParamType):  # type: ignore[type-arg]  # generic since click 8.2

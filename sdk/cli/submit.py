@@ -104,7 +104,7 @@ def submit_cmd(
     submission, naming the cell); as certificate.html (print-ready, a page a paytable),
     certificate.md, certificate.json and manifest.json (SHA-256 of each, versions, commit,
     seeds).  The same command writes the same bytes."""
-    from feltlab.errors import FeltlabError
+    from feltlab.errors import FeltlabError, SchedulerError
     from feltlab.plugin_manager import collect_wagers, get_plugin_manager
     from feltlab.submission.certificate import DEFAULT_COUNTS, build_certificate
     from feltlab.submission.confirmation import Disagreement
@@ -141,10 +141,15 @@ def submit_cmd(
         )
     except Disagreement as exc:
         raise Stopped(str(exc)) from None
+    except SchedulerError as exc:  # before FeltlabError: it names the option
+        raise click.BadParameter(str(exc), param_hint="--scheduler") from None
     except (FeltlabError, RuntimeError) as exc:
         raise Refused(str(exc)) from None
     except OSError as exc:  # Dask: the scheduler could not be reached
-        raise Refused(f"cannot reach the Dask scheduler {scheduler!r}: {exc}") from None
+        raise Refused(
+            f"cannot reach the Dask scheduler {scheduler!r}: {exc}; start one with "
+            "`dask scheduler` or use --scheduler local"
+        ) from None
     try:
         digests = write_documents(cert, out_dir)
     except OSError as exc:

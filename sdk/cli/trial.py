@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from feltlab.cli.options import OutputFolder, Refused, seed_option
+from feltlab.cli.options import FiniteRange, OutputFolder, Refused, seed_option
 from feltlab.cli.rule_options import rule_options
+from feltlab.math.trial_data import DROP_TO_HANDLE
 from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS
 
 if TYPE_CHECKING:
@@ -129,11 +130,11 @@ def write_reports(analysis: TrialAnalysis, out: Path, rows: list[TrialRow] | Non
 )
 @click.option(
     "--drop-to-handle",
-    type=click.FloatRange(0, min_open=True),
+    type=FiniteRange(*DROP_TO_HANDLE),
     default=None,
     metavar="R",
     help="For a file giving drop instead of handle: the declared ratio drop / handle "
-    "(handle = drop / R).",
+    f"(handle = drop / R), {DROP_TO_HANDLE[0]:g} to {DROP_TO_HANDLE[1]:g}.",
 )
 @click.option(
     "--period",
@@ -144,7 +145,7 @@ def write_reports(analysis: TrialAnalysis, out: Path, rows: list[TrialRow] | Non
 )
 @click.option(
     "--detect",
-    type=click.FloatRange(0, 1, min_open=True),
+    type=FiniteRange(0, 1, min_open=True),
     default=None,
     metavar="DELTA",
     help="A house-edge error to confirm (a fraction: 0.01 is one point): the bets it needs at "
@@ -167,7 +168,7 @@ def write_reports(analysis: TrialAnalysis, out: Path, rows: list[TrialRow] | Non
 )
 @click.option(
     "--edge-offset",
-    type=click.FloatRange(-1, 1),
+    type=FiniteRange(-1, 1),
     default=0.0,
     show_default=True,
     help="--simulate: the true house edge less the certified one (0.03: three points higher).",

@@ -255,13 +255,19 @@ def analyze(
     band; ``detect`` a stated house-edge error (a fraction) to say the bets it needs and this
     trial's power against it.
 
-    Raises ValueError when the trial has no bets or ``detect`` is not positive.
+    Raises ValueError when the trial has no bets, its hold's standard deviation is not
+    finite and positive (handles whose squares underflow), or ``detect`` is not positive.
     """
     edge, sigma = float(sheet.house_edge), sheet.std_dev
     points = _points(periods, edge, sigma)
     if not points or not points[-1].cum_bets:
         raise ValueError("the trial has no bets: every row's bets are 0")
     last = points[-1]
+    if not (last.cum_sd > 0 and math.isfinite(last.cum_sd)):
+        raise ValueError(
+            f"the trial's hold has no finite spread (SD {last.cum_sd:g}: a handle too small to "
+            "square or a wager that never varies); give handles in currency units"
+        )
     z = (last.cum_hold - edge) / last.cum_sd
     p_value = float(2 * _norm().sf(abs(z)))
     return TrialAnalysis(

@@ -13,9 +13,12 @@ are ignored):
 - ``bets``: the number of bets of the wager.
 
 A bad row raises :class:`TrialDataError` naming the row (its line in the file) and the
-problem: a missing column, a value that is not a number, a negative count, a win larger than
-the handle (a player can lose at most the stake), a loss beyond what the paytable can pay, a
-date that is not ``YYYY-MM-DD``, a table twice on one date, an empty file.
+problem: a missing column or one named twice, a row with fewer or more (non-empty) fields
+than the header, a value that is not a number (commas only as thousands separators, in
+groups of three digits), a negative count, a positive handle below a cent
+(:data:`MIN_HANDLE`), a win larger than the handle (a player can lose at most the stake), a
+loss beyond what the paytable can pay, a date that is not ``YYYY-MM-DD``, a table twice on
+one date, an empty file.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import csv
 import datetime as dt
 import io
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +41,15 @@ MAX_BYTES = 64 * 1024 * 1024
 MAX_AMOUNT = 1e15
 """The largest handle, drop, win or count of bets a row may give (a quadrillion: far above
 any table's day, far below where a square of it overflows a float)."""
+
+MIN_HANDLE = 0.01
+"""The smallest positive handle a row may give (a cent): below it the handle is no amount
+wagered, and its square (the hold's variance) underflows a float to 0."""
+
+DROP_TO_HANDLE = (0.001, 1000.0)
+"""The range of a declared drop-to-handle ratio (drop / handle): a table's drop is a
+fraction of its handle (about 0.2 at a table game), so a thousandth to a thousand bounds
+every real one with room, and keeps ``drop / ratio`` a finite float."""
 
 COLUMNS = ("date", "table", "win", "bets")
 """The columns every file names, beside ``handle`` or ``drop``."""
@@ -77,7 +90,16 @@ class Period:
     handle_sq_per_bet: float
 
 
+_GROUPED = re.compile(r"[-+]?\$?\d{1,3}(,\d{3})+(\.\d*)?")
+"""A number written with thousands separators: commas between groups of three digits."""
+
+
 def _number(text: str, column: str, where: str) -> float:
+    if "," in text and not _GROUPED.fullmatch(text.strip()):
+        raise TrialDataError(
+            f"{where}: {column} {text!r} has commas that are not thousands separators "
+            "(groups of three digits); write it as 1234.56 or 1,234.56"
+        )
     try:
         value = float(text.replace(",", "").replace("$", "")) if text.strip() else math.nan
     except ValueError:
@@ -122,7 +144,15 @@ def _header(
             f"{name} is empty: the first line must name the columns date, table, handle "
             "(or drop), win, bets"
         )
-    index = {f.strip().lower(): i for i, f in enumerate(fields)}
+    index: dict[str, int] = {}
+    for i, f in enumerate(fields):
+        key = f.strip().lower()
+        if key and key in index:
+            raise TrialDataError(
+                f"{name} line 1: the column {key!r} is named twice (columns {index[key] + 1} "
+                f"and {i + 1}); name each column once"
+            )
+        index[key] = i
     amount = "handle" if "handle" in index else "drop" if "drop" in index else None
     missing = [c for c in COLUMNS if c not in index] + ([] if amount else ["handle (or drop)"])
     if missing:
@@ -160,14 +190,18 @@ def parse_rows(
 
     Raises :class:`TrialDataError` (one line: the file, the row's line, the problem).
     """
-    if drop_to_handle is not None and not (drop_to_handle > 0 and math.isfinite(drop_to_handle)):
+    low, high = DROP_TO_HANDLE
+    if drop_to_handle is not None and not low <= drop_to_handle <= high:
         raise TrialDataError(
-            f"the drop-to-handle ratio must be a positive number, got {drop_to_handle}"
+            f"the drop-to-handle ratio {drop_to_handle} is not a number from {low:g} to "
+            f"{high:g}; declare the operator's drop / handle (e.g. 0.2)"
         )
     reader = csv.reader(io.StringIO(text))
     try:
-        index = _header(next(reader, None), name, drop_to_handle)
-        rows = list(_rows(reader, index, name, drop_to_handle, max_pays))
+        header = next(reader, None)
+        index = _header(header, name, drop_to_handle)
+        assert header is not None  # _header refused an empty file
+        rows = list(_rows(reader, index, len(header), name, drop_to_handle, max_pays))
     except csv.Error as exc:
         raise TrialDataError(f"{name} line {reader.line_num}: not CSV ({exc})") from None
     if not rows:
@@ -178,18 +212,21 @@ def parse_rows(
 def _rows(
     reader: Iterable[list[str]],
     index: dict[str, int],
+    width: int,
     name: str,
     ratio: float | None,
     max_pays: float | None,
 ) -> Iterable[TrialRow]:
     seen: dict[tuple[dt.date, str], int] = {}
-    width = max(index.values()) + 1
     for line, fields in enumerate(reader, start=2):
         if not fields or not any(f.strip() for f in fields):
             continue  # a blank line
         where = f"{name} row {line - 1} (line {line})"
-        if len(fields) < width:
-            raise TrialDataError(f"{where}: {len(fields)} fields, the header names {width}")
+        if len(fields) < width or any(f.strip() for f in fields[width:]):
+            raise TrialDataError(
+                f"{where}: {len(fields)} fields, the header names {width}; give each row "
+                "the header's fields (a number with a comma is written in quotes)"
+            )
         date = _date(fields[index["date"]], where)
         table = fields[index["table"]].strip()
         if not table:
@@ -202,6 +239,11 @@ def _rows(
         if handle < 0:
             raise TrialDataError(
                 f"{where}: negative handle {shown}; the amount wagered is 0 or more"
+            )
+        if 0 < handle < MIN_HANDLE or handle > MAX_AMOUNT:
+            raise TrialDataError(
+                f"{where}: a handle of {shown} is outside {MIN_HANDLE:g} to {MAX_AMOUNT:.0e} "
+                "(a cent to a quadrillion); give the amount wagered in currency units"
             )
         if (bets == 0) != (handle == 0):
             raise TrialDataError(

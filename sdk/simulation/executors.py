@@ -16,8 +16,9 @@ seed's result.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from feltlab.errors import SchedulerError
@@ -62,40 +63,48 @@ def run_in_processes(
             collect(t)
 
 
-def run_on_dask(
-    args: Sequence[ChunkJob], scheduler: str, workers: int, collect: Callable[[Tally], None]
-) -> None:
-    """Run the chunks on Dask distributed: ``scheduler`` is a scheduler's address, or
-    ``"local"`` for a LocalCluster of ``workers`` single-threaded processes; collected as they
-    finish.  Raises RuntimeError when Dask distributed is not installed (the ``dist`` extra),
-    :class:`~feltlab.errors.SchedulerError` for an address Dask cannot parse, OSError for a
-    scheduler it cannot reach."""
+@contextlib.contextmanager
+def dask_client(scheduler: str, workers: int) -> Iterator[Any]:
+    """A Dask distributed client for ``scheduler`` (a scheduler's address, or ``"local"``
+    for a LocalCluster of ``workers`` single-threaded processes), closed (with its cluster)
+    on leaving.  Raises RuntimeError when Dask distributed is not installed (the ``dist``
+    extra), :class:`~feltlab.errors.SchedulerError` for an address Dask cannot parse,
+    OSError for a scheduler it cannot reach."""
     try:
         distributed: Any = importlib.import_module("dask.distributed")
     except ImportError as exc:
         raise RuntimeError(
             "--scheduler needs Dask distributed: pip install 'feltlab[dist]'"
         ) from exc
-    Client, LocalCluster = distributed.Client, distributed.LocalCluster
-    as_completed = distributed.as_completed
-
     cluster = None
     if scheduler == "local":
-        cluster = LocalCluster(
+        cluster = distributed.LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
         )
     try:
-        client = Client(cluster if cluster is not None else scheduler)
+        client = distributed.Client(cluster if cluster is not None else scheduler)
     except ValueError as exc:  # an address Dask cannot parse
+        if cluster is not None:
+            cluster.close()
         raise SchedulerError(
             f"{scheduler!r} is not a Dask scheduler address ({exc}); write e.g. "
             "tcp://host:8786, or local"
         ) from exc
     try:
-        futures = [client.submit(run_job, a, pure=False) for a in args]
-        for fut in as_completed(futures):
-            collect(fut.result())
+        yield client
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def run_on_dask(
+    args: Sequence[ChunkJob], scheduler: str, workers: int, collect: Callable[[Tally], None]
+) -> None:
+    """Run the chunks on Dask distributed (:func:`dask_client` for ``scheduler``, ``workers``
+    and the errors raised); collected as they finish."""
+    with dask_client(scheduler, workers) as client:
+        as_completed = importlib.import_module("dask.distributed").as_completed
+        futures = [client.submit(run_job, a, pure=False) for a in args]
+        for fut in as_completed(futures):
+            collect(fut.result())

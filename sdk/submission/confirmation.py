@@ -40,7 +40,6 @@ Dask cluster (``scheduler``).
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -263,26 +262,12 @@ def _on_dask(
     workers: int,
     collect: Callable[[list[list[int]], int], None],
 ) -> None:
-    try:
-        distributed: Any = importlib.import_module("dask.distributed")
-    except ImportError as exc:
-        raise RuntimeError(
-            "--scheduler needs Dask distributed: pip install 'feltlab[dist]'"
-        ) from exc
-    cluster = None
-    if scheduler == "local":
-        cluster = distributed.LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
-        )
-    client = distributed.Client(cluster if cluster is not None else scheduler)
-    try:
+    from feltlab.simulation.executors import dask_client  # Dask: only with --scheduler
+
+    with dask_client(scheduler, workers) as client:
         futures = [client.submit(simulate_chunk, *a, pure=False) for a in args]
         for a, fut in zip(args, futures, strict=True):  # chunk order: the same sums
             collect(fut.result(), a[4])
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
 
 
 def confirm(

@@ -798,6 +798,46 @@ def _round4_cases() -> Iterator[Case]:
         )
 
 
+def _round5_cases() -> Iterator[Case]:
+    """A breaker's fifth round: a trial's handle too small to divide by, non-finite and
+    degenerate numbers given to ``trial``, ``certify predict`` and every option of a
+    number within a range (``FiniteRange``), ``submit``'s bad
+    ``--scheduler``, and trial files with a column twice, a row too wide, commas that are not
+    thousands separators."""
+    header = b"date,table,handle,win,bets\n"
+    drop = b"date,table,drop,win,bets\n2026-03-01,T1,1000,1,100\n"
+    trial = "trial {f} --wager perfect_pairs"
+    simulate = "trial --simulate 100 --wager perfect_pairs"
+    predict = "certify predict --simulate 5000000000000 --generator mt19937 --seed-bits 44"
+    for cid, command, data, phrase in (
+        ("handle-tiny", trial, header + b"2026-03-01,T1,1e-300,0,1\n",
+         "row 1 (line 2): a handle of 1e-300 is outside 0.01"),
+        ("edge-offset-nan", f"{simulate} --edge-offset nan", None, "--edge-offset"),
+        ("detect-nan", f"{simulate} --detect nan", None, "--detect"),
+        ("drop-ratio-denormal", f"{trial} --drop-to-handle 1e-320", drop, "--drop-to-handle"),
+        ("drop-ratio-nan", f"{trial} --drop-to-handle nan", drop, "--drop-to-handle"),
+        ("column-twice", trial, b"date,table,handle,handle,win,bets\n2026-03-01,T1,1,1,0,1\n",
+         "the column 'handle' is named twice"),
+        ("row-too-wide", trial, header + b"2026-03-01,T1,1,234,0,1\n",
+         "6 fields, the header names 5"),
+        ("commas-ungrouped", trial, header + b'2026-03-01,T1,"1,2,3,4",0,1\n',
+         "not thousands separators"),
+        ("predict-max-search-nan", f"{predict} --max-search nan", None, "--max-search"),
+        ("predict-max-search-inf", f"{predict} --max-search inf", None, "--max-search"),
+        ("predict-max-search-tiny", f"{predict} --max-search 1e-300", None, "--max-search"),
+        ("submit-scheduler-bogus",
+         "submit perfect_pairs --scheduler bogus --out {tmp}/out-{id}", None, "--scheduler"),
+        # click's FloatRange let NaN through: plan and explore ran with it (exit 0)
+        ("plan-alpha-nan", "certify plan --alpha nan", None, "--alpha"),
+        ("plan-power-nan", "certify plan --power nan", None, "--power"),
+        ("explore-wall-guard-nan", "certify explore --wall-guard nan", None, "--wall-guard"),
+        ("live-linger-nan", "certify shuffler --shoes 2 --live-linger nan --out {tmp}/out-{id}",
+         None, "--live-linger"),
+        ("indices-max-count-nan", "indices --max-count nan", None, "--max-count"),
+    ):  # fmt: skip
+        yield Case(f"option-{cid}", command, data, phrase, suffix=".csv")
+
+
 CASES = [
     *_profile_cases(),
     *_capture_cases(),
@@ -808,6 +848,7 @@ CASES = [
     *_round3_cases(),
     *_raw_input_cases(),
     *_round4_cases(),
+    *_round5_cases(),
 ]
 
 

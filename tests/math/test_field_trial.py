@@ -116,6 +116,14 @@ def test_a_trial_with_no_bets_is_refused(sheet: ParSheet) -> None:
         analyze(sheet, periods([row]))
 
 
+def test_a_handle_whose_square_underflows_is_refused_not_divided_by(sheet: ParSheet) -> None:
+    # 1e-300 squared underflows to 0: the hold's SD was 0 and z a ZeroDivisionError
+    row = TrialRow(date=simulate_trial(sheet, 1)[0].date, table="T1", handle=1e-300, win=0.0,
+                   bets=1, line=2)  # fmt: skip
+    with pytest.raises(ValueError, match=r"no finite spread \(SD 0: a handle too small"):
+        analyze(sheet, periods([row]))
+
+
 def test_a_table_dealt_off_the_certified_edge_is_named(sheet: ParSheet) -> None:
     # T1 deals at the certified edge, T2 (a dealer paying too little, say) 10 points higher:
     # 100,000 bets each, a table's band is +-1.96 * 4.2762 / sqrt(100,000) = +-2.65 points

@@ -80,12 +80,47 @@ def test_drop_becomes_handle_by_the_declared_ratio() -> None:
         ("date;table;handle;win;bets\n2026-03-01;A;100;5;20\n", "win, bets separated by commas"),
         ("date,table,handle,win,bets\n2026-03-01,A,100,-2600,20\n",
          r"the players won 2600 on a handle of 100, more than the paytable's top payout \(25"),
+        ("date,table,handle,win,bets\n2026-03-01,A,1e-300,0,1\n",
+         r"row 1 \(line 2\): a handle of 1e-300 is outside 0.01 to 1e\+15 \(a cent to"),
+        ("date,table,handle,Handle,win,bets\n",
+         r"t.csv line 1: the column 'handle' is named twice \(columns 3 and 4\)"),
+        ("date,table,handle,win,bets\n2026-03-01,A,1,234,5,20\n",
+         r"row 1 \(line 2\): 6 fields, the header names 5; .* is written in quotes"),
+        ('date,table,handle,win,bets\n2026-03-01,A,"1,2,3,4",5,20\n',
+         "handle '1,2,3,4' has commas that are not thousands separators"),
+        ('date,table,handle,win,bets\n2026-03-01,A,"1234,5",5,20\n', "not thousands separators"),
+        ('date,table,handle,win,bets\n2026-03-01,A,"12,34.5",5,20\n', "not thousands separators"),
     ],
 )  # fmt: skip
 def test_a_bad_row_is_one_line_naming_it(text: str, message: str) -> None:
     with pytest.raises(TrialDataError, match=message) as info:
         parse_rows(text, "t.csv", max_pays=25)
     assert "\n" not in str(info.value)
+
+
+def test_grouped_amounts_and_blank_trailing_fields_are_read() -> None:
+    text = (
+        "date,table,handle,win,bets\n"
+        '2026-03-01,A,"$1,234,567.50","-1,000",20,,\n'
+        '2026-03-02,A,"+12,345.",-0.5,"1,000"\n'
+    )
+    first, second = parse_rows(text)
+    assert (first.handle, first.win, first.bets) == (1234567.5, -1000.0, 20)
+    assert (second.handle, second.win, second.bets) == (12345.0, -0.5, 1000)
+
+
+@pytest.mark.parametrize("ratio", [1e-320, 0.0009, 1000.5, float("inf"), float("nan")])
+def test_a_drop_to_handle_ratio_outside_a_thousandth_to_a_thousand_is_refused(
+    ratio: float,
+) -> None:
+    text = "date,table,drop,win,bets\n2026-03-01,1,1000,1,100\n"
+    with pytest.raises(TrialDataError, match=r"ratio .* is not a number from 0.001 to 1000;"):
+        parse_rows(text, drop_to_handle=ratio)
+    # the range's ends are accepted; a drop the ratio makes a handle beyond 1e15 is refused
+    assert parse_rows(text, drop_to_handle=0.001)[0].handle == 1e6
+    assert parse_rows(text, drop_to_handle=1000)[0].handle == 1.0
+    with pytest.raises(TrialDataError, match=r"a handle of 1e\+18 \(drop 1e\+15 / 0.001\)"):
+        parse_rows(text.replace(",1000,", ",1e15,"), drop_to_handle=0.001)
 
 
 def test_a_written_trial_reads_back(tmp_path: Path) -> None:

@@ -104,6 +104,15 @@ def test_space_over_the_bound_is_not_searched() -> None:
     assert rec["search"]["searched"] < 1 << 32
 
 
+@pytest.mark.parametrize("bound", [math.nan, math.inf, -1.0])
+def test_a_bound_that_is_not_a_finite_number_of_seconds_is_refused(bound: float) -> None:
+    # a NaN bound compared false with every search time: the search ran to the end
+    decl = Declaration("msvc-rand", 32)
+    shoe = (library_shoe(decl, 5) % 52).astype(np.uint8)
+    with pytest.raises(ValueError, match=r"feasibility bound .* s is not a finite number"):
+        predictability(decl, shoe, workers=1, max_seconds=bound)
+
+
 def test_plan_uses_all_cards_when_none_suffice() -> None:
     decl = Declaration("chacha20", 256)
     codes = np.arange(52, dtype=np.uint8)

@@ -23,6 +23,7 @@ from feltlab.submission.confirmation import (
     Disagreement,
     confirm,
     family_false_alarm,
+    simulate_counts,
 )
 from feltlab.submission.documents import certificate_dict
 from feltlab.submission.grid import CSM, EITHER, H17, SHOE, cell_rules, plan_grid
@@ -216,6 +217,19 @@ def test_submit_refuses_bad_input(tmp_path: Path) -> None:
     assert "Traceback" not in res.output
     res = runner.invoke(main, ["submit", "main", "--out", str(tmp_path / "z")])
     assert res.exit_code == 2 and "feltlab math main" in res.output
+
+
+def test_confirming_counts_on_a_local_dask_cluster_are_the_threads_counts() -> None:
+    """The confirming simulation on Dask (``submit --scheduler local``) sums the same chunks
+    in chunk order: the same counts as one thread."""
+    pytest.importorskip("dask.distributed", reason="the dist extra (make setup installs it)")
+    rules, wagers = Rules.preset("vegas_s17"), [PerfectPairs()]
+    local, _ = simulate_counts(rules, wagers, 40_000, 3, workers=1, chunk_rounds=20_000)
+    dask, _ = simulate_counts(
+        rules, wagers, 40_000, 3, workers=2, scheduler="local", chunk_rounds=20_000
+    )
+    assert dask == local
+    assert local[0][-1] == 40_000  # every round offers the wager
 
 
 def test_rules_of_a_cell() -> None:
