@@ -86,6 +86,13 @@ class Profile:
         return float(self.device.get("heartbeat_period", 0.1))
 
     @property
+    def seeding(self) -> str | None:
+        """A seeded batch shuffler's ``seeding`` (``[simulation]`` over ``[device]``; issue 40:
+        it replaces the shuffle model), or None."""
+        value = {**self.device, **self.simulation}.get("seeding")
+        return str(value) if value else None
+
+    @property
     def authenticate(self) -> bool:
         """The profile requires authenticated jackpot results (``authenticate = true``)."""
         return bool(self.device.get("authenticate", False))

@@ -547,7 +547,7 @@ def build_record(
     heartbeat_kind: int | None = None,
 ) -> dict[str, Any]:
     """The versioned JSON record of a campaign (see docs/certification.md)."""
-    seeding = {**prof.device, **prof.simulation}.get("seeding")
+    seeding = prof.seeding
     model = (
         state.get("model")
         or prof.simulation.get("model")

@@ -153,7 +153,7 @@ def _checked_new(req: CertifyRequest) -> Profile:
         from feltlab.rig.devices.models import parse_model  # start-up: when the command runs
 
         parse_model(req.model)
-        seeding = {**prof.device, **prof.simulation}.get("seeding")
+        seeding = prof.seeding
         if seeding:  # the seeding replaces the model: the device would not be what --model says
             raise RigError(
                 f"--model {req.model} with a profile whose device is seeded ({seeding!r}): its "

@@ -85,7 +85,7 @@ class BatchShufflerKind(DeviceKind):
 
     def simulated_name(self, prof: Any, model: str) -> str:
         decks = prof.device.get("decks", 6)
-        seeding = {**prof.device, **prof.simulation}.get("seeding")
+        seeding = prof.seeding
         if seeding:  # a predictable shuffler (issue 40): its seeding replaces the model
             return f"feltlab simulated {decks}-deck batch shuffler (seeding {seeding})"
         return f"feltlab simulated {decks}-deck batch shuffler (ChaCha20, model {model})"
