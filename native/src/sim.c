@@ -737,9 +737,224 @@ AI void bucket_add(fl_sim_sums *b, int32_t v) {
     b->sq_hi = (uint64_t)(sq >> 64);
 }
 
-/* The loop over rounds, FL_SIM_LANES shoes prepared at a time, then played one after the
- * other (see the header).  TALLY: sums and tables only (no per-round array; REC 0 or 1: a
- * record for the tables that read one); otherwise every array of o (REC 2: full records). */
+/* ---------------------------------------------------------------- the run */
+
+/* The main wager's sums as a run keeps them: the net and its square in 64 bits, added to the
+ * 128-bit sums every `period` rounds: a round's net is at most `top` cents either way (four
+ * doubled hands, or a blackjack; below 2^31 by check_rules), so `period` rounds cannot
+ * overflow either 64-bit sum. */
+typedef struct {
+    __extension__ __int128 net_sum;
+    fl_u128 sq_sum;
+    int64_t net_part;
+    uint64_t sq_part, left, period;
+} sim_acc;
+
+AI void acc_init(sim_acc *a, const fl_sim_rules *r) {
+    const uint64_t bj_top = (uint64_t)r->stake * r->bj_num / r->bj_den + 1u;
+    const uint64_t top = bj_top > 8u * (uint64_t)r->stake ? bj_top : 8u * (uint64_t)r->stake;
+    const uint64_t period_sq = UINT64_MAX / (top * top), period_net = (uint64_t)INT64_MAX / top;
+    a->period = period_sq < period_net ? period_sq : period_net;
+    a->left = a->period;
+    a->net_sum = 0;
+    a->sq_sum = 0;
+    a->net_part = 0;
+    a->sq_part = 0;
+}
+
+AI void acc_add(sim_acc *a, int32_t v) {
+    a->net_part += v;
+    a->sq_part += (uint64_t)((int64_t)v * v);
+    if (__builtin_expect(--a->left == 0, 0)) {
+        a->net_sum += a->net_part;
+        a->sq_sum += a->sq_part;
+        a->net_part = 0;
+        a->sq_part = 0;
+        a->left = a->period;
+    }
+}
+
+/* the run's sums of n_rounds rounds added to *m */
+AI void acc_into(const sim_acc *a, fl_sim_sums *m, size_t n_rounds) {
+    fl_u128 net = ((fl_u128)m->net_hi << 64 | m->net_lo) + (fl_u128)(a->net_sum + a->net_part);
+    fl_u128 sq = ((fl_u128)m->sq_hi << 64 | m->sq_lo) + (a->sq_sum + a->sq_part);
+    m->rounds += n_rounds;
+    m->net_lo = (uint64_t)net;
+    m->net_hi = (uint64_t)(net >> 64);
+    m->sq_lo = (uint64_t)sq;
+    m->sq_hi = (uint64_t)(sq >> 64);
+}
+
+/* What a run's loops share: its parameters and run_core's own objects, each at its one
+ * place (the shoe in play a copy, which the compiler keeps as a local: play through a
+ * pointer into the lanes was slower). */
+typedef struct {
+    const fl_sim_rules *r;
+    const sim_out *o;
+    const sim_ctx *x;
+    sim_shoe *lanes;            /* FL_SIM_LANES shoes, shuffled a batch at a time */
+    sim_shoe *s;                /* the shoe in play */
+    fl_csm_state *csm;          /* deal from this continuous shuffler (a counted run only) */
+    sim_count *kc;              /* the count (a counted run) */
+    fl_side_batch *batch;       /* a tally's rounds not yet counted in its tables */
+    const fl_side_lookups *lk;  /* a tally's tables, as the batch reads them */
+    uint8_t *in;                /* the round's inputs, when no table reads them */
+    fl_round_record *round_rec; /* the round's record, when only a table reads it */
+} sim_run;
+
+/* why a shoe failed: out of cards (or a continuous shuffler emptied), else the generator */
+AI fl_status shoe_failure(const sim_shoe *s, const fl_csm_state *csm) {
+    const int out = s->dealt >= s->size || (csm && csm->n == 0);
+    return out ? FL_ERR_CARDS_OUT : FL_ERR_EXHAUSTED;
+}
+
+/* One round of a tally from shoe s into the sums and, when bt is not NULL, the side tables'
+ * batch; 0 when the shoe failed. */
+AI int tally_round(const sim_run *R, sim_acc *acc, const sim_cfg C, const int REC, sim_shoe *s,
+                   fl_side_batch *bt) {
+    int32_t v = 0;
+    if (!play_round(R->r, R->x, C, REC, 1, s, &v, bt ? bt->in[bt->n] : R->in, NULL)) return 0;
+    acc_add(acc, v);
+    if (bt && ++bt->n == FL_SIDE_BATCH) fl_side_lookup_batch(R->lk, bt, 0);
+    return 1;
+}
+
+/* A tally of n_rounds from two shoes in flight: the rounds of shoe A (the earlier in the
+ * order of play, in R->s) and of the next, B, alternate, so that the two rounds' chains of
+ * dependent loads and selects overlap.  The tally is a sum, the same in any order of its
+ * rounds; its set of rounds stays the sequential one (the first n_rounds of the shoes in
+ * order): a round of B is played only while the rounds left leave room for every round A may
+ * still have (a round takes at least 3 cards), so A always ends within the call, and near
+ * the end A is played alone.  Shoe k is lane k % FL_SIM_LANES's, fixed to the cut when it
+ * starts: each lane's positions are fixed in the same order from its own generator as by
+ * fl_sim_start_shoes, so these are the same shoes.  Needs a cutting card (cut > 0) and no
+ * count. */
+AI fl_status run_two_shoes(const sim_run *R, sim_acc *acc, const sim_cfg C, const int REC,
+                           size_t n_rounds) {
+    sim_shoe *const lanes = R->lanes, *const s = R->s;
+    sim_shoe pb;
+    fl_side_batch *const bt = R->o->n_tables ? R->batch : NULL;
+    size_t ka = 0, done = 0;
+    int b_done = 0;
+    fl_sim_shoe_begin(lanes, 0, s);
+    fl_sim_shoe_begin(lanes, 1, &pb);
+    const uint32_t cut = R->r->cut_position;
+    const size_t a_top = (cut + 2) / 3;
+    while (done < n_rounds) {
+        /* A's rounds left are at most (cut - dealt + 2) / 3, at most a_top: the exact bound
+         * is worked out only near the end of the call */
+        const size_t left_now = n_rounds - done;
+        if (!b_done && (left_now > a_top || left_now > (cut - s->dealt + 2) / 3)) {
+            if (!tally_round(R, acc, C, REC, &pb, bt)) return shoe_failure(&pb, NULL);
+            done++;
+            if (pb.dealt >= cut) { /* B's cutting card came out: B waits for A */
+                lanes[(ka + 1) % FL_SIM_LANES] = pb;
+                b_done = 1;
+            }
+        }
+        if (!tally_round(R, acc, C, REC, s, bt)) return shoe_failure(s, NULL);
+        done++;
+        if (s->dealt >= cut) { /* A's cutting card came out: B, or the shoes after it */
+            lanes[ka % FL_SIM_LANES] = *s;
+            if (b_done) {
+                ka += 2;
+                fl_sim_shoe_begin(lanes, ka, s);
+                b_done = 0;
+            } else {
+                ka += 1;
+                *s = pb;
+            }
+            fl_sim_shoe_begin(lanes, ka + 1, &pb);
+        }
+    }
+    return FL_OK;
+}
+
+/* A counted round's bucket at the moment of the bet: from the cards seen since the shuffle (a
+ * new shoe resets the count); off a continuous shuffler, whose count never resets, the
+ * delivery tray first keeps only the cards not dealt yet. */
+AI size_t count_at_bet(sim_count *kc, sim_shoe *s, const fl_csm_state *csm) {
+    if (csm) {
+        uint32_t waiting = s->fixed - s->dealt;
+        memmove(s->cards, s->cards + s->dealt, waiting);
+        s->dealt = 0;
+        s->fixed = waiting;
+    } else if (s->dealt == 0) {
+        count_reset(kc); /* a new shoe */
+    }
+    return count_bucket(kc, s->size - s->dealt);
+}
+
+/* The rounds one after the other, each from the shoe in play until its cutting card comes
+ * out (a continuous shuffler's: never), a batch of FL_SIM_LANES shoes shuffled at a time:
+ * every path that is not run_two_shoes'.  TALLY: sums and tables only; else every array of
+ * o.  COUNT: each round bucketed by the count at the moment of the bet. */
+AI fl_status run_in_order(const sim_run *R, sim_acc *acc, const sim_cfg C, const int REC,
+                          const int TALLY, const int COUNT, size_t n_rounds) {
+    const sim_out *const o = R->o;
+    sim_shoe *const lanes = R->lanes, *const s = R->s;
+    fl_csm_state *const csm = R->csm;
+    fl_side_batch *const batch = R->batch;
+    const int tables = o->n_tables != 0;
+    unsigned cur = FL_SIM_LANES; /* FL_SIM_LANES: a new batch is due */
+    if (csm) {
+        *s = lanes[0];
+        cur = 0;
+    }
+    for (size_t i = 0; i < n_rounds; i++) {
+        if (cur == FL_SIM_LANES) { /* shuffle (rule 5.7(b)), a batch of shoes at a time */
+            fl_sim_start_shoes(lanes);
+            cur = 0;
+            *s = lanes[0];
+        }
+        size_t bucket = 0, off = 0; /* off: the bucket's offset in the side-table counts */
+        if (COUNT) {
+            bucket = count_at_bet(R->kc, s, csm);
+            off = bucket * o->n_tables * 256;
+        }
+        int32_t v = 0;
+        uint8_t *init = TALLY && tables ? batch->in[batch->n] : R->in;
+        fl_round_record *rec = NULL;
+        uint32_t first = s->dealt;
+        if (!TALLY) {
+            if (o->initial) init = o->initial + 5 * i;
+            rec = o->records ? o->records + i : o->n_rec_inputs ? R->round_rec : NULL;
+        }
+        if (!play_round(R->r, R->x, C, REC, TALLY, s, &v, init, rec)) return shoe_failure(s, csm);
+        if (COUNT) {
+            count_cards(R->kc, s->cards + first, s->dealt - first);
+            if (csm) fl_csm_return(csm, s->cards + first, s->dealt - first);
+            bucket_add(&o->bucket_sums[bucket], v);
+        }
+        if (!TALLY && o->trace) {
+            unsigned m = s->dealt - first;
+            if (m > o->trace_cap) m = (unsigned)o->trace_cap;
+            memcpy(o->trace + i * o->trace_cap, s->cards + first, m);
+            if (o->trace_len) o->trace_len[i] = (uint8_t)m;
+        }
+        if (!csm && (s->cut == 0 || s->dealt >= s->cut)) { /* the cutting card came out */
+            lanes[cur++] = *s;
+            if (cur < FL_SIM_LANES) *s = lanes[cur];
+        }
+        if (!TALLY && o->net) o->net[i] = v;
+        if (TALLY || o->sums) {
+            acc_add(acc, v);
+            if (TALLY && tables) {
+                if (COUNT) batch->off[batch->n] = off;
+                if (++batch->n == FL_SIDE_BATCH) fl_side_lookup_batch(R->lk, batch, COUNT);
+            }
+            if (!TALLY && tables)
+                fl_side_lookup_round(o->tables, o->n_tables, init, rec, o->rec_inputs,
+                                     o->n_rec_inputs);
+        }
+    }
+    return FL_OK;
+}
+
+/* The run of n_rounds: FL_SIM_LANES shoes prepared at a time, then played one after the other
+ * (see the header), by run_two_shoes when it can, else run_in_order.  TALLY: sums and tables
+ * only (no per-round array; REC 0 or 1: a record for the tables that read one); otherwise
+ * every array of o (REC 2: full records). */
 AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const sim_out *o,
                       const sim_cfg C, const int REC, const int TALLY, const int COUNT) {
     sim_shoe lanes[FL_SIM_LANES];
@@ -752,186 +967,29 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
         fl_sim_shoe_init(&lanes[l], r->decks, r->cut_position, rng, use_x ? &g : NULL, csm);
     }
     sim_count kc;
-    size_t off = 0; /* the round's bucket's offset in the side-table counts */
     if (COUNT) {
         kc.c = o->count;
         kc.per_suit = r->decks * 13;
         count_reset(&kc);
     }
-    __extension__ __int128 net_sum = 0;
-    fl_u128 sq_sum = 0;
-    /* the sums kept in 64 bits, added to the 128-bit ones every `period` rounds: a round's
-     * net is at most `top` cents either way (four doubled hands, or a blackjack; below 2^31
-     * by check_rules), so `period` rounds cannot overflow either 64-bit sum */
-    const uint64_t bj_top = (uint64_t)r->stake * r->bj_num / r->bj_den + 1u;
-    const uint64_t top = bj_top > 8u * (uint64_t)r->stake ? bj_top : 8u * (uint64_t)r->stake;
-    const uint64_t period_sq = UINT64_MAX / (top * top), period_net = (uint64_t)INT64_MAX / top;
-    const uint64_t period = period_sq < period_net ? period_sq : period_net;
-    int64_t net_part = 0;
-    uint64_t sq_part = 0, left = period;
-    fl_status st = FL_OK;
-#define SIM_ADD(v)                                                                                \
-    do {                                                                                          \
-        net_part += (v);                                                                          \
-        sq_part += (uint64_t)((int64_t)(v) * (v));                                                \
-        if (__builtin_expect(--left == 0, 0)) {                                                   \
-            net_sum += net_part;                                                                  \
-            sq_sum += sq_part;                                                                    \
-            net_part = 0;                                                                         \
-            sq_part = 0;                                                                          \
-            left = period;                                                                        \
-        }                                                                                         \
-    } while (0)
-    /* the shoe in play is a copy at one fixed place (lanes[cur] while it is played), which
-     * the compiler keeps as a local: play through a pointer into the lanes was slower */
+    sim_acc acc;
+    acc_init(&acc, r);
     sim_shoe play;
-    sim_shoe *const s = &play;
-    unsigned cur = FL_SIM_LANES; /* FL_SIM_LANES: a new batch is due */
-    fl_round_record round_rec;   /* the round's record, when only a table reads it */
-    uint8_t in[FL_SIM_INPUTS];   /* the round's inputs, when no table reads them */
+    fl_round_record round_rec;
+    uint8_t in[FL_SIM_INPUTS];
     memset(in, 0, sizeof in);
-    fl_side_batch batch; /* a tally's rounds not yet counted in its tables */
+    fl_side_batch batch;
     memset(&batch, 0, sizeof batch);
-    const int tables = o->n_tables != 0;
     fl_side_lookups lk;
     if (TALLY) fl_side_make_lookups(o->tables, o->n_tables, &lk);
-    if (csm) {
-        play = lanes[0];
-        cur = 0;
-    }
-    if (TALLY && !COUNT && use_x && r->cut_position != 0) {
-        /* Two shoes in flight: the rounds of shoe A (the earlier in the order of play) and of
-         * the next, B, alternate, so that the two rounds' chains of dependent loads and
-         * selects overlap.  The tally is a sum, the same in any order of its rounds; its set
-         * of rounds stays the sequential one (the first n_rounds of the shoes in order): a
-         * round of B is played only while the rounds left leave room for every round A may
-         * still have (a round takes at least 3 cards), so A always ends within the call, and
-         * near the end A is played alone.  Shoe k is lane k % FL_SIM_LANES's, fixed to the
-         * cut when it starts: each lane's positions are fixed in the same order from its own
-         * generator as by fl_sim_start_shoes, so these are the same shoes. */
-        sim_shoe pb;
-        fl_side_batch *const bt = tables ? &batch : NULL;
-        size_t ka = 0, done = 0;
-        int b_done = 0;
-        fl_sim_shoe_begin(lanes, 0, &play);
-        fl_sim_shoe_begin(lanes, 1, &pb);
-        const uint32_t cut = r->cut_position;
-        const size_t a_top = (cut + 2) / 3;
-        while (done < n_rounds) {
-            /* A's rounds left are at most (cut - dealt + 2) / 3, at most a_top: the exact
-             * bound is worked out only near the end of the call */
-            const size_t left_now = n_rounds - done;
-            if (!b_done && (left_now > a_top || left_now > (cut - s->dealt + 2) / 3)) {
-                int32_t vb = 0;
-                if (!play_round(r, &x, C, REC, 1, &pb, &vb, bt ? bt->in[bt->n] : in, NULL)) {
-                    st = pb.dealt >= pb.size ? FL_ERR_CARDS_OUT : FL_ERR_EXHAUSTED;
-                    break;
-                }
-                done++;
-                SIM_ADD(vb);
-                if (bt && ++bt->n == FL_SIDE_BATCH) fl_side_lookup_batch(&lk, bt, 0);
-                if (pb.dealt >= cut) { /* B's cutting card came out: B waits for A */
-                    lanes[(ka + 1) % FL_SIM_LANES] = pb;
-                    b_done = 1;
-                }
-            }
-            int32_t v = 0;
-            if (!play_round(r, &x, C, REC, 1, s, &v, bt ? bt->in[bt->n] : in, NULL)) {
-                st = s->dealt >= s->size ? FL_ERR_CARDS_OUT : FL_ERR_EXHAUSTED;
-                break;
-            }
-            done++;
-            SIM_ADD(v);
-            if (bt && ++bt->n == FL_SIDE_BATCH) fl_side_lookup_batch(&lk, bt, 0);
-            if (s->dealt >= cut) { /* A's cutting card came out: B, or the shoes after it */
-                lanes[ka % FL_SIM_LANES] = play;
-                if (b_done) {
-                    ka += 2;
-                    fl_sim_shoe_begin(lanes, ka, &play);
-                    b_done = 0;
-                } else {
-                    ka += 1;
-                    play = pb;
-                }
-                fl_sim_shoe_begin(lanes, ka + 1, &pb);
-            }
-        }
-    } else
-    for (size_t i = 0; i < n_rounds; i++) {
-        if (cur == FL_SIM_LANES) { /* shuffle (rule 5.7(b)), a batch of shoes at a time */
-            fl_sim_start_shoes(lanes);
-            cur = 0;
-            play = lanes[0];
-        }
-        size_t bucket = 0;
-        if (COUNT) {
-            if (csm) { /* the tray keeps only the cards not dealt yet */
-                uint32_t waiting = s->fixed - s->dealt;
-                memmove(s->cards, s->cards + s->dealt, waiting);
-                s->dealt = 0;
-                s->fixed = waiting;
-            } else if (s->dealt == 0) {
-                count_reset(&kc); /* a new shoe */
-            }
-            bucket = count_bucket(&kc, s->size - s->dealt);
-            off = bucket * o->n_tables * 256;
-        }
-        int32_t v = 0;
-        uint8_t *init = TALLY && tables ? batch.in[batch.n] : in;
-        fl_round_record *rec = NULL;
-        uint32_t first = s->dealt;
-        if (!TALLY) {
-            if (o->initial) init = o->initial + 5 * i;
-            rec = o->records ? o->records + i : o->n_rec_inputs ? &round_rec : NULL;
-        }
-        if (!play_round(r, &x, C, REC, TALLY, s, &v, init, rec)) {
-            const int out = s->dealt >= s->size || (csm && csm->n == 0);
-            st = out ? FL_ERR_CARDS_OUT : FL_ERR_EXHAUSTED;
-            break;
-        }
-        if (COUNT) {
-            count_cards(&kc, s->cards + first, s->dealt - first);
-            if (csm) fl_csm_return(csm, s->cards + first, s->dealt - first);
-            bucket_add(&o->bucket_sums[bucket], v);
-        }
-        if (!TALLY && o->trace) {
-            unsigned m = s->dealt - first;
-            if (m > o->trace_cap) m = (unsigned)o->trace_cap;
-            memcpy(o->trace + i * o->trace_cap, s->cards + first, m);
-            if (o->trace_len) o->trace_len[i] = (uint8_t)m;
-        }
-        if (!csm && (s->cut == 0 || s->dealt >= s->cut)) { /* the cutting card came out */
-            lanes[cur++] = play;
-            if (cur < FL_SIM_LANES) play = lanes[cur];
-        }
-        if (!TALLY && o->net) o->net[i] = v;
-        if (TALLY || o->sums) {
-            SIM_ADD(v);
-            if (TALLY && tables) {
-                if (COUNT) batch.off[batch.n] = off;
-                if (++batch.n == FL_SIDE_BATCH) fl_side_lookup_batch(&lk, &batch, COUNT);
-            }
-            if (!TALLY && tables)
-                fl_side_lookup_round(o->tables, o->n_tables, init, rec, o->rec_inputs,
-                                     o->n_rec_inputs);
-        }
-    }
+    const sim_run R = {r, o, &x, lanes, &play, csm, &kc, &batch, &lk, in, &round_rec};
+    const fl_status st = TALLY && !COUNT && use_x && r->cut_position != 0
+                             ? run_two_shoes(&R, &acc, C, REC, n_rounds)
+                             : run_in_order(&R, &acc, C, REC, TALLY, COUNT, n_rounds);
     if (TALLY && batch.n) fl_side_lookup_batch(&lk, &batch, COUNT);
-    net_sum += net_part;
-    sq_sum += sq_part;
     if (use_x) rng->u.xoshiro = g.u.xoshiro; /* long-jumped once per lane */
-    if (o->sums && st == FL_OK) {
-        fl_sim_sums *m = o->sums;
-        fl_u128 net = ((fl_u128)m->net_hi << 64 | m->net_lo) + (fl_u128)net_sum;
-        fl_u128 sq = ((fl_u128)m->sq_hi << 64 | m->sq_lo) + sq_sum;
-        m->rounds += n_rounds;
-        m->net_lo = (uint64_t)net;
-        m->net_hi = (uint64_t)(net >> 64);
-        m->sq_lo = (uint64_t)sq;
-        m->sq_hi = (uint64_t)(sq >> 64);
-    }
+    if (o->sums && st == FL_OK) acc_into(&acc, o->sums, n_rounds);
     return st;
-#undef SIM_ADD
 }
 
 /* The instances: the hot rule combinations with their rules as constants (peek, no
