@@ -11,7 +11,7 @@ import can
 import pytest
 
 from feltlab.rig.bus.capture import read_capture
-from feltlab.rig.bus.writer import CaptureWriter
+from feltlab.rig.bus.writer import CaptureWriter, blf_bulk
 from feltlab.rig.certify import decode
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.campaign import resume_campaign, run_campaign
@@ -132,6 +132,49 @@ def test_the_blf_written_at_close_is_the_blf_written_frame_by_frame(tmp_path: Pa
         small.on_message_received(m)
     small.stop()
     assert small.frames_as_read() is None and small.path.read_bytes() == want
+
+
+def test_a_blf_of_many_containers_is_python_cans_to_the_byte(tmp_path: Path) -> None:
+    """6,000 frames (288,000 bytes of objects: two full containers of 131,072 and a partial
+    one) written at close in one numpy array (:func:`feltlab.rig.bus.writer.blf_bulk`), also
+    when the writer turned to frame by frame after 2,500 kept frames: python-can's bytes."""
+    base = assorted()
+    msgs = [
+        can.Message(
+            timestamp=base[0].timestamp + k * 0.000287 + (k % 7) * 1e-10,
+            arbitration_id=(0x1ABCDE if k % 5 == 0 else 0x110 + k % 3),
+            is_extended_id=k % 5 == 0,
+            is_remote_frame=k % 11 == 0,
+            dlc=k % 9,
+            data=b"" if k % 11 == 0 else bytes((k + i) % 256 for i in range(k % 9)),
+            is_rx=k % 2 == 0,
+        )
+        for k in range(6000)
+    ]
+    want = frame_by_frame(tmp_path / "ref.blf", msgs)
+    direct = can.BLFWriter(str(tmp_path / "d.blf"), compression_level=1)
+    kept = [
+        (
+            m.timestamp,
+            m.arbitration_id,
+            m.is_extended_id,
+            m.is_remote_frame,
+            m.is_rx,
+            m.dlc,
+            bytes(m.data),
+        )
+        for m in msgs
+    ]
+    assert blf_bulk(direct, kept)  # this python-can's layout: written in one array
+    direct.stop()
+    assert (tmp_path / "d.blf").read_bytes() == want
+    assert written(tmp_path / "a.blf", msgs).path.read_bytes() == want
+    turned = CaptureWriter(tmp_path / "t.blf")
+    turned.KEEP_LIMIT = 2500
+    for m in msgs:
+        turned.on_message_received(m)
+    turned.stop()
+    assert turned.path.read_bytes() == want
 
 
 def test_frames_as_read_refuses_what_it_cannot_vouch_for(tmp_path: Path) -> None:
