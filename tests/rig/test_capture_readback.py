@@ -94,11 +94,20 @@ def frame_by_frame(path: Path, msgs: list[can.Message]) -> bytes:
     return path.read_bytes()
 
 
-def test_frames_as_read_are_the_readers_frames_to_the_bit(tmp_path: Path) -> None:
+def test_frames_as_read_are_the_readers_frames_to_the_bit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     w = written(tmp_path / "c.blf", assorted())
     kept = w.frames_as_read()
     assert kept is not None and len(kept) == 205
     assert fields(kept) == fields(list(read_capture(tmp_path / "c.blf")))
+    assert all(type(m) is can.Message and type(m.data) is bytearray for m in kept)
+    from feltlab.rig.bus import writer
+
+    monkeypatch.setattr(writer, "_MESSAGE_SLOTS", frozenset())  # another python-can's Message
+    built = w.frames_as_read()  # through its own constructor: the same frames
+    assert built is not None and fields(built) == fields(kept)
+    monkeypatch.undo()
     assert w.read_back_agrees(kept) and w.read_back_agrees(kept, check=10**6)
     # the stamp before the first is stored as the first's truncated millisecond
     assert kept[2].timestamp == 1_764_547_200.0
