@@ -147,11 +147,11 @@ def first_frame(path: str | Path) -> can.Message | None:
     if j is None and p.suffix.lower() == ".blf" and journal_path(p).exists():
         j = journal_path(p)
     if j is None:
-        frames = read_capture(p)
+        closed = read_capture(p)
         try:
-            return next(iter(frames), None)
+            return next(closed, None)
         finally:
-            close = getattr(frames, "close", None)
+            close = getattr(closed, "close", None)
             if close is not None:
                 close()
     with open_regular(j, "capture journal", RigError) as (f, size):

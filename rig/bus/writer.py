@@ -17,6 +17,7 @@ from typing import Any
 import can
 import numpy as np
 from can.io import blf
+from can.util import channel2int
 
 from feltlab.rig.bus.forked import Forked
 from feltlab.rig.errors import RigError
@@ -215,8 +216,8 @@ def _message(k: Kept, timestamp: float | None = None, data: bytes | None = None)
     )
 
 
-#: python-can's BLF object layouts that :func:`blf_bulk` writes itself (its struct formats:
-#: object header, its version-1 part, a classic CAN message)
+#: python-can's BLF object layouts that :meth:`KeptBLFWriter.add_kept` writes itself (its
+#: struct formats: object header, its version-1 part, a classic CAN message)
 _BLF_LAYOUT = ("<4sHHLL", "<LHHQ", "<HBBL8s")
 _BLF_OBJECT = np.dtype(
     [
@@ -238,63 +239,66 @@ _BLF_OBJECT = np.dtype(
 )
 
 
-def blf_bulk(writer: can.BLFWriter, kept: list[Kept]) -> bool:
-    """Add the classic frames ``kept`` to python-can's ``writer`` all at once, as the same
-    bytes as ``writer.on_message_received`` of each (:func:`_message`) writes: each CAN_MESSAGE
-    object (48 bytes: python-can's headers and ``CAN_MSG_STRUCT``, channel 0 stored as 1, the
-    stamp in whole nanoseconds after the start truncated to the millisecond) built in one
-    numpy array, the containers cut from the same byte stream at the same
-    ``max_container_size`` (about 8 us a frame in Python, 0.2 us here: the demo's BLF is
-    122,000 frames).  False, nothing written, when this python-can's BLF writer is not the
-    one this copies (its struct formats or attributes differ): write frame by frame then.
-    tests/rig/test_capture_readback.py compares the two, and the demo's SHA-256 is pinned."""
-    formats = (
-        getattr(getattr(blf, "OBJ_HEADER_BASE_STRUCT", None), "format", None),
-        getattr(getattr(blf, "OBJ_HEADER_V1_STRUCT", None), "format", None),
-        getattr(getattr(blf, "CAN_MSG_STRUCT", None), "format", None),
-    )
-    attrs = ("_buffer", "_buffer_size", "_flush", "max_container_size", "object_count")
-    if formats != _BLF_LAYOUT or not all(hasattr(writer, a) for a in attrs):
-        return False
-    if not kept:
+class KeptBLFWriter(can.BLFWriter):
+    """python-can's BLF writer, which also takes a list of kept classic frames at once
+    (:meth:`add_kept`): the BLF written at close (:meth:`CaptureWriter.stop`)."""
+
+    def add_kept(self, kept: list[Kept]) -> bool:
+        """Add the classic frames ``kept`` all at once, as the same bytes as
+        ``on_message_received`` of each (:func:`_message`) writes: each CAN_MESSAGE object
+        (48 bytes: python-can's headers and ``CAN_MSG_STRUCT``, channel 0 stored as 1, the
+        stamp in whole nanoseconds after the start truncated to the millisecond) built in one
+        numpy array, the containers cut from the same byte stream at the same
+        ``max_container_size`` (the demo's 122,000 frames: 0.41 s of CPU frame by frame,
+        0.21 s at once, most of it the same zlib compression; load 11).  False, nothing
+        written, when this python-can's BLF writer is not the one this copies (its struct
+        formats or attributes differ): write frame by frame then.
+        tests/rig/test_capture_readback.py compares the two, and the demo's SHA-256 is
+        pinned in tests/rig/test_wire_runs.py."""
+        formats = (
+            getattr(getattr(blf, "OBJ_HEADER_BASE_STRUCT", None), "format", None),
+            getattr(getattr(blf, "OBJ_HEADER_V1_STRUCT", None), "format", None),
+            getattr(getattr(blf, "CAN_MSG_STRUCT", None), "format", None),
+        )
+        attrs = ("_buffer", "_buffer_size", "_flush", "max_container_size", "object_count")
+        if formats != _BLF_LAYOUT or not all(hasattr(self, a) for a in attrs):
+            return False
+        if not kept:
+            return True
+        n = len(kept)
+        stamps, aids, exts, rtrs, rxs, dlcs, datas = zip(*kept, strict=True)
+        if self.start_timestamp is None:  # as BLFWriter._add_object: to the millisecond
+            self.start_timestamp = int(stamps[0] * 1000) / 1000
+        rel = ((np.array(stamps) - self.start_timestamp) * 1e9).astype(np.int64)  # int()
+        objs = np.zeros(n, dtype=_BLF_OBJECT)
+        header = blf.OBJ_HEADER_BASE_STRUCT.size + blf.OBJ_HEADER_V1_STRUCT.size
+        objs["signature"] = b"LOBJ"
+        objs["header_size"] = header
+        objs["header_version"] = 1
+        objs["object_size"] = header + blf.CAN_MSG_STRUCT.size
+        objs["object_type"] = blf.CAN_MESSAGE
+        objs["flags"] = blf.TIME_ONE_NANS
+        objs["timestamp"] = np.maximum(rel, 0)
+        channel = channel2int(0)
+        objs["channel"] = self.channel if channel is None else channel + 1
+        rtr = np.array(rtrs, dtype=bool)
+        rx = np.array(rxs, dtype=bool)
+        objs["msg_flags"] = np.where(rtr, blf.REMOTE_FLAG, 0) | np.where(rx, 0, blf.DIR)
+        objs["dlc"] = np.array(dlcs, dtype=np.uint8)
+        ext = np.where(np.array(exts, dtype=bool), np.uint32(blf.CAN_MSG_EXT), np.uint32(0))
+        objs["arbitration_id"] = np.array(aids, dtype=np.uint32) | ext
+        objs["data"] = np.array([bytes(d) for d in datas], dtype="S8")  # "8s": NUL-padded
+        raw = memoryview(objs.tobytes())
+        step = self.max_container_size
+        for at in range(0, len(raw), step):  # each container the same slice of the stream
+            part = raw[at : at + step]
+            self._buffer.append(bytes(part))
+            self._buffer_size += len(part)
+            while self._buffer_size >= self.max_container_size:
+                self._flush()
+        self.object_count += n
+        self.stop_timestamp = stamps[-1]
         return True
-    n = len(kept)
-    stamps, aids, exts, rtrs, rxs, dlcs, datas = zip(*kept, strict=True)
-    ts = np.array(stamps, dtype=np.float64)
-    if writer.start_timestamp is None:  # as BLFWriter._add_object: to the millisecond
-        writer.start_timestamp = int(stamps[0] * 1000) / 1000
-    rel = ((ts - writer.start_timestamp) * 1e9).astype(np.int64)  # int(): toward zero
-    objs = np.zeros(n, dtype=_BLF_OBJECT)
-    header = blf.OBJ_HEADER_BASE_STRUCT.size + blf.OBJ_HEADER_V1_STRUCT.size
-    objs["signature"] = b"LOBJ"
-    objs["header_size"] = header
-    objs["header_version"] = 1
-    objs["object_size"] = header + blf.CAN_MSG_STRUCT.size
-    objs["object_type"] = blf.CAN_MESSAGE
-    objs["flags"] = blf.TIME_ONE_NANS
-    objs["timestamp"] = np.maximum(rel, 0)
-    channel = blf.channel2int(0)
-    objs["channel"] = writer.channel if channel is None else channel + 1
-    rtr = np.array(rtrs, dtype=bool)
-    rx = np.array(rxs, dtype=bool)
-    objs["msg_flags"] = np.where(rtr, blf.REMOTE_FLAG, 0) | np.where(rx, 0, blf.DIR)
-    objs["dlc"] = np.array(dlcs, dtype=np.uint8)
-    ext = np.array(exts, dtype=bool)
-    objs["arbitration_id"] = np.array(aids, dtype=np.uint32) | np.where(
-        ext, np.uint32(blf.CAN_MSG_EXT), np.uint32(0)
-    )
-    objs["data"] = np.array([bytes(d) for d in datas], dtype="S8")  # "8s": NUL-padded
-    raw = memoryview(objs.tobytes())
-    step = writer.max_container_size
-    for at in range(0, len(raw), step):  # each container the same slice of the stream
-        part = raw[at : at + step]
-        writer._buffer.append(bytes(part))
-        writer._buffer_size += len(part)
-        while writer._buffer_size >= writer.max_container_size:
-            writer._flush()
-    writer.object_count += n
-    writer.stop_timestamp = stamps[-1]
-    return True
 
 
 #: can.Message's attributes (its ``__slots__``) as :func:`_read_message` sets them
@@ -456,7 +460,7 @@ class CaptureWriter:
     def _blf_writer(self, path: Path) -> Any:
         # zlib level 1: 1% larger than the default level, its containers a fifth faster to
         # write and read back
-        return can.BLFWriter(str(path), compression_level=1)
+        return KeptBLFWriter(str(path), compression_level=1)
 
     def _stream(self) -> None:
         """From now on, frame by frame: the frames kept so far are written first (kept
@@ -467,7 +471,7 @@ class CaptureWriter:
         self._write_frames(writer, kept)
 
     def _write_frames(self, writer: Any, kept: list[Kept]) -> None:
-        if type(writer) is can.BLFWriter and blf_bulk(writer, kept):
+        if isinstance(writer, KeptBLFWriter) and writer.add_kept(kept):
             return
         for k in kept:
             try:

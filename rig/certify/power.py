@@ -65,6 +65,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import scipy
 from scipy import special
 
 from feltlab import cache, native
@@ -85,6 +86,7 @@ from feltlab.rig.certify.battery import (
 )
 from feltlab.rig.certify.exact_law import position_law, repeat_probability, seed_space
 from feltlab.rig.certify.simulate import simulate_shoes
+from feltlab.rig.devices import models
 from feltlab.rig.devices.models import ModelKind
 from feltlab.seeds import child_seed
 
@@ -846,15 +848,10 @@ def code_digest() -> str:
     library (the shuffle models, the battery's passes), the source of this module and of
     ``exact_law``, ``simulate``, ``battery`` and the device models' parser, and numpy's and
     scipy's versions (a file that cannot be read gives a key never seen again: no reuse)."""
-    import scipy
-
-    from feltlab.native import _core
-    from feltlab.rig.devices import models
-
     here = Path(__file__).parent
-    files = [Path(str(_core.__file__)), Path(str(models.__file__))]
-    files += [here / f"{name}.py" for name in _ROW_CODE]
+    files = [Path(str(models.__file__))] + [here / f"{name}.py" for name in _ROW_CODE]
     h = hashlib.sha256(f"numpy {np.__version__} scipy {scipy.__version__}".encode())
+    h.update(native.core_digest().encode())
     for f in files:
         try:
             h.update(hashlib.sha256(f.read_bytes()).digest())

@@ -5,6 +5,8 @@ follows every input.  Small jobs (one deck, 200 simulated shoes): well under a s
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -164,3 +166,10 @@ def test_a_row_does_not_depend_on_the_blas_threads() -> None:
         got.append(out.stdout)
     assert got[0] == got[1]
     assert json.loads(got[0])["model"] == "riffle:k=7"
+
+
+def test_the_core_digest_is_the_shared_librarys() -> None:
+    spec = importlib.util.find_spec("feltlab.native._core")
+    assert spec is not None and spec.origin is not None
+    with open(spec.origin, "rb") as f:
+        assert native.core_digest() == hashlib.sha256(f.read()).hexdigest()

@@ -11,7 +11,7 @@ import can
 import pytest
 
 from feltlab.rig.bus.capture import read_capture
-from feltlab.rig.bus.writer import CaptureWriter, blf_bulk
+from feltlab.rig.bus.writer import CaptureWriter, KeptBLFWriter
 from feltlab.rig.certify import decode
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.campaign import resume_campaign, run_campaign
@@ -145,8 +145,8 @@ def test_the_blf_written_at_close_is_the_blf_written_frame_by_frame(tmp_path: Pa
 
 def test_a_blf_of_many_containers_is_python_cans_to_the_byte(tmp_path: Path) -> None:
     """6,000 frames (288,000 bytes of objects: two full containers of 131,072 and a partial
-    one) written at close in one numpy array (:func:`feltlab.rig.bus.writer.blf_bulk`), also
-    when the writer turned to frame by frame after 2,500 kept frames: python-can's bytes."""
+    one) written at close in one numpy array (``KeptBLFWriter.add_kept``), also when the
+    writer turned to frame by frame after 2,500 kept frames: python-can's bytes."""
     base = assorted()
     msgs = [
         can.Message(
@@ -161,7 +161,7 @@ def test_a_blf_of_many_containers_is_python_cans_to_the_byte(tmp_path: Path) -> 
         for k in range(6000)
     ]
     want = frame_by_frame(tmp_path / "ref.blf", msgs)
-    direct = can.BLFWriter(str(tmp_path / "d.blf"), compression_level=1)
+    direct = KeptBLFWriter(str(tmp_path / "d.blf"), compression_level=1)
     kept = [
         (
             m.timestamp,
@@ -174,7 +174,7 @@ def test_a_blf_of_many_containers_is_python_cans_to_the_byte(tmp_path: Path) -> 
         )
         for m in msgs
     ]
-    assert blf_bulk(direct, kept)  # this python-can's layout: written in one array
+    assert direct.add_kept(kept)  # this python-can's layout: written in one array
     direct.stop()
     assert (tmp_path / "d.blf").read_bytes() == want
     assert written(tmp_path / "a.blf", msgs).path.read_bytes() == want
