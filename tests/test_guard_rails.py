@@ -171,35 +171,6 @@ PRAGMA = re.compile(r"^#\s*(noqa|type:|pragma|fmt:)")
 # engine only when a check runs), which need a reason comment each; the rest are imports that can
 # move to the top of their module once checked against the start-up test. Shrinks, never grows.
 FUNCTION_IMPORTS_CEILING: dict[str, int] = {
-    "rig/bus/capture.py": 3,
-    "rig/bus/simbus.py": 1,
-    "rig/bus/transport.py": 4,
-    "rig/certify/ahead.py": 9,
-    "rig/certify/analyze.py": 2,
-    "rig/certify/campaign.py": 1,
-    "rig/certify/collect.py": 6,
-    "rig/certify/csm_audit.py": 1,
-    "rig/certify/from_file.py": 1,
-    "rig/certify/offline.py": 1,
-    "rig/certify/power.py": 2,
-    "rig/certify/profile_check.py": 4,
-    "rig/certify/rawout.py": 2,
-    "rig/cli/csm_audit.py": 4,
-    "rig/explore/runner.py": 1,
-    "rig/kinds/batch/explore.py": 1,
-    "rig/kinds/continuous/analyze.py": 2,
-    "rig/kinds/jackpot/checks.py": 1,
-    "rig/kinds/jackpot/collect.py": 6,
-    "rig/live/observer.py": 2,
-    "rig/live/offline.py": 6,
-    "rig/live/process.py": 1,
-    "rig/live/state.py": 4,
-    "rig/plugin.py": 2,
-    "rig/station/budget.py": 2,
-    "rig/station/config.py": 2,
-    "rig/station/page.py": 3,
-    "rig/station/pool.py": 1,
-    "rig/station/supervisor.py": 3,
 }
 
 
