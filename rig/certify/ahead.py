@@ -89,13 +89,13 @@ def _serve(conn: Any, parents_end: Any, jobs: Sequence[Job]) -> None:
 
     threading.Thread(target=receive, name="feltlab-ahead-inbox", daemon=True).start()
     try:
-        import matplotlib  # the worker's job: matplotlib imported ahead, in the forked process
+        import matplotlib  # child process: the worker imports matplotlib ahead
 
         matplotlib.use("Agg")
         # the imports are work done ahead: what the report's figures draw with (report.py
         # makes Figures, not pyplot's: pyplot's own import is 40% of matplotlib's)
-        import matplotlib.backends.backend_agg  # the worker's job (above)
-        import matplotlib.figure  # the worker's job (above)
+        import matplotlib.backends.backend_agg  # child process: the worker's job (above)
+        import matplotlib.figure  # child process: the worker's job (above)
 
         done: dict[Any, Any] = {}
         for job in jobs:

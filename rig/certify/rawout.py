@@ -73,7 +73,7 @@ def collect_simulated(
     clock = SimClock()
     channel = f"feltlab-raw-{id(clock):x}"
     spec = f"interface=virtual,channel={channel},bitrate={bitrate}"
-    from feltlab.rig.bus.simbus import sim_wire  # the simulated wire: its FD data phase
+    from feltlab.rig.bus.simbus import sim_wire  # start-up: the simulated wire only for FD
 
     sim_wire(clock, channel, bitrate).data_bitrate = data_bitrate
     cpu0 = time.process_time()

@@ -257,7 +257,7 @@ def _on_dask(
     workers: int,
     collect: Callable[[list[list[int]], int], None],
 ) -> None:
-    from feltlab.simulation.executors import dask_client  # Dask: only with --scheduler
+    from feltlab.simulation.executors import dask_client  # start-up: Dask only with --scheduler
 
     with dask_client(scheduler, workers) as client:
         futures = [client.submit(simulate_chunk, *a, pure=False) for a in args]

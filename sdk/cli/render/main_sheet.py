@@ -83,7 +83,7 @@ def print_main_sheet(
         return
     # the terminal table only: json, csv and md need no rich
     from rich.table import Table  # start-up: `feltlab math main` imports no rich
-    from rich.text import Text  # cells as Text: rich parses no markup in them (none is there)
+    from rich.text import Text  # start-up: math main loads no rich (Text: no markup parsed)
 
     console = make_console()  # a pipe gets every column (the chart was cut to '+0.…')
     console.print(
