@@ -14,7 +14,9 @@ import hmac
 import io
 import math
 import os
+import struct
 import time
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +42,7 @@ from feltlab.rig.protocol.codec import (
     Channel,
     Codec,
     IsoTpReassembler,
+    load_database,
 )
 
 LATEST_STAMP = 253_402_300_799.0
@@ -391,9 +394,6 @@ def check_blf_bounded(path: Path) -> None:
     :data:`MAX_BLF_RATIO` times their size or past :data:`MAX_BLF_CONTAINER` bytes (a
     decompression bomb: 3 MB that inflate to 3 GiB), before any frame is parsed.  Streams
     each container through ``zlib.decompressobj`` with a bounded output, one at a time."""
-    import struct
-    import zlib
-
     with path.open("rb") as f:
         head = f.read(8)
         if len(head) < 8:
@@ -496,8 +496,6 @@ def replay(path: str | Path, listener: Any) -> int:
 @functools.lru_cache(maxsize=1)
 def _choice_names() -> dict[str, dict[str, dict[int, str]]]:
     """The DBC's value names (``VAL_``): message -> signal -> value -> name."""
-    from feltlab.rig.protocol.codec import load_database
-
     out: dict[str, dict[str, dict[int, str]]] = {}
     for m in load_database().messages:
         for sig in m.signals:

@@ -87,7 +87,7 @@ from feltlab.rig.certify.battery import (
 from feltlab.rig.certify.exact_law import position_law, repeat_probability, seed_space
 from feltlab.rig.certify.simulate import simulate_shoes
 from feltlab.rig.devices import models
-from feltlab.rig.devices.models import ModelKind
+from feltlab.rig.devices.models import ModelKind, parse_model
 from feltlab.seeds import child_seed
 
 #: The flawed machines a certificate must catch unless its profile names others: shuffle
@@ -500,8 +500,6 @@ def alternative_law(
 
 def _period(model: str) -> int | None:
     """The period of a model whose shoes repeat by construction (``reboot``), else None."""
-    from feltlab.rig.devices.models import parse_model
-
     m = parse_model(model)
     return m.settings["every"] if m.kind == ModelKind.REBOOT else None
 
@@ -826,7 +824,7 @@ class PowerJob:
     def run(self) -> AlternativePower:
         """The row: the helper process's when it computed this very job, else computed
         here; the same either way."""
-        from feltlab.rig.certify.ahead import computed_ahead
+        from feltlab.rig.certify.ahead import computed_ahead  # start-up
 
         got = computed_ahead(self)
         return got if isinstance(got, AlternativePower) else self.compute()
