@@ -225,8 +225,8 @@ def _check_wheel_contents(wheel: Path, version: str) -> None:
         "feltlab/scaffold/templates/plugin_round_end.py.tmpl",
         "feltlab/scaffold/templates/pyproject.toml.tmpl",
         "feltlab/submission/certificate.py",
-        "feltlab/submission/templates/certificate.html.j2",
-        "feltlab/submission/templates/certificate.md.j2",
+        "feltlab/cli/render/templates/certificate.html.j2",
+        "feltlab/cli/render/templates/certificate.md.j2",
     ):
         assert required in names, f"{required} missing from {wheel.name}"
     assert any(n.startswith("feltlab/native/_core") and n.endswith(".so") for n in names)
