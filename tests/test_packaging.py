@@ -213,7 +213,7 @@ def _check_wheel_contents(wheel: Path, version: str) -> None:
         "feltlab/plugins/__init__.py",
         "feltlab/rig/__init__.py",
         "feltlab/rig/protocol/feltlab_v2.dbc",
-        "feltlab/rig/certify/templates/report.html.j2",
+        "feltlab/rig/cli/render/templates/report.html.j2",
         "feltlab/rig/certify/profiles/batch6.toml",
         "feltlab/rig/live/templates/index.html",
         "feltlab/rig/live/static/live.js",

@@ -23,7 +23,7 @@ from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.profile_check import MAX_PART_SAMPLES
 from feltlab.rig.cli.campaign_dir import new_campaign_dir, refuse_resume_options
 from feltlab.rig.cli.options import bus_option, profile_option
-from feltlab.rig.cli.render import RichProgress, print_result
+from feltlab.rig.cli.render.terminal import RichProgress, print_result
 from feltlab.rig.errors import RigError
 from feltlab.rig.kinds import DeviceKind, kinds, registered_kinds
 from feltlab.rig.live.cli import Live, live_options
