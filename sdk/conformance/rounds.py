@@ -52,11 +52,15 @@ def records(spec: Spec, paytable: str, n: int, seed: int) -> npt.NDArray[np.void
     """``n`` round records of the C simulator under the target's rules (fresh shoe each
     round, table strategy, the dealer playing out when the wager requires it)."""
     from feltlab import native
-    from feltlab.math.strategy_tables import sim_rules
+    from feltlab.core_rules import simulator_rules  # start-up: the C core only when it simulates
+    from feltlab.math.strategy_tables import strategy_tables
 
     t = resolve(spec)
     w = t.instance(paytable)
-    sr = replace(sim_rules(t.rules, fresh_shoe=True), dealer_plays_out=bool(w.dealer_plays_out))
+    sr = replace(
+        simulator_rules(t.rules, strategy_tables(t.rules), fresh_shoe=True),
+        dealer_plays_out=bool(w.dealer_plays_out),
+    )
     res = native.simulate_rounds(native.Xoshiro256StarStar(seed), sr, n, record=True)
     assert res.record is not None
     return res.record

@@ -13,7 +13,8 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
-from feltlab.math.strategy_tables import sim_rules
+from feltlab.core_rules import simulator_rules
+from feltlab.math.strategy_tables import strategy_tables
 from feltlab.record import RECORD_BATCH
 from feltlab.rules import (
     Rules,
@@ -109,7 +110,10 @@ def _chunk_rules(rules: Rules, fresh_shoe: bool, instances: Sequence[WagerType])
     from dataclasses import replace
 
     plays_out = any(w.dealer_plays_out for w in instances)
-    return replace(sim_rules(rules, fresh_shoe=fresh_shoe), dealer_plays_out=plays_out)
+    return replace(
+        simulator_rules(rules, strategy_tables(rules), fresh_shoe=fresh_shoe),
+        dealer_plays_out=plays_out,
+    )
 
 
 def _simulate_with_records(

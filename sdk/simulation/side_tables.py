@@ -307,13 +307,17 @@ def dealer_cards_mismatch(wager: WagerType, table: npt.NDArray[np.uint8]) -> str
     before it is used: a classifier reading more of the array fails it."""
     from dataclasses import replace
 
-    from feltlab.math.strategy_tables import sim_rules
+    from feltlab.core_rules import simulator_rules  # start-up: the C core only when it simulates
+    from feltlab.math.strategy_tables import strategy_tables
     from feltlab.rules import Rules
 
     inputs = table_inputs(wager)
     assert inputs is not None
     for preset in ("vegas_s17", "nz"):
-        rules = replace(sim_rules(Rules.preset(preset)), dealer_plays_out=True)
+        table_rules = Rules.preset(preset)
+        rules = replace(
+            simulator_rules(table_rules, strategy_tables(table_rules)), dealer_plays_out=True
+        )
         res = native.simulate_rounds(
             native.Xoshiro256StarStar(2024), rules, CHECK_ROUNDS, record=True
         )
