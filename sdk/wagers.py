@@ -24,6 +24,7 @@ The vectorised contract, for the math engine::
 
 from __future__ import annotations
 
+import warnings
 from abc import ABC
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from feltlab.cards import NO_CARD
 from feltlab.errors import RulesError, WagerError
 from feltlab.registry import Registry
 from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS, MIN_DECKS, Rules
+from feltlab.settlement import HandSettlement
 
 if TYPE_CHECKING:
     from feltlab.record import BoxRecord
@@ -192,14 +194,31 @@ class Bet:
 class Settlement:
     """A decided wager: ``outcome`` (a paytable outcome name, or for the main wager the
     hands' outcomes joined by ","), ``net`` (cents won, negative when lost, 0 stand off or
-    void), ``rule`` (the rule applied) and ``detail`` (per-hand results, JSON-serialisable).
-    ``jackpot``: the win is paid by the jackpot panel; the engine fills ``net`` (15A.7)."""
+    void), ``rule`` (the rule applied) and ``detail`` (the main wager's per-hand results, a
+    :class:`feltlab.settlement.HandSettlement` a hand; empty for a side wager).
+    ``jackpot``: the win is paid by the jackpot panel; the engine fills ``net`` (15A.7).
+
+    Deprecated for one release: ``detail`` given as dicts of the shape of 0.1 (``hand``,
+    ``outcome``, ``rule``, ``stake``, ``net``) is converted with a ``DeprecationWarning``
+    (0.2; refused in the release after); anything else in ``detail`` raises ``TypeError``."""
 
     outcome: str
     net: int
     rule: str = ""
-    detail: tuple[dict[str, Any], ...] = ()
+    detail: tuple[HandSettlement, ...] = ()
     jackpot: bool = False
+
+    def __post_init__(self) -> None:
+        if any(not isinstance(d, HandSettlement) for d in self.detail):
+            records = tuple(HandSettlement.of(d) for d in self.detail)  # TypeError if neither
+            warnings.warn(
+                "a Settlement's detail as dicts is deprecated: give "
+                "feltlab.settlement.HandSettlement records (dicts are refused in the release "
+                "after 0.2)",
+                DeprecationWarning,
+                stacklevel=3,  # the caller of Settlement(...)
+            )
+            object.__setattr__(self, "detail", records)
 
 
 @dataclass(frozen=True)
@@ -313,7 +332,7 @@ class WagerType(ABC):
         )
 
     def _checked_record(self, records: npt.NDArray[np.void]) -> npt.NDArray[np.void]:
-        from feltlab.native import RECORD_DTYPE
+        from feltlab.native import RECORD_DTYPE  # start-up
 
         arr = np.asarray(records)
         if arr.dtype != RECORD_DTYPE or arr.ndim != 1:

@@ -213,7 +213,7 @@ def _check_wheel_contents(wheel: Path, version: str) -> None:
         "feltlab/plugins/__init__.py",
         "feltlab/rig/__init__.py",
         "feltlab/rig/protocol/feltlab_v2.dbc",
-        "feltlab/rig/certify/templates/report.html.j2",
+        "feltlab/rig/cli/render/templates/report.html.j2",
         "feltlab/rig/certify/profiles/batch6.toml",
         "feltlab/rig/live/templates/index.html",
         "feltlab/rig/live/static/live.js",
@@ -225,8 +225,8 @@ def _check_wheel_contents(wheel: Path, version: str) -> None:
         "feltlab/scaffold/templates/plugin_round_end.py.tmpl",
         "feltlab/scaffold/templates/pyproject.toml.tmpl",
         "feltlab/submission/certificate.py",
-        "feltlab/submission/templates/certificate.html.j2",
-        "feltlab/submission/templates/certificate.md.j2",
+        "feltlab/cli/render/templates/certificate.html.j2",
+        "feltlab/cli/render/templates/certificate.md.j2",
     ):
         assert required in names, f"{required} missing from {wheel.name}"
     assert any(n.startswith("feltlab/native/_core") and n.endswith(".so") for n in names)

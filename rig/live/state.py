@@ -15,8 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from feltlab.rig.certify.measures import shown_verdict
 from feltlab.rig.certify.record import record_kind
+from feltlab.rig.cli.render.text import rng_test_row, shown_verdict
+from feltlab.rig.kinds import UnknownDeviceKind, get_kind
+from feltlab.rig.protocol.codec import Channel, FaultCode, Opcode, Severity, State
 from feltlab.strictjson import json_safe
 
 log = logging.getLogger("feltlab.rig.live")
@@ -40,8 +42,6 @@ def seed_text(seed: Any) -> str | None:
 def unit_of(kind: str) -> str:
     """What a sample of device ``kind`` is called (``shoes``; the registry's
     :attr:`~feltlab.rig.kinds.base.DeviceKind.unit`), ``samples`` for an unknown kind."""
-    from feltlab.rig.kinds import UnknownDeviceKind, get_kind
-
     try:
         return get_kind(kind).unit
     except UnknownDeviceKind:
@@ -194,8 +194,6 @@ def describe_event(kind: str, detail: Mapping[str, Any]) -> str:
     """A one-line description of a client event (``kind`` and its ``detail``); a fault with
     its code and severity named from the protocol's enums."""
     if kind == "fault":
-        from feltlab.rig.protocol.codec import Severity
-
         try:
             sev = Severity(int(detail.get("severity", -1))).name
         except ValueError:
@@ -218,8 +216,6 @@ class LatencyTracker:
     Frames are counted for the bus load (bits before stuffing).  Thread-safe."""
 
     def __init__(self, codec: Any, base: int) -> None:
-        from feltlab.rig.protocol.codec import Channel, Opcode, State
-
         self.codec = codec
         self.base = base
         self._op = Opcode
@@ -363,27 +359,6 @@ def checks_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def rng_test_row(t: Mapping[str, Any]) -> dict[str, Any]:
-    """One SP 800-22 test of a raw-output record (``rng.tests``, rig/certify/rng_certificate.py)
-    as a row of :func:`checks_of`: its NOT RUN reason, else its first failing columns, else
-    its smallest proportion of passing sequences; the smallest uniformity P-value."""
-    failing = [f"{lab} {which}".strip() for lab, which in t.get("failing") or []]
-    more = len(failing) - 3
-    prop, unif = t.get("min_proportion"), t.get("min_uniformity_p")
-    value = (
-        t.get("not_run")
-        or ", ".join(failing[:3]) + (f" (+{more} more)" if more > 0 else "")
-        or (None if prop is None else f"min proportion {prop:.4f}")
-    )
-    return {
-        "name": f"sp800_22.{t.get('name')}",
-        "value": value,
-        "unit": "",
-        "limits": None if unif is None else f"min P_T = {unif:.3g}",
-        "verdict": str(t.get("verdict")),
-    }
-
-
 def power_of(record: Mapping[str, Any]) -> dict[str, Any] | None:
     """The battery's power table of a record as the live view shows it (None: no battery
     or no table): ``{"required", "level", "rows": [{"model", "shoes", "power", "low",
@@ -467,8 +442,6 @@ def apply_record(snap: dict[str, Any], record: Mapping[str, Any], directory: Pat
 
 def fault_name(code: int) -> str:
     """The protocol's name of fault ``code`` (``FaultCode``), or ``code N`` when unknown."""
-    from feltlab.rig.protocol.codec import FaultCode
-
     try:
         return FaultCode(code).name
     except ValueError:

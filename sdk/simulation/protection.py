@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
-from feltlab.core_rules import DEFAULT_STAKE
+from feltlab.core_rules import DEFAULT_STAKE, simulator_rules
 from feltlab.errors import CountError, RulesError
 from feltlab.math.countability import (
     MIN_ROUNDS,
@@ -44,9 +44,9 @@ from feltlab.math.countability import (
     bucket_from_sums,
 )
 from feltlab.math.counts import MAX_RESOLUTION, SUIT_MODES, Count
-from feltlab.math.strategy_tables import sim_rules
+from feltlab.math.strategy_tables import strategy_tables
 from feltlab.record import RECORD_BATCH
-from feltlab.rules import Rules
+from feltlab.rules import Rules, ShufflerKind
 from feltlab.seeds import SEED_DERIVATION_VERSION, chunk_generator
 from feltlab.wagers import WagerType
 
@@ -218,7 +218,7 @@ def run_counted(
     instead of a shoe, one simulator call a chunk (each call loads a fresh machine).  A pure
     function of its arguments (see the module docstring).  Raises :class:`CountError` for a
     non-positive count of rounds or a wager without a table."""
-    from feltlab.simulation import side_tables
+    from feltlab.simulation import side_tables  # start-up: the CSM audit's model needs no table
 
     if rounds < 1 or chunk_rounds < 1:
         raise CountError("rounds and chunk_rounds must be positive")
@@ -230,7 +230,7 @@ def run_counted(
             raise CountError(f"{w.name} has no side table: it cannot be counted in the simulator")
         tables.append(t)
     sr = dataclasses.replace(
-        sim_rules(rules, fresh_shoe=csm is not None),
+        simulator_rules(rules, strategy_tables(rules), fresh_shoe=csm is not None),
         dealer_plays_out=any(w.dealer_plays_out for w in wagers),
     )
     batch = RECORD_BATCH if csm is None else chunk_rounds
@@ -353,8 +353,6 @@ def penetration(rules: Rules) -> float | None:
     """The fraction of the shoe dealt before the cutting card; None for a continuous
     shuffler (the simulator deals every round from a freshly shuffled ideal machine: no
     count carries over; the continuous shuffler audit models a real one)."""
-    from feltlab.rules import ShufflerKind
-
     if rules.shuffler is ShufflerKind.CONTINUOUS:
         return None
     return 1 - rules.cut_card_from_back / rules.cards
@@ -371,7 +369,7 @@ def _unit(count: Count) -> str:
 
 def why_not_counted(wager: WagerType, rules: Rules) -> str | None:
     """Why ``wager`` cannot be in the protection report under ``rules`` (None: it can)."""
-    from feltlab.simulation import side_tables
+    from feltlab.simulation import side_tables  # start-up: the CSM audit's model needs no table
 
     if wager.name == "main":
         return None

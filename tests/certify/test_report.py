@@ -16,6 +16,7 @@ from feltlab.rig.certify.ahead import AheadWorker, computed_ahead, draw_ahead, s
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.power import PowerJob
 from feltlab.rig.certify.simulate import simulate_shoes
+from feltlab.rig.cli.render.plots import make_plots
 from feltlab.rig.profiles import PROFILE_DIR, shown_profile
 
 
@@ -44,7 +45,7 @@ def test_report_files_and_manifest(tmp_path: Path) -> None:
     (tmp_path / "capture.blf").write_bytes(b"raw capture bytes")
     timing = measures.timing_measurements("shuffle_cycle", [0.9, 1.0, 1.1, 5.0], limit_max=2.0)
     stats = battery.native.battery_pass(perm)  # type: ignore[attr-defined]
-    plots = report.make_plots(
+    plots = make_plots(
         position_counts=stats.position_counts,
         rising=stats.rising,
         eulerian=battery.eulerian_pmf(52),
@@ -123,7 +124,7 @@ def test_the_forked_helper_draws_the_same_pngs_and_falls_back_when_it_dies() -> 
         "eulerian": np.full(52, 1 / 52),
         "latencies": {"first_card": list(rng.random(100) * 1e-3)},
     }
-    here = report.make_plots(**inputs)
+    here = make_plots(**inputs)
     assert [t for t, _ in here] == [
         "Card by position (observed / expected)",
         "Rising sequences",
@@ -204,7 +205,7 @@ def test_a_stuck_helper_costs_a_bounded_wait_and_a_dead_parent_ends_the_helper()
 
     rng = np.random.default_rng(4)
     inputs: dict[str, Any] = {"latencies": {"first_card": list(rng.random(20_000))}}
-    here = report.make_plots(**inputs)
+    here = make_plots(**inputs)
     stuck = AheadWorker(ahead=True)
     stuck.SEND_TIMEOUT = 0.5
     os.kill(stuck._proc.pid, signal.SIGSTOP)
