@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import importlib.util
 import os
 import secrets
 import threading
@@ -641,6 +644,20 @@ class ModelStream:
 
     def __repr__(self) -> str:
         return f"<ModelStream {self.kind} {self.params} shoes={self.shoes_drawn}>"
+
+
+@functools.cache
+def core_digest() -> str:
+    """The hex SHA-256 of the compiled core's shared library file (``_core``'s): a key part
+    for figures the C code computes, new whenever the core is rebuilt with other code or
+    flags (``feltlab.rig.certify.power``'s cached rows).  A library that cannot be read
+    gives a digest of this process alone (nothing cached under it is reused)."""
+    spec = importlib.util.find_spec(f"{__package__}._core")  # the library lib and ffi are
+    try:
+        with open(str(spec.origin if spec is not None else ""), "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        return hashlib.sha256(f"unreadable {os.getpid()} {id(spec)}".encode()).hexdigest()
 
 
 def core_info() -> dict[str, str]:

@@ -33,7 +33,7 @@ def feltlab_register_tournament_strategies(
     """Register the default bot strategies."""
     # imported here: the strategies subclass the tournament engine's BettingStrategy, which
     # only a tournament needs (this plugin is loaded by every command that lists commands)
-    from feltlab.plugins.tournament_bots import BUILTIN_STRATEGIES
+    from feltlab.plugins.tournament_bots import BUILTIN_STRATEGIES  # start-up
 
     for s in BUILTIN_STRATEGIES:
         register(s)
@@ -47,6 +47,6 @@ def feltlab_register_commands(cli: Any) -> None:
         cli.add_lazy_command("tournament", target, COMMAND_SUMMARY)
         return
     # imported here: a plain click group has no lazy commands
-    from feltlab.plugins.tournament_cli import tournament
+    from feltlab.plugins.tournament_cli import tournament  # start-up: a lazy group never imports it
 
     cli.add_command(tournament)

@@ -317,7 +317,7 @@ class WagerType(ABC):
     def _checked_record(self, records: npt.NDArray[np.void]) -> npt.NDArray[np.void]:
         import numpy as np  # start-up: `feltlab --help` loads every wager plugin, not numpy
 
-        from feltlab.native import RECORD_DTYPE
+        from feltlab.native import RECORD_DTYPE  # start-up
 
         arr = np.asarray(records)
         if arr.dtype != RECORD_DTYPE or arr.ndim != 1:

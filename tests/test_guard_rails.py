@@ -3,8 +3,9 @@
 - no module reaches a private attribute (``obj._x``, ``module._x``) that another module defines;
 - no ``__all__`` outside a package's ``__init__.py`` lists a name the module does not define
   (a name is imported from its one public home, never through a re-export);
-- a function-level import carries a comment on its line that says why (start-up cost, an
-  optional dependency, a pytest11 plugin, a cycle); the rest are held in a shrinking allow-list;
+- a function-level import carries a reason on its line from a small vocabulary (start-up, a
+  pytest11 plugin, a child process, an optional dependency: ``LAZY_REASONS``), and defers
+  something: a module of the rooms its own module does not load already;
 - no C function of ``native/`` is over 100 lines (a shrinking allow-list, like Python's in
   tests/test_layout.py);
 - every path and dotted ``feltlab.`` name that docs/design.md, a comment or a docstring cites
@@ -21,9 +22,11 @@ import ast
 import io
 import re
 import tokenize
+import tomllib
 from collections import Counter
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from tests.test_layout import typing_only_nodes
 
@@ -164,121 +167,198 @@ def test_no_all_reexport_outside_a_package_init() -> None:
 
 # ========================================================================= function-level imports
 PRAGMA = re.compile(r"^#\s*(noqa|type:|pragma|fmt:)")
-# File -> how many function-level imports without a reason on their line it may keep, as measured
-# when the rule came (issue 38). Why they are held rather than fixed: most are the commands'
-# deferred imports (sdk/cli, rig/cli, rig/live/cli.py, rig/station: a command's module is imported
-# only when it runs, tests/test_cli_startup.py) and the conformance kit's (pytest and the
-# engine only when a check runs), which need a reason comment each; the rest are imports that can
-# move to the top of their module once checked against the start-up test. Shrinks, never grows.
-FUNCTION_IMPORTS_CEILING: dict[str, int] = {
-    "plugins/tournament.py": 2,
-    "rig/bus/capture.py": 3,
-    "rig/bus/simbus.py": 1,
-    "rig/bus/transport.py": 4,
-    "rig/certify/ahead.py": 9,
-    "rig/certify/analyze.py": 2,
-    "rig/certify/campaign.py": 1,
-    "rig/certify/collect.py": 6,
-    "rig/certify/csm_audit.py": 1,
-    "rig/certify/from_file.py": 1,
-    "rig/certify/offline.py": 1,
-    "rig/certify/power.py": 2,
-    "rig/certify/profile_check.py": 4,
-    "rig/certify/rawout.py": 2,
-    "rig/cli/csm_audit.py": 4,
-    "rig/explore/runner.py": 1,
-    "rig/kinds/batch/explore.py": 1,
-    "rig/kinds/continuous/analyze.py": 2,
-    "rig/kinds/jackpot/checks.py": 1,
-    "rig/kinds/jackpot/collect.py": 6,
-    "rig/live/observer.py": 2,
-    "rig/live/offline.py": 6,
-    "rig/live/process.py": 1,
-    "rig/live/state.py": 4,
-    "rig/plugin.py": 2,
-    "rig/station/budget.py": 2,
-    "rig/station/config.py": 2,
-    "rig/station/page.py": 3,
-    "rig/station/pool.py": 1,
-    "rig/station/supervisor.py": 3,
-    "sdk/cli/__init__.py": 2,
-    "sdk/cli/render/main_sheet.py": 4,
-    "sdk/cli/render/simulation.py": 1,
-    "sdk/cli/rule_options.py": 1,
-    "sdk/cli/simulate.py": 6,
-    "sdk/cli/submit.py": 7,
-    "sdk/conformance/evidence.py": 24,
-    "sdk/conformance/rounds.py": 14,
-    "sdk/engine/replay.py": 1,
-    "sdk/math/eor.py": 1,
-    "sdk/math/main_wager.py": 1,
-    "sdk/math/prizes.py": 1,
-    "sdk/simulation/check.py": 3,
-    "sdk/simulation/chunk.py": 7,
-    "sdk/simulation/protection.py": 3,
-    "sdk/simulation/side_tables.py": 6,
-    "sdk/submission/certificate.py": 2,
-    "sdk/submission/confirmation.py": 5,
-    "sdk/submission/documents.py": 1,
-    "sdk/tournament/run.py": 1,
-    "sdk/tournament/table.py": 1,
-    "sdk/wagers.py": 1,
-}
+LAZY_REASONS = ("start-up", "pytest11", "child process", "optional")
+"""The reasons a function-level import may give, first on its line's comment (after any tool
+pragma), alone or followed by ``: <detail>``:
+
+- ``start-up``: what imports this module (a command, the ``feltlab`` group, a campaign) does
+  not need the deferred one: ``# start-up: matplotlib only when a plot is asked for``;
+- ``pytest11``: the module is loaded by every pytest run (a ``pytest11`` entry point's package);
+- ``child process``: it runs in a forked or spawned process;
+- ``optional: <package>``: an optional dependency (``[project.optional-dependencies]``),
+  the package the line imports.
+
+No ``cycle``: tests/test_layout.py's ``test_no_import_cycle`` counts function-level imports, so
+deferring an import never breaks a cycle."""
+LAZY_REASON = re.compile(r"(start-up|pytest11|child process|optional)(?::\s*(\S.*))?$")
 
 
 def _reason(line: str) -> str | None:
     """The reason an import line's ``#`` comment gives (an import statement holds no string,
-    so its first ``#`` starts the comment); None for none, or a tool pragma alone."""
+    so its first ``#`` starts the comment): its first part that is no tool pragma, or None."""
     _, hash_, comment = line.partition("#")
     parts = [p.strip() for p in comment.split("#")] if hash_ else []
-    said = [p for p in parts if not PRAGMA.match("# " + p) and len(p) >= 8]
+    said = [p for p in parts if p and not PRAGMA.match("# " + p)]
     return said[0] if said else None
 
 
-def rail_function_imports() -> dict[str, list[int]]:
-    """File -> the lines of its function-level imports that give no reason on their lines
-    (``if TYPE_CHECKING:`` imports aside: they never run)."""
-    out: dict[str, list[int]] = {}
-    for path in rail_modules().values():
+@cache
+def _pyproject() -> dict[str, Any]:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def _optional_packages() -> set[str]:
+    """The import names of ``[project.optional-dependencies]``: each requirement's name and the
+    extras it asks for (``dask[distributed]`` gives ``dask`` and ``distributed``)."""
+    names = set()
+    for reqs in _pyproject()["project"].get("optional-dependencies", {}).values():
+        for req in reqs:
+            m = re.match(r"([\w.-]+)(?:\[([\w,.-]+)\])?", req)
+            assert m, req
+            names.add(m.group(1).replace("-", "_"))
+            names.update(x.replace("-", "_") for x in (m.group(2) or "").split(",") if x)
+    return names
+
+
+def _pytest11_packages() -> set[str]:
+    return set(_pyproject()["project"].get("entry-points", {}).get("pytest11", {}).values())
+
+
+def _lazy_targets(n: ast.Import | ast.ImportFrom) -> list[str]:
+    """The modules an import statement loads (``from a import b``: ``a.b`` when it is one of
+    the rooms' modules, else ``a``)."""
+    if isinstance(n, ast.Import):
+        return [a.name for a in n.names]
+    assert n.module and n.level == 0, "feltlab uses absolute imports"
+    mods = rail_modules()
+    return [f"{n.module}.{a.name}" if f"{n.module}.{a.name}" in mods else n.module for a in n.names]
+
+
+def _wrong_reason(module: str, reason: str, n: ast.Import | ast.ImportFrom) -> str | None:
+    """Why ``reason`` does not hold for the import ``n`` of ``module`` (None: it holds)."""
+    m = LAZY_REASON.match(reason)
+    if not m:
+        return f"{reason!r} is none of {', '.join(LAZY_REASONS)}"
+    kind, detail = m.groups()
+    if kind == "optional":
+        tops = {t.split(".")[0] for t in _lazy_targets(n)}
+        if detail not in _optional_packages() or detail not in tops:
+            return (
+                f"'optional: {detail}' names no optional dependency this line imports "
+                f"(imports {sorted(tops)}, optional: {sorted(_optional_packages())})"
+            )
+    if kind == "pytest11" and not any(
+        module == p or module.startswith(p + ".") for p in _pytest11_packages()
+    ):
+        return f"{module} is in no pytest11 entry point's package {sorted(_pytest11_packages())}"
+    return None
+
+
+@cache
+def _top_level_imports(module: str) -> frozenset[str]:
+    """The modules ``module`` imports when it is imported: its statements outside functions
+    (``if TYPE_CHECKING:`` aside), each with its parent packages."""
+    tree = rail_tree(rail_modules()[module])
+    skip = typing_only_nodes(tree) | {
+        id(n)
+        for f in ast.walk(tree)
+        if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+        for n in ast.walk(f)
+    }
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if id(n) not in skip and isinstance(n, ast.Import | ast.ImportFrom):
+            for t in _lazy_targets(n):
+                parts = t.split(".")
+                out.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return frozenset(out)
+
+
+def rail_loaded_with(module: str) -> set[str]:
+    """Every module that importing ``module`` loads, by reading the rooms' source: the rooms'
+    modules through their top-level imports, and the first outside module each one names."""
+    mods = rail_modules()
+    parts = module.split(".")
+    todo = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    seen: set[str] = set()
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            if m in mods:
+                todo.extend(_top_level_imports(m))
+    return seen
+
+
+def _computed(n: ast.Import | ast.ImportFrom) -> bool:
+    """Whether ``n`` takes a name that its module computes on first use (a PEP 562
+    ``__getattr__``, as ``feltlab.__version__`` reads the installed metadata): such an import
+    defers that work even when the module is loaded."""
+    mods = rail_modules()
+    if not isinstance(n, ast.ImportFrom) or n.module not in mods:
+        return False
+    getattrs = [
+        f
+        for f in rail_tree(mods[n.module]).body
+        if isinstance(f, ast.FunctionDef) and f.name == "__getattr__"
+    ]
+    named = {c.value for f in getattrs for c in ast.walk(f) if isinstance(c, ast.Constant)}
+    return any(a.name in named for a in n.names)
+
+
+def rail_function_imports() -> dict[str, list[str]]:
+    """File -> ``"<line>: <why it is wrong>"`` for each function-level import that gives no
+    reason of :data:`LAZY_REASONS` on its lines, gives a wrong one, or defers nothing (every
+    module of the rooms it imports is loaded with its own module already). ``if
+    TYPE_CHECKING:`` imports aside: they never run."""
+    out: dict[str, list[str]] = {}
+    for module, path in rail_modules().items():
         tree = rail_tree(path)
         typing = typing_only_nodes(tree)
         text = path.read_text().splitlines()
-        lines: set[int] = set()
+        found: dict[int, str] = {}
         for f in ast.walk(tree):
             if not isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
             for n in ast.walk(f):
-                if isinstance(n, ast.Import | ast.ImportFrom) and id(n) not in typing:
-                    span = range(n.lineno, (n.end_lineno or n.lineno) + 1)
-                    if not any(_reason(text[i - 1]) for i in span):
-                        lines.add(n.lineno)
-        if lines:
-            out[rail_rel(path)] = sorted(lines)
+                if not isinstance(n, ast.Import | ast.ImportFrom) or id(n) in typing:
+                    continue
+                span = range(n.lineno, (n.end_lineno or n.lineno) + 1)
+                reasons = [r for i in span if (r := _reason(text[i - 1]))]
+                ours = [t for t in _lazy_targets(n) if t.startswith("feltlab")]
+                if not reasons:
+                    found[n.lineno] = "no reason"
+                elif wrong := _wrong_reason(module, reasons[0], n):
+                    found[n.lineno] = wrong
+                elif ours and set(ours) <= rail_loaded_with(module) and not _computed(n):
+                    found[n.lineno] = f"defers nothing: {module} loads {ours} already"
+        if found:
+            out[rail_rel(path)] = [f"{line}: {why}" for line, why in sorted(found.items())]
     return out
 
 
 def test_function_level_imports_say_why() -> None:
     found = rail_function_imports()
-    grown = {
-        f: f"{len(lines)} > {FUNCTION_IMPORTS_CEILING.get(f, 0)} (lines {lines})"
-        for f, lines in found.items()
-        if len(lines) > FUNCTION_IMPORTS_CEILING.get(f, 0)
-    }
-    assert not grown, (
-        f"function-level imports with no reason on their line: {grown}; move each to the top "
-        "of its module, or, if it must stay (start-up cost of a command, an optional dependency, "
-        "a pytest11 plugin, an import cycle), say why in a comment on its line, e.g. "
+    assert not found, (
+        f"function-level imports that should be at the top of their module: {found}; move "
+        "each to the top, or, if it must stay, say why on its line with one of "
+        f"{LAZY_REASONS} (tests/test_guard_rails.py, LAZY_REASONS), e.g. "
         "`import jinja2  # start-up: only the report needs it`"
     )
-    shrunk = {
-        f: f"{n} -> {len(found.get(f, []))}"
-        for f, n in FUNCTION_IMPORTS_CEILING.items()
-        if len(found.get(f, [])) < n
-    }
-    assert not shrunk, (
-        f"fewer uncommented function-level imports than their ceiling: {shrunk}; lower (or "
-        "delete) their entries in FUNCTION_IMPORTS_CEILING in tests/test_guard_rails.py"
+
+
+def test_the_lazy_import_rule_reads_reasons_as_claimed() -> None:
+    """Known lines: a reason of the vocabulary, a pragma before it, none, a made-up one."""
+    assert _reason("    import rich  # noqa: F401  # start-up: rich only to print") == (
+        "start-up: rich only to print"
     )
+    assert _reason("    import rich  # noqa: F401") is None
+    assert _reason("    import rich") is None
+    plain = ast.parse("import rich").body[0]
+    dask = ast.parse("from dask.distributed import Client").body[0]
+    assert isinstance(plain, ast.Import) and isinstance(dask, ast.ImportFrom)
+    assert _wrong_reason("feltlab.cli", "start-up", plain) is None
+    assert _wrong_reason("feltlab.cli", "child process", plain) is None
+    assert _wrong_reason("feltlab.cli", "optional: dask", dask) is None
+    assert _wrong_reason("feltlab.cli", "optional: rich", plain) is not None  # a required one
+    assert _wrong_reason("feltlab.cli", "optional: dask", plain) is not None  # not this line's
+    assert _wrong_reason("feltlab.conformance.evidence", "pytest11", plain) is None
+    assert _wrong_reason("feltlab.cli", "pytest11", plain) is not None
+    assert _wrong_reason("feltlab.cli", "on use", plain) is not None
+    assert _wrong_reason("feltlab.cli", "cycle: feltlab.rules", plain) is not None
+    # the closure reads top-level imports only: feltlab.cli's group defers its commands
+    assert "feltlab.cli.options" in rail_loaded_with("feltlab.cli")
+    assert "feltlab.cli.simulate" not in rail_loaded_with("feltlab.cli")
 
 
 # ============================================================================ C function length

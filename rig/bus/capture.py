@@ -14,7 +14,9 @@ import hmac
 import io
 import math
 import os
+import struct
 import time
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +42,7 @@ from feltlab.rig.protocol.codec import (
     Channel,
     Codec,
     IsoTpReassembler,
+    load_database,
 )
 
 LATEST_STAMP = 253_402_300_799.0
@@ -102,7 +105,11 @@ def read_journal(path: str | Path) -> list[can.Message]:
     frame of more than 64 data bytes, a stamp that is not a finite number).
     """
     p = Path(path)
-    text = _journal_text(p)
+    return _journal_frames(p, _journal_text(p))
+
+
+def _journal_frames(p: Path, text: str) -> list[can.Message]:
+    """The frames of journal ``p``'s ``text`` (read_journal's rules, its errors)."""
     lines = text.split("\n")
     lines.pop()  # "" after the last newline, or the torn last line of a crash
     if lines and lines[0].startswith("#"):
@@ -125,6 +132,41 @@ def read_journal(path: str | Path) -> list[can.Message]:
                 f"{m.timestamp} is not a CAN frame"
             )
     return msgs
+
+
+JOURNAL_HEAD_BYTES = 1 << 16
+"""What :func:`first_frame` reads of a journal: its header line and many frame lines (each
+under :data:`MAX_JOURNAL_LINE` characters and its MAC)."""
+
+
+def first_frame(path: str | Path) -> can.Message | None:
+    """The first frame of a capture in file order (None: the capture has none), as
+    :func:`read_capture` gives it, but of a journal (named itself, or the journal of a
+    ``.blf`` that is still there) only its first :data:`JOURNAL_HEAD_BYTES` bytes are read,
+    not its whole text (122,000 lines in the demo's).  Raises :class:`RigError` as
+    :func:`read_capture` does."""
+    p = Path(path)
+    j = p if p.name.endswith(JOURNAL_SUFFIX) else None
+    if j is None and p.suffix.lower() == ".blf" and journal_path(p).exists():
+        j = journal_path(p)
+    if j is None:
+        closed = read_capture(p)
+        try:
+            return next(closed, None)
+        finally:
+            close = getattr(closed, "close", None)
+            if close is not None:
+                close()
+    with open_regular(j, "capture journal", RigError) as (f, size):
+        head = f.read(JOURNAL_HEAD_BYTES)
+    text = head.split(b"\0", 1)[0]
+    try:
+        frames = _journal_frames(j, text.decode("ascii"))
+    except UnicodeDecodeError as exc:
+        raise RigError(f"capture journal {j} is not readable ({exc})") from exc
+    if not frames and len(text) == JOURNAL_HEAD_BYTES < size:  # more may follow: read it all
+        frames = read_journal(j)
+    return frames[0] if frames else None
 
 
 def verify_journal(path: str | Path, key: bytes) -> int:
@@ -352,9 +394,6 @@ def check_blf_bounded(path: Path) -> None:
     :data:`MAX_BLF_RATIO` times their size or past :data:`MAX_BLF_CONTAINER` bytes (a
     decompression bomb: 3 MB that inflate to 3 GiB), before any frame is parsed.  Streams
     each container through ``zlib.decompressobj`` with a bounded output, one at a time."""
-    import struct
-    import zlib
-
     with path.open("rb") as f:
         head = f.read(8)
         if len(head) < 8:
@@ -457,8 +496,6 @@ def replay(path: str | Path, listener: Any) -> int:
 @functools.lru_cache(maxsize=1)
 def _choice_names() -> dict[str, dict[str, dict[int, str]]]:
     """The DBC's value names (``VAL_``): message -> signal -> value -> name."""
-    from feltlab.rig.protocol.codec import load_database
-
     out: dict[str, dict[str, dict[int, str]]] = {}
     for m in load_database().messages:
         for sig in m.signals:

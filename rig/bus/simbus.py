@@ -26,6 +26,7 @@ import isotp
 from isotp.tools import Timer as IsoTpTimer
 
 from feltlab.native import can_frame_bits_unchecked
+from feltlab.rig.bus.isotp_channel import TransferError, isotp_link
 from feltlab.rig.clock import ScheduledCall, SimClock
 from feltlab.rig.errors import RigError
 from feltlab.rig.protocol.bittime import fd_frame_bits, frame_bits
@@ -801,8 +802,6 @@ class SimIsoTpChannel:
         stmin: int = 0,
         on_payload: Callable[[bytes], None] | None = None,
     ) -> None:
-        from feltlab.rig.bus.isotp_channel import TransferError, isotp_link
-
         self._transfer_error = TransferError
         self.name = name
         self.node = node

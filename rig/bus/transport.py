@@ -359,7 +359,7 @@ class Node:
         self.bitrate: int | None
         rate: int | None
         if self.clock.simulated:
-            from feltlab.rig.bus.simbus import SimBus, SimListeners, sim_wire
+            from feltlab.rig.bus.simbus import SimBus, SimListeners, sim_wire  # start-up
 
             if isinstance(bus, can.BusABC):
                 if not isinstance(bus, SimBus):
@@ -401,7 +401,7 @@ class Node:
         self.listener_errors = 0
         self.listener_error_examples: list[str] = []
         if capture is not None:
-            from feltlab.rig.bus.writer import CaptureWriter
+            from feltlab.rig.bus.writer import CaptureWriter  # start-up
 
             self.capture = capture if isinstance(capture, CaptureWriter) else CaptureWriter(capture)
             self.add_listener(
@@ -571,11 +571,11 @@ class Node:
         :class:`feltlab.rig.bus.simsender.SimIsoTpSender`."""
         ch: Any
         if self.clock.simulated and send_only:
-            from feltlab.rig.bus.simsender import SimIsoTpSender
+            from feltlab.rig.bus.simsender import SimIsoTpSender  # start-up
 
             ch = SimIsoTpSender(name, self, txid, rxid, **kw)
         elif self.clock.simulated:
-            from feltlab.rig.bus.simbus import SimIsoTpChannel
+            from feltlab.rig.bus.simbus import SimIsoTpChannel  # start-up
 
             ch = SimIsoTpChannel(name, self, txid, rxid, on_payload=on_payload, **kw)
         else:

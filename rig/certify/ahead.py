@@ -20,13 +20,20 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import multiprocessing
 import os
+import queue
+import signal
 import sys
+import threading
 from collections.abc import Hashable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import Any, Protocol
 
+import numpy as np
+
 from feltlab.rig.bus.forked import Forked
+from feltlab.rig.certify.report import make_plots
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +73,6 @@ def _serve(conn: Any, parents_end: Any, jobs: Sequence[Job]) -> None:
     parent's end closes (however the parent ended: a kill -9 too), so that nothing it holds
     (a live view's port) outlives the parent.  It closes its copy of the parent's end first;
     Ctrl-C is the parent's to handle (SIGINT ignored here)."""
-    import queue
-    import signal
-    import threading
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parents_end.close()
     inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
@@ -86,13 +89,13 @@ def _serve(conn: Any, parents_end: Any, jobs: Sequence[Job]) -> None:
 
     threading.Thread(target=receive, name="feltlab-ahead-inbox", daemon=True).start()
     try:
-        import matplotlib  # the worker's job: matplotlib imported ahead, in the forked process
+        import matplotlib  # child process: the worker imports matplotlib ahead
 
         matplotlib.use("Agg")
         # the imports are work done ahead: what the report's figures draw with (report.py
         # makes Figures, not pyplot's: pyplot's own import is 40% of matplotlib's)
-        import matplotlib.backends.backend_agg  # the worker's job (above)
-        import matplotlib.figure  # the worker's job (above)
+        import matplotlib.backends.backend_agg  # child process: the worker's job (above)
+        import matplotlib.figure  # child process: the worker's job (above)
 
         done: dict[Any, Any] = {}
         for job in jobs:
@@ -128,8 +131,6 @@ class _Drawing:
     process (this one goes on), or here when none can start; :meth:`result` waits."""
 
     def __init__(self, inputs: dict[str, Any]) -> None:
-        from feltlab.rig.certify.report import make_plots
-
         self.inputs = inputs
         self._work = Forked(lambda: make_plots(**inputs), lambda: make_plots(**inputs))
 
@@ -154,8 +155,6 @@ def _plots_on_two_cores(
     forked process (``early``: started as soon as the analysis had its inputs, used when
     they are these) but the last one missing, drawn here meanwhile: the same PNGs in the
     same order (each plot is drawn alone), in about half the time on two cores."""
-    from feltlab.rig.certify.report import make_plots
-
     early = dict(early or {})
     groups = _groups(inputs)
     for name, part in groups:
@@ -177,8 +176,6 @@ def _plots_on_two_cores(
 def _same(a: Any, b: Any) -> bool:
     """Plot inputs equal (dicts of lists of floats, or arrays), for drawing them once."""
     try:
-        import numpy as np
-
         if isinstance(a, dict) and isinstance(b, dict):
             return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
         return bool(np.array_equal(np.asarray(a), np.asarray(b)))
@@ -219,8 +216,6 @@ class AheadWorker:
         if not ahead:
             return
         try:
-            import multiprocessing
-
             ctx = multiprocessing.get_context("fork")
             self._conn, child = ctx.Pipe()
             self._proc = ctx.Process(
@@ -247,8 +242,6 @@ class AheadWorker:
             with contextlib.suppress(OSError, ValueError, EOFError):
                 conn.send(msg)
                 sent.append(True)
-
-        import threading
 
         t = threading.Thread(target=send, name="feltlab-ahead-send", daemon=True)
         t.start()
@@ -298,7 +291,6 @@ class AheadWorker:
         self.close()
         if isinstance(got, list):
             return got
-        from feltlab.rig.certify.report import make_plots
 
         return make_plots(**inputs)
 

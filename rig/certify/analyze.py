@@ -42,7 +42,9 @@ from feltlab.rig.certify.power import (
     POWER_SEED,
     PowerJob,
 )
+from feltlab.rig.certify.standards import get_standard
 from feltlab.rig.certify.uncertainty import HostUncertainty
+from feltlab.rig.clients import WAIT_CEILING
 from feltlab.rig.protocol.codec import Kind
 
 if TYPE_CHECKING:
@@ -181,8 +183,6 @@ def _announced(a: Analysis, data: CaptureData, prof: Profile) -> None:
     """What the device announced beyond its declared limits (issue 14: nothing a device
     sends bounds a wait): a heartbeat period over 1.5 times the declared one, a shuffle
     duration over ``shuffle_cycle_max``; each a FAIL with the figure, from the capture."""
-    from feltlab.rig.clients import WAIT_CEILING
-
     declared = prof.heartbeat_period
     over = [p for p in data.announced_periods_ms if p / 1000.0 > declared * 1.5]
     if over:
@@ -332,8 +332,6 @@ def against_standard(
     """``res`` with the coverage of the profile's ``[campaign] standard`` (``--standard``),
     when it names one: a PASS becomes INCONCLUSIVE when a check the standard requires did
     not run or could not be computed, or the campaign's alpha is above the standard's."""
-    from feltlab.rig.certify.standards import get_standard
-
     name = prof.campaign.get("standard")
     if not name:
         return res

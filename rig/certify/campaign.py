@@ -84,6 +84,7 @@ from feltlab.rig.certify.record import (
 )
 from feltlab.rig.certify.report import write_report
 from feltlab.rig.certify.uncertainty import combine, read_calibrations
+from feltlab.rig.devices.models import parse_model
 from feltlab.rig.errors import (
     LimitExceeded,
     RigError,
@@ -503,7 +504,6 @@ def _check_model(opts: CampaignOptions) -> None:
     prof = opts.profile
     if not (opts.simulated and prof.device_kind.models):
         return
-    from feltlab.rig.devices.models import parse_model
 
     dev = prof.device_options(simulated=True)
     name = opts.model if opts.model is not None else dev.get("model", "fisher-yates")

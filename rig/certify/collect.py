@@ -21,14 +21,21 @@ from pathlib import Path
 from typing import Any
 
 from feltlab.rig.bus.writer import CaptureWriter
-from feltlab.rig.certify.binding import record_freshness_start
+from feltlab.rig.certify.binding import campaign_key, record_freshness_start
 from feltlab.rig.certify.faults import (
     FaultPlan,
     fault_plan,
 )
 from feltlab.rig.certify.profile import CampaignError, Profile
-from feltlab.rig.certify.uncertainty import read_calibrations
+from feltlab.rig.certify.uncertainty import (
+    HostMonitor,
+    HostUncertainty,
+    calibrate_into,
+    read_calibrations,
+    record_calibration,
+)
 from feltlab.rig.clock import SIM_EPOCH, Clock, RealClock, SimClock
+from feltlab.rig.devices import make_device
 from feltlab.rig.devices.misbehaviour import MisbehaviourPlan
 from feltlab.rig.protocol.freshness import FreshnessStore
 from feltlab.seeds import part_seed
@@ -170,7 +177,6 @@ def _chain_key(directory: Path, owner: dict[str, Any] | None) -> bytes | None:
     None outside a campaign folder."""
     if owner is None:
         return None
-    from feltlab.rig.certify.binding import campaign_key
 
     state = json.loads((directory / "campaign.json").read_text(encoding="utf-8"))
     return campaign_key(state, strict=True)
@@ -194,8 +200,6 @@ def open_part(
 ) -> tuple[Any, Any, str]:
     """Start the simulated device (if any) and the client on ``clock``; returns (device,
     client, spec)."""
-    from feltlab.rig.devices import make_device
-
     prof = opts.profile
     kind = prof.device_kind
     spec = opts.bus
@@ -319,14 +323,6 @@ def watch_host(out: Path, state: dict[str, Any], clock: Clock | None = None) -> 
     in ``out/host-uncertainty.jsonl``.  ``clock``: the campaign's (default: a real clock of
     its own).  In simulated time (``clock.simulated``, or ``state["clock"] ==
     "sim"``) it records simulated time and measures nothing."""
-    from feltlab.rig.certify.uncertainty import (
-        HostMonitor,
-        HostUncertainty,
-        calibrate_into,
-        record_calibration,
-    )
-    from feltlab.rig.clock import RealClock
-
     if state.get("clock") == "sim" or (clock is not None and clock.simulated):
         record_calibration(out, HostUncertainty.simulated_time("before"))
         yield
@@ -350,9 +346,6 @@ def calibrate_after(out: Path, state: dict[str, Any]) -> None:
     (``state["clock"] == "sim"`` or a simulated calibration recorded): the analysis
     then uses the worst of the calibrations before, during and after.  A calibration that
     cannot run is logged, never the loss of the record."""
-    from feltlab.rig.certify.uncertainty import calibrate_into
-    from feltlab.rig.clock import RealClock
-
     recorded = read_calibrations(out)
     if state.get("clock") == "sim" or any(c.simulated for c in recorded):
         return

@@ -52,6 +52,7 @@ from feltlab.math.countability import (
 )
 from feltlab.math.counts import Count, resolve_count
 from feltlab.native import CsmModel
+from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.rules import Rules
 from feltlab.seeds import SEED_DERIVATION_VERSION
 from feltlab.simulation.protection import (
@@ -189,8 +190,6 @@ def wagers_in_play(names: Sequence[str], rules: Rules) -> list[WagerType]:
     is unknown or that ``feltlab protect`` could not count either
     (:func:`feltlab.simulation.protection.why_not_counted`: paid by a jackpot panel, outside
     its deck range or without a lookup table)."""
-    from feltlab.plugin_manager import collect_wagers, get_plugin_manager
-
     reg = collect_wagers(get_plugin_manager())
     if "all" in names:
         names = [n for n in reg.names() if why_not_counted(reg[n](), rules) is None]

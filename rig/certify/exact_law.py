@@ -73,7 +73,7 @@ def _modulo(n: int, bits: int) -> npt.NDArray[np.float64]:
         pj[: space % size] += 1
         pj /= space
         old_k = law[:, k].copy()
-        law[:, k] = law[:, :size] @ pj
+        law[:, k] = (law[:, :size] * pj).sum(axis=1)  # numpy's own sum, not BLAS threads
         law[:, :k] = law[:, :k] * (1 - pj[:k]) + old_k[:, None] * pj[:k]
     return law
 

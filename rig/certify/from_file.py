@@ -56,7 +56,14 @@ from feltlab.rig.certify.power import (
     law_of_shoes,
     shoes_of,
 )
-from feltlab.rig.certify.profile import CampaignError, NoProgress, Profile, Progress
+from feltlab.rig.certify.profile import (
+    CampaignError,
+    NoProgress,
+    Profile,
+    Progress,
+    load_profile,
+    recorded_profile,
+)
 from feltlab.rig.certify.record import (
     CampaignResult,
     build_record,
@@ -410,8 +417,6 @@ def analyze_file(
     copy of the file, checked against the SHA-256 campaign.json recorded): the battery run
     again, the report written to ``out`` (new or empty) when given.  ``prof``: default the
     campaign's, else the bundled batch profile."""
-    from feltlab.rig.certify.profile import load_profile, recorded_profile
-
     state: dict[str, Any] | None = file_state(path) if path.is_dir() else None
     if path.is_dir():
         if state is None:

@@ -372,7 +372,7 @@ def prize_distribution_test(
     o = np.array([sum(obs[p] for p in g) for g in groups], dtype=np.float64)
     e = np.array([sum(exp[p] for p in g) for g in groups], dtype=np.float64)
     if len(groups) >= 2:
-        from scipy import stats  # imported here: only a jackpot campaign needs it
+        from scipy import stats  # start-up: scipy only for a jackpot campaign
 
         chi2, pval = stats.chisquare(o, e)
         chi2, pval = float(chi2), float(pval)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from feltlab.errors import InputError
+from feltlab.inputs import read_text_regular
 from feltlab.rig.certify.analyze import Analysis, guard
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.decode import CaptureData, read_campaign_capture
@@ -132,8 +133,6 @@ def _no_capture(path: Path, state: Mapping[str, Any]) -> CampaignError:
     """The error for a ``path`` with no capture: a raw-output certificate's folder (its
     record.json of kind ``rng``, no campaign.json) is named as one, with the command that
     shows it."""
-    from feltlab.inputs import read_text_regular
-
     record = None
     if path.is_dir() and not state:
         try:

@@ -53,17 +53,22 @@ S. Holmes, Ann. Appl. Probab. 23(4), 2013; S. Holm, Scand. J. Statist. 6(2), 197
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import scipy
 from scipy import special
 
-from feltlab import native
+from feltlab import cache, native
 from feltlab.host import usable_cores
 from feltlab.intervals import Z95
 from feltlab.rig.certify.battery import (
@@ -81,7 +86,8 @@ from feltlab.rig.certify.battery import (
 )
 from feltlab.rig.certify.exact_law import position_law, repeat_probability, seed_space
 from feltlab.rig.certify.simulate import simulate_shoes
-from feltlab.rig.devices.models import ModelKind
+from feltlab.rig.devices import models
+from feltlab.rig.devices.models import ModelKind, parse_model
 from feltlab.seeds import child_seed
 
 #: The flawed machines a certificate must catch unless its profile names others: shuffle
@@ -232,10 +238,13 @@ class CellLaw:
         b = d.shape[0]
         if b == 1:  # one block: the exact cell probabilities, no simulation noise
             return float((d * d).sum()), 0.0, dof
+        # numpy's own sums in a fixed order, never BLAS (``@``): a BLAS dot splits its sum
+        # over as many threads as the host gives it, and the last bits of the power then
+        # differ between hosts and between runs (``OPENBLAS_NUM_THREADS``)
         total = d.sum(axis=0)
         sq = (d * d).sum(axis=1)
-        cross = d @ total
-        tt = float(total @ total)
+        cross = (d * total).sum(axis=1)
+        tt = float((total * total).sum())
         u = (tt - float(sq.sum())) / (b * (b - 1))
         loo = (tt - 2 * cross + sq - (sq.sum() - sq)) / ((b - 1) * (b - 2))
         se = math.sqrt((b - 1) / b * float(((loo - loo.mean()) ** 2).sum()))
@@ -491,8 +500,6 @@ def alternative_law(
 
 def _period(model: str) -> int | None:
     """The period of a model whose shoes repeat by construction (``reboot``), else None."""
-    from feltlab.rig.devices.models import parse_model
-
     m = parse_model(model)
     return m.settings["every"] if m.kind == ModelKind.REBOOT else None
 
@@ -766,7 +773,23 @@ class PowerJob:
         )
 
     def compute(self, workers: int | None = None) -> AlternativePower:
-        """The row, computed in this process (``workers`` is unused: one thread)."""
+        """The row, from the on-disk cache (``feltlab.cache``, kind ``power``, under
+        :meth:`cache_key`) when a readable one is there, else computed in this process
+        (:meth:`compute_afresh`) and stored; the same row to the bit either way
+        (``workers`` is unused: one thread)."""
+        key = self.cache_key()
+        got = _load_row(key, self)
+        if got is not None:
+            return got
+        row = self.compute_afresh()
+        cache.store(ROW_CACHE_KIND, key, np.frombuffer(_row_json(row).encode(), np.uint8))
+        return row
+
+    def compute_afresh(self) -> AlternativePower:
+        """The row computed here, never read from the cache: the law of the alternative's
+        simulated shoes (:func:`alternative_law`, seeded by :attr:`seed`), then its power
+        at :attr:`n_shoes` (:func:`alternative_power`).  Raises ValueError for a model the
+        simulator does not know."""
         ids = None if self.loaded_ids is None else np.frombuffer(self.loaded_ids, np.int64)
         law = alternative_law(
             self.model, self.n_cards, shoes=self.shoes, seed=self.seed, loaded_ids=ids
@@ -775,13 +798,104 @@ class PowerJob:
             law, self.n_shoes, alpha=self.alpha, required=self.required, codes=ids is not None
         )
 
+    def cache_key(self) -> str:
+        """The SHA-256 key of this row in the cache: :data:`ROW_CACHE_VERSION`, every field
+        of the job (the model, the cards, the simulated shoes and their seed, the sample
+        size, alpha, the required power, the digest of the loaded order), the blocks and
+        the planner's bound, and :func:`code_digest` (the C core and the Python code that
+        simulate the shoes and compute the law and the power, numpy's and scipy's versions)."""
+        ids = "none" if self.loaded_ids is None else hashlib.sha256(self.loaded_ids).hexdigest()
+        return cache.digest(
+            "power-row",
+            ROW_CACHE_VERSION,
+            self.model,
+            self.n_cards,
+            self.shoes,
+            self.seed,
+            self.n_shoes,
+            repr(self.alpha),
+            repr(self.required),
+            ids,
+            BLOCKS,
+            MAX_SHOES,
+            code_digest(),
+        )
+
     def run(self) -> AlternativePower:
         """The row: the helper process's when it computed this very job, else computed
         here; the same either way."""
-        from feltlab.rig.certify.ahead import computed_ahead
+        from feltlab.rig.certify.ahead import computed_ahead  # start-up
 
         got = computed_ahead(self)
         return got if isinstance(got, AlternativePower) else self.compute()
+
+
+#: The cache's kind (folder) of the power rows (:meth:`PowerJob.compute`).
+ROW_CACHE_KIND = "power"
+#: The layout of a cached power row and the meaning of its figures: part of its cache key;
+#: bump it when the law or the power is computed differently in a way :func:`code_digest`
+#: does not see (a change in another module than those it reads).
+ROW_CACHE_VERSION = 1
+#: The modules whose code decides a row (their source is part of :func:`code_digest`).
+_ROW_CODE = ("power", "exact_law", "simulate", "battery")
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """The SHA-256 of what computes a power row besides its inputs: the C core's shared
+    library (the shuffle models, the battery's passes), the source of this module and of
+    ``exact_law``, ``simulate``, ``battery`` and the device models' parser, and numpy's and
+    scipy's versions (a file that cannot be read gives a key never seen again: no reuse)."""
+    here = Path(__file__).parent
+    files = [Path(str(models.__file__))] + [here / f"{name}.py" for name in _ROW_CODE]
+    h = hashlib.sha256(f"numpy {np.__version__} scipy {scipy.__version__}".encode())
+    h.update(native.core_digest().encode())
+    for f in files:
+        try:
+            h.update(hashlib.sha256(f.read_bytes()).digest())
+        except OSError:
+            h.update(str(id(h)).encode())
+    return h.hexdigest()
+
+
+def _row_json(row: AlternativePower) -> str:
+    """``row`` as JSON text; every float exact (Python writes the shortest repr that reads
+    back to the same double)."""
+    checks = [[c.check, c.power, c.low, c.high, c.shoes_needed, c.interval] for c in row.checks]
+    return json.dumps(
+        {"model": row.model, "n_shoes": row.n_shoes, "required": row.required, "checks": checks}
+    )
+
+
+def _load_row(key: str, job: PowerJob) -> AlternativePower | None:
+    """The cached row ``key`` of ``job``, or None: absent, unreadable, truncated, not JSON
+    of a row, or of another job's model, size or required power (recomputed then)."""
+    raw = cache.load(ROW_CACHE_KIND, key)
+    if raw is None:
+        return None
+    try:
+        got = json.loads(raw.tobytes().decode())
+        checks = tuple(
+            CheckPower(
+                str(name),
+                float(power),
+                float(low),
+                float(high),
+                None if need is None else int(need),
+                str(how),
+            )
+            for name, power, low, high, need, how in got["checks"]
+        )
+        row = AlternativePower(
+            str(got["model"]), int(got["n_shoes"]), float(got["required"]), checks
+        )
+    except (ValueError, TypeError, KeyError, UnicodeDecodeError):
+        return None
+    if (row.model, row.n_shoes, row.required) != (job.model, job.n_shoes, job.required):
+        return None
+    if not checks:
+        return None
+    return row
 
 
 # ---------------------------------------------------------------- planning
@@ -883,6 +997,8 @@ __all__ = [
     "DEFAULT_REQUIRED",
     "DEFAULT_SIMULATED_SHOES",
     "POWER_SEED",
+    "ROW_CACHE_KIND",
+    "ROW_CACHE_VERSION",
     "AlternativeLaw",
     "AlternativePower",
     "CheckPower",
@@ -891,6 +1007,7 @@ __all__ = [
     "alternative_law",
     "alternative_power",
     "chi_square_power",
+    "code_digest",
     "estimate_power",
     "judge",
     "law_of_shoes",

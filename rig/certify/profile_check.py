@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from feltlab.errors import nearest_name
-from feltlab.rig.devices.models import ModelKind
+from feltlab.rig.devices.models import ModelKind, parse_model
 from feltlab.rig.devices.seeding import parse_seeding
 from feltlab.rig.errors import DeclarationError, ProfileError
 from feltlab.rig.security.shuffler import declaration_from_table
@@ -161,7 +161,7 @@ def _check_table(
 
 
 def _check_prizes(where: str, rows: list[Any]) -> None:
-    from feltlab.math.prizes import MAX_PRIZE_CENTS, MAX_PRIZE_WEIGHT
+    from feltlab.math.prizes import MAX_PRIZE_CENTS, MAX_PRIZE_WEIGHT  # start-up
 
     cents = Num(1, MAX_PRIZE_CENTS, integer=True)
     weight = Num(1, MAX_PRIZE_WEIGHT, integer=True)
@@ -184,8 +184,6 @@ def check_device_table(where: str, table: str, data: Mapping[str, Any]) -> None:
     if "prize_table" in data:
         _check_prizes(where, data["prize_table"])
     if "model" in data:
-        from feltlab.rig.devices.models import parse_model
-
         try:
             parse_model(data["model"])
         except ValueError as exc:
@@ -281,7 +279,6 @@ def check_profile(where: str, data: Mapping[str, Any]) -> None:
     if isinstance(camp, Mapping):
         _check_table(where, "campaign", camp, CAMPAIGN)
         alts = camp.get("power_alternatives", [])
-        from feltlab.rig.devices.models import parse_model
 
         for alt in alts:
             if not isinstance(alt, str):
@@ -309,7 +306,7 @@ def check_profile(where: str, data: Mapping[str, Any]) -> None:
                 )
     sim_buffer = isinstance(sim, Mapping) and "buffer" in sim
     if "model" in data or sim_buffer:
-        from feltlab.rig.certify.csm_model import check_model_table
+        from feltlab.rig.certify.csm_model import check_model_table  # start-up
 
         check_model_table(where, data)
     limits = data.get("limits")

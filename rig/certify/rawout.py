@@ -37,6 +37,7 @@ from feltlab.rig.protocol.rawout import (
     raw_channel_ids,
     transfer_seconds,
 )
+from feltlab.rig.rng.sources import split_sequences
 
 RAW_FILE = "raw.bin"
 RAW_RECORD = "raw.json"
@@ -72,7 +73,7 @@ def collect_simulated(
     clock = SimClock()
     channel = f"feltlab-raw-{id(clock):x}"
     spec = f"interface=virtual,channel={channel},bitrate={bitrate}"
-    from feltlab.rig.bus.simbus import sim_wire  # the simulated wire: its FD data phase
+    from feltlab.rig.bus.simbus import sim_wire  # start-up: the simulated wire only for FD
 
     sim_wire(clock, channel, bitrate).data_bitrate = data_bitrate
     cpu0 = time.process_time()
@@ -199,8 +200,7 @@ def analyze_collection(
     (:func:`feltlab.rig.certify.rng_certificate.certify_sequences`; its report into ``out``
     when given).  Raises RigError when the decoded words differ from those recorded."""
 
-    from feltlab.rig.certify.rng_certificate import certify_sequences
-    from feltlab.rig.rng.sources import split_sequences
+    from feltlab.rig.certify.rng_certificate import certify_sequences  # start-up
 
     collection = read_record(folder)
     record = json.loads((folder / "record.json").read_text(encoding="utf-8"))

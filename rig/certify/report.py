@@ -271,7 +271,7 @@ def sha256_file(path: Path) -> str:
 def _report_template() -> jinja2.Template:
     """The report's template, compiled once per process (0.12 s: a sixth of a small campaign,
     which the explorer runs thousands of)."""
-    import jinja2  # imported by the report alone: a campaign's collection never needs it
+    import jinja2  # start-up: the report alone, never a campaign's collection
 
     env = jinja2.Environment(autoescape=True, undefined=jinja2.ChainableUndefined)
     return env.from_string(TEMPLATE.read_text())

@@ -18,12 +18,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from feltlab.cli.options import FiniteRange, out_option, seed_option
-from feltlab.rig.bus.transport import BusSpec
+from feltlab.rig.bus.transport import BusSpec, open_bus
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.profile_check import MAX_PART_SAMPLES
+from feltlab.rig.certify.standards import get_standard
 from feltlab.rig.cli.campaign_dir import new_campaign_dir, refuse_resume_options
 from feltlab.rig.cli.options import bus_option, profile_option
 from feltlab.rig.cli.render import RichProgress, print_result
+from feltlab.rig.devices.models import parse_model
 from feltlab.rig.errors import RigError
 from feltlab.rig.kinds import DeviceKind, kinds, registered_kinds
 from feltlab.rig.live.cli import Live, live_options
@@ -61,8 +63,6 @@ def _checked_profile(
         )
     if standard is None:
         return prof
-
-    from feltlab.rig.certify.standards import get_standard  # start-up: when the command runs
 
     if prof.device_kind.unit != SHOE_UNIT:
         raise RigError("--standard applies to a batch shuffler's randomness battery")
@@ -146,12 +146,8 @@ def _checked_new(req: CertifyRequest) -> Profile:
     if req.bus is not None:
         spec = BusSpec.parse(req.bus)
         if spec.interface != "slcan":  # a serial adapter is opened once, by the campaign
-            from feltlab.rig.bus.transport import open_bus  # start-up: when the command runs
-
             open_bus(spec).shutdown()  # a bus that cannot open stops here, no campaign
     if req.model is not None:
-        from feltlab.rig.devices.models import parse_model  # start-up: when the command runs
-
         parse_model(req.model)
         seeding = prof.seeding
         if seeding:  # the seeding replaces the model: the device would not be what --model says

@@ -34,6 +34,7 @@ from feltlab.rig.certify.csm_audit import (
     plot_expectation,
 )
 from feltlab.rig.errors import RigError
+from feltlab.rig.profiles import PROFILE_DIR, resolve_profile
 from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS, Rules
 
 
@@ -80,10 +81,9 @@ def _model_from_options(
 ) -> tuple[CsmModel, int | None, str, dict[str, Any] | None]:
     """``(model, decks, source, capture figures)`` from a profile, a capture or the bundled
     continuous profile, with the command's overrides."""
-    from feltlab.rig.certify.csm_capture import measure_model, read_gaps
-    from feltlab.rig.certify.csm_model import profile_model
-    from feltlab.rig.certify.profile import load_profile
-    from feltlab.rig.profiles import PROFILE_DIR, resolve_profile
+    from feltlab.rig.certify.csm_capture import measure_model, read_gaps  # start-up
+    from feltlab.rig.certify.csm_model import profile_model  # start-up: when the command runs
+    from feltlab.rig.certify.profile import load_profile  # start-up: when the command runs
 
     cap = None
     if capture is not None:

@@ -10,16 +10,19 @@ from typing import Any
 
 import click
 
-from feltlab.cli.options import FiniteRange
+from feltlab.cli.options import FiniteRange, make_console
 from feltlab.errors import FeltlabError
 from feltlab.rig.certify.battery import CHECK_NAMES
 from feltlab.rig.certify.power import (
+    DEFAULT_ALTERNATIVES,
     DEFAULT_REQUIRED,
     MAX_SHOES,
     POWER_SEED,
     PowerTable,
     plan,
 )
+from feltlab.rig.certify.standards import get_standard
+from feltlab.rig.devices.models import parse_model
 from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS
 
 
@@ -31,11 +34,9 @@ def _alternatives(
     prof = load_profile(profile, "batch")
     if prof.kind != "batch":
         raise click.UsageError(f"profile {prof.path} is a {prof.kind} profile, not a batch's")
-    from feltlab.rig.certify.power import DEFAULT_ALTERNATIVES  # start-up: when the command runs
 
     alts = list(given) or list(prof.campaign.get("power_alternatives", DEFAULT_ALTERNATIVES))
     alts = list(dict.fromkeys(alts))  # each alternative once, in the order given
-    from feltlab.rig.devices.models import parse_model  # start-up: when the command runs
 
     n_cards = 52 * (decks or int(prof.device.get("decks", 6)))
     for alt in alts:  # an unknown or out-of-range name is the user's error: one line, exit 2
@@ -145,8 +146,6 @@ def plan_command(
     required power at alpha (after Holm, at the Bonferroni level alpha/m), the battery's
     figure (the fewest) and the check that catches it first.  With --generator: per flawed
     generator, the sequences of --bits each SP 800-22 test needs to catch it."""
-    from feltlab.rig.certify.standards import get_standard  # start-up: when the command runs
-
     if generators:
         if alternatives or decks is not None or shoes is not None or profile is not None:
             raise click.UsageError(
@@ -216,8 +215,6 @@ SHORT = {
 
 def _print_plan(table: PowerTable, decks: int, elapsed: float, standard: str | None) -> None:
     from rich.table import Table  # start-up: rich only when a plan is printed
-
-    from feltlab.cli.options import make_console  # start-up: when the command runs
 
     names = [
         c for c in CHECK_NAMES if any(c in {x.check for x in a.checks} for a in table.alternatives)

@@ -80,6 +80,7 @@ from feltlab.rig.bus.chaos import ChaosPlan, WireChaos
 from feltlab.rig.certify import campaign as certify
 from feltlab.rig.certify.collect import CampaignOptions
 from feltlab.rig.certify.offline import analyze_path
+from feltlab.rig.certify.power import DEFAULT_ALTERNATIVES
 from feltlab.rig.certify.profile import CampaignError, Profile, quick_profile
 from feltlab.rig.clock import SimClock, SimulationStall
 from feltlab.rig.devices.misbehaviour import (
@@ -183,8 +184,6 @@ def drawn_alternatives(sc: Scenario, k: int = 2) -> list[str]:
     the library's default set) a scenario's campaign must catch, drawn from its seed and
     index, so that the explorer checks "PASS implies every named alternative had the
     required power" across the library."""
-
-    from feltlab.rig.certify.power import DEFAULT_ALTERNATIVES
 
     rnd = random.Random(child_seed(sc.seed, "explore-alternatives", sc.index))
     return sorted(rnd.sample(list(DEFAULT_ALTERNATIVES), k))

@@ -43,6 +43,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from feltlab.rig.certify.profile import profile_from_dict
+from feltlab.rig.certify.record import clock_record, device_name
 from feltlab.rig.live.state import (
     MAX_EVENTS,
     LatencyTracker,
@@ -91,9 +93,6 @@ class CampaignObserver:
     # ------------------------------------------------------------ campaign hooks
     def campaign_started(self, state: Mapping[str, Any], directory: Path) -> None:
         """The campaign's ``campaign.json`` state is written: who, what, how many."""
-        from feltlab.rig.certify.profile import profile_from_dict
-        from feltlab.rig.certify.record import clock_record, device_name
-
         with self._lock:
             prof = (state.get("profile") or {}).get("data") or {}
             kind = str(state.get("kind"))

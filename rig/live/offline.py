@@ -7,7 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from feltlab.inputs import read_text_regular
+from feltlab.rig.certify.decode import read_campaign_capture
+from feltlab.rig.certify.profile import profile_from_dict
+from feltlab.rig.certify.record import clock_record, count_samples, record_kind
 from feltlab.rig.errors import RigError
+from feltlab.rig.kinds import DEFAULT_KIND, UnknownDeviceKind, get_kind
 from feltlab.rig.live.state import (
     apply_record,
     empty_snapshot,
@@ -25,12 +30,6 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
 
     Raises :class:`feltlab.rig.errors.RigError` when ``directory`` holds no campaign.
     """
-
-    from feltlab.inputs import read_text_regular
-    from feltlab.rig.certify.decode import read_campaign_capture
-    from feltlab.rig.certify.profile import profile_from_dict
-    from feltlab.rig.certify.record import clock_record, record_kind
-    from feltlab.rig.kinds import DEFAULT_KIND, UnknownDeviceKind, get_kind
 
     state_path = directory / "campaign.json"
     record_path = directory / "record.json"
@@ -117,8 +116,6 @@ def snapshot_from_directory(directory: Path) -> dict[str, Any]:
 
 def _apply_capture(snap: dict[str, Any], data: Any, kind: str) -> None:
     """The device's counters and the latency histograms of a capture (CaptureData)."""
-    from feltlab.rig.certify.record import count_samples
-
     have = count_samples(data, kind)
     snap["samples"]["collected"] = have
     snap["progress"]["done"] = have

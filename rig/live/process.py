@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from feltlab.inputs import read_regular
 from feltlab.rig.live.server import LiveServer, LiveServerError
 from feltlab.rig.live.state import LiveFeed
 
@@ -173,8 +174,6 @@ class LiveProcess:
 
 
 def _read_snapshot(path: Path) -> tuple[bool, dict[str, Any]] | None:
-    from feltlab.inputs import read_regular
-
     try:
         raw = read_regular(path, "live snapshot", MAX_SNAPSHOT_BYTES)
         if raw is None:

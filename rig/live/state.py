@@ -17,6 +17,8 @@ import numpy as np
 
 from feltlab.rig.certify.measures import shown_verdict
 from feltlab.rig.certify.record import record_kind
+from feltlab.rig.kinds import UnknownDeviceKind, get_kind
+from feltlab.rig.protocol.codec import Channel, FaultCode, Opcode, Severity, State
 from feltlab.strictjson import json_safe
 
 log = logging.getLogger("feltlab.rig.live")
@@ -40,8 +42,6 @@ def seed_text(seed: Any) -> str | None:
 def unit_of(kind: str) -> str:
     """What a sample of device ``kind`` is called (``shoes``; the registry's
     :attr:`~feltlab.rig.kinds.base.DeviceKind.unit`), ``samples`` for an unknown kind."""
-    from feltlab.rig.kinds import UnknownDeviceKind, get_kind
-
     try:
         return get_kind(kind).unit
     except UnknownDeviceKind:
@@ -194,8 +194,6 @@ def describe_event(kind: str, detail: Mapping[str, Any]) -> str:
     """A one-line description of a client event (``kind`` and its ``detail``); a fault with
     its code and severity named from the protocol's enums."""
     if kind == "fault":
-        from feltlab.rig.protocol.codec import Severity
-
         try:
             sev = Severity(int(detail.get("severity", -1))).name
         except ValueError:
@@ -218,8 +216,6 @@ class LatencyTracker:
     Frames are counted for the bus load (bits before stuffing).  Thread-safe."""
 
     def __init__(self, codec: Any, base: int) -> None:
-        from feltlab.rig.protocol.codec import Channel, Opcode, State
-
         self.codec = codec
         self.base = base
         self._op = Opcode
@@ -467,8 +463,6 @@ def apply_record(snap: dict[str, Any], record: Mapping[str, Any], directory: Pat
 
 def fault_name(code: int) -> str:
     """The protocol's name of fault ``code`` (``FaultCode``), or ``code N`` when unknown."""
-    from feltlab.rig.protocol.codec import FaultCode
-
     try:
         return FaultCode(code).name
     except ValueError:

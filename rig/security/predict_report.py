@@ -48,7 +48,7 @@ def predict_junit(record: dict[str, Any]) -> str:
 def write_predict_report(directory: Path, record: dict[str, Any]) -> list[Path]:
     """Write ``report.html`` and ``junit.xml`` of ``record`` into ``directory`` (which
     holds its ``record.json``); returns their paths."""
-    import jinja2  # the report alone needs it
+    import jinja2  # start-up: the report alone needs it
 
     cwes, lines = predict_evidence(record)
     text = resources.files("feltlab.rig.security").joinpath("templates/predict.html.j2").read_text()

@@ -84,7 +84,7 @@ def junit_xml(record: dict[str, Any]) -> str:
 
 def write_security_report(out_dir: Path, record: dict[str, Any]) -> list[Path]:
     """Write ``record.json``, ``report.html`` and ``junit.xml`` into ``out_dir``."""
-    import jinja2  # the report alone needs it
+    import jinja2  # start-up: the report alone needs it
 
     out_dir.mkdir(parents=True, exist_ok=True)
     text = resources.files("feltlab.rig.security").joinpath("templates/report.html.j2").read_text()

@@ -30,7 +30,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from feltlab.rig.bus.transport import BusSpec
 from feltlab.rig.errors import RigError
+from feltlab.rig.protocol.bittime import frame_bits
 from feltlab.rig.station.config import Socket, StationError
 
 MAX_LOAD = 0.7
@@ -45,8 +47,6 @@ SAMPLE_FRAMES = {"shoes": None, "deals": 3.0, "draws": 4.0}
 
 def worst_frame_bits() -> int:
     """Bits an 8-byte classic CAN frame with an 11-bit id takes at its worst stuffing (135)."""
-    from feltlab.rig.protocol.bittime import frame_bits
-
     return frame_bits(0x7FF, bytes(8), stuffing="worst")
 
 
@@ -100,8 +100,6 @@ def socket_load(sock: Socket, prof: Any) -> SocketLoad:
 def bus_key(spec: str) -> tuple[str, str, int | None]:
     """A bus spec's identity ``(interface, channel[:port])`` and its ``bitrate=`` if given
     (:class:`feltlab.rig.bus.transport.BusSpec`; a udp_multicast bus is its group and port)."""
-    from feltlab.rig.bus.transport import BusSpec
-
     bs = BusSpec.parse(spec)
     port = dict(bs.options).get("port")
     channel = str(bs.channel) + (f":{port}" if port is not None else "")

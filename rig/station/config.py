@@ -21,6 +21,7 @@ from feltlab.rig.certify.profile_check import MAX_PART_SAMPLES
 from feltlab.rig.devices.models import parse_model
 from feltlab.rig.errors import ModelError, RigError
 from feltlab.rig.kinds import get_kind, kinds
+from feltlab.rig.profiles import resolve_profile
 from feltlab.seeds import U64_MAX
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -142,8 +143,7 @@ def _name(value: Any, what: str, where: str) -> str:
 
 def _socket(raw: Any, index: int, base: Path) -> Socket:
     """Socket ``index`` (1-based) of the file, its profile read to find its kind."""
-    from feltlab.rig.certify.profile import load_profile
-    from feltlab.rig.profiles import resolve_profile
+    from feltlab.rig.certify.profile import load_profile  # start-up
 
     where = f"socket {index}"
     if not isinstance(raw, dict):

@@ -18,7 +18,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from feltlab.rig.live.server import REPORT_FILES, LiveServer
+from feltlab.rig.live.process import main as live_main
+from feltlab.rig.live.server import REPORT_FILES, LiveServer, open_report
+from feltlab.rig.station.config import NAME
 from feltlab.rig.station.report import record_seconds
 
 if TYPE_CHECKING:
@@ -139,8 +141,6 @@ class StationServer(LiveServer):
     async def _socket_report(self, request: Any) -> Any:
         from aiohttp import web  # start-up: aiohttp only when the station's page serves
 
-        from feltlab.rig.station.config import NAME
-
         socket = request.match_info["socket"]
         if self.directory is None or not NAME.match(socket):
             raise web.HTTPNotFound()
@@ -152,8 +152,6 @@ class StationServer(LiveServer):
         never through a link, regular files only, bounded
         (:func:`feltlab.rig.live.server.open_report`)."""
         from aiohttp import web  # start-up: aiohttp only when the station's page serves
-
-        from feltlab.rig.live.server import open_report
 
         opened = open_report(path)
         if opened is None:
@@ -173,8 +171,6 @@ class StationServer(LiveServer):
 def main(argv: list[str] | None = None) -> int:
     """The page's server process (:func:`feltlab.rig.live.process.serve` with
     :class:`StationServer`); its stdin's ``DIR`` line names the station folder."""
-    from feltlab.rig.live.process import main as live_main
-
     return live_main(argv, server_class=StationServer)
 
 

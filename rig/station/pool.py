@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from feltlab.rig.protocol.freshness import default_state_path
 from feltlab.rig.station.config import StationError
 
 
@@ -28,8 +29,6 @@ def state_dir() -> Path:
     """The lab's state folder: ``$FELTLAB_STATE_DIR``, else ``$XDG_STATE_HOME/feltlab``, else
     ``~/.local/state/feltlab`` (the folder of the lab key and the freshness state:
     :func:`feltlab.rig.protocol.freshness.default_state_path`)."""
-    from feltlab.rig.protocol.freshness import default_state_path
-
     return default_state_path().parent
 
 

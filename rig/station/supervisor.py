@@ -29,8 +29,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from feltlab.rig.station.config import Socket, Station, StationError, make_out
-from feltlab.rig.station.control import StationLock, wanted
+from feltlab.rig.station.control import StationLock, request, wanted
 from feltlab.rig.station.record import StationRecord
+from feltlab.rig.station.report import write_batch_report
 
 LIVE_LINE = re.compile(rb"live view: (http://127\.0\.0\.1:\d+/)")
 FINAL = ("PASS", "FAIL", "INCONCLUSIVE")
@@ -167,7 +168,6 @@ class Supervisor:
             for r in self.runs:
                 if r.log is not None:
                     r.log.close()
-        from feltlab.rig.station.report import write_batch_report
 
         code = self.exit_code()
         self.record.add("station-ended", exit_code=code, tally=self.tally())
@@ -180,8 +180,6 @@ class Supervisor:
         """Ctrl-C (SIGINT) or SIGTERM of the station: every running socket is asked to stop
         as ``station stop`` would (its sample in flight finished, its capture kept);
         ``station resume`` continues them."""
-        from feltlab.rig.station.control import request
-
         for r in self.runs:
             if r.state in ("running", "waiting"):
                 request(self.station.out, r.socket.name, "stop")
@@ -362,7 +360,7 @@ class Supervisor:
         if self.publish is None or (not force and now - self._last_snapshot < SNAPSHOT_SECONDS):
             return
         self._last_snapshot = now
-        from feltlab.rig.station.page import station_snapshot
+        from feltlab.rig.station.page import station_snapshot  # start-up
 
         for r in self.runs:
             self._read_live(r)

@@ -233,7 +233,7 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     installed metadata only now) as click's ``version_option`` prints it."""
     if not value or ctx.resilient_parsing:
         return
-    from feltlab import __version__
+    from feltlab import __version__  # start-up: importlib.metadata only for --version
 
     click.echo(f"feltlab, version {__version__}")
     ctx.exit()
@@ -268,7 +268,7 @@ def main(verbose: int = 0) -> None:
 def _register_plugin_commands(cli: click.Group) -> None:
     """Let every plugin add its commands to ``cli``; a plugin that fails to load or raises is
     reported on stderr with its name, and the other commands still work."""
-    from feltlab.plugin_manager import call_isolated, get_plugin_manager
+    from feltlab.plugin_manager import call_isolated, get_plugin_manager  # start-up
 
     pm = get_plugin_manager()  # a broken installed plugin is left out, with a warning
     for failure in call_isolated(pm.hook.feltlab_register_commands, cli=cli):

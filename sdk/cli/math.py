@@ -8,6 +8,7 @@ import click
 
 from feltlab.cli.options import rounds_option, seed_option
 from feltlab.cli.rule_options import rule_options
+from feltlab.errors import FeltlabError
 from feltlab.math.main_wager import Strategy
 from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS
 
@@ -109,7 +110,6 @@ def math_cmd(
         print_main_sheet(rules, rules_name, decks, strategy, fmt, eor=eor)
         return
     from feltlab.cli.render.par_sheets import print_par_sheets  # start-up: when the command runs
-    from feltlab.errors import FeltlabError  # start-up: when the command runs
     from feltlab.math import parsheet  # start-up: when the command runs
     from feltlab.plugin_manager import collect_wagers, get_plugin_manager  # start-up
 

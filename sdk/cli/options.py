@@ -196,7 +196,7 @@ PIPE_WIDTH = 10_000
 def make_console(*, stderr: bool = False) -> Console:
     """A rich Console for a command's output: the terminal's width on a terminal, and when
     the stream is a pipe or a file a width that cuts nothing and no colour codes."""
-    from rich.console import Console  # imported by the commands that print with rich only
+    from rich.console import Console  # start-up: rich only for the commands that print with it
 
     console = Console(stderr=stderr)
     if not console.is_terminal:

@@ -11,9 +11,14 @@ from feltlab import native
 from feltlab.cli.options import OutputFile, seed_option
 from feltlab.cli.rule_options import rule_options
 from feltlab.engine import Table as FeltTable
+from feltlab.engine import play_round
+from feltlab.errors import RulesError
+from feltlab.jackpot import FakeJackpotPanel
 from feltlab.money import money
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.rules import Rules
+from feltlab.shoe import make_source
+from feltlab.wagers import Placed
 
 PLAY_SIDE_BETS = ("perfect_pairs", "super_sevens", "madness21")
 """The side wagers ``feltlab play`` bets by default."""
@@ -23,8 +28,6 @@ def _play_side_bets(choice: str | None, registry: Any, offered: set[str], decks:
     """The side wagers of a ``play --side-bets`` choice (None: :data:`PLAY_SIDE_BETS`).
     Raises click.BadParameter naming an unknown wager, the main wager, one placed after the
     deal (insurance) or one these decks do not allow."""
-    from feltlab.wagers import Placed  # start-up: when the command runs
-
     if choice is None:
         return list(PLAY_SIDE_BETS)
     if choice.strip() == "none":
@@ -91,11 +94,7 @@ def play(
     --side-bets (default: Perfect Pairs, Super Sevens (6-8 decks only) and Madness 21).
     """
     from feltlab.cli.render.playlog import describe_event  # start-up: when the command runs
-    from feltlab.engine import play_round  # start-up: when the command runs
-    from feltlab.errors import RulesError  # start-up: when the command runs
-    from feltlab.jackpot import FakeJackpotPanel  # start-up: when the command runs
     from feltlab.math.strategy import BasicStrategy  # start-up: when the command runs
-    from feltlab.shoe import make_source  # start-up: when the command runs
 
     pm = get_plugin_manager()
     registry = collect_wagers(pm)

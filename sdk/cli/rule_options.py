@@ -239,11 +239,13 @@ def build_rules(
                 param_hint="--penetration",
             )
         behind = round(rules.cards * (1 - penetration))
-        from feltlab.core_rules import MIN_BEHIND_CUT, check_cards_behind, deepest_penetration
+        from feltlab.core_rules import check_cards_behind  # start-up: --help loads no C core
 
         try:
             check_cards_behind(behind)
         except RulesError:
+            from feltlab.core_rules import MIN_BEHIND_CUT, deepest_penetration  # start-up
+
             raise click.BadParameter(
                 f"{penetration} leaves {behind} cards of the {rules.decks}-deck shoe behind "
                 f"the cutting card; the simulator needs {MIN_BEHIND_CUT}: give a penetration "

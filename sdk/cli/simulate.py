@@ -26,8 +26,8 @@ def side_bet_specs(
     alone, else the comma-separated names (each with its first paytable): ``(specs,
     skipped)``, skipped naming each installed wager left out and why.  Raises
     click.BadParameter naming an unknown wager or one the simulator cannot settle."""
-    from feltlab.cli.render.simulation import NOT_CHOSEN
-    from feltlab.simulation.run import wager_specs
+    from feltlab.cli.render.simulation import NOT_CHOSEN  # start-up: when the command runs
+    from feltlab.simulation.run import wager_specs  # start-up: when the command runs
 
     specs, skipped = wager_specs(registry, rules)
     if choice is None:
@@ -59,7 +59,7 @@ def check_simulable(rules: Rules, fresh_shoe: bool) -> None:
     """Refuse, before any work, a cutting card too near the back for the simulator (it needs
     :data:`feltlab.core_rules.MIN_BEHIND_CUT` cards behind it so that no round runs
     out of cards), naming the --penetration that fits.  Raises click.BadParameter."""
-    from feltlab.core_rules import MIN_BEHIND_CUT, cut_position, deepest_penetration
+    from feltlab.core_rules import MIN_BEHIND_CUT, cut_position, deepest_penetration  # start-up
 
     try:
         cut_position(rules, fresh_shoe=fresh_shoe)
@@ -139,7 +139,7 @@ def simulate(
     """Simulate rounds in the C core with basic strategy: the main wager's house edge with a
     95% confidence interval, each side wager's return (tallied in C through each wager's
     lookup table; play-decided wagers from the round records), and rounds/s."""
-    from feltlab.simulation import run as sim
+    from feltlab.simulation import run as sim  # start-up: when the command runs
 
     preset = rules_name
     check_simulable(rules, fresh_shoe)
@@ -158,7 +158,7 @@ def simulate(
         progress: Callable[[int], None] | None = None
         if not as_json and console.is_terminal:  # the bar is drawn only on a terminal
             # function-level: rich's progress bar loads only when it is drawn
-            from feltlab.cli.render.progress import rounds_progress
+            from feltlab.cli.render.progress import rounds_progress  # start-up
 
             bar = stack.enter_context(rounds_progress(console))
             task = bar.add_task(f"simulating {preset}", total=rounds)
@@ -190,7 +190,7 @@ def simulate(
                 f"cannot reach the Dask scheduler {scheduler!r}: {exc}; start one with "
                 "`dask scheduler` or use --scheduler local"
             ) from None
-    from feltlab.cli.render.simulation import report_simulation
+    from feltlab.cli.render.simulation import report_simulation  # start-up: when the command runs
 
     report_simulation(
         res,

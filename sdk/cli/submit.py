@@ -9,6 +9,9 @@ from pathlib import Path
 import click
 
 from feltlab.cli.options import OutputFolder, Refused, rounds_option, seed_option
+from feltlab.errors import FeltlabError, SchedulerError
+from feltlab.host import usable_cores
+from feltlab.submission.jurisdictions import jurisdiction as form_of
 
 
 class Stopped(click.ClickException):
@@ -19,8 +22,6 @@ class Stopped(click.ClickException):
 
 
 def _default_workers() -> int:
-    from feltlab.host import usable_cores
-
     return usable_cores()
 
 
@@ -104,12 +105,10 @@ def submit_cmd(
     submission, naming the cell); as certificate.html (print-ready, a page a paytable),
     certificate.md, certificate.json and manifest.json (SHA-256 of each, versions, commit,
     seeds).  The same command writes the same bytes."""
-    from feltlab.errors import FeltlabError, SchedulerError
-    from feltlab.plugin_manager import collect_wagers, get_plugin_manager
-    from feltlab.submission.certificate import DEFAULT_COUNTS, build_certificate
-    from feltlab.submission.confirmation import Disagreement
-    from feltlab.submission.documents import FILES, write_documents
-    from feltlab.submission.jurisdictions import jurisdiction as form_of
+    from feltlab.plugin_manager import collect_wagers, get_plugin_manager  # start-up
+    from feltlab.submission.certificate import DEFAULT_COUNTS, build_certificate  # start-up
+    from feltlab.submission.confirmation import Disagreement  # start-up: when the command runs
+    from feltlab.submission.documents import FILES, write_documents  # start-up
 
     t0 = time.perf_counter()
     types = collect_wagers(get_plugin_manager())

@@ -14,7 +14,15 @@ import click
 
 from feltlab.cli.options import FiniteRange, OutputFolder, Refused, seed_option
 from feltlab.cli.rule_options import rule_options
-from feltlab.math.trial_data import DROP_TO_HANDLE
+from feltlab.errors import FeltlabError
+from feltlab.math.trial_data import (
+    DROP_TO_HANDLE,
+    TrialDataError,
+    by_table,
+    periods,
+    read_trial,
+    write_trial,
+)
 from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS
 
 if TYPE_CHECKING:
@@ -35,7 +43,6 @@ def wager_sheet(
     enumeration at ``decks`` (default: the rules' deck count), a play-decided wager's exact
     sheet under ``rules`` (with ``decks``).  Raises :class:`Refused` for an unknown wager or
     paytable, a deck count outside the wager's range, or a wager with no exact sheet."""
-    from feltlab.errors import FeltlabError  # start-up: when the command runs
     from feltlab.math import parsheet, play_decided  # start-up: when the command runs
     from feltlab.plugin_manager import collect_wagers, get_plugin_manager  # start-up
 
@@ -79,7 +86,6 @@ def wager_sheet(
 def _simulated(
     sheet: ParSheet, bets: int, offset: float, days: int, tables: int, seed: int
 ) -> list[TrialRow]:
-    from feltlab.errors import FeltlabError  # start-up: when the command runs
     from feltlab.math.trial_simulation import simulate_trial  # start-up: when the command runs
 
     try:
@@ -100,7 +106,6 @@ def write_reports(analysis: TrialAnalysis, out: Path, rows: list[TrialRow] | Non
     simulated ``trial.csv``) into ``out``, then ``manifest.json`` with each file's SHA-256;
     returns the files written."""
     from feltlab.cli.render.trial import plot_hold, render_html, render_markdown  # start-up
-    from feltlab.math.trial_data import write_trial  # start-up: when the command runs
     from feltlab.strictjson import dumps  # start-up: when the command runs
 
     files = []
@@ -201,9 +206,7 @@ def trial(
     36.05.03.25), the p-value that the trial agrees with the certified house edge, and what it
     could detect at 80% power.  DATA is a CSV of date, table, handle (or drop with
     --drop-to-handle), win, bets.  Exit 0 agrees, 1 disagrees, 2 refused (docs/trial.md)."""
-    from feltlab.errors import FeltlabError  # start-up: when the command runs
     from feltlab.math.field_trial import analyze  # start-up: when the command runs
-    from feltlab.math.trial_data import TrialDataError, by_table, periods, read_trial  # start-up
 
     if (data is None) == (simulate is None):
         raise Refused("give the trial's CSV file, or --simulate BETS (not both)")

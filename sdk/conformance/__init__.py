@@ -70,6 +70,7 @@ from feltlab.conformance.evidence import (
     session_log,
 )
 from feltlab.conformance.resolution import ConformanceError, Spec, Target, fail, resolve, z_score
+from feltlab.errors import FeltlabError, RulesError, WagerError
 
 MARKER = "feltlab_conformance"
 
@@ -327,7 +328,6 @@ class WagerConformance:
     def test_deck_limits_honoured(self) -> None:
         """The deck range is within rule 3.3(a) and a table refuses the wager outside it."""
         from feltlab.engine import Table  # pytest11: kept light, loaded by every pytest run
-        from feltlab.errors import RulesError  # pytest11: kept light, loaded by every pytest run
         from feltlab.rules import MAX_DECKS, MIN_DECKS  # pytest11
         from feltlab.shoe import FixedCards  # pytest11: kept light, loaded by every pytest run
 
@@ -367,8 +367,6 @@ class WagerConformance:
     def test_money_integer_cents(self, paytable: str) -> None:
         """Limits, amounts and every settlement, at stakes across the limits, are integer
         cents (the amounts themselves are the settlement check's)."""
-        from feltlab.errors import WagerError  # pytest11: kept light, loaded by every pytest run
-
         t = self._target()
         w = t.instance(paytable)
         lim = w.limits
@@ -477,7 +475,6 @@ class WagerConformance:
     def test_protection_summary(self, paytable: str, request: pytest.FixtureRequest) -> None:
         """Game protection: the wager's verdict by count, recorded in the report; a
         countable wager fails when ``allow_countable`` is False."""
-        from feltlab.errors import FeltlabError  # pytest11: kept light, loaded by every pytest run
         from feltlab.math.counts import resolve_count  # pytest11
         from feltlab.simulation.protection import protect  # pytest11
 

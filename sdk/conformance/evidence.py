@@ -16,7 +16,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from feltlab import hookspecs
+from feltlab.cards import NO_CARD, card_str, card_value
 from feltlab.conformance.resolution import NO_INPUTS, Spec, Target, fail, resolve
+from feltlab.errors import nearest_name
 from feltlab.hookspecs import PROJECT
 
 CANDIDATES_PER_OUTCOME = 12
@@ -30,9 +33,6 @@ def hook_problems(t: Target) -> Iterator[str]:
     """Every ``feltlab_*`` function of the plugins providing the wager is marked, and every
     marked one names a hook of :mod:`feltlab.hookspecs` (pluggy reports an unknown hook only at
     ``check_pending()``, and silently ignores an unmarked function)."""
-    from feltlab import hookspecs
-    from feltlab.errors import nearest_name
-
     spec_names = sorted(n for n in dir(hookspecs) if n.startswith("feltlab_"))
     for plugin in t.providers:
         where = getattr(plugin, "__name__", type(plugin).__name__)
@@ -53,8 +53,8 @@ def hook_problems(t: Target) -> Iterator[str]:
 
 
 def declaration_problems(t: Target) -> Iterator[str]:
-    from feltlab.math.parsheet import MAX_ROLES
-    from feltlab.wagers import CARD_ROLES, Decided, Paytable, Placed, WagerType
+    from feltlab.math.parsheet import MAX_ROLES  # pytest11
+    from feltlab.wagers import CARD_ROLES, Decided, Paytable, Placed, WagerType  # pytest11
 
     w = t.wager_type
     if not isinstance(w.name, str) or not w.name.isidentifier():
@@ -68,7 +68,7 @@ def declaration_problems(t: Target) -> Iterator[str]:
     roles = tuple(w.card_roles)
     bad = [r for r in roles if r not in CARD_ROLES]
     if w.round_fields:
-        from feltlab.conformance.rounds import round_declaration_problems
+        from feltlab.conformance.rounds import round_declaration_problems  # pytest11
 
         yield from round_declaration_problems(t)
     elif not roles:
@@ -97,7 +97,7 @@ denominator is a float's binary fraction (``Fraction(1.2)``), refused."""
 
 
 def paytable_problems(t: Target, paytable: str) -> list[str]:
-    from feltlab.math.parsheet import code_tuples
+    from feltlab.math.parsheet import code_tuples  # pytest11
 
     w = t.instance(paytable)
     table = w.paytable
@@ -133,7 +133,7 @@ def paytable_problems(t: Target, paytable: str) -> list[str]:
     if not any(p is None or p > 0 for p in table.pays):
         out.append("no outcome pays anything")
     if not out and w.round_fields:
-        from feltlab.conformance.rounds import classify_problems
+        from feltlab.conformance.rounds import classify_problems  # pytest11
 
         out += classify_problems(t, paytable)
     elif not out and not w.card_roles:
@@ -162,7 +162,7 @@ def paytable_problems(t: Target, paytable: str) -> list[str]:
 def _enumerated(spec: Spec, paytable: str) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
     """Every dealable tuple of card codes (offered rows only) and its outcome, at the
     target's deck count."""
-    from feltlab.math.parsheet import code_tuples, multiplicities, offered_mask
+    from feltlab.math.parsheet import code_tuples, multiplicities, offered_mask  # pytest11
 
     t = resolve(spec)
     w = t.instance(paytable)
@@ -226,7 +226,7 @@ class _Policy:
         self.insure = insure
 
     def decide(self, view: Any) -> Any:
-        from feltlab.engine import Decision
+        from feltlab.engine import Decision  # pytest11
 
         if self.hit and Decision.HIT in view.legal:
             self.hit = False
@@ -238,8 +238,6 @@ class _Policy:
 
 
 def _natural(a: int, b: int) -> bool:
-    from feltlab.cards import card_value
-
     v = sorted(card_value(c) for c in (a, b))
     return v == [1, 10]
 
@@ -247,10 +245,10 @@ def _natural(a: int, b: int) -> bool:
 def live_round(t: Target, w: Any, row: Sequence[int], *, stake: int) -> Live:
     """Deal ``row`` (codes in ``w.card_roles`` order) in a one-box round through the engine
     and settle ``stake`` cents of the wager."""
-    from feltlab.engine import Table, play_round
-    from feltlab.jackpot import FakeJackpotPanel
-    from feltlab.shoe import FixedCards
-    from feltlab.wagers import Placed
+    from feltlab.engine import Table, play_round  # pytest11
+    from feltlab.jackpot import FakeJackpotPanel  # pytest11
+    from feltlab.shoe import FixedCards  # pytest11
+    from feltlab.wagers import Placed  # pytest11
 
     roles = tuple(w.card_roles)
     card = dict(DEFAULTS)
@@ -309,8 +307,6 @@ def check_live(t: Target, w: Any, live: Live) -> None:
 
 
 def _cards_text(roles: Sequence[str], codes: Sequence[int]) -> str:
-    from feltlab.cards import NO_CARD, card_str
-
     return " ".join(
         f"{r}={'none' if c == NO_CARD else card_str(int(c), symbols=False)}"
         for r, c in zip(roles, codes, strict=True)
@@ -320,12 +316,12 @@ def _cards_text(roles: Sequence[str], codes: Sequence[int]) -> str:
 def session_log(t: Target, w: Any, seed: int) -> str:
     """The event log of 30 rounds from a ChaCha20 shoe keyed by ``seed``, the wager on every
     round, played by the simulator's strategy tables."""
-    from feltlab import native
-    from feltlab.engine import Table, play_round
-    from feltlab.jackpot import FakeJackpotPanel
-    from feltlab.math.strategy_tables import TablePolicy, strategy_tables
-    from feltlab.shoe import make_source
-    from feltlab.wagers import Placed
+    from feltlab import native  # pytest11
+    from feltlab.engine import Table, play_round  # pytest11
+    from feltlab.jackpot import FakeJackpotPanel  # pytest11
+    from feltlab.math.strategy_tables import TablePolicy, strategy_tables  # pytest11
+    from feltlab.shoe import make_source  # pytest11
+    from feltlab.wagers import Placed  # pytest11
 
     rules = t.rules
     table = Table(
@@ -360,9 +356,9 @@ class MonteCarlo:
 def monte_carlo(t: Target, paytable: str, rounds: int, seed: int) -> MonteCarlo:
     """``rounds`` rounds of the C round simulator, each from a freshly shuffled shoe (so the
     exact enumeration applies), the wager settled by its classifier on the dealt cards."""
-    from feltlab import native
-    from feltlab.math.strategy_tables import sim_rules
-    from feltlab.simulation.chunk import classify_side_bets
+    from feltlab import native  # pytest11
+    from feltlab.math.strategy_tables import sim_rules  # pytest11
+    from feltlab.simulation.chunk import classify_side_bets  # pytest11
 
     w = t.instance(paytable)
     rng = native.Xoshiro256StarStar(seed)

@@ -14,6 +14,8 @@ from typing import Any, NoReturn
 import pluggy
 import pytest
 
+from feltlab.errors import FeltlabError, PluginError
+
 NO_INPUTS = (
     "declares neither card_roles nor round_fields, so nothing says what decides it: a "
     "card-decided wager names the cards its classify() reads (card_roles), a wager decided by "
@@ -99,7 +101,6 @@ def plugin_manager(plugin: str | None = None) -> pluggy.PluginManager:
     ``check_pending`` (the kit reports unknown hooks itself): built-ins, then ``plugin`` if
     given, else every ``feltlab`` entry point, strictly (a broken one is a
     :class:`ConformanceError` naming it, never left out)."""
-    from feltlab.errors import PluginError  # pytest11: kept light, loaded by every pytest run
     from feltlab.plugin_manager import get_plugin_manager  # pytest11
 
     extra = [] if plugin is None else [(plugin, _load_plugin(plugin))]
@@ -113,7 +114,6 @@ def plugin_manager(plugin: str | None = None) -> pluggy.PluginManager:
 
 @functools.cache
 def resolve(spec: Spec) -> Target:
-    from feltlab.errors import FeltlabError  # pytest11: kept light, loaded by every pytest run
     from feltlab.plugin_manager import collect_wagers, implementations  # pytest11
     from feltlab.rules import Rules  # pytest11: kept light, loaded by every pytest run
 

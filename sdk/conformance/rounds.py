@@ -14,8 +14,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from feltlab import native
+from feltlab.cards import card_str
 from feltlab.conformance.resolution import Spec, Target, resolve
+from feltlab.engine import Table, play_round
+from feltlab.hands import hand_total
 from feltlab.intervals import Z95
+from feltlab.jackpot import FakeJackpotPanel
+from feltlab.math import play_decided
+from feltlab.math.strategy_tables import TablePolicy, sim_rules, strategy_tables
+from feltlab.record import RECORD_FIELDS
+from feltlab.shoe import make_source
+from feltlab.wagers import Decided, WagerType
 
 SESSION_ROUNDS = 400
 """Rounds of a live session (2 boxes each) for the settlement check."""
@@ -24,9 +34,6 @@ SESSION_ROUNDS = 400
 def round_declaration_problems(t: Target) -> Iterator[str]:
     """A play-decided wager names known, distinct record fields, no card roles, and
     implements ``classify_round``."""
-    from feltlab.record import RECORD_FIELDS
-    from feltlab.wagers import Decided, WagerType
-
     w = t.wager_type
     fields = tuple(w.round_fields)
     bad = [f for f in fields if f not in RECORD_FIELDS]
@@ -51,9 +58,6 @@ def round_declaration_problems(t: Target) -> Iterator[str]:
 def records(spec: Spec, paytable: str, n: int, seed: int) -> npt.NDArray[np.void]:
     """``n`` round records of the C simulator under the target's rules (fresh shoe each
     round, table strategy, the dealer playing out when the wager requires it)."""
-    from feltlab import native
-    from feltlab.math.strategy_tables import sim_rules
-
     t = resolve(spec)
     w = t.instance(paytable)
     sr = replace(sim_rules(t.rules, fresh_shoe=True), dealer_plays_out=bool(w.dealer_plays_out))
@@ -103,14 +107,6 @@ def live_session(
     shoe keyed by ``seed``, the table strategy playing, ``stake`` cents of the wager on each
     box; each settlement compared with ``classify_round`` and the paytable on that box's
     record."""
-    from feltlab import native
-    from feltlab.cards import card_str
-    from feltlab.engine import Table, play_round
-    from feltlab.hands import hand_total
-    from feltlab.jackpot import FakeJackpotPanel
-    from feltlab.math.strategy_tables import TablePolicy, strategy_tables
-    from feltlab.shoe import make_source
-
     w = t.instance(paytable)
     rules = t.rules
     table = Table(
@@ -162,8 +158,6 @@ def monte_carlo_check(t: Target, paytable: str, rounds: int, seed: int, z: float
     stands on its two cards, so the dealer draws from the shoe less those and the up card),
     within ``z`` standard errors: a failure message, or None.  Raises LookupError with the
     reason when the wager has no exact sheet."""
-    from feltlab.math import play_decided
-
     w = t.instance(paytable)
     reason = play_decided.exact_reason(w)
     if reason:
@@ -186,16 +180,12 @@ def monte_carlo_check(t: Target, paytable: str, rounds: int, seed: int, z: float
 
 def simulated_edge(t: Target, paytable: str, rounds: int, seed: int) -> float:
     """The house edge per unit of the wager's PAR sheet (exact, else simulated)."""
-    from feltlab.math import play_decided
-
     sheet = play_decided.play_par_sheet(t.instance(paytable), t.rules, rounds=rounds, seed=seed)
     return float(sheet.house_edge)
 
 
 def outcome_counts(t: Target, paytable: str, rounds: int, seed: int) -> tuple[int, ...]:
     """Outcome counts of ``rounds`` simulated rounds (for the determinism check)."""
-    from feltlab.math import play_decided
-
     counts = play_decided.simulate_outcomes(t.instance(paytable), t.rules, rounds, seed)
     return tuple(int(c) for c in counts)
 

@@ -16,7 +16,7 @@ from feltlab.engine.table import Table
 from feltlab.errors import (
     ReplayError,
 )
-from feltlab.events import Event
+from feltlab.events import Event, read_jsonl
 from feltlab.jackpot import ReplayPanel
 from feltlab.rules import Rules
 from feltlab.shoe import FixedCards
@@ -36,8 +36,6 @@ def replay_round(
     table with the same ``rules``, ``wagers`` and ``boxes``: the cards come from the log, the
     operations are re-issued, the jackpot prizes repeated.  Returns the result and the new
     events; raises :class:`ReplayError` at the first event that differs from the log."""
-    from feltlab.events import read_jsonl
-
     events = read_jsonl(lines) if isinstance(lines, str) else list(lines)
     if not events:
         raise ReplayError("the log is empty")

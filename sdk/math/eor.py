@@ -26,6 +26,7 @@ from feltlab.cards import RANK_LETTERS
 from feltlab.errors import WagerError
 from feltlab.math.main_wager import Strategy, analyze_main
 from feltlab.math.parsheet import code_tuples, offered_mask
+from feltlab.native.analyzer import shoe_counts
 from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS, Rules
 from feltlab.wagers import WagerType
 
@@ -134,8 +135,6 @@ def _finish(
 
 
 def _main_effects(rules: Rules, strategy: str) -> tuple[float, list[float]]:
-    from feltlab.native.analyzer import shoe_counts
-
     full = shoe_counts(rules.decks)
     base = analyze_main(rules, strategy, full).ev
     by_value = []

@@ -42,7 +42,7 @@ ALPHA = 0.05
 
 
 def _norm() -> Any:
-    from scipy.stats import norm  # imported on use: scipy is the trial's alone
+    from scipy.stats import norm  # start-up: scipy is the trial's alone
 
     return norm
 

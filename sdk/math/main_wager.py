@@ -89,7 +89,7 @@ def analyzer_rules(
         raise ValueError(f"strategy must be one of {', '.join(Strategy)}, got {strategy!r}")
     kw: dict[str, Any] = {}
     if strategy == Strategy.TABLE:
-        from feltlab.math.strategy_tables import strategy_tables
+        from feltlab.math.strategy_tables import strategy_tables  # start-up
 
         t = strategy_tables(rules)
         pair = t.pair.copy()

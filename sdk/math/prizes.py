@@ -24,6 +24,7 @@ import pluggy
 
 from feltlab.errors import PluginError, WagerError
 from feltlab.math.parsheet import OutcomeLine, ParSheet, par_sheet
+from feltlab.plugin_manager import collect, get_plugin_manager
 from feltlab.wagers import WagerType
 
 MAX_PROFILE_BYTES = 1 << 20
@@ -54,8 +55,6 @@ class PanelProfiles:
 def panel_profiles(pm: pluggy.PluginManager | None = None) -> dict[str, Path]:
     """The panel profiles every plugin of ``pm`` (default: every installed plugin) registers,
     by name.  Raises :class:`PluginError` naming a plugin that fails while registering."""
-    from feltlab.plugin_manager import collect, get_plugin_manager
-
     pm = pm or get_plugin_manager()
     return collect(pm, "feltlab_register_panel_profiles", PanelProfiles()).paths
 

@@ -14,6 +14,9 @@ import numpy as np
 
 from feltlab import cache
 from feltlab.intervals import Z95
+from feltlab.math.main_wager import analyze_main
+from feltlab.math.strategy_tables import strategy_tables
+from feltlab.native.analyzer import analyzer_build
 from feltlab.rules import Rules
 from feltlab.simulation.run import SimulationResult
 
@@ -62,8 +65,6 @@ def exact_figure_key(rules: Rules) -> str:
     (:func:`feltlab.native.analyzer.analyzer_build`: its version and the compiled core)."""
     # function-level: the strategy tables and the analyzer's facade load only when the
     # exact figure is asked for (feltlab simulate imports this module before its run)
-    from feltlab.math.strategy_tables import strategy_tables
-    from feltlab.native.analyzer import analyzer_build
 
     t = strategy_tables(rules)
     fields = [f"{f.name}={getattr(rules, f.name)!r}" for f in dataclasses.fields(rules)]
@@ -95,7 +96,6 @@ def exact_table_figure(rules: Rules) -> tuple[float, float]:
             ev, p_approx = _EXACT_PAYLOAD.unpack(raw[:size])
             return ev, p_approx
     # function-level: the analyzer's wrapper (and its import chain) only on a cache miss
-    from feltlab.math.main_wager import analyze_main
 
     a = analyze_main(rules, "table")
     payload = _EXACT_PAYLOAD.pack(a.ev, a.p_split_approx)

@@ -6,19 +6,23 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
+from feltlab.math.parsheet import offered_mask
+from feltlab.math.play_decided import wager_outcomes
 from feltlab.math.strategy_tables import sim_rules
+from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.record import RECORD_BATCH
 from feltlab.rules import (
     Rules,
 )
 from feltlab.seeds import chunk_generator
+from feltlab.simulation import side_tables
 from feltlab.simulation.side_tables import ROLE_COLUMNS
 from feltlab.wagers import WagerType
 
@@ -27,8 +31,6 @@ from feltlab.wagers import WagerType
 def installed_wager(name: str, paytable: str | None) -> WagerType:
     """An instance of the installed wager type ``name`` (the plugins are loaded once per
     process, not once per chunk)."""
-    from feltlab.plugin_manager import collect_wagers, get_plugin_manager
-
     return collect_wagers(get_plugin_manager())[name](paytable=paytable)
 
 
@@ -73,8 +75,6 @@ def classify_side_bets(
 ) -> dict[str, tuple[npt.NDArray[np.int64], int]]:
     """Outcome counts of each card-decided wager over the simulator's ``initial`` cards
     ``(n, 5)``: {name: (counts per paytable outcome, rounds on offer)}."""
-    from feltlab.math.parsheet import offered_mask
-
     out: dict[str, tuple[npt.NDArray[np.int64], int]] = {}
     for w in wagers:
         if w.round_fields or not w.card_roles or any(r not in ROLE_COLUMNS for r in w.card_roles):
@@ -94,8 +94,6 @@ def classify_round_bets(
 ) -> dict[str, tuple[npt.NDArray[np.int64], int]]:
     """Outcome counts of each play-decided wager (``round_fields``) over the simulator's round
     records ``(n,)`` :data:`feltlab.record.RECORD_DTYPE`: {name: (counts, rounds)}."""
-    from feltlab.math.play_decided import wager_outcomes
-
     out: dict[str, tuple[npt.NDArray[np.int64], int]] = {}
     for w in wagers:
         if w.round_fields:
@@ -106,8 +104,6 @@ def classify_round_bets(
 
 def _chunk_rules(rules: Rules, fresh_shoe: bool, instances: Sequence[WagerType]) -> native.SimRules:
     """The C simulator's rules for a chunk: the dealer plays out when a wager requires it."""
-    from dataclasses import replace
-
     plays_out = any(w.dealer_plays_out for w in instances)
     return replace(sim_rules(rules, fresh_shoe=fresh_shoe), dealer_plays_out=plays_out)
 
@@ -219,8 +215,6 @@ def run_chunk(
     tally's ``trace``; with a play-decided wager, :func:`_simulate_with_records`), every wager
     classified in batches: the same counts.  A wager whose classifier fails is named in
     ``Tally.skipped`` with the reason."""
-    from feltlab.simulation import side_tables
-
     instances = [installed_wager(name, table) for name, table in wager_specs]
     if trace:
         tally = _simulate_with_records(
@@ -281,8 +275,6 @@ def prepare(rules: Rules, wager_specs: Sequence[tuple[str, str | None]], fresh_s
     (:func:`feltlab.math.strategy_tables.strategy_tables`).  A classifier that fails to tabulate is
     left for each chunk to name in ``Tally.skipped``.  Raises what :func:`run_chunk` raises for
     bad rules (RulesError, ValueError)."""
-    from feltlab.simulation import side_tables
-
     instances = [installed_wager(name, table) for name, table in wager_specs]
     for w in instances:
         try:
@@ -295,8 +287,6 @@ def prepare(rules: Rules, wager_specs: Sequence[tuple[str, str | None]], fresh_s
 def batch_reasons(specs: Sequence[tuple[str, str | None]]) -> dict[str, str]:
     """{wager: why it has no side table} for the wagers of ``specs`` settled by the batch
     path (``feltlab.simulation.side_tables.untabulated_reason``)."""
-    from feltlab.simulation import side_tables
-
     out: dict[str, str] = {}
     for name, table in specs:
         why = side_tables.untabulated_reason(installed_wager(name, table))

@@ -46,7 +46,7 @@ from feltlab.math.countability import (
 from feltlab.math.counts import MAX_RESOLUTION, SUIT_MODES, Count
 from feltlab.math.strategy_tables import sim_rules
 from feltlab.record import RECORD_BATCH
-from feltlab.rules import Rules
+from feltlab.rules import Rules, ShufflerKind
 from feltlab.seeds import SEED_DERIVATION_VERSION, chunk_generator
 from feltlab.wagers import WagerType
 
@@ -218,7 +218,7 @@ def run_counted(
     instead of a shoe, one simulator call a chunk (each call loads a fresh machine).  A pure
     function of its arguments (see the module docstring).  Raises :class:`CountError` for a
     non-positive count of rounds or a wager without a table."""
-    from feltlab.simulation import side_tables
+    from feltlab.simulation import side_tables  # start-up: the CSM audit's model needs no table
 
     if rounds < 1 or chunk_rounds < 1:
         raise CountError("rounds and chunk_rounds must be positive")
@@ -353,8 +353,6 @@ def penetration(rules: Rules) -> float | None:
     """The fraction of the shoe dealt before the cutting card; None for a continuous
     shuffler (the simulator deals every round from a freshly shuffled ideal machine: no
     count carries over; the continuous shuffler audit models a real one)."""
-    from feltlab.rules import ShufflerKind
-
     if rules.shuffler is ShufflerKind.CONTINUOUS:
         return None
     return 1 - rules.cut_card_from_back / rules.cards
@@ -371,7 +369,7 @@ def _unit(count: Count) -> str:
 
 def why_not_counted(wager: WagerType, rules: Rules) -> str | None:
     """Why ``wager`` cannot be in the protection report under ``rules`` (None: it can)."""
-    from feltlab.simulation import side_tables
+    from feltlab.simulation import side_tables  # start-up: the CSM audit's model needs no table
 
     if wager.name == "main":
         return None

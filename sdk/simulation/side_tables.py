@@ -43,13 +43,18 @@ from __future__ import annotations
 
 import inspect
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
 from feltlab import cache, native
 from feltlab.errors import WagerError
+from feltlab.math.parsheet import offered_mask
+from feltlab.math.strategy_tables import sim_rules
+from feltlab.native import RECORD_DTYPE
+from feltlab.record import RECORD_FIELDS
+from feltlab.rules import Rules
 from feltlab.wagers import WagerType
 
 ROLE_COLUMNS = {"P1": 0, "P2": 1, "D1": 2, "P3": 3, "D2": 4}
@@ -109,8 +114,6 @@ def untabulated_reason(wager: WagerType) -> str | None:
     """Why ``wager`` has no side table and is settled by the batch path (None: it has one,
     or it is not a simulated side bet at all)."""
     if wager.round_fields:
-        from feltlab.record import RECORD_FIELDS
-
         unknown = [f for f in wager.round_fields if f not in RECORD_FIELDS]
         if unknown:
             return f"{', '.join(unknown)}: not fields of the round record (feltlab.record)"
@@ -165,8 +168,6 @@ def build_table(wager: WagerType) -> npt.NDArray[np.uint8]:
     array of shape ``(values,) * roles`` of outcome indexes, NOT_OFFERED where a role was
     never dealt or the wager is not offered.  Raises WagerError when the wager is not
     tabulable, too large, or its classifier returns an index outside its paytable."""
-    from feltlab.math.parsheet import offered_mask
-
     inputs = table_inputs(wager)
     n = table_entries(wager)
     if inputs is None or n is None:
@@ -210,8 +211,6 @@ def _build_round_table(
     """A play-decided wager's table: ``classify_round`` on one record per combination of
     its fields' values (every other field zero; ``dealer_up`` 52 is no card), every entry on
     offer, as in the batch path, which counts every round."""
-    from feltlab.native import RECORD_DTYPE
-
     n = int(np.prod(shape, dtype=np.int64))
     table = np.empty(n, dtype=np.uint8)
     column_of = {col: name for name, cols in native.RECORD_INPUTS.items() for col in cols}
@@ -305,11 +304,6 @@ def dealer_cards_mismatch(wager: WagerType, table: npt.NDArray[np.uint8]) -> str
     with their records under vegas_s17 and nz (the dealer playing out, seed 2024); else why
     not.  The check a table over ``dealer_cards`` (read by the first three ranks) passes
     before it is used: a classifier reading more of the array fails it."""
-    from dataclasses import replace
-
-    from feltlab.math.strategy_tables import sim_rules
-    from feltlab.rules import Rules
-
     inputs = table_inputs(wager)
     assert inputs is not None
     for preset in ("vegas_s17", "nz"):

@@ -20,10 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from feltlab.errors import CountError, WagerError
+from feltlab.math import parsheet, play_decided
 from feltlab.math.counts import Count, resolve_count
 from feltlab.math.parsheet import ParSheet
 from feltlab.rules import Rules
 from feltlab.seeds import derive_seed
+from feltlab.simulation.protection import protect
 from feltlab.submission.confirmation import (
     FRESH_SHOE_MODEL,
     RECHECK_FACTOR,
@@ -152,8 +154,6 @@ def simulation_seed(seed: int, wager: str, decks: int, dealing: str, dealer: str
 
 
 def _sheet(wager: WagerType, rules: Rules, rules_name: str, rounds: int, seed: int) -> ParSheet:
-    from feltlab.math import parsheet, play_decided
-
     if wager.round_fields:
         return play_decided.play_par_sheet(
             wager, rules, rules_name=rules_name, rounds=rounds, seed=seed
@@ -190,8 +190,6 @@ def _countability(
     seed: int,
     own_counts: OwnCounts,
 ) -> tuple[CountSummary, ...]:
-    from feltlab.simulation.protection import protect
-
     def own(w: WagerType) -> Count:
         return own_counts.count(w, rules.decks)
 

@@ -43,6 +43,7 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -53,10 +54,12 @@ from feltlab import native
 from feltlab.core_rules import STAND, StrategyTables
 from feltlab.errors import FeltlabError
 from feltlab.math.parsheet import ParSheet
-from feltlab.math.strategy_tables import sim_rules
+from feltlab.math.strategy_tables import sim_rules, strategy_tables
 from feltlab.record import RECORD_BATCH
 from feltlab.rules import Rules
 from feltlab.seeds import chunk_generator
+from feltlab.simulation.chunk import classify_round_bets, classify_side_bets
+from feltlab.simulation.side_tables import side_table
 from feltlab.wagers import WagerType
 
 Z_LIMIT = 3.0
@@ -163,9 +166,6 @@ def simulate_chunk(
     """Chunk ``chunk`` (``n_rounds`` rounds) of the confirming simulation of ``wagers`` (one
     instance a paytable): per wager, its outcome counts and last the rounds it was on offer.
     A pure function of its arguments, so any worker may run it."""
-    from feltlab.simulation.chunk import classify_round_bets, classify_side_bets
-    from feltlab.simulation.side_tables import side_table
-
     tables = [side_table(w) for w in wagers]
     tabled = tuple(t for t in tables if t is not None)
     rest = [i for i, t in enumerate(tables) if t is None]
@@ -220,9 +220,6 @@ def simulate_counts(
     ``scheduler`` (an address, or "local" for a LocalCluster of ``workers`` processes).
     Raises ValueError for a non-positive count and RuntimeError when Dask is asked for and
     not installed."""
-    from feltlab.math.strategy_tables import strategy_tables
-    from feltlab.simulation.side_tables import side_table
-
     if rounds < 1 or chunk_rounds < 1 or workers < 1:
         raise ValueError("rounds, chunk_rounds and workers must be positive")
     for w in wagers:  # the shared caches built here, not in the threads
@@ -248,8 +245,6 @@ def simulate_counts(
         for a in args:
             collect(simulate_chunk(*a), a[4])
     else:
-        from concurrent.futures import ThreadPoolExecutor
-
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="feltlab-submit") as pool:
             for a, part in zip(args, pool.map(lambda a: simulate_chunk(*a), args), strict=True):
                 collect(part, a[4])
@@ -262,7 +257,7 @@ def _on_dask(
     workers: int,
     collect: Callable[[list[list[int]], int], None],
 ) -> None:
-    from feltlab.simulation.executors import dask_client  # Dask: only with --scheduler
+    from feltlab.simulation.executors import dask_client  # start-up: Dask only with --scheduler
 
     with dask_client(scheduler, workers) as client:
         futures = [client.submit(simulate_chunk, *a, pure=False) for a in args]

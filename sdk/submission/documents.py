@@ -21,6 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import feltlab
 from feltlab import native
 from feltlab.seeds import SEED_DERIVATION_VERSION
 from feltlab.strictjson import dumps
@@ -133,8 +134,6 @@ def _cell_dict(r: CellResult, protect_rounds: int) -> dict[str, Any]:
 def provenance(cert: Certificate) -> dict[str, Any]:
     """Where the figures come from: feltlab's version and commit, the wager's package and
     its version, the C simulator's, analyzer's and seed derivation's versions."""
-    import feltlab
-
     dist, version = wager_package(type(cert.wager))
     return {
         "feltlab_version": feltlab.__version__,

@@ -30,7 +30,7 @@ from typing import Any
 import pluggy
 
 from feltlab import native
-from feltlab.errors import EntryError, TournamentError
+from feltlab.errors import DefinitionError, EntryError, TournamentError
 from feltlab.plugin_manager import collect
 from feltlab.seeds import SEED_DERIVATION_VERSION, stream_key
 from feltlab.tournament.definition import TournamentDefinition, tables_for
@@ -188,8 +188,6 @@ def load_field(data: Mapping[str, Any], registry: StrategyRegistry) -> list[Appl
     ``P01``.. with the ``strategies`` list taken in turn, and/or ``[[field.players]]`` (name,
     strategy, withdraw_days_before, refused, absent_stage).  Raises
     :class:`feltlab.tournament.DefinitionError` naming the field."""
-    from feltlab.errors import DefinitionError
-
     f = data.get("field")
     if not isinstance(f, Mapping):
         raise DefinitionError("field", "missing: add a [field] table with bots = N")

@@ -14,6 +14,7 @@ from feltlab import native
 from feltlab.errors import (
     TournamentError,
 )
+from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.rules import Rules, ShufflerKind
 from feltlab.seeds import stream_key
 from feltlab.shoe import CardSource, Shoe
@@ -101,8 +102,6 @@ def tournament_rules(definition: TournamentDefinition) -> Rules:
 def main_wager(limits: Limits) -> WagerType:
     """The main wager (rule 5.1) from the built-in plugins, with ``limits`` in chip units (the
     SDK reaches plugins only through the plugin manager)."""
-    from feltlab.plugin_manager import collect_wagers, get_plugin_manager
-
     global _MAIN_TYPE
     if _MAIN_TYPE is None:
         _MAIN_TYPE = collect_wagers(get_plugin_manager(entry_points=False))["main"]

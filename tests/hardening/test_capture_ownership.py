@@ -196,3 +196,41 @@ def test_removing_parts_does_not_turn_the_check_off(
         analyze_path(mixed, None, out=None)
     with pytest.raises(CampaignError, match="parts"):
         resume_campaign(mixed)
+
+
+def _fields(m: object) -> tuple[object, ...]:
+    return (m.timestamp, m.arbitration_id, bytes(m.data), m.is_extended_id)  # type: ignore[attr-defined]
+
+
+def test_first_frame_reads_the_head_of_a_journal_only(
+    two: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The part's time base (campaign.json's ``first_stamp``) is the first frame of the
+    journal while it is there, read from its head: the same frame as the whole journal's
+    first, also when the head ends inside a line or holds no whole line; None for a journal
+    with no frame; the BLF's own first frame when it has no journal."""
+    from feltlab.rig.bus import capture
+    from feltlab.rig.bus.capture import first_frame, read_capture, read_journal
+    from feltlab.rig.bus.writer import journal_path
+
+    a, _ = two
+    blf = a / "capture-001.blf"
+    closed = next(iter(read_capture(blf)))
+    assert _fields(first_frame(blf)) == _fields(closed)
+    copy = tmp_path / "capture-001.blf"
+    shutil.copy(blf, copy)
+    j = journal_path(copy)
+    _journal(j, "# feltlab-journal 1 campaign=x part=1", blf)
+    whole = read_journal(j)
+    assert len(whole) > 100
+    want = _fields(whole[0])
+    assert _fields(first_frame(j)) == want
+    assert _fields(first_frame(copy)) == want  # a BLF's journal, while it is there
+    line = len(j.read_bytes().split(b"\n", 2)[1])
+    # the head (the header is 38 characters and a newline) ends inside the second frame's
+    # line, inside the first's (no whole frame line: read it all), inside the header
+    for head in (39 + line + 10, 39 + line - 5, 20):
+        monkeypatch.setattr(capture, "JOURNAL_HEAD_BYTES", head)
+        assert _fields(first_frame(j)) == want
+    j.write_bytes(b"# feltlab-journal 1 campaign=x part=1\n" + b"\0" * 64)
+    assert first_frame(j) is None

@@ -11,7 +11,7 @@ import can
 import pytest
 
 from feltlab.rig.bus.capture import read_capture
-from feltlab.rig.bus.writer import CaptureWriter
+from feltlab.rig.bus.writer import CaptureWriter, KeptBLFWriter
 from feltlab.rig.certify import decode
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.campaign import resume_campaign, run_campaign
@@ -94,11 +94,20 @@ def frame_by_frame(path: Path, msgs: list[can.Message]) -> bytes:
     return path.read_bytes()
 
 
-def test_frames_as_read_are_the_readers_frames_to_the_bit(tmp_path: Path) -> None:
+def test_frames_as_read_are_the_readers_frames_to_the_bit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     w = written(tmp_path / "c.blf", assorted())
     kept = w.frames_as_read()
     assert kept is not None and len(kept) == 205
     assert fields(kept) == fields(list(read_capture(tmp_path / "c.blf")))
+    assert all(type(m) is can.Message and type(m.data) is bytearray for m in kept)
+    from feltlab.rig.bus import writer
+
+    monkeypatch.setattr(writer, "_MESSAGE_SLOTS", frozenset())  # another python-can's Message
+    built = w.frames_as_read()  # through its own constructor: the same frames
+    assert built is not None and fields(built) == fields(kept)
+    monkeypatch.undo()
     assert w.read_back_agrees(kept) and w.read_back_agrees(kept, check=10**6)
     # the stamp before the first is stored as the first's truncated millisecond
     assert kept[2].timestamp == 1_764_547_200.0
@@ -132,6 +141,49 @@ def test_the_blf_written_at_close_is_the_blf_written_frame_by_frame(tmp_path: Pa
         small.on_message_received(m)
     small.stop()
     assert small.frames_as_read() is None and small.path.read_bytes() == want
+
+
+def test_a_blf_of_many_containers_is_python_cans_to_the_byte(tmp_path: Path) -> None:
+    """6,000 frames (288,000 bytes of objects: two full containers of 131,072 and a partial
+    one) written at close in one numpy array (``KeptBLFWriter.add_kept``), also when the
+    writer turned to frame by frame after 2,500 kept frames: python-can's bytes."""
+    base = assorted()
+    msgs = [
+        can.Message(
+            timestamp=base[0].timestamp + k * 0.000287 + (k % 7) * 1e-10,
+            arbitration_id=(0x1ABCDE if k % 5 == 0 else 0x110 + k % 3),
+            is_extended_id=k % 5 == 0,
+            is_remote_frame=k % 11 == 0,
+            dlc=k % 9,
+            data=b"" if k % 11 == 0 else bytes((k + i) % 256 for i in range(k % 9)),
+            is_rx=k % 2 == 0,
+        )
+        for k in range(6000)
+    ]
+    want = frame_by_frame(tmp_path / "ref.blf", msgs)
+    direct = KeptBLFWriter(str(tmp_path / "d.blf"), compression_level=1)
+    kept = [
+        (
+            m.timestamp,
+            m.arbitration_id,
+            m.is_extended_id,
+            m.is_remote_frame,
+            m.is_rx,
+            m.dlc,
+            bytes(m.data),
+        )
+        for m in msgs
+    ]
+    assert direct.add_kept(kept)  # this python-can's layout: written in one array
+    direct.stop()
+    assert (tmp_path / "d.blf").read_bytes() == want
+    assert written(tmp_path / "a.blf", msgs).path.read_bytes() == want
+    turned = CaptureWriter(tmp_path / "t.blf")
+    turned.KEEP_LIMIT = 2500
+    for m in msgs:
+        turned.on_message_received(m)
+    turned.stop()
+    assert turned.path.read_bytes() == want
 
 
 def test_frames_as_read_refuses_what_it_cannot_vouch_for(tmp_path: Path) -> None:

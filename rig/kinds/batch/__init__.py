@@ -51,7 +51,7 @@ class BatchShufflerKind(DeviceKind):
         directory: Path,
         part: int,
     ) -> None:
-        from feltlab.rig.kinds.batch.collect import collect_shoes  # certify stage: start-up
+        from feltlab.rig.kinds.batch.collect import collect_shoes  # start-up: the certify stage
 
         collect_shoes(
             opts, client, want, result, progress, stop, faults, directory=directory, part=part
@@ -68,7 +68,7 @@ class BatchShufflerKind(DeviceKind):
         progress: Any,
         host: Any,
     ) -> Any:
-        from feltlab.rig.kinds.batch.analyze import analyze_batch  # the certify stage
+        from feltlab.rig.kinds.batch.analyze import analyze_batch  # start-up: the certify stage
 
         return analyze_batch(
             data, prof, alpha=alpha, seed=seed, directory=directory, progress=progress, host=host
@@ -79,7 +79,7 @@ class BatchShufflerKind(DeviceKind):
         return len(data.shoes)
 
     def plan_ahead(self, prof: Any, size: int, alpha: float, seed: int) -> Sequence[Any]:
-        from feltlab.rig.kinds.batch.analyze import planned_power_jobs  # the certify stage
+        from feltlab.rig.kinds.batch.analyze import planned_power_jobs  # start-up: certify stage
 
         return planned_power_jobs(prof, size, alpha, seed)
 
@@ -93,13 +93,13 @@ class BatchShufflerKind(DeviceKind):
     def draw_scenario(
         self, r: random.Random, base: dict[str, Any], shoes_max: int, small: int
     ) -> Any:
-        from feltlab.rig.kinds.batch.explore import draw_batch  # the explore stage
+        from feltlab.rig.kinds.batch.explore import draw_batch  # start-up: the explore stage
 
         return draw_batch(r, base, shoes_max, small)
 
     def explore_campaign(self, scenario: Any) -> dict[str, Any]:
         """The named alternatives the explored campaign must have the power to catch."""
-        from feltlab.rig.explore.runner import drawn_alternatives  # the explore stage
+        from feltlab.rig.explore.runner import drawn_alternatives  # start-up: the explore stage
 
         return {"power_alternatives": drawn_alternatives(scenario)}
 
@@ -111,7 +111,7 @@ class BatchShufflerKind(DeviceKind):
         violate: Callable[[str, str], None],
     ) -> None:
         """The explorer's ``genuine`` invariant: the shoes analysed are the device's."""
-        from feltlab.rig.kinds.batch.explore import check_genuine  # the explore stage
+        from feltlab.rig.kinds.batch.explore import check_genuine  # start-up: the explore stage
 
         check_genuine(record, truth, directory, violate)
 

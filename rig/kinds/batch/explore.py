@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from feltlab.rig.certify.decode import read_campaign_capture
 from feltlab.rig.certify.faults import ALL_FAULTS
 from feltlab.rig.devices.misbehaviour import GroundTruth, Misbehave, Misbehaviour
 from feltlab.rig.devices.models import MIXING, parse_model
@@ -227,8 +228,6 @@ def check_genuine(
 ) -> None:
     """Check the record ``rec`` against the device's ground truth ``truth`` (the shoes it
     really dealt), calling ``violate`` on each mismatch."""
-    from feltlab.rig.certify.decode import read_campaign_capture
-
     if not rec.get("captures") or not truth.shoes:
         return
     try:

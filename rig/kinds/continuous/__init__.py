@@ -50,7 +50,7 @@ class ContinuousShufflerKind(DeviceKind):
         directory: Path,
         part: int,
     ) -> None:
-        from feltlab.rig.kinds.continuous.collect import collect_cards  # certify stage: start-up
+        from feltlab.rig.kinds.continuous.collect import collect_cards  # start-up: certify stage
 
         collect_cards(
             opts,
@@ -75,7 +75,7 @@ class ContinuousShufflerKind(DeviceKind):
         progress: Any,
         host: Any,
     ) -> Any:
-        from feltlab.rig.kinds.continuous.analyze import analyze_continuous  # certify stage
+        from feltlab.rig.kinds.continuous.analyze import analyze_continuous  # start-up: certify
 
         return analyze_continuous(
             data, prof, alpha=alpha, seed=seed, directory=directory, progress=progress, host=host
@@ -88,7 +88,7 @@ class ContinuousShufflerKind(DeviceKind):
     def draw_scenario(
         self, r: random.Random, base: dict[str, Any], shoes_max: int, small: int
     ) -> Any:
-        from feltlab.rig.kinds.continuous.explore import draw_continuous  # the explore stage
+        from feltlab.rig.kinds.continuous.explore import draw_continuous  # start-up: explore stage
 
         return draw_continuous(r, base)
 

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from feltlab.rig.certify.analyze import Analysis, guard, heartbeat_check, plottable, timing_check
+from feltlab.rig.certify.analyze_continuous import gap_test, observed_gaps
+from feltlab.rig.certify.csm_model import profile_model
 from feltlab.rig.certify.decode import CaptureData
 from feltlab.rig.certify.measures import (
     within,
@@ -46,8 +48,6 @@ def analyze_continuous(
 def _return_gap(
     a: Analysis, data: CaptureData, prof: Profile, *, alpha: float, seed: int, progress: Progress
 ) -> None:
-    from feltlab.rig.certify.analyze_continuous import gap_test, observed_gaps
-
     gaps, problems = observed_gaps(data.card_events)
     a.measurements.append(
         within(
@@ -65,7 +65,6 @@ def _return_gap(
         a.errors.append("no LOAD or no card returned and dealt again: nothing to test")
         return
     n_cards = len(loads[-1][2])
-    from feltlab.rig.certify.csm_model import profile_model
 
     declared = profile_model(prof.raw, prof.path or "profile")
     slots = declared.slots if declared.kind == "slots" else 1  # one slot: the ideal machine

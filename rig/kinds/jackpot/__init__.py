@@ -50,7 +50,7 @@ class JackpotPanelKind(DeviceKind):
         directory: Path,
         part: int,
     ) -> None:
-        from feltlab.rig.kinds.jackpot.collect import collect_draws  # certify stage: start-up
+        from feltlab.rig.kinds.jackpot.collect import collect_draws  # start-up: the certify stage
 
         collect_draws(
             opts,
@@ -75,7 +75,7 @@ class JackpotPanelKind(DeviceKind):
         progress: Any,
         host: Any,
     ) -> Any:
-        from feltlab.rig.kinds.jackpot.analyze import analyze_jackpot  # the certify stage
+        from feltlab.rig.kinds.jackpot.analyze import analyze_jackpot  # start-up: the certify stage
 
         return analyze_jackpot(
             data, prof, alpha=alpha, seed=seed, directory=directory, progress=progress, host=host
@@ -88,7 +88,7 @@ class JackpotPanelKind(DeviceKind):
     def draw_scenario(
         self, r: random.Random, base: dict[str, Any], shoes_max: int, small: int
     ) -> Any:
-        from feltlab.rig.kinds.jackpot.explore import draw_jackpot  # the explore stage
+        from feltlab.rig.kinds.jackpot.explore import draw_jackpot  # start-up: the explore stage
 
         return draw_jackpot(r, base)
 

@@ -22,6 +22,7 @@ from feltlab.rig.certify.measures import (
     within,
 )
 from feltlab.rig.errors import SecurityFault
+from feltlab.rig.protocol.codec import Codec
 from feltlab.rig.protocol.secoc import DeviceKey, FreshnessVerifier
 
 if TYPE_CHECKING:
@@ -97,8 +98,6 @@ def authenticate(
     it, ``starts[part]``): the prizes drawn are the accepted results only; each refused one
     (forged, replayed from this or an earlier session, reordered, or without a MAC when the
     profile requires authentication) is a security fault of the record."""
-    from feltlab.rig.protocol.codec import Codec
-
     codec = Codec(prof.base)
     data_id = codec.id_of("JackpotResult")
     prizes: list[int] = []

@@ -11,15 +11,21 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from feltlab.cards import card_code
+from feltlab.engine import StandPolicy, Table, play_round
+from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.rig.certify.collect import CampaignOptions, Collected, sync_capture
 from feltlab.rig.certify.faults import (
     FaultRunner,
 )
 from feltlab.rig.certify.profile import Progress
+from feltlab.rig.clients import CanJackpotPanel
 from feltlab.rig.errors import (
     RigError,
     SecurityFault,
 )
+from feltlab.rules import Rules
+from feltlab.shoe import FixedCards
 
 log = logging.getLogger(__name__)
 
@@ -122,13 +128,6 @@ def _madness21_and_faults(client: Any, events_path: Path, first_round: int) -> N
     :class:`CanJackpotPanel`; a display failure during a won round must settle the won wager
     at $25 and withdraw the option.  Then a button failure, for its detection time.  The
     engine's event log goes to ``events_path`` (analysed offline too)."""
-    from feltlab.cards import card_code
-    from feltlab.engine import StandPolicy, Table, play_round
-    from feltlab.plugin_manager import collect_wagers, get_plugin_manager
-    from feltlab.rig.clients import CanJackpotPanel
-    from feltlab.rules import Rules
-    from feltlab.shoe import FixedCards
-
     # player blackjack (AS KH), dealer 9D 8C (stands); twice: a round that works, then one
     # during which the panel's display fails
     deal = [card_code(c) for c in ["AS", "9D", "KH", "8C", "AD", "9C", "KS", "8H"]]

@@ -17,6 +17,7 @@ from feltlab.cards import RANK_LETTERS
 from feltlab.cli.options import make_console
 from feltlab.cli.rule_options import in_option_terms
 from feltlab.errors import RulesError, WagerError
+from feltlab.math import main_wager
 from feltlab.math.main_wager import MainParSheet
 from feltlab.native.analyzer import ACTIONS
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 def print_side_bet_eor(wager: WagerType, decks: list[int], fmt: str) -> None:
     """Print a card-decided wager's effects of removal for each deck count (json: a list)."""
-    from feltlab.math.eor import side_bet_eor
+    from feltlab.math.eor import side_bet_eor  # start-up: EoR only when asked
 
     try:
         results = [side_bet_eor(wager, d) for d in decks]
@@ -54,8 +55,6 @@ def print_main_sheet(
     its effects of removal.  ``decks``: at most one deck count overriding the rules'.
     Raises :class:`click.UsageError` for several deck counts or rules the analyzer
     refuses."""
-    from feltlab.math import main_wager
-
     if len(decks) > 1:
         raise click.UsageError("the main wager's sheet takes one --decks value")
     if decks:
@@ -67,7 +66,7 @@ def print_main_sheet(
         except RulesError as exc:
             raise click.UsageError(in_option_terms(exc, {"decks": decks[0]}, rules_name)) from None
     if eor:
-        from feltlab.math.eor import main_eor
+        from feltlab.math.eor import main_eor  # start-up: EoR only when asked
 
         e = main_eor(rules, strategy)
         if fmt == "json":
@@ -84,7 +83,7 @@ def print_main_sheet(
         return
     # the terminal table only: json, csv and md need no rich
     from rich.table import Table  # start-up: `feltlab math main` imports no rich
-    from rich.text import Text  # cells as Text: rich parses no markup in them (none is there)
+    from rich.text import Text  # start-up: math main loads no rich (Text: no markup parsed)
 
     console = make_console()  # a pipe gets every column (the chart was cut to '+0.…')
     console.print(
@@ -126,7 +125,7 @@ def print_main_sheet(
 def render_eor(e: EffectOfRemoval) -> str:
     """A plain-text table of ``e``."""
     # start-up: the effects of removal's module loads only under --eor
-    from feltlab.math.eor import HI_LO, STRATEGY_NOTES
+    from feltlab.math.eor import HI_LO, STRATEGY_NOTES  # start-up: EoR only when asked
 
     lines = [
         f"{e.wager}, {e.decks} deck{'s' * (e.decks != 1)}: return {100 * e.base:+.6f}% per "

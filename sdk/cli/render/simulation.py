@@ -16,7 +16,7 @@ from rich.table import Table
 from feltlab.cli.options import make_console
 from feltlab.core_rules import DEFAULT_STAKE
 from feltlab.seeds import SEED_DERIVATION_VERSION
-from feltlab.simulation.check import Z_WARNING, ExactCheck
+from feltlab.simulation.check import Z_WARNING, ExactCheck, exact_check
 from feltlab.simulation.run import Executor, SimulationResult
 from feltlab.strictjson import json_safe
 
@@ -86,8 +86,6 @@ def _json_data(
 def _checked(res: SimulationResult, fresh_shoe: bool) -> tuple[ExactCheck | None, str | None]:
     """The exact check of ``res`` (:func:`feltlab.simulation.check.exact_check`), or why
     there is none."""
-    from feltlab.simulation.check import exact_check
-
     try:
         return exact_check(res, fresh_shoe), None
     except ValueError as exc:  # rules the analyzer refuses

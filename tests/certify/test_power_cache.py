@@ -1,0 +1,175 @@
+"""The power rows' on-disk cache (:meth:`feltlab.rig.certify.power.PowerJob.compute`): a
+cached row is the computed one to the bit, a damaged cache file is recomputed, and the key
+follows every input.  Small jobs (one deck, 200 simulated shoes): well under a second each."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from feltlab import cache, native
+from feltlab.rig.certify import power
+from feltlab.rig.certify.power import ROW_CACHE_KIND, AlternativePower, PowerJob
+
+
+@pytest.fixture
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("FELTLAB_CACHE_DIR", str(tmp_path))
+    return tmp_path
+
+
+def _job(model: str = "riffle:k=7", decks: int = 1) -> PowerJob:
+    loaded = native.new_shoe(decks, ids=True).astype(np.int64)
+    return PowerJob.of(
+        model, loaded.size, shoes=200, seed=0, n_shoes=300, alpha=0.01, loaded_ids=loaded
+    )
+
+
+def _text(row: AlternativePower) -> str:
+    return json.dumps(row.to_dict())  # floats as their exact shortest repr
+
+
+def _afresh_counted(monkeypatch: pytest.MonkeyPatch) -> list[PowerJob]:
+    calls: list[PowerJob] = []
+    real = PowerJob.compute_afresh
+
+    def counted(self: PowerJob) -> AlternativePower:
+        calls.append(self)
+        return real(self)
+
+    monkeypatch.setattr(PowerJob, "compute_afresh", counted)
+    return calls
+
+
+def test_a_cached_row_is_the_computed_one_to_the_bit(
+    own_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job = _job()
+    calls = _afresh_counted(monkeypatch)
+    first = job.compute()  # computed, then stored
+    assert len(calls) == 1
+    path = own_cache / ROW_CACHE_KIND / f"{job.cache_key()}.npy"
+    assert path.is_file()
+    again = job.compute()  # read back
+    assert len(calls) == 1
+    assert _text(again) == _text(first) == _text(job.compute_afresh())
+    assert again.caught == first.caught and again.shoes_needed == first.shoes_needed
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["garbage", "truncated", "empty", "not-json", "another-job"],
+)
+def test_a_damaged_cache_file_is_recomputed(
+    own_cache: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    job = _job()
+    want = _text(job.compute())
+    path = own_cache / ROW_CACHE_KIND / f"{job.cache_key()}.npy"
+    whole = path.read_bytes()
+    if damage == "garbage":
+        path.write_bytes(b"\x93NUMPY not really" * 10)
+    elif damage == "truncated":
+        path.write_bytes(whole[: len(whole) // 2])
+    elif damage == "empty":
+        path.write_bytes(b"")
+    elif damage == "not-json":
+        cache.store(ROW_CACHE_KIND, job.cache_key(), np.frombuffer(b"{[1, 2", np.uint8))
+    else:  # a well-formed row of another model under this key
+        other = _job("shelf:m=10").compute()
+        text = json.dumps(
+            {
+                "model": other.model,
+                "n_shoes": other.n_shoes,
+                "required": other.required,
+                "checks": [
+                    [c.check, c.power, c.low, c.high, c.shoes_needed, c.interval]
+                    for c in other.checks
+                ],
+            }
+        )
+        cache.store(ROW_CACHE_KIND, job.cache_key(), np.frombuffer(text.encode(), np.uint8))
+    calls = _afresh_counted(monkeypatch)
+    assert _text(job.compute()) == want
+    assert len(calls) == 1  # recomputed, and stored again whole
+    assert _text(job.compute()) == want and len(calls) == 1
+
+
+def test_the_key_follows_every_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    job = _job()
+    other_ids = np.roll(np.frombuffer(job.loaded_ids or b"", np.int64), 1).tobytes()
+    changed = [
+        dataclasses.replace(job, model="riffle:k=8"),
+        dataclasses.replace(job, n_cards=104),
+        dataclasses.replace(job, shoes=400),
+        dataclasses.replace(job, seed=1),
+        dataclasses.replace(job, n_shoes=301),
+        dataclasses.replace(job, alpha=0.05),
+        dataclasses.replace(job, required=0.95),
+        dataclasses.replace(job, loaded_ids=other_ids),
+        dataclasses.replace(job, loaded_ids=None),
+    ]
+    keys = {job.cache_key()} | {j.cache_key() for j in changed}
+    assert len(keys) == 1 + len(changed)
+    assert _job().cache_key() == job.cache_key()  # and nothing else: equal jobs, equal keys
+    base = job.cache_key()
+    monkeypatch.setattr(power, "ROW_CACHE_VERSION", power.ROW_CACHE_VERSION + 1)
+    assert job.cache_key() != base
+    monkeypatch.undo()
+    monkeypatch.setattr(power, "BLOCKS", power.BLOCKS + 1)
+    assert job.cache_key() != base
+    monkeypatch.undo()
+    power.code_digest.cache_clear()
+    monkeypatch.setattr(power, "_ROW_CODE", (*power._ROW_CODE, "record"))
+    try:
+        assert job.cache_key() != base  # the code it reads is part of the key
+    finally:
+        monkeypatch.undo()
+        power.code_digest.cache_clear()
+    assert job.cache_key() == base
+
+
+_ROW_IN_A_SUBPROCESS = """
+import json, numpy as np
+from feltlab import native
+from feltlab.rig.certify.power import PowerJob
+loaded = native.new_shoe(6, ids=True).astype(np.int64)
+job = PowerJob.of("riffle:k=7", loaded.size, shoes=200, seed=0, n_shoes=300, alpha=0.01,
+                  loaded_ids=loaded)
+print(json.dumps(job.compute_afresh().to_dict()))
+"""
+
+
+def test_a_row_does_not_depend_on_the_blas_threads() -> None:
+    """A 6-deck row (312 cards: the U-statistic's sums are long enough for OpenBLAS to split
+    them over threads) computed with one BLAS thread and with two gives the same bits."""
+    got = []
+    for threads in ("1", "2"):
+        env = dict(os.environ, OPENBLAS_NUM_THREADS=threads, OMP_NUM_THREADS=threads)
+        out = subprocess.run(
+            [sys.executable, "-c", _ROW_IN_A_SUBPROCESS],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+        )
+        got.append(out.stdout)
+    assert got[0] == got[1]
+    assert json.loads(got[0])["model"] == "riffle:k=7"
+
+
+def test_the_core_digest_is_the_shared_librarys() -> None:
+    spec = importlib.util.find_spec("feltlab.native._core")
+    assert spec is not None and spec.origin is not None
+    with open(spec.origin, "rb") as f:
+        assert native.core_digest() == hashlib.sha256(f.read()).hexdigest()
