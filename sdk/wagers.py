@@ -24,6 +24,7 @@ The vectorised contract, for the math engine::
 
 from __future__ import annotations
 
+import sys
 import warnings
 from abc import ABC
 from collections.abc import Mapping, Sequence
@@ -32,9 +33,6 @@ from enum import StrEnum
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
-import numpy.typing as npt
-
 from feltlab.cards import NO_CARD
 from feltlab.errors import RulesError, WagerError
 from feltlab.registry import Registry
@@ -42,6 +40,9 @@ from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS, MIN_DECKS, Rules
 from feltlab.settlement import HandSettlement
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from feltlab.record import BoxRecord
 
 
@@ -93,7 +94,8 @@ class Limits:
 
     def check(self, amount: int, what: str) -> None:
         """Raise :class:`WagerError` unless ``amount`` (cents) is within these limits."""
-        if isinstance(amount, np.integer):
+        np = sys.modules.get("numpy")  # a numpy integer exists only once numpy is loaded
+        if np is not None and isinstance(amount, np.integer):
             amount = int(amount)
         if isinstance(amount, bool) or not isinstance(amount, int):
             raise WagerError(
@@ -332,6 +334,8 @@ class WagerType(ABC):
         )
 
     def _checked_record(self, records: npt.NDArray[np.void]) -> npt.NDArray[np.void]:
+        import numpy as np  # start-up: `feltlab --help` loads every wager plugin, not numpy
+
         from feltlab.native import RECORD_DTYPE  # start-up
 
         arr = np.asarray(records)
@@ -343,6 +347,8 @@ class WagerType(ABC):
         return arr
 
     def _checked(self, cards: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+        import numpy as np  # start-up: `feltlab --help` loads every wager plugin, not numpy
+
         arr = np.asarray(cards)
         k = len(self.card_roles)
         if arr.dtype != np.uint8 or arr.ndim != 2 or arr.shape[1] != k:
@@ -360,6 +366,8 @@ class WagerType(ABC):
         been dealt (or at the end of the round, missing roles as :data:`NO_CARD`); a
         play-decided wager (``round_fields``) runs :meth:`classify_round` on the box's round
         record at the end of the round."""
+        import numpy as np  # start-up: `feltlab --help` loads every wager plugin, not numpy
+
         if self.round_fields:
             if view.record is None:
                 return None
