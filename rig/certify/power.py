@@ -54,6 +54,7 @@ S. Holmes, Ann. Appl. Probab. 23(4), 2013; S. Holm, Scand. J. Statist. 6(2), 197
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import math
 from collections.abc import Sequence
@@ -84,7 +85,9 @@ from feltlab.rig.certify.battery import (
     position_bins,
     run_battery,
 )
+from feltlab.rig.certify.binding import lab_key
 from feltlab.rig.certify.exact_law import position_law, repeat_probability, seed_space
+from feltlab.rig.certify.profile import CampaignError
 from feltlab.rig.certify.simulate import simulate_shoes
 from feltlab.rig.devices import models
 from feltlab.rig.devices.models import ModelKind, parse_model
@@ -774,15 +777,24 @@ class PowerJob:
 
     def compute(self, workers: int | None = None) -> AlternativePower:
         """The row, from the on-disk cache (``feltlab.cache``, kind ``power``, under
-        :meth:`cache_key`) when a readable one is there, else computed in this process
-        (:meth:`compute_afresh`) and stored; the same row to the bit either way
-        (``workers`` is unused: one thread)."""
+        :meth:`cache_key`) when a readable one is there whose tag under the lab key
+        (:func:`feltlab.rig.certify.binding.lab_key`) is right, else computed in this process
+        (:meth:`compute_afresh`) and stored with its tag; the same row to the bit either way
+        (``workers`` is unused: one thread).  A row edited in the cache, even into valid
+        JSON, fails its tag and is computed again: a verdict never rests on a host file
+        that the lab's key did not vouch for.  Without a lab key (none can be made) nothing
+        is cached."""
+        secret = _cache_secret()
+        if secret is None:  # no lab key to vouch for a cached row: computed every time
+            return self.compute_afresh()
         key = self.cache_key()
-        got = _load_row(key, self)
+        got = _load_row(key, self, secret)
         if got is not None:
             return got
         row = self.compute_afresh()
-        cache.store(ROW_CACHE_KIND, key, np.frombuffer(_row_json(row).encode(), np.uint8))
+        text = _row_json(row)
+        stored = json.dumps({"row": text, "tag": _row_tag(secret, key, text)})
+        cache.store(ROW_CACHE_KIND, key, np.frombuffer(stored.encode(), np.uint8))
         return row
 
     def compute_afresh(self) -> AlternativePower:
@@ -867,14 +879,34 @@ def _row_json(row: AlternativePower) -> str:
     )
 
 
-def _load_row(key: str, job: PowerJob) -> AlternativePower | None:
+def _cache_secret() -> bytes | None:
+    """The key that tags cached rows: derived from the lab key (made if there is none, as a
+    campaign does), or None when there is none and none can be made, or it is damaged."""
+    try:
+        lab = lab_key(create=True)
+    except CampaignError:
+        return None
+    return None if lab is None else hmac.new(lab, b"feltlab-power-row:v1", "sha256").digest()
+
+
+def _row_tag(secret: bytes, key: str, text: str) -> str:
+    """HMAC-SHA256 (RFC 2104) under ``secret`` of the row's cache key and its JSON text."""
+    return hmac.new(secret, f"{key}\n{text}".encode(), "sha256").hexdigest()
+
+
+def _load_row(key: str, job: PowerJob, secret: bytes) -> AlternativePower | None:
     """The cached row ``key`` of ``job``, or None: absent, unreadable, truncated, not JSON
-    of a row, or of another job's model, size or required power (recomputed then)."""
+    of a tagged row, its tag wrong under ``secret`` (edited, or another lab's), or of
+    another job's model, size or required power (recomputed then)."""
     raw = cache.load(ROW_CACHE_KIND, key)
     if raw is None:
         return None
     try:
-        got = json.loads(raw.tobytes().decode())
+        stored = json.loads(raw.tobytes().decode())
+        text, tag = str(stored["row"]), str(stored["tag"])
+        if not hmac.compare_digest(tag, _row_tag(secret, key, text)):
+            return None
+        got = json.loads(text)
         checks = tuple(
             CheckPower(
                 str(name),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import hmac
 import importlib.util
 import json
 import os
@@ -18,6 +19,7 @@ import pytest
 
 from feltlab import cache, native
 from feltlab.rig.certify import power
+from feltlab.rig.certify.binding import lab_key
 from feltlab.rig.certify.power import ROW_CACHE_KIND, AlternativePower, PowerJob
 
 
@@ -97,11 +99,62 @@ def test_a_damaged_cache_file_is_recomputed(
                 ],
             }
         )
-        cache.store(ROW_CACHE_KIND, job.cache_key(), np.frombuffer(text.encode(), np.uint8))
+        tagged = json.dumps({"row": text, "tag": _tag(job.cache_key(), text)})
+        cache.store(ROW_CACHE_KIND, job.cache_key(), np.frombuffer(tagged.encode(), np.uint8))
     calls = _afresh_counted(monkeypatch)
     assert _text(job.compute()) == want
     assert len(calls) == 1  # recomputed, and stored again whole
     assert _text(job.compute()) == want and len(calls) == 1
+
+
+def _tag(key: str, text: str) -> str:
+    """The tag the cache's writer gives ``text`` under ``key`` with this session's lab key
+    (tests/conftest.py's $FELTLAB_LAB_KEY), computed here from RFC 2104, not by power.py."""
+    lab = lab_key(create=True)
+    assert lab is not None
+    secret = hmac.new(lab, b"feltlab-power-row:v1", hashlib.sha256).digest()
+    return hmac.new(secret, f"{key}\n{text}".encode(), hashlib.sha256).hexdigest()
+
+
+def test_a_row_edited_in_the_cache_is_not_believed(
+    own_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row edited into valid JSON (every power 0: the campaign would be INCONCLUSIVE) is
+    refused by its tag and computed again; the same edit with a tag under the lab key is
+    believed, which shows the tag is what refused it."""
+    job = _job()
+    want = _text(job.compute())
+    key = job.cache_key()
+    path = own_cache / ROW_CACHE_KIND / f"{key}.npy"
+    stored = json.loads(np.load(path).tobytes().decode())
+    row = json.loads(stored["row"])
+    assert stored["tag"] == _tag(key, stored["row"])  # the writer's tag, as RFC 2104 gives
+    for check in row["checks"]:
+        check[1:3] = [0.0, 0.0]
+    edited = json.dumps(row)
+    for tag in (stored["tag"], "0" * 64):
+        forged = json.dumps({"row": edited, "tag": tag}).encode()
+        cache.store(ROW_CACHE_KIND, key, np.frombuffer(forged, np.uint8))
+        calls = _afresh_counted(monkeypatch)
+        assert _text(job.compute()) == want and len(calls) == 1
+    vouched = json.dumps({"row": edited, "tag": _tag(key, edited)}).encode()
+    cache.store(ROW_CACHE_KIND, key, np.frombuffer(vouched, np.uint8))
+    assert all(c.power == 0.0 for c in job.compute().checks)
+
+
+def test_without_a_lab_key_nothing_is_cached(
+    own_cache: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A lab key that cannot be made (its folder is a file): every row computed afresh,
+    nothing written, the same row."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv("FELTLAB_LAB_KEY", str(blocker / "lab.key"))
+    job = _job()
+    calls = _afresh_counted(monkeypatch)
+    first, again = _text(job.compute()), _text(job.compute())
+    assert first == again and len(calls) == 2
+    assert not (own_cache / ROW_CACHE_KIND).exists()
 
 
 def test_the_key_follows_every_input(monkeypatch: pytest.MonkeyPatch) -> None:
