@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -28,7 +29,7 @@ from feltlab.rig.protocol.codec import (
     Opcode,
     PrizeTablePayload,
 )
-from feltlab.rig.protocol.secoc import DeviceKey, FreshnessVerifier
+from feltlab.rig.protocol.secoc import DeviceKey, FreshnessVerifier, MacWindow, Verified
 
 log = logging.getLogger("feltlab.rig.clients")
 
@@ -85,14 +86,23 @@ class JackpotPanelClient(DeviceClient):
         self.last_result: dict[str, int] | None = None
         self.security_faults = 0
         self._verifier: FreshnessVerifier | None = None
+        # the results waiting for their MAC, oldest first (a later result can overtake a
+        # queued MAC on the bus: result, result, MAC, MAC), each with the round armed and that
+        # round's accepted freshness values when it came (an ARM's acknowledgement can overtake
+        # the MAC of a result sent before it, too)
+        self._pending: MacWindow[tuple[Frame, int, set[int]]] | None = None
         if self._key is not None:
             self._verifier = FreshnessVerifier(
                 self._key, self.codec.id_of("JackpotResult"), self._freshness0
             )
-        self._pending: Frame | None = None  # a result waiting for its MAC
+            self._pending = MacWindow(self._verifier)
         self._unauthenticated: list[Frame] = []
         self._refused: list[SecurityFault] = []
         self._round_fvs: set[int] = set()
+        # repeats asked for: one per accepted result of the round at each STATUS (the panel
+        # repeats them; they may come after the next round's ARM is acknowledged, which
+        # overtakes them on the bus by arbitration)
+        self._asked_repeats: Counter[int] = Counter()
         self._handlers["JackpotResult"] = self._on_result
         self._handlers["JackpotResultMac"] = self._on_mac
         self._handlers["JackpotButton"] = self._on_button
@@ -103,21 +113,28 @@ class JackpotPanelClient(DeviceClient):
         return self._verifier.last if self._verifier is not None else 0
 
     def _on_result(self, f: Frame) -> None:
-        if self._verifier is not None:
-            self._unpaired()
-            self._pending = f
+        if self._pending is not None:
+            payload = bytes(self.codec.encode("JackpotResult", f.signals).data)
+            came = (f, self.round_id, self._round_fvs)
+            pushed = self._pending.add(came, payload, f.signals["DrawCounter"])
+            if pushed is not None:
+                self._lost_mac(pushed[0])
             return
         draw = f.signals["DrawCounter"]
         if draw not in self._seen_draws:  # repeats (after STATUS) are not new draws
             self._seen_draws.add(draw)
             self._results.append(f)
 
+    def _lost_mac(self, f: Frame) -> None:
+        """``f`` got no MAC (lost, or an unauthenticated panel)."""
+        log.debug("panel 0x%03X: a result without its MAC", self.base)
+        self._unauthenticated.append(f)
+
     def _unpaired(self) -> None:
-        """The pending result got no MAC (lost, or an unauthenticated panel)."""
+        """Every result still waiting has waited a whole attempt: its MAC is lost."""
         if self._pending is not None:
-            log.debug("panel 0x%03X: a result without its MAC", self.base)
-            self._unauthenticated.append(self._pending)
-            self._pending = None
+            for f, _, _ in self._pending.drain():
+                self._lost_mac(f)
 
     def _refuse(self, exc: SecurityFault, f: Frame) -> None:
         self.security_faults += 1
@@ -131,40 +148,39 @@ class JackpotPanelClient(DeviceClient):
         log.error("panel 0x%03X: %s", self.base, exc)
 
     def _on_mac(self, f: Frame) -> None:
-        pending, self._pending = self._pending, None
-        if self._verifier is None:
+        """Pair the MAC with the oldest pending result it verifies (:class:`MacWindow`):
+        older pending results lost their MAC; a MAC verifying none is refused as forged."""
+        if self._pending is None:
             return
-        if pending is None:
+        match = self._pending.match(int(f.signals["Mac"]).to_bytes(8, "little"))
+        if match is None:
             log.debug("panel 0x%03X: a MAC without a result", self.base)
             return
-        payload = bytes(self.codec.encode("JackpotResult", pending.signals).data)
-        mac = int(f.signals["Mac"]).to_bytes(8, "little")
-        try:
-            verdict = self._verifier.verify(payload, pending.signals["DrawCounter"], mac)
-        except SecurityFault as exc:
-            self._refuse(exc, pending)
+        for lost, _, _ in match.lost:
+            self._lost_mac(lost)
+        (pending, round_id, round_fvs), verdict = match.result, match.outcome
+        if not isinstance(verdict, Verified):
+            self._refuse(verdict, pending)
             return
-        if (
-            verdict.fresh
-            and self.round_id >= 0
-            and (pending.signals["RoundTag"] != self.round_id & 0xFF)
-        ):
+        if verdict.fresh and round_id >= 0 and (pending.signals["RoundTag"] != round_id & 0xFF):
             # authentic and newer than the last accepted, but of another round: a result the
             # host never accepted (its round was refused), sent again now (a stale replay)
             self._refuse(
                 SecurityFault(
                     f"panel 0x{self.base:03X}: a result tagged for round "
                     f"{pending.signals['RoundTag']} arrived while round "
-                    f"{self.round_id & 0xFF} is armed: refused as replayed",
+                    f"{round_id & 0xFF} is armed: refused as replayed",
                     "replayed",
                 ),
                 pending,
             )
             return
         if verdict.fresh:
-            self._round_fvs.add(verdict.freshness)
+            round_fvs.add(verdict.freshness)
             self._results.append(pending)
-        elif verdict.freshness not in self._round_fvs:
+        elif self._asked_repeats[verdict.freshness] > 0:
+            self._asked_repeats[verdict.freshness] -= 1  # a repeat asked for by a STATUS
+        elif verdict.freshness not in round_fvs:
             self._refuse(
                 SecurityFault(
                     f"panel 0x{self.base:03X}: a result of an earlier round (freshness "
@@ -174,6 +190,14 @@ class JackpotPanelClient(DeviceClient):
                 pending,
             )
         # else: the panel repeated a result of this round (STATUS, retried PRESS)
+
+    def request(self, opcode: int, arg8: int = 0, arg32: int = 0, **kw: Any) -> Frame:
+        """:meth:`DeviceClient.request`; a STATUS also expects the panel to repeat this
+        round's accepted results (each a repeat, not a replay, whenever it comes)."""
+        if opcode == Opcode.STATUS:
+            with self._cond:
+                self._asked_repeats.update(self._round_fvs)
+        return super().request(opcode, arg8, arg32, **kw)
 
     def _on_button(self, f: Frame) -> None:
         self._presses.append(f)
@@ -193,11 +217,13 @@ class JackpotPanelClient(DeviceClient):
                 # Only now forget the last round: the panel answers in order, so every
                 # repeat of the last round's results it sent before this ARM (after a STATUS
                 # or a retried PRESS) has arrived before the ARM's acknowledgement, and is
-                # recognised as a repeat, not refused as a replay.
+                # recognised as a repeat, not refused as a replay (a result is judged by
+                # the round armed when it came, though its MAC may come after this
+                # acknowledgement: the MAC's 29-bit id loses arbitration to it).
                 with self._cond:
                     self._results.clear()
                     self._presses.clear()
-                    self._round_fvs.clear()
+                    self._round_fvs = set()
                     self._unauthenticated.clear()
                 self.round_id = rid
 

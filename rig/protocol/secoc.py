@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from feltlab.inputs import read_regular
 from feltlab.rig.errors import DeviceKeyError, SecurityFault
@@ -29,6 +29,12 @@ FRESHNESS_BITS = 64
 TRUNCATED_BITS = 16
 #: shortest key accepted (128 bits).
 MIN_KEY_BYTES = 16
+#: results a receiver keeps awaiting their MAC, oldest first.  A panel's JackpotResult (11-bit
+#: id) wins arbitration over its own queued JackpotResultMac (29-bit id with the same 11-bit
+#: prefix, ISO 11898-1), so two boxes pressed back to back reach the host as result, result,
+#: MAC, MAC; 8 covers every box a round arms at once on a table of up to 7 boxes plus a
+#: repeat, and bounds the MAC candidates tried (the forgery bound in :class:`MacWindow`).
+MAC_WINDOW = 8
 _TRUNC_MASK = (1 << TRUNCATED_BITS) - 1
 _FV_MAX = (1 << FRESHNESS_BITS) - 1
 
@@ -191,12 +197,94 @@ class FreshnessVerifier:
         )
 
 
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class MacMatch(Generic[T]):
+    """What one JackpotResultMac frame did to a :class:`MacWindow`.
+
+    ``result``: the pending result it authenticated (or, when it matched none, the oldest
+    pending result, refused); ``outcome``: its :class:`Verified`, or the
+    :class:`SecurityFault` that refuses it (``forged`` when the MAC matched no pending result;
+    ``reordered`` or ``replayed`` when it authenticated an old freshness value); ``lost``: the
+    pending results older than the matched one, whose own MAC never came (oldest first)."""
+
+    result: T
+    outcome: Verified | SecurityFault
+    lost: tuple[T, ...] = ()
+
+
+class MacWindow(Generic[T]):
+    """The receiver's results awaiting their MAC, in arrival order (at most ``window``,
+    :data:`MAC_WINDOW`), verified through ``verifier``.
+
+    A JackpotResult and its JackpotResultMac are two frames (a secured PDU split in two), and
+    the result of a later draw can overtake a queued MAC on the bus (arbitration), so a MAC is
+    tried against the pending results oldest first (MACs of one panel share one id and keep
+    their order): the first it verifies under (:meth:`FreshnessVerifier.verify`, which keeps
+    the freshness checks: a reordered or replayed result is still refused) is its result, and
+    the results older than that one lost their MAC.  A MAC that verifies under none is a
+    forgery.  Trying several candidates opens no forgery path worth the name: the MAC has 64
+    bits and each candidate is tried under at most 2 freshness values, so a guessed MAC passes
+    with probability at most ``2 * window / 2**64`` (2^-59 for 8) per frame, and a candidate is
+    only a result the receiver already holds (an attacker's own result needs its own MAC).
+    """
+
+    def __init__(self, verifier: FreshnessVerifier, window: int = MAC_WINDOW) -> None:
+        if window < 1:
+            raise ValueError("the MAC window must hold at least 1 result")
+        self.verifier = verifier
+        self.window = window
+        self._pending: list[tuple[T, bytes, int]] = []
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def add(self, result: T, payload: bytes, truncated: int) -> T | None:
+        """Keep ``result`` (its 8 data bytes ``payload``, its DrawCounter ``truncated``)
+        awaiting its MAC; returns the oldest pending result pushed out of a full window (its
+        MAC counts as lost), else None."""
+        self._pending.append((result, bytes(payload), int(truncated)))
+        if len(self._pending) > self.window:
+            return self._pending.pop(0)[0]
+        return None
+
+    def drain(self) -> list[T]:
+        """Forget every pending result (their MAC is given up as lost), oldest first."""
+        out = [r for r, _, _ in self._pending]
+        self._pending.clear()
+        return out
+
+    def match(self, mac: bytes) -> MacMatch[T] | None:
+        """Pair ``mac`` (:data:`MAC_BYTES` bytes) with a pending result as described above;
+        None when no result is pending (a MAC without a result)."""
+        first: SecurityFault | None = None
+        for i, (result, payload, truncated) in enumerate(self._pending):
+            try:
+                outcome: Verified | SecurityFault = self.verifier.verify(payload, truncated, mac)
+            except SecurityFault as exc:
+                if exc.reason == "forged":
+                    first = first or exc
+                    continue
+                outcome = exc  # authentic, but stale: reordered or replayed
+            lost = tuple(r for r, _, _ in self._pending[:i])
+            del self._pending[: i + 1]
+            return MacMatch(result, outcome, lost)
+        if first is None:
+            return None
+        return MacMatch(self._pending.pop(0)[0], first)
+
+
 __all__ = [
     "FRESHNESS_BITS",
     "MAC_BYTES",
+    "MAC_WINDOW",
     "TRUNCATED_BITS",
     "DeviceKey",
     "FreshnessVerifier",
+    "MacMatch",
+    "MacWindow",
     "Verified",
     "authenticator",
     "load_key",

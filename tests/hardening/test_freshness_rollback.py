@@ -130,12 +130,20 @@ def test_results_are_on_disk_before_the_client_returns_them(vbus: str, tmp_path:
     """The client persists each result's freshness in the caller's thread before
     ``result`` returns it (issue 41: a background writer fell behind the display)."""
     from feltlab.rig.clients import JackpotPanelClient
+    from feltlab.rig.clock import SimClock
     from feltlab.rig.devices import JackpotPanel, Timing
 
     store = FreshnessStore(tmp_path / "freshness.json")
-    dev = JackpotPanel(vbus, seed=5, timing=Timing(heartbeat_period=0.02), key=KEYS[0]).start()
+    clock = SimClock()  # simulated time: a busy host cannot starve the 20 ms heartbeat
+    dev = JackpotPanel(
+        vbus, seed=5, timing=Timing(heartbeat_period=0.02), key=KEYS[0], clock=clock
+    ).start()
     cl = JackpotPanelClient(
-        vbus, timeout=0.3, key=KEYS[0], persist=lambda fv: store.remember(KEYS[0], fv)
+        vbus,
+        timeout=0.3,
+        key=KEYS[0],
+        persist=lambda fv: store.remember(KEYS[0], fv),
+        clock=clock,
     )
     try:
         cl.wait_online(2.0)

@@ -1,10 +1,16 @@
 """Authenticated jackpot results (protocol 1.1, AUTOSAR SecOC style): the MAC, the freshness
-reconstruction, and a panel that forges, replays and reorders its results."""
+reconstruction, the pairing of results with their MACs, and a panel that forges, replays and
+reorders its results.
+
+The panel and its client run in simulated time (a :class:`SimClock` shared by both): on the
+simulated bus a later result overtakes a queued MAC by arbitration, as on a real bus, and a
+busy host cannot starve the 20 ms heartbeat."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
 import logging
 import os
 from collections.abc import Iterator
@@ -19,10 +25,19 @@ from pytest import LogCaptureFixture
 from feltlab.errors import DeviceError
 from feltlab.rig.bus.capture import CaptureDecoder
 from feltlab.rig.clients import SECURITY_REASONS, CanJackpotPanel, JackpotPanelClient
+from feltlab.rig.clock import SimClock
 from feltlab.rig.devices import JackpotPanel, Timing, make_device
 from feltlab.rig.errors import DeviceKeyError, DeviceTimeout, SecurityFault
 from feltlab.rig.protocol.codec import Codec
-from feltlab.rig.protocol.secoc import DeviceKey, FreshnessVerifier, authenticator, load_key
+from feltlab.rig.protocol.secoc import (
+    MAC_WINDOW,
+    DeviceKey,
+    FreshnessVerifier,
+    MacWindow,
+    Verified,
+    authenticator,
+    load_key,
+)
 
 KEY = DeviceKey("panel-7", bytes(range(32)))
 FAST = Timing(heartbeat_period=0.02)
@@ -36,8 +51,12 @@ def pair(
     cl_kw: dict[str, Any] | None = None,
     dev_kw: dict[str, Any] | None = None,
 ) -> Iterator[tuple[JackpotPanel, JackpotPanelClient]]:
-    dev = JackpotPanel(bus, seed=5, timing=FAST, key=dev_key, **(dev_kw or {})).start()
-    cl = JackpotPanelClient(bus, **{"timeout": 0.3, "retries": 1, "key": KEY, **(cl_kw or {})})
+    clock = SimClock()
+    dev = JackpotPanel(bus, seed=5, timing=FAST, key=dev_key, clock=clock, **(dev_kw or {}))
+    dev.start()
+    cl = JackpotPanelClient(
+        bus, **{"timeout": 0.3, "retries": 1, "key": KEY, "clock": clock, **(cl_kw or {})}
+    )
     try:
         cl.wait_online(2.0)
         yield dev, cl
@@ -271,3 +290,83 @@ def test_freshness_survives_a_panel_reboot(vbus: str) -> None:
         assert deadline_ok
         cl.press(1)
         assert cl.result(1) > 0 and cl.freshness == 2
+
+
+def _window() -> tuple[MacWindow[str], Codec, int]:
+    codec = Codec(0x300)
+    data_id = codec.id_of("JackpotResult")
+    return MacWindow(FreshnessVerifier(KEY, data_id)), codec, data_id
+
+
+def _signed(codec: Codec, data_id: int, fv: int, cents: int, box: int) -> tuple[bytes, bytes]:
+    sig = {"PrizeCents": cents, "DrawCounter": fv & 0xFFFF, "RoundTag": 1, "Box": box}
+    payload = bytes(codec.encode("JackpotResult", sig).data)
+    return payload, authenticator(KEY, data_id, payload, fv)
+
+
+def test_results_overtaking_their_macs_are_paired_oldest_first() -> None:
+    """result, result, MAC, MAC (a later result wins arbitration over a queued MAC): both
+    authenticated; a lost MAC in the middle makes only its result unauthenticated; a MAC that
+    verifies no pending result is refused as forged, naming the oldest pending."""
+    win, codec, did = _window()
+    (p1, m1), (p2, m2), (_, m3) = (_signed(codec, did, fv, 100 * fv, fv) for fv in (1, 2, 3))
+    assert win.add("r1", p1, 1) is None and win.add("r2", p2, 2) is None
+    first, second = win.match(m1), win.match(m2)
+    assert first is not None and first.result == "r1" and first.lost == ()
+    assert first.outcome == Verified(1, fresh=True)
+    assert second is not None and second.result == "r2" and second.outcome == Verified(2, True)
+    assert len(win) == 0 and win.match(m3) is None  # a MAC without a result
+    # r4, r5, r6 with r5's MAC lost: r4 and r6 authenticated, r5 given up as lost
+    (p4, m4), (p5, _), (p6, m6) = (_signed(codec, did, fv, 7, 1) for fv in (4, 5, 6))
+    for name, p, fv in (("r4", p4, 4), ("r5", p5, 5), ("r6", p6, 6)):
+        win.add(name, p, fv)
+    a, b = win.match(m4), win.match(m6)
+    assert a is not None and a.result == "r4" and a.outcome == Verified(4, True)
+    assert b is not None and (b.result, b.lost, b.outcome) == ("r6", ("r5",), Verified(6, True))
+    # a MAC matching no pending result: forged, the oldest pending refused, the next kept
+    (p7, m7), (p8, m8) = (_signed(codec, did, fv, 5, 2) for fv in (7, 8))
+    win.add("r7", p7, 7)
+    win.add("r8", p8, 8)
+    bad = win.match(bytes(x ^ 0xFF for x in m7))
+    assert bad is not None and bad.result == "r7" and bad.lost == ()
+    assert isinstance(bad.outcome, SecurityFault) and bad.outcome.reason == "forged"
+    assert win.verifier.last == 6  # nothing accepted by the forgery
+    good = win.match(m8)
+    assert good is not None and good.result == "r8" and good.outcome == Verified(8, True)
+
+
+def test_mac_window_keeps_freshness_and_its_bound() -> None:
+    """A MAC authenticating an old freshness value still refuses its result (reordered),
+    whatever candidate it pairs with; a full window gives its oldest result up as lost."""
+    win, codec, did = _window()
+    (p1, m1), (p2, m2) = (_signed(codec, did, fv, 50, fv) for fv in (1, 2))
+    win.add("r2", p2, 2)
+    win.add("r1", p1, 1)  # held by the panel and sent after the newer one
+    newer, older = win.match(m2), win.match(m1)
+    assert newer is not None and newer.outcome == Verified(2, True)
+    assert older is not None and older.result == "r1"
+    assert isinstance(older.outcome, SecurityFault) and older.outcome.reason == "reordered"
+    pushed = [win.add(f"x{i}", p1, 1) for i in range(MAC_WINDOW + 1)]
+    assert pushed == [None] * MAC_WINDOW + ["x0"] and len(win) == MAC_WINDOW
+    assert win.drain() == [f"x{i}" for i in range(1, MAC_WINDOW + 1)] and len(win) == 0
+
+
+def test_two_boxes_pressed_back_to_back_are_both_authenticated(vbus: str, tmp_path: Path) -> None:
+    """On the simulated bus a later box's result overtakes the earlier one's queued MAC
+    (arbitration: the 11-bit id before the 29-bit one): result, result, MAC, MAC on the
+    wire, and every result accepted, none refused."""
+    cap = tmp_path / "boxes.blf"
+    with pair(vbus, cl_kw={"capture": cap}) as (dev, cl):
+        for rnd in (1, 2):
+            cl.arm(rnd, [1, 2, 3])
+            for box in (1, 2, 3):
+                cl.press(box)
+            assert all(cl.result(box) > 0 for box in (1, 2, 3))
+        assert cl.freshness == dev.draws == 6
+        assert cl.security_faults == 0 and reasons(cl) == []
+    dec = CaptureDecoder()
+    names = [r.name for msg in can.LogReader(str(cap)) if (r := dec.feed(msg))]
+    wire = [n for n in names if n.startswith("JackpotResult")]
+    assert wire.count("JackpotResult") == wire.count("JackpotResultMac") == 6
+    pairs = list(itertools.pairwise(wire))
+    assert ("JackpotResult", "JackpotResult") in pairs  # a result overtook a MAC
