@@ -8,6 +8,7 @@ cache that cannot be read or written is skipped: the table is computed again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from pathlib import Path
@@ -63,7 +64,8 @@ def store(kind: str, key: str, arr: npt.NDArray[Any]) -> None:
             np.save(f, arr, allow_pickle=False)
         os.replace(tmp, path)
     except OSError:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # its folder may be no folder at all
+            tmp.unlink(missing_ok=True)
 
 
 __all__ = ["cache_dir", "digest", "load", "load_any", "store"]

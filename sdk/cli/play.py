@@ -37,6 +37,12 @@ def _play_side_bets(choice: str | None, registry: Any, offered: set[str], decks:
         raise click.BadParameter(
             "give wager names separated by commas, or none", param_hint="--side-bets"
         )
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise click.BadParameter(
+            f"{', '.join(twice)} named more than once; name each side wager once",
+            param_hint="--side-bets",
+        )
     for name in names:
         if name not in registry.names() or name == "main":
             known = ", ".join(n for n in registry.names() if n != "main")
@@ -51,7 +57,8 @@ def _play_side_bets(choice: str | None, registry: Any, offered: set[str], decks:
             )
         if name not in offered:
             raise click.BadParameter(
-                f"{name} is not offered with {decks} decks (its deck range); choose another "
+                f"{name} is not offered with {decks} deck{'' if decks == 1 else 's'} "
+                "(its deck range); choose another "
                 "wager or --decks",
                 param_hint="--side-bets",
             )

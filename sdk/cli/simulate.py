@@ -185,8 +185,10 @@ def simulate(
             raise click.BadParameter(str(exc), param_hint="--scheduler") from None
         except ValueError as exc:
             raise Refused(str(exc)) from None
-        except OSError as exc:  # Dask: the scheduler could not be reached
-            raise Refused(
+        except OSError as exc:
+            if scheduler in (None, "local"):  # no scheduler to blame: a file or folder failed
+                raise Refused(f"{exc.filename or 'a file'}: {exc.strerror or exc}") from None
+            raise Refused(  # Dask: the scheduler could not be reached
                 f"cannot reach the Dask scheduler {scheduler!r}: {exc}; start one with "
                 "`dask scheduler` or use --scheduler local"
             ) from None

@@ -319,6 +319,11 @@ UNDECIDED_SHARE = 0.01
 decided one from which "no trigger" is a matter of sample, not of penetration."""
 
 
+def _plural(unit: str) -> str:
+    """``"true counts"``, ``"richest-suit excesses"``."""
+    return unit + ("es" if unit.endswith(("s", "x")) else "s")
+
+
 def _no_trigger_verdict(bs: Sequence[Bucket], min_rounds: int, n: int, unit: str) -> str:
     """The verdict with no trigger, by the intervals: "not countable at this sample" when no
     bucket is decided, the top decided bucket's interval reaches above zero, or the undecided
@@ -338,8 +343,8 @@ def _no_trigger_verdict(bs: Sequence[Bucket], min_rounds: int, n: int, unit: str
         )
     if above >= UNDECIDED_SHARE:
         return (
-            f"not countable at this sample: {100 * above:.2f}% of rounds are at {unit}s above "
-            f"{_fmt_count(b.value)} with fewer than {min_rounds:,} rounds each; {more}"
+            f"not countable at this sample: {100 * above:.2f}% of rounds are at "
+            f"{_plural(unit)} above {_fmt_count(b.value)} with fewer than {min_rounds:,} rounds each; {more}"
         )
     return "not countable at this penetration: no count at which the expectation stays positive"
 

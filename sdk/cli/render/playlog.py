@@ -36,8 +36,16 @@ def describe_event(event: Event) -> list[str]:
         return [
             f"  jackpot button for box {d['box']} pressed by {d['by']}: {money(int(d['prize']))}"
         ]
-    if k in ("cut_card_reached", "insurance_offered", "device_fault", "hand_voided"):
-        return [f"  {k.replace('_', ' ')} {d}"]
+    if k == "cut_card_reached":
+        return [f"  cut card reached (rule {d['rule']})"]
+    if k == "insurance_offered":
+        return [f"  insurance offered: dealer shows {card_str(int(d['dealer_up']))}"]
+    if k == "hand_voided":
+        return [f"  box {d['box']} hand void (rule {d['rule']})"]
+    if k == "device_fault":
+        return [
+            f"  device {d['device']} fault during {d['during']}: {d['message']} (rule {d['rule']})"
+        ]
     if k == "round_settled":
         nets = ", ".join(f"{p} {money(int(v), signed=True)}" for p, v in sorted(d["net"].items()))
         return [f"  round {event.round} net: {nets}"]

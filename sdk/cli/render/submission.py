@@ -38,7 +38,7 @@ FILTERS: dict[str, Any] = {
     "num": _num,
     "odds": lambda d: odds_to_one(None if d is None else d["value"]),
     "prob": lambda d: f"{d['value']:.10f}",
-    "z": lambda x: f"{x:+.2f}",
+    "z": lambda x: f"{x:+.2f}".replace("-0.00", "+0.00"),  # -0.004 is no negative z
     "int": lambda x: f"{x:,}",
 }
 """The templates' number formats (jinja2 filters): ``pct`` an exact figure in percent,
