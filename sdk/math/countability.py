@@ -344,7 +344,8 @@ def _no_trigger_verdict(bs: Sequence[Bucket], min_rounds: int, n: int, unit: str
     if above >= UNDECIDED_SHARE:
         return (
             f"not countable at this sample: {100 * above:.2f}% of rounds are at "
-            f"{_plural(unit)} above {_fmt_count(b.value)} with fewer than {min_rounds:,} rounds each; {more}"
+            f"{_plural(unit)} above {_fmt_count(b.value)} with fewer than {min_rounds:,} "
+            f"rounds each; {more}"
         )
     return "not countable at this penetration: no count at which the expectation stays positive"
 
