@@ -586,6 +586,19 @@ class IsoTpReassembler:
         capture: a transfer whose last frames are missing)."""
         return bool(self._need)
 
+    def absorb(self, data: bytes | bytearray) -> bool:
+        """Take ``data`` when it is a consecutive frame of the payload begun, in sequence,
+        that does not complete it (what :meth:`feed` would do with it, returning None with
+        no error): True; False, and nothing changed, for any other frame (then give it to
+        :meth:`feed`).  The capture's decoding takes a SHOE transfer's 50 quiet frames so."""
+        if not self._need or not data or data[0] != 0x20 | self._seq:
+            return False
+        if len(self._buf) + len(data) - 1 >= self._need:
+            return False
+        self._seq = (self._seq + 1) & 0x0F
+        self._buf += data[1:]
+        return True
+
     def feed(self, data: bytes | bytearray) -> bytes | None:
         """The complete payload when ``data`` finishes one, else None."""
         if not data:
