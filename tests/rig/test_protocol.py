@@ -320,3 +320,21 @@ def test_the_packed_shoe_of_protocol_2_1_round_trips_and_refuses_what_it_cannot_
     ]:
         with pytest.raises(ProtocolError, match=why):
             p.ShoePayload.decode(_sealed(body))
+
+
+def test_a_shoe_decoded_again_is_a_copy_of_the_first_decoding() -> None:
+    """ShoePayload.decode remembers a payload's shoe by its bytes: decoded again (the
+    campaign's analysis after its client), equal field for field, its arrays the caller's own."""
+    codes = np.arange(312, dtype=np.uint8) % 52
+    decks = (np.arange(312) // 52).astype(np.uint8)
+    raw = p.ShoePayload(9, 6, 234, codes, decks, 17, packed=True).encode()
+    first, again = p.ShoePayload.decode(raw), p.ShoePayload.decode(bytearray(raw))
+    assert (again.shoe_number, again.cut_position, again.request_id) == (9, 234, 17)
+    assert np.array_equal(again.codes, codes) and np.array_equal(again.card_decks, decks)
+    assert again.codes is not first.codes and again.codes.flags.writeable
+    first.codes[0] = 51  # the first caller's change reaches no later decoding
+    assert p.ShoePayload.decode(raw).codes[0] == 0
+    with pytest.raises(ProtocolError):
+        p.ShoePayload.decode(raw[:-1])  # a refused payload is refused every time
+    with pytest.raises(ProtocolError):
+        p.ShoePayload.decode(raw[:-1])
