@@ -278,32 +278,8 @@ def _read_part(
             elif rec.name == "PRIZE_TABLE":
                 data.prize_tables.append(rec.value.rows)
             elif rec.name == "SHOE":
-                shoe: ShoePayload = rec.value
-                asked = read_shoe_sent.pop(shoe.request_id, None)
-                if asked is not None and xfer_first is not None:
-                    # paired by request id; a transfer stamped before its own request (a
-                    # damaged time base) gives a negative sample, counted as bad by the analysis
-                    data.sample("first_card", asked, xfer_first)
-                    if len(shoe.codes):
-                        data.sample("per_card", xfer_first, t, len(shoe.codes))
-                else:  # answers no READ_SHOE in flight: a late or repeated transfer
-                    data.stale_replies += 1
-                first = seen_shoes.get(shoe.shoe_number)
-                if first is not None:  # a repeated read: the same shoe, card for card?
-                    if not (
-                        np.array_equal(first.codes, shoe.codes)
-                        and np.array_equal(first.card_decks, shoe.card_decks)
-                        and first.cut_position == shoe.cut_position
-                    ):
-                        same_n = first.codes.size == shoe.codes.size
-                        diff = int((first.codes != shoe.codes).sum()) if same_n else "all"
-                        data.repeat_mismatches.append(
-                            f"{path.name}: shoe {shoe.shoe_number} was sent again with other "
-                            f"content (positions differing: {diff})"
-                        )
-                    continue
-                seen_shoes[shoe.shoe_number] = shoe
-                data.shoes.append(ShoeRead(part, shoe.shoe_number, shoe, last_load))
+                asked = read_shoe_sent.pop(rec.value.request_id, None)
+                _shoe(data, path, part, rec.value, (asked, xfer_first, t), seen_shoes, last_load)
             continue
         s = rec.fields
         name = rec.name
@@ -375,6 +351,45 @@ def _read_part(
             if started is not None and s["Active"]:
                 data.timing("failure_detection").append(t - started)  # a fault, measured
         _ = i
+
+
+def _shoe(
+    data: CaptureData,
+    path: Path,
+    part: int,
+    shoe: ShoePayload,
+    times: tuple[float | None, float | None, float],
+    seen_shoes: dict[int, ShoePayload],
+    last_load: LoadPayload | None,
+) -> None:
+    """One SHOE payload of ``part``: ``times`` are its READ_SHOE's (None: none in flight),
+    its transfer's first frame's and its last's; a shoe number seen before is compared with
+    its first reading (a mismatch recorded), else the shoe is added."""
+    asked, xfer_first, t = times
+    if asked is not None and xfer_first is not None:
+        # paired by request id; a transfer stamped before its own request (a damaged time
+        # base) gives a negative sample, counted as bad by the analysis
+        data.sample("first_card", asked, xfer_first)
+        if len(shoe.codes):
+            data.sample("per_card", xfer_first, t, len(shoe.codes))
+    else:  # answers no READ_SHOE in flight: a late or repeated transfer
+        data.stale_replies += 1
+    first = seen_shoes.get(shoe.shoe_number)
+    if first is not None:  # a repeated read: the same shoe, card for card?
+        if not (
+            np.array_equal(first.codes, shoe.codes)
+            and np.array_equal(first.card_decks, shoe.card_decks)
+            and first.cut_position == shoe.cut_position
+        ):
+            same_n = first.codes.size == shoe.codes.size
+            diff = int((first.codes != shoe.codes).sum()) if same_n else "all"
+            data.repeat_mismatches.append(
+                f"{path.name}: shoe {shoe.shoe_number} was sent again with other "
+                f"content (positions differing: {diff})"
+            )
+        return
+    seen_shoes[shoe.shoe_number] = shoe
+    data.shoes.append(ShoeRead(part, shoe.shoe_number, shoe, last_load))
 
 
 def _op_name(op: int) -> str:
