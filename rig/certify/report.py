@@ -13,6 +13,8 @@ import io
 import json
 import logging
 import math
+import os
+import stat
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -293,9 +295,14 @@ def report_template() -> jinja2.Template:
                 return
 
     folder = feltlab_cache.cache_dir() / TEMPLATE_CACHE_KIND
+    bytecode: jinja2.BytecodeCache | None = None
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        bytecode: jinja2.BytecodeCache | None = SkippingCache(str(folder))
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = folder.lstat()
+        # bytecode is code: read only from a folder that this user alone can write (as
+        # jinja2's own default folder is checked), never from a shared or planted one
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022:
+            bytecode = SkippingCache(str(folder))
     except OSError:
         bytecode = None
     env = jinja2.Environment(

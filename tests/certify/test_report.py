@@ -297,3 +297,8 @@ def test_the_report_template_is_compiled_once_across_processes_and_renders_the_s
     assert render(tmp_path / "c", "b") == fresh  # rendered from the bytecode read back
     (tmp_path / "file").write_bytes(b"")  # a cache folder that cannot be made
     assert render(tmp_path / "file", "d") == fresh
+    shared = tmp_path / "shared" / report.TEMPLATE_CACHE_KIND
+    shared.mkdir(parents=True)
+    shared.chmod(0o777)  # others may write it: its bytecode is neither read nor written
+    assert render(tmp_path / "shared", "e") == fresh
+    assert not any(shared.iterdir())
