@@ -33,7 +33,7 @@ from pytest_benchmark.fixture import BenchmarkFixture
 from benchmarks.compare import PEERS, Comparison, alternate, feltlab_command, user_env, wall
 from benchmarks.compare import RESULTS as COMPARISONS
 from feltlab import native
-from feltlab.core_rules import DEFAULT_STAKE
+from feltlab.core_rules import DEFAULT_STAKE, simulator_rules
 from feltlab.math import strategy_tables as simstrategy
 from feltlab.native.analyzer import AnalyzerRules, shoe_counts
 from feltlab.rules import Rules
@@ -54,7 +54,11 @@ def test_analyzer_cdz_six_decks_split_to_four(benchmark: BenchmarkFixture) -> No
 
 @pytest.mark.benchmark(group="analyzer")
 def test_simulator_time_to_a_hundredth_of_a_point(benchmark: BenchmarkFixture) -> None:
-    rules = simstrategy.sim_rules(Rules.preset("vegas_s17"), fresh_shoe=True)
+    rules = simulator_rules(
+        Rules.preset("vegas_s17"),
+        simstrategy.strategy_tables(Rules.preset("vegas_s17")),
+        fresh_shoe=True,
+    )
     rounds = 2_000_000
     rng = native.Xoshiro256StarStar(3)
     # pytest-benchmark's pedantic() is unannotated (third-party)

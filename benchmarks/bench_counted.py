@@ -11,8 +11,9 @@ from __future__ import annotations
 import time
 
 from feltlab import native
+from feltlab.core_rules import simulator_rules
 from feltlab.math.counts import BUILTIN
-from feltlab.math.strategy_tables import sim_rules
+from feltlab.math.strategy_tables import strategy_tables
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.rules import Rules
 from feltlab.simulation import side_tables
@@ -31,7 +32,7 @@ def _tables() -> tuple[native.SideTable, ...]:
 
 def test_counted_against_uncounted_tally() -> None:
     tables = _tables()
-    sr = sim_rules(RULES)
+    sr = simulator_rules(RULES, strategy_tables(RULES))
     b = bucketing(BUILTIN["hilo"], RULES.decks)
     counted, plain = [], []
     for i in range(5):  # alternating, medians

@@ -13,8 +13,9 @@ import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
 from feltlab import native
+from feltlab.core_rules import simulator_rules
 from feltlab.math.eor import HI_LO
-from feltlab.math.strategy_tables import sim_rules
+from feltlab.math.strategy_tables import strategy_tables
 from feltlab.rules import Rules
 
 N = 2_000_000
@@ -25,7 +26,7 @@ WINDOW = native.CountSpec(
 
 
 def _baseline() -> float:
-    sr = sim_rules(RULES)
+    sr = simulator_rules(RULES, strategy_tables(RULES))
     t = time.perf_counter()
     native.simulate_tally(native.Xoshiro256StarStar(1), sr, N)
     return N / (time.perf_counter() - t)
@@ -34,7 +35,7 @@ def _baseline() -> float:
 @pytest.mark.benchmark(group="csm")
 @pytest.mark.parametrize("kind", ["ideal", "slots"])
 def test_rounds_per_second_off_a_csm(benchmark: BenchmarkFixture, kind: str) -> None:
-    sr = sim_rules(RULES, fresh_shoe=True)
+    sr = simulator_rules(RULES, strategy_tables(RULES), fresh_shoe=True)
     csm = native.CsmModel(kind, slots=38, buffer=16)
 
     def run() -> native.CountedResult:

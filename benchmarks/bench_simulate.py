@@ -27,6 +27,7 @@ from pytest_benchmark.fixture import BenchmarkFixture
 from benchmarks.compare import RESULTS as COMPARISONS
 from benchmarks.compare import Comparison, alternate_paired, plain_bj, plain_run
 from feltlab import native
+from feltlab.core_rules import simulator_rules
 from feltlab.engine import Table, play_round
 from feltlab.math import parsheet
 from feltlab.math import strategy_tables as simstrategy
@@ -45,7 +46,7 @@ RESULTS: dict[str, float] = {}
 @pytest.mark.benchmark(group="simulate")
 def test_c_simulator_with_perfect_pairs(benchmark: BenchmarkFixture) -> None:
     rounds = 2_000_000
-    rules_c = simstrategy.sim_rules(RULES)
+    rules_c = simulator_rules(RULES, simstrategy.strategy_tables(RULES))
     pp = PerfectPairs()
     rng = native.Xoshiro256StarStar(1)
 

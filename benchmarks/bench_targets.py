@@ -47,6 +47,7 @@ from benchmarks.compare import (
     wall,
 )
 from feltlab import native
+from feltlab.core_rules import simulator_rules
 from feltlab.math import strategy_tables as simstrategy
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.rules import Rules
@@ -130,7 +131,7 @@ def test_simulate_end_to_end_vs_plain_mode_1(benchmark: Any) -> None:
 @pytest.mark.benchmark(group="targets")
 def test_c_simulator_vs_plain_mode_0(benchmark: Any) -> None:
     n, reps = _sizes(benchmark, 10_000_000, 20_000)
-    rules = simstrategy.sim_rules(RULES)
+    rules = simulator_rules(RULES, simstrategy.strategy_tables(RULES))
     rng = native.Xoshiro256StarStar(1)
 
     def feltlab() -> float:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from fractions import Fraction
-from typing import ClassVar
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, ClassVar
 
 from feltlab.errors import WagerError
 from feltlab.hookspecs import hookimpl
 from feltlab.wagers import Decided, Limits, Paytable, Placed, WagerType
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 
 class Insurance(WagerType):
@@ -45,6 +46,8 @@ class Insurance(WagerType):
 
     def classify(self, cards: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
         """1 (win) where D1 is an ace and D2 a ten-value card, else 0; ``(n, 2)`` -> ``(n,)``."""
+        import numpy as np  # start-up: `feltlab --help` loads every wager plugin, not numpy
+
         c = self._checked(cards)
         ranks = c >> 2
         win = (ranks[:, 0] == 0) & (ranks[:, 1] >= 9) & (ranks[:, 1] <= 12)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from fractions import Fraction
-from typing import ClassVar
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, ClassVar
 
 from feltlab.hookspecs import hookimpl
 from feltlab.wagers import Decided, Limits, Paytable, Placed, WagerType
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 
 class Madness21(WagerType):
@@ -45,6 +46,8 @@ class Madness21(WagerType):
     def classify(self, cards: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
         """1 (blackjack) where the two cards are an ace and a ten-value card, else 0;
         ``(n, 2)`` uint8 -> ``(n,)`` uint8."""
+        import numpy as np  # start-up: `feltlab --help` loads every wager plugin, not numpy
+
         c = self._checked(cards)
         r = c >> 2
         ace = r == 0

@@ -45,9 +45,9 @@ class Main(WagerType):
             view.rules, bet.amount, hands, view.dealer_cards, surrendered=surrendered
         )
         return Settlement(
-            ",".join(str(d["outcome"]) for d in detail),
-            sum(int(str(d["net"])) for d in detail),
-            "; ".join(str(d["rule"]) for d in detail),
+            ",".join(d.outcome for d in detail),
+            sum(d.net for d in detail),
+            "; ".join(d.rule for d in detail),
             tuple(detail),
         )
 

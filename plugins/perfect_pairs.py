@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import ClassVar
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, ClassVar
 
 from feltlab.hookspecs import hookimpl
 from feltlab.wagers import Decided, Limits, Paytable, Placed, WagerType, as_pays
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 OUTCOMES = ("lose", "mixed_pair", "coloured_pair", "perfect_pair")
 
@@ -43,6 +44,8 @@ class PerfectPairs(WagerType):
 
     def classify(self, cards: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
         """0 no pair, 1 mixed, 2 coloured, 3 perfect; ``(n, 2)`` uint8 -> ``(n,)`` uint8."""
+        import numpy as np  # start-up: `feltlab --help` loads every wager plugin, not numpy
+
         c = self._checked(cards)
         rank, suit = c >> 2, c & 3
         red = (suit == 1) | (suit == 2)

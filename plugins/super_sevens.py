@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import ClassVar
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, ClassVar
 
 from feltlab.cards import NO_CARD
 from feltlab.hookspecs import hookimpl
@@ -21,6 +18,10 @@ from feltlab.wagers import (
     WagerType,
     as_pays,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 SEVEN = 6  # rank index of a 7
 OUTCOMES = (
@@ -69,6 +70,8 @@ class SuperSevens(WagerType):
 
     def classify(self, cards: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
         """Outcome index (see ``OUTCOMES``) of ``(n, 3)`` uint8 codes -> ``(n,)`` uint8."""
+        import numpy as np  # start-up: `feltlab --help` loads every wager plugin, not numpy
+
         c = self._checked(cards)
         seven = (c >> 2) == SEVEN
         suit = c & 3
@@ -86,6 +89,8 @@ class SuperSevens(WagerType):
     def settle(self, view: RoundView, bet: Bet) -> Settlement | None:
         """Decided as soon as a card that is not a seven breaks the run, on the third card,
         or (two sevens, no third card) at the end of the round."""
+        import numpy as np  # start-up: `feltlab --help` loads every wager plugin, not numpy
+
         row = [view.role(r) for r in self.card_roles]
         known = [c for c in row if c != NO_CARD]
         broken = any((c >> 2) != SEVEN for c in known)

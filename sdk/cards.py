@@ -12,8 +12,12 @@ hearts, spades (diamonds and hearts are red).  A physical card in a multi-deck s
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
+import functools
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 RANK_LETTERS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K")
@@ -29,7 +33,15 @@ agree)."""
 RANK_VALUES: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10)
 """Blackjack value by rank index: ace 1 (a hand counts one ace as 11 when soft), 2..10 their
 face, J/Q/K 10 (rule 5.4; Division 2 definitions)."""
-_RANK_VALUES = np.array(RANK_VALUES, dtype=np.uint8)
+
+
+@functools.cache
+def _rank_values() -> npt.NDArray[np.uint8]:
+    """:data:`RANK_VALUES` as a uint8 array, made on first use (numpy is not loaded by
+    importing this module: ``feltlab --help`` imports it through every wager plugin)."""
+    import numpy as np  # start-up: `feltlab --help` loads every wager plugin, not numpy
+
+    return np.array(RANK_VALUES, dtype=np.uint8)
 
 
 def rank(code: int) -> int:
@@ -72,6 +84,8 @@ def card_value(code: int) -> int:
 def bj_value(codes: npt.ArrayLike) -> npt.NDArray[np.uint8]:
     """Blackjack value of card codes or ids (:data:`RANK_VALUES`: ace 1, J/Q/K 10), same
     shape, uint8."""
+    import numpy as np  # start-up: `feltlab --help` loads every wager plugin, not numpy
+
     ranks = (np.asarray(codes, dtype=np.int64) % 52) >> 2
-    values: npt.NDArray[np.uint8] = _RANK_VALUES[ranks]
+    values: npt.NDArray[np.uint8] = _rank_values()[ranks]
     return values

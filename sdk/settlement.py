@@ -3,7 +3,9 @@ takes under no-hole-card play.  Pure functions over card codes; money in integer
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -14,6 +16,69 @@ WIN = "win"
 BLACKJACK = "blackjack"
 STAND_OFF = "stand_off"
 LOSE = "lose"
+
+
+@dataclass(frozen=True)
+class HandSettlement:
+    """One player hand's result of the main wager (rule 5.1, paid per rule 5.4).
+
+    ``hand``: the hand's index on its box (0 the first; a split adds hands in play order);
+    ``outcome``: ``"blackjack"``, ``"win"``, ``"stand_off"`` or ``"lose"``; ``rule``: the
+    rule applied (``"5.1(b)"``, a surrender or a no-hole-card limit in words); ``stake``:
+    cents wagered on the hand (doubled included); ``net``: cents won, negative when lost.
+
+    Deprecated: reading it as a mapping (``d["net"]``), the dict shape of 0.1, still works
+    with a :class:`DeprecationWarning` in 0.2 and goes in the release after: read the
+    attribute.
+    """
+
+    hand: int
+    outcome: str
+    rule: str
+    stake: int
+    net: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form, as the event log writes it: ``{"hand", "outcome", "rule",
+        "stake", "net"}`` (ints are cents)."""
+        return asdict(self)
+
+    def __getitem__(self, key: str) -> Any:
+        """Deprecated: the mapping read of the dict shape of 0.1 (``d["net"]``); raises
+        ``KeyError`` for a name not a field."""
+        if key not in HAND_SETTLEMENT_KEYS:
+            raise KeyError(key)
+        warnings.warn(
+            f'HandSettlement["{key}"] is deprecated: read .{key} (settlement detail is a '
+            "HandSettlement record since 0.2; the dict read goes in the release after)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(self, key)
+
+    @classmethod
+    def of(cls, item: HandSettlement | Mapping[str, Any]) -> HandSettlement:
+        """``item`` as a record: a :class:`HandSettlement` as is, or a dict of the shape
+        of 0.1 (exactly ``hand``, ``outcome``, ``rule``, ``stake``, ``net``) converted.
+
+        Raises ``TypeError`` for anything else, naming the fix."""
+        if isinstance(item, HandSettlement):
+            return item
+        if isinstance(item, Mapping) and set(item) == HAND_SETTLEMENT_KEYS:
+            return cls(
+                int(item["hand"]),
+                str(item["outcome"]),
+                str(item["rule"]),
+                int(item["stake"]),
+                int(item["net"]),
+            )
+        raise TypeError(
+            f"a Settlement's detail holds {type(item).__name__} {item!r}: give "
+            "feltlab.settlement.HandSettlement records (hand, outcome, rule, stake, net)"
+        )
+
+
+HAND_SETTLEMENT_KEYS = frozenset(("hand", "outcome", "rule", "stake", "net"))
 
 
 def main_outcome(
@@ -66,10 +131,10 @@ def settle_box_hands(
     hands: Sequence[tuple[Sequence[int], bool, bool]],
     dealer: Sequence[int],
     surrendered: bool = False,
-) -> list[dict[str, Any]]:
+) -> list[HandSettlement]:
     """Per-hand results of one player's main wager of ``base_stake`` cents on a box whose
-    ``hands`` are ``(cards, doubled, from_split)``: each a dict with ``hand``, ``outcome``,
-    ``rule``, ``stake`` and ``net`` (cents).
+    ``hands`` are ``(cards, doubled, from_split)``: a :class:`HandSettlement` a hand, in the
+    order of ``hands`` (cents).
 
     Under no-hole-card play a dealer blackjack takes what ``rules.dealer_blackjack_takes``
     says: the original wager only, once per box (double and split wagers returned, busted or
@@ -82,7 +147,7 @@ def settle_box_hands(
     wager is lost (the house keeps the odd cent), or all of it under late surrender with no
     hole card when the dealer has a blackjack.
     """
-    out: list[dict[str, object]] = []
+    out: list[HandSettlement] = []
     if surrendered and hands:
         cards = hands[0][0]
         lost_all = rules.surrender is Surrender.LATE and rules.no_hole_card and is_natural(dealer)
@@ -92,7 +157,7 @@ def settle_box_hands(
             if lost_all
             else ", half the wager returned"
         )
-        return [{"hand": 0, "outcome": LOSE, "rule": rule, "stake": base_stake, "net": net}]
+        return [HandSettlement(0, LOSE, rule, base_stake, net)]
     limited = (
         rules.no_hole_card
         and is_natural(dealer)
@@ -116,5 +181,5 @@ def settle_box_hands(
             else:
                 net = 0
                 rule += ", wager returned: dealer blackjack takes the original wager only"
-        out.append({"hand": i, "outcome": outcome, "rule": rule, "stake": stake, "net": net})
+        out.append(HandSettlement(i, outcome, rule, stake, net))
     return out

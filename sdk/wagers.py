@@ -24,6 +24,8 @@ The vectorised contract, for the math engine::
 
 from __future__ import annotations
 
+import sys
+import warnings
 from abc import ABC
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,15 +33,16 @@ from enum import StrEnum
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
-import numpy.typing as npt
-
 from feltlab.cards import NO_CARD
 from feltlab.errors import RulesError, WagerError
 from feltlab.registry import Registry
 from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS, MIN_DECKS, Rules
+from feltlab.settlement import HandSettlement
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from feltlab.record import BoxRecord
 
 
@@ -91,7 +94,8 @@ class Limits:
 
     def check(self, amount: int, what: str) -> None:
         """Raise :class:`WagerError` unless ``amount`` (cents) is within these limits."""
-        if isinstance(amount, np.integer):
+        np = sys.modules.get("numpy")  # a numpy integer exists only once numpy is loaded
+        if np is not None and isinstance(amount, np.integer):
             amount = int(amount)
         if isinstance(amount, bool) or not isinstance(amount, int):
             raise WagerError(
@@ -192,14 +196,31 @@ class Bet:
 class Settlement:
     """A decided wager: ``outcome`` (a paytable outcome name, or for the main wager the
     hands' outcomes joined by ","), ``net`` (cents won, negative when lost, 0 stand off or
-    void), ``rule`` (the rule applied) and ``detail`` (per-hand results, JSON-serialisable).
-    ``jackpot``: the win is paid by the jackpot panel; the engine fills ``net`` (15A.7)."""
+    void), ``rule`` (the rule applied) and ``detail`` (the main wager's per-hand results, a
+    :class:`feltlab.settlement.HandSettlement` a hand; empty for a side wager).
+    ``jackpot``: the win is paid by the jackpot panel; the engine fills ``net`` (15A.7).
+
+    Deprecated for one release: ``detail`` given as dicts of the shape of 0.1 (``hand``,
+    ``outcome``, ``rule``, ``stake``, ``net``) is converted with a ``DeprecationWarning``
+    (0.2; refused in the release after); anything else in ``detail`` raises ``TypeError``."""
 
     outcome: str
     net: int
     rule: str = ""
-    detail: tuple[dict[str, Any], ...] = ()
+    detail: tuple[HandSettlement, ...] = ()
     jackpot: bool = False
+
+    def __post_init__(self) -> None:
+        if any(not isinstance(d, HandSettlement) for d in self.detail):
+            records = tuple(HandSettlement.of(d) for d in self.detail)  # TypeError if neither
+            warnings.warn(
+                "a Settlement's detail as dicts is deprecated: give "
+                "feltlab.settlement.HandSettlement records (dicts are refused in the release "
+                "after 0.2)",
+                DeprecationWarning,
+                stacklevel=3,  # the caller of Settlement(...)
+            )
+            object.__setattr__(self, "detail", records)
 
 
 @dataclass(frozen=True)
@@ -313,6 +334,8 @@ class WagerType(ABC):
         )
 
     def _checked_record(self, records: npt.NDArray[np.void]) -> npt.NDArray[np.void]:
+        import numpy as np  # start-up: `feltlab --help` loads every wager plugin, not numpy
+
         from feltlab.native import RECORD_DTYPE  # start-up
 
         arr = np.asarray(records)
@@ -324,6 +347,8 @@ class WagerType(ABC):
         return arr
 
     def _checked(self, cards: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+        import numpy as np  # start-up: `feltlab --help` loads every wager plugin, not numpy
+
         arr = np.asarray(cards)
         k = len(self.card_roles)
         if arr.dtype != np.uint8 or arr.ndim != 2 or arr.shape[1] != k:
@@ -341,6 +366,8 @@ class WagerType(ABC):
         been dealt (or at the end of the round, missing roles as :data:`NO_CARD`); a
         play-decided wager (``round_fields``) runs :meth:`classify_round` on the box's round
         record at the end of the round."""
+        import numpy as np  # start-up: `feltlab --help` loads every wager plugin, not numpy
+
         if self.round_fields:
             if view.record is None:
                 return None

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from feltlab import native
 from feltlab.cli import main
-from feltlab.math.strategy_tables import sim_rules
+from feltlab.core_rules import simulator_rules
+from feltlab.math.strategy_tables import strategy_tables
 from feltlab.rules import Rules
 
 
@@ -71,7 +72,7 @@ def test_explore_indexes_stay_within_64_bits() -> None:
 def test_a_round_that_could_overflow_the_simulators_cents_is_refused() -> None:
     # 1000:1 on a 10**8-cent stake could pay 10**11 cents: beyond int32 (it wrapped before)
     r = Rules.preset("nz").replace(blackjack_pays=(1000, 1))
-    sr = sim_rules(r)
+    sr = simulator_rules(r, strategy_tables(r))
     from dataclasses import replace
 
     with pytest.raises(ValueError, match="beyond the simulator's int32 cents"):

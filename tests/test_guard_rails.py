@@ -363,12 +363,7 @@ def test_the_lazy_import_rule_reads_reasons_as_claimed() -> None:
 
 # ============================================================================ C function length
 MAX_C_FUNCTION_LINES = 100
-LONG_C_FUNCTIONS_CEILING: dict[str, int] = {
-    "native/src/sim.c:run_core": 193,
-    "native/src/analyzer.c:analyze_up": 165,
-    "native/src/sim.c:one_hand_round": 119,
-    "native/src/sim.c:play_round": 112,
-}
+LONG_C_FUNCTIONS_CEILING: dict[str, int] = {}
 """``"native/src/<file>.c:<function>"`` -> its length when the rule came (issue 38): each may
 shrink, never grow, and leaves the list once under the limit."""
 C_ATTRIBUTE = re.compile(r"__attribute__\s*\(\(.*?\)\)", re.S)

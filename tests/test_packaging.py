@@ -3,7 +3,12 @@
 Each case makes a plain ``python -m venv`` in tmp_path, installs a copy of the checkout with the
 venv's own pip (normal build isolation: setuptools and cffi come from the index or pip's cache),
 then, from a working directory that is not the checkout, imports every subpackage, shuffles a
-shoe and runs the ``feltlab`` console script.  The copy holds the files git would commit
+shoe and runs the ``feltlab`` console script.  The three cases share one venv holding
+feltlab's dependencies (exactly ``[project] dependencies`` of pyproject.toml, installed once by
+the venv's pip), and each uninstalls feltlab when done, so that the next starts from the same
+venv without it: a dependency missing from pyproject.toml still fails the imports, and what
+any case left behind would fail the next one's check that every module comes from its own
+install, never pass it.  The copy holds the files git would commit
 (tracked plus untracked-but-not-ignored), so no build output lands in the real checkout and a
 file that exists only as ignored build output cannot make the test pass.
 """
@@ -144,6 +149,11 @@ def _copy_checkout(dest: Path) -> Path:
     return dest
 
 
+def _project_dependencies() -> list[str]:
+    with (ROOT / "pyproject.toml").open("rb") as f:
+        return list(tomllib.load(f)["project"]["dependencies"])
+
+
 def _make_venv(path: Path) -> Path:
     _run([sys.executable, "-m", "venv", path], cwd=path.parent, timeout=300)
     python = path / "bin" / "python"
@@ -213,7 +223,7 @@ def _check_wheel_contents(wheel: Path, version: str) -> None:
         "feltlab/plugins/__init__.py",
         "feltlab/rig/__init__.py",
         "feltlab/rig/protocol/feltlab_v2.dbc",
-        "feltlab/rig/certify/templates/report.html.j2",
+        "feltlab/rig/cli/render/templates/report.html.j2",
         "feltlab/rig/certify/profiles/batch6.toml",
         "feltlab/rig/live/templates/index.html",
         "feltlab/rig/live/static/live.js",
@@ -225,8 +235,8 @@ def _check_wheel_contents(wheel: Path, version: str) -> None:
         "feltlab/scaffold/templates/plugin_round_end.py.tmpl",
         "feltlab/scaffold/templates/pyproject.toml.tmpl",
         "feltlab/submission/certificate.py",
-        "feltlab/submission/templates/certificate.html.j2",
-        "feltlab/submission/templates/certificate.md.j2",
+        "feltlab/cli/render/templates/certificate.html.j2",
+        "feltlab/cli/render/templates/certificate.md.j2",
     ):
         assert required in names, f"{required} missing from {wheel.name}"
     assert any(n.startswith("feltlab/native/_core") and n.endswith(".so") for n in names)
@@ -237,14 +247,34 @@ def _check_wheel_contents(wheel: Path, version: str) -> None:
     assert "batch = feltlab.rig.kinds.batch:BATCH" in scripts  # the device kinds' entry points
 
 
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A plain venv with feltlab's dependencies and no feltlab; each test that installs
+    feltlab into it uninstalls it afterwards (made once: about 19 s of CPU a venv)."""
+    path = tmp_path_factory.mktemp("packaging") / "venv"
+    python = _make_venv(path)
+    _run([python, "-m", "pip", "install", NO_COMPILE, *_project_dependencies()], cwd=path.parent)
+    return path
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["wheel", "editable", "editable-strict"])
-def test_install_and_import_outside_checkout(mode: str, tmp_path: Path) -> None:
+def test_install_and_import_outside_checkout(mode: str, venv: Path, tmp_path: Path) -> None:
     version = _project_version()
     started = time.perf_counter()
     src = _copy_checkout(tmp_path / "src")
-    venv = tmp_path / "venv"
-    python = _make_venv(venv)
+    python = venv / "bin" / "python"
+    try:
+        _install_and_check(mode, python, venv, src, version, tmp_path)
+    finally:
+        _run([python, "-m", "pip", "uninstall", "--yes", "feltlab"], cwd=tmp_path)
+    elapsed = time.perf_counter() - started
+    print(f"{mode} install and checks: {elapsed:.1f} s")
+
+
+def _install_and_check(
+    mode: str, python: Path, venv: Path, src: Path, version: str, tmp_path: Path
+) -> None:
     workdir = tmp_path / "elsewhere"
     workdir.mkdir()
 
@@ -283,5 +313,3 @@ def test_install_and_import_outside_checkout(mode: str, tmp_path: Path) -> None:
             assert (trees[0] / "rig" / "plugin.py").resolve() == (src / "rig" / "plugin.py")
 
     _check_installed(venv, workdir, expected_root, version)
-    elapsed = time.perf_counter() - started
-    print(f"{mode} install and checks: {elapsed:.1f} s")

@@ -18,6 +18,10 @@
  * moment, independently of one another and of the dealer's card removal; their mass is
  * returned in *approx so the sheet can name and bound it.
  */
+#if defined(__linux__)
+#define _DEFAULT_SOURCE /* madvise */
+#include <sys/mman.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +63,9 @@ struct dl_cache {
     int up;
     struct dl_bucket *b; /* open addressing, 64-byte aligned */
     uint32_t cap;        /* power of two */
+    uint32_t blk;        /* buckets in b's block (cap or more: a block used again) */
+    struct dl_bucket *spare; /* a block kept for the next table (dl_take), spare_blk buckets */
+    uint32_t spare_blk;
     uint32_t used;
     uint32_t *todo;      /* buckets queued for the batched pass */
     uint32_t ntodo;
@@ -207,10 +214,48 @@ static int dl_hand_value(int stake, int cls, int o, int bj_takes_all) {
 static void dl_fill(dl_args *g);
 static void dl_replay(dl_args *g);
 
-static struct dl_bucket *dl_buckets(uint32_t cap) {
-    struct dl_bucket *b = aligned_alloc(64, sizeof(*b) * cap);
+/* A table's memory: blocks of 2 MiB or more are asked for huge pages (the lookups are random
+ * over up to 32 MiB: with 4 KiB pages nearly each one missed the TLB), and the blocks are kept
+ * for the next up card and the next growth (dl_take), since the kernel's zeroing of fresh
+ * pages cost as much as the lookups they served. */
+#define DL_HUGE ((size_t)2 << 20)
+
+static struct dl_bucket *dl_block(uint32_t cap) {
+    size_t size = sizeof(struct dl_bucket) * cap;
+    if (size < DL_HUGE) return aligned_alloc(64, size);
+    struct dl_bucket *b = aligned_alloc(DL_HUGE, size);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (b) madvise(b, size, MADV_HUGEPAGE); /* advice only: a refusal changes nothing */
+#endif
+    return b;
+}
+
+/* empty buckets for a table of cap: the spare block when it holds them, else a new block (the
+ * spare, too small, freed); NULL when out of memory */
+static struct dl_bucket *dl_take(struct dl_cache *dc, uint32_t cap, uint32_t *blk) {
+    struct dl_bucket *b = NULL;
+    if (dc->spare && dc->spare_blk >= cap) {
+        b = dc->spare;
+        *blk = dc->spare_blk;
+        dc->spare = NULL;
+        dc->spare_blk = 0;
+    } else {
+        b = dl_block(cap);
+        *blk = cap;
+    }
     if (b) memset(b, 0, sizeof(*b) * cap);
     return b;
+}
+
+/* a block no longer in use kept as the spare (the larger of the two kept) */
+static void dl_give(struct dl_cache *dc, struct dl_bucket *b, uint32_t blk) {
+    if (dc->spare_blk >= blk) {
+        free(b);
+        return;
+    }
+    free(dc->spare);
+    dc->spare = b;
+    dc->spare_blk = blk;
 }
 
 /* the bucket of the dealer's distribution off s0 less the cards of `key`, added (queued,
@@ -227,12 +272,12 @@ static int64_t dl_slot(dl_args *g, uint64_t key) {
     if (2 * (dc->used + 1) > dc->cap) { /* grow: rehash into twice the buckets */
         dl_fill(g);
         dl_replay(g);
-        uint32_t ncap = 2 * dc->cap;
-        struct dl_bucket *nb = dl_buckets(ncap);
+        uint32_t ncap = 2 * dc->cap, nblk;
+        struct dl_bucket *nb = dl_take(dc, ncap, &nblk);
         uint32_t *nt = realloc(dc->todo, sizeof(*nt) * ncap);
         if (nt) dc->todo = nt;
         if (!nb || !nt) {
-            free(nb);
+            if (nb) dl_give(dc, nb, nblk);
             g->c->err = 1;
             return -1;
         }
@@ -242,8 +287,9 @@ static int64_t dl_slot(dl_args *g, uint64_t key) {
             while (nb[j].key) j = (j + 1) & (ncap - 1);
             nb[j] = dc->b[i];
         }
-        free(dc->b);
+        dl_give(dc, dc->b, dc->blk);
         dc->b = nb;
+        dc->blk = nblk;
         dc->cap = ncap;
         h = hash64(k) & (dc->cap - 1);
         while (dc->b[h].key) h = (h + 1) & (dc->cap - 1);
@@ -356,33 +402,29 @@ static inline void dl_box_add(const dl_args *g, dl_box *b, int stake, int cls) {
     for (int o = 0; o < 8; o++) b->acc[o] = (int8_t)(b->acc[o] + hv[o]);
 }
 
-/* a finished box (its hands summed in b): its mass by net now when the dealer's distribution
- * off its composition is known, else recorded and read once the queued distributions are
- * filled */
-static void dl_leaf(dl_args *g, int32_t n_left, int32_t bj_left, uint64_t key, double pr,
-                    const dl_box *b) {
-    an_ctx *c = g->c;
-    int8_t net[N_OUT];
-    if (!b->live) { /* every hand busted: lost whole, the dealer's cards do not matter */
-        double m = pr;
-        if (c->r->peek && c->bj_x >= 0) /* the dealer's hole card: no blackjack */
-            m *= 1.0 - (double)bj_left / n_left;
-        g->dist[FL_AN_SPLIT_NET0 - b->busted] += m;
-        return;
-    }
-    int64_t sl = dl_slot(g, key);
-    if (sl < 0) return;
-    /* a live box: each hand's result against each final dealer total or bust (dl_net) */
+/* a live box's net index for each final dealer total, bust and blackjack (-1: none, the
+ * peeked blackjack) */
+static inline void dl_net(const dl_args *g, const dl_box *b, int8_t net[N_OUT]) {
+    const fl_analyzer_rules *r = g->c->r;
     memcpy(net, b->acc, OUT_BJ);
-    if (c->r->peek) net[OUT_BJ] = -1;
+    if (r->peek) net[OUT_BJ] = -1;
     else {
-        int bj = c->r->enhc_takes == FL_TAKES_ORIGINAL                 ? -1
-                 : c->r->enhc_takes == FL_TAKES_ORIGINAL_AND_BUSTED ? -1 - b->busted
-                                                                    : -b->all;
+        int bj = r->enhc_takes == FL_TAKES_ORIGINAL                 ? -1
+                 : r->enhc_takes == FL_TAKES_ORIGINAL_AND_BUSTED ? -1 - b->busted
+                                                                 : -b->all;
         net[OUT_BJ] = (int8_t)(bj + FL_AN_SPLIT_NET0);
     }
+}
+
+/* dl_leaf's live box whose dealer distribution is not filled yet: its bucket found or added,
+ * the box recorded, and the queue filled (what waited on it settled) once it is long */
+static void dl_leaf_wait(dl_args *g, uint64_t key, double pr, const dl_box *b) {
+    int8_t net[N_OUT];
+    int64_t sl = dl_slot(g, key);
+    if (sl < 0) return;
+    dl_net(g, b, net);
     const struct dl_cache *dc = g->dc;
-    if (!(dc->b[sl].key & DL_PENDING)) {
+    if (!(dc->b[sl].key & DL_PENDING)) { /* filled by the growth in dl_slot */
         const double *d = dc->b[sl].d;
         for (int o = 0; o < N_OUT; o++)
             if (net[o] >= 0) g->dist[net[o]] += pr * d[o];
@@ -393,6 +435,35 @@ static void dl_leaf(dl_args *g, int32_t n_left, int32_t bj_left, uint64_t key, d
         dl_fill(g);
         dl_replay(g);
     }
+}
+
+/* a finished box (its hands summed in b): its mass by net now when the dealer's distribution
+ * off its composition is known (looked up here: the enumeration's inner step), else recorded
+ * and read once the queued distributions are filled (dl_leaf_wait) */
+static inline void dl_leaf(dl_args *g, int32_t n_left, int32_t bj_left, uint64_t key, double pr,
+                           const dl_box *b) {
+    an_ctx *c = g->c;
+    if (!b->live) { /* every hand busted: lost whole, the dealer's cards do not matter */
+        double m = pr;
+        if (c->r->peek && c->bj_x >= 0) /* the dealer's hole card: no blackjack */
+            m *= 1.0 - (double)bj_left / n_left;
+        g->dist[FL_AN_SPLIT_NET0 - b->busted] += m;
+        return;
+    }
+    const struct dl_cache *dc = g->dc;
+    uint64_t k = key + 1;
+    uint32_t mask = dc->cap - 1, h = hash64(k) & mask;
+    for (uint64_t bk; (bk = dc->b[h].key) != 0; h = (h + 1) & mask) {
+        if ((bk & ~DL_PENDING) != k) continue;
+        if (bk & DL_PENDING) break;
+        int8_t net[N_OUT];
+        dl_net(g, b, net);
+        const double *d = dc->b[h].d;
+        for (int o = 0; o < N_OUT; o++)
+            if (net[o] >= 0) g->dist[net[o]] += pr * d[o];
+        return;
+    }
+    dl_leaf_wait(g, key, pr, b);
 }
 
 /* the approximated rest of a re-split box: state of the hands so far for one dealer outcome,
@@ -630,23 +701,31 @@ void split_distribution_release(an_ctx *c) {
     struct dl_cache *dc = c->dl_cache;
     if (!dc) return;
     free(dc->b);
+    free(dc->spare);
     free(dc->todo);
     free(dc);
     c->dl_cache = NULL;
 }
 
-/* the dealer cache of the current up card: kept across the pairs split against it */
+/* the dealer cache of the current up card: kept across the pairs split against it; a new up
+ * card's starts empty in the blocks of the last one's */
 static struct dl_cache *dl_cache_for_up(an_ctx *c) {
     struct dl_cache *dc = c->dl_cache;
     if (dc && dc->up == c->up) return dc;
-    split_distribution_release(c);
-    dc = calloc(1, sizeof *dc);
-    if (!dc) return NULL;
-    c->dl_cache = dc;
+    if (!dc) {
+        dc = calloc(1, sizeof *dc);
+        if (!dc) return NULL;
+        c->dl_cache = dc;
+        dc->todo = malloc(sizeof(*dc->todo) * (1u << 13));
+    } else if (dc->b) {
+        dl_give(dc, dc->b, dc->blk);
+        dc->b = NULL;
+    }
     dc->up = c->up;
     dc->cap = 1u << 13;
-    dc->b = dl_buckets(dc->cap);
-    dc->todo = malloc(sizeof(*dc->todo) * dc->cap);
+    dc->used = 0;
+    dc->ntodo = 0;
+    dc->b = dl_take(dc, dc->cap, &dc->blk);
     if (!dc->b || !dc->todo) {
         split_distribution_release(c);
         return NULL;

@@ -150,7 +150,14 @@ typedef struct {
     ((sim_cfg){(r)->peek, (r)->surrender, (r)->dealer_plays_out, (r)->double_after_split,          \
                (r)->max_hands, (r)->resplit_aces, (r)->split_aces_one_card, (r)->enhc_takes})
 
+/* The instances inline every helper (always_inline); the sanitizer build of ``make test-native``
+ * defines FL_NO_FORCED_INLINE, which leaves the choice to the compiler: the same source and
+ * values checked, compiled in 2 s instead of 67 s (21 instrumented copies of run_core). */
+#ifdef FL_NO_FORCED_INLINE
+#define AI static inline
+#else
 #define AI static inline __attribute__((always_inline))
+#endif
 
 AI void hand_take(const sim_ctx *x, sim_hand *h, uint8_t c, int full) {
     if (full) h->cards[h->n] = c;
@@ -314,6 +321,125 @@ AI void record_inputs(const sim_ctx *x, uint8_t *in, const sim_hand *hands, unsi
     in[FL_IN_DEALER_RANK + 2] = d->n > 2 ? (uint8_t)(d->cards[2] >> 2) : 13;
 }
 
+/* A hand's net against the dealer's final total dt (rule 5.1): w the hand's wager (the stake,
+ * doubled or not), pt its best total, dbj a dealer blackjack without a hole card (a dealer
+ * blackjack under peek ends the round before), natural the hand a blackjack (not after a
+ * split), bj_v a blackjack's pay against this dealer.  Selected by masks, not branches: the
+ * outcome is the round's least predictable step. */
+AI int32_t hand_net(int32_t w, unsigned pt, unsigned dt, unsigned dbj, unsigned natural,
+                    int32_t bj_v) {
+    const unsigned live = (pt <= 21) & !dbj;             /* else lost: 5.1(f), (d), (g) */
+    const unsigned win = live & ((dt > 21) | (pt > dt)); /* 5.1(a) */
+    const unsigned push = live & (pt == dt);
+    const int32_t v_hand = (w & -(int32_t)win) - (w & -(int32_t)!(win | push));
+    const int32_t nat = -(int32_t)natural; /* 5.1(a)-(c), (e) */
+    return (v_hand & ~nat) | (bj_v & nat);
+}
+
+/* The initial deal of a one-hand round from its fixed cards cd: the box's two cards and the
+ * dealer's up card, then, under peek, the dealer's hole card (the fourth card); init as
+ * play_round gives it, the player's third card (cd[P]) whether or not anyone takes it. */
+AI void one_hand_deal(const sim_ctx *x, const sim_cfg C, const uint8_t *cd, unsigned P,
+                      sim_dealer *d, uint8_t *init) {
+    const uint8_t d0 = cd[1];
+    init[0] = cd[0];
+    init[1] = cd[2];
+    init[2] = d0;
+    init[3] = cd[P];
+    d->st = x->card[d0];
+    d->n = 1;
+    d->cards[0] = d0;
+    d->suits = (uint8_t)(1u << (d0 & 3));
+    if (C.peek) {
+        const uint8_t d1 = cd[3];
+        init[4] = d1;
+        d->st = (uint16_t)(d->st + x->card[d1]);
+        d->n = 2;
+        d->cards[1] = d1;
+        d->suits = (uint8_t)(d->suits | (1u << (d1 & 3)));
+    }
+}
+
+/* The box hits again after its third card (rare): its cards by the loop while the table
+ * hits (*st, *n its state and cards), then, without a hole card, the dealer's second card
+ * when the hand stands (or the dealer plays out), else for the side bets (insurance) the
+ * card it would have been (52 past the shoe's end), and the dealer's draws.  Returns the
+ * box's best total. */
+AI unsigned one_hand_hits_on(const sim_ctx *x, const sim_cfg C, const int REC, sim_shoe *s,
+                             sim_dealer *d, unsigned up, unsigned pbj, unsigned *st,
+                             unsigned *n, uint8_t *init) {
+    do {
+        *st += x->card[fl_sim_deal(s)];
+        (*n)++;
+    } while (x->act[up][0][*st] == DO_HIT);
+    const unsigned pt = x->best[*st];
+    const unsigned live = pt <= 21;
+    if (!C.peek) { /* the hole card, or (for side bets) the card it would have been */
+        if (live | C.plays_out) {
+            const uint8_t hole = fl_sim_deal(s);
+            dealer_take(x, d, hole, REC, REC);
+            init[4] = hole;
+        } else if (s->dealt < s->size) {
+            fl_sim_fix_next(s);
+            init[4] = s->cards[s->dealt];
+        } else {
+            init[4] = 52; /* a card never dealt */
+        }
+    }
+    dealer_draws(x, s, d, ((live & !pbj) | C.plays_out) & !NATURAL(d), REC);
+    return pt;
+}
+
+/* The dealer's cards after a box that took at most one card (take), branch-free: from the
+ * fixed cards cd (cd[0] the player's third card), the dealer's next cards are the first and
+ * second after it when the box took it, else from it, each selected by the mask of take, not
+ * loaded after the decision (the round's chain of dependent steps the shorter).  Without a
+ * hole card the first is the dealer's second card (taken when the box stands at 21 or less,
+ * or the dealer plays out; init[4] either way), two draws from the card after; under peek,
+ * the dealer's first two draws.  pt: the box's best total. */
+AI void one_hand_dealer(const sim_ctx *x, const sim_cfg C, const int REC, sim_shoe *s,
+                        sim_dealer *d, const uint8_t *cd, unsigned take, unsigned pt,
+                        unsigned pbj, uint8_t *init) {
+    const unsigned c4 = cd[0], c5 = cd[1], c6 = cd[2], m = 0u - take;
+    const unsigned k4 = x->card[c4], k5 = x->card[c5], k6 = x->card[c6];
+    const uint8_t e0 = (uint8_t)(c4 ^ ((c4 ^ c5) & m)), e1 = (uint8_t)(c5 ^ ((c5 ^ c6) & m));
+    const unsigned u0 = k4 ^ ((k4 ^ k5) & m), u1 = k5 ^ ((k5 ^ k6) & m);
+    const unsigned live = pt <= 21, go = (live & !pbj) | C.plays_out;
+    unsigned more;
+    if (C.peek) {
+        s->dealt += dealer_two(x, d, go, e0, u0, e1, u1, REC, &more);
+    } else {
+        /* the hole card e0, taken by a select, then two draws from the card after */
+        const unsigned t = live | C.plays_out, c7 = cd[3], k7 = x->card[c7];
+        const uint8_t e2 = (uint8_t)(c6 ^ ((c6 ^ c7) & m));
+        const unsigned u2 = k6 ^ ((k6 ^ k7) & m);
+        init[4] = e0; /* the card the dealer took, or would have taken */
+        d->st = (uint16_t)(d->st + (u0 & -t));
+        if (REC) {
+            d->cards[1] = e0; /* past n when not taken: never read */
+            d->suits = (uint8_t)(d->suits | (t << (e0 & 3)));
+        }
+        d->n = (uint8_t)(d->n + t);
+        s->dealt += t;
+        s->dealt += dealer_two(x, d, t & go, e1, u1, e2, u2, REC, &more);
+    }
+    if (more) dealer_rest(x, s, d, REC);
+}
+
+/* The one hand's net (rule 5.1) once the dealer has drawn: st the box's state and pt its
+ * best total, pbj its blackjack.  Without a hole card a dealer blackjack takes the original
+ * wager only (not a double), or a busted hand whole, as enhc_takes says. */
+AI int32_t one_hand_net(const sim_ctx *x, const sim_cfg C, unsigned st, unsigned pt,
+                        unsigned doubled, unsigned pbj, const sim_dealer *d) {
+    const unsigned dbj = C.peek ? 0u : NATURAL(d); /* under peek, ended before the draws */
+    const int32_t v = hand_net(x->stake << doubled, pt, BEST(x, d), dbj, pbj,
+                               x->bj_win & -(int32_t)!dbj);
+    if (!C.peek && __builtin_expect(dbj & !pbj, 0) && C.enhc_takes != FL_TAKES_ALL &&
+        !(C.enhc_takes == FL_TAKES_ORIGINAL_AND_BUSTED && ST_HARD(st) > 21))
+        return -x->stake;
+    return v;
+}
+
 /* The round of one hand (no split), without surrender, in a tally (REC 0 or 1): the common
  * round, played from locals with its first steps branch-free.  Under peek the dealer's hole
  * card is the fourth card and a dealer blackjack ends the round at once; without a hole card
@@ -329,109 +455,37 @@ AI int one_hand_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, 
                       sim_shoe *s, int32_t *net, uint8_t *init) {
     const uint8_t *cd = s->cards + s->dealt;
     const unsigned P = C.peek ? 4u : 3u; /* the player's third card: the next after the deal */
-    const uint8_t p0 = cd[0], d0 = cd[1], p1 = cd[2], c4 = cd[P];
+    const uint8_t p0 = cd[0], d0 = cd[1], p1 = cd[2];
     const unsigned up = fl_card_value[d0];
     const unsigned rank = p0 >> 2u;
     if (__builtin_expect(rank == (unsigned)(p1 >> 2u) && r->pair[rank][up] && C.max_hands >= 2, 0))
         return 0;
     s->dealt += P;
-    init[0] = p0;
-    init[1] = p1;
-    init[2] = d0;
-    init[3] = c4; /* the player's third card: the next card, whether or not anyone takes it */
     sim_dealer d;
-    d.st = x->card[d0];
-    d.n = 1;
-    d.cards[0] = d0;
-    d.suits = (uint8_t)(1u << (d0 & 3));
-    if (C.peek) {
-        const uint8_t d1 = cd[3];
-        init[4] = d1;
-        d.st = (uint16_t)(d.st + x->card[d1]);
-        d.n = 2;
-        d.cards[1] = d1;
-        d.suits = (uint8_t)(d.suits | (1u << (d1 & 3)));
-    }
+    one_hand_deal(x, C, cd, P, &d, init);
     unsigned st = x->card[p0] + x->card[p1], n = 2, doubled = 0;
     const unsigned pbj = st == SIM_NATURAL_ST;
-    const int32_t stake = x->stake;
     int32_t v;
     if (C.peek && __builtin_expect(NATURAL(&d), 0)) { /* the dealer's blackjack, peeked */
-        v = pbj ? 0 : -stake;
+        v = pbj ? 0 : -x->stake;
     } else {
         /* the first decision (a double allowed), its card taken or not by a select; a second
          * decision only after a hit the table hits again (may double no longer: hit or
          * stand), and from there by the loop */
         const uint8_t a = x->act[up][1][st];
-        const unsigned k4 = x->card[c4], take = a != DO_STAND;
-        st += k4 & -take;
+        const unsigned take = a != DO_STAND;
+        st += x->card[cd[P]] & -take;
         n += take;
         s->dealt += take;
         doubled = a == DO_DOUBLE;
-        /* the dealer's next cards when the player takes no more: selected, not loaded after
-         * the decision (the round's chain of dependent steps the shorter) */
-        const unsigned c5 = cd[P + 1], c6 = cd[P + 2], m = 0u - take;
-        const unsigned k5 = x->card[c5], k6 = x->card[c6];
-        const uint8_t e0 = (uint8_t)(c4 ^ ((c4 ^ c5) & m)), e1 = (uint8_t)(c5 ^ ((c5 ^ c6) & m));
-        const unsigned u0 = k4 ^ ((k4 ^ k5) & m), u1 = k5 ^ ((k5 ^ k6) & m);
         unsigned pt;
         if ((a == DO_HIT) & (x->act[up][0][st] == DO_HIT)) {
-            do {
-                st += x->card[fl_sim_deal(s)];
-                n++;
-            } while (x->act[up][0][st] == DO_HIT);
-            pt = x->best[st];
-            const unsigned live = pt <= 21;
-            if (!C.peek) { /* the hole card, or (for side bets) the card it would have been */
-                if (live | C.plays_out) {
-                    const uint8_t hole = fl_sim_deal(s);
-                    dealer_take(x, &d, hole, REC, REC);
-                    init[4] = hole;
-                } else if (s->dealt < s->size) {
-                    fl_sim_fix_next(s);
-                    init[4] = s->cards[s->dealt];
-                } else {
-                    init[4] = 52; /* a card never dealt */
-                }
-            }
-            dealer_draws(x, s, &d, ((live & !pbj) | C.plays_out) & !NATURAL(&d), REC);
+            pt = one_hand_hits_on(x, C, REC, s, &d, up, pbj, &st, &n, init);
         } else {
-            unsigned more;
             pt = x->best[st];
-            const unsigned live = pt <= 21, go = (live & !pbj) | C.plays_out;
-            if (C.peek) {
-                s->dealt += dealer_two(x, &d, go, e0, u0, e1, u1, REC, &more);
-            } else {
-                /* the hole card e0, taken by a select, then two draws from the card after */
-                const unsigned t = live | C.plays_out, c7 = cd[P + 3], k7 = x->card[c7];
-                const uint8_t e2 = (uint8_t)(c6 ^ ((c6 ^ c7) & m));
-                const unsigned u2 = k6 ^ ((k6 ^ k7) & m);
-                init[4] = e0; /* the card the dealer took, or would have taken */
-                d.st = (uint16_t)(d.st + (u0 & -t));
-                if (REC) {
-                    d.cards[1] = e0; /* past n when not taken: never read */
-                    d.suits = (uint8_t)(d.suits | (t << (e0 & 3)));
-                }
-                d.n = (uint8_t)(d.n + t);
-                s->dealt += t;
-                s->dealt += dealer_two(x, &d, t & go, e1, u1, e2, u2, REC, &more);
-            }
-            if (more) dealer_rest(x, s, &d, REC);
+            one_hand_dealer(x, C, REC, s, &d, cd + P, take, pt, pbj, init);
         }
-        const unsigned dt = BEST(x, &d);
-        const unsigned dbj = C.peek ? 0u : NATURAL(&d); /* under peek, ended above */
-        const int32_t w = stake << doubled;
-        const unsigned live = (pt <= 21) & !dbj;            /* else lost: 5.1(f), (d), (g) */
-        const unsigned win = live & ((dt > 21) | (pt > dt)); /* 5.1(a) */
-        const unsigned push = live & (pt == dt);
-        const int32_t v_hand = (w & -(int32_t)win) - (w & -(int32_t)!(win | push));
-        const int32_t nat = -(int32_t)pbj; /* 5.1(a)-(c), (e) */
-        v = (v_hand & ~nat) | (x->bj_win & -(int32_t)!dbj & nat);
-        /* a dealer blackjack without a hole card takes the original wager only (not a
-         * double), or a busted hand whole, as enhc_takes says */
-        if (!C.peek && __builtin_expect(dbj & !pbj, 0) && C.enhc_takes != FL_TAKES_ALL &&
-            !(C.enhc_takes == FL_TAKES_ORIGINAL_AND_BUSTED && ST_HARD(st) > 21))
-            v = -stake;
+        v = one_hand_net(x, C, st, pt, doubled, pbj, &d);
     }
     if (REC) {
         sim_hand h;
@@ -443,6 +497,97 @@ AI int one_hand_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, 
     }
     *net = v;
     return 1;
+}
+
+/* The initial deal of the general round: the box's two cards and the dealer's up card, under
+ * peek the dealer's hole card; init[0..2] those cards, init[3] the player's third card (the
+ * next card of the shoe, fixed now whether or not anyone takes it), init[4] none yet (52 in
+ * a tally, a table input; else FL_NO_CARD).  Returns the up card's value. */
+AI unsigned round_deal(const sim_ctx *x, const sim_cfg C, const int REC, const int TALLY,
+                       sim_shoe *s, sim_hand *h0, sim_dealer *d, uint8_t *init) {
+    const uint8_t none = TALLY ? 52 : FL_NO_CARD; /* a card never dealt */
+    const uint8_t p0 = fl_sim_deal(s), d0 = fl_sim_deal(s), p1 = fl_sim_deal(s);
+    h0->st = (uint16_t)(x->card[p0] + x->card[p1]);
+    h0->n = 2;
+    h0->doubled = h0->from_split = h0->split_aces = 0;
+    h0->cards[0] = p0;
+    h0->cards[1] = p1;
+    d->st = x->card[d0];
+    d->n = 1;
+    d->cards[0] = d0;
+    d->cards[1] = FL_NO_CARD; /* (taken only with the second card) */
+    d->suits = (uint8_t)(1u << (d0 & 3));
+    if (C.peek) dealer_take(x, d, fl_sim_deal(s), 1, REC);
+    init[0] = p0;
+    init[1] = p1;
+    init[2] = d0;
+    init[4] = none;
+    if (__builtin_expect(s->dealt < s->size, 1)) {
+        fl_sim_fix_next(s);
+        init[3] = s->cards[s->dealt];
+    } else {
+        init[3] = none;
+    }
+    return fl_card_value[d0];
+}
+
+/* The dealer's hand after the box's play: without a hole card the second card when some
+ * hand is live (any_live, or the dealer plays out), else for the side bets (insurance) the
+ * card the dealer would have taken, fixed without dealing it (init[4]); then the draws when
+ * some hand is open (any_open: neither busted, nor a blackjack, nor surrendered), or always
+ * when playing out. */
+AI void dealer_after_box(const sim_ctx *x, const sim_cfg C, const int REC, sim_shoe *s,
+                         unsigned any_live, unsigned any_open, sim_dealer *d, uint8_t *init) {
+    if (!C.peek) {
+        if (d->n < 2 && (any_live || C.plays_out)) dealer_take(x, d, fl_sim_deal(s), 1, REC);
+        if (d->n < 2 && s->dealt < s->size) {
+            fl_sim_fix_next(s);
+            init[4] = s->cards[s->dealt];
+        }
+    }
+    dealer_draws(x, s, d, (any_open | C.plays_out) & !NATURAL(d), REC);
+}
+
+/* The box's net (rule 5.1 (a)-(g)) once the round is played: a surrendered box loses half
+ * its wager (the whole of it under late surrender without a hole card, against a dealer
+ * blackjack); against a dealer blackjack peeked it pushes a blackjack and loses the rest;
+ * else its hands' nets summed, a dealer blackjack without a hole card taking the original
+ * wager once per box (enhc_takes original), and every busted hand whole (original and
+ * busted), or every wager (all). */
+AI int32_t settle_box(const sim_ctx *x, const sim_cfg C, const sim_hand *hands,
+                      unsigned n_hands, const sim_dealer *d, int surrendered,
+                      int dealer_bj_peeked) {
+    const int32_t stake = x->stake;
+    if (surrendered) {
+        int lost_all = C.surrender == FL_SURRENDER_LATE && !C.peek && NATURAL(d);
+        return lost_all ? -stake : -(stake - stake / 2);
+    }
+    const unsigned dt = BEST(x, d);
+    if (dealer_bj_peeked) return NATURAL(&hands[0]) ? 0 : -stake;
+    /* a dealer blackjack under peek ended the round above */
+    const unsigned dbj = C.peek ? 0u : NATURAL(d);
+    const int limited = !C.peek && dbj && C.enhc_takes != FL_TAKES_ALL;
+    int original_taken = 0;
+    int32_t total = 0;
+    /* a blackjack's pay against this dealer (5.1(a)-(c), (e)) */
+    const int32_t bj_v = x->bj_win & -(int32_t)!dbj;
+    for (unsigned i = 0; i < n_hands; i++) {
+        const sim_hand *h = &hands[i];
+        int32_t v = hand_net(stake << h->doubled, BEST(x, h), dt, dbj,
+                             NATURAL(h) & !h->from_split, bj_v);
+        if (limited && v < 0) {
+            if (C.enhc_takes == FL_TAKES_ORIGINAL_AND_BUSTED && ST_HARD(h->st) > 21) {
+                /* a busted hand stays lost, whole */
+            } else if (!original_taken) { /* the original wager, once per box */
+                original_taken = 1;
+                v = -stake;
+            } else {
+                v = 0;
+            }
+        }
+        total += v;
+    }
+    return total;
 }
 
 /* One round: the main wager's net result into *net, the five initial cards (P1, P2, D1, the
@@ -457,45 +602,21 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
         __builtin_expect(s->fixed - s->dealt >= 7, 1) &&
         one_hand_round(r, x, C, REC, s, net, init))
         return s->ok;
-    const uint8_t none = TALLY ? 52 : FL_NO_CARD; /* a card never dealt (52: a table input) */
     sim_hand hands[4];
     sim_dealer d;
     unsigned n_hands = 1;
-    sim_hand *h0 = &hands[0];
-    const uint8_t p0 = fl_sim_deal(s), d0 = fl_sim_deal(s), p1 = fl_sim_deal(s);
-    const unsigned up = fl_card_value[d0];
-    h0->st = (uint16_t)(x->card[p0] + x->card[p1]);
-    h0->n = 2;
-    h0->doubled = h0->from_split = h0->split_aces = 0;
-    h0->cards[0] = p0;
-    h0->cards[1] = p1;
-    d.st = x->card[d0];
-    d.n = 1;
-    d.cards[0] = d0;
-    d.cards[1] = FL_NO_CARD; /* (taken only with the second card) */
-    d.suits = (uint8_t)(1u << (d0 & 3));
-    if (C.peek) dealer_take(x, &d, fl_sim_deal(s), 1, REC);
-    init[0] = p0; /* the player's third card: the next card of the shoe, fixed now whether */
-    init[1] = p1; /* or not anyone takes it */
-    init[2] = d0;
-    init[4] = none;
-    if (__builtin_expect(s->dealt < s->size, 1)) {
-        fl_sim_fix_next(s);
-        init[3] = s->cards[s->dealt];
-    } else {
-        init[3] = none;
-    }
+    const unsigned up = round_deal(x, C, REC, TALLY, s, &hands[0], &d, init);
     /* surrender (rules.py Surrender): early before the dealer's check, late at the first
      * decision; a hard two-card total the surr table gives up, unless the pair table splits */
-    int surrendered = C.surrender == FL_SURRENDER_EARLY && surrender_choice(r, C, h0, up);
+    int surrendered = C.surrender == FL_SURRENDER_EARLY && surrender_choice(r, C, &hands[0], up);
     const int dealer_bj_peeked = C.peek && !surrendered && NATURAL(&d);
     if (surrendered) {
         if (d.n < 2) dealer_take(x, &d, fl_sim_deal(s), 1, REC); /* dealt to the box's live hand */
         if (C.plays_out) dealer_draws(x, s, &d, 1, REC);
     } else if (!dealer_bj_peeked) {
         surrendered = play_hands(r, x, C, REC, s, hands, &n_hands, up);
-        /* the dealer: a second card when some hand is live, the rest when some hand is open
-         * (neither busted, nor a blackjack, nor surrendered), or always when playing out */
+        /* (the hands scanned here, not in dealer_after_box: there the arrays path ran 3 %
+         * slower, gcc 12 -O3) */
         unsigned any_live = 0, any_open = 0;
         for (unsigned i = 0; i < n_hands; i++) {
             unsigned live = ST_HARD(hands[i].st) <= 21;
@@ -503,63 +624,12 @@ AI int play_round(const fl_sim_rules *r, const sim_ctx *x, const sim_cfg C, cons
             any_open |= live & !(NATURAL(&hands[i]) & !hands[i].from_split);
         }
         any_open &= !surrendered;
-        if (!C.peek) {
-            if (d.n < 2 && (any_live || C.plays_out)) dealer_take(x, &d, fl_sim_deal(s), 1, REC);
-            if (d.n < 2 && s->dealt < s->size) {
-                /* nobody needs the dealer's second card; for side bets (insurance) it is the
-                 * card the dealer would have taken: fix it without dealing it */
-                fl_sim_fix_next(s);
-                init[4] = s->cards[s->dealt];
-            }
-        }
-        dealer_draws(x, s, &d, (any_open | C.plays_out) & !NATURAL(&d), REC);
+        dealer_after_box(x, C, REC, s, any_live, any_open, &d, init);
     }
     if (d.n >= 2) init[4] = d.cards[1];
     if (TALLY && REC) record_inputs(x, init, hands, n_hands, &d, surrendered);
     if (!TALLY && rec) emit_record(rec, hands, n_hands, &d, surrendered);
-    /* settlement: rule 5.1 (a)-(g) */
-    const int32_t stake = x->stake;
-    if (surrendered) {
-        int lost_all = C.surrender == FL_SURRENDER_LATE && !C.peek && NATURAL(&d);
-        *net = lost_all ? -stake : -(stake - stake / 2);
-        return s->ok;
-    }
-    const unsigned dt = BEST(x, &d);
-    if (dealer_bj_peeked) {
-        *net = NATURAL(h0) ? 0 : -stake;
-        return s->ok;
-    }
-    /* a dealer blackjack under peek ended the round above */
-    const unsigned dbj = C.peek ? 0u : NATURAL(&d);
-    const int limited = !C.peek && dbj && C.enhc_takes != FL_TAKES_ALL;
-    int original_taken = 0;
-    int32_t total = 0;
-    /* a blackjack's pay against this dealer (5.1(a)-(c), (e)) */
-    const int32_t bj_v = x->bj_win & -(int32_t)!dbj;
-    for (unsigned i = 0; i < n_hands; i++) {
-        const sim_hand *h = &hands[i];
-        const int32_t st = stake << h->doubled;
-        const unsigned pt = BEST(x, h);
-        /* selected by masks, not branches: the outcome is the round's least predictable */
-        const unsigned live = (pt <= 21) & !dbj;             /* else lost: 5.1(f), (d), (g) */
-        const unsigned win = live & ((dt > 21) | (pt > dt)); /* 5.1(a) */
-        const unsigned push = live & (pt == dt);
-        const int32_t nat = -(int32_t)(NATURAL(h) & !h->from_split);
-        const int32_t v_hand = (st & -(int32_t)win) - (st & -(int32_t)!(win | push));
-        int32_t v = (v_hand & ~nat) | (bj_v & nat);
-        if (limited && v < 0) {
-            if (C.enhc_takes == FL_TAKES_ORIGINAL_AND_BUSTED && ST_HARD(h->st) > 21) {
-                /* a busted hand stays lost, whole */
-            } else if (!original_taken) { /* the original wager, once per box */
-                original_taken = 1;
-                v = -stake;
-            } else {
-                v = 0;
-            }
-        }
-        total += v;
-    }
-    *net = total;
+    *net = settle_box(x, C, hands, n_hands, &d, surrendered, dealer_bj_peeked);
     return s->ok;
 }
 
@@ -676,9 +746,226 @@ AI void bucket_add(fl_sim_sums *b, int32_t v) {
     b->sq_hi = (uint64_t)(sq >> 64);
 }
 
-/* The loop over rounds, FL_SIM_LANES shoes prepared at a time, then played one after the
- * other (see the header).  TALLY: sums and tables only (no per-round array; REC 0 or 1: a
- * record for the tables that read one); otherwise every array of o (REC 2: full records). */
+/* ---------------------------------------------------------------- the run */
+
+/* The main wager's sums as a run keeps them: the net and its square in 64 bits, added to the
+ * 128-bit sums every `period` rounds: a round's net is at most `top` cents either way (four
+ * doubled hands, or a blackjack; below 2^31 by check_rules), so `period` rounds cannot
+ * overflow either 64-bit sum. */
+typedef struct {
+    __extension__ __int128 net_sum;
+    fl_u128 sq_sum;
+    int64_t net_part;
+    uint64_t sq_part, left, period;
+} sim_acc;
+
+AI void acc_init(sim_acc *a, const fl_sim_rules *r) {
+    const uint64_t bj_top = (uint64_t)r->stake * r->bj_num / r->bj_den + 1u;
+    const uint64_t top = bj_top > 8u * (uint64_t)r->stake ? bj_top : 8u * (uint64_t)r->stake;
+    const uint64_t period_sq = UINT64_MAX / (top * top), period_net = (uint64_t)INT64_MAX / top;
+    a->period = period_sq < period_net ? period_sq : period_net;
+    a->left = a->period;
+    a->net_sum = 0;
+    a->sq_sum = 0;
+    a->net_part = 0;
+    a->sq_part = 0;
+}
+
+AI void acc_add(sim_acc *a, int32_t v) {
+    a->net_part += v;
+    a->sq_part += (uint64_t)((int64_t)v * v);
+    if (__builtin_expect(--a->left == 0, 0)) {
+        a->net_sum += a->net_part;
+        a->sq_sum += a->sq_part;
+        a->net_part = 0;
+        a->sq_part = 0;
+        a->left = a->period;
+    }
+}
+
+/* the run's sums of n_rounds rounds added to *m */
+AI void acc_into(const sim_acc *a, fl_sim_sums *m, size_t n_rounds) {
+    fl_u128 net = ((fl_u128)m->net_hi << 64 | m->net_lo) + (fl_u128)(a->net_sum + a->net_part);
+    fl_u128 sq = ((fl_u128)m->sq_hi << 64 | m->sq_lo) + (a->sq_sum + a->sq_part);
+    m->rounds += n_rounds;
+    m->net_lo = (uint64_t)net;
+    m->net_hi = (uint64_t)(net >> 64);
+    m->sq_lo = (uint64_t)sq;
+    m->sq_hi = (uint64_t)(sq >> 64);
+}
+
+/* What a run's loops share: its parameters and run_core's own objects, each at its one
+ * place (the shoe in play a copy, which the compiler keeps as a local: play through a
+ * pointer into the lanes was slower). */
+typedef struct {
+    const fl_sim_rules *r;
+    const sim_out *o;
+    const sim_ctx *x;
+    sim_shoe *lanes;            /* FL_SIM_LANES shoes, shuffled a batch at a time */
+    sim_shoe *s;                /* the shoe in play */
+    fl_csm_state *csm;          /* deal from this continuous shuffler (a counted run only) */
+    sim_count *kc;              /* the count (a counted run) */
+    fl_side_batch *batch;       /* a tally's rounds not yet counted in its tables */
+    const fl_side_lookups *lk;  /* a tally's tables, as the batch reads them */
+    uint8_t *in;                /* the round's inputs, when no table reads them */
+    fl_round_record *round_rec; /* the round's record, when only a table reads it */
+} sim_run;
+
+/* why a shoe failed: out of cards (or a continuous shuffler emptied), else the generator */
+AI fl_status shoe_failure(const sim_shoe *s, const fl_csm_state *csm) {
+    const int out = s->dealt >= s->size || (csm && csm->n == 0);
+    return out ? FL_ERR_CARDS_OUT : FL_ERR_EXHAUSTED;
+}
+
+/* A tally of n_rounds from two shoes in flight: the rounds of shoe A (the earlier in the
+ * order of play, in R->s) and of the next, B, alternate, so that the two rounds' chains of
+ * dependent loads and selects overlap.  The tally is a sum, the same in any order of its
+ * rounds; its set of rounds stays the sequential one (the first n_rounds of the shoes in
+ * order): a round of B is played only while the rounds left leave room for every round A may
+ * still have (a round takes at least 3 cards), so A always ends within the call, and near
+ * the end A is played alone.  Shoe k is lane k % FL_SIM_LANES's, fixed to the cut when it
+ * starts: each lane's positions are fixed in the same order from its own generator as by
+ * fl_sim_start_shoes, so these are the same shoes.  Needs a cutting card (cut > 0) and no
+ * count.  (Each round is written out twice, not in a helper of its own: with one, a round
+ * of the general path ran 3 % slower, gcc 12 -O3.) */
+AI fl_status run_two_shoes(const sim_run *R, sim_acc *acc, const sim_cfg C, const int REC,
+                           size_t n_rounds) {
+    sim_shoe *const lanes = R->lanes, *const s = R->s;
+    const fl_sim_rules *const r = R->r;
+    const sim_ctx *const x = R->x;
+    uint8_t *const in = R->in;
+    const fl_side_lookups *const lk = R->lk;
+    sim_shoe pb;
+    fl_side_batch *const bt = R->o->n_tables ? R->batch : NULL;
+    size_t ka = 0, done = 0;
+    int b_done = 0;
+    fl_sim_shoe_begin(lanes, 0, s);
+    fl_sim_shoe_begin(lanes, 1, &pb);
+    const uint32_t cut = r->cut_position;
+    const size_t a_top = (cut + 2) / 3;
+    while (done < n_rounds) {
+        /* A's rounds left are at most (cut - dealt + 2) / 3, at most a_top: the exact bound
+         * is worked out only near the end of the call */
+        const size_t left_now = n_rounds - done;
+        if (!b_done && (left_now > a_top || left_now > (cut - s->dealt + 2) / 3)) {
+            int32_t vb = 0;
+            if (!play_round(r, x, C, REC, 1, &pb, &vb, bt ? bt->in[bt->n] : in, NULL))
+                return shoe_failure(&pb, NULL);
+            acc_add(acc, vb);
+            if (bt && ++bt->n == FL_SIDE_BATCH) fl_side_lookup_batch(lk, bt, 0);
+            done++;
+            if (pb.dealt >= cut) { /* B's cutting card came out: B waits for A */
+                lanes[(ka + 1) % FL_SIM_LANES] = pb;
+                b_done = 1;
+            }
+        }
+        int32_t v = 0;
+        if (!play_round(r, x, C, REC, 1, s, &v, bt ? bt->in[bt->n] : in, NULL))
+            return shoe_failure(s, NULL);
+        acc_add(acc, v);
+        if (bt && ++bt->n == FL_SIDE_BATCH) fl_side_lookup_batch(lk, bt, 0);
+        done++;
+        if (s->dealt >= cut) { /* A's cutting card came out: B, or the shoes after it */
+            lanes[ka % FL_SIM_LANES] = *s;
+            if (b_done) {
+                ka += 2;
+                fl_sim_shoe_begin(lanes, ka, s);
+                b_done = 0;
+            } else {
+                ka += 1;
+                *s = pb;
+            }
+            fl_sim_shoe_begin(lanes, ka + 1, &pb);
+        }
+    }
+    return FL_OK;
+}
+
+/* A counted round's bucket at the moment of the bet: from the cards seen since the shuffle (a
+ * new shoe resets the count); off a continuous shuffler, whose count never resets, the
+ * delivery tray first keeps only the cards not dealt yet. */
+AI size_t count_at_bet(sim_count *kc, sim_shoe *s, const fl_csm_state *csm) {
+    if (csm) {
+        uint32_t waiting = s->fixed - s->dealt;
+        memmove(s->cards, s->cards + s->dealt, waiting);
+        s->dealt = 0;
+        s->fixed = waiting;
+    } else if (s->dealt == 0) {
+        count_reset(kc); /* a new shoe */
+    }
+    return count_bucket(kc, s->size - s->dealt);
+}
+
+/* The rounds one after the other, each from the shoe in play until its cutting card comes
+ * out (a continuous shuffler's: never), a batch of FL_SIM_LANES shoes shuffled at a time:
+ * every path that is not run_two_shoes'.  TALLY: sums and tables only; else every array of
+ * o.  COUNT: each round bucketed by the count at the moment of the bet. */
+AI fl_status run_in_order(const sim_run *R, sim_acc *acc, const sim_cfg C, const int REC,
+                          const int TALLY, const int COUNT, size_t n_rounds) {
+    const sim_out *const o = R->o;
+    sim_shoe *const lanes = R->lanes, *const s = R->s;
+    fl_csm_state *const csm = R->csm;
+    fl_side_batch *const batch = R->batch;
+    const int tables = o->n_tables != 0;
+    unsigned cur = FL_SIM_LANES; /* FL_SIM_LANES: a new batch is due */
+    if (csm) {
+        *s = lanes[0];
+        cur = 0;
+    }
+    for (size_t i = 0; i < n_rounds; i++) {
+        if (cur == FL_SIM_LANES) { /* shuffle (rule 5.7(b)), a batch of shoes at a time */
+            fl_sim_start_shoes(lanes);
+            cur = 0;
+            *s = lanes[0];
+        }
+        size_t bucket = 0, off = 0; /* off: the bucket's offset in the side-table counts */
+        if (COUNT) {
+            bucket = count_at_bet(R->kc, s, csm);
+            off = bucket * o->n_tables * 256;
+        }
+        int32_t v = 0;
+        uint8_t *init = TALLY && tables ? batch->in[batch->n] : R->in;
+        fl_round_record *rec = NULL;
+        uint32_t first = s->dealt;
+        if (!TALLY) {
+            if (o->initial) init = o->initial + 5 * i;
+            rec = o->records ? o->records + i : o->n_rec_inputs ? R->round_rec : NULL;
+        }
+        if (!play_round(R->r, R->x, C, REC, TALLY, s, &v, init, rec)) return shoe_failure(s, csm);
+        if (COUNT) {
+            count_cards(R->kc, s->cards + first, s->dealt - first);
+            if (csm) fl_csm_return(csm, s->cards + first, s->dealt - first);
+            bucket_add(&o->bucket_sums[bucket], v);
+        }
+        if (!TALLY && o->trace) {
+            unsigned m = s->dealt - first;
+            if (m > o->trace_cap) m = (unsigned)o->trace_cap;
+            memcpy(o->trace + i * o->trace_cap, s->cards + first, m);
+            if (o->trace_len) o->trace_len[i] = (uint8_t)m;
+        }
+        if (!csm && (s->cut == 0 || s->dealt >= s->cut)) { /* the cutting card came out */
+            lanes[cur++] = *s;
+            if (cur < FL_SIM_LANES) *s = lanes[cur];
+        }
+        if (!TALLY && o->net) o->net[i] = v;
+        if (TALLY || o->sums) {
+            acc_add(acc, v);
+            if (TALLY && tables) {
+                if (COUNT) batch->off[batch->n] = off;
+                if (++batch->n == FL_SIDE_BATCH) fl_side_lookup_batch(R->lk, batch, COUNT);
+            }
+            if (!TALLY && tables)
+                fl_side_lookup_round(o->tables, o->n_tables, init, rec, o->rec_inputs,
+                                     o->n_rec_inputs);
+        }
+    }
+    return FL_OK;
+}
+
+/* The run of n_rounds: FL_SIM_LANES shoes prepared at a time, then played one after the other
+ * (see the header), by run_two_shoes when it can, else run_in_order.  TALLY: sums and tables
+ * only (no per-round array; REC 0 or 1: a record for the tables that read one); otherwise
+ * every array of o (REC 2: full records). */
 AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const sim_out *o,
                       const sim_cfg C, const int REC, const int TALLY, const int COUNT) {
     sim_shoe lanes[FL_SIM_LANES];
@@ -691,186 +978,29 @@ AI fl_status run_core(fl_rng *rng, const fl_sim_rules *r, size_t n_rounds, const
         fl_sim_shoe_init(&lanes[l], r->decks, r->cut_position, rng, use_x ? &g : NULL, csm);
     }
     sim_count kc;
-    size_t off = 0; /* the round's bucket's offset in the side-table counts */
     if (COUNT) {
         kc.c = o->count;
         kc.per_suit = r->decks * 13;
         count_reset(&kc);
     }
-    __extension__ __int128 net_sum = 0;
-    fl_u128 sq_sum = 0;
-    /* the sums kept in 64 bits, added to the 128-bit ones every `period` rounds: a round's
-     * net is at most `top` cents either way (four doubled hands, or a blackjack; below 2^31
-     * by check_rules), so `period` rounds cannot overflow either 64-bit sum */
-    const uint64_t bj_top = (uint64_t)r->stake * r->bj_num / r->bj_den + 1u;
-    const uint64_t top = bj_top > 8u * (uint64_t)r->stake ? bj_top : 8u * (uint64_t)r->stake;
-    const uint64_t period_sq = UINT64_MAX / (top * top), period_net = (uint64_t)INT64_MAX / top;
-    const uint64_t period = period_sq < period_net ? period_sq : period_net;
-    int64_t net_part = 0;
-    uint64_t sq_part = 0, left = period;
-    fl_status st = FL_OK;
-#define SIM_ADD(v)                                                                                \
-    do {                                                                                          \
-        net_part += (v);                                                                          \
-        sq_part += (uint64_t)((int64_t)(v) * (v));                                                \
-        if (__builtin_expect(--left == 0, 0)) {                                                   \
-            net_sum += net_part;                                                                  \
-            sq_sum += sq_part;                                                                    \
-            net_part = 0;                                                                         \
-            sq_part = 0;                                                                          \
-            left = period;                                                                        \
-        }                                                                                         \
-    } while (0)
-    /* the shoe in play is a copy at one fixed place (lanes[cur] while it is played), which
-     * the compiler keeps as a local: play through a pointer into the lanes was slower */
+    sim_acc acc;
+    acc_init(&acc, r);
     sim_shoe play;
-    sim_shoe *const s = &play;
-    unsigned cur = FL_SIM_LANES; /* FL_SIM_LANES: a new batch is due */
-    fl_round_record round_rec;   /* the round's record, when only a table reads it */
-    uint8_t in[FL_SIM_INPUTS];   /* the round's inputs, when no table reads them */
+    fl_round_record round_rec;
+    uint8_t in[FL_SIM_INPUTS];
     memset(in, 0, sizeof in);
-    fl_side_batch batch; /* a tally's rounds not yet counted in its tables */
+    fl_side_batch batch;
     memset(&batch, 0, sizeof batch);
-    const int tables = o->n_tables != 0;
     fl_side_lookups lk;
     if (TALLY) fl_side_make_lookups(o->tables, o->n_tables, &lk);
-    if (csm) {
-        play = lanes[0];
-        cur = 0;
-    }
-    if (TALLY && !COUNT && use_x && r->cut_position != 0) {
-        /* Two shoes in flight: the rounds of shoe A (the earlier in the order of play) and of
-         * the next, B, alternate, so that the two rounds' chains of dependent loads and
-         * selects overlap.  The tally is a sum, the same in any order of its rounds; its set
-         * of rounds stays the sequential one (the first n_rounds of the shoes in order): a
-         * round of B is played only while the rounds left leave room for every round A may
-         * still have (a round takes at least 3 cards), so A always ends within the call, and
-         * near the end A is played alone.  Shoe k is lane k % FL_SIM_LANES's, fixed to the
-         * cut when it starts: each lane's positions are fixed in the same order from its own
-         * generator as by fl_sim_start_shoes, so these are the same shoes. */
-        sim_shoe pb;
-        fl_side_batch *const bt = tables ? &batch : NULL;
-        size_t ka = 0, done = 0;
-        int b_done = 0;
-        fl_sim_shoe_begin(lanes, 0, &play);
-        fl_sim_shoe_begin(lanes, 1, &pb);
-        const uint32_t cut = r->cut_position;
-        const size_t a_top = (cut + 2) / 3;
-        while (done < n_rounds) {
-            /* A's rounds left are at most (cut - dealt + 2) / 3, at most a_top: the exact
-             * bound is worked out only near the end of the call */
-            const size_t left_now = n_rounds - done;
-            if (!b_done && (left_now > a_top || left_now > (cut - s->dealt + 2) / 3)) {
-                int32_t vb = 0;
-                if (!play_round(r, &x, C, REC, 1, &pb, &vb, bt ? bt->in[bt->n] : in, NULL)) {
-                    st = pb.dealt >= pb.size ? FL_ERR_CARDS_OUT : FL_ERR_EXHAUSTED;
-                    break;
-                }
-                done++;
-                SIM_ADD(vb);
-                if (bt && ++bt->n == FL_SIDE_BATCH) fl_side_lookup_batch(&lk, bt, 0);
-                if (pb.dealt >= cut) { /* B's cutting card came out: B waits for A */
-                    lanes[(ka + 1) % FL_SIM_LANES] = pb;
-                    b_done = 1;
-                }
-            }
-            int32_t v = 0;
-            if (!play_round(r, &x, C, REC, 1, s, &v, bt ? bt->in[bt->n] : in, NULL)) {
-                st = s->dealt >= s->size ? FL_ERR_CARDS_OUT : FL_ERR_EXHAUSTED;
-                break;
-            }
-            done++;
-            SIM_ADD(v);
-            if (bt && ++bt->n == FL_SIDE_BATCH) fl_side_lookup_batch(&lk, bt, 0);
-            if (s->dealt >= cut) { /* A's cutting card came out: B, or the shoes after it */
-                lanes[ka % FL_SIM_LANES] = play;
-                if (b_done) {
-                    ka += 2;
-                    fl_sim_shoe_begin(lanes, ka, &play);
-                    b_done = 0;
-                } else {
-                    ka += 1;
-                    play = pb;
-                }
-                fl_sim_shoe_begin(lanes, ka + 1, &pb);
-            }
-        }
-    } else
-    for (size_t i = 0; i < n_rounds; i++) {
-        if (cur == FL_SIM_LANES) { /* shuffle (rule 5.7(b)), a batch of shoes at a time */
-            fl_sim_start_shoes(lanes);
-            cur = 0;
-            play = lanes[0];
-        }
-        size_t bucket = 0;
-        if (COUNT) {
-            if (csm) { /* the tray keeps only the cards not dealt yet */
-                uint32_t waiting = s->fixed - s->dealt;
-                memmove(s->cards, s->cards + s->dealt, waiting);
-                s->dealt = 0;
-                s->fixed = waiting;
-            } else if (s->dealt == 0) {
-                count_reset(&kc); /* a new shoe */
-            }
-            bucket = count_bucket(&kc, s->size - s->dealt);
-            off = bucket * o->n_tables * 256;
-        }
-        int32_t v = 0;
-        uint8_t *init = TALLY && tables ? batch.in[batch.n] : in;
-        fl_round_record *rec = NULL;
-        uint32_t first = s->dealt;
-        if (!TALLY) {
-            if (o->initial) init = o->initial + 5 * i;
-            rec = o->records ? o->records + i : o->n_rec_inputs ? &round_rec : NULL;
-        }
-        if (!play_round(r, &x, C, REC, TALLY, s, &v, init, rec)) {
-            const int out = s->dealt >= s->size || (csm && csm->n == 0);
-            st = out ? FL_ERR_CARDS_OUT : FL_ERR_EXHAUSTED;
-            break;
-        }
-        if (COUNT) {
-            count_cards(&kc, s->cards + first, s->dealt - first);
-            if (csm) fl_csm_return(csm, s->cards + first, s->dealt - first);
-            bucket_add(&o->bucket_sums[bucket], v);
-        }
-        if (!TALLY && o->trace) {
-            unsigned m = s->dealt - first;
-            if (m > o->trace_cap) m = (unsigned)o->trace_cap;
-            memcpy(o->trace + i * o->trace_cap, s->cards + first, m);
-            if (o->trace_len) o->trace_len[i] = (uint8_t)m;
-        }
-        if (!csm && (s->cut == 0 || s->dealt >= s->cut)) { /* the cutting card came out */
-            lanes[cur++] = play;
-            if (cur < FL_SIM_LANES) play = lanes[cur];
-        }
-        if (!TALLY && o->net) o->net[i] = v;
-        if (TALLY || o->sums) {
-            SIM_ADD(v);
-            if (TALLY && tables) {
-                if (COUNT) batch.off[batch.n] = off;
-                if (++batch.n == FL_SIDE_BATCH) fl_side_lookup_batch(&lk, &batch, COUNT);
-            }
-            if (!TALLY && tables)
-                fl_side_lookup_round(o->tables, o->n_tables, init, rec, o->rec_inputs,
-                                     o->n_rec_inputs);
-        }
-    }
+    const sim_run R = {r, o, &x, lanes, &play, csm, &kc, &batch, &lk, in, &round_rec};
+    const fl_status st = TALLY && !COUNT && use_x && r->cut_position != 0
+                             ? run_two_shoes(&R, &acc, C, REC, n_rounds)
+                             : run_in_order(&R, &acc, C, REC, TALLY, COUNT, n_rounds);
     if (TALLY && batch.n) fl_side_lookup_batch(&lk, &batch, COUNT);
-    net_sum += net_part;
-    sq_sum += sq_part;
     if (use_x) rng->u.xoshiro = g.u.xoshiro; /* long-jumped once per lane */
-    if (o->sums && st == FL_OK) {
-        fl_sim_sums *m = o->sums;
-        fl_u128 net = ((fl_u128)m->net_hi << 64 | m->net_lo) + (fl_u128)net_sum;
-        fl_u128 sq = ((fl_u128)m->sq_hi << 64 | m->sq_lo) + sq_sum;
-        m->rounds += n_rounds;
-        m->net_lo = (uint64_t)net;
-        m->net_hi = (uint64_t)(net >> 64);
-        m->sq_lo = (uint64_t)sq;
-        m->sq_hi = (uint64_t)(sq >> 64);
-    }
+    if (o->sums && st == FL_OK) acc_into(&acc, o->sums, n_rounds);
     return st;
-#undef SIM_ADD
 }
 
 /* The instances: the hot rule combinations with their rules as constants (peek, no

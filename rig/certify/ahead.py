@@ -33,7 +33,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from feltlab.rig.bus.forked import Forked
-from feltlab.rig.certify.report import make_plots
+from feltlab.rig.cli.render.plots import make_plots
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ _BATTERY_PLOTS = ("position_counts", "rising", "eulerian")
 
 
 class _Drawing:
-    """:func:`feltlab.rig.certify.report.make_plots` of some inputs, drawn in a forked
+    """:func:`feltlab.rig.cli.render.plots.make_plots` of some inputs, drawn in a forked
     process (this one goes on), or here when none can start; :meth:`result` waits."""
 
     def __init__(self, inputs: dict[str, Any]) -> None:
@@ -151,7 +151,7 @@ def _groups(inputs: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 def _plots_on_two_cores(
     inputs: dict[str, Any], early: dict[str, _Drawing] | None = None
 ) -> list[tuple[str, str]]:
-    """:func:`feltlab.rig.certify.report.make_plots` of ``inputs``, each group of plots in a
+    """:func:`feltlab.rig.cli.render.plots.make_plots` of ``inputs``, each group of plots in a
     forked process (``early``: started as soon as the analysis had its inputs, used when
     they are these) but the last one missing, drawn here meanwhile: the same PNGs in the
     same order (each plot is drawn alone), in about half the time on two cores."""
@@ -196,7 +196,7 @@ class AheadWorker:
     """A forked helper process (POSIX ``fork``) that imports matplotlib and computes
     ``jobs`` while the campaign collects, then renders the report's plots.  :meth:`result`
     returns a job's result (None: not computed there); :meth:`plots` sends the inputs of
-    :func:`feltlab.rig.certify.report.make_plots` and returns the same PNGs.  Whatever goes
+    :func:`feltlab.rig.cli.render.plots.make_plots` and returns the same PNGs.  Whatever goes
     wrong with the process (no ``fork``, it died, it took over ``timeout`` seconds), the
     caller does the work in this process instead, with the same result.
 
@@ -285,7 +285,7 @@ class AheadWorker:
         self._send(("early", inputs))
 
     def plots(self, **inputs: Any) -> list[tuple[str, str]]:
-        """The report's plots (:func:`feltlab.rig.certify.report.make_plots` of ``inputs``),
+        """The report's plots (:func:`feltlab.rig.cli.render.plots.make_plots` of ``inputs``),
         drawn in the helper process when there is one; the helper ends after them."""
         got = self._ask("plots", inputs)
         self.close()

@@ -312,7 +312,7 @@ def power_jobs(
 def with_limits(samples: list[float], limits: Mapping[str, float], name: str) -> dict[str, Any]:
     """A latency histogram's input with the limits it is judged against (``{name}_p99``,
     ``{name}_max`` of the profile, seconds), drawn on it by
-    :func:`feltlab.rig.certify.report.make_plots`."""
+    :func:`feltlab.rig.cli.render.plots.make_plots`."""
     drawn = {
         label: float(limits[key])
         for label, key in (("p99 limit", f"{name}_p99"), ("max limit", f"{name}_max"))

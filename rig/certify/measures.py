@@ -48,20 +48,6 @@ class Measurement:
         }
 
 
-NOT_JUDGED = "not judged"
-"""What a figure reported without a limit (a p50, a p95) shows instead of a verdict."""
-
-
-def shown_verdict(m: Mapping[str, Any]) -> str:
-    """The verdict a report shows for record measurement ``m``: its own, except
-    :data:`NOT_JUDGED` for a PASS with no limit at all (a figure only reported, which no
-    limit could fail)."""
-    verdict = str(m.get("verdict"))
-    if verdict == "PASS" and m.get("low") is None and m.get("high") is None:
-        return NOT_JUDGED
-    return verdict
-
-
 def within(
     name: str,
     value: float | None,

@@ -42,7 +42,8 @@ from feltlab.rig.certify.measures import Measurement
 from feltlab.rig.certify.power import POWER_SEED
 from feltlab.rig.certify.profile import EXIT_CODES, CampaignError, Profile
 from feltlab.rig.certify.profile_check import MAX_PART_SAMPLES
-from feltlab.rig.certify.report import RECORD_VERSION, make_plots
+from feltlab.rig.certify.report import RECORD_VERSION
+from feltlab.rig.cli.render.plots import make_plots
 from feltlab.rig.errors import RigError
 from feltlab.rig.killpoints import reach
 from feltlab.rig.kinds import UnknownDeviceKind, by_heartbeat, get_kind

@@ -37,8 +37,9 @@ import numpy.typing as npt
 
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.record import CampaignResult, software_versions
-from feltlab.rig.certify.report import RECORD_VERSION, make_rng_plots, write_report
+from feltlab.rig.certify.report import RECORD_VERSION, write_report
 from feltlab.rig.certify.standards import Standard, get_standard
+from feltlab.rig.cli.render.plots import make_rng_plots
 from feltlab.rig.rng.sp800_22 import (
     TEST_NAMES,
     UNIFORMITY_MIN_SEQUENCES,

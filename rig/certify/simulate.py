@@ -8,12 +8,8 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
-from feltlab.rig.devices.models import MODEL_NAMES, ShuffleModel, parse_model
+from feltlab.rig.devices.models import ShuffleModel, parse_model
 from feltlab.rig.errors import ModelError
-
-SHUFFLE_MODELS = MODEL_NAMES
-"""The shuffle model kinds :func:`simulate_shoes` takes (the grammar:
-:mod:`feltlab.rig.devices.models`)."""
 
 
 def simulate_shoes(

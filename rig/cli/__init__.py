@@ -7,7 +7,7 @@ SPEC`` records a bus (:mod:`feltlab.rig.cli.capture`); ``feltlab certify``
 (:mod:`feltlab.rig.cli.certify`); ``feltlab analyze`` (:mod:`feltlab.rig.cli.analyze`);
 ``feltlab view`` (:mod:`feltlab.rig.live.cli`).  Shared: the options
 (:mod:`feltlab.rig.cli.options`), a campaign's directory (:mod:`feltlab.rig.cli.campaign_dir`)
-and the rendering of results (:mod:`feltlab.rig.cli.render`).
+and the rendering of results (:mod:`feltlab.rig.cli.render.terminal`).
 
 This package imports none of them: a command's module is imported when it runs
 (``feltlab --help`` lists each by its summary here), so ``feltlab math`` or ``feltlab --help``

@@ -11,7 +11,7 @@ import click
 
 from feltlab.cli.options import FiniteRange, out_option, seed_option
 from feltlab.rig.cli.options import profile_option
-from feltlab.rig.cli.render import RichProgress, print_result
+from feltlab.rig.cli.render.terminal import RichProgress, print_result
 from feltlab.rig.errors import RigError
 from feltlab.seeds import U64_MAX
 

@@ -24,7 +24,7 @@ from feltlab.rig.certify.profile_check import MAX_PART_SAMPLES
 from feltlab.rig.certify.standards import get_standard
 from feltlab.rig.cli.campaign_dir import new_campaign_dir, refuse_resume_options
 from feltlab.rig.cli.options import bus_option, profile_option
-from feltlab.rig.cli.render import RichProgress, print_result
+from feltlab.rig.cli.render.terminal import RichProgress, print_result
 from feltlab.rig.devices.models import parse_model
 from feltlab.rig.errors import RigError
 from feltlab.rig.kinds import DeviceKind, kinds, registered_kinds

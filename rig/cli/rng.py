@@ -249,7 +249,10 @@ def rng_command(
     from feltlab.rig.certify.record import new_out_dir  # start-up: when the command runs
     from feltlab.rig.certify.rng_certificate import certify_sequences  # start-up
     from feltlab.rig.cli.campaign_dir import new_campaign_dir  # start-up: when the command runs
-    from feltlab.rig.cli.render import RichProgress, print_result  # start-up: when the command runs
+    from feltlab.rig.cli.render.terminal import (  # start-up: when the command runs
+        RichProgress,
+        print_result,
+    )
 
     _check_sources(file, generator, device, sequences, bits, standard, alpha, seed)
     seed = secrets.randbits(64) if seed is None and file is None else seed

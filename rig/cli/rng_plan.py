@@ -47,7 +47,7 @@ def generator_plan(
     """Plan, print, exit 2 with one line on a bad name or option."""
     from feltlab.rig.certify.rng_power import MAX_SEQUENCES, plan_generator  # start-up
     from feltlab.rig.certify.standards import get_standard  # start-up: when the command runs
-    from feltlab.rig.cli.render import RichProgress  # start-up: when the command runs
+    from feltlab.rig.cli.render.terminal import RichProgress  # start-up: when the command runs
     from feltlab.rig.rng.generators import GENERATORS, parse_generator  # start-up
 
     try:

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from feltlab.rig.certify.measures import shown_verdict
 from feltlab.rig.certify.record import record_kind
+from feltlab.rig.cli.render.text import rng_test_row, shown_verdict
 from feltlab.rig.kinds import UnknownDeviceKind, get_kind
 from feltlab.rig.protocol.codec import Channel, FaultCode, Opcode, Severity, State
 from feltlab.strictjson import json_safe
@@ -357,27 +357,6 @@ def checks_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return rows
-
-
-def rng_test_row(t: Mapping[str, Any]) -> dict[str, Any]:
-    """One SP 800-22 test of a raw-output record (``rng.tests``, rig/certify/rng_certificate.py)
-    as a row of :func:`checks_of`: its NOT RUN reason, else its first failing columns, else
-    its smallest proportion of passing sequences; the smallest uniformity P-value."""
-    failing = [f"{lab} {which}".strip() for lab, which in t.get("failing") or []]
-    more = len(failing) - 3
-    prop, unif = t.get("min_proportion"), t.get("min_uniformity_p")
-    value = (
-        t.get("not_run")
-        or ", ".join(failing[:3]) + (f" (+{more} more)" if more > 0 else "")
-        or (None if prop is None else f"min proportion {prop:.4f}")
-    )
-    return {
-        "name": f"sp800_22.{t.get('name')}",
-        "value": value,
-        "unit": "",
-        "limits": None if unif is None else f"min P_T = {unif:.3g}",
-        "verdict": str(t.get("verdict")),
-    }
 
 
 def power_of(record: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -105,10 +105,11 @@ def submit_cmd(
     submission, naming the cell); as certificate.html (print-ready, a page a paytable),
     certificate.md, certificate.json and manifest.json (SHA-256 of each, versions, commit,
     seeds).  The same command writes the same bytes."""
+    from feltlab.cli.render.submission import render_documents  # start-up
     from feltlab.plugin_manager import collect_wagers, get_plugin_manager  # start-up
     from feltlab.submission.certificate import DEFAULT_COUNTS, build_certificate  # start-up
     from feltlab.submission.confirmation import Disagreement  # start-up: when the command runs
-    from feltlab.submission.documents import FILES, write_documents  # start-up
+    from feltlab.submission.documents import FILES, certificate_dict, write_documents  # start-up
 
     t0 = time.perf_counter()
     types = collect_wagers(get_plugin_manager())
@@ -149,8 +150,9 @@ def submit_cmd(
             f"cannot reach the Dask scheduler {scheduler!r}: {exc}; start one with "
             "`dask scheduler` or use --scheduler local"
         ) from None
+    data = certificate_dict(cert)
     try:
-        digests = write_documents(cert, out_dir)
+        digests = write_documents(cert, data, render_documents(data), out_dir)
     except OSError as exc:
         raise Refused(f"cannot write into {out_dir}: {exc.strerror or exc}") from None
     for r in cert.cells:

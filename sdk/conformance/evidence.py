@@ -357,12 +357,15 @@ def monte_carlo(t: Target, paytable: str, rounds: int, seed: int) -> MonteCarlo:
     """``rounds`` rounds of the C round simulator, each from a freshly shuffled shoe (so the
     exact enumeration applies), the wager settled by its classifier on the dealt cards."""
     from feltlab import native  # pytest11
-    from feltlab.math.strategy_tables import sim_rules  # pytest11
+    from feltlab.core_rules import simulator_rules  # pytest11
+    from feltlab.math.strategy_tables import strategy_tables  # pytest11
     from feltlab.simulation.chunk import classify_side_bets  # pytest11
 
     w = t.instance(paytable)
     rng = native.Xoshiro256StarStar(seed)
-    res = native.simulate_rounds(rng, sim_rules(t.rules, fresh_shoe=True), rounds)
+    res = native.simulate_rounds(
+        rng, simulator_rules(t.rules, strategy_tables(t.rules), fresh_shoe=True), rounds
+    )
     counts, offered = classify_side_bets(res.initial, [w])[w.name]
     pays = np.array([0.0 if p is None else float(p) for p in w.paytable.pays])
     c = counts.astype(np.float64)

@@ -17,12 +17,13 @@ import numpy.typing as npt
 from feltlab import native
 from feltlab.cards import card_str
 from feltlab.conformance.resolution import Spec, Target, resolve
+from feltlab.core_rules import simulator_rules
 from feltlab.engine import Table, play_round
 from feltlab.hands import hand_total
 from feltlab.intervals import Z95
 from feltlab.jackpot import FakeJackpotPanel
 from feltlab.math import play_decided
-from feltlab.math.strategy_tables import TablePolicy, sim_rules, strategy_tables
+from feltlab.math.strategy_tables import TablePolicy, strategy_tables
 from feltlab.record import RECORD_FIELDS
 from feltlab.shoe import make_source
 from feltlab.wagers import Decided, WagerType
@@ -60,7 +61,10 @@ def records(spec: Spec, paytable: str, n: int, seed: int) -> npt.NDArray[np.void
     round, table strategy, the dealer playing out when the wager requires it)."""
     t = resolve(spec)
     w = t.instance(paytable)
-    sr = replace(sim_rules(t.rules, fresh_shoe=True), dealer_plays_out=bool(w.dealer_plays_out))
+    sr = replace(
+        simulator_rules(t.rules, strategy_tables(t.rules), fresh_shoe=True),
+        dealer_plays_out=bool(w.dealer_plays_out),
+    )
     res = native.simulate_rounds(native.Xoshiro256StarStar(seed), sr, n, record=True)
     assert res.record is not None
     return res.record

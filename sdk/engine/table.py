@@ -573,7 +573,7 @@ class Table:
             outcome=s.outcome,
             net=s.net,
             rule=s.rule,
-            detail=list(s.detail),
+            detail=[d.as_dict() for d in s.detail],
         )
 
     def _plays_out(self) -> bool:

@@ -39,11 +39,11 @@ import numpy.typing as npt
 
 from feltlab import native
 from feltlab.cards import NO_CARD
-from feltlab.core_rules import STAND, StrategyTables
+from feltlab.core_rules import STAND, StrategyTables, simulator_rules
 from feltlab.errors import WagerError
 from feltlab.intervals import half_width
 from feltlab.math.parsheet import OutcomeLine, ParSheet
-from feltlab.math.strategy_tables import sim_rules
+from feltlab.math.strategy_tables import strategy_tables
 from feltlab.native import RECORD_DTYPE
 from feltlab.record import EXACT_FIELDS, RECORD_BATCH
 from feltlab.rules import Rules
@@ -227,11 +227,11 @@ def simulate_outcomes(
 
     if rounds < 1:
         raise ValueError(f"rounds must be positive, got {rounds}")
-    tables = None
+    tables = strategy_tables(rules)
     if stand_only:
         stand = np.full((32, 11), STAND, dtype=np.uint8)
         tables = StrategyTables(stand, stand.copy(), np.zeros((13, 11), dtype=np.uint8))
-    sr = sim_rules(rules, tables=tables, fresh_shoe=True)
+    sr = simulator_rules(rules, tables, fresh_shoe=True)
     sr = replace(sr, dealer_plays_out=wager.dealer_plays_out)
     rng = native.Xoshiro256StarStar(seed)
     counts = np.zeros(len(wager.paytable.outcomes), dtype=np.int64)

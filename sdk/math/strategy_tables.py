@@ -1,8 +1,9 @@
 """Basic strategy as tables by player total and dealer up card (:class:`StrategyTables`, the
 C core's layout of :mod:`feltlab.core_rules`): :func:`strategy_tables` turns feltlab's basic
 strategy (:mod:`feltlab.math.strategy`) into them, cached in memory and on disk keyed by the
-rules; :class:`TablePolicy` plays the same tables in the Python round engine; :func:`sim_rules`
-gives the C simulator's rules played by them."""
+rules; :class:`TablePolicy` plays the same tables in the Python round engine.  The C
+simulator's rules played by them are :func:`feltlab.core_rules.simulator_rules`'s
+(``simulator_rules(rules, strategy_tables(rules))``)."""
 
 from __future__ import annotations
 
@@ -13,16 +14,14 @@ from functools import lru_cache
 
 import numpy as np
 
-from feltlab import cache, native
+from feltlab import cache
 from feltlab.cards import card_value
 from feltlab.core_rules import (
-    DEFAULT_STAKE,
     DOUBLE_HIT,
     DOUBLE_STAND,
     HIT,
     STAND,
     StrategyTables,
-    simulator_rules,
 )
 from feltlab.engine import Decision, DecisionView
 from feltlab.math import strategy
@@ -149,20 +148,3 @@ class TablePolicy:
     def insurance(self, box: int, player: str, cards: Sequence[int], main_stake: int) -> int:
         """0: never insures."""
         return 0
-
-
-def sim_rules(
-    rules: Rules,
-    *,
-    tables: StrategyTables | None = None,
-    stake: int = DEFAULT_STAKE,
-    fresh_shoe: bool = False,
-) -> native.SimRules:
-    """The C simulator's :class:`feltlab.native.SimRules` for ``rules`` played by ``tables``
-    (basic strategy, :func:`strategy_tables`, when None): see
-    :func:`feltlab.core_rules.simulator_rules`, which encodes them.  Raises
-    :class:`~feltlab.errors.RulesError` for a cutting card too near the back for a round to
-    finish."""
-    return simulator_rules(
-        rules, tables or strategy_tables(rules), stake=stake, fresh_shoe=fresh_shoe
-    )

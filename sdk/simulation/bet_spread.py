@@ -26,9 +26,10 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
+from feltlab.core_rules import simulator_rules
 from feltlab.intervals import Z95
 from feltlab.math.eor import HI_LO
-from feltlab.math.strategy_tables import sim_rules
+from feltlab.math.strategy_tables import strategy_tables
 from feltlab.rules import Rules
 from feltlab.seeds import chunk_generator
 
@@ -189,7 +190,7 @@ def counted_tally(rules: Rules, rounds: int, *, seed: int = 1) -> CountTally:
     than 2 rounds, RulesError for rules the simulator cannot deal."""
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 2:
         raise ValueError(f"rounds must be a whole number of at least 2, got {rounds!r}")
-    sr = sim_rules(rules)
+    sr = simulator_rules(rules, strategy_tables(rules))
     n_buckets = HIGHEST_COUNT - LOWEST_COUNT + 1
     spec = native.CountSpec(
         tags=HILO_CODE_TAGS,

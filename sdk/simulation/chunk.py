@@ -13,9 +13,10 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
+from feltlab.core_rules import simulator_rules
 from feltlab.math.parsheet import offered_mask
 from feltlab.math.play_decided import wager_outcomes
-from feltlab.math.strategy_tables import sim_rules
+from feltlab.math.strategy_tables import strategy_tables
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.record import RECORD_BATCH
 from feltlab.rules import (
@@ -105,7 +106,10 @@ def classify_round_bets(
 def _chunk_rules(rules: Rules, fresh_shoe: bool, instances: Sequence[WagerType]) -> native.SimRules:
     """The C simulator's rules for a chunk: the dealer plays out when a wager requires it."""
     plays_out = any(w.dealer_plays_out for w in instances)
-    return replace(sim_rules(rules, fresh_shoe=fresh_shoe), dealer_plays_out=plays_out)
+    return replace(
+        simulator_rules(rules, strategy_tables(rules), fresh_shoe=fresh_shoe),
+        dealer_plays_out=plays_out,
+    )
 
 
 def _simulate_with_records(

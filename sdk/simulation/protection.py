@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab import native
-from feltlab.core_rules import DEFAULT_STAKE
+from feltlab.core_rules import DEFAULT_STAKE, simulator_rules
 from feltlab.errors import CountError, RulesError
 from feltlab.math.countability import (
     MIN_ROUNDS,
@@ -44,7 +44,7 @@ from feltlab.math.countability import (
     bucket_from_sums,
 )
 from feltlab.math.counts import MAX_RESOLUTION, SUIT_MODES, Count
-from feltlab.math.strategy_tables import sim_rules
+from feltlab.math.strategy_tables import strategy_tables
 from feltlab.record import RECORD_BATCH
 from feltlab.rules import Rules, ShufflerKind
 from feltlab.seeds import SEED_DERIVATION_VERSION, chunk_generator
@@ -230,7 +230,7 @@ def run_counted(
             raise CountError(f"{w.name} has no side table: it cannot be counted in the simulator")
         tables.append(t)
     sr = dataclasses.replace(
-        sim_rules(rules, fresh_shoe=csm is not None),
+        simulator_rules(rules, strategy_tables(rules), fresh_shoe=csm is not None),
         dealer_plays_out=any(w.dealer_plays_out for w in wagers),
     )
     batch = RECORD_BATCH if csm is None else chunk_rounds

@@ -49,9 +49,10 @@ import numpy as np
 import numpy.typing as npt
 
 from feltlab import cache, native
+from feltlab.core_rules import simulator_rules
 from feltlab.errors import WagerError
 from feltlab.math.parsheet import offered_mask
-from feltlab.math.strategy_tables import sim_rules
+from feltlab.math.strategy_tables import strategy_tables
 from feltlab.native import RECORD_DTYPE
 from feltlab.record import RECORD_FIELDS
 from feltlab.rules import Rules
@@ -307,7 +308,10 @@ def dealer_cards_mismatch(wager: WagerType, table: npt.NDArray[np.uint8]) -> str
     inputs = table_inputs(wager)
     assert inputs is not None
     for preset in ("vegas_s17", "nz"):
-        rules = replace(sim_rules(Rules.preset(preset)), dealer_plays_out=True)
+        table_rules = Rules.preset(preset)
+        rules = replace(
+            simulator_rules(table_rules, strategy_tables(table_rules)), dealer_plays_out=True
+        )
         res = native.simulate_rounds(
             native.Xoshiro256StarStar(2024), rules, CHECK_ROUNDS, record=True
         )

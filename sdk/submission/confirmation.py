@@ -51,10 +51,10 @@ from typing import Any
 import numpy as np
 
 from feltlab import native
-from feltlab.core_rules import STAND, StrategyTables
+from feltlab.core_rules import STAND, StrategyTables, simulator_rules
 from feltlab.errors import FeltlabError
 from feltlab.math.parsheet import ParSheet
-from feltlab.math.strategy_tables import sim_rules, strategy_tables
+from feltlab.math.strategy_tables import strategy_tables
 from feltlab.record import RECORD_BATCH
 from feltlab.rules import Rules
 from feltlab.seeds import chunk_generator
@@ -152,11 +152,11 @@ def stands_only(wager: WagerType) -> bool:
 
 def _sim_rules(rules: Rules, wagers: Sequence[WagerType]) -> native.SimRules:
 
-    tables = None
+    tables = strategy_tables(rules)
     if any(stands_only(w) for w in wagers):
         stand = np.full((32, 11), STAND, dtype=np.uint8)
         tables = StrategyTables(stand, stand.copy(), np.zeros((13, 11), dtype=np.uint8))
-    sr = sim_rules(rules, tables=tables, fresh_shoe=True)
+    sr = simulator_rules(rules, tables, fresh_shoe=True)
     return dataclasses.replace(sr, dealer_plays_out=any(w.dealer_plays_out for w in wagers))
 
 

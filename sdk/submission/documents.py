@@ -1,7 +1,9 @@
 """The documents of a submission: ``certificate.json`` (every figure), ``certificate.md``,
 ``certificate.html`` (print-ready, one page a paytable; jinja2, as the rig's reports) and
 ``manifest.json`` (the SHA-256 of each, feltlab's version and commit, the wager package's
-version, the seeds and the settings).
+version, the seeds and the settings).  This module holds the data (every figure, as
+``certificate.json`` writes it) and the manifest; the Markdown and HTML views are
+:mod:`feltlab.cli.render.submission`'s.
 
 Byte for byte reproducible: the documents hold no time, host, path or speed (the command
 prints those), exact figures are written as fractions, floats are the same IEEE doubles on
@@ -16,10 +18,11 @@ import hashlib
 import importlib.metadata
 import json
 import subprocess
+from collections.abc import Mapping
 from fractions import Fraction
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import feltlab
 from feltlab import native
@@ -32,12 +35,7 @@ from feltlab.submission.certificate import (
     cell_dealer_rules,
 )
 from feltlab.submission.confirmation import RECHECK_FACTOR, Z_LIMIT, family_false_alarm
-from feltlab.submission.grid import CSM
 
-if TYPE_CHECKING:
-    import jinja2
-
-TEMPLATES = Path(__file__).with_name("templates")
 FILES = ("certificate.json", "certificate.md", "certificate.html")
 """The documents, in the manifest's order (the manifest itself is ``manifest.json``)."""
 MANIFEST_VERSION = "1"
@@ -56,13 +54,6 @@ def true_odds(p: Fraction) -> Fraction | None:
     return None if p == 0 else (1 - p) / p
 
 
-def odds_text(x: Fraction | None) -> str:
-    """``X to 1`` with X to 4 significant decimals ("impossible" for None)."""
-    if x is None:
-        return "impossible"
-    return f"{float(x):,.4f} to 1"
-
-
 def pays_text(x: Fraction | None) -> str:
     """Payout odds: ``"5 to 1"``, ``"3 to 2"``, ``"lose"``, ``"push"``."""
     if x is None:
@@ -72,16 +63,6 @@ def pays_text(x: Fraction | None) -> str:
     if x == 0:
         return "push"
     return f"{x.numerator} to {x.denominator}"
-
-
-def percent(x: float | Fraction | None, digits: int = 4) -> str:
-    """``x`` in percent with ``digits`` decimals ("" for None)."""
-    return "" if x is None else f"{100 * float(x):.{digits}f}%"
-
-
-def fraction_text(x: Fraction) -> str:
-    """``p/q`` (an integer as itself)."""
-    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
 
 
 def _cell_dict(r: CellResult, protect_rounds: int) -> dict[str, Any]:
@@ -230,95 +211,23 @@ def source_commit() -> str:
     return head + ("+dirty" if dirty else "")
 
 
-def _by_paytable(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """The certificate's pages: one a paytable, its cells and its distinct exact sheets."""
-    pages = []
-    for pt in data["paytables"]:
-        cells = [c for c in data["cells"] if c["paytable"] == pt["name"]]
-        sheets = []
-        seen = set()
-        for c in cells:
-            k = (c["decks"], c["dealer"])
-            if k not in seen:
-                seen.add(k)
-                sheets.append(c)
-        pages.append({"paytable": pt, "cells": cells, "sheets": sheets})
-    return pages
-
-
-def _pct(d: dict[str, Any] | None, n: int = 4) -> str:
-    return "" if d is None else f"{100 * d['value']:.{n}f}%"
-
-
-def _frac(d: dict[str, Any] | None) -> str:
-    return "" if d is None else str(d["exact"])
-
-
-def _num(x: float | None, n: int = 6) -> str:
-    return "" if x is None else f"{x:.{n}f}"
-
-
-def _odds(d: dict[str, Any] | None) -> str:
-    return "impossible" if d is None else f"{d['value']:,.4f} to 1"
-
-
-FILTERS: dict[str, Any] = {
-    "pct": _pct,
-    "frac": _frac,
-    "num": _num,
-    "odds": _odds,
-    "prob": lambda d: f"{d['value']:.10f}",
-    "z": lambda x: f"{x:+.2f}",
-    "int": lambda x: f"{x:,}",
-}
-"""The templates' number formats (jinja2 filters)."""
-
-
-@cache
-def _environment() -> jinja2.Environment:
-    import jinja2  # start-up: jinja2 only when documents are written
-
-    env = jinja2.Environment(
-        autoescape=jinja2.select_autoescape(["html"]),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-    )
-    env.filters.update(FILTERS)
-    return env
-
-
-def render(data: dict[str, Any], name: str) -> str:
-    """``data`` (:func:`certificate_dict`) through the template ``name`` (``certificate.md``
-    or ``certificate.html``)."""
-    return (
-        _environment()
-        .get_template(f"{name}.j2")
-        .render(
-            d=data,
-            pages=_by_paytable(data),
-            analyzer=ANALYZER,
-            csm=CSM,
-        )
-    )
-
-
 def sha256_text(text: str) -> str:
     """The SHA-256 of ``text`` in UTF-8, hex."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def write_documents(cert: Certificate, out_dir: Path) -> dict[str, str]:
-    """Write the documents of ``cert`` into ``out_dir`` (created when missing) and return
-    the manifest's {file: sha256}.  Raises OSError when a file cannot be written."""
-    data = certificate_dict(cert)
-    texts = {
-        "certificate.json": dumps(data) + "\n",
-        "certificate.md": render(data, "certificate.md"),
-        "certificate.html": render(data, "certificate.html"),
-    }
+def write_documents(
+    cert: Certificate, data: dict[str, Any], views: Mapping[str, str], out_dir: Path
+) -> dict[str, str]:
+    """Write the documents of ``cert`` into ``out_dir`` (created when missing): ``data``
+    (:func:`certificate_dict`) as ``certificate.json`` and ``views``, its Markdown and HTML
+    (``{"certificate.md": text, "certificate.html": text}``, from
+    :func:`feltlab.cli.render.submission.render_documents`); then ``manifest.json``.  Returns
+    the manifest's {file: sha256}.  Raises OSError when a file cannot be written and
+    ValueError when ``views`` is not the two views of :data:`FILES`."""
+    if set(views) != set(FILES) - {"certificate.json"}:
+        raise ValueError(f"views must be {sorted(set(FILES) - {'certificate.json'})}")
+    texts = {"certificate.json": dumps(data) + "\n", **views}
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, text in texts.items():
         (out_dir / name).write_text(text, encoding="utf-8")

@@ -16,6 +16,8 @@ from feltlab.rig.certify.ahead import AheadWorker, computed_ahead, draw_ahead, s
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.power import PowerJob
 from feltlab.rig.certify.simulate import simulate_shoes
+from feltlab.rig.cli.render import html
+from feltlab.rig.cli.render.plots import make_plots
 from feltlab.rig.profiles import PROFILE_DIR, shown_profile
 
 
@@ -44,7 +46,7 @@ def test_report_files_and_manifest(tmp_path: Path) -> None:
     (tmp_path / "capture.blf").write_bytes(b"raw capture bytes")
     timing = measures.timing_measurements("shuffle_cycle", [0.9, 1.0, 1.1, 5.0], limit_max=2.0)
     stats = battery.native.battery_pass(perm)  # type: ignore[attr-defined]
-    plots = report.make_plots(
+    plots = make_plots(
         position_counts=stats.position_counts,
         rising=stats.rising,
         eulerian=battery.eulerian_pmf(52),
@@ -123,7 +125,7 @@ def test_the_forked_helper_draws_the_same_pngs_and_falls_back_when_it_dies() -> 
         "eulerian": np.full(52, 1 / 52),
         "latencies": {"first_card": list(rng.random(100) * 1e-3)},
     }
-    here = report.make_plots(**inputs)
+    here = make_plots(**inputs)
     assert [t for t, _ in here] == [
         "Card by position (observed / expected)",
         "Rising sequences",
@@ -204,7 +206,7 @@ def test_a_stuck_helper_costs_a_bounded_wait_and_a_dead_parent_ends_the_helper()
 
     rng = np.random.default_rng(4)
     inputs: dict[str, Any] = {"latencies": {"first_card": list(rng.random(20_000))}}
-    here = report.make_plots(**inputs)
+    here = make_plots(**inputs)
     stuck = AheadWorker(ahead=True)
     stuck.SEND_TIMEOUT = 0.5
     os.kill(stuck._proc.pid, signal.SIGSTOP)
@@ -280,7 +282,7 @@ def test_the_report_template_is_compiled_once_across_processes_and_renders_the_s
     """The template's bytecode kept in the cache folder is what the next process renders
     with (jinja2 checks it against the template's source); an unwritable cache is skipped."""
     record = _record(battery.run_battery(simulate_shoes("riffle:k=4", 20, 52, 1)))
-    compiled = report.report_template
+    compiled = html.report_template
 
     def render(cache_root: Path, out: str) -> str:
         monkeypatch.setenv("FELTLAB_CACHE_DIR", str(cache_root))
@@ -292,12 +294,12 @@ def test_the_report_template_is_compiled_once_across_processes_and_renders_the_s
         return (tmp_path / out / "report.html").read_text()
 
     fresh = render(tmp_path / "c", "a")
-    written = list((tmp_path / "c" / report.TEMPLATE_CACHE_KIND).iterdir())
+    written = list((tmp_path / "c" / html.TEMPLATE_CACHE_KIND).iterdir())
     assert [p.suffix for p in written] == [".cache"]
     assert render(tmp_path / "c", "b") == fresh  # rendered from the bytecode read back
     (tmp_path / "file").write_bytes(b"")  # a cache folder that cannot be made
     assert render(tmp_path / "file", "d") == fresh
-    shared = tmp_path / "shared" / report.TEMPLATE_CACHE_KIND
+    shared = tmp_path / "shared" / html.TEMPLATE_CACHE_KIND
     shared.mkdir(parents=True)
     shared.chmod(0o777)  # others may write it: its bytecode is neither read nor written
     assert render(tmp_path / "shared", "e") == fresh

@@ -19,8 +19,8 @@ from click.testing import CliRunner
 
 from feltlab.cli.options import setup_logging
 from feltlab.errors import RulesError, WagerError
-from feltlab.rig.certify.measures import NOT_JUDGED, shown_verdict
-from feltlab.rig.certify.report import junit_xml
+from feltlab.rig.cli.render.junit import junit_xml
+from feltlab.rig.cli.render.text import NOT_JUDGED, shown_verdict
 from feltlab.rig.explore.cli import explore_command
 from feltlab.rig.profiles import PROFILE_DIR
 from feltlab.rules import Rules

@@ -62,14 +62,17 @@ def test_bad_tallies_are_refused() -> None:
 
 def test_counted_tally_buckets_the_same_rounds_as_the_plain_tally() -> None:
     from feltlab import Rules, native
-    from feltlab.math.strategy_tables import sim_rules
+    from feltlab.core_rules import simulator_rules
+    from feltlab.math.strategy_tables import strategy_tables
     from feltlab.seeds import chunk_generator
     from feltlab.simulation.bet_spread import counted_tally
 
     rules = Rules.preset("nz")
     t = counted_tally(rules, 1_000_000, seed=11)
-    plain = native.simulate_tally(chunk_generator(11, 0), sim_rules(rules), 1_000_000)
-    stake = sim_rules(rules).stake
+    plain = native.simulate_tally(
+        chunk_generator(11, 0), simulator_rules(rules, strategy_tables(rules)), 1_000_000
+    )
+    stake = simulator_rules(rules, strategy_tables(rules)).stake
     assert t.total_rounds == plain.rounds == 1_000_000
     assert float(t.net.sum()) == pytest.approx(plain.net / stake, abs=1e-6)
     assert float(t.net_sq.sum()) == pytest.approx(plain.net_sq / stake**2, rel=1e-12)

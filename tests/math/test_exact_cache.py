@@ -60,6 +60,7 @@ def _analyses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         return real(*args, **kw)
 
     monkeypatch.setattr(main_wager, "analyze_main", counted)
+    monkeypatch.setattr(check, "analyze_main", counted)  # its own name for it (imported at top)
     return calls
 
 

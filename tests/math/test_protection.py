@@ -15,9 +15,10 @@ from click.testing import CliRunner
 
 from feltlab import native
 from feltlab.cli import main
+from feltlab.core_rules import simulator_rules
 from feltlab.errors import CountError
 from feltlab.math.counts import BUILTIN
-from feltlab.math.strategy_tables import sim_rules
+from feltlab.math.strategy_tables import strategy_tables
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.rules import Rules
 from feltlab.seeds import chunk_generator
@@ -58,7 +59,8 @@ def test_buckets_add_up_to_the_uncounted_tally() -> None:
     total = [0, 0, 0]
     outcomes = [np.zeros(256, dtype=np.int64) for _ in sides]
     for chunk, n in enumerate((20_000, 10_000)):
-        out = native.simulate_tally(chunk_generator(5, chunk), sim_rules(rules), n, tables)  # type: ignore[arg-type]
+        sr = simulator_rules(rules, strategy_tables(rules))
+        out = native.simulate_tally(chunk_generator(5, chunk), sr, n, tables)  # type: ignore[arg-type]
         total = [total[0] + out.rounds, total[1] + out.net, total[2] + out.net_sq]
         for k, c in enumerate(out.counts):
             outcomes[k] += c
@@ -80,7 +82,7 @@ def test_c_counter_agrees_with_the_reference_round_for_round(name: str, resoluti
     ws = _wagers("perfect_pairs", "twenty_one_plus_three")
     tables = tuple(t for w in ws if (t := side_tables.side_table(w)) is not None)
     spec = bucketing(BUILTIN[name], rules.decks, resolution).spec()
-    sr = sim_rules(rules)
+    sr = simulator_rules(rules, strategy_tables(rules))
     c = native.simulate_counted(chunk_generator(3, 0), sr, 20_000, spec, tables)
     ref = simulate_counted_reference(chunk_generator(3, 0), sr, 20_000, spec, tables)
     assert list(c.bucket_rounds) == list(ref.bucket_rounds)

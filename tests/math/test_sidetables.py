@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from feltlab import cache, native
+from feltlab.core_rules import simulator_rules
 from feltlab.errors import WagerError
 from feltlab.math import strategy_tables as simstrategy
 from feltlab.plugins.insurance import Insurance
@@ -194,7 +195,9 @@ def test_a_play_decided_table_is_classify_round_on_every_record_it_can_see() -> 
         assert sidetables.table_entries(w) == 2 * 25 * 16
         full = sidetables.full_table(w)
         assert full is not None and np.array_equal(full, sidetables.build_table(w))
-        sr = simstrategy.sim_rules(Rules.preset("vegas_s17"))
+        sr = simulator_rules(
+            Rules.preset("vegas_s17"), simstrategy.strategy_tables(Rules.preset("vegas_s17"))
+        )
         res = native.simulate_rounds(native.Xoshiro256StarStar(9), sr, 20_000, record=True)
         rec = res.record
         assert rec is not None

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from feltlab import native
-from feltlab.core_rules import DEFAULT_STAKE
+from feltlab.core_rules import DEFAULT_STAKE, simulator_rules
 from feltlab.engine import Table, play_round
 from feltlab.math import parsheet
 from feltlab.math import strategy_tables as simstrategy
@@ -54,7 +54,7 @@ def test_c_simulator_and_python_engine_agree_round_by_round(name: str) -> None:
     policy = simstrategy.TablePolicy(tables)
     res = native.simulate_rounds(
         native.Xoshiro256StarStar(7),
-        simstrategy.sim_rules(rules, tables=tables),
+        simulator_rules(rules, tables),
         1500,
         trace_cap=64,
     )
@@ -105,7 +105,9 @@ def test_tally_rounds_equal_the_general_round_path(name: str, plays_out: bool) -
     rule variant, the dealer standing or playing out, and a fresh shoe each round."""
     rules = VARIANTS.get(name) or Rules.preset("vegas_s17")
     sr = replace(
-        simstrategy.sim_rules(rules, fresh_shoe=name.endswith("fresh_shoe")),
+        simulator_rules(
+            rules, simstrategy.strategy_tables(rules), fresh_shoe=name.endswith("fresh_shoe")
+        ),
         dealer_plays_out=plays_out,
     )
     n = 40_000
@@ -128,7 +130,9 @@ def test_tally_of_any_size_has_the_rounds_of_the_arrays(n: int) -> None:
     """A tally plays two shoes in flight (sim.c run_core) yet keeps the first n rounds of the
     shoes in order, whatever n: the same sums as the per-round arrays, which play the shoes
     one after the other, for calls that end at, just past or well into a second shoe."""
-    sr = simstrategy.sim_rules(Rules.preset("vegas_s17"))
+    sr = simulator_rules(
+        Rules.preset("vegas_s17"), simstrategy.strategy_tables(Rules.preset("vegas_s17"))
+    )
     for seed in (1, 2, 3):
         arrays = native.simulate_rounds(native.Xoshiro256StarStar(seed), sr, n)
         tally = native.simulate_tally(native.Xoshiro256StarStar(seed), sr, n)
@@ -257,8 +261,8 @@ def test_bad_simulation_inputs() -> None:
 
     near_back = Rules.preset("nz").replace(cut_card_from_back=10)
     with pytest.raises(RulesError, match="at least 26 cards behind"):
-        simstrategy.sim_rules(near_back)
-    bad = simstrategy.sim_rules(Rules.preset("nz"))
+        simulator_rules(near_back, simstrategy.strategy_tables(near_back))
+    bad = simulator_rules(Rules.preset("nz"), simstrategy.strategy_tables(Rules.preset("nz")))
     with pytest.raises(ValueError, match="hard must have shape"):
         native.simulate_rounds(
             native.Xoshiro256StarStar(1),

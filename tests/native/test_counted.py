@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from feltlab import native
-from feltlab.math.strategy_tables import sim_rules
+from feltlab.core_rules import simulator_rules
+from feltlab.math.strategy_tables import strategy_tables
 from feltlab.rules import Rules
 from feltlab.simulation import chunk, side_tables
 
@@ -20,14 +21,17 @@ N = 4_000
 
 def _traced(rules: Rules, seed: int, n: int = N) -> native.SimResult:
     return native.simulate_rounds(
-        native.Xoshiro256StarStar(seed), sim_rules(rules), n, trace_cap=64
+        native.Xoshiro256StarStar(seed),
+        simulator_rules(rules, strategy_tables(rules)),
+        n,
+        trace_cap=64,
     )
 
 
 def _bets(rules: Rules, res: native.SimResult, value: object) -> list[int]:
     """Each round's bucket value, replaying the shoes: a shoe ends after the round that
     dealt its cutting card (cut_position cards)."""
-    cut = sim_rules(rules).cut_position
+    cut = simulator_rules(rules, strategy_tables(rules)).cut_position
     size = rules.decks * 52
     assert res.trace is not None and res.trace_len is not None
     seen: list[int] = []
@@ -42,7 +46,9 @@ def _bets(rules: Rules, res: native.SimResult, value: object) -> list[int]:
 
 def _check(spec: native.CountSpec, values: list[int], res: native.SimResult, seed: int) -> None:
     rules = Rules.preset("vegas_s17")
-    got = native.simulate_counted(native.Xoshiro256StarStar(seed), sim_rules(rules), N, spec)
+    got = native.simulate_counted(
+        native.Xoshiro256StarStar(seed), simulator_rules(rules, strategy_tables(rules)), N, spec
+    )
     idx = np.clip(np.array(values) - spec.lowest, 0, spec.n_buckets - 1)
     want_rounds = np.bincount(idx, minlength=spec.n_buckets)
     assert got.bucket_rounds.tolist() == want_rounds.tolist()
@@ -98,7 +104,7 @@ def test_counted_sums_and_side_tables_add_up_to_the_plain_tally_of_the_same_roun
     wagers = ("perfect_pairs", "twenty_one_plus_three")
     tables = tuple(side_tables.side_table(chunk.installed_wager(w, None)) for w in wagers)
     assert all(t is not None for t in tables)
-    sr = sim_rules(rules)
+    sr = simulator_rules(rules, strategy_tables(rules))
     plain = native.simulate_tally(native.Xoshiro256StarStar(8), sr, 50_000, tables)  # type: ignore[arg-type]
     spec = native.CountSpec(HILO, lowest=-6, n_buckets=13)
     got = native.simulate_counted(native.Xoshiro256StarStar(8), sr, 50_000, spec, tables)  # type: ignore[arg-type]
@@ -110,14 +116,16 @@ def test_counted_sums_and_side_tables_add_up_to_the_plain_tally_of_the_same_roun
 
 
 def test_every_round_is_bucketed_zero_when_each_round_has_a_fresh_shoe() -> None:
-    sr = sim_rules(Rules.preset("vegas_s17"), fresh_shoe=True)
+    sr = simulator_rules(
+        Rules.preset("vegas_s17"), strategy_tables(Rules.preset("vegas_s17")), fresh_shoe=True
+    )
     spec = native.CountSpec(HILO, lowest=-3, n_buckets=7)
     got = native.simulate_counted(native.Xoshiro256StarStar(1), sr, 5_000, spec)
     assert got.bucket_rounds.tolist() == [0, 0, 0, 5_000, 0, 0, 0]
 
 
 def test_a_continuous_shuffler_is_reproducible_from_its_seed_under_either_generator() -> None:
-    sr = sim_rules(Rules.preset("nz"))
+    sr = simulator_rules(Rules.preset("nz"), strategy_tables(Rules.preset("nz")))
     win = native.CountSpec(HILO, native.COUNT_WINDOW, window=16, lowest=-8, n_buckets=17)
     for buffer in (0, 16, 260):  # 260: the machine keeps one deck, enough for any round
         csm = native.CsmModel(buffer=buffer)
@@ -135,7 +143,7 @@ def _extremes(buffer: int) -> tuple[float, float]:
     """(difference, its standard error) of the player's expectation per unit between the
     rounds bet at a window count of >= +8 and of <= -8 (Hi-Lo, the last 52 cards seen), off a
     continuous shuffler with a buffer of ``buffer`` cards (nz rules, 2,000,000 rounds)."""
-    sr = sim_rules(Rules.preset("nz"))
+    sr = simulator_rules(Rules.preset("nz"), strategy_tables(Rules.preset("nz")))
     win = native.CountSpec(HILO, native.COUNT_WINDOW, window=52, lowest=-8, n_buckets=17)
     csm = native.CsmModel(buffer=buffer)
     g = native.simulate_counted(native.Xoshiro256StarStar(7), sr, 2_000_000, win, csm=csm)
@@ -174,13 +182,13 @@ def test_a_buffer_holding_the_last_cards_back_makes_their_count_predict_the_next
 )
 def test_a_bad_count_is_refused_in_one_line(change: dict[str, object], message: str) -> None:
     spec = native.CountSpec(**{"tags": HILO, **change})  # type: ignore[arg-type]
-    sr = sim_rules(Rules.preset("nz"))
+    sr = simulator_rules(Rules.preset("nz"), strategy_tables(Rules.preset("nz")))
     with pytest.raises(ValueError, match=message):
         native.simulate_counted(native.Xoshiro256StarStar(1), sr, 10, spec)
 
 
 def test_a_continuous_shuffler_refuses_a_true_count_and_a_buffer_that_empties_it() -> None:
-    sr = sim_rules(Rules.preset("nz"))
+    sr = simulator_rules(Rules.preset("nz"), strategy_tables(Rules.preset("nz")))
     rng = native.Xoshiro256StarStar(1)
     with pytest.raises(ValueError, match="never shuffles"):
         native.simulate_counted(rng, sr, 10, native.CountSpec(HILO), csm=native.CsmModel())
@@ -193,7 +201,7 @@ def test_a_continuous_shuffler_s_running_count_never_wraps() -> None:
     """Off a continuous shuffler the running count never resets: with every tag +1000 it
     passes 2^31 after about 400,000 rounds, and must stay in the top bucket (it once wrapped
     negative in 32 bits and 39% of a million rounds fell into bucket 0)."""
-    sr = sim_rules(Rules.preset("vegas_s17"))
+    sr = simulator_rules(Rules.preset("vegas_s17"), strategy_tables(Rules.preset("vegas_s17")))
     spec = native.CountSpec((1000,) * 52, native.COUNT_RUNNING, lowest=0, n_buckets=256)
     got = native.simulate_counted(
         native.Xoshiro256StarStar(1), sr, 1_000_000, spec, csm=native.CsmModel()

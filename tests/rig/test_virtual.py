@@ -1,4 +1,10 @@
-"""Devices and clients on the in-process virtual bus: protocol behaviour, faults, capture."""
+"""Devices and clients on the in-process virtual bus: protocol behaviour, faults, capture.
+
+Protocol behaviour runs in simulated time (a :class:`SimClock` shared by device and client), so
+that a busy host cannot starve the 20 ms heartbeat and lose the device mid-test; two tests run
+on the host's clock because real time is what they check: the capture's epoch stamps
+(:func:`test_batch_collect_capture_and_replay`) and the bitrate's pacing
+(:func:`test_device_bitrate_pacing`)."""
 
 from __future__ import annotations
 
@@ -82,7 +88,9 @@ def test_batch_collect_capture_and_replay(vbus: str, tmp_path: Path) -> None:
 
 def test_replay_into_client_decoder(vbus: str, tmp_path: Path) -> None:
     cap = tmp_path / "run.log"
-    with pair(BatchShuffler, BatchShufflerClient, vbus, cl_kw={"capture": cap}) as (_, cl):
+    with pair(
+        BatchShuffler, BatchShufflerClient, vbus, cl_kw={"capture": cap}, clock=SimClock()
+    ) as (_, cl):
         cl.collect(1)
         live = dict(cl.counts)
     offline = BatchShufflerClient(f"{vbus}-offline")
@@ -101,6 +109,7 @@ def test_load_custom_order_and_unknown_decks(vbus: str) -> None:
         BatchShufflerClient,
         vbus,
         dev_kw={"decks": 4, "reports_decks": False, "model": "stuck:pos=0"},
+        clock=SimClock(),
     ) as (_, cl):
         order = native.new_shoe(4)
         cl.load(order[::-1].copy())
@@ -113,7 +122,9 @@ def test_load_custom_order_and_unknown_decks(vbus: str) -> None:
 
 
 def test_faulty_models_are_collected_not_hidden(vbus: str) -> None:
-    with pair(BatchShuffler, BatchShufflerClient, vbus, dev_kw={"model": "missing"}) as (_, cl):
+    with pair(
+        BatchShuffler, BatchShufflerClient, vbus, dev_kw={"model": "missing"}, clock=SimClock()
+    ) as (_, cl):
         col = cl.collect(2)
         assert not col.missing and all(len(s.codes) == 311 for s in col.shoes)
 
@@ -138,7 +149,7 @@ def test_shuffle_duration_and_busy(vbus: str) -> None:
 
 
 def test_transfer_faults_recovered_by_retry(vbus: str) -> None:
-    with pair(BatchShuffler, BatchShufflerClient, vbus) as (dev, cl):
+    with pair(BatchShuffler, BatchShufflerClient, vbus, clock=SimClock()) as (dev, cl):
         n = cl.shuffle()
         good = cl.read_shoe(n)
         dev.inject("corrupt_frame")
@@ -149,10 +160,14 @@ def test_transfer_faults_recovered_by_retry(vbus: str) -> None:
 
 
 def test_unrecoverable_transfer_reported_with_reason(vbus: str) -> None:
-    with pair(BatchShuffler, BatchShufflerClient, vbus, cl_kw={"retries": 0}) as (dev, cl):
+    clock = SimClock()
+    with pair(BatchShuffler, BatchShufflerClient, vbus, cl_kw={"retries": 0}, clock=clock) as (
+        dev,
+        cl,
+    ):
         cl.shuffle()
         dev.inject("silence_mid_transfer", 2)
-        time.sleep(0.05)
+        clock.sleep(0.05)
         col = cl.collect(1)
         # the SHUFFLE of collect succeeded, its transfer was silenced: missing, with why
         assert not col.shoes and len(col.missing) == 1
@@ -160,11 +175,12 @@ def test_unrecoverable_transfer_reported_with_reason(vbus: str) -> None:
 
 
 def test_jam_fault_and_clear(vbus: str) -> None:
-    with pair(BatchShuffler, BatchShufflerClient, vbus) as (_dev, cl):
+    clock = SimClock()
+    with pair(BatchShuffler, BatchShufflerClient, vbus, clock=clock) as (_dev, cl):
         cl.inject_fault("jam")
         with pytest.raises(DeviceRefused):
             cl.shuffle()
-        time.sleep(0.05)
+        clock.sleep(0.05)
         assert any(e.kind == "fault" and e.detail["code"] == FaultCode.JAM for e in cl.events)
         with pytest.raises(DeviceRefused):
             cl.shuffle()
@@ -213,15 +229,16 @@ def test_reboot_detected_and_state_lost(vbus: str) -> None:
 
 
 def test_device_speaking_another_protocol_version(vbus: str) -> None:
-    dev = BatchShuffler(vbus, seed=1, timing=FAST, protocol_major=1).start()  # before 2.0
-    cl = BatchShufflerClient(vbus, timeout=0.2, retries=0)
+    clock = SimClock()
+    dev = BatchShuffler(vbus, seed=1, timing=FAST, protocol_major=1, clock=clock).start()  # 1.x
+    cl = BatchShufflerClient(vbus, timeout=0.2, retries=0, clock=clock)
     try:
         with pytest.raises(ProtocolError, match="protocol 1"):
             cl.wait_online(1.0)
         with pytest.raises(DeviceRefused) as exc:
             cl.ping()
         assert exc.value.result == Result.UNSUPPORTED_VERSION
-        time.sleep(0.05)
+        clock.sleep(0.05)
         kinds = {e.kind for e in cl.events}
         assert {"protocol_version", "fault"} <= kinds
     finally:
@@ -268,6 +285,7 @@ def test_continuous_shuffler(vbus: str) -> None:
         ContinuousShufflerClient,
         vbus,
         dev_kw={"decks": 1, "slots": 8, "timing": Timing(0.02, card_latency=0.01)},
+        clock=SimClock(),
     ) as (_, cl):
         cards = [cl.deal() for _ in range(52)]
         assert sorted(c.code for c in cards) == list(range(52))
@@ -293,6 +311,7 @@ def test_jackpot_panel_round(vbus: str) -> None:
             "prize_table": [(2500, 3), (100_000, 1)],
             "timing": Timing(0.02, button_latency=0.02),
         },
+        clock=SimClock(),
     ) as (dev, cl):
         assert cl.prize_table() == ((2500, 3), (100_000, 1))
         cl.arm(41, [2, 5])
@@ -331,7 +350,11 @@ def test_jackpot_draws_follow_the_prize_table(vbus: str) -> None:
 
 
 def test_jackpot_failures(vbus: str) -> None:
-    with pair(JackpotPanel, JackpotPanelClient, vbus, cl_kw={"timeout": 0.1}) as (dev, cl):
+    clock = SimClock()
+    with pair(JackpotPanel, JackpotPanelClient, vbus, cl_kw={"timeout": 0.1}, clock=clock) as (
+        dev,
+        cl,
+    ):
         cl.arm(1, [1])
         dev.inject("drop_result")
         cl.press(1)
@@ -343,14 +366,15 @@ def test_jackpot_failures(vbus: str) -> None:
         dev.inject("button")
         with pytest.raises(DeviceRefused):
             cl.press(1)
-        time.sleep(0.05)
+        clock.sleep(0.05)
         codes = {e.detail.get("code") for e in cl.events if e.kind == "fault"}
         assert {FaultCode.DISPLAY, FaultCode.BUTTON} <= codes
 
 
 def test_retry_does_not_execute_twice(vbus: str) -> None:
     """A repeated request id replays the reply: a lost Ack never causes a second draw."""
-    with pair(JackpotPanel, JackpotPanelClient, vbus) as (dev, cl):
+    clock = SimClock()
+    with pair(JackpotPanel, JackpotPanelClient, vbus, clock=clock) as (dev, cl):
         cl.arm(7, [1])
         msg = cl.codec.encode(
             "Command",
@@ -363,7 +387,7 @@ def test_retry_does_not_execute_twice(vbus: str) -> None:
             },
         )
         cl.node.send(msg)
-        time.sleep(0.05)
+        clock.sleep(0.05)
         cl.node.send(
             cl.codec.encode(
                 "Command",
@@ -376,7 +400,7 @@ def test_retry_does_not_execute_twice(vbus: str) -> None:
                 },
             )
         )
-        time.sleep(0.05)
+        clock.sleep(0.05)
         assert dev.draws == 1 and cl.counts["JackpotResult"] == 2
 
 
@@ -394,11 +418,12 @@ def test_make_device_from_profile(vbus: str) -> None:
 
 
 def test_two_devices_share_one_bus(vbus: str) -> None:
-    a = BatchShuffler(vbus, seed=1, timing=FAST, base=0x100).start()
-    b = JackpotPanel(vbus, seed=2, timing=FAST, base=0x300).start()
+    clock = SimClock()
+    a = BatchShuffler(vbus, seed=1, timing=FAST, base=0x100, clock=clock).start()
+    b = JackpotPanel(vbus, seed=2, timing=FAST, base=0x300, clock=clock).start()
     from feltlab.rig.bus.transport import Node
 
-    node = Node(vbus, pace=False)
+    node = Node(vbus, pace=False, clock=clock)
     ca = BatchShufflerClient(node, timeout=0.3)
     cb = JackpotPanelClient(node, timeout=0.3)
     try:
@@ -442,6 +467,7 @@ def test_can_panel_implements_the_sdk_interface(vbus: str) -> None:
         vbus,
         cl_kw={"retries": 1, "timeout": 0.1},
         dev_kw={"prize_table": [(5000, 1)]},
+        clock=(clock := SimClock()),
     ) as (dev, cl):
         panel = CanJackpotPanel(cl)
         assert isinstance(panel, SdkPanel)
@@ -451,7 +477,7 @@ def test_can_panel_implements_the_sdk_interface(vbus: str) -> None:
         with pytest.raises(DeviceError):
             panel.press(3, 1, "player")
         dev.inject("stop_heartbeats")
-        time.sleep(0.1)
+        clock.sleep(0.1)
         with pytest.raises(DeviceError):
             panel.press(4, 1, "player")
 
@@ -468,10 +494,13 @@ def test_madness21_rounds_against_the_can_panel(vbus: str) -> None:
     pm = get_plugin_manager()
     registry = collect_wagers(pm)
     wagers = [registry.create(n) for n in registry.names() if n in ("main", "madness21")]
-    with pair(JackpotPanel, JackpotPanelClient, vbus, dev_kw={"prize_table": [(5000, 1)]}) as (
-        dev,
-        cl,
-    ):
+    with pair(
+        JackpotPanel,
+        JackpotPanelClient,
+        vbus,
+        dev_kw={"prize_table": [(5000, 1)]},
+        clock=SimClock(),
+    ) as (dev, cl):
         panel = CanJackpotPanel(cl)
         table = engine.Table(
             rules,

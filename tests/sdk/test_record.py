@@ -11,6 +11,7 @@ import numpy.typing as npt
 import pytest
 
 from feltlab import native
+from feltlab.core_rules import simulator_rules
 from feltlab.engine import Table, play_round
 from feltlab.math import strategy_tables as simstrategy
 from feltlab.plugins.main import Main
@@ -54,7 +55,7 @@ VARIANTS = {
 def test_engine_and_simulator_records_agree_round_by_round(name: str, plays_out: bool) -> None:
     rules = VARIANTS[name]
     tables = simstrategy.strategy_tables(rules)
-    sr = replace(simstrategy.sim_rules(rules, tables=tables), dealer_plays_out=plays_out)
+    sr = replace(simulator_rules(rules, tables), dealer_plays_out=plays_out)
     n = 600
     res = native.simulate_rounds(native.Xoshiro256StarStar(11), sr, n, trace_cap=64, record=True)
     assert res.record is not None and res.trace is not None and res.trace_len is not None

@@ -43,15 +43,15 @@ def test_dealer_blackjack_takes_the_same_whichever_split_hand_busted(
     rules = Rules.preset("nz", dealer_blackjack_takes=takes)
     first_busts = settle_box_hands(rules, 1000, [BUSTED, STANDING], DEALER_BJ)
     second_busts = settle_box_hands(rules, 1000, [STANDING, BUSTED], DEALER_BJ)
-    assert sum(h["net"] for h in first_busts) == expected
-    assert sum(h["net"] for h in second_busts) == expected
+    assert sum(h.net for h in first_busts) == expected
+    assert sum(h.net for h in second_busts) == expected
 
 
 def test_a_busted_double_is_lost_whole_under_original_and_busted() -> None:
     rules = Rules.preset("nz", dealer_blackjack_takes=DealerBlackjackTakes.ORIGINAL_AND_BUSTED)
     doubled_bust = ([c("7S"), c("5D"), c("TH")], True, False)
     (h,) = settle_box_hands(rules, 1000, [doubled_bust], DEALER_BJ)
-    assert h["net"] == -2000 and "busted" in h["rule"]
+    assert h.net == -2000 and "busted" in h.rule
 
 
 def test_scripted_policy_names_an_unknown_decision() -> None:

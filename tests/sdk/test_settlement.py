@@ -15,6 +15,8 @@ import pytest
 
 from feltlab import DealerBlackjackTakes, Rules, ScriptedPolicy, play_round
 from feltlab.engine import RoundResult, Table
+from feltlab.settlement import HandSettlement
+from feltlab.wagers import Settlement
 
 _make_table: Callable[..., Table]
 
@@ -67,7 +69,7 @@ def test_5_1_d_dealer_blackjack_beats_a_two_card_21_on_a_split_hand(nz: Rules) -
     rules = nz.replace(dealer_blackjack_takes=DealerBlackjackTakes.ALL)
     r = _play(rules, "AH 10S AD KC QC AC", 1, {(0, 0): ["split"]})
     s = r.find(0, "p0", "main")
-    assert [d["rule"] for d in s.detail] == ["5.1(d)", "5.1(d)"]
+    assert [d.rule for d in s.detail] == ["5.1(d)", "5.1(d)"]
     assert s.net == -2000
 
 
@@ -102,7 +104,7 @@ def test_5_4_a_split_ace_with_ten_is_21_paid_1_to_1_not_3_to_2(vegas: Rules) -> 
     # A,A split, one card each: A+K, A+Q; dealer 10+10 = 20: two wins at 1 to 1
     r = _play(vegas, "AH 10S AD 10C KC QD", 1, {(0, 0): ["split"]})
     s = r.find(0, "p0", "main")
-    assert [(d["outcome"], d["net"], d["rule"]) for d in s.detail] == [
+    assert [(d.outcome, d.net, d.rule) for d in s.detail] == [
         ("win", 1000, "5.1(b)"),
         ("win", 1000, "5.1(b)"),
     ]
@@ -131,7 +133,40 @@ def test_no_hole_card_dealer_blackjack_and_busted_split_hands(nz: Rules) -> None
     deal = "8H 10S 8D 10C 5C 10D AD"
     script = {(0, 0): ["split", "stand"], (0, 1): ["hit"]}
     original = _play(nz, deal, 1, script)
-    assert [d["net"] for d in original.find(0, "p0", "main").detail] == [-1000, 0]
+    assert [d.net for d in original.find(0, "p0", "main").detail] == [-1000, 0]
     rules = nz.replace(dealer_blackjack_takes=DealerBlackjackTakes.ORIGINAL_AND_BUSTED)
     busted = _play(rules, deal, 1, script)
-    assert [d["net"] for d in busted.find(0, "p0", "main").detail] == [-1000, -1000]
+    assert [d.net for d in busted.find(0, "p0", "main").detail] == [-1000, -1000]
+
+
+def test_settlement_detail_is_a_record_of_each_hand_in_cents(nz: Rules) -> None:
+    # the 8,8 split of the test above, dealer blackjack taking the original wager only: the
+    # record, its JSON form in the event log, and the summed net agree hand by hand
+    deal = "8H 10S 8D 10C 5C 10D AD"
+    r = _play(nz, deal, 1, {(0, 0): ["split", "stand"], (0, 1): ["hit"]})
+    s = r.find(0, "p0", "main")
+    assert s.detail == (
+        HandSettlement(0, "lose", "5.1(g)", 1000, -1000),
+        HandSettlement(
+            1, "lose", "5.1(f), wager returned: dealer blackjack takes the original wager only",
+            1000, 0,
+        ),
+    )  # fmt: skip
+    assert s.detail[0].as_dict() == {
+        "hand": 0, "outcome": "lose", "rule": "5.1(g)", "stake": 1000, "net": -1000,
+    }  # fmt: skip
+    assert s.net == sum(d.net for d in s.detail) == -1000
+
+
+def test_dict_detail_of_a_vendor_plugin_still_works_for_one_release() -> None:
+    # the 0.1 contract: detail as dicts, read as d["net"]; both warn and keep working
+    legacy = {"hand": 0, "outcome": "win", "rule": "5.1(b)", "stake": 1000, "net": 1000}
+    with pytest.warns(DeprecationWarning, match="HandSettlement records"):
+        s = Settlement("win", 1000, "5.1(b)", (legacy,))  # type: ignore[arg-type]
+    assert s.detail == (HandSettlement(0, "win", "5.1(b)", 1000, 1000),)
+    with pytest.warns(DeprecationWarning, match=r'HandSettlement\["net"\] is deprecated'):
+        assert s.detail[0]["net"] == 1000
+    with pytest.raises(KeyError):
+        s.detail[0]["payout"]
+    with pytest.raises(TypeError, match=r"give feltlab\.settlement\.HandSettlement records"):
+        Settlement("win", 1000, "5.1(b)", ({"net": 1000},))  # type: ignore[arg-type]

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from feltlab.cli import main
+from feltlab.cli.render.submission import FILTERS
 from feltlab.math import parsheet, play_decided
 from feltlab.math.parsheet import ParSheet
 from feltlab.plugins.perfect_pairs import PerfectPairs
@@ -246,3 +247,18 @@ def test_new_zealand_form_puts_the_pay_scales_first(tmp_path: Path) -> None:
     assert md.index("### Paytable two as written") < md.index("### True odds, payout odds")
     assert "- 1 deck: decks=1: rule 3.3(a) requires 4 to 8 decks" in md
     assert "| 6 | continuous shuffler | S17 or H17 | exact enumeration | 6.1093% | 19/311 |" in md
+
+
+def test_the_documents_percentages_read_as_their_templates_wrote_them() -> None:
+    # the views moved to feltlab.cli.render (issue 38): each filter gives the bytes the
+    # templates' own "%" formats gave, including the countable cells' columns this module's
+    # Perfect Pairs certificate leaves empty
+    f = FILTERS
+    for x in (0.0, 0.75, 0.052875, -0.0123456, 1 / 3, 2.5e-7):
+        assert f["percent"](x, 1) == "%.1f%%" % (100 * x)
+        assert f["percent"](x, 3) == "%.3f%%" % (100 * x)
+        assert f["percent"](x, 3, signed=True) == "%+.3f%%" % (100 * x)
+        assert f["pct"]({"exact": "?", "value": x}, 6) == f"{100 * x:.6f}%"
+    assert f["percent"](None, 3, signed=True) == f["pct"](None) == ""
+    assert f["odds"]({"exact": "1233/1", "value": 1233.0}) == "1,233.0000 to 1"
+    assert f["odds"](None) == "impossible"

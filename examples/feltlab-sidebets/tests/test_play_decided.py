@@ -171,10 +171,13 @@ def test_bust_bonus_eight_up_matches_published() -> None:
     from dataclasses import replace
 
     from feltlab import native
-    from feltlab.math.strategy_tables import sim_rules
+    from feltlab.core_rules import simulator_rules
+    from feltlab.math.strategy_tables import strategy_tables
 
     rules = Rules.preset("vegas_s17")
-    sr = replace(sim_rules(rules, fresh_shoe=True), dealer_plays_out=True)
+    sr = replace(
+        simulator_rules(rules, strategy_tables(rules), fresh_shoe=True), dealer_plays_out=True
+    )
     res = native.simulate_rounds(native.Xoshiro256StarStar(8), sr, 2_000_000, record=True)
     assert res.record is not None
     rec = res.record[(res.record["dealer_up"] >> 2) == 7]

@@ -75,3 +75,23 @@ def pays_ratio(x: Fraction | None) -> str:
     if x < 0:
         return "lose"
     return f"{x.numerator}:{x.denominator}" if x.denominator != 1 else f"{x.numerator}:1"
+
+
+def percentage_points(x: float) -> str:
+    """A difference of two fractions of one (an error in the house edge) in percentage
+    points to 3 significant digits: 0.0219 -> ``"2.19 points"``, 0.01 -> ``"1 point"``."""
+    text = f"{100 * x:.3g}"
+    return f"{text} point" + ("" if text == "1" else "s")
+
+
+def amount(x: float) -> str:
+    """An amount in the currency's units as a casino's files give it (a trial's handle and
+    win: dollars, not cents), unsigned with thousands grouped and two decimals:
+    ``"1,234.50"``."""
+    return f"{x:,.2f}"
+
+
+def odds_to_one(x: float | None) -> str:
+    """True odds against an outcome, ``X`` to 1 with 4 decimals and thousands grouped
+    (``"1,234.5678 to 1"``); ``"impossible"`` for None (an outcome of probability 0)."""
+    return "impossible" if x is None else f"{x:,.4f} to 1"

@@ -6,19 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from feltlab.cli.render.text import amount, percent, percentage_points
 from feltlab.intervals import Z95
 from feltlab.math.field_trial import POWER, TrialAnalysis
-
-
-def _pct(x: float, digits: int = 3) -> str:
-    return f"{100 * x:.{digits}f}%"
-
-
-def _pts(x: float) -> str:
-    """A house-edge error in percentage points (0.0219 -> "2.19 points")."""
-    text = f"{100 * x:.3g}"
-    return f"{text} point" + ("" if text == "1" else "s")
-
 
 COMAR = "COMAR 36.05.03.25: investigate a hold outside its 95% interval"
 
@@ -37,20 +27,21 @@ def summary_lines(a: TrialAnalysis) -> list[str]:
     )
     lines = [
         f"{a.title} (paytable {a.paytable}, {a.decks} decks{rules}): certified house edge "
-        f"{_pct(float(a.edge), 4)} (exact {a.edge.numerator}/{a.edge.denominator}), standard "
+        f"{percent(a.edge, 4)} (exact {a.edge.numerator}/{a.edge.denominator}), standard "
         f"deviation {a.sigma:.4f} per unit",
         f"Trial: {a.bets:,} bets over {len(a.points)} period{'s' if len(a.points) > 1 else ''} "
         f"({first} to {last}), handle "
-        f"{a.handle:,.2f}, win {a.win:,.2f}",
-        f"Hold {_pct(a.hold)} against {_pct(float(a.edge))} (95% band {_pct(low)} to "
-        f"{_pct(high)}, SD {_pct(a.sd_hold)}); z = {a.z:+.2f}, p = {a.p_value:.3g}: {verdict}",
+        f"{amount(a.handle)}, win {amount(a.win)}",
+        f"Hold {percent(a.hold, 3)} against {percent(a.edge, 3)} (95% band "
+        f"{percent(low, 3)} to {percent(high, 3)}, SD {percent(a.sd_hold, 3)}); "
+        f"z = {a.z:+.2f}, p = {a.p_value:.3g}: {verdict}",
         f"Periods outside their 95% band: {len(a.outside)} of {with_bets} (about "
         f"{0.05 * with_bets:.1f} expected by chance)"
         + (f": {', '.join(a.outside)} ({COMAR})" if a.outside else ""),
         f"What it can detect: the smallest house-edge error this trial confirms at "
-        f"{POWER:.0%} power (two-sided 95%) is {_pts(a.detectable)}; it cannot detect a "
-        f"smaller one (a true edge within {_pct(float(a.edge) - a.detectable)} to "
-        f"{_pct(float(a.edge) + a.detectable)} may pass unseen)",
+        f"{POWER:.0%} power (two-sided 95%) is {percentage_points(a.detectable)}; it cannot "
+        f"detect a smaller one (a true edge within {percent(float(a.edge) - a.detectable, 3)} to "
+        f"{percent(float(a.edge) + a.detectable, 3)} may pass unseen)",
     ]
     if a.tables:
         out = [t for t in a.tables if t.outside]
@@ -58,17 +49,17 @@ def summary_lines(a: TrialAnalysis) -> list[str]:
             4,
             f"Tables outside their 95% band over the trial: {len(out)} of {len(a.tables)}"
             + "".join(
-                f"{'; ' if i else ': '}{t.table} (hold {_pct(t.hold, 2)}, band {_pct(t.low, 2)} "
-                f"to {_pct(t.high, 2)})"
+                f"{'; ' if i else ': '}{t.table} (hold {percent(t.hold, 2)}, band "
+                f"{percent(t.low, 2)} to {percent(t.high, 2)})"
                 for i, t in enumerate(out)
             ),
         )
     if a.detect is not None and a.detect_bets is not None and a.detect_power is not None:
         enough = "enough" if a.bets >= a.detect_bets else "not enough"
         lines.append(
-            f"To confirm an error of {_pts(a.detect)} at {POWER:.0%} power: {a.detect_bets:,} "
-            f"bets of one size; this trial has {a.bets:,} ({enough}; its power against that "
-            f"error is {a.detect_power:.0%})"
+            f"To confirm an error of {percentage_points(a.detect)} at {POWER:.0%} power: "
+            f"{a.detect_bets:,} bets of one size; this trial has {a.bets:,} ({enough}; its "
+            f"power against that error is {a.detect_power:.0%})"
         )
     lines.append(
         "Bands assume each row's bets are of its average size; bets of varied sizes widen the "
@@ -101,13 +92,15 @@ def period_rows(a: TrialAnalysis) -> list[list[str]]:
                 p.label,
                 str(p.rows),
                 f"{p.bets:,}",
-                f"{p.handle:,.2f}",
-                f"{p.win:,.2f}",
-                _pct(p.hold, 2) if has else "-",
-                f"{_pct(p.low, 2)} to {_pct(p.high, 2)}" if has else "-",
+                amount(p.handle),
+                amount(p.win),
+                percent(p.hold, 2) if has else "-",
+                f"{percent(p.low, 2)} to {percent(p.high, 2)}" if has else "-",
                 "yes" if p.outside else "",
-                _pct(p.cum_hold, 3),
-                f"{_pct(p.cum_low, 3)} to {_pct(p.cum_high, 3)}",
+                # before the first bet the cumulative figures are NaN, printed as before
+                percent(p.cum_hold, 3, missing="nan%"),
+                f"{percent(p.cum_low, 3, missing='nan%')} to "
+                f"{percent(p.cum_high, 3, missing='nan%')}",
             ]
         )
     return rows
@@ -123,10 +116,10 @@ def table_rows(a: TrialAnalysis) -> list[list[str]]:
             t.table,
             str(t.days),
             f"{t.bets:,}",
-            f"{t.handle:,.2f}",
-            f"{t.win:,.2f}",
-            _pct(t.hold, 2) if t.bets else "-",
-            f"{_pct(t.low, 2)} to {_pct(t.high, 2)}" if t.bets else "-",
+            amount(t.handle),
+            amount(t.win),
+            percent(t.hold, 2) if t.bets else "-",
+            f"{percent(t.low, 2)} to {percent(t.high, 2)}" if t.bets else "-",
             "yes" if t.outside else "",
         ]
         for t in a.tables
@@ -237,7 +230,7 @@ def plot_hold(a: TrialAnalysis, path: Path) -> None:
     bottom.set_ylabel("period hold (%)")
     bottom.set_xlabel("cumulative bets")
     for ax in (top, bottom):
-        ax.axhline(edge, color="black", lw=0.8, label=f"certified house edge {edge:.3f}%")
+        ax.axhline(edge, color="black", lw=0.8, label=f"certified house edge {percent(a.edge, 3)}")
         ax.legend(fontsize=7, loc="upper right" if ax is top else "best")
     fig.tight_layout()
     fig.savefig(path, format="png", dpi=90, metadata={"Software": None})

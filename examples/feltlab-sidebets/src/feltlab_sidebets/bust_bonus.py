@@ -4,13 +4,14 @@ are all of one suit, and a premium for a dealer 8-8-8."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, ClassVar
 
 from feltlab import Decided, Limits, Paytable, Placed, WagerType
 from feltlab.wagers import as_pays
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 WIZARD_BUST_BONUS = "https://wizardofodds.com/games/blackjack/side-bets/bust-bonus/"
 UPS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10")
@@ -88,6 +89,8 @@ class BustBonus(WagerType):
 
     def classify_round(self, records: npt.NDArray[np.void]) -> npt.NDArray[np.uint8]:
         """Outcome index (see :data:`OUTCOMES`) of each ``(n,)`` round record."""
+        import numpy as np  # start-up: `feltlab --help` imports every plugin; numpy loads on use
+
         r = self._checked_record(records)
         bust = r["dealer_bust"].astype(bool)
         suited = r["dealer_suited"].astype(bool)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, ClassVar
 
 from feltlab import Decided, Limits, Paytable, Placed, WagerType
 from feltlab.wagers import as_pays
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 WIZARD_BUSTER = "https://wizardofodds.com/games/blackjack/side-bets/buster-blackjack/"
 
@@ -104,6 +105,8 @@ class BusterBlackjack(WagerType):
 
     def classify_round(self, records: npt.NDArray[np.void]) -> npt.NDArray[np.uint8]:
         """Outcome index of each ``(n,)`` round record (``feltlab.record.RECORD_DTYPE``)."""
+        import numpy as np  # start-up: `feltlab --help` imports every plugin; numpy loads on use
+
         r = self._checked_record(records)
         n = r["dealer_n_cards"].astype(np.int64)
         bust = r["dealer_bust"].astype(bool)

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, ClassVar
 
 from feltlab import Decided, Limits, Paytable, Placed, Settlement, WagerType
 from feltlab.cards import NO_CARD
 from feltlab.wagers import Bet, RoundView, as_pays
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 OUTCOMES = (
     "lose",
@@ -28,6 +29,8 @@ WIZARD_LUCKY_LADIES = "https://wizardofodds.com/games/blackjack/side-bets/lucky-
 
 def _value(rank: npt.NDArray[np.uint8]) -> npt.NDArray[np.int16]:
     """Blackjack value with the ace as 11 (a two-card 20 is ten-ten or ace-nine)."""
+    import numpy as np  # start-up: `feltlab --help` imports every plugin; numpy loads on use
+
     v = np.minimum(rank.astype(np.int16) + 1, 10)
     return np.where(rank == 0, 11, v).astype(np.int16)
 
@@ -78,6 +81,8 @@ class LuckyLadies(WagerType):
     def classify(self, cards: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
         """Outcome index (see :data:`OUTCOMES`) of each ``(n, 4)`` row; ``NO_CARD`` in ``D2``
         (the dealer took no second card) is no dealer blackjack."""
+        import numpy as np  # start-up: `feltlab --help` imports every plugin; numpy loads on use
+
         c = self._checked(cards)
         rank = c >> 2
         v = _value(rank)
@@ -107,6 +112,8 @@ class LuckyLadies(WagerType):
         return self._settle_row(row, bet)
 
     def _settle_row(self, row: list[int], bet: Bet) -> Settlement:
+        import numpy as np  # start-up: `feltlab --help` imports every plugin; numpy loads on use
+
         outcome = int(self.classify(np.array([row], dtype=np.uint8))[0])
         return Settlement(
             self.paytable.outcomes[outcome], self.paytable.net(outcome, bet.amount), self.rule

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, ClassVar
 
 from feltlab import Decided, Limits, Paytable, Placed, WagerType
 from feltlab.wagers import as_pays
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 OUTCOMES = ("lose", "flush", "straight", "three_of_a_kind", "straight_flush", "suited_trips")
 """Outcome indexes, lowest first; a hand takes the highest outcome it makes."""
@@ -81,6 +82,8 @@ class TwentyOnePlusThree(WagerType):
 
     def classify(self, cards: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
         """Outcome index (see :data:`OUTCOMES`) of each ``(n, 3)`` row of card codes."""
+        import numpy as np  # start-up: `feltlab --help` imports every plugin; numpy loads on use
+
         c = self._checked(cards)
         rank = np.sort(c >> 2, axis=1)  # 0 = ace .. 12 = king
         suit = c & 3

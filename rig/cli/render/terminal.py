@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from feltlab.cli.options import is_terminal, make_console
-from feltlab.rig.certify.measures import shown_verdict
+from feltlab.rig.cli.render.text import rng_test_row, shown_verdict
 
 
 class RichProgress:
@@ -232,8 +232,6 @@ def add_predictability_row(table: Any, rec: dict[str, Any]) -> None:
 
 def add_rng_rows(table: Any, rec: dict[str, Any]) -> None:
     """A raw-output certificate's rows (record ``rng``): one per SP 800-22 test."""
-    from feltlab.rig.live.state import rng_test_row  # start-up: when the command runs
-
     for t in (rec.get("rng") or {}).get("tests", []):
         row = rng_test_row(t)
         table.add_row(row["name"], row["value"] or "", row["limits"] or "", row["verdict"])
