@@ -282,6 +282,16 @@ class CaptureDecoder:
             codec = self._codecs[base] = Codec(base)
         return codec
 
+    def reassembler(self, base: int, channel: Channel) -> IsoTpReassembler:
+        """The ISO-TP reassembler of the device at ``base``'s ``channel`` (made on first use):
+        a caller may hand it the quiet consecutive frames of a transfer itself
+        (:meth:`IsoTpReassembler.absorb`: what :meth:`feed` does with them), and every other
+        frame to :meth:`feed`."""
+        re = self._isotp.get((base, channel))
+        if re is None:
+            re = self._isotp[(base, channel)] = IsoTpReassembler()
+        return re
+
     def feed(self, msg: can.Message) -> DecodedRecord | None:
         """The record ``msg`` completes, or None (a flow-control frame, part of a payload, or
         a frame outside the protocol)."""
@@ -303,9 +313,7 @@ class CaptureDecoder:
             if off % 2:  # flow control
                 return None
             ch = _CHANNEL_AT[off]
-            re = self._isotp.get((base, ch))
-            if re is None:
-                re = self._isotp[(base, ch)] = IsoTpReassembler()
+            re = self.reassembler(base, ch)
             before = re.errors
             payload = re.feed(msg.data)
             if re.errors > before:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from feltlab.rig.bus.capture import CaptureDecoder, read_capture, stamp_in_range
+from feltlab.rig.bus.capture import LATEST_STAMP, CaptureDecoder, read_capture
 from feltlab.rig.errors import RigError
 from feltlab.rig.protocol.codec import (
     Channel,
@@ -131,6 +131,9 @@ class CaptureData:
             self.timing(name).append((end - start) / divide)
 
 
+_timestamp = operator.attrgetter("timestamp")
+
+
 def read_campaign_capture(
     paths: Sequence[str | Path],
     base: int,
@@ -167,7 +170,9 @@ def read_campaign_capture(
         p = Path(path)
         kept = (frames or {}).get(p.name)
         msgs = list(read_capture(p)) if kept is None else list(kept)
-        bad = next((m for m in msgs if not stamp_in_range(m.timestamp)), None)
+        stamps = np.fromiter(map(_timestamp, msgs), np.float64, len(msgs))
+        fine = np.isfinite(stamps) & (np.abs(stamps) <= LATEST_STAMP)  # stamp_in_range's test
+        bad = None if fine.all() else msgs[int(np.argmin(fine))]
         if bad is not None:  # no time base, no timing: refused, not judged
             raise RigError(
                 f"capture file {p}: a frame stamped {bad.timestamp} is not a CAN frame "
@@ -222,6 +227,8 @@ def _read_part(
     base = data.base
     dec = CaptureDecoder([base], errors=data.frame_errors)
     shoe_id = base + Channel.SHOE
+    shoe_re = dec.reassembler(base, Channel.SHOE)
+    absorb = shoe_re.absorb
     msgs.sort(key=operator.attrgetter("timestamp"))  # host and device frames, in wire order
     pending: dict[tuple[int, int], tuple[float, int, int]] = {}  # (rid, op) -> (t, a8, a32)
     # protocol 2.0: a reply carries the request id of the command it answers, so each
@@ -246,7 +253,14 @@ def _read_part(
         t = float(msg.timestamp)
         if not data.first_stamp:
             data.first_stamp = t
-        if msg.arbitration_id == shoe_id and msg.data and msg.data[0] >> 4 in (0, 1):
+        if msg.arbitration_id == shoe_id and not msg.is_extended_id and not msg.is_error_frame:
+            # a SHOE transfer's quiet consecutive frames (50 of its 53) taken straight into
+            # its reassembler, as dec.feed would; every other frame goes through dec.feed
+            if absorb(msg.data):
+                continue
+            if msg.data and msg.data[0] >> 4 in (0, 1):
+                xfer_first = t
+        elif msg.arbitration_id == shoe_id and msg.data and msg.data[0] >> 4 in (0, 1):
             xfer_first = t
         rec = dec.feed(msg)
         if rec is None:
@@ -264,32 +278,8 @@ def _read_part(
             elif rec.name == "PRIZE_TABLE":
                 data.prize_tables.append(rec.value.rows)
             elif rec.name == "SHOE":
-                shoe: ShoePayload = rec.value
-                asked = read_shoe_sent.pop(shoe.request_id, None)
-                if asked is not None and xfer_first is not None:
-                    # paired by request id; a transfer stamped before its own request (a
-                    # damaged time base) gives a negative sample, counted as bad by the analysis
-                    data.sample("first_card", asked, xfer_first)
-                    if len(shoe.codes):
-                        data.sample("per_card", xfer_first, t, len(shoe.codes))
-                else:  # answers no READ_SHOE in flight: a late or repeated transfer
-                    data.stale_replies += 1
-                first = seen_shoes.get(shoe.shoe_number)
-                if first is not None:  # a repeated read: the same shoe, card for card?
-                    if not (
-                        np.array_equal(first.codes, shoe.codes)
-                        and np.array_equal(first.card_decks, shoe.card_decks)
-                        and first.cut_position == shoe.cut_position
-                    ):
-                        same_n = first.codes.size == shoe.codes.size
-                        diff = int((first.codes != shoe.codes).sum()) if same_n else "all"
-                        data.repeat_mismatches.append(
-                            f"{path.name}: shoe {shoe.shoe_number} was sent again with other "
-                            f"content (positions differing: {diff})"
-                        )
-                    continue
-                seen_shoes[shoe.shoe_number] = shoe
-                data.shoes.append(ShoeRead(part, shoe.shoe_number, shoe, last_load))
+                asked = read_shoe_sent.pop(rec.value.request_id, None)
+                _shoe(data, path, part, rec.value, (asked, xfer_first, t), seen_shoes, last_load)
             continue
         s = rec.fields
         name = rec.name
@@ -361,6 +351,45 @@ def _read_part(
             if started is not None and s["Active"]:
                 data.timing("failure_detection").append(t - started)  # a fault, measured
         _ = i
+
+
+def _shoe(
+    data: CaptureData,
+    path: Path,
+    part: int,
+    shoe: ShoePayload,
+    times: tuple[float | None, float | None, float],
+    seen_shoes: dict[int, ShoePayload],
+    last_load: LoadPayload | None,
+) -> None:
+    """One SHOE payload of ``part``: ``times`` are its READ_SHOE's (None: none in flight),
+    its transfer's first frame's and its last's; a shoe number seen before is compared with
+    its first reading (a mismatch recorded), else the shoe is added."""
+    asked, xfer_first, t = times
+    if asked is not None and xfer_first is not None:
+        # paired by request id; a transfer stamped before its own request (a damaged time
+        # base) gives a negative sample, counted as bad by the analysis
+        data.sample("first_card", asked, xfer_first)
+        if len(shoe.codes):
+            data.sample("per_card", xfer_first, t, len(shoe.codes))
+    else:  # answers no READ_SHOE in flight: a late or repeated transfer
+        data.stale_replies += 1
+    first = seen_shoes.get(shoe.shoe_number)
+    if first is not None:  # a repeated read: the same shoe, card for card?
+        if not (
+            np.array_equal(first.codes, shoe.codes)
+            and np.array_equal(first.card_decks, shoe.card_decks)
+            and first.cut_position == shoe.cut_position
+        ):
+            same_n = first.codes.size == shoe.codes.size
+            diff = int((first.codes != shoe.codes).sum()) if same_n else "all"
+            data.repeat_mismatches.append(
+                f"{path.name}: shoe {shoe.shoe_number} was sent again with other "
+                f"content (positions differing: {diff})"
+            )
+        return
+    seen_shoes[shoe.shoe_number] = shoe
+    data.shoes.append(ShoeRead(part, shoe.shoe_number, shoe, last_load))
 
 
 def _op_name(op: int) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 import struct
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from typing import Any, NamedTuple
@@ -447,7 +447,23 @@ class ShoePayload:
     @classmethod
     def decode(cls, payload: bytes | bytearray) -> ShoePayload:
         """Either layout.  Raises :class:`ProtocolError` for a bad CRC, version, type, width or
-        length, or a card code above 51."""
+        length, or a card code above 51.
+
+        The last :data:`SHOE_MEMO` payloads decoded in this process are remembered by their
+        bytes (the decoding is a pure function of them): a campaign's analysis, which decodes
+        again each shoe its client decoded during collection, gets a copy of that very shoe
+        (fresh arrays: the caller may change its own)."""
+        key = bytes(payload)
+        shoe = _SHOES.get(key)
+        if shoe is None:
+            shoe = cls._decode(key)
+            if len(_SHOES) >= SHOE_MEMO:
+                _SHOES.clear()
+            _SHOES[key] = shoe
+        return replace(shoe, codes=shoe.codes.copy(), card_decks=shoe.card_decks.copy())
+
+    @classmethod
+    def _decode(cls, payload: bytes) -> ShoePayload:
         body = _open(payload, PayloadType.SHOE, PayloadType.SHOE_PACKED)
         if body[1] == PayloadType.SHOE:
             _, _, decks, rid, number, cut, count = _head(_SHOE_HEAD, body, PayloadType.SHOE)
@@ -476,6 +492,13 @@ class ShoePayload:
         if (self.card_decks == UNKNOWN_DECK).any():
             raise ProtocolError("the device cannot tell decks apart (deck 0xFF); use codes")
         return self.card_decks.astype(np.uint16) * 52 + self.codes
+
+
+SHOE_MEMO = 4096
+"""How many decoded SHOE payloads :meth:`ShoePayload.decode` remembers (a 6-deck shoe: about
+1 KB with its bytes; the demo's campaign decodes 2,000 twice)."""
+
+_SHOES: dict[bytes, ShoePayload] = {}
 
 
 @dataclass(frozen=True)
@@ -585,6 +608,19 @@ class IsoTpReassembler:
         """True while a multi-frame payload is begun and not complete (at the end of a
         capture: a transfer whose last frames are missing)."""
         return bool(self._need)
+
+    def absorb(self, data: bytes | bytearray) -> bool:
+        """Take ``data`` when it is a consecutive frame of the payload begun, in sequence,
+        that does not complete it (what :meth:`feed` would do with it, returning None with
+        no error): True; False, and nothing changed, for any other frame (then give it to
+        :meth:`feed`).  The capture's decoding takes a SHOE transfer's 50 quiet frames so."""
+        if not self._need or not data or data[0] != 0x20 | self._seq:
+            return False
+        if len(self._buf) + len(data) - 1 >= self._need:
+            return False
+        self._seq = (self._seq + 1) & 0x0F
+        self._buf += data[1:]
+        return True
 
     def feed(self, data: bytes | bytearray) -> bytes | None:
         """The complete payload when ``data`` finishes one, else None."""

@@ -80,6 +80,22 @@ def test_default_fair_shuffler_passes_end_to_end(fair: CampaignResult) -> None:
 def test_analyze_reproduces_verdicts_and_statistics(fair: CampaignResult) -> None:
     offline = analyze_path(fair.directory, None, out=None)
     assert verdict_summary(offline.record) == verdict_summary(fair.record)
+
+    # the whole record: what the campaign analysed from the frames it kept and the shoes its
+    # client decoded is what analyze decodes from the file, every figure to the bit, apart
+    # from the time it finished and what only the collection knows (its bus counters, this
+    # part's count, the device's first heartbeat)
+    def comparable(rec: dict[str, Any]) -> dict[str, Any]:
+        rec = json.loads(json.dumps(rec))
+        for key in ("finished", "analyzed_offline"):
+            rec.pop(key, None)
+        for key in ("bus", "this_part"):
+            rec["collection"].pop(key)
+        rec["device"].pop("heartbeat", None)
+        return rec
+
+    written = json.loads((fair.directory / "record.json").read_text())
+    assert comparable(offline.record) == comparable(written)
     # from the bare capture file with the profile given explicitly, alpha and seed as used
     prof_file = fair.directory / "profile.toml"
     prof_file.write_text(_toml(fair.record["profile"]["data"]))

@@ -16,6 +16,7 @@ from feltlab.rig.certify.ahead import AheadWorker, computed_ahead, draw_ahead, s
 from feltlab.rig.certify.battery import Verdict
 from feltlab.rig.certify.power import PowerJob
 from feltlab.rig.certify.simulate import simulate_shoes
+from feltlab.rig.cli.render import html
 from feltlab.rig.cli.render.plots import make_plots
 from feltlab.rig.profiles import PROFILE_DIR, shown_profile
 
@@ -273,3 +274,33 @@ def test_the_battery_table_scrolls_within_the_page(tmp_path: Path) -> None:
     assert '<div class="wide"><table>' in html and ".wide{overflow-x:auto" in html
     assert '<th colspan="2">power against each named alternative</th>' in html
     assert '<th class="alt">strip:cuts=8,passes=2</th>' in html and "power vs" not in html
+
+
+def test_the_report_template_is_compiled_once_across_processes_and_renders_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The template's bytecode kept in the cache folder is what the next process renders
+    with (jinja2 checks it against the template's source); an unwritable cache is skipped."""
+    record = _record(battery.run_battery(simulate_shoes("riffle:k=4", 20, 52, 1)))
+    compiled = html.report_template
+
+    def render(cache_root: Path, out: str) -> str:
+        monkeypatch.setenv("FELTLAB_CACHE_DIR", str(cache_root))
+        compiled.cache_clear()
+        try:
+            report.write_report(tmp_path / out, dict(record))
+        finally:
+            compiled.cache_clear()
+        return (tmp_path / out / "report.html").read_text()
+
+    fresh = render(tmp_path / "c", "a")
+    written = list((tmp_path / "c" / html.TEMPLATE_CACHE_KIND).iterdir())
+    assert [p.suffix for p in written] == [".cache"]
+    assert render(tmp_path / "c", "b") == fresh  # rendered from the bytecode read back
+    (tmp_path / "file").write_bytes(b"")  # a cache folder that cannot be made
+    assert render(tmp_path / "file", "d") == fresh
+    shared = tmp_path / "shared" / html.TEMPLATE_CACHE_KIND
+    shared.mkdir(parents=True)
+    shared.chmod(0o777)  # others may write it: its bytecode is neither read nor written
+    assert render(tmp_path / "shared", "e") == fresh
+    assert not any(shared.iterdir())

@@ -177,6 +177,34 @@ def test_isotp_reassembler() -> None:
     assert r2.feed(frames[2]) is None and r2.errors == 1  # a lost frame is a sequence gap
 
 
+def test_absorb_takes_what_feed_would_take_quietly_and_nothing_else() -> None:
+    """absorb then feed is feed: the same payloads, errors and pending state, over transfers
+    whose frames are lost, repeated, out of sequence, short, flow controls and new first
+    frames (seeded)."""
+    rng = np.random.default_rng(37)
+    payload = bytes(rng.integers(0, 256, 40, dtype=np.uint8))
+    good = [bytes([0x10, 40]) + payload[:6]]
+    good += [bytes([0x20 | (i + 1) & 0xF]) + payload[6 + 7 * i : 13 + 7 * i] for i in range(5)]
+    odd = [b"", b"\x30\x00\x00", b"\x03abc", b"\x21", b"\x25" + bytes(7), b"\x10\x00"]
+    absorbed = 0
+    for _ in range(300):
+        frames = [good[i] for i in sorted(rng.integers(0, len(good), rng.integers(1, 14)))]
+        for _ in range(rng.integers(0, 3)):
+            frames.insert(int(rng.integers(0, len(frames) + 1)), odd[rng.integers(0, len(odd))])
+        plain, quick = p.IsoTpReassembler(), p.IsoTpReassembler()
+        for f in frames:
+            took = quick.absorb(f)
+            absorbed += took
+            got = None if took else quick.feed(f)
+            assert got == plain.feed(f)
+            assert (quick.errors, quick.pending) == (plain.errors, plain.pending)
+    assert absorbed > 150  # quiet frames of in-order runs were taken (210 with this seed)
+    whole = p.IsoTpReassembler()
+    assert not whole.absorb(good[0]) and whole.feed(good[0]) is None  # a first frame: feed's
+    assert [whole.absorb(f) for f in good[1:5]] == [True] * 4
+    assert not whole.absorb(good[5]) and whole.feed(good[5]) == payload  # the last: feed's
+
+
 def test_frame_bits_bounds() -> None:
     assert bittime.frame_bits(0x100, bytes(8), stuffing="none") == 111
     assert bittime.frame_bits(0x100, bytes(8), stuffing="worst") == 135
@@ -292,3 +320,21 @@ def test_the_packed_shoe_of_protocol_2_1_round_trips_and_refuses_what_it_cannot_
     ]:
         with pytest.raises(ProtocolError, match=why):
             p.ShoePayload.decode(_sealed(body))
+
+
+def test_a_shoe_decoded_again_is_a_copy_of_the_first_decoding() -> None:
+    """ShoePayload.decode remembers a payload's shoe by its bytes: decoded again (the
+    campaign's analysis after its client), equal field for field, its arrays the caller's own."""
+    codes = np.arange(312, dtype=np.uint8) % 52
+    decks = (np.arange(312) // 52).astype(np.uint8)
+    raw = p.ShoePayload(9, 6, 234, codes, decks, 17, packed=True).encode()
+    first, again = p.ShoePayload.decode(raw), p.ShoePayload.decode(bytearray(raw))
+    assert (again.shoe_number, again.cut_position, again.request_id) == (9, 234, 17)
+    assert np.array_equal(again.codes, codes) and np.array_equal(again.card_decks, decks)
+    assert again.codes is not first.codes and again.codes.flags.writeable
+    first.codes[0] = 51  # the first caller's change reaches no later decoding
+    assert p.ShoePayload.decode(raw).codes[0] == 0
+    with pytest.raises(ProtocolError):
+        p.ShoePayload.decode(raw[:-1])  # a refused payload is refused every time
+    with pytest.raises(ProtocolError):
+        p.ShoePayload.decode(raw[:-1])
