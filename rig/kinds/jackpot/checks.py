@@ -10,20 +10,22 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from feltlab.events import read_jsonl
-from feltlab.rig.certify.decode import CaptureData
+from feltlab.rig.certify.decode import CaptureData, JackpotFrame
 from feltlab.rig.certify.measures import (
     Measurement,
     prize_distribution_test,
     split_samples,
     within,
 )
-from feltlab.rig.errors import SecurityFault
 from feltlab.rig.protocol.codec import Codec
-from feltlab.rig.protocol.secoc import DeviceKey, FreshnessVerifier
+from feltlab.rig.protocol.secoc import DeviceKey, FreshnessVerifier, MacWindow, Verified
 
 if TYPE_CHECKING:
     from feltlab.rig.certify.analyze import Analysis
@@ -86,6 +88,114 @@ def check_prizes(a: Analysis, data: CaptureData, prof: Profile, *, alpha: float)
         )
 
 
+@dataclass
+class _Session:
+    """One device session's receiver state (a capture part), as the live client keeps it."""
+
+    window: MacWindow[tuple[JackpotFrame, int, set[int]]]
+    round_id: int = -1
+    round_fvs: set[int] = field(default_factory=set)
+    asked: Counter[int] = field(default_factory=Counter)
+    status_rid: int | None = None
+
+
+def verify_results(
+    frames: Sequence[JackpotFrame],
+    key: DeviceKey,
+    base: int,
+    *,
+    require_auth: bool,
+    starts: Mapping[int, int] | None = None,
+) -> tuple[list[int], list[dict[str, Any]]]:
+    """Judge a capture's jackpot results offline exactly as the live
+    :class:`feltlab.rig.clients.JackpotPanelClient` does, frame by frame in capture order
+    (``frames``: :attr:`feltlab.rig.certify.decode.CaptureData.jackpot` of the panel at
+    ``base``, whose key is ``key``).
+
+    Results and MACs are paired through the client's
+    :class:`feltlab.rig.protocol.secoc.MacWindow` (a later result can overtake a queued MAC:
+    result, result, MAC, MAC), under a :class:`FreshnessVerifier` per part (a part is a new
+    device session, starting from ``starts[part]``, the freshness value the lab had accepted
+    before it; default 0).  A result is judged by the round armed when it came; a STATUS
+    command (once per request id: its retransmissions are one request) gives up the pending
+    results' MACs as lost (the client sends it after an attempt timed out, when it drains its
+    window) and asks the panel to repeat the round's accepted results: each such repeat is
+    accepted whenever it comes, even after the next round is armed; any other repeat of an
+    accepted result of an earlier round is a replay.
+
+    Returns ``(prizes, refused)``: the prizes (cents) of the accepted results, in order, and
+    one row per refused result (``part``, ``time`` s, ``draw_counter``, ``box``, ``reason``:
+    forged, replayed, reordered, or unauthenticated, a result whose MAC never came when
+    ``require_auth``).
+    """
+    codec = Codec(base)
+    data_id = codec.id_of("JackpotResult")
+    prizes: list[int] = []
+    refused: list[dict[str, Any]] = []
+    ses: _Session | None = None
+
+    def refuse(f: JackpotFrame, reason: str) -> None:
+        s = f.signals
+        refused.append(
+            {
+                "part": f.part,
+                "time": f.time,
+                "draw_counter": s["DrawCounter"],
+                "box": s["Box"],
+                "reason": reason,
+            }
+        )
+
+    def lost(items: Sequence[tuple[JackpotFrame, int, set[int]]]) -> None:
+        if require_auth:
+            for f, _, _ in items:
+                refuse(f, "unauthenticated")
+
+    part_now = 0
+    for fr in frames:
+        if fr.part != part_now or ses is None:
+            if ses is not None:
+                lost(ses.window.drain())
+            part_now = fr.part
+            verifier = FreshnessVerifier(key, data_id, (starts or {}).get(fr.part, 0))
+            ses = _Session(MacWindow(verifier))
+        s = fr.signals
+        if fr.what == "arm":
+            if s["Value"] != ses.round_id:  # a new round: forget the last one's results
+                ses.round_id, ses.round_fvs = int(s["Value"]), set()
+        elif fr.what == "status":
+            if s["RequestId"] != ses.status_rid:
+                ses.status_rid = s["RequestId"]
+                lost(ses.window.drain())
+                ses.asked.update(ses.round_fvs)
+        elif fr.what == "result":
+            payload = bytes(codec.encode("JackpotResult", s).data)
+            pushed = ses.window.add((fr, ses.round_id, ses.round_fvs), payload, s["DrawCounter"])
+            if pushed is not None:
+                lost([pushed])
+        elif fr.what == "mac":
+            match = ses.window.match(int(s["Mac"]).to_bytes(8, "little"))
+            if match is None:
+                continue  # a MAC without a result
+            lost(match.lost)
+            (res, round_id, round_fvs), verdict = match.result, match.outcome
+            if not isinstance(verdict, Verified):
+                refuse(res, verdict.reason)
+            elif verdict.fresh and round_id >= 0 and res.signals["RoundTag"] != round_id & 0xFF:
+                refuse(res, "replayed")  # authentic, but of another round
+            elif verdict.fresh:
+                round_fvs.add(verdict.freshness)
+                prizes.append(res.signals["PrizeCents"])
+            elif ses.asked[verdict.freshness] > 0:
+                ses.asked[verdict.freshness] -= 1  # a repeat asked for by a STATUS
+            elif verdict.freshness not in round_fvs:
+                refuse(res, "replayed")  # a result of an earlier round, sent again
+            # else: the panel repeated a result of this round (a retried PRESS)
+    if ses is not None:
+        lost(ses.window.drain())
+    return prizes, refused
+
+
 def authenticate(
     a: Analysis,
     data: CaptureData,
@@ -93,47 +203,13 @@ def authenticate(
     key: DeviceKey,
     starts: dict[int, int] | None = None,
 ) -> None:
-    """Verify every captured jackpot result's MAC as the client does (per part: a part is
-    a new device session, which starts from the freshness value the lab had accepted before
-    it, ``starts[part]``): the prizes drawn are the accepted results only; each refused one
-    (forged, replayed from this or an earlier session, reordered, or without a MAC when the
-    profile requires authentication) is a security fault of the record."""
-    codec = Codec(prof.base)
-    data_id = codec.id_of("JackpotResult")
-    prizes: list[int] = []
-    refused: list[dict[str, Any]] = []
-    verifier: FreshnessVerifier | None = None
-    part_now = 0
-    accepted_round: dict[int, int | None] = {}  # freshness -> the round armed at acceptance
-    for part, t, sig, mac in data.results:
-        if part != part_now:
-            start = (starts or {}).get(part, 0)
-            part_now, accepted_round = part, {}
-            verifier = FreshnessVerifier(key, data_id, start)
-        assert verifier is not None
-        row = {"part": part, "time": t, "draw_counter": sig["DrawCounter"], "box": sig["Box"]}
-        if mac is None:
-            if prof.authenticate:
-                refused.append({**row, "reason": "unauthenticated"})
-            continue
-        payload = bytes(codec.encode("JackpotResult", sig).data)
-        try:
-            v = verifier.verify(payload, sig["DrawCounter"], int(mac).to_bytes(8, "little"))
-        except SecurityFault as exc:
-            refused.append({**row, "reason": exc.reason})
-            continue
-        armed = [r for p, ta, r in data.arms if p == part and ta <= t]
-        if v.fresh and armed and sig["RoundTag"] != armed[-1] & 0xFF:
-            refused.append({**row, "reason": "replayed"})  # authentic, of another round
-            continue
-        now = armed[-1] if armed else None  # the round armed when it came
-        if v.fresh:
-            accepted_round[v.freshness] = now
-            prizes.append(sig["PrizeCents"])
-        elif v.freshness not in accepted_round or accepted_round[v.freshness] != now:
-            # a repeat is the panel's only within the round that accepted it (STATUS, a
-            # retried PRESS); after a new round is armed it is a replay, as the client says
-            refused.append({**row, "reason": "replayed"})
+    """Verify every captured jackpot result's MAC as the client does
+    (:func:`verify_results`): the prizes drawn are the accepted results only; each refused
+    one (forged, replayed from this or an earlier session, reordered, or without a MAC when
+    the profile requires authentication) is a security fault of the record."""
+    prizes, refused = verify_results(
+        data.jackpot, key, prof.base, require_auth=prof.authenticate, starts=starts
+    )
     data.prizes = prizes
     a.security_faults = refused
     expected = 1 if prof.authenticate and prof.campaign.get("inject_faults", True) else 0
