@@ -235,14 +235,18 @@ def test_reordered_results_are_refused(vbus: str) -> None:
         assert cl.result(2) > 0
 
 
-def test_unauthenticated_panel_is_refused_when_required(vbus: str) -> None:
-    with pair(vbus, dev_key=None, cl_kw={"timeout": 0.15}) as (_dev, cl):
+def test_unauthenticated_panel_is_refused_when_required(vbus: str, tmp_path: Path) -> None:
+    cap = tmp_path / "bare.blf"
+    with pair(vbus, dev_key=None, cl_kw={"timeout": 0.15, "capture": cap}) as (dev, cl):
         cl.arm(1, [1])
         cl.press(1)
         with pytest.raises(SecurityFault) as err:
             cl.result(1)
         assert err.value.reason == "unauthenticated"
         assert reasons(cl) == [SECURITY_REASONS["unauthenticated"]]
+    data = read_campaign_capture([cap], dev.base)  # offline: the same one refusal
+    prizes, refused = verify_results(data.jackpot, KEY, dev.base, require_auth=True)
+    assert prizes == [] and [r["reason"] for r in refused] == ["unauthenticated"]
 
 
 def test_unauthenticated_mode_still_works_without_a_requirement(vbus: str) -> None:
@@ -254,9 +258,11 @@ def test_unauthenticated_mode_still_works_without_a_requirement(vbus: str) -> No
         JackpotPanelClient(vbus, require_auth=True)
 
 
-def test_a_lost_mac_is_recovered_not_faulted(vbus: str) -> None:
-    """A result whose MAC frame is lost is asked for again (STATUS), not refused."""
-    with pair(vbus) as (dev, cl):
+def test_a_lost_mac_is_recovered_not_faulted(vbus: str, tmp_path: Path) -> None:
+    """A result whose MAC frame is lost is asked for again (STATUS), not refused: live, and
+    offline from the capture."""
+    cap = tmp_path / "lost.blf"
+    with pair(vbus, cl_kw={"capture": cap}) as (dev, cl):
         codec = Codec(dev.base)
         mac_id = codec.id_of("JackpotResultMac")
         dropped: list[can.Message] = []
@@ -271,8 +277,11 @@ def test_a_lost_mac_is_recovered_not_faulted(vbus: str) -> None:
         dev.node.bus.tx_hook = hook
         cl.arm(1, [1])
         cl.press(1)
-        assert cl.result(1, timeout=0.2) > 0
-        assert dropped and cl.security_faults == 0
+        cents = cl.result(1, timeout=0.2)
+        assert cents > 0 and dropped and cl.security_faults == 0
+    data = read_campaign_capture([cap], dev.base)
+    assert [f.what for f in data.jackpot].count("status") == 1
+    assert verify_results(data.jackpot, KEY, dev.base, require_auth=True) == ([cents], [])
 
 
 def test_freshness_survives_a_panel_reboot(vbus: str) -> None:
@@ -392,6 +401,8 @@ def test_offline_check_pairs_results_and_macs_as_the_live_client() -> None:
     asked = [("arm", 1), ("result", 1), ("mac", 1), ("status", 9), ("status", 9), ("arm", 2)]
     repeat = [("result", 1), ("mac", 1)]
     assert _offline(*asked, *repeat) == ([100], [])
+    # a MAC lost, the result asked for again and recovered: no fault, as live
+    assert _offline(("arm", 1), ("result", 1), ("status", 3), *repeat) == ([100], [])
     assert _offline(*asked, *repeat, *repeat) == ([100], ["replayed"])  # asked for once
     assert _offline(("arm", 1), ("result", 1), ("mac", 1), ("arm", 2), *repeat) == (
         [100],

@@ -12,7 +12,6 @@ import json
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -88,15 +87,105 @@ def check_prizes(a: Analysis, data: CaptureData, prof: Profile, *, alpha: float)
         )
 
 
-@dataclass
-class _Session:
-    """One device session's receiver state (a capture part), as the live client keeps it."""
+_Pending = tuple[JackpotFrame, int, set[int]]  # a result, the round armed when it came, its fvs
 
-    window: MacWindow[tuple[JackpotFrame, int, set[int]]]
-    round_id: int = -1
-    round_fvs: set[int] = field(default_factory=set)
-    asked: Counter[int] = field(default_factory=Counter)
-    status_rid: int | None = None
+
+class _Session:
+    """One device session's receiver state (a capture part), as the live client keeps it;
+    its refusals go to ``refused`` and the prizes of its accepted results to ``prizes``."""
+
+    def __init__(
+        self,
+        codec: Codec,
+        verifier: FreshnessVerifier,
+        require_auth: bool,
+        prizes: list[int],
+        refused: list[dict[str, Any]],
+    ) -> None:
+        self.window: MacWindow[_Pending] = MacWindow(verifier)
+        self.codec = codec
+        self.require_auth = require_auth
+        self.prizes, self.refused = prizes, refused
+        self.round_id = -1
+        self.round_fvs: set[int] = set()
+        self.asked: Counter[int] = Counter()
+        self.status_rid: int | None = None
+        # (round armed, box, round tag) -> the first result of it whose MAC never came, and
+        # the same keys of the results accepted: a result asked for again and recovered is
+        # no fault
+        self.bare: dict[tuple[int, int, int], JackpotFrame] = {}
+        self.got: set[tuple[int, int, int]] = set()
+
+    def refuse(self, f: JackpotFrame, reason: str) -> None:
+        s = f.signals
+        self.refused.append(
+            {
+                "part": f.part,
+                "time": f.time,
+                "draw_counter": s["DrawCounter"],
+                "box": s["Box"],
+                "reason": reason,
+            }
+        )
+
+    def lost(self, items: Sequence[_Pending]) -> None:
+        for f, round_id, _ in items:
+            if f.signals["RoundTag"] == round_id & 0xFF:  # the client asks for its round's only
+                self.bare.setdefault((round_id, f.signals["Box"], f.signals["RoundTag"]), f)
+
+    def settle(self) -> None:
+        """The round ends: each box whose results all came without a MAC is refused once,
+        as the client's ``result`` does when no attempt brought an authenticated one."""
+        if self.require_auth:
+            for k, f in self.bare.items():
+                if k not in self.got:
+                    self.refuse(f, "unauthenticated")
+        self.bare, self.got = {}, set()
+
+    def end(self) -> None:
+        self.lost(self.window.drain())
+        self.settle()
+
+    def feed(self, fr: JackpotFrame) -> None:
+        s = fr.signals
+        if fr.what == "arm":
+            if s["Value"] != self.round_id:  # a new round: forget the last one's results
+                self.settle()
+                self.round_id, self.round_fvs = int(s["Value"]), set()
+        elif fr.what == "status":
+            if s["RequestId"] != self.status_rid:
+                self.status_rid = s["RequestId"]
+                self.lost(self.window.drain())
+                self.asked.update(self.round_fvs)
+        elif fr.what == "result":
+            payload = bytes(self.codec.encode("JackpotResult", s).data)
+            came = (fr, self.round_id, self.round_fvs)
+            pushed = self.window.add(came, payload, s["DrawCounter"])
+            if pushed is not None:
+                self.lost([pushed])
+        elif fr.what == "mac":
+            self.mac(int(s["Mac"]).to_bytes(8, "little"))
+
+    def mac(self, mac: bytes) -> None:
+        match = self.window.match(mac)
+        if match is None:
+            return  # a MAC without a result
+        self.lost(match.lost)
+        (res, round_id, round_fvs), verdict = match.result, match.outcome
+        sig = res.signals
+        if not isinstance(verdict, Verified):
+            self.refuse(res, verdict.reason)
+        elif verdict.fresh and round_id >= 0 and sig["RoundTag"] != round_id & 0xFF:
+            self.refuse(res, "replayed")  # authentic, but of another round
+        elif verdict.fresh:
+            round_fvs.add(verdict.freshness)
+            self.got.add((round_id, sig["Box"], sig["RoundTag"]))
+            self.prizes.append(sig["PrizeCents"])
+        elif self.asked[verdict.freshness] > 0:
+            self.asked[verdict.freshness] -= 1  # a repeat asked for by a STATUS
+        elif verdict.freshness not in round_fvs:
+            self.refuse(res, "replayed")  # a result of an earlier round, sent again
+        # else: the panel repeated a result of this round (a retried PRESS)
 
 
 def verify_results(
@@ -121,7 +210,11 @@ def verify_results(
     results' MACs as lost (the client sends it after an attempt timed out, when it drains its
     window) and asks the panel to repeat the round's accepted results: each such repeat is
     accepted whenever it comes, even after the next round is armed; any other repeat of an
-    accepted result of an earlier round is a replay.
+    accepted result of an earlier round is a replay.  A result whose MAC never came is
+    refused as unauthenticated (when ``require_auth``) only if no result of its box and round
+    was accepted before the round ended (the next round armed, or the part's end): once per
+    box and round, as the client refuses a :meth:`result` that no attempt answered with an
+    authenticated result.
 
     Returns ``(prizes, refused)``: the prizes (cents) of the accepted results, in order, and
     one row per refused result (``part``, ``time`` s, ``draw_counter``, ``box``, ``reason``:
@@ -133,66 +226,17 @@ def verify_results(
     prizes: list[int] = []
     refused: list[dict[str, Any]] = []
     ses: _Session | None = None
-
-    def refuse(f: JackpotFrame, reason: str) -> None:
-        s = f.signals
-        refused.append(
-            {
-                "part": f.part,
-                "time": f.time,
-                "draw_counter": s["DrawCounter"],
-                "box": s["Box"],
-                "reason": reason,
-            }
-        )
-
-    def lost(items: Sequence[tuple[JackpotFrame, int, set[int]]]) -> None:
-        if require_auth:
-            for f, _, _ in items:
-                refuse(f, "unauthenticated")
-
     part_now = 0
     for fr in frames:
-        if fr.part != part_now or ses is None:
+        if ses is None or fr.part != part_now:
             if ses is not None:
-                lost(ses.window.drain())
+                ses.end()
             part_now = fr.part
             verifier = FreshnessVerifier(key, data_id, (starts or {}).get(fr.part, 0))
-            ses = _Session(MacWindow(verifier))
-        s = fr.signals
-        if fr.what == "arm":
-            if s["Value"] != ses.round_id:  # a new round: forget the last one's results
-                ses.round_id, ses.round_fvs = int(s["Value"]), set()
-        elif fr.what == "status":
-            if s["RequestId"] != ses.status_rid:
-                ses.status_rid = s["RequestId"]
-                lost(ses.window.drain())
-                ses.asked.update(ses.round_fvs)
-        elif fr.what == "result":
-            payload = bytes(codec.encode("JackpotResult", s).data)
-            pushed = ses.window.add((fr, ses.round_id, ses.round_fvs), payload, s["DrawCounter"])
-            if pushed is not None:
-                lost([pushed])
-        elif fr.what == "mac":
-            match = ses.window.match(int(s["Mac"]).to_bytes(8, "little"))
-            if match is None:
-                continue  # a MAC without a result
-            lost(match.lost)
-            (res, round_id, round_fvs), verdict = match.result, match.outcome
-            if not isinstance(verdict, Verified):
-                refuse(res, verdict.reason)
-            elif verdict.fresh and round_id >= 0 and res.signals["RoundTag"] != round_id & 0xFF:
-                refuse(res, "replayed")  # authentic, but of another round
-            elif verdict.fresh:
-                round_fvs.add(verdict.freshness)
-                prizes.append(res.signals["PrizeCents"])
-            elif ses.asked[verdict.freshness] > 0:
-                ses.asked[verdict.freshness] -= 1  # a repeat asked for by a STATUS
-            elif verdict.freshness not in round_fvs:
-                refuse(res, "replayed")  # a result of an earlier round, sent again
-            # else: the panel repeated a result of this round (a retried PRESS)
+            ses = _Session(codec, verifier, require_auth, prizes, refused)
+        ses.feed(fr)
     if ses is not None:
-        lost(ses.window.drain())
+        ses.end()
     return prizes, refused
 
 
