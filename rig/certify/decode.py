@@ -54,6 +54,20 @@ class ShoeRead:
         return f"part {self.part} shoe {self.number}"
 
 
+@dataclass(frozen=True)
+class JackpotFrame:
+    """One frame of a jackpot panel's authentication, as captured: ``what`` is ``"result"``
+    (``signals``: the JackpotResult's), ``"mac"`` (``signals``: the JackpotResultMac's, its
+    ``Mac``), ``"arm"`` (an ARM acknowledged OK; ``signals["Value"]``: the round id) or
+    ``"status"`` (a STATUS command: the host asks the panel to repeat its results); ``part``
+    is the capture part (1-based), ``time`` the frame's epoch stamp (s)."""
+
+    part: int
+    time: float
+    what: str
+    signals: dict[str, int]
+
+
 @dataclass
 class CaptureData:
     """What a campaign's capture holds for one device base (see module doc)."""
@@ -85,8 +99,11 @@ class CaptureData:
     prize_tables: list[tuple[tuple[int, int], ...]] = field(default_factory=list)
     faults: list[dict[str, int]] = field(default_factory=list)
     first_stamp: float = 0.0
-    # jackpot: (part, time, signals, Mac of its JackpotResultMac) of every JackpotResult
-    results: list[tuple[int, float, dict[str, int], int | None]] = field(default_factory=list)
+    #: jackpot: the frames that authenticate results, in capture (wire) order: every
+    #: JackpotResult, JackpotResultMac, acknowledged ARM and STATUS command; paired offline
+    #: through the live client's :class:`feltlab.rig.protocol.secoc.MacWindow`
+    #: (:func:`feltlab.rig.kinds.jackpot.checks.verify_results`)
+    jackpot: list[JackpotFrame] = field(default_factory=list)
     #: time spans of injected faults: timing samples and heartbeat gaps there are left out
     exclude: list[tuple[float, float]] = field(default_factory=list)
     exclude_heartbeats: list[tuple[float, float]] = field(default_factory=list)
@@ -299,11 +316,14 @@ def _read_part(
                 fault_cmd[FaultCode.DISPLAY] = t
             elif op == Opcode.PRESS:
                 fault_cmd[FaultCode.BUTTON] = t
+            elif op == Opcode.STATUS:
+                data.jackpot.append(JackpotFrame(part, t, "status", dict(s)))
         elif name == "Ack":
             if s["Opcode"] == Opcode.SHUFFLE and s["Result"] == Result.OK:
                 data.announced_shuffle_ms.append(int(s["Value"]))
             elif s["Opcode"] == Opcode.ARM and s["Result"] == Result.OK:  # as the client arms
                 data.arms.append((part, t, int(s["Value"])))
+                data.jackpot.append(JackpotFrame(part, t, "arm", dict(s)))
             key = (s["RequestId"], s["Opcode"])
             sent = pending.pop(key, None)
             if sent is not None:
@@ -333,10 +353,9 @@ def _read_part(
         elif name == "JackpotButton":
             buttons[(s["Box"], s["RoundId"] & 0xFF)] = t
         elif name == "JackpotResultMac":
-            if data.results and data.results[-1][3] is None:
-                data.results[-1] = (*data.results[-1][:3], int(s["Mac"]))
+            data.jackpot.append(JackpotFrame(part, t, "mac", dict(s)))
         elif name == "JackpotResult":
-            data.results.append((part, t, dict(s), None))
+            data.jackpot.append(JackpotFrame(part, t, "result", dict(s)))
             if s["DrawCounter"] in seen_draws:
                 continue
             seen_draws.add(s["DrawCounter"])

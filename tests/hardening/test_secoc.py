@@ -24,10 +24,12 @@ from pytest import LogCaptureFixture
 
 from feltlab.errors import DeviceError
 from feltlab.rig.bus.capture import CaptureDecoder
+from feltlab.rig.certify.decode import JackpotFrame, read_campaign_capture
 from feltlab.rig.clients import SECURITY_REASONS, CanJackpotPanel, JackpotPanelClient
 from feltlab.rig.clock import SimClock
 from feltlab.rig.devices import JackpotPanel, Timing, make_device
 from feltlab.rig.errors import DeviceKeyError, DeviceTimeout, SecurityFault
+from feltlab.rig.kinds.jackpot.checks import verify_results
 from feltlab.rig.protocol.codec import Codec
 from feltlab.rig.protocol.secoc import (
     MAC_WINDOW,
@@ -233,14 +235,18 @@ def test_reordered_results_are_refused(vbus: str) -> None:
         assert cl.result(2) > 0
 
 
-def test_unauthenticated_panel_is_refused_when_required(vbus: str) -> None:
-    with pair(vbus, dev_key=None, cl_kw={"timeout": 0.15}) as (_dev, cl):
+def test_unauthenticated_panel_is_refused_when_required(vbus: str, tmp_path: Path) -> None:
+    cap = tmp_path / "bare.blf"
+    with pair(vbus, dev_key=None, cl_kw={"timeout": 0.15, "capture": cap}) as (dev, cl):
         cl.arm(1, [1])
         cl.press(1)
         with pytest.raises(SecurityFault) as err:
             cl.result(1)
         assert err.value.reason == "unauthenticated"
         assert reasons(cl) == [SECURITY_REASONS["unauthenticated"]]
+    data = read_campaign_capture([cap], dev.base)  # offline: the same one refusal
+    prizes, refused = verify_results(data.jackpot, KEY, dev.base, require_auth=True)
+    assert prizes == [] and [r["reason"] for r in refused] == ["unauthenticated"]
 
 
 def test_unauthenticated_mode_still_works_without_a_requirement(vbus: str) -> None:
@@ -252,9 +258,11 @@ def test_unauthenticated_mode_still_works_without_a_requirement(vbus: str) -> No
         JackpotPanelClient(vbus, require_auth=True)
 
 
-def test_a_lost_mac_is_recovered_not_faulted(vbus: str) -> None:
-    """A result whose MAC frame is lost is asked for again (STATUS), not refused."""
-    with pair(vbus) as (dev, cl):
+def test_a_lost_mac_is_recovered_not_faulted(vbus: str, tmp_path: Path) -> None:
+    """A result whose MAC frame is lost is asked for again (STATUS), not refused: live, and
+    offline from the capture."""
+    cap = tmp_path / "lost.blf"
+    with pair(vbus, cl_kw={"capture": cap}) as (dev, cl):
         codec = Codec(dev.base)
         mac_id = codec.id_of("JackpotResultMac")
         dropped: list[can.Message] = []
@@ -269,8 +277,11 @@ def test_a_lost_mac_is_recovered_not_faulted(vbus: str) -> None:
         dev.node.bus.tx_hook = hook
         cl.arm(1, [1])
         cl.press(1)
-        assert cl.result(1, timeout=0.2) > 0
-        assert dropped and cl.security_faults == 0
+        cents = cl.result(1, timeout=0.2)
+        assert cents > 0 and dropped and cl.security_faults == 0
+    data = read_campaign_capture([cap], dev.base)
+    assert [f.what for f in data.jackpot].count("status") == 1
+    assert verify_results(data.jackpot, KEY, dev.base, require_auth=True) == ([cents], [])
 
 
 def test_freshness_survives_a_panel_reboot(vbus: str) -> None:
@@ -351,17 +362,67 @@ def test_mac_window_keeps_freshness_and_its_bound() -> None:
     assert win.drain() == [f"x{i}" for i in range(1, MAC_WINDOW + 1)] and len(win) == 0
 
 
+def _frames(*spec: tuple[str, Any]) -> list[JackpotFrame]:
+    """Captured jackpot frames of part 1 at base 0x300: ("arm", round), ("status", request
+    id), ("result", fv) (of 100 * fv cents, box fv), ("mac", fv)."""
+    codec = Codec(0x300)
+    did = codec.id_of("JackpotResult")
+    out = []
+    for t, (what, v) in enumerate(spec):
+        if what == "arm":
+            sig = {"Value": v}
+        elif what == "status":
+            sig = {"RequestId": v}
+        else:
+            sig = {"PrizeCents": 100 * v, "DrawCounter": v & 0xFFFF, "RoundTag": 1, "Box": v}
+            payload = bytes(codec.encode("JackpotResult", sig).data)
+            if what == "mac":
+                sig = {"Mac": int.from_bytes(authenticator(KEY, did, payload, v), "little")}
+        out.append(JackpotFrame(1, float(t), what, sig))
+    return out
+
+
+def _offline(*spec: tuple[str, Any]) -> tuple[list[int], list[str]]:
+    prizes, refused = verify_results(_frames(*spec), KEY, 0x300, require_auth=True)
+    return prizes, [r["reason"] for r in refused]
+
+
+def test_offline_check_pairs_results_and_macs_as_the_live_client() -> None:
+    """The offline check pairs through the live client's MacWindow: result, result, MAC,
+    MAC is two authenticated results (pairing each MAC with the last result judged it one
+    forged and one unauthenticated); a repeat asked for by a STATUS (once per request id)
+    is accepted even after the next round is armed, any other is a replay."""
+    overtaken = _offline(("arm", 1), ("result", 1), ("result", 2), ("mac", 1), ("mac", 2))
+    assert overtaken == ([100, 200], [])
+    assert _offline(("arm", 1), ("result", 1), ("result", 2), ("mac", 2)) == (
+        [200],
+        ["unauthenticated"],
+    )
+    asked = [("arm", 1), ("result", 1), ("mac", 1), ("status", 9), ("status", 9), ("arm", 2)]
+    repeat = [("result", 1), ("mac", 1)]
+    assert _offline(*asked, *repeat) == ([100], [])
+    # a MAC lost, the result asked for again and recovered: no fault, as live
+    assert _offline(("arm", 1), ("result", 1), ("status", 3), *repeat) == ([100], [])
+    assert _offline(*asked, *repeat, *repeat) == ([100], ["replayed"])  # asked for once
+    assert _offline(("arm", 1), ("result", 1), ("mac", 1), ("arm", 2), *repeat) == (
+        [100],
+        ["replayed"],
+    )
+
+
 def test_two_boxes_pressed_back_to_back_are_both_authenticated(vbus: str, tmp_path: Path) -> None:
     """On the simulated bus a later box's result overtakes the earlier one's queued MAC
     (arbitration: the 11-bit id before the 29-bit one): result, result, MAC, MAC on the
-    wire, and every result accepted, none refused."""
+    wire, and every result accepted, none refused, live and offline (from the capture)."""
     cap = tmp_path / "boxes.blf"
     with pair(vbus, cl_kw={"capture": cap}) as (dev, cl):
+        live: list[int] = []
         for rnd in (1, 2):
             cl.arm(rnd, [1, 2, 3])
             for box in (1, 2, 3):
                 cl.press(box)
-            assert all(cl.result(box) > 0 for box in (1, 2, 3))
+            live += [cl.result(box) for box in (1, 2, 3)]
+        assert len(live) == 6 and min(live) > 0
         assert cl.freshness == dev.draws == 6
         assert cl.security_faults == 0 and reasons(cl) == []
     dec = CaptureDecoder()
@@ -370,3 +431,7 @@ def test_two_boxes_pressed_back_to_back_are_both_authenticated(vbus: str, tmp_pa
     assert wire.count("JackpotResult") == wire.count("JackpotResultMac") == 6
     pairs = list(itertools.pairwise(wire))
     assert ("JackpotResult", "JackpotResult") in pairs  # a result overtook a MAC
+    # the offline verdict of the same capture is the live one: all 6 accepted, none refused
+    data = read_campaign_capture([cap], cl.base)
+    prizes, refused = verify_results(data.jackpot, KEY, cl.base, require_auth=True)
+    assert refused == [] and sorted(prizes) == sorted(live)
