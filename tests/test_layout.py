@@ -25,7 +25,7 @@ MAX_FUNCTION_LINES = 100
 # never grow, and leaves this list once under the limit (issue 24 splits them by what they do).
 LONG_FUNCTIONS_CEILING = {
     "sdk/tournament/definition.py:_validate": 130,
-    "rig/certify/decode.py:_read_part": 134,
+    "rig/certify/decode.py:_read_part": 122,
     "rig/certify/offline.py:analyze_path": 107,
     "rig/explore/cli.py:explore_command": 110,
     "rig/kinds/batch/explore.py:draw_batch": 159,

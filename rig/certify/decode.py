@@ -263,7 +263,7 @@ def _read_part(
     fault_cmd: dict[int, float] = {}  # FaultCode -> time of the command that should raise it
     last_ack_key: tuple[int, int] | None = None
     seen_shoes: dict[int, ShoePayload] = {}
-    for i, msg in enumerate(msgs):
+    for msg in msgs:
         data.frames += 1
         if progress is not None and data.frames % 10_000 == 0:
             progress(10_000)
@@ -303,21 +303,8 @@ def _read_part(
         if name == "Heartbeat":
             _heartbeat(data, last_hb, s, t)
         elif name == "Command":
-            key = (s["RequestId"], s["Opcode"])
-            op = s["Opcode"]
-            pending[key] = (t, s["Arg8"], s["Arg32"])
-            if op == Opcode.SHUFFLE:
-                shuffle_sent.setdefault(s["RequestId"], t)  # a retry keeps the first time
-            elif op == Opcode.READ_SHOE:
-                read_shoe_sent.setdefault(s["RequestId"], t)
-            elif op == Opcode.DEAL:
-                deal_sent[s["RequestId"]] = t
-            elif op == Opcode.DISPLAY:
-                fault_cmd[FaultCode.DISPLAY] = t
-            elif op == Opcode.PRESS:
-                fault_cmd[FaultCode.BUTTON] = t
-            elif op == Opcode.STATUS:
-                data.jackpot.append(JackpotFrame(part, t, "status", dict(s)))
+            pending[(s["RequestId"], s["Opcode"])] = (t, s["Arg8"], s["Arg32"])
+            _command(data, part, s, t, (shuffle_sent, read_shoe_sent, deal_sent), fault_cmd)
         elif name == "Ack":
             if s["Opcode"] == Opcode.SHUFFLE and s["Result"] == Result.OK:
                 data.announced_shuffle_ms.append(int(s["Value"]))
@@ -369,7 +356,33 @@ def _read_part(
             started = fault_cmd.pop(code, None)
             if started is not None and s["Active"]:
                 data.timing("failure_detection").append(t - started)  # a fault, measured
-        _ = i
+
+
+def _command(
+    data: CaptureData,
+    part: int,
+    s: dict[str, Any],
+    t: float,
+    sent: tuple[dict[int, float], dict[int, float], dict[int, float]],
+    fault_cmd: dict[int, float],
+) -> None:
+    """A host's Command at ``t``: when its SHUFFLE, READ_SHOE or DEAL went out (``sent``, by
+    request id), when a command that should raise a fault went out (``fault_cmd``, by
+    FaultCode), a STATUS in the jackpot's frames (it asks the panel to repeat results)."""
+    shuffle_sent, read_shoe_sent, deal_sent = sent
+    op = s["Opcode"]
+    if op == Opcode.SHUFFLE:
+        shuffle_sent.setdefault(s["RequestId"], t)  # a retry keeps the first time
+    elif op == Opcode.READ_SHOE:
+        read_shoe_sent.setdefault(s["RequestId"], t)
+    elif op == Opcode.DEAL:
+        deal_sent[s["RequestId"]] = t
+    elif op == Opcode.DISPLAY:
+        fault_cmd[FaultCode.DISPLAY] = t
+    elif op == Opcode.PRESS:
+        fault_cmd[FaultCode.BUTTON] = t
+    elif op == Opcode.STATUS:
+        data.jackpot.append(JackpotFrame(part, t, "status", dict(s)))
 
 
 def _shoe(
