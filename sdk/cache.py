@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from feltlab import inputs
 
 
 def cache_dir() -> Path:
@@ -44,12 +47,32 @@ def load(kind: str, key: str) -> npt.NDArray[np.uint8] | None:
     return arr
 
 
+_HEADER_READERS = {
+    (1, 0): np.lib.format.read_array_header_1_0,
+    (2, 0): np.lib.format.read_array_header_2_0,
+}
+
+
+class _Unusable(Exception):
+    """A cache file that is not a regular file (a FIFO, a device, a folder)."""
+
+
 def load_any(kind: str, key: str) -> npt.NDArray[Any] | None:
-    """The cached array ``kind``/``key`` of any numeric dtype, or None (absent, unreadable,
-    truncated or empty: an empty file raises EOFError in ``np.load``)."""
+    """The cached array ``kind``/``key`` of any numeric dtype, or None: absent, not a regular
+    file (a FIFO is never waited on: opened without blocking), unreadable, truncated, empty,
+    or a header that promises more bytes than the file holds (read before anything is
+    allocated for it).  The ``.npy`` format: NumPy's NEP 1."""
     try:
-        arr = np.load(_path(kind, key), allow_pickle=False)
-    except (OSError, ValueError, EOFError):
+        with inputs.open_regular(_path(kind, key), "cached table", error=_Unusable) as (f, size):
+            header = _HEADER_READERS.get(np.lib.format.read_magic(f))
+            if header is None:
+                return None
+            shape, _, dtype = header(f)
+            if dtype.hasobject or math.prod(shape) * dtype.itemsize > size - f.tell():
+                return None
+            f.seek(0)
+            arr = np.load(f, allow_pickle=False)
+    except (_Unusable, OSError, ValueError, EOFError, MemoryError):
         return None
     return np.ascontiguousarray(arr)
 

@@ -69,9 +69,10 @@ import numpy.typing as npt
 import scipy
 from scipy import special
 
-from feltlab import cache, native
+from feltlab import cache, native, seeds
 from feltlab.host import usable_cores
 from feltlab.intervals import Z95
+from feltlab.native import core as native_core
 from feltlab.rig.certify.battery import (
     CHECK_NAMES,
     Z_STATISTICS,
@@ -856,10 +857,12 @@ _ROW_CODE = ("power", "exact_law", "simulate", "battery")
 def code_digest() -> str:
     """The SHA-256 of what computes a power row besides its inputs: the C core's shared
     library (the shuffle models, the battery's passes), the source of this module and of
-    ``exact_law``, ``simulate``, ``battery`` and the device models' parser, and numpy's and
+    ``exact_law``, ``simulate``, ``battery``, the device models' parser, the seeds' derivation
+    (``feltlab.seeds``) and the C core's Python wrappers (``feltlab.native.core``), numpy's and
     scipy's versions (a file that cannot be read gives a key never seen again: no reuse)."""
     here = Path(__file__).parent
-    files = [Path(str(models.__file__))] + [here / f"{name}.py" for name in _ROW_CODE]
+    wrappers = [Path(str(m.__file__)) for m in (models, seeds, native_core)]
+    files = wrappers + [here / f"{name}.py" for name in _ROW_CODE]
     h = hashlib.sha256(f"numpy {np.__version__} scipy {scipy.__version__}".encode())
     h.update(native.core_digest().encode())
     for f in files:

@@ -226,3 +226,21 @@ def test_the_core_digest_is_the_shared_librarys() -> None:
     assert spec is not None and spec.origin is not None
     with open(spec.origin, "rb") as f:
         assert native.core_digest() == hashlib.sha256(f.read()).hexdigest()
+
+
+def test_a_fifo_or_a_header_larger_than_its_file_is_no_cached_table(own_cache: Path) -> None:
+    """``feltlab.cache`` opens without blocking and reads the .npy header first (NEP 1): a FIFO
+    in the cache hung a campaign, and a header claiming 2**42 bytes was a MemoryError."""
+    path = own_cache / "t" / "k.npy"
+    path.parent.mkdir()
+    os.mkfifo(path)
+    assert cache.load("t", "k") is None
+    path.unlink()
+    with open(path, "wb") as f:
+        np.lib.format.write_array_header_1_0(
+            f, {"descr": "|u1", "fortran_order": False, "shape": (2**42,)}
+        )
+        f.write(b"\0" * 64)
+    assert cache.load("t", "k") is None
+    cache.store("t", "k", np.arange(5, dtype=np.uint8))
+    assert cache.load("t", "k").tolist() == [0, 1, 2, 3, 4]  # type: ignore[union-attr]

@@ -46,6 +46,20 @@ def test_chunk_generator_is_the_seed_jumped_chunk_plus_one_times() -> None:
     assert first != seeds.chunk_generator(11, 1).random_raw(4).tolist()
 
 
+def test_chunk_generator_asked_in_any_order_is_the_direct_jumps() -> None:
+    """The last chunk's state kept per seed (the run asks 0, 1, 2, ...) gives the generator
+    that ``chunk + 1`` jumps from the seed give, in any order of asking, several seeds mixed."""
+
+    def direct(seed: int, chunk: int) -> list[int]:
+        g = native.Xoshiro256StarStar(seed)
+        for _ in range(chunk + 1):
+            g.jump()
+        return g.random_raw(3).tolist()
+
+    for seed, chunk in [(5, 0), (5, 1), (9, 4), (5, 2), (5, 7), (9, 3), (5, 0), (5, 7), (9, 9)]:
+        assert seeds.chunk_generator(seed, chunk).random_raw(3).tolist() == direct(seed, chunk)
+
+
 def test_bad_arguments_name_the_problem() -> None:
     with pytest.raises(ValueError, match="seed must be non-negative, got -1"):
         seeds.child_seed(-1)
