@@ -11,6 +11,12 @@ class PluginError(FeltlabError):
     """A plugin failed to load or broke the plugin contract; the message names the plugin."""
 
 
+class SettlementError(PluginError, TypeError):
+    """A wager's settlement broke the plugin contract (a :class:`feltlab.wagers.Settlement`'s
+    ``detail``, a :class:`feltlab.settlement.HandSettlement`'s fields); the message names the
+    field and the fix."""
+
+
 class RulesError(FeltlabError, ValueError):
     """A :class:`feltlab.Rules` value the NZ rules (or the table's own settings) forbid; the
     message names the field, the rule number and the permitted values.

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from fractions import Fraction
 from typing import Any
 
+from feltlab.errors import SettlementError
 from feltlab.hands import hand_total, is_natural
 from feltlab.rules import DealerBlackjackTakes, Rules, Surrender
 
@@ -38,6 +39,25 @@ class HandSettlement:
     stake: int
     net: int
 
+    def __post_init__(self) -> None:
+        for name in ("hand", "stake", "net"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise SettlementError(
+                    f"a HandSettlement's {name} is {v!r}: give a whole number of "
+                    + ("cents" if name != "hand" else "(the hand's index)")
+                )
+        if self.hand < 0 or self.stake < 0:
+            raise SettlementError(
+                f"a HandSettlement's hand ({self.hand}) and stake ({self.stake}) cannot be "
+                "negative: the hand is an index, the stake the cents wagered"
+            )
+        for name in ("outcome", "rule"):
+            if not isinstance(getattr(self, name), str):
+                raise SettlementError(
+                    f"a HandSettlement's {name} is {getattr(self, name)!r}: give a string"
+                )
+
     def as_dict(self) -> dict[str, Any]:
         """The JSON form, as the event log writes it: ``{"hand", "outcome", "rule",
         "stake", "net"}`` (ints are cents)."""
@@ -59,20 +79,32 @@ class HandSettlement:
     @classmethod
     def of(cls, item: HandSettlement | Mapping[str, Any]) -> HandSettlement:
         """``item`` as a record: a :class:`HandSettlement` as is, or a dict of the shape
-        of 0.1 (exactly ``hand``, ``outcome``, ``rule``, ``stake``, ``net``) converted.
+        of 0.1 (``hand``, ``outcome``, ``rule``, ``stake``, ``net``; other keys, which 0.1
+        allowed, are left out with a warning) converted, its values as they are (cents
+        must be whole: never rounded).
 
-        Raises ``TypeError`` for anything else, naming the fix."""
+        Raises :class:`feltlab.errors.SettlementError` (a ``TypeError``) for anything else or
+        a missing or ill-typed field, naming the fix."""
         if isinstance(item, HandSettlement):
             return item
-        if isinstance(item, Mapping) and set(item) == HAND_SETTLEMENT_KEYS:
-            return cls(
-                int(item["hand"]),
-                str(item["outcome"]),
-                str(item["rule"]),
-                int(item["stake"]),
-                int(item["net"]),
-            )
-        raise TypeError(
+        if isinstance(item, Mapping):
+            missing = HAND_SETTLEMENT_KEYS - set(item)
+            if missing:
+                raise SettlementError(
+                    f"a Settlement's detail hand {dict(item)!r} lacks {', '.join(sorted(missing))}:"
+                    " give feltlab.settlement.HandSettlement records (hand, outcome, rule, stake,"
+                    " net)"
+                )
+            extra = sorted(str(k) for k in set(item) - HAND_SETTLEMENT_KEYS)
+            if extra:
+                warnings.warn(
+                    f"a Settlement's detail hand keys {', '.join(extra)} are left out: a "
+                    "HandSettlement holds hand, outcome, rule, stake and net",
+                    DeprecationWarning,
+                    stacklevel=4,
+                )
+            return cls(item["hand"], item["outcome"], item["rule"], item["stake"], item["net"])
+        raise SettlementError(
             f"a Settlement's detail holds {type(item).__name__} {item!r}: give "
             "feltlab.settlement.HandSettlement records (hand, outcome, rule, stake, net)"
         )

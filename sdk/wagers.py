@@ -211,8 +211,10 @@ class Settlement:
     jackpot: bool = False
 
     def __post_init__(self) -> None:
-        if any(not isinstance(d, HandSettlement) for d in self.detail):
-            records = tuple(HandSettlement.of(d) for d in self.detail)  # TypeError if neither
+        detail = tuple(self.detail)  # a generator is read once; a list made a tuple
+        object.__setattr__(self, "detail", detail)
+        if any(not isinstance(d, HandSettlement) for d in detail):
+            records = tuple(HandSettlement.of(d) for d in detail)  # SettlementError if neither
             warnings.warn(
                 "a Settlement's detail as dicts is deprecated: give "
                 "feltlab.settlement.HandSettlement records (dicts are refused in the release "

@@ -12,7 +12,7 @@ from feltlab.cli.options import OutputFile, seed_option
 from feltlab.cli.rule_options import rule_options
 from feltlab.engine import Table as FeltTable
 from feltlab.engine import play_round
-from feltlab.errors import RulesError
+from feltlab.errors import PluginError, RulesError
 from feltlab.jackpot import FakeJackpotPanel
 from feltlab.money import money
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
@@ -136,7 +136,10 @@ def play(
             for side in sides:
                 if side in names and side not in table.withdrawn:
                     bets.append((b, player, side, 500))
-        play_round(table, bets, policy)
+        try:
+            play_round(table, bets, policy)
+        except PluginError as exc:  # a wager plugin broke the contract: say which, no traceback
+            raise click.ClickException(str(exc)) from None
         for line in lines:
             click.echo(line)
         lines.clear()

@@ -15,6 +15,7 @@ import pytest
 
 from feltlab import DealerBlackjackTakes, Rules, ScriptedPolicy, play_round
 from feltlab.engine import RoundResult, Table
+from feltlab.errors import SettlementError
 from feltlab.settlement import HandSettlement
 from feltlab.wagers import Settlement
 
@@ -170,3 +171,22 @@ def test_dict_detail_of_a_vendor_plugin_still_works_for_one_release() -> None:
         s.detail[0]["payout"]
     with pytest.raises(TypeError, match=r"give feltlab\.settlement\.HandSettlement records"):
         Settlement("win", 1000, "5.1(b)", ({"net": 1000},))  # type: ignore[arg-type]
+
+
+def test_detail_is_kept_whole_and_its_cents_never_rounded() -> None:
+    """Found by a breaker: a generator lost its first hand (read twice), 1499.99 cents became
+    1499, a dict with an extra key of 0.1 was refused; now every hand is kept, cents must be
+    whole, and extra keys are left out with a warning that names them."""
+    hands = [HandSettlement(i, "win", "5.1(b)", 1000, 1000) for i in range(3)]
+    assert Settlement("win", 3000, "5.1(b)", (h for h in hands)).detail == tuple(hands)  # type: ignore[arg-type]
+    legacy = {"hand": 0, "outcome": "win", "rule": "5.1(b)", "stake": 1000, "net": 1000}
+    with pytest.warns(DeprecationWarning, match="keys note are left out"):
+        s = Settlement("win", 1000, "5.1(b)", ({**legacy, "note": "x"},))  # type: ignore[arg-type]
+    assert s.detail == (hands[0],)
+    for field, bad in [("net", 1499.99), ("net", "1500"), ("stake", True), ("hand", 0.9)]:
+        with pytest.raises(SettlementError, match=f"HandSettlement's {field} is"):
+            Settlement("win", 1000, "5.1(b)", ({**legacy, field: bad},))  # type: ignore[arg-type]
+    with pytest.raises(SettlementError, match="cannot be negative"):
+        HandSettlement(0, "lose", "5.1(g)", -5, -5)
+    with pytest.raises(SettlementError, match="lacks net, stake"):
+        HandSettlement.of({"hand": 0, "outcome": "win", "rule": "5.1(b)"})
