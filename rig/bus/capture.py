@@ -144,7 +144,9 @@ def first_frame(path: str | Path) -> can.Message | None:
     :func:`read_capture` gives it, but of a journal (named itself, or the journal of a
     ``.blf`` that is still there) only its first :data:`JOURNAL_HEAD_BYTES` bytes are read,
     not its whole text (122,000 lines in the demo's).  Raises :class:`RigError` as
-    :func:`read_capture` does."""
+    :func:`read_capture` does for damage within what it reads; damage past a journal's
+    first :data:`JOURNAL_HEAD_BYTES` bytes is not seen here (the capture's full read, which
+    every analysis makes, raises for it)."""
     p = Path(path)
     j = p if p.name.endswith(JOURNAL_SUFFIX) else None
     if j is None and p.suffix.lower() == ".blf" and journal_path(p).exists():
