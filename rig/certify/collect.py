@@ -299,12 +299,24 @@ def wait_back(client: Any, timeout: float) -> bool:
 def fewer_gc_passes() -> Iterator[None]:
     """A campaign allocates about ten short-lived objects a CAN frame and makes few reference
     cycles: the cyclic collector's youngest generation runs every 50,000 allocations instead
-    of every 700 (7% of a simulated campaign's time went to it), then as before."""
+    of every 700 (7% of a simulated campaign's time went to it), then as before.
+
+    The objects alive at the start (the imported modules' functions, classes and tables:
+    some 57,000 in the demo) are frozen for the block (:func:`gc.freeze`), so the young
+    collections the campaign's own objects trigger do not examine them again (0.05-0.07 s
+    of the demo's CPU); they are unfrozen after it, into the oldest generation, so a cycle
+    among them is still collected later.  Nothing is frozen or unfrozen when the process
+    has frozen objects of its own (a server that froze before forking)."""
     before = gc.get_threshold()
+    freeze = gc.get_freeze_count() == 0
     gc.set_threshold(50_000, 20, 20)
+    if freeze:
+        gc.freeze()
     try:
         yield
     finally:
+        if freeze:
+            gc.unfreeze()
         gc.set_threshold(*before)
 
 
