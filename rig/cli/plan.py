@@ -21,6 +21,7 @@ from feltlab.rig.certify.power import (
     PowerTable,
     plan,
 )
+from feltlab.rig.certify.profile import load_profile
 from feltlab.rig.certify.standards import get_standard
 from feltlab.rig.devices.models import parse_model
 from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS
@@ -29,8 +30,6 @@ from feltlab.rules import ANY_MIN_DECKS, MAX_DECKS
 def _alternatives(
     profile: str | None, given: tuple[str, ...], decks: int | None
 ) -> tuple[list[str], dict[str, Any]]:
-    from feltlab.rig.certify.profile import load_profile  # start-up: when the command runs
-
     prof = load_profile(profile, "batch")
     if prof.kind != "batch":
         raise click.UsageError(f"profile {prof.path} is a {prof.kind} profile, not a batch's")
