@@ -113,6 +113,17 @@ def test_math_main_imports_no_plugin_no_rig_no_rich() -> None:
     }
 
 
+def test_simulate_main_wager_alone_imports_no_round_engine_nor_table() -> None:
+    # issue 37: what `simulate --side-bets none` does not use is not loaded before its first
+    # round (the same modules whether its caches are warm or cold)
+    args = ["simulate", "--rules", "vegas_s17", "--side-bets", "none", "--rounds", "1000"]
+    out, modules = _imported(args)
+    assert "vegas_s17: 1,000 rounds, seed 1, cutting card: house edge" in out
+    assert "numpy" in modules and "feltlab.simulation.run" in modules
+    assert not {m for m in modules if m.startswith(("feltlab.engine", "feltlab.tournament"))}
+    assert not modules & {"rich.table", "feltlab.math.play_decided"}
+
+
 def test_version_reads_the_metadata_only_when_asked() -> None:
     out, _ = _imported(["--version"])
     from feltlab import __version__

@@ -23,11 +23,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from feltlab.cards import card_value
-from feltlab.engine import Decision, DecisionView
 from feltlab.hands import hand_total
 from feltlab.rules import DealerBlackjackTakes, DoubleOn, Rules, Surrender
+
+if TYPE_CHECKING:
+    from feltlab.engine import Decision, DecisionView
 
 VALUES = tuple(range(1, 11))
 """Card values 1 (ace) .. 10."""
@@ -106,6 +109,8 @@ class ActionValues:
     def best(self) -> Decision:
         """The action with the highest expectation (ties: stand, hit, double, split,
         surrender)."""
+        from feltlab.engine import Decision  # start-up: the round engine only when named
+
         options: list[tuple[float, Decision]] = [
             (self.stand, Decision.STAND),
             (self.hit, Decision.HIT),
@@ -291,6 +296,8 @@ class BasicStrategy:
 
     def decide(self, view: DecisionView) -> Decision:
         """The best legal decision for ``view``."""
+        from feltlab.engine import Decision  # start-up: the round engine only when named
+
         av = action_values(
             self.rules,
             view.cards,
@@ -323,6 +330,8 @@ def chart(rules: Rules, *, removal: bool = True) -> dict[str, dict[int, str]]:
     ``"soft 13"`` .. ``"soft 20"``, ``"pair A"``, ``"pair 2"`` .. ``"pair 10"``; columns the
     dealer's up-card value 2..10, 11 (ace); letters H, S, D, P (D: double, whatever the
     fallback), R (surrender)."""
+    from feltlab.engine import Decision  # start-up: the round engine only when named
+
     letters = {
         Decision.HIT: "H",
         Decision.STAND: "S",

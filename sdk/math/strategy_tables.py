@@ -11,6 +11,7 @@ import inspect
 import time
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,10 +24,12 @@ from feltlab.core_rules import (
     STAND,
     StrategyTables,
 )
-from feltlab.engine import Decision, DecisionView
 from feltlab.math import strategy
 from feltlab.math.strategy import action_values
 from feltlab.rules import Rules
+
+if TYPE_CHECKING:
+    from feltlab.engine import Decision, DecisionView
 
 SPLIT = 4
 """The action :func:`_action` returns for a split (the pair table's 1)."""
@@ -127,6 +130,10 @@ class TablePolicy:
 
     def decide(self, view: DecisionView) -> Decision:
         """The table's action for ``view``, falling back as the simulator does."""
+        # start-up: the round engine only when a policy plays; `feltlab simulate` reads the
+        # tables alone
+        from feltlab.engine import Decision  # start-up
+
         cards = view.cards
         up = card_value(view.dealer_up)
         if len(cards) == 2 and Decision.SPLIT in view.legal and self.t.pair[cards[0] >> 2, up]:

@@ -15,7 +15,6 @@ import numpy.typing as npt
 from feltlab import native
 from feltlab.core_rules import simulator_rules
 from feltlab.math.parsheet import offered_mask
-from feltlab.math.play_decided import wager_outcomes
 from feltlab.math.strategy_tables import strategy_tables
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
 from feltlab.record import RECORD_BATCH
@@ -98,6 +97,9 @@ def classify_round_bets(
     out: dict[str, tuple[npt.NDArray[np.int64], int]] = {}
     for w in wagers:
         if w.round_fields:
+            # start-up: play-decided wagers only; --side-bets none classifies no round
+            from feltlab.math.play_decided import wager_outcomes  # start-up
+
             idx = wager_outcomes(w, records)
             out[w.name] = (np.bincount(idx, minlength=len(w.paytable.pays)), len(records))
     return out

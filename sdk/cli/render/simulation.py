@@ -11,7 +11,6 @@ from typing import Any
 
 import click
 import numpy as np
-from rich.table import Table
 
 from feltlab.cli.options import make_console
 from feltlab.core_rules import DEFAULT_STAKE
@@ -136,6 +135,8 @@ def _print_wagers(out: Any, res: SimulationResult, fresh_shoe: bool) -> None:
         )
     if not res.wagers:  # --side-bets none: the main wager alone, no empty table
         return
+    from rich.table import Table  # start-up: the table only when a side wager is in play
+
     t = Table(title="side wagers (return per unit wagered)")
     for col in ("wager", "paytable", "rounds offered", "return", "95% CI", "hit frequency"):
         t.add_column(col)
