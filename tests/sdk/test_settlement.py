@@ -180,8 +180,11 @@ def test_detail_is_kept_whole_and_its_cents_never_rounded() -> None:
     hands = [HandSettlement(i, "win", "5.1(b)", 1000, 1000) for i in range(3)]
     assert Settlement("win", 3000, "5.1(b)", (h for h in hands)).detail == tuple(hands)  # type: ignore[arg-type]
     legacy = {"hand": 0, "outcome": "win", "rule": "5.1(b)", "stake": 1000, "net": 1000}
-    with pytest.warns(DeprecationWarning, match="keys note are left out"):
+    with pytest.warns(DeprecationWarning) as caught:
         s = Settlement("win", 1000, "5.1(b)", ({**legacy, "note": "x"},))  # type: ignore[arg-type]
+    said = [str(w.message) for w in caught]
+    assert any("keys note are left out" in m for m in said)
+    assert any("detail as dicts is deprecated" in m for m in said)
     assert s.detail == (hands[0],)
     for field, bad in [("net", 1499.99), ("net", "1500"), ("stake", True), ("hand", 0.9)]:
         with pytest.raises(SettlementError, match=f"HandSettlement's {field} is"):

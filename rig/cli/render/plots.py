@@ -96,15 +96,15 @@ def make_rng_plots(
     """Base64 PNG plots of a raw-output certificate (record ``rng``): the proportion of
     passing sequences of every p-value column against SP 800-22's band (4.2.1), and each
     test's p-values in ten bins against the uniform (4.2.2)."""
-    import matplotlib  # start-up: matplotlib only when the report is drawn
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # start-up: matplotlib only when the report is drawn
+    # Figures, not pyplot (as make_plots): pyplot keeps every figure it opens until closed,
+    # which a station drawing many certificates would pile up ("more than 20 figures")
+    from matplotlib.figure import Figure  # start-up: matplotlib only when the report is drawn
 
     plots: list[tuple[str, str]] = []
     judged = [c for c in columns if c["sequences"]]
     if judged:
-        fig, ax = plt.subplots(figsize=(9, 3.8))
+        fig = Figure(figsize=(9, 3.8))
+        ax = fig.subplots()
         names = list(dict.fromkeys(c["test"] for c in judged))
         jitter = np.random.default_rng(0)  # spreads a test's columns sideways, nothing else
         for i, name in enumerate(names):
@@ -129,7 +129,8 @@ def make_rng_plots(
     if ran:
         cols = 5
         rows = -(-len(ran) // cols)
-        fig, axes = plt.subplots(rows, cols, figsize=(10, 1.9 * rows), squeeze=False)
+        fig = Figure(figsize=(10, 1.9 * rows))
+        axes = fig.subplots(rows, cols, squeeze=False)
         for ax, name in zip(axes.ravel(), ran, strict=False):
             h = np.sum([c["histogram"] for c in judged if c["test"] == name], axis=0)
             ax.bar(
