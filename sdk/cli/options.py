@@ -25,6 +25,18 @@ class Refused(click.ClickException):
     exit_code = 2
 
 
+def os_error_refused(exc: OSError, scheduler: str | None) -> Refused:
+    """The one-line refusal of an OSError out of a simulation run (``simulate``, ``submit``):
+    with a Dask scheduler address, the scheduler could not be reached; without one (None or
+    ``local``) a file or folder failed, and the message names it, never Dask."""
+    if scheduler in (None, "local"):
+        return Refused(f"{exc.filename or 'a file'}: {exc.strerror or exc}")
+    return Refused(
+        f"cannot reach the Dask scheduler {scheduler!r}: {exc}; start one with "
+        "`dask scheduler` or use --scheduler local"
+    )
+
+
 class FiniteRange(click.FloatRange):
     """A finite number within ``min..max`` (click's FloatRange arguments): NaN and the
     infinities are refused, naming the option (click's FloatRange lets NaN through, since

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from feltlab.cli.options import Refused, make_console, rounds_option, seed_option
+from feltlab.cli.options import Refused, make_console, os_error_refused, rounds_option, seed_option
 from feltlab.cli.rule_options import rule_options
 from feltlab.errors import RulesError, SchedulerError
 from feltlab.plugin_manager import collect_wagers, get_plugin_manager
@@ -186,12 +186,7 @@ def simulate(
         except ValueError as exc:
             raise Refused(str(exc)) from None
         except OSError as exc:
-            if scheduler in (None, "local"):  # no scheduler to blame: a file or folder failed
-                raise Refused(f"{exc.filename or 'a file'}: {exc.strerror or exc}") from None
-            raise Refused(  # Dask: the scheduler could not be reached
-                f"cannot reach the Dask scheduler {scheduler!r}: {exc}; start one with "
-                "`dask scheduler` or use --scheduler local"
-            ) from None
+            raise os_error_refused(exc, scheduler) from None
     from feltlab.cli.render.simulation import report_simulation  # start-up: when the command runs
 
     report_simulation(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from feltlab.cli.options import OutputFolder, Refused, rounds_option, seed_option
+from feltlab.cli.options import OutputFolder, Refused, os_error_refused, rounds_option, seed_option
 from feltlab.errors import FeltlabError, SchedulerError
 from feltlab.host import usable_cores
 from feltlab.submission.jurisdictions import jurisdiction as form_of
@@ -146,12 +146,7 @@ def submit_cmd(
     except (FeltlabError, RuntimeError) as exc:
         raise Refused(str(exc)) from None
     except OSError as exc:
-        if scheduler in (None, "local"):  # no scheduler to blame: a file or folder failed
-            raise Refused(f"{exc.filename or 'a file'}: {exc.strerror or exc}") from None
-        raise Refused(  # Dask: the scheduler could not be reached
-            f"cannot reach the Dask scheduler {scheduler!r}: {exc}; start one with "
-            "`dask scheduler` or use --scheduler local"
-        ) from None
+        raise os_error_refused(exc, scheduler) from None
     data = certificate_dict(cert)
     try:
         digests = write_documents(cert, data, render_documents(data), out_dir)
